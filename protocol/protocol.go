@@ -1,0 +1,213 @@
+package protocol
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Version of the runner protocol. The gateway refuses runners that speak a
+// newer major version than it knows.
+const Version = "1"
+
+// Gateway routes, relative to the gateway's base URL.
+const (
+	PathRegister        = "/runner/v1/register"
+	PathRunnerHeartbeat = "/runner/v1/heartbeat"
+	PathClaim           = "/runner/v1/jobs/claim"
+	// The following take the job ID in place of {id}.
+	PathJobHeartbeat = "/runner/v1/jobs/{id}/heartbeat"
+	PathJobLogs      = "/runner/v1/jobs/{id}/logs"
+	PathJobComplete  = "/runner/v1/jobs/{id}/complete"
+)
+
+// Token prefixes make a leaked token recognisable and let the runner tell a
+// registration token from a runner access token.
+const (
+	RegistrationTokenPrefix = "oprg_"
+	RunnerTokenPrefix       = "oprn_"
+	APITokenPrefix          = "opat_"
+)
+
+// Job types the runner knows.
+const (
+	JobTypeNoop    = "noop"
+	JobTypeCommand = "command"
+)
+
+// Job statuses as reported by the runner on completion. The control plane has
+// more (queued, running, lost); these are the terminal ones a runner may send.
+const (
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// Log streams.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+	StreamSystem = "system" // lines the runner itself writes about the job
+)
+
+// Limits the gateway enforces; the runner keeps under them.
+const (
+	MaxLogChunkBytes  = 64 << 10 // one chunk's data
+	MaxLogBatchChunks = 256      // chunks in one request
+	MaxOutputsBytes   = 1 << 20  // a completion's outputs
+)
+
+// Intervals are chosen by the server and handed to the runner at registration
+// and on every runner heartbeat. Durations are in milliseconds on the wire.
+type Intervals struct {
+	// ClaimWait is how long the gateway holds a claim long-poll open.
+	ClaimWaitMS int64 `json:"claim_wait_ms"`
+	// JobHeartbeat is how often a runner renews the lease of a running job.
+	JobHeartbeatMS int64 `json:"job_heartbeat_ms"`
+	// Lease is how long a lease lasts after each renewal. A runner that cannot
+	// renew for this long must stop the job: another attempt may start.
+	LeaseMS int64 `json:"lease_ms"`
+	// RunnerHeartbeat is how often the runner reports version and capabilities.
+	RunnerHeartbeatMS int64 `json:"runner_heartbeat_ms"`
+}
+
+// Duration helpers.
+func (i Intervals) ClaimWait() time.Duration       { return time.Duration(i.ClaimWaitMS) * time.Millisecond }
+func (i Intervals) JobHeartbeat() time.Duration    { return time.Duration(i.JobHeartbeatMS) * time.Millisecond }
+func (i Intervals) Lease() time.Duration           { return time.Duration(i.LeaseMS) * time.Millisecond }
+func (i Intervals) RunnerHeartbeat() time.Duration { return time.Duration(i.RunnerHeartbeatMS) * time.Millisecond }
+
+// RegisterRequest exchanges a registration token for a runner token.
+type RegisterRequest struct {
+	RegistrationToken string   `json:"registration_token"`
+	Name              string   `json:"name,omitempty"` // e.g. the host name
+	Version           string   `json:"version,omitempty"`
+	Capabilities      []string `json:"capabilities,omitempty"`
+}
+
+// RegisterResponse carries the runner token (shown once) and the intervals.
+type RegisterResponse struct {
+	RunnerID  string    `json:"runner_id"`
+	Token     string    `json:"token"`
+	Intervals Intervals `json:"intervals"`
+}
+
+// RunnerHeartbeatRequest reports what the runner is and can do.
+type RunnerHeartbeatRequest struct {
+	Version      string   `json:"version,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	RunningJobs  int      `json:"running_jobs"`
+}
+
+// RunnerHeartbeatResponse returns the current intervals.
+type RunnerHeartbeatResponse struct {
+	RunnerID  string    `json:"runner_id"`
+	Intervals Intervals `json:"intervals"`
+}
+
+// ClaimRequest asks for at most one job. The gateway answers 200 with a Job,
+// or 204 when the long poll ends with no job.
+type ClaimRequest struct {
+	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+// Job is a claimed job: everything the runner needs, already rendered.
+type Job struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	// Attempt is the fencing token: every later call about this job names it,
+	// and the gateway refuses a call from an attempt that is no longer current.
+	Attempt        int             `json:"attempt"`
+	LeaseExpiresAt time.Time       `json:"lease_expires_at"`
+	TimeoutMS      int64           `json:"timeout_ms"`
+	Manifest       json.RawMessage `json:"manifest"`
+}
+
+// JobHeartbeatRequest renews a lease. WaitMS asks the gateway to hold the
+// request open (at most the job heartbeat interval) and answer early when
+// cancellation is requested, so a cancel reaches the runner at once.
+type JobHeartbeatRequest struct {
+	Attempt int   `json:"attempt"`
+	WaitMS  int64 `json:"wait_ms,omitempty"`
+}
+
+// JobHeartbeatResponse says until when the lease holds and whether the job
+// should stop.
+type JobHeartbeatResponse struct {
+	LeaseExpiresAt  time.Time `json:"lease_expires_at"`
+	CancelRequested bool      `json:"cancel_requested"`
+}
+
+// LogChunk is one piece of a job's output. Seq starts at 1 and increases by
+// one per chunk within an attempt; the gateway stores each (attempt, seq) once.
+type LogChunk struct {
+	Seq    int64     `json:"seq"`
+	Stream string    `json:"stream"`
+	Data   string    `json:"data"`
+	Time   time.Time `json:"time"`
+}
+
+// LogsRequest sends chunks in order.
+type LogsRequest struct {
+	Attempt int        `json:"attempt"`
+	Chunks  []LogChunk `json:"chunks"`
+}
+
+// LogsResponse acknowledges every chunk up to and including AckedSeq.
+type LogsResponse struct {
+	AckedSeq int64 `json:"acked_seq"`
+}
+
+// CompleteRequest reports how an attempt ended. Idempotent: the same
+// completion sent twice is accepted twice and stored once.
+type CompleteRequest struct {
+	Attempt  int             `json:"attempt"`
+	Status   string          `json:"status"` // succeeded | failed | cancelled
+	ExitCode *int            `json:"exit_code,omitempty"`
+	Outputs  json.RawMessage `json:"outputs,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	// LastSeq is the last log chunk the attempt wrote, so the gateway can tell
+	// whether every line arrived.
+	LastSeq int64 `json:"last_seq"`
+}
+
+// Error is the body of every 4xx/5xx answer from the gateway and the API.
+type Error struct {
+	Code    string `json:"code"`            // machine-readable, e.g. "invalid_field", "stale_attempt"
+	Message string `json:"message"`         // for people
+	Field   string `json:"field,omitempty"` // the offending field, when there is one
+}
+
+// Error codes the runner acts on.
+const (
+	CodeStaleAttempt = "stale_attempt" // the attempt is no longer current: stop the job, drop its result
+	CodeUnauthorized = "unauthorized"
+	CodeNotFound     = "not_found"
+	CodeInvalid      = "invalid_field"
+	CodeTooLarge     = "too_large"
+	CodeConflict     = "conflict"
+)
+
+// NoopManifest is the manifest of a noop job: it sleeps, prints and succeeds
+// (or fails with ExitCode) — for tests and benchmarks.
+type NoopManifest struct {
+	SleepMS  int64             `json:"sleep_ms,omitempty"`
+	Lines    []string          `json:"lines,omitempty"`
+	ExitCode int               `json:"exit_code,omitempty"`
+	Outputs  map[string]string `json:"outputs,omitempty"`
+}
+
+// CommandManifest is the manifest of a debug command: argv, run in the job's
+// working directory with a clean environment.
+type CommandManifest struct {
+	Args []string `json:"args"`
+	// MaxOutputBytes bounds the output captured into the job's outputs (the
+	// logs carry everything).
+	MaxOutputBytes int `json:"max_output_bytes,omitempty"`
+}
+
+// CommandOutputs is what a command job reports as outputs.
+type CommandOutputs struct {
+	ExitCode        int    `json:"exit_code"`
+	Output          string `json:"output"` // stdout and stderr, interleaved, possibly truncated (head kept)
+	OutputTruncated bool   `json:"output_truncated,omitempty"`
+}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Install command statuses follow the job's: queued, running, succeeded,
+// failed, cancelled.
+
+// CreateInstallCommand records a debug command before its workflow starts.
+func (s *Store) CreateInstallCommand(ctx context.Context, c InstallCommand) (InstallCommand, error) {
+	if c.ID == "" {
+		c.ID = NewID("cmd")
+	}
+	c.Status = JobQueued
+	c.CreatedAt = s.now()
+	if err := s.db.WithContext(ctx).Create(&c).Error; err != nil {
+		return InstallCommand{}, fmt.Errorf("create command: %w", err)
+	}
+	return c, nil
+}
+
+// GetInstallCommand reads one of an install's commands.
+func (s *Store) GetInstallCommand(ctx context.Context, orgID, id string) (InstallCommand, error) {
+	var c InstallCommand
+	if err := s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, id).First(&c).Error; err != nil {
+		return InstallCommand{}, notFound(err, "command "+id)
+	}
+	return c, nil
+}
+
+// GetInstallCommandByID reads a command for the workflow that runs it.
+func (s *Store) GetInstallCommandByID(ctx context.Context, id string) (InstallCommand, error) {
+	var c InstallCommand
+	if err := s.db.WithContext(ctx).Where("id = ?", id).First(&c).Error; err != nil {
+		return InstallCommand{}, notFound(err, "command "+id)
+	}
+	return c, nil
+}
+
+// ListInstallCommands lists an install's commands, newest first.
+func (s *Store) ListInstallCommands(ctx context.Context, orgID, installID string, limit int) ([]InstallCommand, error) {
+	out := []InstallCommand{}
+	err := s.db.WithContext(ctx).Where("org_id = ? AND install_id = ?", orgID, installID).
+		Order("created_at DESC, id DESC").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// UpdateInstallCommand records the command's job and progress.
+func (s *Store) UpdateInstallCommand(ctx context.Context, c InstallCommand) error {
+	err := s.db.WithContext(ctx).Model(&InstallCommand{}).Where("id = ?", c.ID).
+		Updates(map[string]any{"job_id": c.JobID, "status": c.Status, "exit_code": c.ExitCode,
+			"output": c.Output, "error": c.Error, "finished_at": c.FinishedAt}).Error
+	if err != nil {
+		return fmt.Errorf("update command %s: %w", c.ID, err)
+	}
+	return nil
+}

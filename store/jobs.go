@@ -1,0 +1,426 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store/notify"
+)
+
+// JobSpec is what RunJob enqueues.
+type JobSpec struct {
+	// Key makes enqueueing idempotent: a second enqueue with the same key
+	// returns the first job (RunJob uses workflow ID + step).
+	Key       string
+	OrgID     string
+	RunnerID  string
+	InstallID *string
+	Type      string
+	Manifest  json.RawMessage
+	TimeoutMS int64
+}
+
+// EnqueueJob queues a job for a runner, or returns the job already queued
+// under spec.Key (created=false).
+func (s *Store) EnqueueJob(ctx context.Context, spec JobSpec) (job Job, created bool, err error) {
+	if spec.Key == "" || spec.RunnerID == "" || spec.Type == "" {
+		return Job{}, false, errors.New("enqueue job: key, runner and type are required")
+	}
+	if len(spec.Manifest) == 0 {
+		spec.Manifest = json.RawMessage("{}")
+	}
+	now := s.now()
+	job = Job{ID: NewID("job"), OrgID: spec.OrgID, RunnerID: spec.RunnerID, InstallID: spec.InstallID,
+		Key: spec.Key, Type: spec.Type, Manifest: string(spec.Manifest), Status: JobQueued,
+		TimeoutMS: spec.TimeoutMS, CreatedAt: now, UpdatedAt: now}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "idempotency_key"}}, DoNothing: true}).Create(&job)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			job = Job{} // First would otherwise also match on the new, unused ID
+			return tx.Where("idempotency_key = ?", spec.Key).First(&job).Error
+		}
+		created = true
+		return addEvent(tx, job.ID, 0, JobQueued, "", now)
+	})
+	if err != nil {
+		return Job{}, false, fmt.Errorf("enqueue job: %w", err)
+	}
+	if created {
+		s.publish(ctx, notify.RunnerTopic(spec.RunnerID))
+	}
+	return job, created, nil
+}
+
+func addEvent(tx *gorm.DB, jobID string, attempt int, status, msg string, at time.Time) error {
+	return tx.Create(&JobEvent{JobID: jobID, Attempt: attempt, Status: status, Message: msg, CreatedAt: at}).Error
+}
+
+// ClaimJob gives the runner its oldest queued job with a fresh lease, or
+// returns nil when there is none. On PostgreSQL concurrent claims skip rows
+// another transaction holds (FOR UPDATE SKIP LOCKED); SQLite serialises
+// writers, which gives the same guarantee.
+func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Duration) (*Job, error) {
+	var job *Job
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		lock := ""
+		if s.dialect == Postgres {
+			lock = " FOR UPDATE SKIP LOCKED"
+		}
+		var ids []string
+		err := tx.Raw("SELECT id FROM jobs WHERE runner_id = ? AND status = ? ORDER BY created_at, id LIMIT 1"+lock,
+			runnerID, JobQueued).Scan(&ids).Error
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		now := s.now()
+		expires := now.Add(lease)
+		var j Job
+		if err := tx.Where("id = ?", ids[0]).First(&j).Error; err != nil {
+			return err
+		}
+		j.Status, j.Attempt, j.LeaseExpiresAt, j.UpdatedAt = JobRunning, j.Attempt+1, &expires, now
+		if j.StartedAt == nil {
+			j.StartedAt = &now
+		}
+		res := tx.Model(&Job{}).Where("id = ? AND status = ?", j.ID, JobQueued).Updates(map[string]any{
+			"status": j.Status, "attempt": j.Attempt, "lease_expires_at": expires, "started_at": j.StartedAt, "updated_at": now})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		if err := tx.Create(&JobAttempt{JobID: j.ID, Attempt: j.Attempt, RunnerID: runnerID, Status: JobRunning, ClaimedAt: now}).Error; err != nil {
+			return err
+		}
+		job = &j
+		return addEvent(tx, j.ID, j.Attempt, JobRunning, "claimed by runner "+runnerID, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim job: %w", err)
+	}
+	if job != nil {
+		s.publish(ctx, notify.JobTopic(job.ID))
+	}
+	return job, nil
+}
+
+// currentAttempt loads a runner's job and checks the attempt is the one
+// running now. A job of another runner is ErrNotFound: a runner token never
+// learns anything about another runner's jobs.
+func currentAttempt(tx *gorm.DB, runnerID, jobID string, attempt int) (Job, error) {
+	var j Job
+	if err := tx.Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error; err != nil {
+		return Job{}, notFound(err, "job "+jobID)
+	}
+	if j.Attempt != attempt || j.Status != JobRunning {
+		return j, fmt.Errorf("job %s attempt %d (current attempt %d, %s): %w", jobID, attempt, j.Attempt, j.Status, ErrStaleAttempt)
+	}
+	return j, nil
+}
+
+// HeartbeatJob extends the lease of the running attempt and says whether
+// cancellation was requested.
+func (s *Store) HeartbeatJob(ctx context.Context, runnerID, jobID string, attempt int, lease time.Duration) (time.Time, bool, error) {
+	var expires time.Time
+	var cancel bool
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		j, err := currentAttempt(tx, runnerID, jobID, attempt)
+		if err != nil {
+			return err
+		}
+		expires = s.now().Add(lease)
+		cancel = j.CancelRequestedAt != nil
+		return tx.Model(&Job{}).Where("id = ?", jobID).Update("lease_expires_at", expires).Error
+	})
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("heartbeat: %w", err)
+	}
+	return expires, cancel, nil
+}
+
+// CancelRequested reports whether cancellation of the job was requested, for
+// a heartbeat held open by the gateway. It is a read of one row.
+func (s *Store) CancelRequested(ctx context.Context, runnerID, jobID string, attempt int) (bool, error) {
+	var j Job
+	err := s.db.WithContext(ctx).Select("attempt", "status", "cancel_requested_at").
+		Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error
+	if err != nil {
+		return false, notFound(err, "job "+jobID)
+	}
+	if j.Attempt != attempt || j.Status != JobRunning {
+		return false, ErrStaleAttempt
+	}
+	return j.CancelRequestedAt != nil, nil
+}
+
+// AppendLogs stores log chunks of an attempt. Chunks already stored are
+// ignored, so a retried batch never duplicates a line. Logs of an attempt
+// that was since marked lost are still accepted: they explain what happened.
+// It returns the highest seq now stored for the attempt in this batch.
+func (s *Store) AppendLogs(ctx context.Context, runnerID, jobID string, attempt int, chunks []protocol.LogChunk) (int64, error) {
+	if err := validateChunks(chunks); err != nil {
+		return 0, err
+	}
+	var j Job
+	if err := s.db.WithContext(ctx).Select("id", "attempt").Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error; err != nil {
+		return 0, notFound(err, "job "+jobID)
+	}
+	if attempt < 1 || attempt > j.Attempt {
+		return 0, fmt.Errorf("job %s has no attempt %d: %w", jobID, attempt, ErrStaleAttempt)
+	}
+	if len(chunks) == 0 {
+		return 0, nil
+	}
+	rows := make([]JobLogChunk, len(chunks))
+	for i, c := range chunks {
+		rows[i] = JobLogChunk{JobID: jobID, Attempt: attempt, Seq: c.Seq, Stream: c.Stream, Data: c.Data, Time: c.Time.UTC()}
+	}
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 100).Error
+	if err != nil {
+		return 0, fmt.Errorf("append logs: %w", err)
+	}
+	s.publish(ctx, notify.JobTopic(jobID))
+	return chunks[len(chunks)-1].Seq, nil
+}
+
+var logStreams = []string{protocol.StreamStdout, protocol.StreamStderr, protocol.StreamSystem}
+
+func validateChunks(chunks []protocol.LogChunk) error {
+	if len(chunks) > protocol.MaxLogBatchChunks {
+		return fieldErr("chunks", "%d chunks in one request; at most %d", len(chunks), protocol.MaxLogBatchChunks)
+	}
+	var prev int64
+	for i, c := range chunks {
+		switch {
+		case c.Seq <= prev:
+			return fieldErr(fmt.Sprintf("chunks[%d].seq", i), "%d must be positive and greater than the previous chunk's (%d)", c.Seq, prev)
+		case !slices.Contains(logStreams, c.Stream):
+			return fieldErr(fmt.Sprintf("chunks[%d].stream", i), "%q is not one of stdout, stderr, system", c.Stream)
+		case len(c.Data) > protocol.MaxLogChunkBytes:
+			return &FieldError{Field: fmt.Sprintf("chunks[%d].data", i),
+				Message: fmt.Sprintf("%d bytes; a chunk holds at most %d: %v", len(c.Data), protocol.MaxLogChunkBytes, ErrTooLarge)}
+		}
+		prev = c.Seq
+	}
+	return nil
+}
+
+// ErrTooLarge marks input over a size limit.
+var ErrTooLarge = errors.New("too large")
+
+// CompleteJob records how an attempt ended. Sending the same completion again
+// succeeds without changing anything; a completion from an attempt that is no
+// longer current (lost, or superseded by a retry) is ErrStaleAttempt.
+func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req protocol.CompleteRequest) error {
+	switch req.Status {
+	case JobSucceeded, JobFailed, JobCancelled:
+	default:
+		return fieldErr("status", "%q is not one of succeeded, failed, cancelled", req.Status)
+	}
+	if len(req.Outputs) > protocol.MaxOutputsBytes {
+		return fieldErr("outputs", "%d bytes; at most %d: %v", len(req.Outputs), protocol.MaxOutputsBytes, ErrTooLarge)
+	}
+	if len(req.Outputs) > 0 && !json.Valid(req.Outputs) {
+		return fieldErr("outputs", "is not valid JSON")
+	}
+	changed := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		j, err := currentAttempt(tx, runnerID, jobID, req.Attempt)
+		if errors.Is(err, ErrStaleAttempt) && j.Attempt == req.Attempt && j.Status == req.Status {
+			return nil // the same completion, again
+		}
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", jobID, req.Attempt, JobRunning).
+			Updates(map[string]any{"status": req.Status, "exit_code": req.ExitCode, "outputs": string(req.Outputs),
+				"error": req.Error, "finished_at": now, "updated_at": now, "lease_expires_at": nil})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrStaleAttempt
+		}
+		err = tx.Model(&JobAttempt{}).Where("job_id = ? AND attempt = ?", jobID, req.Attempt).
+			Updates(map[string]any{"status": req.Status, "finished_at": now, "last_seq": req.LastSeq, "error": req.Error}).Error
+		if err != nil {
+			return err
+		}
+		changed = true
+		return addEvent(tx, jobID, req.Attempt, req.Status, req.Error, now)
+	})
+	if err != nil {
+		return fmt.Errorf("complete job: %w", err)
+	}
+	if changed {
+		s.publish(ctx, notify.JobTopic(jobID))
+	}
+	return nil
+}
+
+// ExpireLeases marks every running attempt whose lease has passed as lost and
+// returns the jobs it marked. The workflow that awaits each job decides
+// whether to retry it.
+func (s *Store) ExpireLeases(ctx context.Context) ([]string, error) {
+	now := s.now()
+	var expired []Job
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Select("id", "attempt").Where("status = ? AND lease_expires_at < ?", JobRunning, now).Find(&expired).Error; err != nil {
+			return err
+		}
+		for _, j := range expired {
+			res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", j.ID, j.Attempt, JobRunning).
+				Updates(map[string]any{"status": JobLost, "updated_at": now, "lease_expires_at": nil})
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				continue
+			}
+			if err := tx.Model(&JobAttempt{}).Where("job_id = ? AND attempt = ?", j.ID, j.Attempt).
+				Updates(map[string]any{"status": JobLost, "finished_at": now, "error": "lease expired"}).Error; err != nil {
+				return err
+			}
+			if err := addEvent(tx, j.ID, j.Attempt, JobLost, "lease expired: the runner stopped renewing it", now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("expire leases: %w", err)
+	}
+	ids := make([]string, len(expired))
+	for i, j := range expired {
+		ids[i] = j.ID
+		s.publish(ctx, notify.JobTopic(j.ID))
+	}
+	return ids, nil
+}
+
+// RetryJob queues a lost job again for its next attempt. It only acts when
+// the job is still lost at the given attempt, so a repeated call (a retried
+// activity) does nothing more.
+func (s *Store) RetryJob(ctx context.Context, jobID string, lostAttempt int) (Job, error) {
+	var j Job
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := s.now()
+		res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", jobID, lostAttempt, JobLost).
+			Updates(map[string]any{"status": JobQueued, "updated_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected > 0 {
+			if err := addEvent(tx, jobID, lostAttempt, JobQueued, "queued again after a lost attempt", now); err != nil {
+				return err
+			}
+		}
+		return tx.Where("id = ?", jobID).First(&j).Error
+	})
+	if err != nil {
+		return Job{}, notFound(err, "retry job "+jobID)
+	}
+	s.publish(ctx, notify.RunnerTopic(j.RunnerID))
+	return j, nil
+}
+
+// RequestCancel asks for a job to stop: a queued job is cancelled at once, a
+// running one is told on its runner's next (held) heartbeat.
+func (s *Store) RequestCancel(ctx context.Context, jobID, reason string) (Job, error) {
+	var j Job
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("id = ?", jobID).First(&j).Error; err != nil {
+			return err
+		}
+		now := s.now()
+		switch j.Status {
+		case JobQueued, JobLost:
+			j.Status, j.FinishedAt = JobCancelled, &now
+			if err := tx.Model(&Job{}).Where("id = ?", jobID).
+				Updates(map[string]any{"status": JobCancelled, "cancel_requested_at": now, "finished_at": now, "updated_at": now}).Error; err != nil {
+				return err
+			}
+			return addEvent(tx, jobID, j.Attempt, JobCancelled, reason, now)
+		case JobRunning:
+			if j.CancelRequestedAt != nil {
+				return nil
+			}
+			j.CancelRequestedAt = &now
+			if err := tx.Model(&Job{}).Where("id = ?", jobID).Update("cancel_requested_at", now).Error; err != nil {
+				return err
+			}
+			return addEvent(tx, jobID, j.Attempt, "cancel_requested", reason, now)
+		}
+		return nil
+	})
+	if err != nil {
+		return Job{}, notFound(err, "cancel job "+jobID)
+	}
+	s.publish(ctx, notify.JobTopic(jobID))
+	return j, nil
+}
+
+// GetJobByID reads a job without an org check, for activities that were given
+// the ID by the control plane itself.
+func (s *Store) GetJobByID(ctx context.Context, jobID string) (Job, error) {
+	var j Job
+	if err := s.db.WithContext(ctx).Where("id = ?", jobID).First(&j).Error; err != nil {
+		return Job{}, notFound(err, "job "+jobID)
+	}
+	return j, nil
+}
+
+// GetJob reads one of the org's jobs.
+func (s *Store) GetJob(ctx context.Context, orgID, jobID string) (Job, error) {
+	var j Job
+	if err := s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, jobID).First(&j).Error; err != nil {
+		return Job{}, notFound(err, "job "+jobID)
+	}
+	return j, nil
+}
+
+// ListJobs lists an install's jobs, newest first.
+func (s *Store) ListJobs(ctx context.Context, orgID, installID string, limit int) ([]Job, error) {
+	out := []Job{}
+	err := s.db.WithContext(ctx).Where("org_id = ? AND install_id = ?", orgID, installID).
+		Order("created_at DESC, id DESC").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// JobHistory returns a job's attempts and status history.
+func (s *Store) JobHistory(ctx context.Context, jobID string) ([]JobAttempt, []JobEvent, error) {
+	attempts, events := []JobAttempt{}, []JobEvent{}
+	db := s.db.WithContext(ctx)
+	if err := db.Where("job_id = ?", jobID).Order("attempt").Find(&attempts).Error; err != nil {
+		return nil, nil, err
+	}
+	if err := db.Where("job_id = ?", jobID).Order("id").Find(&events).Error; err != nil {
+		return nil, nil, err
+	}
+	return attempts, events, nil
+}
+
+// LogCursor is a position in a job's logs: after (Attempt, Seq).
+type LogCursor struct {
+	Attempt int
+	Seq     int64
+}
+
+// ListLogs returns up to limit chunks of a job after the cursor, in order of
+// attempt then seq.
+func (s *Store) ListLogs(ctx context.Context, jobID string, after LogCursor, limit int) ([]JobLogChunk, error) {
+	out := []JobLogChunk{}
+	err := s.db.WithContext(ctx).Where("job_id = ? AND (attempt > ? OR (attempt = ? AND seq > ?))", jobID, after.Attempt, after.Attempt, after.Seq).
+		Order("attempt, seq").Limit(limit).Find(&out).Error
+	return out, err
+}

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// migration is one versioned schema change. Versions only ever grow; a
+// migration, once released, is never edited — a change is a new migration.
+type migration struct {
+	Version int
+	Name    string
+	Up      func(tx *gorm.DB) error
+}
+
+// migrations, in order. Migration 1 creates the schema from the models as they
+// were at that version; later migrations must describe their own changes
+// (with snapshot structs or SQL), not call AutoMigrate on today's models.
+var migrations = []migration{
+	{1, "initial schema", func(tx *gorm.DB) error { return tx.Migrator().CreateTable(allModels()...) }},
+}
+
+// SchemaMigration records an applied migration.
+type SchemaMigration struct {
+	Version   int `gorm:"primaryKey;autoIncrement:false"`
+	Name      string
+	AppliedAt time.Time
+}
+
+// Migrate applies every migration not yet applied, each in its own
+// transaction. On PostgreSQL an advisory lock keeps concurrent starts (api and
+// worker processes) from racing.
+func (s *Store) Migrate(ctx context.Context) error {
+	db := s.db.WithContext(ctx)
+	if s.dialect == Postgres {
+		// Session-level lock on one connection for the whole run.
+		conn, err := s.sqlConn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(727001)"); err != nil {
+			return fmt.Errorf("store: migration lock: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(727001)")
+	}
+	if err := db.AutoMigrate(&SchemaMigration{}); err != nil {
+		return fmt.Errorf("store: create schema_migrations: %w", err)
+	}
+	var applied []SchemaMigration
+	if err := db.Find(&applied).Error; err != nil {
+		return fmt.Errorf("store: read schema_migrations: %w", err)
+	}
+	done := map[int]bool{}
+	for _, m := range applied {
+		done[m.Version] = true
+	}
+	for _, m := range migrations {
+		if done[m.Version] {
+			continue
+		}
+		err := db.Transaction(func(tx *gorm.DB) error {
+			if err := m.Up(tx); err != nil {
+				return err
+			}
+			return tx.Create(&SchemaMigration{Version: m.Version, Name: m.Name, AppliedAt: s.now()}).Error
+		})
+		if err != nil {
+			return fmt.Errorf("store: migration %d (%s): %w", m.Version, m.Name, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion is the highest applied migration.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.WithContext(ctx).Model(&SchemaMigration{}).Select("COALESCE(MAX(version), 0)").Scan(&v).Error
+	return v, err
+}
+
+// LatestSchemaVersion is the version Migrate brings the database to.
+func LatestSchemaVersion() int { return migrations[len(migrations)-1].Version }

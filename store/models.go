@@ -1,0 +1,222 @@
+package store
+
+import "time"
+
+// Org is a vendor (tenant). Everything else belongs to exactly one org.
+type Org struct {
+	ID        string    `gorm:"primaryKey;size:32" json:"id"`
+	Name      string    `gorm:"size:200;not null;uniqueIndex" json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// APIToken authenticates calls to the control API on behalf of an org.
+type APIToken struct {
+	ID        string     `gorm:"primaryKey;size:32" json:"id"`
+	OrgID     string     `gorm:"size:32;not null;index" json:"org_id"`
+	Name      string     `gorm:"size:200;not null" json:"name"`
+	TokenHash string     `gorm:"size:64;not null;uniqueIndex" json:"-"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+// App is the vendor's product.
+type App struct {
+	ID          string    `gorm:"primaryKey;size:32" json:"id"`
+	OrgID       string    `gorm:"size:32;not null;uniqueIndex:idx_apps_org_name" json:"org_id"`
+	Name        string    `gorm:"size:200;not null;uniqueIndex:idx_apps_org_name" json:"name"`
+	Description string    `gorm:"type:text" json:"description"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// AppConfig is one synced version of an app's configuration directory.
+type AppConfig struct {
+	ID        string    `gorm:"primaryKey;size:32" json:"id"`
+	OrgID     string    `gorm:"size:32;not null;index" json:"org_id"`
+	AppID     string    `gorm:"size:32;not null;uniqueIndex:idx_app_configs_app_version" json:"app_id"`
+	Version   int       `gorm:"not null;uniqueIndex:idx_app_configs_app_version" json:"version"`
+	Content   string    `gorm:"type:text;not null" json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Component types.
+const (
+	ComponentTerraformModule = "terraform_module"
+	ComponentHelmChart       = "helm_chart"
+	ComponentContainerImage  = "container_image"
+	ComponentDockerBuild     = "docker_build"
+)
+
+// Component is one deployable part of an app.
+type Component struct {
+	ID           string    `gorm:"primaryKey;size:32" json:"id"`
+	OrgID        string    `gorm:"size:32;not null;index" json:"org_id"`
+	AppID        string    `gorm:"size:32;not null;uniqueIndex:idx_components_app_name" json:"app_id"`
+	Name         string    `gorm:"size:200;not null;uniqueIndex:idx_components_app_name" json:"name"`
+	Type         string    `gorm:"size:40;not null" json:"type"`
+	Dependencies []string  `gorm:"serializer:json;type:text" json:"dependencies"`
+	Config       JSONMap   `gorm:"serializer:json;type:text" json:"config"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// JSONMap is a free-form JSON object stored as text.
+type JSONMap map[string]any
+
+// Install statuses. Provisioning (a later change) adds more.
+const (
+	InstallCreated = "created"
+)
+
+// Install is one customer's copy of an app.
+type Install struct {
+	ID        string         `gorm:"primaryKey;size:32" json:"id"`
+	OrgID     string         `gorm:"size:32;not null;uniqueIndex:idx_installs_org_name" json:"org_id"`
+	AppID     string         `gorm:"size:32;not null;index" json:"app_id"`
+	Name      string         `gorm:"size:200;not null;uniqueIndex:idx_installs_org_name" json:"name"`
+	Status    string         `gorm:"size:40;not null" json:"status"`
+	Inputs    []InstallInput `gorm:"foreignKey:InstallID;constraint:OnDelete:CASCADE" json:"inputs"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+}
+
+// InstallInput is one typed value an install is given. Sensitive values are
+// never returned by the API.
+type InstallInput struct {
+	InstallID string `gorm:"primaryKey;size:32" json:"-"`
+	Name      string `gorm:"primaryKey;size:200" json:"name"`
+	Value     string `gorm:"type:text" json:"value"`
+	Sensitive bool   `json:"sensitive"`
+}
+
+// Runner kinds.
+const (
+	RunnerKindInstall = "install"
+	RunnerKindBuild   = "build"
+)
+
+// Runner is a runner's identity: one per install, one build runner per org.
+type Runner struct {
+	ID                    string     `gorm:"primaryKey;size:32" json:"id"`
+	OrgID                 string     `gorm:"size:32;not null;index" json:"org_id"`
+	InstallID             *string    `gorm:"size:32;uniqueIndex" json:"install_id,omitempty"`
+	Kind                  string     `gorm:"size:20;not null" json:"kind"`
+	Name                  string     `gorm:"size:200" json:"name"`
+	RegistrationTokenHash *string    `gorm:"size:64;uniqueIndex" json:"-"`
+	RegisteredAt          *time.Time `json:"registered_at,omitempty"`
+	Version               string     `gorm:"size:100" json:"version"`
+	Capabilities          []string   `gorm:"serializer:json;type:text" json:"capabilities"`
+	LastSeenAt            *time.Time `json:"last_seen_at,omitempty"`
+	CreatedAt             time.Time  `json:"created_at"`
+}
+
+// RunnerToken is a runner's access token to the gateway.
+type RunnerToken struct {
+	ID        string     `gorm:"primaryKey;size:32"`
+	RunnerID  string     `gorm:"size:32;not null;index"`
+	TokenHash string     `gorm:"size:64;not null;uniqueIndex"`
+	CreatedAt time.Time  ``
+	RevokedAt *time.Time ``
+}
+
+// Job statuses. queued → running → succeeded | failed | cancelled, or
+// running → lost (lease expired) → queued again by the workflow's retry.
+const (
+	JobQueued    = "queued"
+	JobRunning   = "running"
+	JobSucceeded = "succeeded"
+	JobFailed    = "failed"
+	JobCancelled = "cancelled"
+	JobLost      = "lost"
+)
+
+// JobTerminal reports whether no more attempt will change the job unless a
+// workflow retries it (lost is terminal for the attempt, not the job).
+func JobTerminal(status string) bool {
+	switch status {
+	case JobSucceeded, JobFailed, JobCancelled, JobLost:
+		return true
+	}
+	return false
+}
+
+// Job is one unit of work for one runner.
+type Job struct {
+	ID                string     `gorm:"primaryKey;size:32" json:"id"`
+	OrgID             string     `gorm:"size:32;not null;index" json:"org_id"`
+	RunnerID          string     `gorm:"size:32;not null;index:idx_jobs_claim,priority:1" json:"runner_id"`
+	InstallID         *string    `gorm:"size:32;index" json:"install_id,omitempty"`
+	Key               string     `gorm:"column:idempotency_key;size:400;not null;uniqueIndex" json:"idempotency_key"`
+	Type              string     `gorm:"size:40;not null" json:"type"`
+	Manifest          string     `gorm:"type:text;not null" json:"-"`
+	Status            string     `gorm:"size:20;not null;index:idx_jobs_claim,priority:2" json:"status"`
+	Attempt           int        `gorm:"not null;default:0" json:"attempt"`
+	TimeoutMS         int64      `gorm:"not null;default:0" json:"timeout_ms"`
+	LeaseExpiresAt    *time.Time `json:"lease_expires_at,omitempty"`
+	CancelRequestedAt *time.Time `json:"cancel_requested_at,omitempty"`
+	ExitCode          *int       `json:"exit_code,omitempty"`
+	Outputs           string     `gorm:"type:text" json:"-"`
+	Error             string     `gorm:"type:text" json:"error,omitempty"`
+	CreatedAt         time.Time  `gorm:"index:idx_jobs_claim,priority:3" json:"created_at"`
+	StartedAt         *time.Time `json:"started_at,omitempty"`
+	FinishedAt        *time.Time `json:"finished_at,omitempty"`
+	UpdatedAt         time.Time  `json:"updated_at"`
+}
+
+// JobAttempt is one claim of a job by a runner.
+type JobAttempt struct {
+	JobID      string     `gorm:"primaryKey;size:32" json:"-"`
+	Attempt    int        `gorm:"primaryKey" json:"attempt"`
+	RunnerID   string     `gorm:"size:32;not null" json:"runner_id"`
+	Status     string     `gorm:"size:20;not null" json:"status"`
+	ClaimedAt  time.Time  `json:"claimed_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	LastSeq    int64      `json:"last_seq"`
+	Error      string     `gorm:"type:text" json:"error,omitempty"`
+}
+
+// JobEvent is one entry of a job's status history.
+type JobEvent struct {
+	ID        int64     `gorm:"primaryKey;autoIncrement" json:"-"`
+	JobID     string    `gorm:"size:32;not null;index" json:"-"`
+	Attempt   int       `json:"attempt"`
+	Status    string    `gorm:"size:20;not null" json:"status"`
+	Message   string    `gorm:"type:text" json:"message,omitempty"`
+	CreatedAt time.Time `json:"at"`
+}
+
+// JobLogChunk is one piece of a job attempt's output, stored once per
+// (job, attempt, seq).
+type JobLogChunk struct {
+	JobID   string    `gorm:"primaryKey;size:32" json:"-"`
+	Attempt int       `gorm:"primaryKey" json:"attempt"`
+	Seq     int64     `gorm:"primaryKey" json:"seq"`
+	Stream  string    `gorm:"size:10;not null" json:"stream"`
+	Data    string    `gorm:"type:text;not null" json:"data"`
+	Time    time.Time `json:"time"`
+}
+
+// InstallCommand is a debug command run on an install's runner.
+type InstallCommand struct {
+	ID         string     `gorm:"primaryKey;size:32" json:"id"`
+	OrgID      string     `gorm:"size:32;not null;index" json:"org_id"`
+	InstallID  string     `gorm:"size:32;not null;index" json:"install_id"`
+	Args       []string   `gorm:"serializer:json;type:text" json:"args"`
+	TimeoutMS  int64      `json:"timeout_ms"`
+	WorkflowID string     `gorm:"size:300;not null" json:"workflow_id"`
+	JobID      *string    `gorm:"size:32" json:"job_id,omitempty"`
+	Status     string     `gorm:"size:20;not null" json:"status"`
+	ExitCode   *int       `json:"exit_code,omitempty"`
+	Output     string     `gorm:"type:text" json:"output"`
+	Error      string     `gorm:"type:text" json:"error,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// allModels is the schema of migration 1.
+func allModels() []any {
+	return []any{
+		&Org{}, &APIToken{}, &App{}, &AppConfig{}, &Component{}, &Install{}, &InstallInput{},
+		&Runner{}, &RunnerToken{}, &Job{}, &JobAttempt{}, &JobEvent{}, &JobLogChunk{}, &InstallCommand{},
+	}
+}

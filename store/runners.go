@@ -1,0 +1,196 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/outpost-dev/outpost/protocol"
+)
+
+// TopicRunnerTokens is published when runner tokens are revoked, so gateways
+// drop what they cached.
+const TopicRunnerTokens = "runner-tokens"
+
+func newRegistrationToken() string { return newToken(protocol.RegistrationTokenPrefix) }
+
+// EnsureBuildRunner returns the org's build runner, creating it if needed.
+func (s *Store) EnsureBuildRunner(ctx context.Context, orgID string) (Runner, error) {
+	var r Runner
+	err := s.db.WithContext(ctx).Where("org_id = ? AND kind = ?", orgID, RunnerKindBuild).First(&r).Error
+	if err == nil {
+		return r, nil
+	}
+	if !errors.Is(err, gorm.ErrRecordNotFound) {
+		return Runner{}, fmt.Errorf("find build runner: %w", err)
+	}
+	r = Runner{ID: NewID("run"), OrgID: orgID, Kind: RunnerKindBuild, Name: "build", Capabilities: []string{}, CreatedAt: s.now()}
+	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
+		return Runner{}, fmt.Errorf("create build runner: %w", err)
+	}
+	return r, nil
+}
+
+// RotateRegistrationToken issues a new one-time registration token for one of
+// the org's runners (the old one stops working). Tokens the runner already
+// holds stay valid.
+func (s *Store) RotateRegistrationToken(ctx context.Context, orgID, runnerID string) (string, error) {
+	plain := newRegistrationToken()
+	res := s.db.WithContext(ctx).Model(&Runner{}).Where("org_id = ? AND id = ?", orgID, runnerID).
+		Update("registration_token_hash", HashToken(plain))
+	if res.Error != nil {
+		return "", fmt.Errorf("rotate registration token: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return "", fmt.Errorf("runner %s: %w", runnerID, ErrNotFound)
+	}
+	return plain, nil
+}
+
+// RegisterRunner exchanges a one-time registration token for a runner token.
+func (s *Store) RegisterRunner(ctx context.Context, regToken, name, version string, caps []string) (Runner, string, error) {
+	if !strings.HasPrefix(regToken, protocol.RegistrationTokenPrefix) {
+		return Runner{}, "", ErrUnauthorized
+	}
+	var r Runner
+	var plain string
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("registration_token_hash = ?", HashToken(regToken)).First(&r).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return ErrUnauthorized
+			}
+			return err
+		}
+		now := s.now()
+		// Consume the registration token only if nobody else did meanwhile.
+		res := tx.Model(&Runner{}).Where("id = ? AND registration_token_hash = ?", r.ID, HashToken(regToken)).
+			Updates(map[string]any{"registration_token_hash": nil, "registered_at": now, "name": name,
+				"version": version, "capabilities": jsonList(caps), "last_seen_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrUnauthorized
+		}
+		var err error
+		plain, err = issueRunnerToken(tx, r.ID, now)
+		return err
+	})
+	if err != nil {
+		return Runner{}, "", fmt.Errorf("register runner: %w", err)
+	}
+	return r, plain, nil
+}
+
+// IssueRunnerToken creates a runner token directly (used by `outpost dev`,
+// which launches its own runners).
+func (s *Store) IssueRunnerToken(ctx context.Context, orgID, runnerID string) (string, error) {
+	if _, err := s.GetRunner(ctx, orgID, runnerID); err != nil {
+		return "", err
+	}
+	return issueRunnerToken(s.db.WithContext(ctx), runnerID, s.now())
+}
+
+func issueRunnerToken(tx *gorm.DB, runnerID string, now time.Time) (string, error) {
+	plain := newToken(protocol.RunnerTokenPrefix)
+	t := RunnerToken{ID: NewID("rtk"), RunnerID: runnerID, TokenHash: HashToken(plain), CreatedAt: now}
+	if err := tx.Create(&t).Error; err != nil {
+		return "", fmt.Errorf("create runner token: %w", err)
+	}
+	return plain, nil
+}
+
+// RevokeRunnerTokens revokes every token of one of the org's runners.
+func (s *Store) RevokeRunnerTokens(ctx context.Context, orgID, runnerID string) error {
+	if _, err := s.GetRunner(ctx, orgID, runnerID); err != nil {
+		return err
+	}
+	err := s.db.WithContext(ctx).Model(&RunnerToken{}).Where("runner_id = ? AND revoked_at IS NULL", runnerID).
+		Update("revoked_at", s.now()).Error
+	if err != nil {
+		return fmt.Errorf("revoke runner tokens: %w", err)
+	}
+	s.publish(ctx, TopicRunnerTokens)
+	return nil
+}
+
+// AuthenticateRunner returns the runner a valid, unrevoked token belongs to.
+func (s *Store) AuthenticateRunner(ctx context.Context, plain string) (Runner, error) {
+	if !strings.HasPrefix(plain, protocol.RunnerTokenPrefix) {
+		return Runner{}, ErrUnauthorized
+	}
+	var r Runner
+	err := s.db.WithContext(ctx).
+		Joins("JOIN runner_tokens ON runner_tokens.runner_id = runners.id").
+		Where("runner_tokens.token_hash = ? AND runner_tokens.revoked_at IS NULL", HashToken(plain)).
+		First(&r).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Runner{}, ErrUnauthorized
+	}
+	if err != nil {
+		return Runner{}, fmt.Errorf("authenticate runner: %w", err)
+	}
+	return r, nil
+}
+
+// UpdateRunnerInfo records what a runner reported about itself.
+func (s *Store) UpdateRunnerInfo(ctx context.Context, runnerID, version string, caps []string) error {
+	err := s.db.WithContext(ctx).Model(&Runner{}).Where("id = ?", runnerID).
+		Updates(map[string]any{"version": version, "capabilities": jsonList(caps), "last_seen_at": s.now()}).Error
+	if err != nil {
+		return fmt.Errorf("update runner: %w", err)
+	}
+	return nil
+}
+
+// TouchRunners records that runners were seen at a time, in one statement.
+func (s *Store) TouchRunners(ctx context.Context, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := s.db.WithContext(ctx).Model(&Runner{}).Where("id IN ?", ids).Update("last_seen_at", at).Error
+	if err != nil {
+		return fmt.Errorf("touch runners: %w", err)
+	}
+	return nil
+}
+
+// ListRunners lists the org's runners.
+func (s *Store) ListRunners(ctx context.Context, orgID string) ([]Runner, error) {
+	out := []Runner{}
+	err := s.db.WithContext(ctx).Where("org_id = ?", orgID).Order("kind, created_at").Find(&out).Error
+	return out, err
+}
+
+// GetRunner finds one of the org's runners.
+func (s *Store) GetRunner(ctx context.Context, orgID, id string) (Runner, error) {
+	var r Runner
+	err := s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, id).First(&r).Error
+	if err != nil {
+		return Runner{}, notFound(err, "runner "+id)
+	}
+	return r, nil
+}
+
+// GetInstallRunner finds the runner of one of the org's installs.
+func (s *Store) GetInstallRunner(ctx context.Context, orgID, installID string) (Runner, error) {
+	var r Runner
+	err := s.db.WithContext(ctx).Where("org_id = ? AND install_id = ?", orgID, installID).First(&r).Error
+	if err != nil {
+		return Runner{}, notFound(err, "runner of install "+installID)
+	}
+	return r, nil
+}
+
+// jsonList is a string list as its stored JSON text, for map updates (which
+// bypass the model's serializer).
+func jsonList(l []string) string {
+	if l == nil {
+		l = []string{}
+	}
+	return mustJSON(l)
+}

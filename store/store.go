@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/outpost-dev/outpost/store/notify"
+)
+
+// Dialects.
+const (
+	Postgres = "postgres"
+	SQLite   = "sqlite"
+)
+
+// Config says which database to use.
+type Config struct {
+	// DatabaseURL selects PostgreSQL (e.g. postgres://user@host/db). Empty
+	// selects SQLite at SQLitePath.
+	DatabaseURL string
+	// SQLitePath is the SQLite file of the embedded mode.
+	SQLitePath string
+	// Logger receives slow-query and error logs; nil uses slog.Default.
+	Logger *slog.Logger
+	// Bus, if set, is used instead of the default one (Postgres LISTEN/NOTIFY
+	// or in-process). The store closes only a bus it created.
+	Bus notify.Bus
+}
+
+// Store is the database plus the notification bus.
+type Store struct {
+	db      *gorm.DB
+	dialect string
+	bus     notify.Bus
+	ownBus  bool
+	now     func() time.Time
+}
+
+// Open connects to the database (without migrating it).
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	gcfg := &gorm.Config{
+		Logger:                 logger.NewSlogLogger(log, logger.Config{SlowThreshold: time.Second, LogLevel: logger.Warn, IgnoreRecordNotFoundError: true}),
+		SkipDefaultTransaction: true,
+		TranslateError:         true,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	}
+	s := &Store{now: func() time.Time { return time.Now().UTC() }, bus: cfg.Bus}
+	var err error
+	if cfg.DatabaseURL != "" {
+		s.dialect = Postgres
+		s.db, err = gorm.Open(postgres.Open(cfg.DatabaseURL), gcfg)
+		if err != nil {
+			return nil, fmt.Errorf("store: open postgres: %w", err)
+		}
+		if s.bus == nil {
+			s.bus, err = notify.NewPostgres(ctx, cfg.DatabaseURL, log)
+			if err != nil {
+				return nil, fmt.Errorf("store: %w", err)
+			}
+			s.ownBus = true
+		}
+	} else {
+		if cfg.SQLitePath == "" {
+			return nil, errors.New("store: neither a database URL nor a SQLite path given")
+		}
+		if err := os.MkdirAll(filepath.Dir(cfg.SQLitePath), 0o700); err != nil {
+			return nil, fmt.Errorf("store: create data directory: %w", err)
+		}
+		s.dialect = SQLite
+		dsn := "file:" + cfg.SQLitePath + "?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=on&_txlock=immediate"
+		s.db, err = gorm.Open(sqlite.Open(dsn), gcfg)
+		if err != nil {
+			return nil, fmt.Errorf("store: open sqlite %s: %w", cfg.SQLitePath, err)
+		}
+		sqlDB, err := s.db.DB()
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		// One writer at a time is SQLite's model; one connection makes that
+		// explicit and avoids "database is locked" under concurrent requests.
+		sqlDB.SetMaxOpenConns(1)
+		if s.bus == nil {
+			s.bus = notify.NewLocal()
+			s.ownBus = true
+		}
+	}
+	if err := s.Ping(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dialect is Postgres or SQLite.
+func (s *Store) Dialect() string { return s.dialect }
+
+// Bus is the notification bus the store publishes on.
+func (s *Store) Bus() notify.Bus { return s.bus }
+
+// DB exposes the gorm handle (for tests and benchmarks that count queries).
+func (s *Store) DB() *gorm.DB { return s.db }
+
+// Ping checks the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: ping %s: %w", s.dialect, err)
+	}
+	return nil
+}
+
+// Close closes the database and the bus the store created.
+func (s *Store) Close() error {
+	if s.ownBus && s.bus != nil {
+		s.bus.Close()
+	}
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// publish wakes waiters of topics after a change committed. A lost
+// notification only delays a waiter until its next periodic check, so an
+// error is logged by the bus, not returned.
+func (s *Store) publish(ctx context.Context, topics ...string) {
+	for _, t := range topics {
+		_ = s.bus.Publish(context.WithoutCancel(ctx), t)
+	}
+}
+
+// notFound maps gorm's not-found to ErrNotFound with a readable subject.
+func notFound(err error, what string) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func (s *Store) sqlConn(ctx context.Context) (*sql.Conn, error) {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: get connection: %w", err)
+	}
+	return conn, nil
+}

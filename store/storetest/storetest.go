@@ -1,0 +1,85 @@
+// Package storetest opens a fresh, migrated store for a test: a new database
+// on the PostgreSQL server (OUTPOST_TEST_DATABASE_URL, default the local
+// server) or a new SQLite file, dropped when the test ends.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/outpost-dev/outpost/store"
+)
+
+// DefaultAdminURL is the PostgreSQL server tests use unless
+// OUTPOST_TEST_DATABASE_URL says otherwise.
+const DefaultAdminURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// Dialects lists the dialects store tests run on.
+var Dialects = []string{store.Postgres, store.SQLite}
+
+// Open returns a migrated store on a fresh database of the given dialect.
+func Open(t testing.TB, dialect string) *store.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := store.Config{}
+	switch dialect {
+	case store.Postgres:
+		cfg.DatabaseURL = NewPostgresDatabase(t)
+	case store.SQLite:
+		cfg.SQLitePath = filepath.Join(t.TempDir(), "outpost.db")
+	default:
+		t.Fatalf("unknown dialect %q", dialect)
+	}
+	s, err := store.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return s
+}
+
+// NewPostgresDatabase creates an empty database and returns its URL; it is
+// dropped when the test ends.
+func NewPostgresDatabase(t testing.TB) string {
+	t.Helper()
+	admin := os.Getenv("OUTPOST_TEST_DATABASE_URL")
+	if admin == "" {
+		admin = DefaultAdminURL
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL at %s (set OUTPOST_TEST_DATABASE_URL): %v", admin, err)
+	}
+	defer conn.Close(ctx)
+	name := fmt.Sprintf("outpost_t_%s", strings.ToLower(store.NewID("db")[3:]))
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatalf("parse %s: %v", admin, err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
