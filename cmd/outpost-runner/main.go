@@ -1,0 +1,167 @@
+// Command outpost-runner is the Outpost runner: it lives in a customer's
+// account, polls the control plane's gateway for jobs over outbound HTTPS and
+// runs each job as a process of its own. The logic is in package runner.
+//
+//	outpost-runner run --gateway URL --token T [flags]   run the runner
+//	outpost-runner job --dir DIR                        run one job (internal)
+//	outpost-runner version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner"
+)
+
+const usage = `Usage:
+  outpost-runner run --gateway URL --token TOKEN [flags]
+      Claim and run jobs. Every flag can also be set in the environment
+      (OUTPOST_GATEWAY, OUTPOST_TOKEN, …); prefer that, or --token-file, to
+      putting a token on the command line.
+  outpost-runner job --dir DIR
+      Run the job in DIR (internal: the runner starts one per job).
+  outpost-runner version
+      Print the version.
+
+Run "outpost-runner run --help" for the flags of run.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the command line args and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return runRunner(args[1:], stderr)
+	case "job":
+		return runJob(args[1:], stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "outpost-runner %s (protocol %s)\n", runner.Version, protocol.Version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "outpost-runner: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
+
+// flagEnv names the environment variable of each flag of run.
+var flagEnv = []struct{ flag, env string }{
+	{"gateway", "OUTPOST_GATEWAY"},
+	{"token", "OUTPOST_TOKEN"},
+	{"token-file", "OUTPOST_TOKEN_FILE"},
+	{"concurrency", "OUTPOST_CONCURRENCY"},
+	{"work-dir", "OUTPOST_WORK_DIR"},
+	{"name", "OUTPOST_NAME"},
+	{"cancel-grace", "OUTPOST_CANCEL_GRACE"},
+	{"shutdown-timeout", "OUTPOST_SHUTDOWN_TIMEOUT"},
+}
+
+func runRunner(args []string, stderr io.Writer) int {
+	var cfg runner.Config
+	fs := flag.NewFlagSet("outpost-runner run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.GatewayURL, "gateway", "", "the gateway's base URL, e.g. https://outpost.example.com (required)")
+	fs.StringVar(&cfg.Token, "token", "", "a registration token (oprg_…) or a runner token (oprn_…)")
+	fs.StringVar(&cfg.TokenFile, "token-file", "", "file that keeps the runner token: read when it exists, written after registering")
+	fs.IntVar(&cfg.Concurrency, "concurrency", runner.DefaultConcurrency, "how many jobs run at once")
+	fs.StringVar(&cfg.WorkDir, "work-dir", "", "directory for the jobs' working directories (default: a temporary one)")
+	fs.StringVar(&cfg.Name, "name", "", "the runner's name, shown in the control plane (default: the host name)")
+	fs.DurationVar(&cfg.CancelGrace, "cancel-grace", runner.DefaultCancelGrace, "time between SIGTERM and SIGKILL when a job is stopped")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", runner.DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long running jobs may go on before they are cancelled")
+
+	for _, fe := range flagEnv {
+		if v := os.Getenv(fe.env); v != "" {
+			if err := fs.Set(fe.flag, v); err != nil {
+				fmt.Fprintf(stderr, "outpost-runner run: %s: invalid value for --%s: %v\n", fe.env, fe.flag, err)
+				return 2
+			}
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := checkRunFlags(fs, cfg); err != nil {
+		fmt.Fprintf(stderr, "outpost-runner run: %v\n", err)
+		return 2
+	}
+
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	r, err := runner.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "outpost-runner run: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := r.Run(ctx); err != nil {
+		cfg.Logger.Error("runner failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// checkRunFlags names the flag that is wrong.
+func checkRunFlags(fs *flag.FlagSet, cfg runner.Config) error {
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case cfg.GatewayURL == "":
+		return errors.New("--gateway is required (or set OUTPOST_GATEWAY)")
+	case cfg.Token == "" && cfg.TokenFile == "":
+		return errors.New("--token is required (or set OUTPOST_TOKEN, or give --token-file)")
+	case cfg.Concurrency < 1:
+		return fmt.Errorf("--concurrency must be at least 1, got %d", cfg.Concurrency)
+	case cfg.CancelGrace <= 0:
+		return fmt.Errorf("--cancel-grace must be more than 0, got %s", cfg.CancelGrace)
+	case cfg.ShutdownTimeout <= 0:
+		return fmt.Errorf("--shutdown-timeout must be more than 0, got %s", cfg.ShutdownTimeout)
+	}
+	return nil
+}
+
+func runJob(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("outpost-runner job", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "", "the job's directory, holding job.json (required)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	switch {
+	case *dir == "":
+		fmt.Fprintln(stderr, "outpost-runner job: --dir is required")
+		return 2
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "outpost-runner job: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	// SIGTERM and SIGINT reach the whole job (its process group): the job
+	// process stays to report how the job took them.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := runner.RunJobProcess(ctx, *dir, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(stderr, "outpost-runner job: %v\n", err)
+		return 1
+	}
+	return 0
+}

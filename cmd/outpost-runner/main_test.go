@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner"
+)
+
+// binary is the outpost-runner binary, built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "outpost-runner-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "outpost-runner")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building outpost-runner:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// outpostRunner runs the binary with args and only the given environment.
+func outpostRunner(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestRunnerDoesNotLinkTheControlPlane keeps the runner binary small and
+// free of the control plane, the store and Temporal, as the design requires.
+func TestRunnerDoesNotLinkTheControlPlane(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	forbidden := []string{
+		"github.com/outpost-dev/outpost/store",
+		"github.com/outpost-dev/outpost/api",
+		"github.com/outpost-dev/outpost/workflows",
+		"github.com/outpost-dev/outpost/activities",
+		"github.com/outpost-dev/outpost/worker",
+		"gorm.io/",
+		"go.temporal.io/",
+		"github.com/labstack/echo",
+	}
+	for _, dep := range deps {
+		for _, f := range forbidden {
+			if dep == strings.TrimSuffix(f, "/") || strings.HasPrefix(dep, strings.TrimSuffix(f, "/")+"/") {
+				t.Errorf("outpost-runner depends on %s", dep)
+			}
+		}
+	}
+	// The list must be the real one, or the test proves nothing.
+	if !strings.Contains(string(out), "github.com/outpost-dev/outpost/protocol\n") {
+		t.Errorf("go list -deps lacks the protocol package:\n%s", out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	stdout, _, code := outpostRunner(t, nil, "version")
+	if code != 0 || stdout != fmt.Sprintf("outpost-runner %s (protocol %s)\n", runner.Version, protocol.Version) {
+		t.Errorf("version: exit %d, %q", code, stdout)
+	}
+}
+
+func TestBadFlagsAreNamed(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, nil, "Usage"},
+		{nil, []string{"launch"}, `unknown command "launch"`},
+		{nil, []string{"run", "--token", "oprn_x"}, "--gateway is required"},
+		{nil, []string{"run", "--gateway", "http://gw"}, "--token is required"},
+		{nil, []string{"run", "--gateway", "http://gw", "--token", "oprn_x", "--concurrency", "many"}, "-concurrency"},
+		{nil, []string{"run", "--gateway", "http://gw", "--token", "oprn_x", "--concurrency", "0"}, "--concurrency must be at least 1"},
+		{nil, []string{"run", "--gateway", "http://gw", "--token", "oprn_x", "--cancel-grace", "soon"}, "-cancel-grace"},
+		{nil, []string{"run", "--gateway", "http://gw", "--token", "oprn_x", "--colour"}, "-colour"},
+		{nil, []string{"run", "--gateway", "ftp://gw", "--token", "oprn_x"}, "gateway URL"},
+		{nil, []string{"run", "--gateway", "http://gw", "--token", "hunter2"}, "token: must start with"},
+		{[]string{"OUTPOST_GATEWAY=http://gw", "OUTPOST_TOKEN=oprn_x", "OUTPOST_CONCURRENCY=lots"}, []string{"run"}, "OUTPOST_CONCURRENCY"},
+		{nil, []string{"job"}, "--dir is required"},
+	} {
+		_, stderr, code := outpostRunner(t, tc.env, tc.args...)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("outpost-runner %q: exit %d, stderr %q; want non-zero and %q", tc.args, code, stderr, tc.want)
+		}
+		if strings.Contains(stderr, "hunter2") {
+			t.Errorf("outpost-runner %q: the token is in the message: %q", tc.args, stderr)
+		}
+	}
+}
+
+func TestJobCommandWritesTheResult(t *testing.T) {
+	dir := t.TempDir()
+	manifest, _ := json.Marshal(protocol.NoopManifest{Lines: []string{"one", "two"}, ExitCode: 4, Outputs: map[string]string{"a": "b"}})
+	job, _ := json.Marshal(protocol.Job{ID: "job-1", Type: protocol.JobTypeNoop, Attempt: 1, Manifest: manifest})
+	if err := os.WriteFile(filepath.Join(dir, "job.json"), job, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	stdout, stderr, code := outpostRunner(t, nil, "job", "--dir", dir)
+	if code != 0 || stdout != "one\ntwo\n" {
+		t.Errorf("job: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	var res runner.Result
+	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != protocol.StatusFailed || res.ExitCode == nil || *res.ExitCode != 4 ||
+		res.Error != "exited with code 4" || string(res.Outputs) != `{"a":"b"}` {
+		t.Errorf("result.json: %s", b)
+	}
+}

@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/outpost-dev/outpost/protocol"
+)
+
+// Version is the runner's version, set at build time with
+// -ldflags "-X github.com/outpost-dev/outpost/runner.Version=…".
+var Version = "dev"
+
+// Defaults of Config.
+const (
+	DefaultConcurrency     = 4
+	DefaultCancelGrace     = 10 * time.Second
+	DefaultShutdownTimeout = time.Minute
+)
+
+// Config is everything a Runner needs. Zero values take the defaults.
+type Config struct {
+	// GatewayURL is the control plane's base URL (http or https); the
+	// protocol's paths (/runner/v1/…) are appended to it.
+	GatewayURL string
+	// Token is a registration token (protocol.RegistrationTokenPrefix) or a
+	// runner token (protocol.RunnerTokenPrefix). It is never logged.
+	Token string
+	// TokenFile, when set, holds the runner token: a runner given a
+	// registration token uses the token in this file when there is one, and
+	// otherwise registers and writes the new runner token there (mode 0600).
+	TokenFile string
+	// Concurrency is how many jobs run at once (default 4).
+	Concurrency int
+	// WorkDir holds the jobs' directories (jobs/<id>-<attempt>/). Default: a
+	// temporary directory, removed when Run returns.
+	WorkDir string
+	// Name is reported at registration (default: the host name).
+	Name string
+	// CancelGrace is how long a job has between SIGTERM and SIGKILL
+	// (default 10s).
+	CancelGrace time.Duration
+	// ShutdownTimeout is how long Run, once its context ends, lets running
+	// jobs finish before it cancels them (default 1m).
+	ShutdownTimeout time.Duration
+	// Executable is the runner binary that is re-executed for each job as
+	// "<Executable> job --dir DIR" (default: os.Executable()).
+	Executable string
+	// Logger receives the runner's own log (default: text on stderr).
+	Logger *slog.Logger
+}
+
+// withDefaults checks cfg and fills in its defaults. Its errors name the
+// setting and never quote a token.
+func (cfg Config) withDefaults() (Config, error) {
+	u, err := url.Parse(cfg.GatewayURL)
+	switch {
+	case cfg.GatewayURL == "":
+		return cfg, errors.New("gateway URL: required")
+	case err != nil:
+		return cfg, fmt.Errorf("gateway URL: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return cfg, fmt.Errorf("gateway URL %q: must start with http:// or https://", cfg.GatewayURL)
+	case u.Host == "":
+		return cfg, fmt.Errorf("gateway URL %q: has no host", cfg.GatewayURL)
+	}
+	cfg.GatewayURL = strings.TrimSuffix(cfg.GatewayURL, "/")
+
+	switch {
+	case cfg.Token == "" && cfg.TokenFile == "":
+		return cfg, errors.New("token: required (a registration token or a runner token, or a token file)")
+	case cfg.Token != "" && !strings.HasPrefix(cfg.Token, protocol.RegistrationTokenPrefix) &&
+		!strings.HasPrefix(cfg.Token, protocol.RunnerTokenPrefix):
+		return cfg, fmt.Errorf("token: must start with %s (registration token) or %s (runner token)",
+			protocol.RegistrationTokenPrefix, protocol.RunnerTokenPrefix)
+	}
+
+	switch {
+	case cfg.Concurrency < 0:
+		return cfg, fmt.Errorf("concurrency: must be at least 1, got %d", cfg.Concurrency)
+	case cfg.Concurrency == 0:
+		cfg.Concurrency = DefaultConcurrency
+	}
+	switch {
+	case cfg.CancelGrace < 0:
+		return cfg, fmt.Errorf("cancel grace: must not be negative, got %s", cfg.CancelGrace)
+	case cfg.CancelGrace == 0:
+		cfg.CancelGrace = DefaultCancelGrace
+	}
+	switch {
+	case cfg.ShutdownTimeout < 0:
+		return cfg, fmt.Errorf("shutdown timeout: must not be negative, got %s", cfg.ShutdownTimeout)
+	case cfg.ShutdownTimeout == 0:
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+
+	if cfg.WorkDir != "" {
+		// Jobs run in their own directory, so the path they get must not
+		// depend on the working directory.
+		if cfg.WorkDir, err = filepath.Abs(cfg.WorkDir); err != nil {
+			return cfg, fmt.Errorf("work dir: %w", err)
+		}
+	}
+	if cfg.Name == "" {
+		cfg.Name, _ = os.Hostname()
+	}
+	if cfg.Executable == "" {
+		if cfg.Executable, err = os.Executable(); err != nil {
+			return cfg, fmt.Errorf("finding the runner executable: %w", err)
+		}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return cfg, nil
+}
+
+// Intervals the runner falls back on when the gateway leaves one out.
+var defaultIntervals = protocol.Intervals{
+	ClaimWaitMS:       25_000,
+	JobHeartbeatMS:    10_000,
+	LeaseMS:           60_000,
+	RunnerHeartbeatMS: 30_000,
+}
+
+// withDefaults fills the intervals the gateway left out (or sent as zero).
+func withDefaults(iv protocol.Intervals) protocol.Intervals {
+	fill := func(v *int64, def int64) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	fill(&iv.ClaimWaitMS, defaultIntervals.ClaimWaitMS)
+	fill(&iv.JobHeartbeatMS, defaultIntervals.JobHeartbeatMS)
+	fill(&iv.LeaseMS, defaultIntervals.LeaseMS)
+	fill(&iv.RunnerHeartbeatMS, defaultIntervals.RunnerHeartbeatMS)
+	return iv
+}
+
+// fenceAfter is how long a job may go without a lease renewal before the
+// runner kills it: the lease minus one heartbeat interval, so that the job is
+// gone before the lease runs out and another attempt may start.
+func fenceAfter(iv protocol.Intervals) time.Duration {
+	if d := iv.Lease() - iv.JobHeartbeat(); d > 0 {
+		return d
+	}
+	return iv.Lease() / 2
+}

@@ -1,0 +1,139 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/plugins"
+	"github.com/outpost-dev/outpost/runner/plugins/command"
+	"github.com/outpost-dev/outpost/runner/plugins/noop"
+)
+
+// Files in a job's directory.
+const (
+	jobFile    = "job.json"    // the protocol.Job, written by the runner
+	resultFile = "result.json" // the Result, written by the job process
+	spoolFile  = "logs.jsonl"  // the log spool, written by the runner
+	tmpDir     = "tmp"         // the job's TMPDIR
+)
+
+// builtinPlugins are the job types this runner runs: its capabilities.
+func builtinPlugins() plugins.Registry {
+	return plugins.Registry{
+		protocol.JobTypeNoop:    noop.New,
+		protocol.JobTypeCommand: command.New,
+	}
+}
+
+// Result is how the job process tells the runner how the job ended, in the
+// job directory's result.json.
+type Result struct {
+	Status   string          `json:"status"` // protocol.StatusSucceeded or protocol.StatusFailed
+	ExitCode *int            `json:"exit_code,omitempty"`
+	Outputs  json.RawMessage `json:"outputs,omitempty"`
+	Error    string          `json:"error,omitempty"`
+}
+
+// RunJobProcess is the per-job process, "outpost-runner job --dir DIR": it
+// reads DIR/job.json, runs the plugin of the job's type, which writes the
+// job's logs to stdout and stderr, and writes DIR/result.json. ctx should end
+// on SIGTERM and SIGINT; the plugin then decides how to stop. An error means
+// no result could be written.
+func RunJobProcess(ctx context.Context, dir string, stdout, stderr io.Writer) error {
+	dieWithRunner()
+	res := executeJob(ctx, dir, builtinPlugins(), stdout, stderr)
+	if err := writeJSONFile(filepath.Join(dir, resultFile), res); err != nil {
+		return fmt.Errorf("writing the job's result: %w", err)
+	}
+	return nil
+}
+
+func executeJob(ctx context.Context, dir string, registry plugins.Registry, stdout, stderr io.Writer) Result {
+	var job protocol.Job
+	if err := readJSONFile(filepath.Join(dir, jobFile), &job); err != nil {
+		return failed(fmt.Errorf("reading the job: %w", err))
+	}
+	newPlugin, ok := registry[job.Type]
+	if !ok {
+		return failed(fmt.Errorf("unknown job type %q: this runner runs %s",
+			job.Type, strings.Join(registry.Types(), ", ")))
+	}
+	p := newPlugin()
+	defer func() {
+		if err := p.Cleanup(); err != nil {
+			fmt.Fprintf(stderr, "%s plugin: cleanup: %v\n", job.Type, err)
+		}
+	}()
+	if err := p.Validate(job.Manifest); err != nil {
+		return failed(fmt.Errorf("invalid %s manifest: %w", job.Type, err))
+	}
+	run := plugins.Run{Dir: dir, Env: os.Environ(), Stdout: stdout, Stderr: stderr}
+	code, err := p.Execute(ctx, run)
+	if err != nil {
+		return failed(err)
+	}
+	res := Result{Status: protocol.StatusSucceeded, ExitCode: &code}
+	if code != 0 {
+		res.Status = protocol.StatusFailed
+		res.Error = fmt.Sprintf("exited with code %d", code)
+	}
+	if res.Outputs, err = p.Outputs(); err != nil {
+		res.Status = protocol.StatusFailed
+		res.Error = fmt.Sprintf("%s plugin: outputs: %v", job.Type, err)
+	}
+	return res
+}
+
+func failed(err error) Result {
+	return Result{Status: protocol.StatusFailed, Error: err.Error()}
+}
+
+func readJSONFile(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeJSONFile writes v to path through a temporary file and a rename, so a
+// reader never sees half of it.
+func writeJSONFile(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// dieWithRunner kills the job's whole process group when the runner that
+// started this process dies: the runner asks the kernel for a SIGHUP then
+// (Pdeathsig). Until the handler is in place SIGHUP's default action ends
+// this process, before it has started anything; and a runner that died
+// before the fork finished is caught by the fork itself (Go re-checks the
+// parent after setting Pdeathsig). There is no "parent is PID 1" check: in a
+// container the runner itself is often PID 1.
+func dieWithRunner() {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		<-hup
+		_ = syscall.Kill(-os.Getpid(), syscall.SIGKILL)
+		os.Exit(137)
+	}()
+}

@@ -1,0 +1,245 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/outpost-dev/outpost/protocol"
+)
+
+// deliverGrace is how long cancelled jobs get, after their cancel grace, to
+// deliver their logs and completion when the runner shuts down.
+const deliverGrace = 10 * time.Second
+
+// minClaimHold: a claim the gateway answers with "no job" sooner than this
+// was not held; the runner then backs off instead of asking again at once.
+const minClaimHold = time.Second
+
+// Runner claims jobs from the gateway and runs each as a process of its own.
+type Runner struct {
+	cfg          Config
+	log          *slog.Logger
+	gw           *client
+	capabilities []string
+	retry        retryPolicy
+
+	mu        sync.Mutex
+	intervals protocol.Intervals
+	running   atomic.Int64
+}
+
+// New checks cfg and returns a runner; it does not contact the gateway yet.
+func New(cfg Config) (*Runner, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("runner config: %w", err)
+	}
+	return &Runner{
+		cfg:          cfg,
+		log:          cfg.Logger,
+		gw:           newClient(cfg.GatewayURL),
+		capabilities: builtinPlugins().Types(),
+		retry:        defaultRetry,
+		intervals:    defaultIntervals,
+	}, nil
+}
+
+// Run authenticates with the gateway, then claims and runs jobs until ctx
+// ends. It then stops claiming and lets the running jobs finish and deliver
+// their results, for up to Config.ShutdownTimeout; after that it cancels them
+// (SIGTERM, then SIGKILL after the cancel grace). Run returns nil after such a
+// shutdown, and an error wrapping ErrUnauthorized when the gateway refuses
+// the runner's token (running jobs are then killed: nothing of them could be
+// delivered).
+func (r *Runner) Run(ctx context.Context) error {
+	workDir, err := r.prepareWorkDir()
+	if err != nil {
+		return err
+	}
+	if r.cfg.WorkDir == "" {
+		defer os.RemoveAll(workDir)
+	}
+	if err := r.authenticate(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it got going
+		}
+		return err
+	}
+	r.log.Info("runner started", "name", r.cfg.Name, "version", Version, "gateway", r.cfg.GatewayURL,
+		"capabilities", r.capabilities, "concurrency", r.cfg.Concurrency, "work_dir", workDir)
+
+	// Claiming ends with ctx, or early when the token is refused. Jobs
+	// deliver their results on a context of their own, so that a shutdown
+	// does not cut them off.
+	claimCtx, stopClaiming := context.WithCancelCause(ctx)
+	defer stopClaiming(nil)
+	deliverCtx, stopDelivering := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopDelivering()
+	heartbeatCtx, stopHeartbeats := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopHeartbeats()
+	stopJobs := make(chan struct{})
+
+	go r.heartbeats(heartbeatCtx, stopClaiming)
+	var jobs sync.WaitGroup
+	r.claimJobs(claimCtx, stopClaiming, func(job protocol.Job, claimedAt time.Time, done func()) {
+		s := r.newSupervisor(job, claimedAt, workDir, stopJobs)
+		r.running.Add(1)
+		jobs.Go(func() {
+			defer done()
+			defer r.running.Add(-1)
+			s.run(deliverCtx)
+		})
+	})
+	allDone := make(chan struct{})
+	go func() {
+		jobs.Wait()
+		close(allDone)
+	}()
+
+	if cause := context.Cause(claimCtx); errors.Is(cause, ErrUnauthorized) {
+		r.log.Error("stopping: the gateway refused the runner token; killing running jobs", "jobs", r.running.Load())
+		close(stopJobs)
+		stopDelivering()
+		<-allDone
+		return cause
+	}
+
+	r.log.Info("shutting down: no more claims", "running_jobs", r.running.Load(), "timeout", r.cfg.ShutdownTimeout)
+	select {
+	case <-allDone:
+	case <-time.After(r.cfg.ShutdownTimeout):
+		r.log.Warn("shutdown timeout reached: cancelling running jobs", "jobs", r.running.Load())
+		close(stopJobs)
+		select {
+		case <-allDone:
+		case <-time.After(r.cfg.CancelGrace + deliverGrace):
+			r.log.Error("giving up delivering the results of cancelled jobs")
+			stopDelivering()
+			<-allDone
+		}
+	}
+	r.log.Info("runner stopped")
+	return nil
+}
+
+func (r *Runner) prepareWorkDir() (string, error) {
+	dir := r.cfg.WorkDir
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "outpost-runner-"); err != nil {
+			return "", fmt.Errorf("creating a work dir: %w", err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "jobs"), 0o700); err != nil {
+		return "", fmt.Errorf("work dir: %w", err)
+	}
+	return dir, nil
+}
+
+func (r *Runner) currentIntervals() protocol.Intervals {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.intervals
+}
+
+func (r *Runner) setIntervals(iv protocol.Intervals) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.intervals = withDefaults(iv)
+}
+
+func (r *Runner) heartbeatRequest() protocol.RunnerHeartbeatRequest {
+	return protocol.RunnerHeartbeatRequest{
+		Version:      Version,
+		Capabilities: r.capabilities,
+		RunningJobs:  int(r.running.Load()),
+	}
+}
+
+// heartbeats reports the runner to the gateway every RunnerHeartbeat
+// interval and takes the intervals it answers with.
+func (r *Runner) heartbeats(ctx context.Context, fail context.CancelCauseFunc) {
+	for {
+		if sleep(ctx, r.currentIntervals().RunnerHeartbeat()) != nil {
+			return
+		}
+		resp, err := r.gw.RunnerHeartbeat(ctx, r.heartbeatRequest())
+		switch {
+		case ctx.Err() != nil:
+			return
+		case unauthorized(err):
+			fail(fmt.Errorf("%w: %w", ErrUnauthorized, err))
+			return
+		case err != nil:
+			r.log.Warn("runner heartbeat failed", "err", err)
+		default:
+			r.setIntervals(resp.Intervals)
+		}
+	}
+}
+
+// claimJobs long-polls for jobs while a slot is free and calls start with
+// each job and the function that frees its slot, until ctx ends. A refused
+// token ends it through fail.
+func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, start func(job protocol.Job, claimedAt time.Time, done func())) {
+	slots := make(chan struct{}, r.cfg.Concurrency)
+	free := func() { <-slots }
+	b := r.retry.backoff()
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		asked := time.Now()
+		wait := r.currentIntervals().ClaimWait()
+		job, err := r.gw.Claim(ctx, protocol.ClaimRequest{Capabilities: r.capabilities}, wait)
+		switch {
+		case ctx.Err() != nil:
+			free()
+			return
+		case unauthorized(err):
+			free()
+			fail(fmt.Errorf("%w: %w", ErrUnauthorized, err))
+			return
+		case err != nil:
+			free()
+			delay := b.next()
+			r.log.Warn("claiming a job failed", "err", err, "retry_in", delay.Round(time.Millisecond))
+			_ = sleep(ctx, delay)
+		case job == nil:
+			free()
+			if time.Since(asked) < minClaimHold {
+				_ = sleep(ctx, b.next())
+			} else {
+				b.reset()
+			}
+		default:
+			b.reset()
+			r.log.Info("job claimed", "job", job.ID, "type", job.Type, "attempt", job.Attempt)
+			start(*job, time.Now(), free)
+		}
+	}
+}
+
+func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir string, stop <-chan struct{}) *supervisor {
+	return &supervisor{
+		job:       job,
+		claimedAt: claimedAt,
+		gw:        r.gw,
+		exe:       r.cfg.Executable,
+		dir:       filepath.Join(workDir, "jobs", jobDirName(job)),
+		intervals: r.currentIntervals(),
+		grace:     r.cfg.CancelGrace,
+		retry:     r.retry,
+		stop:      stop,
+		log:       r.log.With("job", job.ID, "attempt", job.Attempt),
+	}
+}

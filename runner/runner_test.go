@@ -1,0 +1,181 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/protocol"
+)
+
+// syncBuffer is a log destination that goroutines share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startRunner runs a runner for cfg against g. stop ends it and returns Run's
+// error; wait returns Run's error once Run ends by itself.
+func startRunner(t *testing.T, g *testGateway, cfg Config) (stop, wait func() error, log *syncBuffer) {
+	t.Helper()
+	log = &syncBuffer{}
+	cfg.GatewayURL = g.start()
+	cfg.WorkDir = t.TempDir()
+	cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.retry = fastRetry
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run(ctx) }()
+	t.Cleanup(cancel)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("runner log:\n%s", log)
+		}
+	})
+	wait = func() error {
+		select {
+		case err := <-ran:
+			return err
+		case <-time.After(60 * time.Second): // only a hang guard
+			t.Fatal("Run did not return")
+			return nil
+		}
+	}
+	stop = func() error {
+		cancel()
+		return wait()
+	}
+	return stop, wait, log
+}
+
+func noopJob(id string, outputs map[string]string) protocol.Job {
+	m, _ := json.Marshal(protocol.NoopManifest{Lines: []string{"hi from " + id}, Outputs: outputs})
+	return protocol.Job{ID: id, Type: protocol.JobTypeNoop, Attempt: 1, Manifest: m}
+}
+
+// runOneJob queues a job, waits for its completion and returns it.
+func runOneJob(g *testGateway, job protocol.Job) protocol.CompleteRequest {
+	g.update(func() { g.queue = append(g.queue, job) })
+	g.waitFor("the completion of "+job.ID, func() bool { return len(g.completions[job.ID]) > 0 })
+	return g.completion(job.ID)
+}
+
+func TestRunnerRegistersSavesItsTokenAndRunsJobs(t *testing.T) {
+	g := newTestGateway(t)
+	tokenFile := filepath.Join(t.TempDir(), "state", "runner-token")
+	cfg := Config{Token: g.registrationToken, TokenFile: tokenFile, Name: "test-runner"}
+
+	stop, _, log := startRunner(t, g, cfg)
+	done := runOneJob(g, noopJob("job-a", map[string]string{"k": "v"}))
+	if err := stop(); err != nil {
+		t.Fatalf("Run after shutdown: %v", err)
+	}
+	g.waitFor("the end of the stopped runner's claim", func() bool { return g.polling == 0 })
+	if done.Status != protocol.StatusSucceeded || string(done.Outputs) != `{"k":"v"}` {
+		t.Errorf("completion %+v", done)
+	}
+	if !g.logged("job-a", protocol.StreamStdout, "hi from job-a") {
+		t.Error("the job's output is not in its log")
+	}
+
+	saved, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(saved) != g.runnerToken+"\n" {
+		t.Errorf("token file holds %q, want the runner token", saved)
+	}
+	if info, _ := os.Stat(tokenFile); info.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %v, want 0600", info.Mode().Perm())
+	}
+
+	// Started again with the same (one-time) registration token, the runner
+	// uses the saved runner token and does not register again.
+	stop, _, log2 := startRunner(t, g, cfg)
+	runOneJob(g, noopJob("job-b", nil))
+	if err := stop(); err != nil {
+		t.Fatalf("second Run: %v", err)
+	}
+	if g.registrations != 1 {
+		t.Errorf("%d registrations, want 1", g.registrations)
+	}
+
+	for _, l := range []string{log.String(), log2.String()} {
+		if strings.Contains(l, "secret") {
+			t.Errorf("a token is in the runner's log:\n%s", l)
+		}
+	}
+}
+
+func TestRunnerStopsWhenItsTokenIsRevoked(t *testing.T) {
+	g := newTestGateway(t)
+	g.intervals.RunnerHeartbeatMS = 3_600_000 // the claim is what meets the 401
+	_, wait, log := startRunner(t, g, Config{Token: g.runnerToken})
+	g.waitFor("a claim", func() bool { return g.claims > 0 })
+	g.update(func() { g.revoked = true })
+
+	err := wait()
+	if !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("Run: %v, want ErrUnauthorized", err)
+	}
+	if !strings.Contains(err.Error(), "revoked or invalid") || !strings.Contains(err.Error(), "invalid runner token") {
+		t.Errorf("error %q does not say what happened", err)
+	}
+	if strings.Contains(log.String(), "secret") {
+		t.Errorf("a token is in the runner's log:\n%s", log.String())
+	}
+}
+
+func TestRunnerWithAnUnknownTokenDoesNotStart(t *testing.T) {
+	g := newTestGateway(t)
+	_, wait, _ := startRunner(t, g, Config{Token: protocol.RunnerTokenPrefix + "unknown"})
+	if err := wait(); !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("Run: %v, want ErrUnauthorized", err)
+	}
+}
+
+func TestNewNamesTheBadSetting(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Token: "oprn_x"}, "gateway URL: required"},
+		{Config{GatewayURL: "ftp://host", Token: "oprn_x"}, "gateway URL"},
+		{Config{GatewayURL: "http://host"}, "token: required"},
+		{Config{GatewayURL: "http://host", Token: "hunter2"}, "token: must start with"},
+		{Config{GatewayURL: "http://host", Token: "oprn_x", Concurrency: -1}, "concurrency"},
+		{Config{GatewayURL: "http://host", Token: "oprn_x", CancelGrace: -1}, "cancel grace"},
+	} {
+		_, err := New(tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%+v): %v, want an error about %q", tc.cfg, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("the error quotes the token: %v", err)
+		}
+	}
+}

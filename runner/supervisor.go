@@ -1,0 +1,412 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/plugins"
+)
+
+// defaultPath is the jobs' PATH when the runner has none.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// outputDrainTimeout bounds how long the supervisor reads a job's output
+// after the job's process group is gone (a process that left the group may
+// still hold the pipes).
+const outputDrainTimeout = 5 * time.Second
+
+// jobGateway is what a supervisor needs from the gateway.
+type jobGateway interface {
+	LogSender
+	JobHeartbeat(ctx context.Context, jobID string, req protocol.JobHeartbeatRequest) (protocol.JobHeartbeatResponse, error)
+	Complete(ctx context.Context, jobID string, req protocol.CompleteRequest) error
+}
+
+// supervisor runs one claimed job attempt, from its claim to its completion.
+type supervisor struct {
+	job       protocol.Job
+	claimedAt time.Time // when the lease given with the claim began, by the local clock
+	gw        jobGateway
+	exe       string // the runner binary, re-executed as "job --dir DIR"
+	dir       string // the job's directory
+	intervals protocol.Intervals
+	grace     time.Duration
+	retry     retryPolicy
+	stop      <-chan struct{} // closed when the runner stops all its jobs
+	log       *slog.Logger
+}
+
+// stopReason says why the supervisor stopped a job before it ended by itself.
+type stopReason int
+
+const (
+	notStopped    stopReason = iota
+	stopCancel               // the gateway asked
+	stopTimeout              // the job ran longer than its timeout
+	stopShutdown             // the runner is shutting down
+	stopLeaseLost            // the lease could not be renewed in time
+	stopGone                 // the attempt is no longer this runner's
+)
+
+// run supervises the job to the end; it returns once the completion was
+// delivered, refused or given up, and the job's directory removed.
+func (s *supervisor) run(ctx context.Context) {
+	defer func() {
+		if err := os.RemoveAll(s.dir); err != nil {
+			s.log.Warn("removing the job directory", "err", err)
+		}
+	}()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	spool, err := s.prepare()
+	if err != nil {
+		s.log.Error("preparing the job", "err", err)
+		s.complete(ctx, nil, protocol.CompleteRequest{
+			Attempt: s.job.Attempt, Status: protocol.StatusFailed, Error: "runner: " + err.Error(),
+		})
+		return
+	}
+	lease := s.keepLease(ctx)
+	go func() {
+		// Once the attempt is gone, nothing about it is worth sending.
+		select {
+		case <-lease.lost:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	ship := &shipper{spool: spool, sender: s.gw, jobID: s.job.ID, attempt: s.job.Attempt, retry: s.retry, log: s.log}
+	shipped := make(chan error, 1)
+	go func() { shipped <- ship.run(ctx) }()
+
+	req, reason := s.execute(spool, lease)
+	if err := spool.Close(); err != nil {
+		s.log.Warn("closing the log spool", "err", err)
+	}
+	if err := spool.Err(); err != nil {
+		s.log.Error("some of the job's log was lost", "err", err)
+	}
+	if reason == stopGone {
+		s.log.Warn("the attempt is no longer current: job killed, its result dropped")
+		return
+	}
+	if err := <-shipped; err != nil {
+		if !s.canGoOn(lease, err) {
+			return
+		}
+		s.log.Error("the job's log could not all be delivered", "err", err)
+	}
+	req.LastSeq = spool.LastSeq()
+	s.complete(ctx, lease, req)
+}
+
+// canGoOn reports whether the job's completion is still worth sending after
+// err ended its log shipping.
+func (s *supervisor) canGoOn(lease *lease, err error) bool {
+	switch {
+	case attemptGone(err) || lease.isLost():
+		s.log.Warn("the attempt is no longer current: its result was dropped")
+		return false
+	case errors.Is(err, context.Canceled):
+		s.log.Error("the runner stopped before the job's log and result were delivered")
+		return false
+	}
+	return true
+}
+
+// complete delivers the completion, retrying until the gateway accepts or
+// refuses it. lease is nil when the job never started.
+func (s *supervisor) complete(ctx context.Context, lease *lease, req protocol.CompleteRequest) {
+	_, err := retry(ctx, s.retry, s.log, "completing the job", func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.gw.Complete(ctx, s.job.ID, req)
+	})
+	switch {
+	case err == nil:
+		s.log.Info("job completed", "status", req.Status, "exit_code", deref(req.ExitCode), "error", req.Error)
+	case attemptGone(err) || lease != nil && lease.isLost():
+		s.log.Warn("the attempt is no longer current: its result was dropped", "err", err)
+	default:
+		s.log.Error("the job's completion could not be delivered", "err", err)
+	}
+}
+
+// prepare creates the job's directory with job.json and its log spool.
+func (s *supervisor) prepare() (*spool, error) {
+	// A directory of the same name can only be left over from a runner that
+	// died; the attempt it held is this one, claimed again.
+	if err := os.RemoveAll(s.dir); err != nil {
+		return nil, fmt.Errorf("clearing the job directory: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(s.dir, tmpDir), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the job directory: %w", err)
+	}
+	if err := writeJSONFile(filepath.Join(s.dir, jobFile), s.job); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", jobFile, err)
+	}
+	return createSpool(filepath.Join(s.dir, spoolFile))
+}
+
+// execute runs the job process until it ends, stopping it when it must, and
+// returns the completion to report (without LastSeq) and why it was stopped.
+func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteRequest, stopReason) {
+	s.system(spool, "runner: starting job %s (type %s, attempt %d)", s.job.ID, s.job.Type, s.job.Attempt)
+	proc, err := startJobProcess(s.exe, s.dir, s.env(), spool)
+	if err != nil {
+		s.system(spool, "runner: %v", err)
+		return protocol.CompleteRequest{Attempt: s.job.Attempt, Status: protocol.StatusFailed, Error: "runner: " + err.Error()}, notStopped
+	}
+
+	var (
+		reason    = notStopped
+		graceKill bool
+		grace     <-chan time.Time
+		timeout   <-chan time.Time
+		cancel    = lease.cancel
+		lost      = lease.lost
+		stop      = s.stop
+		window    = fenceAfter(s.intervals)
+		fence     = time.NewTimer(time.Until(lease.lastRenewal().Add(window)))
+	)
+	defer fence.Stop()
+	if s.job.TimeoutMS > 0 {
+		t := time.NewTimer(s.timeout())
+		defer t.Stop()
+		timeout = t.C
+	}
+	terminate := func(r stopReason, why string) {
+		if reason != notStopped {
+			return
+		}
+		reason = r
+		s.system(spool, "runner: %s, sending SIGTERM", why)
+		proc.signal(syscall.SIGTERM)
+		grace = time.After(s.grace)
+	}
+	kill := func(r stopReason) {
+		if reason == notStopped || r == stopGone {
+			reason = r
+		}
+		proc.signal(syscall.SIGKILL)
+	}
+
+	for waiting := true; waiting; {
+		select {
+		case <-proc.exited:
+			waiting = false
+		case <-lease.renewed:
+			fence.Reset(time.Until(lease.lastRenewal().Add(window)))
+		case <-cancel:
+			cancel = nil
+			terminate(stopCancel, "cancel requested")
+		case <-timeout:
+			terminate(stopTimeout, "timed out after "+s.timeout().String())
+		case <-stop:
+			stop = nil
+			terminate(stopShutdown, "the runner is shutting down")
+		case <-grace:
+			grace = nil
+			graceKill = true
+			s.system(spool, "runner: still running %s after SIGTERM, sending SIGKILL", s.grace)
+			proc.signal(syscall.SIGKILL)
+		case <-lost:
+			lost = nil
+			s.log.Warn("the gateway says the attempt is no longer current, killing the job")
+			kill(stopGone)
+		case <-fence.C:
+			s.system(spool, "runner: could not renew the job's lease for %s, killing the job (SIGKILL): another attempt may start", window)
+			s.log.Error("job lease not renewed in time, job killed", "after", window)
+			kill(stopLeaseLost)
+		}
+	}
+	proc.finish()
+
+	req := s.outcome(proc.cmd.ProcessState, reason, graceKill, window)
+	line := "runner: job " + req.Status
+	if req.ExitCode != nil {
+		line += fmt.Sprintf(" (exit code %d)", *req.ExitCode)
+	}
+	if req.Error != "" {
+		line += ": " + req.Error
+	}
+	s.system(spool, "%s", line)
+	return req, reason
+}
+
+// outcome is the completion of a job whose process ended as state says.
+func (s *supervisor) outcome(state *os.ProcessState, reason stopReason, graceKill bool, window time.Duration) protocol.CompleteRequest {
+	req := protocol.CompleteRequest{Attempt: s.job.Attempt}
+	var res Result
+	if err := readJSONFile(filepath.Join(s.dir, resultFile), &res); err == nil {
+		req.Status, req.ExitCode, req.Outputs, req.Error = res.Status, res.ExitCode, res.Outputs, res.Error
+	} else {
+		code := plugins.ExitCode(state)
+		req.Status, req.ExitCode = protocol.StatusFailed, &code
+		req.Error = fmt.Sprintf("the job process ended (%s) without a result", state)
+		if !errors.Is(err, fs.ErrNotExist) {
+			req.Error += ": " + err.Error()
+		}
+	}
+	if req.Status != protocol.StatusSucceeded {
+		req.Status = protocol.StatusFailed
+	}
+
+	switch reason {
+	case stopCancel:
+		req.Status, req.Error = protocol.StatusCancelled, "cancelled"
+	case stopShutdown:
+		req.Status, req.Error = protocol.StatusCancelled, "cancelled: the runner shut down"
+	case stopTimeout:
+		req.Status, req.Error = protocol.StatusFailed, "timed out after "+s.timeout().String()
+	case stopLeaseLost:
+		req.Status, req.Error = protocol.StatusFailed, fmt.Sprintf("killed: the runner could not renew the lease for %s", window)
+	}
+	if graceKill {
+		req.Error += fmt.Sprintf(" (killed: still running %s after SIGTERM)", s.grace)
+	}
+
+	if len(req.Outputs) > protocol.MaxOutputsBytes {
+		req.Status = protocol.StatusFailed
+		req.Error = fmt.Sprintf("outputs are %d bytes, more than the limit of %d", len(req.Outputs), protocol.MaxOutputsBytes)
+		req.Outputs = nil
+	}
+	return req
+}
+
+func (s *supervisor) timeout() time.Duration {
+	return time.Duration(s.job.TimeoutMS) * time.Millisecond
+}
+
+// env is the job process's whole environment: nothing of the runner's but
+// PATH, so no secret of the runner (its token) reaches a job.
+func (s *supervisor) env() []string {
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = defaultPath
+	}
+	return []string{
+		"PATH=" + path,
+		"HOME=" + s.dir,
+		"TMPDIR=" + filepath.Join(s.dir, tmpDir),
+		"LANG=C.UTF-8",
+		"OUTPOST_JOB_ID=" + s.job.ID,
+	}
+}
+
+// system writes a line of the runner's own into the job's log.
+func (s *supervisor) system(spool *spool, format string, args ...any) {
+	_, _ = spool.Append(protocol.StreamSystem, fmt.Sprintf(format, args...)+"\n")
+}
+
+var unsafeInPath = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+// jobDirName is the name of a job attempt's directory: <id>-<attempt>, with
+// any character of the ID that has no place in a file name replaced.
+func jobDirName(job protocol.Job) string {
+	return unsafeInPath.ReplaceAllString(job.ID, "_") + "-" + strconv.Itoa(job.Attempt)
+}
+
+func deref(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// jobProcess is a running "outpost-runner job" process, leader of a process
+// group of its own, whose stdout and stderr go to the spool line by line.
+type jobProcess struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has exited
+	pipes  []*os.File    // read ends of stdout and stderr
+	output sync.WaitGroup
+}
+
+func startJobProcess(exe, dir string, env []string, spool *spool) (*jobProcess, error) {
+	p := &jobProcess{exited: make(chan struct{})}
+	p.cmd = exec.Command(exe, "job", "--dir", dir)
+	p.cmd.Dir = dir
+	p.cmd.Env = env
+	// Its own process group, so a signal reaches the whole job tree; and a
+	// SIGHUP from the kernel if the runner dies (even by SIGKILL), on which the
+	// job process kills its whole group (see RunJobProcess): a dead runner
+	// leaves no attempt running while the control plane hands out the next.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGHUP}
+
+	streams := []string{protocol.StreamStdout, protocol.StreamStderr}
+	var writers []*os.File
+	closeAll := func(files []*os.File) {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	for range streams {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(p.pipes)
+			closeAll(writers)
+			return nil, fmt.Errorf("creating output pipes: %w", err)
+		}
+		p.pipes, writers = append(p.pipes, r), append(writers, w)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = writers[0], writers[1]
+	err := p.cmd.Start()
+	closeAll(writers) // the child has its copies
+	if err != nil {
+		closeAll(p.pipes)
+		return nil, fmt.Errorf("starting the job process: %w", err)
+	}
+
+	for i, stream := range streams {
+		p.output.Add(1)
+		go func() {
+			defer p.output.Done()
+			defer p.pipes[i].Close()
+			_ = readLines(p.pipes[i], protocol.MaxLogChunkBytes, func(line string) {
+				_, _ = spool.Append(stream, line) // a failed write is reported by spool.Err
+			})
+		}()
+	}
+	go func() {
+		_ = p.cmd.Wait() // how it ended is in cmd.ProcessState
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// signal sends sig to the job's whole process group.
+func (p *jobProcess) signal(sig syscall.Signal) {
+	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+}
+
+// finish, once the job process has exited, kills what is left of its process
+// group (a background process it left behind) and waits until the job's
+// output has all been read.
+func (p *jobProcess) finish() {
+	p.signal(syscall.SIGKILL)
+	done := make(chan struct{})
+	go func() {
+		p.output.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(outputDrainTimeout):
+		for _, r := range p.pipes {
+			r.Close()
+		}
+		<-done
+	}
+}
