@@ -33,6 +33,10 @@ type Config struct {
 	SQLitePath string
 	// Logger receives slow-query and error logs; nil uses slog.Default.
 	Logger *slog.Logger
+	// MaxConns bounds the PostgreSQL connection pool (default 16). Unbounded,
+	// a burst of runners reconnecting at once opens connections past the
+	// server's max_connections and answers 500s.
+	MaxConns int
 	// Bus, if set, is used instead of the default one (Postgres LISTEN/NOTIFY
 	// or in-process). The store closes only a bus it created.
 	Bus notify.Bus
@@ -67,6 +71,17 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: open postgres: %w", err)
 		}
+		sqlDB, err := s.db.DB()
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		n := cfg.MaxConns
+		if n <= 0 {
+			n = 16
+		}
+		sqlDB.SetMaxOpenConns(n)
+		sqlDB.SetMaxIdleConns(n)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 		if s.bus == nil {
 			s.bus, err = notify.NewPostgres(ctx, cfg.DatabaseURL, log)
 			if err != nil {

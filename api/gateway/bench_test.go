@@ -1,0 +1,443 @@
+package gateway_test
+
+// Benchmarks of the runner gateway: simulated runners are goroutines making
+// real HTTP long polls over loopback to a real gateway backed by a real
+// PostgreSQL store (LISTEN/NOTIFY bus). Each runner is its own install with
+// its own runner token. Every benchmark runs its own measurement loop and
+// reports custom metrics, so run them once each:
+//
+//	go test ./api/gateway -run '^$' -bench . -benchtime 1x -timeout 15m
+//
+// docs/BENCHMARKS.md holds the figures and what they mean.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/protocol"
+)
+
+// production are the intervals runners get in production (the claim is held
+// 25 s).
+var production = gateway.DefaultIntervals
+
+// BenchmarkClaimLatency measures enqueue→claim latency: from just before
+// store.EnqueueJob to the moment the runner's claim response has arrived and
+// been decoded, with 1 and with 1000 runners long-polling. Samples are taken
+// one at a time, each for a random runner that is idle and waiting.
+func BenchmarkClaimLatency(b *testing.B) {
+	b.Run("runners=1", func(b *testing.B) {
+		e := newEnv(b, gateway.Config{Intervals: production})
+		arrivals := make(chan arrival, 1)
+		f := startFleet(b, e, registerRunners(b, e, 1), 0, deliver(arrivals))
+		defer f.stop()
+		f.waitIdle(b)
+		measureLatency(b, e, f, arrivals, 500)
+	})
+	b.Run("runners=1000", func(b *testing.B) {
+		e := newEnv(b, gateway.Config{Intervals: production})
+		// Poll phases spread over one claim wait, as a fleet's would be: in
+		// the background ~40 long polls a second end and are renewed.
+		arrivals := make(chan arrival, 1)
+		f := startFleet(b, e, registerRunners(b, e, 1000), production.ClaimWait(), deliver(arrivals))
+		defer f.stop()
+		f.waitIdle(b)
+		measureLatency(b, e, f, arrivals, 500)
+	})
+}
+
+// BenchmarkIdleRunners measures what 1000 idle runners cost: the process's
+// CPU time and the SQL statements sent, over one full cycle of the gateway's
+// auth cache (two claim waits, 50 s) after every runner has polled once.
+// The runners run in the same process, so the CPU figure includes their HTTP
+// client side as well as the gateway's.
+func BenchmarkIdleRunners(b *testing.B) {
+	const n = 1000
+	e := newEnv(b, gateway.Config{Intervals: production})
+	f := startFleet(b, e, registerRunners(b, e, n), production.ClaimWait(), func(context.Context, int, protocol.Job, time.Time) error {
+		return errors.New("an idle runner got a job")
+	})
+	defer f.stop()
+	f.waitIdle(b)
+
+	window := 2 * production.ClaimWait()
+	sql0, polls0, cpu0, t0 := e.sql.snapshot(), f.polls.Load(), processCPU(b), time.Now()
+	time.Sleep(window)
+	sql1, polls1, cpu1, t1 := e.sql.snapshot(), f.polls.Load(), processCPU(b), time.Now()
+	f.check(b)
+
+	mins := t1.Sub(t0).Minutes()
+	d := sql1.since(sql0)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric((cpu1-cpu0).Seconds()/mins, "cpu-s/min")
+	b.ReportMetric(float64(d.total())/mins, "sql/min")
+	b.ReportMetric(float64(d.byKind[kindClaim])/mins, "claim-sql/min")
+	b.ReportMetric(float64(d.byKind[kindAuth])/mins, "auth-sql/min")
+	b.ReportMetric(float64(polls1-polls0)/mins, "polls/min")
+	b.Logf("%d idle runners over %s: %d answered polls, CPU %s, SQL statements by kind %v",
+		n, t1.Sub(t0).Round(time.Millisecond), polls1-polls0, cpu1-cpu0, d.byKind)
+}
+
+// BenchmarkNoopJobs measures no-op jobs per second through the gateway:
+// producers enqueue N jobs spread over the runners while the runners claim
+// each, heartbeat once, send one log chunk and complete it; the clock runs
+// from the first enqueue to the last completion.
+//
+// It runs with the database pool as the store sets it up and with a bounded
+// pool (see docs/BENCHMARKS.md: the store keeps only database/sql's default
+// of 2 idle connections, so busy gateways reconnect all the time).
+func BenchmarkNoopJobs(b *testing.B) {
+	for _, pool := range pools {
+		b.Run("runners=50/pool="+pool.name, func(b *testing.B) {
+			benchNoopJobs(b, pool, 50, 2000)
+		})
+	}
+}
+
+// BenchmarkReconnectStorm measures 1000 runners whose first polls arrive at
+// once, as after a gateway restart: the 5xx answers they get and the time
+// until every one has had its first claim query answered.
+func BenchmarkReconnectStorm(b *testing.B) {
+	for _, pool := range pools {
+		b.Run("runners=1000/pool="+pool.name, func(b *testing.B) {
+			// The failures are counted below; keep their logs off the
+			// output (the store logs through slog's default logger).
+			defer slog.SetDefault(slog.Default())
+			slog.SetDefault(slog.New(slog.DiscardHandler))
+			e := newEnv(b, gateway.Config{Intervals: production, Logger: slog.New(slog.DiscardHandler)})
+			runners := registerRunners(b, e, 1000)
+			pool.apply(b, e)
+			start := time.Now()
+			f := startFleet(b, e, runners, 0, func(context.Context, int, protocol.Job, time.Time) error {
+				return errors.New("an idle runner got a job")
+			})
+			defer f.stop()
+			for _, r := range runners {
+				waitFor(b, "every runner's first claim", func() bool { return e.sql.claims(r.ID) > 0 })
+			}
+			elapsed := time.Since(start)
+			f.mu.Lock()
+			failures := len(f.errs)
+			f.mu.Unlock()
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(float64(failures), "failed-polls")
+			b.ReportMetric(elapsed.Seconds(), "s-all-served")
+		})
+	}
+}
+
+// poolSetting sizes the store's database/sql pool; the zero value leaves it
+// as the store set it up.
+type poolSetting struct {
+	name string
+	size int
+}
+
+var pools = []poolSetting{{name: "as-shipped"}, {name: "16", size: 16}}
+
+func (p poolSetting) apply(b *testing.B, e *env) {
+	if p.size == 0 {
+		return
+	}
+	sqlDB, err := e.s.DB().DB()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sqlDB.SetMaxOpenConns(p.size)
+	sqlDB.SetMaxIdleConns(p.size)
+}
+
+func benchNoopJobs(b *testing.B, pool poolSetting, nRunners, nJobs int) {
+	e := newEnv(b, gateway.Config{Intervals: production})
+	runners := registerRunners(b, e, nRunners)
+	pool.apply(b, e)
+	var completed atomic.Int64
+	allDone := make(chan time.Time, 1)
+	f := startFleet(b, e, runners, 0, func(ctx context.Context, i int, j protocol.Job, _ time.Time) error {
+		if err := runNoop(ctx, e, runners[i].Token, j); err != nil {
+			return err
+		}
+		if completed.Add(1) == int64(nJobs) {
+			allDone <- time.Now()
+		}
+		return nil
+	})
+	defer f.stop()
+	f.waitIdle(b)
+
+	const producers = 8
+	sql0, conns0 := e.sql.snapshot(), sessions(b, e)
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, producers)
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := p; k < nJobs; k += producers {
+				if _, _, err := e.s.EnqueueJob(context.Background(), e.spec(runners[k%nRunners], fmt.Sprintf("noop-%d", k))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	var end time.Time
+	select {
+	case end = <-allDone:
+	case <-time.After(5 * time.Minute):
+		b.Fatalf("only %d of %d jobs completed", completed.Load(), nJobs)
+	}
+	f.check(b)
+	d := e.sql.snapshot().since(sql0)
+	elapsed := end.Sub(start)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(nJobs)/elapsed.Seconds(), "jobs/s")
+	b.ReportMetric(float64(d.total())/float64(nJobs), "sql/job")
+	b.ReportMetric(float64(sessions(b, e)-conns0)/float64(nJobs), "db-conns/job")
+	b.Logf("%d jobs on %d runners in %s; SQL statements by kind %v", nJobs, nRunners, elapsed.Round(time.Millisecond), d.byKind)
+}
+
+// runNoop is what a runner does with a noop job, minus the work: one
+// heartbeat, one log chunk, completion.
+func runNoop(ctx context.Context, e *env, tok string, j protocol.Job) error {
+	steps := []struct {
+		path string
+		body any
+	}{
+		{protocol.PathJobHeartbeat, protocol.JobHeartbeatRequest{Attempt: j.Attempt}},
+		{protocol.PathJobLogs, protocol.LogsRequest{Attempt: j.Attempt, Chunks: []protocol.LogChunk{
+			{Seq: 1, Stream: protocol.StreamStdout, Data: "hello\n", Time: time.Now()}}}},
+		{protocol.PathJobComplete, protocol.CompleteRequest{Attempt: j.Attempt, Status: protocol.StatusSucceeded, LastSeq: 1}},
+	}
+	for _, s := range steps {
+		rep, err := e.tryPost(ctx, tok, jobPath(s.path, j.ID), s.body)
+		if err != nil {
+			return err
+		}
+		if rep.status != http.StatusOK {
+			return fmt.Errorf("%s: status %d: %s", s.path, rep.status, rep.body)
+		}
+	}
+	return nil
+}
+
+// deliver is an onJob that hands each job over with its arrival time.
+func deliver(arrivals chan<- arrival) func(context.Context, int, protocol.Job, time.Time) error {
+	return func(_ context.Context, i int, j protocol.Job, at time.Time) error {
+		arrivals <- arrival{i, j, at}
+		return nil
+	}
+}
+
+// measureLatency takes samples one at a time and reports percentiles.
+func measureLatency(b *testing.B, e *env, f *fleet, arrivals <-chan arrival, samples int) {
+	lat := make([]time.Duration, 0, samples)
+	ctx := context.Background()
+	for k := range samples {
+		i := rand.IntN(len(f.runners))
+		r := f.runners[i]
+		before := e.sql.claims(r.ID)
+		t0 := time.Now()
+		job, _, err := e.s.EnqueueJob(ctx, e.spec(r, fmt.Sprintf("lat-%d", k)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var a arrival
+		select {
+		case a = <-arrivals:
+		case <-time.After(time.Minute):
+			f.check(b)
+			b.Fatalf("job %s for runner %d not claimed within a minute", job.ID, i)
+		}
+		if a.runner != i || a.job.ID != job.ID {
+			b.Fatalf("runner %d claimed %s; want runner %d with %s", a.runner, a.job.ID, i, job.ID)
+		}
+		lat = append(lat, a.at.Sub(t0))
+		// Next sample once this runner polls again and waits: its new poll
+		// asks the database once (the notification made "no work" stale).
+		waitFor(b, "the runner to poll again", func() bool { return e.sql.claims(r.ID) >= before+2 })
+	}
+	f.check(b)
+	slices.Sort(lat)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(ms(percentile(lat, 50)), "p50-ms")
+	b.ReportMetric(ms(percentile(lat, 90)), "p90-ms")
+	b.ReportMetric(ms(percentile(lat, 99)), "p99-ms")
+	b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// sessions is how many connections PostgreSQL has accepted to the store's
+// database so far (its statistics may lag by a moment).
+func sessions(b *testing.B, e *env) int64 {
+	sqlDB, err := e.s.DB().DB()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	if err := sqlDB.QueryRow(`SELECT pg_stat_clear_snapshot() IS NULL, sessions FROM pg_stat_database WHERE datname = current_database()`).Scan(new(bool), &n); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// processCPU is the user+system CPU time this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// registerRunners creates n installs and registers their runners over HTTP,
+// a few at a time.
+func registerRunners(b *testing.B, e *env, n int) []runner {
+	b.Helper()
+	out := make([]runner, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				r, err := e.tryNewRunner(fmt.Sprintf("customer-%d", i))
+				if err != nil {
+					errs <- err
+					return
+				}
+				out[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+type arrival struct {
+	runner int
+	job    protocol.Job
+	at     time.Time
+}
+
+// fleet is a set of simulated runners, each a goroutine that long-polls
+// without pause and hands every job it gets to onJob.
+type fleet struct {
+	e       *env
+	runners []runner
+	onJob   func(ctx context.Context, runner int, job protocol.Job, at time.Time) error
+	polls   atomic.Int64 // answered polls
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	errs    []error
+}
+
+// startFleet starts the runners' poll loops, the i-th after ramp*i/n, so the
+// first polls don't all hit the database at once.
+func startFleet(b *testing.B, e *env, runners []runner, ramp time.Duration,
+	onJob func(ctx context.Context, runner int, job protocol.Job, at time.Time) error) *fleet {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &fleet{e: e, runners: runners, onJob: onJob, cancel: cancel}
+	b.Cleanup(f.stop)
+	for i, r := range runners {
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			select {
+			case <-time.After(ramp * time.Duration(i) / time.Duration(len(runners))):
+			case <-ctx.Done():
+				return
+			}
+			for ctx.Err() == nil {
+				j, err := e.claim(ctx, r.Token)
+				if err == nil && j != nil {
+					err = f.onJob(ctx, i, *j, time.Now())
+				}
+				if err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					f.fail(err)
+					time.Sleep(100 * time.Millisecond) // a real runner backs off too
+					continue
+				}
+				f.polls.Add(1)
+			}
+		}()
+	}
+	return f
+}
+
+func (f *fleet) fail(err error) {
+	f.mu.Lock()
+	f.errs = append(f.errs, err)
+	f.mu.Unlock()
+}
+
+// check fails the benchmark if any runner saw an error.
+func (f *fleet) check(b *testing.B) {
+	b.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.errs) > 0 {
+		b.Fatalf("%d runner errors, the first: %v", len(f.errs), errors.Join(f.errs[:min(len(f.errs), 3)]...))
+	}
+}
+
+// waitIdle returns once every runner has made its first claim query (so it
+// now waits without asking the database).
+func (f *fleet) waitIdle(b *testing.B) {
+	b.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, r := range f.runners {
+		for f.e.sql.claims(r.ID) == 0 {
+			if time.Now().After(deadline) {
+				f.check(b)
+				b.Fatal("runners did not all poll within 2 minutes")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	f.check(b)
+}
+
+func (f *fleet) stop() {
+	f.cancel()
+	f.wg.Wait()
+}

@@ -1,0 +1,443 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/notify"
+)
+
+// DefaultIntervals are what runners are told unless configured otherwise.
+var DefaultIntervals = protocol.Intervals{
+	ClaimWaitMS:       25_000,
+	JobHeartbeatMS:    10_000,
+	LeaseMS:           60_000,
+	RunnerHeartbeatMS: 30_000,
+}
+
+// Config configures a gateway.
+type Config struct {
+	Store  *store.Store
+	Logger *slog.Logger
+	// Intervals handed to runners; zero fields take DefaultIntervals.
+	Intervals protocol.Intervals
+	// ReapInterval is how often expired leases are looked for (default a
+	// quarter of the lease, between 1 and 15 seconds).
+	ReapInterval time.Duration
+	// TouchInterval is how often runners' last-seen times are written, in one
+	// statement for all of them (default 10s).
+	TouchInterval time.Duration
+	// AuthCacheTTL bounds how long a runner token is trusted without asking
+	// the database (default 10m). Revocations and deleted installs clear the
+	// cache at once through the bus, as does a lost bus connection; the TTL
+	// is only a safety net, and must exceed two claim waits or idle runners
+	// would look their token up every other poll.
+	AuthCacheTTL time.Duration
+	// EmptyTTL bounds how long "this runner has no queued job" is trusted
+	// without a query, in case a notification was lost (default 10m).
+	EmptyTTL time.Duration
+}
+
+// Gateway serves /runner/v1.
+type Gateway struct {
+	cfg   Config
+	store *store.Store
+	log   *slog.Logger
+	iv    protocol.Intervals
+
+	mu      sync.Mutex
+	runners map[string]*runnerState
+	auth    map[string]authEntry // by token hash
+	authGen uint64               // bumped whenever auth is cleared
+}
+
+type authEntry struct {
+	runner  store.Runner
+	expires time.Time
+}
+
+// runnerState is what the gateway knows about one runner between requests.
+type runnerState struct {
+	gen       uint64 // bumped on every notification for the runner
+	emptyGen  uint64 // gen at which a claim last found nothing
+	emptyAt   time.Time
+	emptyOK   bool
+	waiters   map[chan struct{}]struct{}
+	seen      bool // seen since the last touch flush
+	version   string
+	caps      string
+	infoKnown bool
+}
+
+// New returns a gateway; call Run to start its background loops.
+func New(cfg Config) *Gateway {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	iv := cfg.Intervals
+	def := DefaultIntervals
+	if iv.ClaimWaitMS <= 0 {
+		iv.ClaimWaitMS = def.ClaimWaitMS
+	}
+	if iv.JobHeartbeatMS <= 0 {
+		iv.JobHeartbeatMS = def.JobHeartbeatMS
+	}
+	if iv.LeaseMS <= 0 {
+		iv.LeaseMS = def.LeaseMS
+	}
+	if iv.RunnerHeartbeatMS <= 0 {
+		iv.RunnerHeartbeatMS = def.RunnerHeartbeatMS
+	}
+	if cfg.ReapInterval <= 0 {
+		cfg.ReapInterval = min(max(iv.Lease()/4, time.Second), 15*time.Second)
+	}
+	if cfg.TouchInterval <= 0 {
+		cfg.TouchInterval = 10 * time.Second
+	}
+	if cfg.AuthCacheTTL <= 0 {
+		cfg.AuthCacheTTL = 10 * time.Minute
+	}
+	if cfg.EmptyTTL <= 0 {
+		cfg.EmptyTTL = 10 * time.Minute
+	}
+	return &Gateway{cfg: cfg, store: cfg.Store, log: cfg.Logger, iv: iv,
+		runners: map[string]*runnerState{}, auth: map[string]authEntry{}}
+}
+
+// Intervals are the intervals this gateway hands out.
+func (g *Gateway) Intervals() protocol.Intervals { return g.iv }
+
+// Handler returns an echo instance serving only the gateway, for a listener
+// of its own.
+func (g *Gateway) Handler() http.Handler {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = apierr.Handler(g.log)
+	g.Register(e)
+	return e
+}
+
+// Register mounts /runner/v1 on e.
+func (g *Gateway) Register(e *echo.Echo) {
+	grp := e.Group("/runner/v1")
+	small := middleware.BodyLimit("1M")
+	// A full batch of maximal chunks, with JSON escaping to spare.
+	logs := middleware.BodyLimit("48M")
+	grp.POST("/register", g.register, small)
+	authed := grp.Group("", g.authenticate)
+	authed.POST("/heartbeat", g.runnerHeartbeat, small)
+	authed.POST("/jobs/claim", g.claim, small)
+	authed.POST("/jobs/:id/heartbeat", g.jobHeartbeat, small)
+	authed.POST("/jobs/:id/logs", g.logs, logs)
+	authed.POST("/jobs/:id/complete", g.complete, middleware.BodyLimit("2M"))
+}
+
+// Run runs the lease reaper and the last-seen flusher until ctx is done.
+func (g *Gateway) Run(ctx context.Context) error {
+	stop := g.store.Bus().Watch(g.onNotify)
+	defer stop()
+	reap := time.NewTicker(g.cfg.ReapInterval)
+	defer reap.Stop()
+	touch := time.NewTicker(g.cfg.TouchInterval)
+	defer touch.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			g.flushSeen(context.WithoutCancel(ctx))
+			return nil
+		case <-reap.C:
+			if ids, err := g.store.ExpireLeases(ctx); err != nil {
+				g.log.Warn("gateway: expire leases", "err", err)
+			} else if len(ids) > 0 {
+				g.log.Info("gateway: leases expired, attempts marked lost", "jobs", ids)
+			}
+		case <-touch.C:
+			g.flushSeen(ctx)
+		}
+	}
+}
+
+// onNotify runs for every notification: it wakes the runner's waiting claims
+// and forgets that it had no work; a reset forgets everything.
+func (g *Gateway) onNotify(topic string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case topic == "":
+		for _, st := range g.runners {
+			st.emptyOK = false
+			st.gen++
+			wakeAll(st)
+		}
+		clear(g.auth)
+		g.authGen++
+	case topic == store.TopicRunnerTokens:
+		clear(g.auth)
+		g.authGen++
+	case strings.HasPrefix(topic, "runner:"):
+		if st := g.runners[strings.TrimPrefix(topic, "runner:")]; st != nil {
+			st.gen++
+			st.emptyOK = false
+			wakeAll(st)
+		}
+	}
+}
+
+func wakeAll(st *runnerState) {
+	for ch := range st.waiters {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// state returns the runner's state; callers hold g.mu.
+func (g *Gateway) state(runnerID string) *runnerState {
+	st := g.runners[runnerID]
+	if st == nil {
+		st = &runnerState{waiters: map[chan struct{}]struct{}{}}
+		g.runners[runnerID] = st
+	}
+	return st
+}
+
+func (g *Gateway) markSeen(runnerID string) {
+	g.mu.Lock()
+	g.state(runnerID).seen = true
+	g.mu.Unlock()
+}
+
+// flushSeen writes last_seen_at for every runner seen since the last flush
+// or holding a claim open now — one statement whatever their number.
+func (g *Gateway) flushSeen(ctx context.Context) {
+	var ids []string
+	g.mu.Lock()
+	for id, st := range g.runners {
+		if st.seen || len(st.waiters) > 0 {
+			ids = append(ids, id)
+			st.seen = false
+		}
+	}
+	g.mu.Unlock()
+	if err := g.store.TouchRunners(ctx, ids, time.Now().UTC()); err != nil {
+		g.log.Warn("gateway: record runners seen", "err", err)
+	}
+}
+
+func runnerFrom(c echo.Context) store.Runner { return c.Get("runner").(store.Runner) }
+
+// authenticate checks the runner token, from a short-lived cache when it can.
+func (g *Gateway) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		tok, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
+		if !ok || tok == "" {
+			return apierr.FromStore(store.ErrUnauthorized)
+		}
+		hash := store.HashToken(tok)
+		now := time.Now()
+		g.mu.Lock()
+		ent, hit := g.auth[hash]
+		gen := g.authGen
+		g.mu.Unlock()
+		if !hit || now.After(ent.expires) {
+			r, err := g.store.AuthenticateRunner(c.Request().Context(), tok)
+			if err != nil {
+				return apierr.FromStore(err)
+			}
+			ent = authEntry{runner: r, expires: now.Add(g.cfg.AuthCacheTTL)}
+			g.mu.Lock()
+			// A revocation that arrived during the lookup may postdate what
+			// it read: then don't cache it.
+			if g.authGen == gen {
+				g.auth[hash] = ent
+			}
+			g.mu.Unlock()
+		}
+		c.Set("runner", ent.runner)
+		return next(c)
+	}
+}
+
+func (g *Gateway) register(c echo.Context) error {
+	var req protocol.RegisterRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	if req.RegistrationToken == "" {
+		return apierr.Invalid("registration_token", "is required")
+	}
+	r, tok, err := g.store.RegisterRunner(c.Request().Context(), req.RegistrationToken, req.Name, req.Version, req.Capabilities)
+	if err != nil {
+		return apierr.FromStore(err)
+	}
+	g.log.Info("gateway: runner registered", "runner", r.ID, "kind", r.Kind, "name", req.Name, "version", req.Version)
+	return c.JSON(http.StatusOK, protocol.RegisterResponse{RunnerID: r.ID, Token: tok, Intervals: g.iv})
+}
+
+func (g *Gateway) runnerHeartbeat(c echo.Context) error {
+	var req protocol.RunnerHeartbeatRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	r := runnerFrom(c)
+	caps := strings.Join(req.Capabilities, ",")
+	g.mu.Lock()
+	st := g.state(r.ID)
+	changed := !st.infoKnown || st.version != req.Version || st.caps != caps
+	st.seen = true
+	g.mu.Unlock()
+	if changed {
+		if err := g.store.UpdateRunnerInfo(c.Request().Context(), r.ID, req.Version, req.Capabilities); err != nil {
+			return err
+		}
+		g.mu.Lock()
+		st.version, st.caps, st.infoKnown = req.Version, caps, true
+		g.mu.Unlock()
+	}
+	return c.JSON(http.StatusOK, protocol.RunnerHeartbeatResponse{RunnerID: r.ID, Intervals: g.iv})
+}
+
+// claim is the long poll. It asks the database only when the runner may have
+// work: on the first poll, and after a notification for the runner; a runner
+// known to have none waits on its channel without a query.
+func (g *Gateway) claim(c echo.Context) error {
+	var req protocol.ClaimRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	r := runnerFrom(c)
+	ctx := c.Request().Context()
+	wake := make(chan struct{}, 1)
+	g.mu.Lock()
+	st := g.state(r.ID)
+	st.waiters[wake] = struct{}{}
+	st.seen = true
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(st.waiters, wake)
+		st.seen = true
+		g.mu.Unlock()
+	}()
+	deadline := time.NewTimer(g.iv.ClaimWait())
+	defer deadline.Stop()
+	for {
+		g.mu.Lock()
+		gen := st.gen
+		known := st.emptyOK && st.emptyGen == gen && time.Since(st.emptyAt) < g.cfg.EmptyTTL
+		g.mu.Unlock()
+		if !known {
+			job, err := g.store.ClaimJob(ctx, r.ID, g.iv.Lease())
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil // the runner went away: nothing to answer, no error to log
+				}
+				return err
+			}
+			if job != nil {
+				return c.JSON(http.StatusOK, protocol.Job{ID: job.ID, Type: job.Type, Attempt: job.Attempt,
+					LeaseExpiresAt: *job.LeaseExpiresAt, TimeoutMS: job.TimeoutMS, Manifest: []byte(job.Manifest)})
+			}
+			g.mu.Lock()
+			if st.gen == gen {
+				st.emptyOK, st.emptyGen, st.emptyAt = true, gen, time.Now()
+			}
+			g.mu.Unlock()
+		}
+		select {
+		case <-wake:
+		case <-deadline.C:
+			return c.NoContent(http.StatusNoContent)
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// jobHeartbeat renews the lease and, when asked to wait, holds the request
+// until cancellation is requested or the wait ends, so a cancel reaches the
+// runner at once rather than at its next heartbeat.
+func (g *Gateway) jobHeartbeat(c echo.Context) error {
+	var req protocol.JobHeartbeatRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	if req.Attempt < 1 {
+		return apierr.Invalid("attempt", "must be 1 or more")
+	}
+	r := runnerFrom(c)
+	ctx := c.Request().Context()
+	jobID := c.Param("id")
+	g.markSeen(r.ID)
+	// Subscribe before reading, so a cancel between the read and the wait is
+	// not missed.
+	woke, unsub := g.store.Bus().Subscribe(notify.JobTopic(jobID))
+	defer unsub()
+	expires, cancel, err := g.store.HeartbeatJob(ctx, r.ID, jobID, req.Attempt, g.iv.Lease())
+	if err != nil {
+		return err
+	}
+	wait := min(time.Duration(req.WaitMS)*time.Millisecond, g.iv.JobHeartbeat())
+	if !cancel && wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+	loop:
+		for {
+			select {
+			case <-woke:
+				cancel, err = g.store.CancelRequested(ctx, r.ID, jobID, req.Attempt)
+				if err != nil {
+					return err
+				}
+				if cancel {
+					break loop
+				}
+			case <-t.C:
+				break loop
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	}
+	return c.JSON(http.StatusOK, protocol.JobHeartbeatResponse{LeaseExpiresAt: expires, CancelRequested: cancel})
+}
+
+func (g *Gateway) logs(c echo.Context) error {
+	var req protocol.LogsRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	r := runnerFrom(c)
+	acked, err := g.store.AppendLogs(c.Request().Context(), r.ID, c.Param("id"), req.Attempt, req.Chunks)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, protocol.LogsResponse{AckedSeq: acked})
+}
+
+func (g *Gateway) complete(c echo.Context) error {
+	var req protocol.CompleteRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	if req.Attempt < 1 {
+		return apierr.Invalid("attempt", "must be 1 or more")
+	}
+	r := runnerFrom(c)
+	g.markSeen(r.ID)
+	if err := g.store.CompleteJob(c.Request().Context(), r.ID, c.Param("id"), req); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": req.Status})
+}
