@@ -1,0 +1,65 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// EnqueueCommandJob renders the debug command's manifest from the store and
+// queues it on the install's runner; idempotent by key.
+func (a *Activities) EnqueueCommandJob(ctx context.Context, commandID, key string) (JobRef, error) {
+	cmd, err := a.Store.GetInstallCommandByID(ctx, commandID)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	m, err := manifest(protocol.CommandManifest{Args: cmd.Args, MaxOutputBytes: 64 << 10})
+	if err != nil {
+		return JobRef{}, err
+	}
+	ref, err := a.EnqueueJob(ctx, EnqueueJobInput{Key: key, InstallID: cmd.InstallID, Type: protocol.JobTypeCommand,
+		Manifest: m, TimeoutMS: cmd.TimeoutMS})
+	if err != nil {
+		return JobRef{}, err
+	}
+	cmd.JobID, cmd.Status = &ref.JobID, store.JobRunning
+	return ref, a.Store.UpdateInstallCommand(ctx, cmd)
+}
+
+// CommandResult is what a debug command produced.
+type CommandResult struct {
+	Status          string
+	ExitCode        *int
+	Output          string
+	OutputTruncated bool
+	Error           string
+}
+
+// FinishCommand records the command's outcome for the API.
+func (a *Activities) FinishCommand(ctx context.Context, commandID string, res CommandResult) error {
+	cmd, err := a.Store.GetInstallCommandByID(ctx, commandID)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	cmd.Status, cmd.ExitCode, cmd.Output, cmd.Error, cmd.FinishedAt = res.Status, res.ExitCode, res.Output, res.Error, &now
+	return a.Store.UpdateInstallCommand(ctx, cmd)
+}
+
+// CommandResultOf reads a command job's outputs.
+func CommandResultOf(r JobResult) CommandResult {
+	res := CommandResult{Status: r.Status, ExitCode: r.ExitCode, Error: r.Error}
+	var out protocol.CommandOutputs
+	if len(r.Outputs) > 0 && json.Unmarshal(r.Outputs, &out) == nil {
+		res.Output, res.OutputTruncated = out.Output, out.OutputTruncated
+		if res.ExitCode == nil {
+			res.ExitCode = &out.ExitCode
+		}
+	}
+	return res
+}

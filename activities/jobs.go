@@ -1,0 +1,142 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/notify"
+)
+
+// Activities holds what the activities need. Register a *Activities with the
+// worker; workflows call its methods by reference.
+type Activities struct {
+	Store  *store.Store
+	Logger *slog.Logger
+	// AwaitCheck is how often AwaitJob re-reads the job when no notification
+	// came (a safety net for a lost notification), and heartbeats Temporal.
+	// Default 5s.
+	AwaitCheck time.Duration
+}
+
+// JobRef names an enqueued job.
+type JobRef struct {
+	JobID   string
+	Created bool
+}
+
+// JobResult is how a job (or its latest attempt) ended.
+type JobResult struct {
+	JobID    string
+	Status   string // succeeded, failed, cancelled, lost
+	Attempt  int
+	ExitCode *int
+	Outputs  json.RawMessage
+	Error    string
+}
+
+// EnqueueJobInput is a job whose manifest needs no rendering (noop jobs for
+// tests and benchmarks).
+type EnqueueJobInput struct {
+	Key       string
+	InstallID string
+	Type      string
+	Manifest  json.RawMessage
+	TimeoutMS int64
+}
+
+// EnqueueJob queues a job on an install's runner; idempotent by Key.
+func (a *Activities) EnqueueJob(ctx context.Context, in EnqueueJobInput) (JobRef, error) {
+	inst, r, err := a.installRunner(ctx, in.InstallID)
+	if err != nil {
+		return JobRef{}, err
+	}
+	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: in.Key, OrgID: inst.OrgID, RunnerID: r.ID,
+		InstallID: &inst.ID, Type: in.Type, Manifest: in.Manifest, TimeoutMS: in.TimeoutMS})
+	if err != nil {
+		return JobRef{}, err
+	}
+	return JobRef{JobID: j.ID, Created: created}, nil
+}
+
+func (a *Activities) installRunner(ctx context.Context, installID string) (store.Install, store.Runner, error) {
+	var inst store.Install
+	if err := a.Store.DB().WithContext(ctx).Where("id = ?", installID).First(&inst).Error; err != nil {
+		return store.Install{}, store.Runner{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("install %s not found", installID), "NotFound", err)
+	}
+	r, err := a.Store.GetInstallRunner(ctx, inst.OrgID, inst.ID)
+	if err != nil {
+		return store.Install{}, store.Runner{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	return inst, r, nil
+}
+
+// AwaitJob waits until the job's current attempt ends, heartbeating Temporal
+// meanwhile. It is woken by the store's bus; it re-reads the row only when
+// woken or every AwaitCheck. A worker that dies mid-await is replaced by the
+// activity's retry on another worker, which awaits the same job: nothing is
+// enqueued twice.
+func (a *Activities) AwaitJob(ctx context.Context, jobID string) (JobResult, error) {
+	woke, unsub := a.Store.Bus().Subscribe(notify.JobTopic(jobID))
+	defer unsub()
+	every := a.AwaitCheck
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		j, err := a.Store.GetJobByID(ctx, jobID)
+		if err != nil {
+			return JobResult{}, err
+		}
+		if store.JobTerminal(j.Status) {
+			return JobResult{JobID: j.ID, Status: j.Status, Attempt: j.Attempt, ExitCode: j.ExitCode,
+				Outputs: json.RawMessage(nonEmpty(j.Outputs)), Error: j.Error}, nil
+		}
+		activity.RecordHeartbeat(ctx, j.Status, j.Attempt)
+		select {
+		case <-woke:
+		case <-tick.C:
+		case <-ctx.Done():
+			return JobResult{}, ctx.Err()
+		}
+	}
+}
+
+func nonEmpty(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return s
+}
+
+// RetryJob queues a lost job for its next attempt (idempotent).
+func (a *Activities) RetryJob(ctx context.Context, jobID string, lostAttempt int) error {
+	_, err := a.Store.RetryJob(ctx, jobID, lostAttempt)
+	return err
+}
+
+// CancelJob asks the job to stop: a queued job is cancelled, a running one's
+// runner is told at once through its held heartbeat.
+func (a *Activities) CancelJob(ctx context.Context, jobID, reason string) error {
+	_, err := a.Store.RequestCancel(ctx, jobID, reason)
+	return err
+}
+
+// manifest marshals a manifest value.
+func manifest(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("marshal manifest: %w", err)
+	}
+	return b, nil
+}
+

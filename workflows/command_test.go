@@ -1,0 +1,113 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// These tests exercise RunJob's decisions (retry a lost attempt, give up
+// after the policy's attempts, cancel the job when the workflow is
+// cancelled) in Temporal's test environment. The activities themselves run
+// against real PostgreSQL, gateway and runners in the e2e package.
+
+func commandEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterActivity(&activities.Activities{})
+	env.RegisterWorkflow(InstallCommand)
+	env.OnActivity(a.EnqueueCommandJob, mockAny, "cmd_1", mockAny).Return(activities.JobRef{JobID: "job_1", Created: true}, nil)
+	return env
+}
+
+var mockAny = mock.Anything
+
+func outputs(t *testing.T, o protocol.CommandOutputs) json.RawMessage {
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestInstallCommandRetriesLostAttempts(t *testing.T) {
+	env := commandEnv(t)
+	exit := 0
+	awaits := 0
+	env.OnActivity(a.AwaitJob, mockAny, "job_1").Return(func(_ context.Context, _ string) (activities.JobResult, error) {
+		awaits++
+		if awaits == 1 {
+			return activities.JobResult{JobID: "job_1", Status: store.JobLost, Attempt: 1}, nil
+		}
+		return activities.JobResult{JobID: "job_1", Status: store.JobSucceeded, Attempt: 2, ExitCode: &exit,
+			Outputs: outputs(t, protocol.CommandOutputs{Output: "hi\n"})}, nil
+	})
+	retried := 0
+	env.OnActivity(a.RetryJob, mockAny, "job_1", 1).Return(func(_ context.Context, _ string, _ int) error { retried++; return nil })
+	var finished activities.CommandResult
+	env.OnActivity(a.FinishCommand, mockAny, "cmd_1", mockAny).Return(func(_ context.Context, _ string, r activities.CommandResult) error {
+		finished = r
+		return nil
+	})
+	env.ExecuteWorkflow(InstallCommand, InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1", TimeoutMS: 1000})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res InstallCommandResult
+	env.GetWorkflowResult(&res)
+	if retried != 1 || res.Attempts != 2 || res.Status != store.JobSucceeded || res.Output != "hi\n" || finished.Output != "hi\n" {
+		t.Fatalf("retried %d times, result %+v, recorded %+v", retried, res, finished)
+	}
+}
+
+func TestInstallCommandGivesUpAfterThreeLostAttempts(t *testing.T) {
+	env := commandEnv(t)
+	attempt := 0
+	env.OnActivity(a.AwaitJob, mockAny, "job_1").Return(func(_ context.Context, _ string) (activities.JobResult, error) {
+		attempt++
+		return activities.JobResult{JobID: "job_1", Status: store.JobLost, Attempt: attempt}, nil
+	})
+	env.OnActivity(a.RetryJob, mockAny, "job_1", mockAny).Return(nil)
+	var finished activities.CommandResult
+	env.OnActivity(a.FinishCommand, mockAny, "cmd_1", mockAny).Return(func(_ context.Context, _ string, r activities.CommandResult) error {
+		finished = r
+		return nil
+	})
+	env.ExecuteWorkflow(InstallCommand, InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1"})
+	err := env.GetWorkflowError()
+	if err == nil || attempt != 3 || finished.Status != store.JobFailed {
+		t.Fatalf("err %v after %d attempts, recorded %+v; want a failure after 3", err, attempt, finished)
+	}
+}
+
+func TestCancellingTheWorkflowCancelsTheJob(t *testing.T) {
+	env := commandEnv(t)
+	env.OnActivity(a.AwaitJob, mockAny, "job_1").Return(func(_ context.Context, _ string) (activities.JobResult, error) {
+		time.Sleep(50 * time.Millisecond)
+		return activities.JobResult{}, errors.New("still waiting")
+	})
+	cancelled := ""
+	env.OnActivity(a.CancelJob, mockAny, "job_1", mockAny).Return(func(_ context.Context, _ string, reason string) error {
+		cancelled = reason
+		return nil
+	})
+	var finished activities.CommandResult
+	env.OnActivity(a.FinishCommand, mockAny, "cmd_1", mockAny).Return(func(_ context.Context, _ string, r activities.CommandResult) error {
+		finished = r
+		return nil
+	})
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
+	env.ExecuteWorkflow(InstallCommand, InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1"})
+	if cancelled != "workflow cancelled" || finished.Status != store.JobCancelled {
+		t.Fatalf("cancel reason %q, recorded %+v", cancelled, finished)
+	}
+}

@@ -1,0 +1,88 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// a is used only to name activities in ExecuteActivity calls.
+var a *activities.Activities
+
+// JobPolicy says how RunJob treats one job.
+type JobPolicy struct {
+	// MaxAttempts bounds how many attempts a job gets when attempts are lost
+	// (runner died, lease expired). Default 3.
+	MaxAttempts int
+	// Wait bounds the whole wait for the job: queueing (the runner may be
+	// offline) plus running. Default 1 hour.
+	Wait time.Duration
+}
+
+// shortActivity is the options of the quick store activities.
+func shortActivity(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
+	})
+}
+
+// awaitHeartbeat is how long an await may go without heartbeating before
+// Temporal gives it to another worker (a worker that died mid-await).
+const awaitHeartbeat = 20 * time.Second
+
+// RunJob has a runner run a job: enqueue (idempotent: the enqueue activity
+// is keyed by workflow ID and step), await its end, retry lost attempts up
+// to the policy, and turn workflow cancellation into a cancel request the
+// runner sees at once. It returns the job's final result; a job that failed
+// is a result, not an error.
+func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future, p JobPolicy) (activities.JobResult, error) {
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = 3
+	}
+	if p.Wait <= 0 {
+		p.Wait = time.Hour
+	}
+	var ref activities.JobRef
+	if err := enqueue(shortActivity(ctx)).Get(ctx, &ref); err != nil {
+		return activities.JobResult{}, fmt.Errorf("enqueue job: %w", err)
+	}
+	awaitCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ScheduleToCloseTimeout: p.Wait,
+		HeartbeatTimeout:       awaitHeartbeat,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second},
+	})
+	for {
+		var res activities.JobResult
+		err := workflow.ExecuteActivity(awaitCtx, a.AwaitJob, ref.JobID).Get(awaitCtx, &res)
+		if err != nil {
+			reason := "the job's wait ended: " + err.Error()
+			var canceled *temporal.CanceledError
+			if errors.As(err, &canceled) || ctx.Err() != nil {
+				reason = "workflow cancelled"
+			}
+			// Tell the runner even though this context is done.
+			dctx, _ := workflow.NewDisconnectedContext(ctx)
+			_ = workflow.ExecuteActivity(shortActivity(dctx), a.CancelJob, ref.JobID, reason).Get(dctx, nil)
+			return activities.JobResult{JobID: ref.JobID}, err
+		}
+		if res.Status != store.JobLost {
+			return res, nil
+		}
+		if res.Attempt >= p.MaxAttempts {
+			return res, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("job %s: attempt %d of %d lost (runner stopped renewing its lease)", res.JobID, res.Attempt, p.MaxAttempts),
+				"JobAttemptsExhausted", nil)
+		}
+		workflow.GetLogger(ctx).Info("job attempt lost, retrying", "job", res.JobID, "attempt", res.Attempt)
+		if err := workflow.ExecuteActivity(shortActivity(ctx), a.RetryJob, ref.JobID, res.Attempt).Get(ctx, nil); err != nil {
+			return res, fmt.Errorf("retry job: %w", err)
+		}
+	}
+}
