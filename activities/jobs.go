@@ -139,4 +139,3 @@ func manifest(v any) (json.RawMessage, error) {
 	}
 	return b, nil
 }
-

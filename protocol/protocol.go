@@ -71,10 +71,14 @@ type Intervals struct {
 }
 
 // Duration helpers.
-func (i Intervals) ClaimWait() time.Duration       { return time.Duration(i.ClaimWaitMS) * time.Millisecond }
-func (i Intervals) JobHeartbeat() time.Duration    { return time.Duration(i.JobHeartbeatMS) * time.Millisecond }
-func (i Intervals) Lease() time.Duration           { return time.Duration(i.LeaseMS) * time.Millisecond }
-func (i Intervals) RunnerHeartbeat() time.Duration { return time.Duration(i.RunnerHeartbeatMS) * time.Millisecond }
+func (i Intervals) ClaimWait() time.Duration { return time.Duration(i.ClaimWaitMS) * time.Millisecond }
+func (i Intervals) JobHeartbeat() time.Duration {
+	return time.Duration(i.JobHeartbeatMS) * time.Millisecond
+}
+func (i Intervals) Lease() time.Duration { return time.Duration(i.LeaseMS) * time.Millisecond }
+func (i Intervals) RunnerHeartbeat() time.Duration {
+	return time.Duration(i.RunnerHeartbeatMS) * time.Millisecond
+}
 
 // RegisterRequest exchanges a registration token for a runner token.
 type RegisterRequest struct {
