@@ -31,7 +31,7 @@ func (s *Store) CreateInstall(ctx context.Context, orgID, appID, name string, in
 	}
 	regToken := newRegistrationToken()
 	hash := HashToken(regToken)
-	r := Runner{ID: NewID("run"), OrgID: orgID, InstallID: &inst.ID, Kind: RunnerKindInstall,
+	r := Runner{ID: NewID("run"), OrgID: orgID, InstallID: &inst.ID, Kind: RunnerKindInstall, Name: "install-" + name,
 		RegistrationTokenHash: &hash, Capabilities: []string{}, CreatedAt: s.now()}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var app App

@@ -188,7 +188,7 @@ func (s *Store) AppendLogs(ctx context.Context, runnerID, jobID string, attempt 
 	if err != nil {
 		return 0, fmt.Errorf("append logs: %w", err)
 	}
-	s.publish(ctx, notify.JobTopic(jobID))
+	s.publish(ctx, notify.JobLogsTopic(jobID))
 	return chunks[len(chunks)-1].Seq, nil
 }
 

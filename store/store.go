@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"gorm.io/driver/postgres"
@@ -58,7 +59,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		log = slog.Default()
 	}
 	gcfg := &gorm.Config{
-		Logger:                 logger.NewSlogLogger(log, logger.Config{SlowThreshold: time.Second, LogLevel: logger.Warn, IgnoreRecordNotFoundError: true}),
+		Logger:                 quietLogger{logger.NewSlogLogger(log, logger.Config{SlowThreshold: time.Second, LogLevel: logger.Warn, IgnoreRecordNotFoundError: true})},
 		SkipDefaultTransaction: true,
 		TranslateError:         true,
 		NowFunc:                func() time.Time { return time.Now().UTC() },
@@ -181,4 +182,21 @@ func (s *Store) sqlConn(ctx context.Context) (*sql.Conn, error) {
 		return nil, fmt.Errorf("store: get connection: %w", err)
 	}
 	return conn, nil
+}
+
+// quietLogger drops the errors that are answers, not faults: a unique
+// violation (a 409 for the caller) and a query cancelled because its caller
+// went away (a runner ending its long poll, a shutdown).
+type quietLogger struct{ logger.Interface }
+
+func (q quietLogger) LogMode(l logger.LogLevel) logger.Interface {
+	return quietLogger{q.Interface.LogMode(l)}
+}
+
+func (q quietLogger) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
+	if err != nil && (errors.Is(err, gorm.ErrDuplicatedKey) || errors.Is(err, context.Canceled) ||
+		strings.Contains(err.Error(), "duplicate key value") || strings.Contains(err.Error(), "UNIQUE constraint failed")) {
+		err = nil
+	}
+	q.Interface.Trace(ctx, begin, fc, err)
 }

@@ -68,6 +68,8 @@ func decodeError(err error) error {
 	var typ *json.UnmarshalTypeError
 	var maxBytes *http.MaxBytesError
 	switch {
+	case errors.Is(err, echo.ErrStatusRequestEntityTooLarge):
+		return New(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, "", "the body is larger than this route accepts")
 	case errors.As(err, &maxBytes):
 		return New(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, "", "the body is larger than %d bytes", maxBytes.Limit)
 	case errors.As(err, &syntax):

@@ -2,7 +2,8 @@
 // runner's long poll when a job is queued for it, a RunJob await when its job
 // finishes, a log follower when lines arrive.
 //
-// A notification carries only a topic ("runner:<id>", "job:<id>"); the waiter
+// A notification carries only a topic ("runner:<id>", "job:<id>",
+// "job-logs:<id>", "runner-tokens"); the waiter
 // then reads the store. Notifications may be coalesced, and after a lost
 // connection every waiter is woken (Bus.Reset), so a waiter must treat a wake
 // as "look again", never as data.

@@ -23,6 +23,10 @@ type Bus interface {
 func RunnerTopic(runnerID string) string { return "runner:" + runnerID }
 func JobTopic(jobID string) string       { return "job:" + jobID }
 
+// JobLogsTopic is published when log lines of a job arrive; kept apart from
+// JobTopic so a chatty job does not wake everyone awaiting its status.
+func JobLogsTopic(jobID string) string { return "job-logs:" + jobID }
+
 // fanout is the in-process part shared by both buses.
 type fanout struct {
 	mu       sync.Mutex

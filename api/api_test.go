@@ -1,0 +1,324 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/storetest"
+)
+
+// testEnv is the API on a real PostgreSQL database, served over HTTP, with an
+// org "acme" and its admin token.
+type testEnv struct {
+	t     *testing.T
+	store *store.Store
+	srv   *Server
+	http  *httptest.Server
+	ops   *recordingOps
+	org   store.Org
+	token string
+	// followIdle receives the state of every log follower that waits.
+	followIdle chan followState
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	return newTestEnvWithOps(t, newRecordingOps())
+}
+
+// newTestEnvWithOps is newTestEnv with the given Operations; nil serves the
+// API without any.
+func newTestEnvWithOps(t *testing.T, ops *recordingOps) *testEnv {
+	t.Helper()
+	t.Parallel()
+	s := storetest.Open(t, store.Postgres)
+	cfg := Config{Store: s, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if ops != nil {
+		cfg.Ops = ops
+	}
+	srv := New(cfg)
+	// Log followers must be woken by the bus: the fallback tick never fires
+	// in a test.
+	srv.followTick = time.Hour
+	idle := make(chan followState, 1000)
+	srv.followIdle = func(j store.Job, sent store.LogCursor) {
+		select {
+		case idle <- followState{status: j.Status, sent: sent}:
+		default:
+		}
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	org, tok, err := s.CreateOrg(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testEnv{t: t, store: s, srv: srv, http: ts, ops: ops, org: org, token: tok, followIdle: idle}
+}
+
+// followState is where a log follower was when it started waiting.
+type followState struct {
+	status string
+	sent   store.LogCursor
+}
+
+// with returns the environment for a subtest.
+func (e *testEnv) with(t *testing.T) *testEnv {
+	c := *e
+	c.t = t
+	return &c
+}
+
+// response is an answer read whole.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) String() string { return fmt.Sprintf("%d %s", r.status, r.body) }
+
+// apiError decodes an error body.
+func (r response) apiError(t *testing.T) protocol.Error {
+	t.Helper()
+	var e protocol.Error
+	if err := json.Unmarshal(r.body, &e); err != nil {
+		t.Fatalf("error body %q is not a protocol.Error: %v", r.body, err)
+	}
+	return e
+}
+
+// send calls the API with a token ("" for none). body is sent as is when it
+// is a string, []byte or io.Reader, as JSON otherwise.
+func (e *testEnv) send(method, path, token string, body any) response {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	case io.Reader: // of unknown length: sent chunked
+		rd = b
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, e.http.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return e.do(req)
+}
+
+func (e *testEnv) do(req *http.Request) response {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(req.Context(), 30*time.Second)
+	defer cancel()
+	res, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatalf("%s %s: read body: %v", req.Method, req.URL.Path, err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: data}
+}
+
+// call calls the API with the org's token, fails the test unless the status
+// is want, and decodes the body into out (if not nil).
+func (e *testEnv) call(method, path string, body any, want int, out any) response {
+	e.t.Helper()
+	return e.callAs(e.token, method, path, body, want, out)
+}
+
+func (e *testEnv) callAs(token, method, path string, body any, want int, out any) response {
+	e.t.Helper()
+	res := e.send(method, path, token, body)
+	if res.status != want {
+		e.t.Fatalf("%s %s: got %s, want %d", method, path, res, want)
+	}
+	if out != nil {
+		if err := json.Unmarshal(res.body, out); err != nil {
+			e.t.Fatalf("%s %s: decode %s: %v", method, path, res.body, err)
+		}
+	}
+	return res
+}
+
+// fixture creates, through the API, an app "demo" and an install "customer-1"
+// of it, and returns them with the install's registration token.
+func (e *testEnv) fixture() (app store.App, inst installView) {
+	e.t.Helper()
+	e.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
+	e.call("POST", "/v1/installs", map[string]any{"app_id": app.ID, "name": "customer-1",
+		"inputs": []map[string]any{{"name": "region", "value": "eu-west-1"}}}, 201, &inst)
+	return app, inst
+}
+
+// world is an org with one of everything: an app with a component, an
+// install with a queued job and a command.
+type world struct {
+	app  store.App
+	cmp  store.Component
+	inst installView
+	job  store.Job
+	cmd  commandView
+}
+
+func (e *testEnv) world() world {
+	e.t.Helper()
+	var w world
+	w.app, w.inst = e.fixture()
+	e.call("POST", "/v1/apps/"+w.app.ID+"/components", map[string]any{"name": "db", "type": "terraform_module"}, 201, &w.cmp)
+	w.job = e.enqueueJob(w.inst, "wf/"+w.inst.ID)
+	e.call("POST", "/v1/installs/"+w.inst.ID+"/commands", map[string]any{"command": []string{"uptime"}}, 202, &w.cmd)
+	return w
+}
+
+// enqueueJob queues a noop job for the install's runner, the way RunJob does.
+func (e *testEnv) enqueueJob(inst installView, key string) store.Job {
+	e.t.Helper()
+	job, _, err := e.store.EnqueueJob(context.Background(), store.JobSpec{Key: key, OrgID: e.org.ID,
+		RunnerID: inst.Runner.ID, InstallID: &inst.ID, Type: protocol.JobTypeNoop,
+		Manifest: json.RawMessage(`{"lines":["secret-manifest-value"]}`)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return job
+}
+
+// snapshot is every row of every table, to check a refused request changed
+// nothing.
+func (e *testEnv) snapshot() map[string][]string {
+	e.t.Helper()
+	db := e.store.DB()
+	tables, err := db.Migrator().GetTables()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, table := range tables {
+		var rows []map[string]any
+		if err := db.Table(table).Find(&rows).Error; err != nil {
+			e.t.Fatalf("read %s: %v", table, err)
+		}
+		for _, row := range rows {
+			b, _ := json.Marshal(row) // maps marshal with sorted keys
+			out[table] = append(out[table], string(b))
+		}
+		sort.Strings(out[table])
+	}
+	return out
+}
+
+// recordingOps stands in for the Temporal side: it records what it was asked
+// and lets a test decide when a workflow closes.
+type recordingOps struct {
+	mu        sync.Mutex
+	started   []store.InstallCommand
+	cancelled []string
+	closed    map[string]chan struct{}
+	startErr  error
+	awaiting  chan string // receives the workflow ID each time AwaitWorkflow starts waiting
+}
+
+func newRecordingOps() *recordingOps {
+	return &recordingOps{closed: map[string]chan struct{}{}, awaiting: make(chan string, 16)}
+}
+
+func (o *recordingOps) StartInstallCommand(_ context.Context, cmd store.InstallCommand) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.startErr != nil {
+		return o.startErr
+	}
+	o.started = append(o.started, cmd)
+	o.closed[cmd.WorkflowID] = make(chan struct{})
+	return nil
+}
+
+func (o *recordingOps) CancelWorkflow(_ context.Context, workflowID string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.cancelled = append(o.cancelled, workflowID)
+	return nil
+}
+
+func (o *recordingOps) AwaitWorkflow(ctx context.Context, workflowID string) error {
+	o.mu.Lock()
+	ch := o.closed[workflowID]
+	o.mu.Unlock()
+	if ch == nil {
+		return errors.New("workflow not found: " + workflowID)
+	}
+	o.awaiting <- workflowID
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// failStarts makes every StartInstallCommand fail with err.
+func (o *recordingOps) failStarts(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.startErr = err
+}
+
+// close closes a workflow, waking its awaiters.
+func (o *recordingOps) close(workflowID string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	close(o.closed[workflowID])
+}
+
+func (o *recordingOps) startedCommands() []store.InstallCommand {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]store.InstallCommand(nil), o.started...)
+}
+
+func (o *recordingOps) cancelledWorkflows() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.cancelled...)
+}
+
+func newRequest(t *testing.T, e *testEnv, method, path string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, e.http.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}

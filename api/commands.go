@@ -1,0 +1,220 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// Limits of a debug command.
+const (
+	maxCommandArgs        = 64
+	maxCommandArgBytes    = 4 << 10
+	defaultCommandTimeout = 300  // seconds
+	maxCommandTimeout     = 3600 // seconds
+	maxCommandWait        = 60   // seconds a GET may wait for a command to finish
+)
+
+type createCommandRequest struct {
+	Command        []string `json:"command"`
+	TimeoutSeconds *int     `json:"timeout_seconds"`
+}
+
+func (r createCommandRequest) validate() error {
+	switch n := len(r.Command); {
+	case r.Command == nil:
+		return apierr.Invalid("command", `is required: the program and its arguments, e.g. ["df", "-h"]`)
+	case n == 0:
+		return apierr.Invalid("command", "must hold at least the program to run")
+	case n > maxCommandArgs:
+		return apierr.Invalid("command", "has %d arguments; at most %d", n, maxCommandArgs)
+	}
+	for i, arg := range r.Command {
+		field := fmt.Sprintf("command[%d]", i)
+		switch {
+		case len(arg) > maxCommandArgBytes:
+			return apierr.Invalid(field, "is %d bytes; an argument holds at most %d", len(arg), maxCommandArgBytes)
+		case strings.ContainsRune(arg, 0):
+			return apierr.Invalid(field, "must not contain a NUL byte")
+		case i == 0 && arg == "":
+			return apierr.Invalid(field, "the program must not be empty")
+		}
+	}
+	if t := r.TimeoutSeconds; t != nil && (*t < 1 || *t > maxCommandTimeout) {
+		return apierr.Invalid("timeout_seconds", "%d is out of range: 1 to %d seconds", *t, maxCommandTimeout)
+	}
+	return nil
+}
+
+// commandView shows a command in the words of its request.
+type commandView struct {
+	ID             string     `json:"id"`
+	InstallID      string     `json:"install_id"`
+	Command        []string   `json:"command"`
+	TimeoutSeconds int64      `json:"timeout_seconds"`
+	WorkflowID     string     `json:"workflow_id"`
+	JobID          *string    `json:"job_id,omitempty"`
+	Status         string     `json:"status"`
+	ExitCode       *int       `json:"exit_code,omitempty"`
+	Output         string     `json:"output"`
+	Error          string     `json:"error,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	FinishedAt     *time.Time `json:"finished_at,omitempty"`
+}
+
+func newCommandView(c store.InstallCommand) commandView {
+	args := c.Args
+	if args == nil {
+		args = []string{}
+	}
+	return commandView{ID: c.ID, InstallID: c.InstallID, Command: args, TimeoutSeconds: c.TimeoutMS / 1000,
+		WorkflowID: c.WorkflowID, JobID: c.JobID, Status: c.Status, ExitCode: c.ExitCode, Output: c.Output,
+		Error: c.Error, CreatedAt: c.CreatedAt, FinishedAt: c.FinishedAt}
+}
+
+// commandFinished reports whether a command will not change any more.
+func commandFinished(c store.InstallCommand) bool {
+	switch c.Status {
+	case store.JobSucceeded, store.JobFailed, store.JobCancelled:
+		return true
+	}
+	return c.FinishedAt != nil
+}
+
+// commandWorkflowID is the ID of the workflow that runs a debug command.
+func commandWorkflowID(installID, commandID string) string {
+	return "install/" + installID + "/command/" + commandID
+}
+
+func (s *Server) createCommand(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	var req createCommandRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	if err := req.validate(); err != nil {
+		return err
+	}
+	if s.ops == nil {
+		return errNoOps()
+	}
+	timeout := defaultCommandTimeout
+	if req.TimeoutSeconds != nil {
+		timeout = *req.TimeoutSeconds
+	}
+	id := store.NewID("cmd")
+	cmd, err := s.store.CreateInstallCommand(ctx, store.InstallCommand{ID: id, OrgID: org, InstallID: inst.ID,
+		Args: req.Command, TimeoutMS: int64(timeout) * 1000, WorkflowID: commandWorkflowID(inst.ID, id)})
+	if err != nil {
+		return err
+	}
+	if err := s.ops.StartInstallCommand(ctx, cmd); err != nil {
+		// Nothing will run it: record that, so the command does not stay queued.
+		now := s.now()
+		cmd.Status, cmd.Error, cmd.FinishedAt = store.JobFailed, "the command's workflow could not be started", &now
+		if uerr := s.store.UpdateInstallCommand(context.WithoutCancel(ctx), cmd); uerr != nil {
+			s.log.Error("recording a command that did not start failed", "command", cmd.ID, "err", uerr)
+		}
+		return opsFailed("starting the command", err)
+	}
+	return c.JSON(http.StatusAccepted, newCommandView(cmd))
+}
+
+func (s *Server) listCommands(c echo.Context) error {
+	inst, limit, err := s.installList(c)
+	if err != nil {
+		return err
+	}
+	cmds, err := s.store.ListInstallCommands(c.Request().Context(), inst.OrgID, inst.ID, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]commandView, len(cmds))
+	for i, cmd := range cmds {
+		out[i] = newCommandView(cmd)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"commands": out})
+}
+
+// installCommand reads the command named in the path, if it is one of the
+// path's install's (in the token's org).
+func (s *Server) installCommand(c echo.Context) (store.InstallCommand, error) {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return store.InstallCommand{}, err
+	}
+	id := c.Param("cmd")
+	cmd, err := s.store.GetInstallCommand(ctx, org, id)
+	if err != nil {
+		return store.InstallCommand{}, err
+	}
+	if cmd.InstallID != inst.ID {
+		return store.InstallCommand{}, fmt.Errorf("command %s: %w", id, store.ErrNotFound)
+	}
+	return cmd, nil
+}
+
+func (s *Server) getCommand(c echo.Context) error {
+	wait, err := queryInt(c, "wait", 0, 0, maxCommandWait)
+	if err != nil {
+		return err
+	}
+	cmd, err := s.installCommand(c)
+	if err != nil {
+		return err
+	}
+	if wait > 0 && !commandFinished(cmd) {
+		if s.ops == nil {
+			return errNoOps()
+		}
+		ctx, cancel := context.WithTimeout(c.Request().Context(), time.Duration(wait)*time.Second)
+		err := s.ops.AwaitWorkflow(ctx, cmd.WorkflowID)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			// Whatever went wrong, the command's row says where it is.
+			s.log.Warn("awaiting a command's workflow failed", "workflow", cmd.WorkflowID, "err", err)
+		}
+		if cmd, err = s.store.GetInstallCommand(c.Request().Context(), cmd.OrgID, cmd.ID); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, newCommandView(cmd))
+}
+
+func (s *Server) cancelCommand(c echo.Context) error {
+	cmd, err := s.installCommand(c)
+	if err != nil {
+		return err
+	}
+	if s.ops == nil {
+		return errNoOps()
+	}
+	if !commandFinished(cmd) {
+		err := s.ops.CancelWorkflow(c.Request().Context(), cmd.WorkflowID)
+		if err == nil {
+			return c.JSON(http.StatusAccepted, newCommandView(cmd))
+		}
+		// It may have finished meanwhile; if not, the cancel really failed.
+		var rerr error
+		if cmd, rerr = s.store.GetInstallCommand(c.Request().Context(), cmd.OrgID, cmd.ID); rerr != nil {
+			return rerr
+		}
+		if !commandFinished(cmd) {
+			return opsFailed("cancelling the command", err)
+		}
+	}
+	return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "command %s has already finished (%s)", cmd.ID, cmd.Status)
+}

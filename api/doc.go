@@ -1,0 +1,22 @@
+// Package api is Outpost's public control API: the HTTP surface (echo, under
+// /v1) through which a vendor manages its org — API tokens, apps and their
+// components, installs and their inputs, runners, jobs and their logs, and
+// debug commands run on an install's runner.
+//
+// Every /v1 route but /v1/openapi.json takes "Authorization: Bearer <API
+// token>". The token's org scopes everything: an object of another org is
+// answered exactly like one that does not exist (404). Bodies are strict JSON
+// (unknown fields and wrong types are refused with a 400 naming the field) of at
+// most 1 MiB (413 beyond). Secrets are shown once, when they are created: an API
+// token by POST /v1/tokens, a runner's registration token by POST /v1/installs
+// and POST /v1/runners/{id}/registration-token. Sensitive install inputs are
+// never shown (their value is left out, "sensitive": true).
+//
+// Durable operations (a debug command, later provisioning and deploys) run as
+// Temporal workflows; this package starts, cancels and awaits them through the
+// small Operations interface, which package worker implements.
+//
+// The route table in routes.go is the one place a route is declared: it mounts
+// the handler and documents it in the OpenAPI document served at
+// /v1/openapi.json.
+package api

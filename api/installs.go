@@ -1,0 +1,128 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/store"
+)
+
+type inputRequest struct {
+	Name      string `json:"name"`
+	Value     string `json:"value"`
+	Sensitive bool   `json:"sensitive"`
+}
+
+type createInstallRequest struct {
+	AppID  string         `json:"app_id"`
+	Name   string         `json:"name"`
+	Inputs []inputRequest `json:"inputs"`
+}
+
+// installView is an install as the API shows it: sensitive input values are
+// left out.
+type installView struct {
+	ID        string      `json:"id"`
+	OrgID     string      `json:"org_id"`
+	AppID     string      `json:"app_id"`
+	Name      string      `json:"name"`
+	Status    string      `json:"status"`
+	Inputs    []inputView `json:"inputs"`
+	Runner    *runnerRef  `json:"runner,omitempty"`
+	CreatedAt time.Time   `json:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at"`
+}
+
+type inputView struct {
+	Name      string  `json:"name"`
+	Value     *string `json:"value,omitempty"` // nil when sensitive
+	Sensitive bool    `json:"sensitive"`
+}
+
+// runnerRef names an install's runner; RegistrationToken is set only in the
+// answer that creates the install.
+type runnerRef struct {
+	ID                string `json:"id"`
+	RegistrationToken string `json:"registration_token,omitempty"`
+}
+
+func newInstallView(inst store.Install, runner *runnerRef) installView {
+	v := installView{ID: inst.ID, OrgID: inst.OrgID, AppID: inst.AppID, Name: inst.Name, Status: inst.Status,
+		Inputs: make([]inputView, len(inst.Inputs)), Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
+	for i, in := range inst.Inputs {
+		v.Inputs[i] = inputView{Name: in.Name, Sensitive: in.Sensitive}
+		if !in.Sensitive {
+			v.Inputs[i].Value = &in.Value
+		}
+	}
+	return v
+}
+
+func (s *Server) createInstall(c echo.Context) error {
+	var req createInstallRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	if req.AppID == "" {
+		return apierr.Invalid("app_id", "is required")
+	}
+	inputs := make([]store.InstallInput, len(req.Inputs))
+	for i, in := range req.Inputs {
+		inputs[i] = store.InstallInput{Name: in.Name, Value: in.Value, Sensitive: in.Sensitive}
+	}
+	inst, runner, regToken, err := s.store.CreateInstall(c.Request().Context(), orgID(c), req.AppID, req.Name, inputs)
+	if err != nil {
+		return onField(err, "name")
+	}
+	return c.JSON(http.StatusCreated, newInstallView(inst, &runnerRef{ID: runner.ID, RegistrationToken: regToken}))
+}
+
+func (s *Server) listInstalls(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	insts, err := s.store.ListInstalls(ctx, org, c.QueryParam("app_id"))
+	if err != nil {
+		return err
+	}
+	runners, err := s.store.ListRunners(ctx, org)
+	if err != nil {
+		return err
+	}
+	runnerOf := map[string]*runnerRef{}
+	for _, r := range runners {
+		if r.InstallID != nil {
+			runnerOf[*r.InstallID] = &runnerRef{ID: r.ID}
+		}
+	}
+	out := make([]installView, len(insts))
+	for i, inst := range insts {
+		out[i] = newInstallView(inst, runnerOf[inst.ID])
+	}
+	return c.JSON(http.StatusOK, map[string]any{"installs": out})
+}
+
+func (s *Server) getInstall(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	var ref *runnerRef
+	switch r, err := s.store.GetInstallRunner(ctx, org, inst.ID); {
+	case err == nil:
+		ref = &runnerRef{ID: r.ID}
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	return c.JSON(http.StatusOK, newInstallView(inst, ref))
+}
+
+func (s *Server) deleteInstall(c echo.Context) error {
+	if err := s.store.DeleteInstall(c.Request().Context(), orgID(c), c.Param("id")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

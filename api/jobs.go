@@ -1,0 +1,267 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/notify"
+)
+
+const (
+	defaultListLimit = 50
+	maxListLimit     = 200
+	defaultLogPage   = 200
+	maxLogPage       = 1000
+	// followBatch is how many chunks a follower reads at a time.
+	followBatch = 500
+)
+
+// installList reads what the list routes below an install take: the
+// install (in the token's org) and ?limit.
+func (s *Server) installList(c echo.Context) (store.Install, int, error) {
+	inst, err := s.store.GetInstall(c.Request().Context(), orgID(c), c.Param("id"))
+	if err != nil {
+		return store.Install{}, 0, err
+	}
+	limit, err := queryInt(c, "limit", defaultListLimit, 1, maxListLimit)
+	return inst, limit, err
+}
+
+func (s *Server) listInstallJobs(c echo.Context) error {
+	inst, limit, err := s.installList(c)
+	if err != nil {
+		return err
+	}
+	jobs, err := s.store.ListJobs(c.Request().Context(), inst.OrgID, inst.ID, limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs})
+}
+
+// jobDetail is a job with its attempts and status history. The manifest and
+// outputs are never shown (they may hold rendered secrets).
+type jobDetail struct {
+	store.Job
+	Attempts []store.JobAttempt `json:"attempts"`
+	History  []store.JobEvent   `json:"history"`
+}
+
+func (s *Server) getJob(c echo.Context) error {
+	ctx := c.Request().Context()
+	job, err := s.store.GetJob(ctx, orgID(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	attempts, events, err := s.store.JobHistory(ctx, job.ID)
+	if err != nil {
+		return fmt.Errorf("history of job %s: %w", job.ID, err)
+	}
+	return c.JSON(http.StatusOK, jobDetail{Job: job, Attempts: attempts, History: events})
+}
+
+// parseCursor reads a log cursor, "<attempt>.<seq>".
+func parseCursor(field, v string) (store.LogCursor, error) {
+	a, sq, ok := strings.Cut(v, ".")
+	attempt, err1 := strconv.Atoi(a)
+	seq, err2 := strconv.ParseInt(sq, 10, 64)
+	if !ok || err1 != nil || err2 != nil || attempt < 0 || seq < 0 {
+		return store.LogCursor{}, apierr.Invalid(field, "%q is not a log cursor: want <attempt>.<seq> as given in next_cursor, e.g. 1.42", v)
+	}
+	return store.LogCursor{Attempt: attempt, Seq: seq}, nil
+}
+
+func formatCursor(c store.LogCursor) string { return fmt.Sprintf("%d.%d", c.Attempt, c.Seq) }
+
+// logPage is a page of a job's logs.
+type logPage struct {
+	Chunks     []store.JobLogChunk `json:"chunks"`
+	NextCursor string              `json:"next_cursor"`
+}
+
+// logEnd is the data of the `end` event that closes a followed log.
+type logEnd struct {
+	Status   string `json:"status"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+func (s *Server) jobLogs(c echo.Context) error {
+	ctx := c.Request().Context()
+	job, err := s.store.GetJob(ctx, orgID(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	var cursor store.LogCursor
+	if v := c.QueryParam("after"); v != "" {
+		if cursor, err = parseCursor("after", v); err != nil {
+			return err
+		}
+	} else if v := c.Request().Header.Get("Last-Event-ID"); v != "" {
+		// An EventSource that reconnects resumes after the last event it got.
+		if cursor, err = parseCursor("Last-Event-ID", v); err != nil {
+			return err
+		}
+	}
+	follow := false
+	if v := c.QueryParam("follow"); v != "" {
+		if follow, err = strconv.ParseBool(v); err != nil {
+			return apierr.Invalid("follow", "%q must be true or false", v)
+		}
+	}
+	if follow {
+		return s.followLogs(c, job, cursor)
+	}
+	limit, err := queryInt(c, "limit", defaultLogPage, 1, maxLogPage)
+	if err != nil {
+		return err
+	}
+	chunks, err := s.store.ListLogs(ctx, job.ID, cursor, limit)
+	if err != nil {
+		return fmt.Errorf("logs of job %s: %w", job.ID, err)
+	}
+	if n := len(chunks); n > 0 {
+		cursor = store.LogCursor{Attempt: chunks[n-1].Attempt, Seq: chunks[n-1].Seq}
+	}
+	return c.JSON(http.StatusOK, logPage{Chunks: chunks, NextCursor: formatCursor(cursor)})
+}
+
+// followLogs streams a job's logs after cursor as Server-Sent Events until
+// the job is finished and every line it reported was sent (or, if lines are
+// missing, logGrace after it finished), or the client goes away. It is woken
+// by the store's bus; followTick covers a lost notification and keeps idle
+// connections open.
+func (s *Server) followLogs(c echo.Context, job store.Job, cursor store.LogCursor) error {
+	ctx := c.Request().Context()
+	// Subscribe before the first read, so nothing that happens after it is missed.
+	wake, unsubscribe := s.store.Bus().Subscribe(notify.JobTopic(job.ID))
+	defer unsubscribe()
+	wakeLogs, unsubscribeLogs := s.store.Bus().Subscribe(notify.JobLogsTopic(job.ID))
+	defer unsubscribeLogs()
+	tick := time.NewTicker(s.followTick)
+	defer tick.Stop()
+
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, "text/event-stream")
+	w.Header().Set(echo.HeaderCacheControl, "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no") // nginx: don't buffer the stream
+	w.WriteHeader(http.StatusOK)
+	w.Flush()
+
+	var grace <-chan time.Time // set once the job is finished but lines are missing
+	for {
+		// Read the job before its logs: if it was finished then, every line
+		// it delivered before finishing is in the read that follows.
+		j, err := s.store.GetJob(ctx, job.OrgID, job.ID)
+		if err != nil {
+			return s.streamFailed(c, err)
+		}
+		chunks, err := s.store.ListLogs(ctx, job.ID, cursor, followBatch)
+		if err != nil {
+			return s.streamFailed(c, err)
+		}
+		for _, ch := range chunks {
+			cursor = store.LogCursor{Attempt: ch.Attempt, Seq: ch.Seq}
+			if err := writeEvent(w, "log", formatCursor(cursor), ch); err != nil {
+				return nil // the client went away
+			}
+		}
+		w.Flush()
+		if len(chunks) == followBatch {
+			continue
+		}
+		if store.JobTerminal(j.Status) {
+			complete, err := s.logsComplete(ctx, j, cursor)
+			if err != nil {
+				return s.streamFailed(c, err)
+			}
+			if complete {
+				return s.endStream(w, j)
+			}
+			if grace == nil {
+				grace = time.After(s.logGrace)
+			}
+		}
+		if s.followIdle != nil {
+			s.followIdle(j, cursor)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-grace:
+			return s.endStream(w, j)
+		case <-wake:
+		case <-wakeLogs:
+		case <-tick.C:
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+				return nil
+			}
+			w.Flush()
+		}
+	}
+}
+
+// logsComplete reports whether cursor is at or past the last line the job's
+// final attempt reported when it completed.
+func (s *Server) logsComplete(ctx context.Context, j store.Job, cursor store.LogCursor) (bool, error) {
+	if j.Attempt == 0 {
+		return true, nil // never ran
+	}
+	attempts, _, err := s.store.JobHistory(ctx, j.ID)
+	if err != nil {
+		return false, fmt.Errorf("history of job %s: %w", j.ID, err)
+	}
+	var lastSeq int64
+	for _, a := range attempts {
+		if a.Attempt == j.Attempt {
+			lastSeq = a.LastSeq
+		}
+	}
+	return lastSeq == 0 || cursor.Attempt > j.Attempt || (cursor.Attempt == j.Attempt && cursor.Seq >= lastSeq), nil
+}
+
+func (s *Server) endStream(w *echo.Response, j store.Job) error {
+	_ = writeEvent(w, "end", "", logEnd{Status: j.Status, ExitCode: j.ExitCode, Error: j.Error})
+	w.Flush()
+	return nil
+}
+
+// streamFailed ends a stream whose headers are sent: the error goes in an
+// `error` event, its cause to the log.
+func (s *Server) streamFailed(c echo.Context, err error) error {
+	if c.Request().Context().Err() != nil {
+		return nil // the client went away; the error is only that
+	}
+	s.log.Error("following logs failed", "path", c.Path(), "job", c.Param("id"), "err", err)
+	w := c.Response()
+	_ = writeEvent(w, "error", "", map[string]string{"message": "internal error; reconnect to resume"})
+	w.Flush()
+	return nil
+}
+
+// writeEvent writes one Server-Sent Event whose data is v as JSON (one line:
+// JSON escapes newlines).
+func writeEvent(w *echo.Response, event, id string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", event, err)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "event: %s\n", event)
+	if id != "" {
+		fmt.Fprintf(&b, "id: %s\n", id)
+	}
+	fmt.Fprintf(&b, "data: %s\n\n", data)
+	_, err = w.Write(b.Bytes())
+	return err
+}

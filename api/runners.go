@@ -1,0 +1,88 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/store"
+)
+
+// Runner statuses, computed from when the runner was last seen.
+const (
+	runnerOnline  = "online"
+	runnerOffline = "offline"
+)
+
+type runnerView struct {
+	ID           string     `json:"id"`
+	OrgID        string     `json:"org_id"`
+	Kind         string     `json:"kind"`
+	InstallID    *string    `json:"install_id"`
+	Name         string     `json:"name"`
+	Version      string     `json:"version"`
+	Capabilities []string   `json:"capabilities"`
+	RegisteredAt *time.Time `json:"registered_at"`
+	LastSeenAt   *time.Time `json:"last_seen_at"`
+	Status       string     `json:"status"`
+	CreatedAt    time.Time  `json:"created_at"`
+}
+
+func (s *Server) runnerView(r store.Runner) runnerView {
+	status := runnerOffline
+	if r.LastSeenAt != nil && s.now().Sub(*r.LastSeenAt) <= s.onlineWindow {
+		status = runnerOnline
+	}
+	caps := r.Capabilities
+	if caps == nil {
+		caps = []string{}
+	}
+	return runnerView{ID: r.ID, OrgID: r.OrgID, Kind: r.Kind, InstallID: r.InstallID, Name: r.Name, Version: r.Version,
+		Capabilities: caps, RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status, CreatedAt: r.CreatedAt}
+}
+
+func (s *Server) listRunners(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	if _, err := s.store.EnsureBuildRunner(ctx, org); err != nil {
+		return err
+	}
+	runners, err := s.store.ListRunners(ctx, org)
+	if err != nil {
+		return err
+	}
+	out := make([]runnerView, len(runners))
+	for i, r := range runners {
+		out[i] = s.runnerView(r)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"runners": out})
+}
+
+func (s *Server) getRunner(c echo.Context) error {
+	r, err := s.store.GetRunner(c.Request().Context(), orgID(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.runnerView(r))
+}
+
+type registrationTokenView struct {
+	RunnerID          string `json:"runner_id"`
+	RegistrationToken string `json:"registration_token"`
+}
+
+func (s *Server) rotateRegistrationToken(c echo.Context) error {
+	id := c.Param("id")
+	plain, err := s.store.RotateRegistrationToken(c.Request().Context(), orgID(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, registrationTokenView{RunnerID: id, RegistrationToken: plain})
+}
+
+func (s *Server) revokeRunnerTokens(c echo.Context) error {
+	if err := s.store.RevokeRunnerTokens(c.Request().Context(), orgID(c), c.Param("id")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

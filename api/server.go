@@ -1,0 +1,243 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// Config is what the control API needs.
+type Config struct {
+	Store *store.Store
+	// Ops starts and awaits the workflows behind commands. When nil, the
+	// routes that need it answer 503.
+	Ops    Operations
+	Logger *slog.Logger
+	// OnlineWindow: a runner is online if it was last seen within it
+	// (default 90s).
+	OnlineWindow time.Duration
+}
+
+// Operations starts and waits for durable operations (Temporal workflows).
+// Defined here, implemented in package worker.
+//
+// An error wrapping store.ErrConflict means the operation cannot start now
+// (the API answers 409); any other error is answered 503.
+type Operations interface {
+	// StartInstallCommand starts the workflow cmd.WorkflowID that runs cmd.
+	StartInstallCommand(ctx context.Context, cmd store.InstallCommand) error
+	// CancelWorkflow asks a running workflow to stop.
+	CancelWorkflow(ctx context.Context, workflowID string) error
+	// AwaitWorkflow returns when the workflow has closed, or ctx is done.
+	AwaitWorkflow(ctx context.Context, workflowID string) error
+}
+
+// DefaultOnlineWindow is how recently a runner must have been seen to be
+// shown online, unless Config says otherwise.
+const DefaultOnlineWindow = 90 * time.Second
+
+// MaxBodyBytes is the largest request body the API reads.
+const MaxBodyBytes = 1 << 20
+
+// codeUnavailable is the error code of a 503.
+const codeUnavailable = "unavailable"
+
+// Server is the control API.
+type Server struct {
+	store        *store.Store
+	ops          Operations
+	log          *slog.Logger
+	onlineWindow time.Duration
+	now          func() time.Time
+
+	// followTick is how often a log follower looks again without being woken
+	// (a lost notification) and sends a keep-alive comment.
+	followTick time.Duration
+	// logGrace is how long a follower of a finished job waits for lines the
+	// runner reported (last_seq) but has not delivered yet.
+	logGrace time.Duration
+	// followIdle, if set, is called each time a log follower has sent all it
+	// found and starts waiting (for tests).
+	followIdle func(job store.Job, sent store.LogCursor)
+
+	routes  []route
+	openAPI []byte
+}
+
+// New returns the control API. It panics if cfg.Store is nil: that is a
+// wiring mistake, not a condition to handle.
+func New(cfg Config) *Server {
+	if cfg.Store == nil {
+		panic("api.New: Config.Store is required")
+	}
+	s := &Server{
+		store:        cfg.Store,
+		ops:          cfg.Ops,
+		log:          cfg.Logger,
+		onlineWindow: cfg.OnlineWindow,
+		now:          func() time.Time { return time.Now().UTC() },
+		followTick:   15 * time.Second,
+		logGrace:     10 * time.Second,
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.onlineWindow <= 0 {
+		s.onlineWindow = DefaultOnlineWindow
+	}
+	s.routes = s.routeTable()
+	doc, err := json.Marshal(openAPIDocument(s.routes))
+	if err != nil {
+		panic(fmt.Sprintf("api.New: marshal the OpenAPI document: %v", err))
+	}
+	s.openAPI = doc
+	return s
+}
+
+// Handler returns an *echo.Echo with everything mounted: /healthz and the /v1
+// routes, JSON errors everywhere (unknown routes too) and panic recovery.
+func (s *Server) Handler() http.Handler {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = apierr.Handler(s.log)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.log.Error("panic in handler", "method", c.Request().Method, "path", c.Path(), "err", err, "stack", string(stack))
+			return err
+		},
+	}))
+	e.GET("/healthz", s.healthz)
+	s.Register(e)
+	return e
+}
+
+// Register mounts the /v1 routes on an existing echo (the gateway may share a
+// listener in dev). The caller should use apierr.Handler as the echo's
+// HTTPErrorHandler so errors answer JSON.
+//
+// Middleware is per route, not per group: an echo group with middleware
+// catches every path below it, which would answer 404 where 405 is right.
+func (s *Server) Register(e *echo.Echo) {
+	for _, r := range s.routes {
+		mw := []echo.MiddlewareFunc{limitBody}
+		if !r.doc.public {
+			mw = append(mw, s.authenticate)
+		}
+		e.Add(r.method, "/v1"+r.path, r.handler, mw...)
+	}
+}
+
+// healthz answers once the database does.
+func (s *Server) healthz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		s.log.Warn("health check failed", "err", err)
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) serveOpenAPI(c echo.Context) error {
+	return c.JSONBlob(http.StatusOK, s.openAPI)
+}
+
+// limitBody refuses bodies over MaxBodyBytes: at once when Content-Length
+// says so, otherwise when reading passes the limit (apierr.Bind answers 413).
+func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength > MaxBodyBytes {
+			return tooLarge()
+		}
+		if req.Body != nil {
+			req.Body = http.MaxBytesReader(c.Response(), req.Body, MaxBodyBytes)
+		}
+		return next(c)
+	}
+}
+
+func tooLarge() error {
+	return apierr.New(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, "", "the body is larger than %d bytes", MaxBodyBytes)
+}
+
+const tokenKey = "outpost.api_token"
+
+// authenticate checks the bearer API token and remembers it for orgID.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		scheme, plain, _ := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
+		plain = strings.TrimSpace(plain)
+		if !strings.EqualFold(scheme, "Bearer") || plain == "" {
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="outpost"`)
+			return apierr.New(http.StatusUnauthorized, protocol.CodeUnauthorized, "", "missing API token: send Authorization: Bearer <token>")
+		}
+		tok, err := s.store.AuthenticateAPIToken(c.Request().Context(), plain)
+		if err != nil {
+			if errors.Is(err, store.ErrUnauthorized) {
+				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="outpost", error="invalid_token"`)
+			}
+			return err
+		}
+		c.Set(tokenKey, tok)
+		return next(c)
+	}
+}
+
+// orgID is the org of the request's API token.
+func orgID(c echo.Context) string {
+	return c.Get(tokenKey).(store.APIToken).OrgID
+}
+
+// onField names the field a store conflict is about, e.g. a name already
+// taken; other errors pass through.
+func onField(err error, field string) error {
+	if !errors.Is(err, store.ErrConflict) {
+		return err
+	}
+	he := *apierr.FromStore(err)
+	he.Body.Field = field
+	return &he
+}
+
+// errNoOps answers the routes that need Operations when there are none.
+func errNoOps() error {
+	return apierr.New(http.StatusServiceUnavailable, codeUnavailable, "", "this server runs no workflow service: commands are not available")
+}
+
+// opsFailed answers an Operations error: 409 for a conflict, otherwise 503.
+// The cause stays in the returned chain, so apierr.Handler logs it, but is
+// not sent.
+func opsFailed(what string, err error) error {
+	if errors.Is(err, store.ErrConflict) {
+		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "%s: %v", what, err)
+	}
+	he := apierr.New(http.StatusServiceUnavailable, codeUnavailable, "", "%s failed: the workflow service is not available; try again", what)
+	return fmt.Errorf("%w: %w", he, err)
+}
+
+// queryInt reads an optional integer query parameter within [lo, hi].
+func queryInt(c echo.Context, name string, def, lo, hi int) (int, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, apierr.Invalid(name, "%q must be a whole number from %d to %d", v, lo, hi)
+	}
+	return n, nil
+}

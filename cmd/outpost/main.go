@@ -1,0 +1,72 @@
+// Command outpost is Outpost's control plane: the HTTP API and runner
+// gateway (`api`), the Temporal worker (`worker`), database migrations
+// (`migrate`), org bootstrap (`org create`), and `dev`, everything in one
+// process on an embedded Temporal server and SQLite.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `outpost — the Outpost control plane
+
+Usage:
+  outpost dev      [flags]   everything in one process: embedded Temporal (+ UI), SQLite, API, gateway, worker, runners
+  outpost api      [flags]   the control API (/v1) and the runner gateway (/runner/v1)
+  outpost worker   [flags]   the Temporal worker
+  outpost migrate  [flags]   apply database migrations
+  outpost org create NAME    create an org and print its first API token
+  outpost version
+
+Configuration comes from flags or the environment (DATABASE_URL, TEMPORAL_ADDRESS,
+TEMPORAL_NAMESPACE, OUTPOST_API_LISTEN, OUTPOST_GATEWAY_LISTEN, OUTPOST_DATA_DIR).
+Run 'outpost <command> -h' for a command's flags.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var err error
+	args := os.Args[2:]
+	switch os.Args[1] {
+	case "dev":
+		err = runDev(ctx, args, log)
+	case "api":
+		err = runAPI(ctx, args, log)
+	case "worker":
+		err = runWorker(ctx, args, log)
+	case "migrate":
+		err = runMigrate(ctx, args, log)
+	case "org":
+		err = runOrg(ctx, args, log)
+	case "version":
+		fmt.Println(version)
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "outpost: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintf(os.Stderr, "outpost %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
