@@ -1,0 +1,405 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/outpost-dev/outpost/api"
+	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/storetest"
+	"github.com/outpost-dev/outpost/worker"
+	"github.com/outpost-dev/outpost/worker/devserver"
+)
+
+var (
+	runnerBin string
+	temporal  *devserver.Server
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "outpost-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	runnerBin = filepath.Join(dir, "outpost-runner")
+	build := exec.Command("go", "build", "-o", runnerBin, "../cmd/outpost-runner")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build outpost-runner:", err)
+		return 1
+	}
+	temporal, err = devserver.Start(context.Background(), devserver.Options{UIPort: -1})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start temporal:", err)
+		return 1
+	}
+	defer temporal.Stop()
+	return m.Run()
+}
+
+// stack is one control plane on real parts: a fresh PostgreSQL database, the
+// gateway and API over real HTTP, and a Temporal worker on a task queue of
+// its own, against the shared in-process Temporal server.
+type stack struct {
+	t        *testing.T
+	store    *store.Store
+	client   client.Client
+	queue    string
+	worker   sdkworker.Worker
+	api      *httptest.Server
+	gw       *httptest.Server
+	gateway  string // the URL runners are given (may be a proxy)
+	token    string // the org's API token
+	orgID    string
+	install  store.Install
+	runnerID string
+	runTok   string // the install runner's token
+}
+
+type stackOptions struct {
+	intervals protocol.Intervals
+}
+
+func newStack(t *testing.T, o stackOptions) *stack {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s := storetest.Open(t, store.Postgres)
+	// Registered after the store, so it runs before the store closes.
+	ctx, cancel := context.WithCancel(context.Background())
+	gwDone := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-gwDone })
+	tc, err := client.Dial(client.Options{HostPort: temporal.FrontendAddress(), Namespace: temporal.Namespace(),
+		Logger: tlog.NewStructuredLogger(log)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.Close)
+	iv := o.intervals
+	if iv.ClaimWaitMS == 0 {
+		iv = protocol.Intervals{ClaimWaitMS: 2000, JobHeartbeatMS: 500, LeaseMS: 4000, RunnerHeartbeatMS: 2000}
+	}
+	g := gateway.New(gateway.Config{Store: s, Logger: log, Intervals: iv, ReapInterval: 250 * time.Millisecond, TouchInterval: time.Second})
+	go func() { g.Run(ctx); close(gwDone) }()
+	st := &stack{t: t, store: s, client: tc, queue: "e2e-" + strings.ReplaceAll(t.Name(), "/", "-")}
+	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: st.queue}, Logger: log})
+	st.api = httptest.NewServer(a.Handler())
+	t.Cleanup(st.api.Close)
+	st.gw = httptest.NewServer(g.Handler())
+	t.Cleanup(st.gw.Close)
+	st.gateway = st.gw.URL
+	st.startWorker()
+
+	org, tok, err := s.CreateOrg(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := s.CreateApp(ctx, org.ID, "demo", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, r, _, err := s.CreateInstall(ctx, org.ID, app.ID, "customer-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTok, err := s.IssueRunnerToken(ctx, org.ID, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.token, st.orgID, st.install, st.runnerID, st.runTok = tok, org.ID, inst, r.ID, runTok
+	return st
+}
+
+func (s *stack) startWorker() {
+	w := worker.New(worker.Config{Client: s.client, Store: s.store, TaskQueue: s.queue})
+	if err := w.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.worker = w
+	s.t.Cleanup(w.Stop)
+}
+
+// runnerProc is a real outpost-runner process.
+type runnerProc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startRunner launches outpost-runner against the stack's gateway URL.
+func (s *stack) startRunner(env ...string) *runnerProc {
+	s.t.Helper()
+	cmd := exec.Command(runnerBin, "run", "--gateway", s.gateway, "--work-dir", s.t.TempDir(), "--cancel-grace", "2s")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "OUTPOST_TOKEN=" + s.runTok}, env...)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	p := &runnerProc{cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(p.done) }()
+	s.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+		if s.t.Failed() {
+			s.t.Logf("runner %d output:\n%s", cmd.Process.Pid, out.String())
+		}
+	})
+	return p
+}
+
+func (p *runnerProc) kill() {
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+// do calls the API with the org's token and decodes a JSON answer into out.
+func (s *stack) do(method, path string, body any, out any) int {
+	s.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, s.api.URL+path, rd)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			s.t.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// command is the API's view of a debug command.
+type command struct {
+	ID         string `json:"id"`
+	WorkflowID string `json:"workflow_id"`
+	JobID      string `json:"job_id"`
+	Status     string `json:"status"`
+	ExitCode   *int   `json:"exit_code"`
+	Output     string `json:"output"`
+	Error      string `json:"error"`
+}
+
+// runCommand starts a debug command through the API.
+func (s *stack) runCommand(args ...string) command {
+	s.t.Helper()
+	var c command
+	code := s.do("POST", "/v1/installs/"+s.install.ID+"/commands", map[string]any{"command": args, "timeout_seconds": 120}, &c)
+	if code != http.StatusAccepted {
+		s.t.Fatalf("POST commands: %d %+v", code, c)
+	}
+	return c
+}
+
+// waitCommand waits (through the API's ?wait) until the command finished.
+func (s *stack) waitCommand(id string, within time.Duration) command {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var c command
+		s.do("GET", "/v1/installs/"+s.install.ID+"/commands/"+id+"?wait=10", nil, &c)
+		if store.JobTerminal(c.Status) {
+			return c
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("command %s still %s after %s", id, c.Status, within)
+		}
+	}
+}
+
+// logChunk is the API's view of a log chunk.
+type logChunk struct {
+	Attempt int       `json:"attempt"`
+	Seq     int64     `json:"seq"`
+	Stream  string    `json:"stream"`
+	Data    string    `json:"data"`
+	Time    time.Time `json:"time"`
+}
+
+func (s *stack) logs(jobID string) []logChunk {
+	s.t.Helper()
+	var all []logChunk
+	after := ""
+	for {
+		var page struct {
+			Chunks     []logChunk `json:"chunks"`
+			NextCursor string     `json:"next_cursor"`
+		}
+		path := "/v1/jobs/" + jobID + "/logs"
+		if after != "" {
+			path += "?after=" + after
+		}
+		if code := s.do("GET", path, nil, &page); code != http.StatusOK {
+			s.t.Fatalf("GET %s: %d", path, code)
+		}
+		all = append(all, page.Chunks...)
+		if len(page.Chunks) == 0 || page.NextCursor == "" || page.NextCursor == after {
+			return all
+		}
+		after = page.NextCursor
+	}
+}
+
+// waitFor polls cond (reading through the API or store) until it holds.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// commandJobID waits until the command has a job.
+func (s *stack) commandJobID(id string) string {
+	var jobID string
+	waitFor(s.t, 30*time.Second, "the command's job", func() bool {
+		var c command
+		s.do("GET", "/v1/installs/"+s.install.ID+"/commands/"+id, nil, &c)
+		jobID = c.JobID
+		return jobID != ""
+	})
+	return jobID
+}
+
+// logsContain reports whether the job's logs contain text.
+func (s *stack) logsContain(jobID, text string) bool {
+	var b strings.Builder
+	for _, c := range s.logs(jobID) {
+		b.WriteString(c.Data)
+	}
+	return strings.Contains(b.String(), text)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// faultProxy is a TCP proxy between runner and gateway that can cut every
+// connection and refuse new ones for a while: the gateway "unreachable".
+type faultProxy struct {
+	t      *testing.T
+	target string
+	addr   string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]struct{}
+}
+
+func newFaultProxy(t *testing.T, target string) *faultProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &faultProxy{t: t, target: target, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
+	p.serve(ln)
+	t.Cleanup(p.down)
+	return p
+}
+
+func (p *faultProxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns[c], p.conns[up] = struct{}{}, struct{}{}
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+}
+
+// down cuts every connection and stops accepting: connections are refused.
+func (p *faultProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+// up accepts again on the same address.
+func (p *faultProxy) up() {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		p.t.Fatalf("proxy: listen again on %s: %v", p.addr, err)
+	}
+	p.serve(ln)
+}
