@@ -1,0 +1,73 @@
+package protocol
+
+import "encoding/json"
+
+// JobTypeTerraform runs terraform on a module: plan, apply of a saved plan,
+// or outputs.
+const JobTypeTerraform = "terraform"
+
+// Terraform operations.
+const (
+	TerraformPlan    = "plan"    // init + plan (Destroy: a destroy plan) → saved plan + text + JSON
+	TerraformApply   = "apply"   // init + apply exactly PlanFile
+	TerraformOutputs = "outputs" // init + output
+)
+
+// TerraformManifest is a fully rendered terraform job: the runner renders
+// nothing. It is stored with the job and never put in Temporal history (it
+// may carry sensitive variables and the state credential).
+type TerraformManifest struct {
+	Operation string `json:"operation"`
+	Destroy   bool   `json:"destroy,omitempty"`
+	// Workspace names the state, e.g. "ins_123.sandbox" or "ins_123.component.db".
+	Workspace string `json:"workspace"`
+	// Module is the module directory as a gzipped tar archive.
+	Module []byte `json:"module"`
+	// Variables are the module's input variables, rendered.
+	Variables map[string]json.RawMessage `json:"variables,omitempty"`
+	// Env are environment variables for terraform, rendered (may be secret).
+	Env map[string]string `json:"env,omitempty"`
+	// Backend is terraform's http backend on the gateway, with a credential
+	// that is valid only while this job attempt runs.
+	Backend TerraformBackend `json:"backend"`
+	// PlanFile is, for apply, the approved saved plan.
+	PlanFile []byte `json:"plan_file,omitempty"`
+}
+
+// TerraformBackend configures terraform's standard http backend.
+type TerraformBackend struct {
+	Address       string `json:"address"`
+	LockAddress   string `json:"lock_address"`
+	UnlockAddress string `json:"unlock_address"`
+	Username      string `json:"username"`
+	Password      string `json:"password"`
+}
+
+// TerraformPlanOutputs are a plan job's outputs.
+type TerraformPlanOutputs struct {
+	HasChanges bool            `json:"has_changes"`
+	PlanFile   []byte          `json:"plan_file"`
+	PlanText   string          `json:"plan_text"`
+	PlanJSON   json.RawMessage `json:"plan_json,omitempty"`
+	Add        int             `json:"add"`
+	Change     int             `json:"change"`
+	Destroy    int             `json:"destroy"`
+}
+
+// TerraformOutput is one module output.
+type TerraformOutput struct {
+	Value     json.RawMessage `json:"value"`
+	Sensitive bool            `json:"sensitive,omitempty"`
+}
+
+// TerraformApplyOutputs are an apply (or outputs) job's outputs.
+type TerraformApplyOutputs struct {
+	Outputs map[string]TerraformOutput `json:"outputs"`
+}
+
+// State backend routes on the gateway. Terraform authenticates with HTTP
+// basic auth: username = job ID, password = the job's state credential.
+const (
+	PathState = "/runner/v1/state/{workspace}"
+	PathLock  = "/runner/v1/state/{workspace}/lock"
+)
