@@ -1,0 +1,182 @@
+package appconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/outpost-dev/outpost/protocol"
+)
+
+const exampleDir = "../examples/demo-app"
+
+// findTerraform looks where the runner does (scripts/tools.sh):
+// OUTPOST_TERRAFORM, PATH, then .tools/terraform/1.5.7/terraform in this
+// directory or a parent.
+func findTerraform() string {
+	if p := os.Getenv("OUTPOST_TERRAFORM"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("terraform"); err == nil {
+		return p
+	}
+	dir, _ := filepath.Abs(".")
+	for {
+		p := filepath.Join(dir, ".tools", "terraform", "1.5.7", "terraform")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+func TestExampleValidates(t *testing.T) {
+	c, err := Load(os.DirFS(exampleDir))
+	if err != nil {
+		t.Fatalf("examples/demo-app: %v", err)
+	}
+	g := c.Graph()
+	levels, err := g.Levels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]string{{"network"}, {"cache", "database"}, {"api"}}; !reflect.DeepEqual(levels, want) {
+		t.Errorf("levels = %v, want the diamond %v", levels, want)
+	}
+	if down, _ := g.TeardownLevels(); !reflect.DeepEqual(down, [][]string{{"api"}, {"cache", "database"}, {"network"}}) {
+		t.Errorf("teardown levels = %v", down)
+	}
+	db, _ := c.Component("database")
+	if len(db.DeclaredDependencies) != 0 || !reflect.DeepEqual(db.Dependencies, []string{"network"}) {
+		t.Errorf("database: declared %v, effective %v; want network implied by its templates", db.DeclaredDependencies, db.Dependencies)
+	}
+	in, _ := c.input("db_password")
+	if !in.Sensitive || !in.Required {
+		t.Errorf("db_password = %+v", in)
+	}
+}
+
+// TestExampleProvisionsWithTerraform does what the control plane and the
+// runner do, with terraform itself: for the sandbox, then each component in
+// order, render the variables, unpack the module archive, apply, and feed
+// the outputs to the next; then destroy in teardown order.
+func TestExampleProvisionsWithTerraform(t *testing.T) {
+	tf := findTerraform()
+	if tf == "" {
+		t.Skip("no terraform: set OUTPOST_TERRAFORM, put it on PATH, or run scripts/tools.sh")
+	}
+	c, err := Load(os.DirFS(exampleDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, err := c.ResolveInputs(map[string]string{"db_password": "s3cret-pw"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Data{InstallID: "ins_test", InstallName: "acme", Inputs: inputs, Components: map[string]map[string]Value{}}
+	work := t.TempDir()
+
+	run := func(dir string, env map[string]string, args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command(tf, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("terraform %s in %s: %v\n%s\n%s", strings.Join(args, " "), dir, err, out, stderr.String())
+		}
+		return out
+	}
+	apply := func(name string, tm *TerraformModule, r *Rendered) map[string]Value {
+		t.Helper()
+		dir := filepath.Join(work, name)
+		archive, err := c.ModuleArchive(tm.Source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys, err := ReadArchive(bytes.NewReader(archive))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.CopyFS(dir, fsys); err != nil {
+			t.Fatal(err)
+		}
+		vars, _ := json.Marshal(r.Variables)
+		if err := os.WriteFile(filepath.Join(dir, "outpost.auto.tfvars.json"), vars, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		run(dir, r.EnvVars, "init", "-input=false", "-no-color")
+		run(dir, r.EnvVars, "apply", "-auto-approve", "-input=false", "-no-color")
+		var outs map[string]protocol.TerraformOutput
+		if err := json.Unmarshal(run(dir, r.EnvVars, "output", "-json"), &outs); err != nil {
+			t.Fatal(err)
+		}
+		vals, err := OutputValues(outs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vals
+	}
+
+	r, err := c.RenderSandbox(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SandboxOutputs = apply("sandbox", &c.Sandbox, r)
+	if got := d.SandboxOutputs["cluster_name"].Value; got != "acme-cluster" {
+		t.Errorf("sandbox cluster_name = %v", got)
+	}
+	order, err := c.Graph().Order()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered := map[string]*Rendered{}
+	for _, name := range order {
+		cmp, _ := c.Component(name)
+		r, err := c.RenderComponent(name, d)
+		if err != nil {
+			t.Fatalf("render %s: %v", name, err)
+		}
+		rendered[name] = r
+		d.Components[name] = apply(name, cmp.Terraform, r)
+	}
+
+	// Outputs flowed through the templates, with their types.
+	api := d.Components["api"]
+	if got := api["url"].Value; got != "https://acme.eu-west-1.example.com" {
+		t.Errorf("api url = %v", got)
+	}
+	if got := api["replicas"].Value; got != json.Number("2") {
+		t.Errorf("api replicas = %#v, want the number 2", got)
+	}
+	if url := d.Components["database"]["url"]; !url.Sensitive || !strings.Contains(url.Value.(string), "s3cret-pw") {
+		t.Errorf("database url = %+v, want sensitive and holding the password", url)
+	}
+	if got := rendered["api"].Sensitive; !reflect.DeepEqual(got, []string{"variables.database_url"}) {
+		t.Errorf("api sensitive = %v", got)
+	}
+	if got := rendered["database"].Sensitive; !reflect.DeepEqual(got, []string{"variables.password"}) {
+		t.Errorf("database sensitive = %v", got)
+	}
+
+	teardown, _ := c.Graph().TeardownOrder()
+	for _, name := range teardown {
+		r := rendered[name]
+		run(filepath.Join(work, name), r.EnvVars, "destroy", "-auto-approve", "-input=false", "-no-color")
+	}
+	run(filepath.Join(work, "sandbox"), nil, "destroy", "-auto-approve", "-input=false", "-no-color")
+}

@@ -1,0 +1,249 @@
+package appconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+const schemaFile = "../schemas/app-config.schema.json"
+
+func compileSchema(t *testing.T, ref string) *jsonschema.Schema {
+	t.Helper()
+	f, err := os.Open(schemaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("app-config.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("app-config.schema.json" + ref)
+	if err != nil {
+		t.Fatalf("compile %s: %v", ref, err)
+	}
+	return s
+}
+
+// asJSON is a TOML file as the JSON the schema describes.
+func asJSON(t *testing.T, data []byte) any {
+	t.Helper()
+	var m map[string]any
+	if _, err := toml.Decode(string(data), &m); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(normalize(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestExampleConformsToSchema: every file of examples/demo-app is valid
+// against the schema, as a whole and against its own kind.
+func TestExampleConformsToSchema(t *testing.T) {
+	root, configFile, componentFile := compileSchema(t, ""), compileSchema(t, "#/$defs/config_file"), compileSchema(t, "#/$defs/component_file")
+	example := os.DirFS(exampleDir)
+	names, err := fs.Glob(example, "components/*.toml")
+	if err != nil || len(names) < 4 {
+		t.Fatalf("component files: %v %v", names, err)
+	}
+	for _, name := range append([]string{ConfigFile}, names...) {
+		data, err := fs.ReadFile(example, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := asJSON(t, data)
+		kind := componentFile
+		if name == ConfigFile {
+			kind = configFile
+		}
+		if err := kind.Validate(v); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err := root.Validate(v); err != nil {
+			t.Errorf("%s against the root schema: %v", name, err)
+		}
+	}
+}
+
+// TestSchemaAgreesWithLoad: mistakes the schema can see are refused by
+// both the schema and Load.
+func TestSchemaAgreesWithLoad(t *testing.T) {
+	root := compileSchema(t, "")
+	cases := []struct {
+		name, file string
+		change     func(fsys map[string]string)
+	}{
+		{"unknown top-level key", ConfigFile, func(f map[string]string) { f[ConfigFile] += "\n[extra]\nx = 1\n" }},
+		{"unknown app key", ConfigFile, func(f map[string]string) {
+			f[ConfigFile] = strings.Replace(f[ConfigFile], `description = "a shop"`, "description = \"a shop\"\nowner = \"x\"", 1)
+		}},
+		{"app name of the wrong type", ConfigFile, func(f map[string]string) {
+			f[ConfigFile] = strings.Replace(f[ConfigFile], `name = "shop"`, `name = 1`, 1)
+		}},
+		{"missing sandbox source", ConfigFile, func(f map[string]string) {
+			f[ConfigFile] = strings.Replace(f[ConfigFile], `source = "sandbox"`, ``, 1)
+		}},
+		{"unknown sandbox key", ConfigFile, func(f map[string]string) {
+			f[ConfigFile] = strings.Replace(f[ConfigFile], `source = "sandbox"`, "source = \"sandbox\"\nregion = \"x\"", 1)
+		}},
+		{"bad input type", ConfigFile, func(f map[string]string) {
+			f[ConfigFile] = strings.Replace(f[ConfigFile], `type = "string"`, `type = "text"`, 1)
+		}},
+		{"default of the wrong type", ConfigFile, func(f map[string]string) {
+			f[ConfigFile] = strings.Replace(f[ConfigFile], `default = "eu"`, `default = 1`, 1)
+		}},
+		{"required input with a default", ConfigFile, func(f map[string]string) {
+			f[ConfigFile] = strings.Replace(f[ConfigFile], "required = true", "required = true\ndefault = \"x\"", 1)
+		}},
+		{"bad input name", ConfigFile, func(f map[string]string) {
+			f[ConfigFile] = strings.Replace(f[ConfigFile], `name = "region"`, `name = "Region"`, 1)
+		}},
+		{"unknown component key", "components/web.toml", func(f map[string]string) {
+			f["components/web.toml"] = strings.Replace(f["components/web.toml"], `name = "web"`, "name = \"web\"\ndependecies = []", 1)
+		}},
+		{"unknown component type", "components/web.toml", func(f map[string]string) {
+			f["components/web.toml"] = strings.Replace(f["components/web.toml"], `type = "terraform_module"`, `type = "lambda"`, 1)
+		}},
+		{"unsupported component type", "components/web.toml", func(f map[string]string) {
+			f["components/web.toml"] = "name = \"web\"\ntype = \"helm_chart\"\n"
+		}},
+		{"dependencies of the wrong type", "components/web.toml", func(f map[string]string) {
+			f["components/web.toml"] = strings.Replace(f["components/web.toml"], `name = "web"`, "name = \"web\"\ndependencies = \"db\"", 1)
+		}},
+		{"missing source", "components/web.toml", func(f map[string]string) {
+			f["components/web.toml"] = strings.Replace(f["components/web.toml"], `source = "./modules/web"`, "", 1)
+		}},
+		{"source outside the config", "components/web.toml", func(f map[string]string) {
+			f["components/web.toml"] = strings.Replace(f["components/web.toml"], `source = "./modules/web"`, `source = "../web"`, 1)
+		}},
+		{"remote source", "components/web.toml", func(f map[string]string) {
+			f["components/web.toml"] = strings.Replace(f["components/web.toml"], `source = "./modules/web"`, `source = "git::https://x/y.git"`, 1)
+		}},
+		{"env var not a string", "components/web.toml", func(f map[string]string) {
+			f["components/web.toml"] += "[env_vars]\nTF_LOG = 1\n"
+		}},
+		{"bad env var name", "components/web.toml", func(f map[string]string) {
+			f["components/web.toml"] += "[env_vars]\n\"1X\" = \"a\"\n"
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			files := base()
+			text := map[string]string{}
+			for name, f := range files {
+				text[name] = string(f.Data)
+			}
+			if err := root.Validate(asJSON(t, []byte(text[tc.file]))); err != nil {
+				t.Fatalf("the base file is invalid: %v", err)
+			}
+			tc.change(text)
+			if err := root.Validate(asJSON(t, []byte(text[tc.file]))); err == nil {
+				t.Errorf("the schema accepts it")
+			}
+			for name, s := range text {
+				files[name] = file(s)
+			}
+			if _, err := Load(files); err == nil {
+				t.Errorf("Load accepts it")
+			}
+		})
+	}
+}
+
+// TestSchemaKeysMatchGo: the schema names exactly the keys Load knows.
+func TestSchemaKeysMatchGo(t *testing.T) {
+	data, err := os.ReadFile(schemaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	defs := s["$defs"].(map[string]any)
+	var keysOf func(schema map[string]any) []string
+	keysOf = func(schema map[string]any) []string {
+		var out []string
+		if ref, ok := schema["$ref"].(string); ok {
+			out = append(out, keysOf(defs[path.Base(ref)].(map[string]any))...)
+		}
+		props, _ := schema["properties"].(map[string]any)
+		for k := range props {
+			out = append(out, k)
+		}
+		if all, ok := schema["allOf"].([]any); ok {
+			for _, a := range all {
+				if then, ok := a.(map[string]any)["then"].(map[string]any); ok {
+					out = append(out, keysOf(then)...)
+				}
+			}
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	goKeys := func(fields []field) []string {
+		var out []string
+		for _, f := range fields {
+			out = append(out, f.key)
+		}
+		slices.Sort(out)
+		return out
+	}
+	sub := func(fields []field, key string) []field {
+		i := slices.IndexFunc(fields, func(f field) bool { return f.key == key })
+		return fields[i].fields
+	}
+	cfgProps := defs["config_file"].(map[string]any)["properties"].(map[string]any)
+	checks := []struct {
+		what           string
+		schema, goKeys []string
+	}{
+		{"outpost.toml", keysOf(defs["config_file"].(map[string]any)), goKeys(configFileFields)},
+		{"[app]", keysOf(cfgProps["app"].(map[string]any)), goKeys(sub(configFileFields, "app"))},
+		{"[sandbox]", keysOf(cfgProps["sandbox"].(map[string]any)), goKeys(sub(configFileFields, "sandbox"))},
+		{"[[inputs]]", keysOf(defs["input"].(map[string]any)), goKeys(sub(configFileFields, "inputs"))},
+		{"terraform_module component", keysOf(defs["component_file"].(map[string]any)),
+			goKeys(append(slices.Clone(componentCommonFields), componentTypeFields[TypeTerraformModule]...))},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.schema, c.goKeys) {
+			t.Errorf("%s: the schema's keys %v, Load's %v", c.what, c.schema, c.goKeys)
+		}
+	}
+	enum := defs["input"].(map[string]any)["properties"].(map[string]any)["type"].(map[string]any)["enum"]
+	if want := strings.Join(InputTypes, ","); strings.Join(toStrings(enum), ",") != want {
+		t.Errorf("input types: schema %v, Go %v", enum, InputTypes)
+	}
+	types := defs["component_file"].(map[string]any)["properties"].(map[string]any)["type"].(map[string]any)["enum"]
+	if !reflect.DeepEqual(toStrings(types), SupportedTypes) {
+		t.Errorf("component types: schema %v, Go %v", types, SupportedTypes)
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, e := range v.([]any) {
+		out = append(out, e.(string))
+	}
+	return out
+}
