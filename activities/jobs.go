@@ -23,6 +23,8 @@ type Activities struct {
 	// came (a safety net for a lost notification), and heartbeats Temporal.
 	// Default 5s.
 	AwaitCheck time.Duration
+	// Operations configures install operations (provision, deploy…).
+	Operations OperationConfig
 }
 
 // JobRef names an enqueued job.
@@ -83,7 +85,11 @@ func (a *Activities) installRunner(ctx context.Context, installID string) (store
 // woken or every AwaitCheck. A worker that dies mid-await is replaced by the
 // activity's retry on another worker, which awaits the same job: nothing is
 // enqueued twice.
-func (a *Activities) AwaitJob(ctx context.Context, jobID string) (JobResult, error) {
+//
+// Outputs are returned only when withOutputs is set: they land in Temporal
+// history, so jobs whose outputs may be large or secret (terraform plans and
+// outputs) leave them in the store and callers read them there.
+func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs bool) (JobResult, error) {
 	woke, unsub := a.Store.Bus().Subscribe(notify.JobTopic(jobID))
 	defer unsub()
 	every := a.AwaitCheck
@@ -98,8 +104,11 @@ func (a *Activities) AwaitJob(ctx context.Context, jobID string) (JobResult, err
 			return JobResult{}, err
 		}
 		if store.JobTerminal(j.Status) {
-			return JobResult{JobID: j.ID, Status: j.Status, Attempt: j.Attempt, ExitCode: j.ExitCode,
-				Outputs: json.RawMessage(nonEmpty(j.Outputs)), Error: j.Error}, nil
+			res := JobResult{JobID: j.ID, Status: j.Status, Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error}
+			if withOutputs {
+				res.Outputs = json.RawMessage(nonEmpty(j.Outputs))
+			}
+			return res, nil
 		}
 		activity.RecordHeartbeat(ctx, j.Status, j.Attempt)
 		select {

@@ -288,6 +288,17 @@ func (o *recordingOps) AwaitWorkflow(ctx context.Context, workflowID string) err
 	}
 }
 
+// StartOperation records nothing: operations are tested end to end on the
+// real Temporal server (package e2e).
+func (o *recordingOps) StartOperation(context.Context, store.InstallOperation) error {
+	return errors.New("operations are not part of these tests")
+}
+
+// SignalApproval: see StartOperation.
+func (o *recordingOps) SignalApproval(context.Context, string, string, bool) error {
+	return errors.New("operations are not part of these tests")
+}
+
 // failStarts makes every StartInstallCommand fail with err.
 func (o *recordingOps) failStarts(err error) {
 	o.mu.Lock()

@@ -38,7 +38,7 @@ func openAPIDocument(routes []route) map[string]any {
 		"security": []any{map[string]any{"bearer": []string{}}},
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
-			"schemas":         schemas(),
+			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas()),
 		},
 	}
 }
@@ -82,8 +82,14 @@ func (r route) openAPIOperation() map[string]any {
 		op["parameters"] = params
 	}
 	if d.body != "" {
-		op["requestBody"] = map[string]any{"required": true,
-			"content": map[string]any{"application/json": map[string]any{"schema": ref(d.body)}}}
+		content, types := map[string]any{}, d.bodyTypes
+		if len(types) == 0 {
+			types = []string{"application/json"}
+		}
+		for _, t := range types {
+			content[t] = map[string]any{"schema": ref(d.body)}
+		}
+		op["requestBody"] = map[string]any{"required": true, "content": content}
 	}
 	success := map[string]any{"description": http.StatusText(d.status)}
 	if d.result != "" {
@@ -108,7 +114,11 @@ func (r route) openAPIOperation() map[string]any {
 		errs = append(errs, http.StatusRequestEntityTooLarge)
 	}
 	for _, code := range errs {
-		responses[strconv.Itoa(code)] = jsonResponse(http.StatusText(code), ref("Error"))
+		schema := "Error"
+		if s, ok := d.errorBodies[code]; ok {
+			schema = s
+		}
+		responses[strconv.Itoa(code)] = jsonResponse(http.StatusText(code), ref(schema))
 	}
 	op["responses"] = responses
 	if d.public {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 )
@@ -15,17 +16,27 @@ type route struct {
 	doc     operation
 }
 
+func (r route) bodyLimit() int64 {
+	if r.doc.maxBody > 0 {
+		return r.doc.maxBody
+	}
+	return MaxBodyBytes
+}
+
 // operation documents a route.
 type operation struct {
 	id, tag, summary string
 	description      string
 	public           bool // no API token needed
 	query            []queryParam
-	body             string // schema of the request body; "" when it takes none
-	status           int    // the success status
-	result           string // schema of the success body; "" when there is none
-	events           bool   // may answer text/event-stream instead
-	errors           []int  // statuses beyond those every route of its kind has
+	body             string         // schema of the request body; "" when it takes none
+	bodyTypes        []string       // its media types; nil means application/json
+	maxBody          int64          // the largest body it reads; 0 means MaxBodyBytes
+	status           int            // the success status
+	result           string         // schema of the success body; "" when there is none
+	events           bool           // may answer text/event-stream instead
+	errors           []int          // statuses beyond those every route of its kind has
+	errorBodies      map[int]string // schemas of error bodies other than Error, by status
 }
 
 type queryParam struct {
@@ -36,7 +47,7 @@ var limitParam = queryParam{"limit", "integer", "how many to return, newest firs
 
 // routeTable lists every /v1 route.
 func (s *Server) routeTable() []route {
-	const get, post, del = http.MethodGet, http.MethodPost, http.MethodDelete
+	const get, post, put, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete
 	return []route{
 		{get, "/openapi.json", s.serveOpenAPI, operation{id: "getOpenAPI", tag: "meta", public: true,
 			summary: "This document", status: 200, result: "OpenAPIDocument"}},
@@ -69,6 +80,20 @@ func (s *Server) routeTable() []route {
 		{del, "/components/:id", s.deleteComponent, operation{id: "deleteComponent", tag: "components",
 			summary: "Delete a component", description: "A component another one depends on is not deleted (409).",
 			status: 204, errors: []int{409}}},
+
+		{post, "/apps/:id/configs", s.syncConfig, operation{id: "syncAppConfig", tag: "configs",
+			summary: "Sync an app config",
+			description: "The body is the config directory (docs/APP_CONFIG.md): a gzipped tar, or multipart/form-data with one part " +
+				"per file named by its path. A valid config becomes the app's next version and the app's components are made to " +
+				"match it (201; 200 with created=false when it is the latest version already). An invalid one answers 422 with " +
+				"every problem, each naming its file and key, and changes nothing.",
+			body: "ConfigArchive", bodyTypes: append(slices.Clone(configArchiveTypes), "multipart/form-data"),
+			maxBody: MaxConfigBytes, status: 201, result: "AppConfig", errors: []int{415, 422},
+			errorBodies: map[int]string{422: "InvalidConfig"}}},
+		{get, "/apps/:id/configs", s.listConfigs, operation{id: "listAppConfigs", tag: "configs",
+			summary: "List an app's config versions, newest first", status: 200, result: "AppConfigList"}},
+		{get, "/apps/:id/configs/:version", s.getConfig, operation{id: "getAppConfig", tag: "configs",
+			summary: "Get a config version (a number, or latest)", status: 200, result: "AppConfig", errors: []int{400}}},
 
 		{post, "/installs", s.createInstall, operation{id: "createInstall", tag: "installs",
 			summary:     "Create an install and its runner",
@@ -125,5 +150,39 @@ func (s *Server) routeTable() []route {
 		{post, "/installs/:id/commands/:cmd/cancel", s.cancelCommand, operation{id: "cancelCommand", tag: "commands",
 			summary: "Cancel a command", description: "A command that has already finished is not cancelled (409).",
 			status: 202, result: "Command", errors: []int{409, 503}}},
+
+		{post, "/installs/:id/provision", s.provision, operation{id: "provisionInstall", tag: "operations",
+			summary:     "Provision the install",
+			description: "Waits for the install's runner, applies the sandbox, then every component in dependency order (independent ones in parallel). Workflow install/<id>/provision. One mutating operation per install at a time (409).",
+			body:        "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+		{post, "/installs/:id/deprovision", s.deprovision, operation{id: "deprovisionInstall", tag: "operations",
+			summary: "Deprovision the install", description: "Destroys every component in reverse dependency order, then the sandbox.",
+			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+		{post, "/installs/:id/reprovision", s.reprovision, operation{id: "reprovisionInstall", tag: "operations",
+			summary: "Reprovision the install", description: "Plans and applies the sandbox and every component again; a plan with no changes skips its apply.",
+			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+		{post, "/installs/:id/components/:name/deploy", s.deployComponent, operation{id: "deployComponent", tag: "operations",
+			summary: "Deploy one component", description: "with_dependents also deploys the components that depend on it, after it.",
+			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+		{post, "/installs/:id/components/:name/teardown", s.teardownComponent, operation{id: "teardownComponent", tag: "operations",
+			summary: "Tear one component down", description: "with_dependents first tears down the components that depend on it.",
+			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+		{get, "/installs/:id/operations", s.listOperations, operation{id: "listOperations", tag: "operations",
+			summary: "List an install's operations", query: []queryParam{limitParam}, status: 200, result: "OperationList"}},
+		{get, "/installs/:id/operations/:op", s.getOperation, operation{id: "getOperation", tag: "operations",
+			summary: "Get an operation with its steps (status, times, jobs, plan)",
+			query:   []queryParam{{"wait", "integer", "if the operation has not finished, wait up to this many seconds (0-60)"}},
+			status:  200, result: "Operation"}},
+		{post, "/installs/:id/operations/:op/steps/:step/approve", s.approveStep, operation{id: "approveStep", tag: "operations",
+			summary: "Approve a step's plan", description: "Only a step waiting for approval (install approval mode prompt); 409 otherwise.",
+			status: 202, result: "Decision", errors: []int{409, 503}}},
+		{post, "/installs/:id/operations/:op/steps/:step/deny", s.denyStep, operation{id: "denyStep", tag: "operations",
+			summary: "Deny a step's plan", description: "Ends the operation: nothing more starts; steps already running finish.",
+			status: 202, result: "Decision", errors: []int{409, 503}}},
+		{put, "/installs/:id/approval-mode", s.setApprovalMode, operation{id: "setApprovalMode", tag: "installs",
+			summary: "Set how the install's plans are approved", body: "ApprovalMode", status: 200, result: "ApprovalMode"}},
+		{get, "/installs/:id/outputs", s.getOutputs, operation{id: "getOutputs", tag: "installs",
+			summary: "The outputs of the install's sandbox and components", description: "Sensitive outputs show only {\"sensitive\": true}.",
+			status: 200, result: "Outputs"}},
 	}
 }

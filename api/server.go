@@ -43,6 +43,11 @@ type Operations interface {
 	CancelWorkflow(ctx context.Context, workflowID string) error
 	// AwaitWorkflow returns when the workflow has closed, or ctx is done.
 	AwaitWorkflow(ctx context.Context, workflowID string) error
+	// StartOperation starts the workflow op.WorkflowID that runs an install
+	// operation (provision, deprovision, deploy…).
+	StartOperation(ctx context.Context, op store.InstallOperation) error
+	// SignalApproval approves or denies a step's plan.
+	SignalApproval(ctx context.Context, workflowID, step string, approve bool) error
 }
 
 // DefaultOnlineWindow is how recently a runner must have been seen to be
@@ -132,7 +137,7 @@ func (s *Server) Handler() http.Handler {
 // catches every path below it, which would answer 404 where 405 is right.
 func (s *Server) Register(e *echo.Echo) {
 	for _, r := range s.routes {
-		mw := []echo.MiddlewareFunc{limitBody}
+		mw := []echo.MiddlewareFunc{limitBody(r.bodyLimit())}
 		if !r.doc.public {
 			mw = append(mw, s.authenticate)
 		}
@@ -155,23 +160,25 @@ func (s *Server) serveOpenAPI(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, s.openAPI)
 }
 
-// limitBody refuses bodies over MaxBodyBytes: at once when Content-Length
-// says so, otherwise when reading passes the limit (apierr.Bind answers 413).
-func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		req := c.Request()
-		if req.ContentLength > MaxBodyBytes {
-			return tooLarge()
+// limitBody refuses bodies over n bytes: at once when Content-Length says
+// so, otherwise when reading passes the limit (apierr.Bind answers 413).
+func limitBody(n int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if req.ContentLength > n {
+				return tooLarge(n)
+			}
+			if req.Body != nil {
+				req.Body = http.MaxBytesReader(c.Response(), req.Body, n)
+			}
+			return next(c)
 		}
-		if req.Body != nil {
-			req.Body = http.MaxBytesReader(c.Response(), req.Body, MaxBodyBytes)
-		}
-		return next(c)
 	}
 }
 
-func tooLarge() error {
-	return apierr.New(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, "", "the body is larger than %d bytes", MaxBodyBytes)
+func tooLarge(n int64) error {
+	return apierr.New(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, "", "the body is larger than %d bytes", n)
 }
 
 const tokenKey = "outpost.api_token"

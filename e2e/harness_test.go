@@ -23,6 +23,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/protocol"
@@ -81,6 +82,9 @@ type stack struct {
 	install  store.Install
 	runnerID string
 	runTok   string // the install runner's token
+	// tokenFile is where a runner started with a registration token keeps
+	// the runner token it got.
+	tokenFile string
 }
 
 type stackOptions struct {
@@ -137,7 +141,8 @@ func newStack(t *testing.T, o stackOptions) *stack {
 }
 
 func (s *stack) startWorker() {
-	w := worker.New(worker.Config{Client: s.client, Store: s.store, TaskQueue: s.queue})
+	w := worker.New(worker.Config{Client: s.client, Store: s.store, TaskQueue: s.queue,
+		Operations: activities.OperationConfig{GatewayURL: s.gw.URL, RunnerTimeout: 2 * time.Minute, OnlineWindow: 10 * time.Second}})
 	if err := w.Start(); err != nil {
 		s.t.Fatal(err)
 	}

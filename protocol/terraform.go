@@ -39,8 +39,11 @@ type TerraformBackend struct {
 	Address       string `json:"address"`
 	LockAddress   string `json:"lock_address"`
 	UnlockAddress string `json:"unlock_address"`
-	Username      string `json:"username"`
-	Password      string `json:"password"`
+	// Username is the job's ID; when empty the runner fills in the ID of
+	// the job it runs, so a manifest can be rendered before its job exists.
+	Username string `json:"username,omitempty"`
+	// Password is the job's state credential (store.NewStateToken).
+	Password string `json:"password"`
 }
 
 // TerraformPlanOutputs are a plan job's outputs.
@@ -52,6 +55,10 @@ type TerraformPlanOutputs struct {
 	Add        int             `json:"add"`
 	Change     int             `json:"change"`
 	Destroy    int             `json:"destroy"`
+	// Truncated says PlanJSON was left out, and PlanText perhaps cut, to keep
+	// the outputs under protocol.MaxOutputsBytes (the job's logs have the
+	// whole plan). PlanFile is never cut.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // TerraformOutput is one module output.

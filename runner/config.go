@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/plugins/terraform"
 )
 
 // Version is the runner's version, set at build time with
@@ -54,6 +55,15 @@ type Config struct {
 	Executable string
 	// Logger receives the runner's own log (default: text on stderr).
 	Logger *slog.Logger
+	// Terraform is the terraform binary terraform jobs run (a path, or a name
+	// on PATH). Default: "terraform" on PATH, else
+	// .tools/terraform/1.5.7/terraform in the working directory or one of its
+	// parents (where scripts/tools.sh builds it). When none is found the
+	// runner still starts, and terraform jobs fail saying so.
+	Terraform string
+	// TerraformCLIConfig is the terraform CLI configuration file jobs use
+	// (TF_CLI_CONFIG_FILE). Default: an empty one in each job's directory.
+	TerraformCLIConfig string
 }
 
 // withDefaults checks cfg and fills in its defaults. Its errors name the
@@ -118,7 +128,37 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	cwd, _ := os.Getwd()
+	switch tf, err := terraform.Find(cfg.Terraform, os.Getenv("PATH"), cwd); {
+	case err == nil:
+		cfg.Terraform = tf
+	case cfg.Terraform != "":
+		return cfg, fmt.Errorf("terraform: %w", err)
+	default:
+		cfg.Logger.Warn("no terraform binary found: terraform jobs will fail", "err", err)
+	}
+	if cfg.TerraformCLIConfig != "" {
+		if cfg.TerraformCLIConfig, err = filepath.Abs(cfg.TerraformCLIConfig); err != nil {
+			return cfg, fmt.Errorf("terraform CLI config: %w", err)
+		}
+		if fi, err := os.Stat(cfg.TerraformCLIConfig); err != nil || fi.IsDir() {
+			return cfg, fmt.Errorf("terraform CLI config %s: must be a file (an empty one will do)", cfg.TerraformCLIConfig)
+		}
+	}
 	return cfg, nil
+}
+
+// jobEnv is what the configuration adds to every job's clean environment:
+// the terraform binary and CLI configuration, when there are.
+func (cfg Config) jobEnv() []string {
+	var env []string
+	if cfg.Terraform != "" {
+		env = append(env, terraform.EnvTerraform+"="+cfg.Terraform)
+	}
+	if cfg.TerraformCLIConfig != "" {
+		env = append(env, "TF_CLI_CONFIG_FILE="+cfg.TerraformCLIConfig)
+	}
+	return env
 }
 
 // Intervals the runner falls back on when the gateway leaves one out.

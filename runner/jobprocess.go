@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/outpost-dev/outpost/runner/plugins"
 	"github.com/outpost-dev/outpost/runner/plugins/command"
 	"github.com/outpost-dev/outpost/runner/plugins/noop"
+	"github.com/outpost-dev/outpost/runner/plugins/terraform"
 )
 
 // Files in a job's directory.
@@ -28,8 +30,9 @@ const (
 // builtinPlugins are the job types this runner runs: its capabilities.
 func builtinPlugins() plugins.Registry {
 	return plugins.Registry{
-		protocol.JobTypeNoop:    noop.New,
-		protocol.JobTypeCommand: command.New,
+		protocol.JobTypeNoop:      noop.New,
+		protocol.JobTypeCommand:   command.New,
+		protocol.JobTypeTerraform: terraform.New,
 	}
 }
 
@@ -133,7 +136,50 @@ func dieWithRunner() {
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
 		<-hup
+		// Tools may start their own process groups (terraform-exec does):
+		// kill every descendant first, then the job's own group.
+		killDescendants(os.Getpid())
 		_ = syscall.Kill(-os.Getpid(), syscall.SIGKILL)
 		os.Exit(137)
 	}()
+}
+
+// killDescendants SIGKILLs every process below pid, found through /proc.
+// Stopping each one first keeps a dying parent's children from being
+// reparented out of reach while the tree is walked.
+func killDescendants(pid int) {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The fields after the command (which may hold spaces) start after
+		// its closing parenthesis: state, then ppid.
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(f[1]); err == nil {
+			children[ppid] = append(children[ppid], p)
+		}
+	}
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			_ = syscall.Kill(c, syscall.SIGSTOP)
+			walk(c)
+			_ = syscall.Kill(c, syscall.SIGKILL)
+		}
+	}
+	walk(pid)
 }

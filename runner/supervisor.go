@@ -46,6 +46,7 @@ type supervisor struct {
 	retry     retryPolicy
 	stop      <-chan struct{} // closed when the runner stops all its jobs
 	log       *slog.Logger
+	extraEnv  []string // added to the job's environment (Config.jobEnv)
 }
 
 // stopReason says why the supervisor stopped a job before it ended by itself.
@@ -290,19 +291,20 @@ func (s *supervisor) timeout() time.Duration {
 }
 
 // env is the job process's whole environment: nothing of the runner's but
-// PATH, so no secret of the runner (its token) reaches a job.
+// PATH, and the tools the runner was configured with (OUTPOST_TERRAFORM,
+// TF_CLI_CONFIG_FILE), so no secret of the runner (its token) reaches a job.
 func (s *supervisor) env() []string {
 	path := os.Getenv("PATH")
 	if path == "" {
 		path = defaultPath
 	}
-	return []string{
+	return append([]string{
 		"PATH=" + path,
 		"HOME=" + s.dir,
 		"TMPDIR=" + filepath.Join(s.dir, tmpDir),
 		"LANG=C.UTF-8",
 		"OUTPOST_JOB_ID=" + s.job.ID,
-	}
+	}, s.extraEnv...)
 }
 
 // system writes a line of the runner's own into the job's log.

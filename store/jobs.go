@@ -26,6 +26,13 @@ type JobSpec struct {
 	Type      string
 	Manifest  json.RawMessage
 	TimeoutMS int64
+	// Workspace and StateToken give a terraform job its state: the job may
+	// use the state backend for this one workspace, authenticating with its
+	// ID and StateToken (from NewStateToken, also put in the manifest), while
+	// its current attempt runs. The store keeps only the token's hash. Both
+	// or neither; an enqueue that returns an existing job keeps that job's.
+	Workspace  string
+	StateToken string
 }
 
 // EnqueueJob queues a job for a runner, or returns the job already queued
@@ -36,6 +43,9 @@ func (s *Store) EnqueueJob(ctx context.Context, spec JobSpec) (job Job, created 
 	}
 	if len(spec.Manifest) == 0 {
 		spec.Manifest = json.RawMessage("{}")
+	}
+	if err := validateStateSpec(spec); err != nil {
+		return Job{}, false, fmt.Errorf("enqueue job: %w", err)
 	}
 	now := s.now()
 	job = Job{ID: NewID("job"), OrgID: spec.OrgID, RunnerID: spec.RunnerID, InstallID: spec.InstallID,
@@ -51,6 +61,11 @@ func (s *Store) EnqueueJob(ctx context.Context, spec JobSpec) (job Job, created 
 			return tx.Where("idempotency_key = ?", spec.Key).First(&job).Error
 		}
 		created = true
+		if spec.Workspace != "" {
+			if err := createStateCredential(tx, job, spec.Workspace, spec.StateToken); err != nil {
+				return err
+			}
+		}
 		return addEvent(tx, job.ID, 0, JobQueued, "", now)
 	})
 	if err != nil {
@@ -219,7 +234,9 @@ var ErrTooLarge = errors.New("too large")
 
 // CompleteJob records how an attempt ended. Sending the same completion again
 // succeeds without changing anything; a completion from an attempt that is no
-// longer current (lost, or superseded by a retry) is ErrStaleAttempt.
+// longer current (lost, or superseded by a retry) is ErrStaleAttempt. The
+// terraform state locks the attempt still held are released in the same
+// transaction.
 func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req protocol.CompleteRequest) error {
 	switch req.Status {
 	case JobSucceeded, JobFailed, JobCancelled:
@@ -256,6 +273,9 @@ func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req pro
 		if err != nil {
 			return err
 		}
+		if err := releaseStateLocks(tx, jobID, req.Attempt, "the job "+req.Status, now); err != nil {
+			return err
+		}
 		changed = true
 		return addEvent(tx, jobID, req.Attempt, req.Status, req.Error, now)
 	})
@@ -270,7 +290,8 @@ func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req pro
 
 // ExpireLeases marks every running attempt whose lease has passed as lost and
 // returns the jobs it marked. The workflow that awaits each job decides
-// whether to retry it.
+// whether to retry it. The terraform state locks a lost attempt held are
+// released in the same transaction.
 func (s *Store) ExpireLeases(ctx context.Context) ([]string, error) {
 	now := s.now()
 	var expired []Job
@@ -292,6 +313,9 @@ func (s *Store) ExpireLeases(ctx context.Context) ([]string, error) {
 				return err
 			}
 			if err := addEvent(tx, j.ID, j.Attempt, JobLost, "lease expired: the runner stopped renewing it", now); err != nil {
+				return err
+			}
+			if err := releaseStateLocks(tx, j.ID, j.Attempt, "the attempt was lost", now); err != nil {
 				return err
 			}
 		}

@@ -21,6 +21,10 @@ type migration struct {
 // (with snapshot structs or SQL), not call AutoMigrate on today's models.
 var migrations = []migration{
 	{1, "initial schema", func(tx *gorm.DB) error { return tx.Migrator().CreateTable(allModels()...) }},
+	{2, "terraform state backend", func(tx *gorm.DB) error {
+		return tx.Migrator().CreateTable(&m2JobStateCredential{}, &m2TerraformStateVersion{}, &m2TerraformStateLock{})
+	}},
+	{3, "install operations, steps, outputs", migration3},
 }
 
 // SchemaMigration records an applied migration.
@@ -84,3 +88,45 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 
 // LatestSchemaVersion is the version Migrate brings the database to.
 func LatestSchemaVersion() int { return migrations[len(migrations)-1].Version }
+
+// Migration 2's tables, as they were at version 2 (the live models are in
+// terraform.go).
+
+type m2JobStateCredential struct {
+	JobID     string `gorm:"primaryKey;size:32"`
+	OrgID     string `gorm:"size:32;not null"`
+	Workspace string `gorm:"size:200;not null;index"`
+	TokenHash string `gorm:"size:64;not null"`
+	CreatedAt time.Time
+}
+
+func (m2JobStateCredential) TableName() string { return "job_state_credentials" }
+
+type m2TerraformStateVersion struct {
+	ID          int64  `gorm:"primaryKey;autoIncrement"`
+	OrgID       string `gorm:"size:32;not null;uniqueIndex:idx_tf_state_versions_workspace_version,priority:1"`
+	Workspace   string `gorm:"size:200;not null;uniqueIndex:idx_tf_state_versions_workspace_version,priority:2"`
+	Version     int    `gorm:"not null;uniqueIndex:idx_tf_state_versions_workspace_version,priority:3"`
+	Serial      int64  `gorm:"not null;default:0"`
+	Lineage     string `gorm:"size:100"`
+	MD5         string `gorm:"column:md5;size:32;not null"`
+	State       string `gorm:"type:text;not null"`
+	JobID       string `gorm:"size:32;not null"`
+	Attempt     int    `gorm:"not null"`
+	DiscardedAt *time.Time
+	CreatedAt   time.Time
+}
+
+func (m2TerraformStateVersion) TableName() string { return "terraform_state_versions" }
+
+type m2TerraformStateLock struct {
+	OrgID     string `gorm:"primaryKey;size:32"`
+	Workspace string `gorm:"primaryKey;size:200"`
+	LockID    string `gorm:"size:200;not null"`
+	Info      string `gorm:"type:text;not null"`
+	JobID     string `gorm:"size:32;not null;index"`
+	Attempt   int    `gorm:"not null"`
+	CreatedAt time.Time
+}
+
+func (m2TerraformStateLock) TableName() string { return "terraform_state_locks" }

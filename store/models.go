@@ -70,14 +70,17 @@ const (
 
 // Install is one customer's copy of an app.
 type Install struct {
-	ID        string         `gorm:"primaryKey;size:32" json:"id"`
-	OrgID     string         `gorm:"size:32;not null;uniqueIndex:idx_installs_org_name" json:"org_id"`
-	AppID     string         `gorm:"size:32;not null;index" json:"app_id"`
-	Name      string         `gorm:"size:200;not null;uniqueIndex:idx_installs_org_name" json:"name"`
-	Status    string         `gorm:"size:40;not null" json:"status"`
-	Inputs    []InstallInput `gorm:"foreignKey:InstallID;constraint:OnDelete:CASCADE" json:"inputs"`
-	CreatedAt time.Time      `json:"created_at"`
-	UpdatedAt time.Time      `json:"updated_at"`
+	ID     string `gorm:"primaryKey;size:32" json:"id"`
+	OrgID  string `gorm:"size:32;not null;uniqueIndex:idx_installs_org_name" json:"org_id"`
+	AppID  string `gorm:"size:32;not null;index" json:"app_id"`
+	Name   string `gorm:"size:200;not null;uniqueIndex:idx_installs_org_name" json:"name"`
+	Status string `gorm:"size:40;not null" json:"status"`
+	// ApprovalMode says whether plans apply at once (approve-all) or wait for
+	// an approval (prompt).
+	ApprovalMode string         `gorm:"size:20;not null;default:'approve-all'" json:"approval_mode"`
+	Inputs       []InstallInput `gorm:"foreignKey:InstallID;constraint:OnDelete:CASCADE" json:"inputs"`
+	CreatedAt    time.Time      `json:"created_at"`
+	UpdatedAt    time.Time      `json:"updated_at"`
 }
 
 // InstallInput is one typed value an install is given. Sensitive values are

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/store"
@@ -39,6 +40,8 @@ type Config struct {
 	Store     *store.Store
 	TaskQueue string // default DefaultTaskQueue
 	Logger    *slog.Logger
+	// Operations configures install operations (runner wait, gateway URL…).
+	Operations activities.OperationConfig
 }
 
 // New returns a worker with every workflow and activity registered; Start or
@@ -49,8 +52,49 @@ func New(cfg Config) worker.Worker {
 	}
 	w := worker.New(cfg.Client, cfg.TaskQueue, worker.Options{})
 	w.RegisterWorkflow(workflows.InstallCommand)
-	w.RegisterActivity(&activities.Activities{Store: cfg.Store, Logger: cfg.Logger})
+	for _, wf := range operationWorkflows {
+		w.RegisterWorkflow(wf)
+	}
+	w.RegisterActivity(&activities.Activities{Store: cfg.Store, Logger: cfg.Logger, Operations: cfg.Operations})
 	return w
+}
+
+// operationWorkflows maps each install operation to its workflow.
+var operationWorkflows = map[string]func(workflow.Context, workflows.OperationInput) (workflows.OperationResult, error){
+	store.OpProvision:         workflows.ProvisionInstall,
+	store.OpDeprovision:       workflows.DeprovisionInstall,
+	store.OpReprovision:       workflows.ReprovisionInstall,
+	store.OpDeployComponent:   workflows.DeployComponent,
+	store.OpTeardownComponent: workflows.TeardownComponent,
+}
+
+// StartOperation starts the workflow of an install operation. Its ID is
+// reused across operations of the same kind (the store's install lock is
+// what keeps two from running at once).
+func (o *Operations) StartOperation(ctx context.Context, op store.InstallOperation) error {
+	wf, ok := operationWorkflows[op.Kind]
+	if !ok {
+		return fmt.Errorf("no workflow for operation kind %q", op.Kind)
+	}
+	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       op.WorkflowID,
+		TaskQueue:                o.queue(),
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+	}, wf, workflows.OperationInput{OperationID: op.ID})
+	if err != nil {
+		return fmt.Errorf("start workflow %s: %w", op.WorkflowID, err)
+	}
+	return nil
+}
+
+// SignalApproval sends a step's approval or denial to its operation.
+func (o *Operations) SignalApproval(ctx context.Context, workflowID, step string, approve bool) error {
+	err := o.Client.SignalWorkflow(ctx, workflowID, "", workflows.ApprovalSignal, workflows.Approval{Step: step, Approve: approve})
+	if err != nil {
+		return fmt.Errorf("signal %s: %w", workflowID, err)
+	}
+	return nil
 }
 
 // Operations implements the API's Operations with a Temporal client.

@@ -37,7 +37,7 @@ func InstallCommand(ctx workflow.Context, in InstallCommandInput) (InstallComman
 	key := workflow.GetInfo(ctx).WorkflowExecution.ID + "/job"
 	res, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
 		return workflow.ExecuteActivity(c, a.EnqueueCommandJob, in.CommandID, key)
-	}, JobPolicy{MaxAttempts: 3, Wait: time.Duration(in.TimeoutMS)*time.Millisecond + 15*time.Minute})
+	}, JobPolicy{MaxAttempts: 3, Wait: time.Duration(in.TimeoutMS)*time.Millisecond + 15*time.Minute, WithOutputs: true})
 	out := InstallCommandResult{CommandID: in.CommandID, JobID: res.JobID, Attempts: res.Attempt,
 		CommandResult: activities.CommandResultOf(res)}
 	if err != nil {

@@ -43,7 +43,7 @@ func TestInstallCommandRetriesLostAttempts(t *testing.T) {
 	env := commandEnv(t)
 	exit := 0
 	awaits := 0
-	env.OnActivity(a.AwaitJob, mockAny, "job_1").Return(func(_ context.Context, _ string) (activities.JobResult, error) {
+	env.OnActivity(a.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (activities.JobResult, error) {
 		awaits++
 		if awaits == 1 {
 			return activities.JobResult{JobID: "job_1", Status: store.JobLost, Attempt: 1}, nil
@@ -72,7 +72,7 @@ func TestInstallCommandRetriesLostAttempts(t *testing.T) {
 func TestInstallCommandGivesUpAfterThreeLostAttempts(t *testing.T) {
 	env := commandEnv(t)
 	attempt := 0
-	env.OnActivity(a.AwaitJob, mockAny, "job_1").Return(func(_ context.Context, _ string) (activities.JobResult, error) {
+	env.OnActivity(a.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (activities.JobResult, error) {
 		attempt++
 		return activities.JobResult{JobID: "job_1", Status: store.JobLost, Attempt: attempt}, nil
 	})
@@ -91,7 +91,7 @@ func TestInstallCommandGivesUpAfterThreeLostAttempts(t *testing.T) {
 
 func TestCancellingTheWorkflowCancelsTheJob(t *testing.T) {
 	env := commandEnv(t)
-	env.OnActivity(a.AwaitJob, mockAny, "job_1").Return(func(_ context.Context, _ string) (activities.JobResult, error) {
+	env.OnActivity(a.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (activities.JobResult, error) {
 		time.Sleep(50 * time.Millisecond)
 		return activities.JobResult{}, errors.New("still waiting")
 	})

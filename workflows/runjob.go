@@ -23,6 +23,9 @@ type JobPolicy struct {
 	// Wait bounds the whole wait for the job: queueing (the runner may be
 	// offline) plus running. Default 1 hour.
 	Wait time.Duration
+	// WithOutputs returns the job's outputs in the result — and so in
+	// Temporal history. Only for small, non-secret outputs.
+	WithOutputs bool
 }
 
 // shortActivity is the options of the quick store activities.
@@ -60,7 +63,7 @@ func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future
 	})
 	for {
 		var res activities.JobResult
-		err := workflow.ExecuteActivity(awaitCtx, a.AwaitJob, ref.JobID).Get(awaitCtx, &res)
+		err := workflow.ExecuteActivity(awaitCtx, a.AwaitJob, ref.JobID, p.WithOutputs).Get(awaitCtx, &res)
 		if err != nil {
 			reason := "the job's wait ended: " + err.Error()
 			var canceled *temporal.CanceledError

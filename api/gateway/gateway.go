@@ -140,6 +140,8 @@ func (g *Gateway) Register(e *echo.Echo) {
 	authed.POST("/jobs/:id/heartbeat", g.jobHeartbeat, small)
 	authed.POST("/jobs/:id/logs", g.logs, logs)
 	authed.POST("/jobs/:id/complete", g.complete, middleware.BodyLimit("2M"))
+	// Terraform's http backend: basic auth with a job's state credential.
+	g.registerState(grp)
 }
 
 // Run runs the lease reaper and the last-seen flusher until ctx is done.

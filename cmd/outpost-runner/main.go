@@ -72,6 +72,8 @@ var flagEnv = []struct{ flag, env string }{
 	{"name", "OUTPOST_NAME"},
 	{"cancel-grace", "OUTPOST_CANCEL_GRACE"},
 	{"shutdown-timeout", "OUTPOST_SHUTDOWN_TIMEOUT"},
+	{"terraform", "OUTPOST_TERRAFORM"},
+	{"terraform-cli-config", "OUTPOST_TERRAFORM_CLI_CONFIG"},
 }
 
 func runRunner(args []string, stderr io.Writer) int {
@@ -86,6 +88,8 @@ func runRunner(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.Name, "name", "", "the runner's name, shown in the control plane (default: the host name)")
 	fs.DurationVar(&cfg.CancelGrace, "cancel-grace", runner.DefaultCancelGrace, "time between SIGTERM and SIGKILL when a job is stopped")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", runner.DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long running jobs may go on before they are cancelled")
+	fs.StringVar(&cfg.Terraform, "terraform", "", "the terraform binary (default: terraform on PATH, then .tools/terraform/1.5.7/terraform in the working directory or a parent)")
+	fs.StringVar(&cfg.TerraformCLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
 
 	for _, fe := range flagEnv {
 		if v := os.Getenv(fe.env); v != "" {

@@ -1,0 +1,360 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// StepSpec is one step of an operation and the steps it must wait for.
+type StepSpec struct {
+	Name    string
+	After   []string
+	Destroy bool
+}
+
+// OperationPlan is what a workflow needs to run an operation: the steps in a
+// deterministic order with their dependencies, and the statuses the install
+// takes at the end. It carries no variables, outputs or secrets.
+type OperationPlan struct {
+	InstallID     string
+	Kind          string
+	ApprovalMode  string
+	PlanOnly      bool
+	ConfigVersion int
+	Steps         []StepSpec
+	RunnerTimeout time.Duration
+	JobWait       time.Duration
+
+	SucceededInstallStatus   string
+	FailedInstallStatus      string
+	InterruptedInstallStatus string
+}
+
+// OperationConfig are the operation settings of the activities.
+type OperationConfig struct {
+	// RunnerTimeout is how long an operation waits for the install's runner
+	// to come online (default 10m).
+	RunnerTimeout time.Duration
+	// OnlineWindow: a runner seen within it is online (default 90s).
+	OnlineWindow time.Duration
+	// JobWait bounds one terraform job, queueing included (default 1h).
+	JobWait time.Duration
+	// GatewayURL is the gateway's URL as runners reach it (the terraform
+	// state backend lives there).
+	GatewayURL string
+}
+
+func (a *Activities) opConfig() OperationConfig {
+	c := a.Operations
+	if c.RunnerTimeout <= 0 {
+		c.RunnerTimeout = 10 * time.Minute
+	}
+	if c.OnlineWindow <= 0 {
+		c.OnlineWindow = 90 * time.Second
+	}
+	if c.JobWait <= 0 {
+		c.JobWait = time.Hour
+	}
+	return c
+}
+
+// BeginOperation turns a recorded operation into its plan of steps.
+func (a *Activities) BeginOperation(ctx context.Context, opID string) (OperationPlan, error) {
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return OperationPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	graph, err := a.installGraph(ctx, op.InstallID, op.ConfigVersion)
+	if err != nil {
+		return OperationPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+	}
+	cfg := a.opConfig()
+	p := OperationPlan{InstallID: op.InstallID, Kind: op.Kind, ApprovalMode: op.ApprovalMode, PlanOnly: op.PlanOnly,
+		ConfigVersion: graph.Version, RunnerTimeout: cfg.RunnerTimeout, JobWait: cfg.JobWait}
+	p.Steps, err = planSteps(op, graph)
+	if err != nil {
+		return OperationPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidOperation", err)
+	}
+	names := make([]string, len(p.Steps))
+	for i, st := range p.Steps {
+		names[i] = st.Name
+	}
+	destroy := op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent
+	if err := a.Store.AddSteps(ctx, opID, names, destroy); err != nil {
+		return OperationPlan{}, err
+	}
+	switch op.Kind {
+	case store.OpDeprovision:
+		p.SucceededInstallStatus, p.FailedInstallStatus, p.InterruptedInstallStatus = store.InstallDeprovisioned, store.InstallFailed, store.InstallFailed
+	default:
+		p.SucceededInstallStatus, p.FailedInstallStatus, p.InterruptedInstallStatus = store.InstallActive, store.InstallFailed, store.InstallFailed
+	}
+	if op.Kind == store.OpDeployComponent || op.Kind == store.OpTeardownComponent {
+		// A component operation does not change what the install is.
+		inst, err := a.Store.GetInstall(ctx, op.OrgID, op.InstallID)
+		if err != nil {
+			return OperationPlan{}, err
+		}
+		p.SucceededInstallStatus, p.InterruptedInstallStatus = inst.Status, inst.Status
+	}
+	status := store.InstallProvisioning
+	if op.Kind == store.OpDeprovision {
+		status = store.InstallDeprovisioning
+	}
+	if op.Kind == store.OpProvision || op.Kind == store.OpReprovision || op.Kind == store.OpDeprovision {
+		if err := a.Store.SetInstallStatus(ctx, op.InstallID, status); err != nil {
+			return OperationPlan{}, err
+		}
+	}
+	return p, nil
+}
+
+// graphNode is a component and what it depends on.
+type graphNode struct {
+	Name string
+	Deps []string
+}
+
+// installGraph is the app config an operation runs.
+type installGraph struct {
+	Version    int
+	Components []graphNode // in a deterministic (topological) order
+}
+
+// planSteps builds the steps of an operation from the config's graph: the
+// sandbox first (last when destroying), components after their dependencies
+// (before them when destroying).
+func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
+	deps := map[string][]string{}
+	for _, c := range g.Components {
+		deps[c.Name] = c.Deps
+	}
+	// The components this operation touches.
+	selected := map[string]bool{}
+	switch op.Kind {
+	case store.OpDeployComponent, store.OpTeardownComponent:
+		if _, ok := deps[op.Component]; !ok {
+			return nil, fmt.Errorf("the app config (version %d) has no component %q", g.Version, op.Component)
+		}
+		selected[op.Component] = true
+		if op.WithDependents {
+			for changed := true; changed; {
+				changed = false
+				for _, c := range g.Components {
+					if selected[c.Name] {
+						continue
+					}
+					for _, d := range c.Deps {
+						if selected[d] {
+							selected[c.Name], changed = true, true
+							break
+						}
+					}
+				}
+			}
+		}
+	default:
+		for _, c := range g.Components {
+			selected[c.Name] = true
+		}
+	}
+	destroy := op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent
+	withSandbox := op.Kind == store.OpProvision || op.Kind == store.OpReprovision || op.Kind == store.OpDeprovision
+	var steps []StepSpec
+	var names []string
+	for _, c := range g.Components {
+		if !selected[c.Name] {
+			continue
+		}
+		names = append(names, c.Name)
+		var after []string
+		if !destroy {
+			for _, d := range c.Deps {
+				if selected[d] {
+					after = append(after, d)
+				}
+			}
+			if withSandbox {
+				after = append(after, store.SandboxStep)
+			}
+		} else {
+			// Destroy a component only after everything that depends on it.
+			for _, o := range g.Components {
+				if selected[o.Name] && contains(o.Deps, c.Name) {
+					after = append(after, o.Name)
+				}
+			}
+		}
+		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy})
+	}
+	if withSandbox {
+		sb := StepSpec{Name: store.SandboxStep, Destroy: destroy}
+		if destroy {
+			sb.After = names
+			steps = append(steps, sb)
+		} else {
+			steps = append([]StepSpec{sb}, steps...)
+		}
+	}
+	return steps, nil
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitForRunner returns once the install's runner is online, showing the
+// operation and install as waiting for it meanwhile; it fails clearly when
+// the runner does not come within timeout.
+func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout time.Duration) error {
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return err
+	}
+	cfg := a.opConfig()
+	deadline := time.Now().Add(timeout)
+	waiting := false
+	for {
+		r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		}
+		if r.LastSeenAt != nil && time.Since(*r.LastSeenAt) < cfg.OnlineWindow {
+			if waiting {
+				a.Store.SetOperationStatus(ctx, opID, store.OpRunning)
+			}
+			return nil
+		}
+		if !waiting {
+			waiting = true
+			a.Store.SetOperationStatus(ctx, opID, store.OpWaitingForRunner)
+			if op.Kind == store.OpProvision {
+				a.Store.SetInstallStatus(ctx, op.InstallID, store.InstallWaitingForRunner)
+			}
+		}
+		if time.Now().After(deadline) {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("the install's runner (%s) did not come online within %s: is it running, and can it reach the gateway?", r.ID, timeout),
+				"RunnerOffline", nil)
+		}
+		activity.RecordHeartbeat(ctx)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// SetStepStatus records a step's status (and error), stamping its times.
+func (a *Activities) SetStepStatus(ctx context.Context, opID, step, status, errMsg string) error {
+	now := time.Now().UTC()
+	changes := map[string]any{"status": status, "error": errMsg}
+	switch status {
+	case store.StepPlanning:
+		changes["started_at"] = now
+	case store.StepSucceeded, store.StepNoChanges, store.StepFailed, store.StepSkipped, store.StepDenied,
+		store.StepCancelled, store.StepPlanned:
+		changes["finished_at"] = now
+	}
+	return a.Store.UpdateStep(ctx, opID, step, changes)
+}
+
+// FinishOperation records the operation's end and frees the install.
+func (a *Activities) FinishOperation(ctx context.Context, opID, status, errMsg, installStatus string) error {
+	return a.Store.FinishOperation(ctx, opID, status, errMsg, installStatus)
+}
+
+// PlanSummary is what the workflow learns of a plan (the plan itself stays
+// in the store).
+type PlanSummary struct {
+	HasChanges           bool
+	Add, Change, Destroy int
+	Failed               bool
+	Error                string
+}
+
+// RecordPlan stores a plan job's result on its step.
+func (a *Activities) RecordPlan(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+	j, err := a.Store.GetJobByID(ctx, jobID)
+	if err != nil {
+		return PlanSummary{}, err
+	}
+	if j.Status != store.JobSucceeded {
+		msg := jobError(j)
+		return PlanSummary{Failed: true, Error: msg}, a.Store.UpdateStep(ctx, opID, step, map[string]any{"error": msg})
+	}
+	var out protocol.TerraformPlanOutputs
+	if err := json.Unmarshal([]byte(j.Outputs), &out); err != nil {
+		return PlanSummary{}, temporal.NewNonRetryableApplicationError("plan job outputs: "+err.Error(), "BadOutputs", err)
+	}
+	s := PlanSummary{HasChanges: out.HasChanges, Add: out.Add, Change: out.Change, Destroy: out.Destroy}
+	return s, a.Store.UpdateStep(ctx, opID, step, map[string]any{"has_changes": out.HasChanges, "add": out.Add,
+		"change": out.Change, "destroy_count": out.Destroy, "plan_text": out.PlanText})
+}
+
+// ApplySummary is what the workflow learns of an apply.
+type ApplySummary struct {
+	Failed bool
+	Error  string
+}
+
+// RecordApply stores an apply job's outputs as the install's outputs of the
+// step (or forgets them after a destroy).
+func (a *Activities) RecordApply(ctx context.Context, opID, step, jobID string) (ApplySummary, error) {
+	j, err := a.Store.GetJobByID(ctx, jobID)
+	if err != nil {
+		return ApplySummary{}, err
+	}
+	if j.Status != store.JobSucceeded {
+		msg := jobError(j)
+		return ApplySummary{Failed: true, Error: msg}, nil
+	}
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return ApplySummary{}, err
+	}
+	destroy := op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent
+	if destroy {
+		// Nothing is left of it: forget its outputs and retire its state
+		// (every version is kept for the record; a GET finds none).
+		if err := a.Store.DeleteOutputs(ctx, op.InstallID, step); err != nil {
+			return ApplySummary{}, err
+		}
+		return ApplySummary{}, a.Store.DiscardTerraformState(ctx, op.OrgID, Workspace(op.InstallID, step))
+	}
+	return ApplySummary{}, a.Store.SaveOutputs(ctx, op.InstallID, step, nonEmptyObject(j.Outputs))
+}
+
+func nonEmptyObject(s string) string {
+	if s == "" {
+		return "{}"
+	}
+	return s
+}
+
+// jobError is the message of a job that did not succeed.
+func jobError(j store.Job) string {
+	switch {
+	case j.Error != "":
+		return j.Error
+	case j.Status == store.JobCancelled:
+		return "cancelled"
+	case j.ExitCode != nil:
+		return fmt.Sprintf("exited with code %d", *j.ExitCode)
+	}
+	return j.Status
+}

@@ -1,0 +1,253 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// terraformJobTimeout bounds one terraform run on the runner.
+const terraformJobTimeout = 30 * time.Minute
+
+// TerraformJobInput names a terraform job of an operation's step; the
+// manifest is rendered from the store, never carried in workflow history.
+type TerraformJobInput struct {
+	OperationID string
+	Step        string // store.SandboxStep or a component name
+	Operation   string // protocol.TerraformPlan or protocol.TerraformApply
+	Destroy     bool
+	PlanJobID   string // for apply: the plan job whose saved plan is applied
+	Key         string
+}
+
+// installConfig loads the app config version an operation runs.
+func (a *Activities) installConfig(ctx context.Context, orgID, appID string, version int) (*appconfig.Config, int, error) {
+	var (
+		ac  store.AppConfig
+		err error
+	)
+	if version > 0 {
+		ac, err = a.Store.GetAppConfig(ctx, orgID, appID, version)
+	} else {
+		ac, err = a.Store.LatestAppConfig(ctx, orgID, appID)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("app config: %w", err)
+	}
+	archive, err := ac.Archive()
+	if err != nil {
+		return nil, 0, err
+	}
+	cfg, err := appconfig.FromArchive(archive)
+	if err != nil {
+		return nil, 0, fmt.Errorf("app config version %d: %w", ac.Version, err)
+	}
+	return cfg, ac.Version, nil
+}
+
+// installGraph is the component graph of the config version an operation
+// runs, in deployment order.
+func (a *Activities) installGraph(ctx context.Context, installID string, version int) (installGraph, error) {
+	inst, err := a.install(ctx, installID)
+	if err != nil {
+		return installGraph{}, err
+	}
+	cfg, v, err := a.installConfig(ctx, inst.OrgID, inst.AppID, version)
+	if err != nil {
+		return installGraph{}, err
+	}
+	order, err := cfg.Graph().Order()
+	if err != nil {
+		return installGraph{}, err
+	}
+	g := installGraph{Version: v}
+	for _, name := range order {
+		c, _ := cfg.Component(name)
+		g.Components = append(g.Components, graphNode{Name: name, Deps: c.Dependencies})
+	}
+	return g, nil
+}
+
+func (a *Activities) install(ctx context.Context, installID string) (store.Install, error) {
+	var inst store.Install
+	if err := a.Store.DB().WithContext(ctx).Preload("Inputs").Where("id = ?", installID).First(&inst).Error; err != nil {
+		return store.Install{}, fmt.Errorf("install %s: %w", installID, store.ErrNotFound)
+	}
+	return inst, nil
+}
+
+// Workspace is the terraform state workspace of an install's step.
+func Workspace(installID, step string) string {
+	if step == store.SandboxStep {
+		return installID + ".sandbox"
+	}
+	return installID + ".component." + step
+}
+
+// renderData gathers what templates may read: the install's inputs and the
+// outputs its sandbox and components have now.
+func (a *Activities) renderData(ctx context.Context, cfg *appconfig.Config, inst store.Install) (appconfig.Data, error) {
+	given, sensitive := map[string]string{}, map[string]bool{}
+	for _, in := range inst.Inputs {
+		given[in.Name] = in.Value
+		sensitive[in.Name] = in.Sensitive
+	}
+	inputs, err := cfg.ResolveInputs(given, sensitive)
+	if err != nil {
+		return appconfig.Data{}, err
+	}
+	d := appconfig.Data{InstallID: inst.ID, InstallName: inst.Name, Inputs: inputs,
+		SandboxOutputs: map[string]appconfig.Value{}, Components: map[string]map[string]appconfig.Value{}}
+	rows, err := a.Store.ListOutputs(ctx, inst.ID)
+	if err != nil {
+		return appconfig.Data{}, err
+	}
+	for name, raw := range rows {
+		var o protocol.TerraformApplyOutputs
+		if err := json.Unmarshal([]byte(raw), &o); err != nil {
+			return appconfig.Data{}, fmt.Errorf("outputs of %s: %w", name, err)
+		}
+		vals, err := appconfig.OutputValues(o.Outputs)
+		if err != nil {
+			return appconfig.Data{}, err
+		}
+		if name == store.SandboxStep {
+			d.SandboxOutputs = vals
+		} else {
+			d.Components[name] = vals
+		}
+	}
+	return d, nil
+}
+
+// EnqueueTerraformJob renders a step's terraform job — variables and env
+// from templates over inputs and outputs, the module archive, a state
+// credential valid for this job only — and queues it on the install's
+// runner. Idempotent by key.
+func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInput) (JobRef, error) {
+	op, err := a.Store.GetOperationByID(ctx, in.OperationID)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	inst, err := a.install(ctx, op.InstallID)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	cfg, _, err := a.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+	}
+	data, err := a.renderData(ctx, cfg, inst)
+	if err != nil {
+		return JobRef{}, nonRetryable("render", err)
+	}
+	var rendered *appconfig.Rendered
+	source := cfg.Sandbox.Source
+	if in.Step == store.SandboxStep {
+		rendered, err = cfg.RenderSandbox(data)
+	} else {
+		c, ok := cfg.Component(in.Step)
+		if !ok || c.Terraform == nil {
+			return JobRef{}, temporal.NewNonRetryableApplicationError("no terraform component "+in.Step+" in the app config", "InvalidConfig", nil)
+		}
+		source = c.Terraform.Source
+		rendered, err = cfg.RenderComponent(in.Step, data)
+	}
+	if err != nil {
+		return JobRef{}, nonRetryable("render "+in.Step, err)
+	}
+	module, err := cfg.ModuleArchive(source)
+	if err != nil {
+		return JobRef{}, err
+	}
+	ws := Workspace(op.InstallID, in.Step)
+	token := store.NewStateToken()
+	gw := strings.TrimRight(a.opConfig().GatewayURL, "/")
+	if gw == "" {
+		return JobRef{}, temporal.NewNonRetryableApplicationError("the worker has no gateway URL configured (the terraform state backend)", "Config", nil)
+	}
+	stateURL := gw + strings.ReplaceAll(protocol.PathState, "{workspace}", ws)
+	lockURL := gw + strings.ReplaceAll(protocol.PathLock, "{workspace}", ws)
+	vars, env := variablesFromEnv(rendered.Variables, rendered.EnvVars)
+	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: ws, Module: module,
+		Variables: vars, Env: env,
+		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: token}}
+	stepChanges := map[string]any{"status": store.StepPlanning, "started_at": time.Now().UTC()}
+	if in.Operation == protocol.TerraformApply {
+		plan, err := a.Store.GetJobByID(ctx, in.PlanJobID)
+		if err != nil {
+			return JobRef{}, err
+		}
+		var po protocol.TerraformPlanOutputs
+		if err := json.Unmarshal([]byte(plan.Outputs), &po); err != nil || len(po.PlanFile) == 0 {
+			return JobRef{}, temporal.NewNonRetryableApplicationError("the plan job "+plan.ID+" left no saved plan", "NoPlan", err)
+		}
+		// The saved plan already says whether it destroys.
+		m.PlanFile, m.Destroy = po.PlanFile, false
+		stepChanges = map[string]any{"status": store.StepApplying}
+	}
+	raw, err := manifest(m)
+	if err != nil {
+		return JobRef{}, err
+	}
+	r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
+	if err != nil {
+		return JobRef{}, err
+	}
+	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: in.Key, OrgID: op.OrgID, RunnerID: r.ID, InstallID: &inst.ID,
+		Type: protocol.JobTypeTerraform, Manifest: raw, TimeoutMS: terraformJobTimeout.Milliseconds(), Workspace: ws, StateToken: token})
+	if err != nil {
+		return JobRef{}, err
+	}
+	if in.Operation == protocol.TerraformApply {
+		stepChanges["apply_job_id"] = j.ID
+	} else {
+		stepChanges["plan_job_id"] = j.ID
+	}
+	if err := a.Store.UpdateStep(ctx, in.OperationID, in.Step, stepChanges); err != nil {
+		return JobRef{}, err
+	}
+	return JobRef{JobID: j.ID, Created: created}, nil
+}
+
+// nonRetryable marks input problems (a missing input, a template that
+// cannot render) that no retry will fix.
+func nonRetryable(what string, err error) error {
+	var ps appconfig.Problems
+	if errors.As(err, &ps) {
+		return temporal.NewNonRetryableApplicationError(what+": "+err.Error(), "InvalidInput", err)
+	}
+	return temporal.NewNonRetryableApplicationError(what+": "+err.Error(), "RenderFailed", err)
+}
+
+// variablesFromEnv moves TF_VAR_<name> environment variables into the
+// variables (terraform-exec passes variables itself and refuses them in the
+// environment). A variable set directly wins, as it would in terraform.
+func variablesFromEnv(vars map[string]json.RawMessage, env map[string]string) (map[string]json.RawMessage, map[string]string) {
+	outVars := map[string]json.RawMessage{}
+	for k, v := range vars {
+		outVars[k] = v
+	}
+	outEnv := map[string]string{}
+	for k, v := range env {
+		name, ok := strings.CutPrefix(k, "TF_VAR_")
+		if !ok {
+			outEnv[k] = v
+			continue
+		}
+		if _, set := outVars[name]; !set {
+			b, _ := json.Marshal(v)
+			outVars[name] = b
+		}
+	}
+	return outVars, outEnv
+}

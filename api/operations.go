@@ -1,0 +1,240 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// maxOperationWait is how long a GET may wait for an operation to finish.
+const maxOperationWait = 60
+
+type operationRequest struct {
+	PlanOnly       bool `json:"plan_only"`
+	WithDependents bool `json:"with_dependents"`
+}
+
+// startOperation records an operation of kind on the path's install (and
+// component), takes the install's lock and starts its workflow.
+func (s *Server) startOperation(c echo.Context, kind string) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	var req operationRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	component := c.Param("name")
+	if req.WithDependents && component == "" {
+		return apierr.Invalid("with_dependents", "only applies to a component's deploy or teardown")
+	}
+	if s.ops == nil {
+		return errNoOps()
+	}
+	version, err := s.store.LatestConfigVersion(ctx, org, inst.AppID)
+	if err != nil {
+		return err
+	}
+	if version == 0 {
+		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "the app has no config yet: sync one with POST /v1/apps/%s/configs", inst.AppID)
+	}
+	op, err := s.store.StartOperation(ctx, store.InstallOperation{OrgID: org, InstallID: inst.ID, Kind: kind,
+		Component: component, WithDependents: req.WithDependents, PlanOnly: req.PlanOnly,
+		ApprovalMode: inst.ApprovalMode, ConfigVersion: version,
+		WorkflowID: operationWorkflowID(inst.ID, kind, component)})
+	if err != nil {
+		return err
+	}
+	if err := s.ops.StartOperation(ctx, op); err != nil {
+		if ferr := s.store.FinishOperation(context.WithoutCancel(ctx), op.ID, store.OpFailed, "the operation's workflow could not be started", ""); ferr != nil {
+			s.log.Error("recording an operation that did not start failed", "operation", op.ID, "err", ferr)
+		}
+		return opsFailed("starting the operation", err)
+	}
+	return c.JSON(http.StatusAccepted, op)
+}
+
+// operationWorkflowID must match workflows.OperationWorkflowID.
+func operationWorkflowID(installID, kind, component string) string {
+	if component != "" {
+		return "install/" + installID + "/" + kind + "/" + component
+	}
+	return "install/" + installID + "/" + kind
+}
+
+func (s *Server) provision(c echo.Context) error   { return s.startOperation(c, store.OpProvision) }
+func (s *Server) deprovision(c echo.Context) error { return s.startOperation(c, store.OpDeprovision) }
+func (s *Server) reprovision(c echo.Context) error { return s.startOperation(c, store.OpReprovision) }
+func (s *Server) deployComponent(c echo.Context) error {
+	return s.startOperation(c, store.OpDeployComponent)
+}
+func (s *Server) teardownComponent(c echo.Context) error {
+	return s.startOperation(c, store.OpTeardownComponent)
+}
+
+func (s *Server) listOperations(c echo.Context) error {
+	inst, limit, err := s.installList(c)
+	if err != nil {
+		return err
+	}
+	ops, err := s.store.ListOperations(c.Request().Context(), inst.OrgID, inst.ID, limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"operations": ops})
+}
+
+// installOperation reads the operation named in the path, if it is one of
+// the path's install's (in the token's org).
+func (s *Server) installOperation(c echo.Context) (store.InstallOperation, error) {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return store.InstallOperation{}, err
+	}
+	op, err := s.store.GetOperation(ctx, org, c.Param("op"))
+	if err != nil {
+		return store.InstallOperation{}, err
+	}
+	if op.InstallID != inst.ID {
+		return store.InstallOperation{}, fmt.Errorf("operation %s: %w", op.ID, store.ErrNotFound)
+	}
+	return op, nil
+}
+
+func operationFinished(op store.InstallOperation) bool { return op.FinishedAt != nil }
+
+func (s *Server) getOperation(c echo.Context) error {
+	wait, err := queryInt(c, "wait", 0, 0, maxOperationWait)
+	if err != nil {
+		return err
+	}
+	op, err := s.installOperation(c)
+	if err != nil {
+		return err
+	}
+	if wait > 0 && !operationFinished(op) && s.ops != nil {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), time.Duration(wait)*time.Second)
+		s.ops.AwaitWorkflow(ctx, op.WorkflowID)
+		cancel()
+		if op, err = s.store.GetOperation(c.Request().Context(), op.OrgID, op.ID); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, op)
+}
+
+func (s *Server) approveStep(c echo.Context) error { return s.decideStep(c, true) }
+func (s *Server) denyStep(c echo.Context) error    { return s.decideStep(c, false) }
+
+// decideStep approves or denies a plan that waits for approval.
+func (s *Server) decideStep(c echo.Context, approve bool) error {
+	op, err := s.installOperation(c)
+	if err != nil {
+		return err
+	}
+	name := c.Param("step")
+	var step *store.InstallStep
+	for i := range op.Steps {
+		if op.Steps[i].Name == name {
+			step = &op.Steps[i]
+		}
+	}
+	if step == nil {
+		return fmt.Errorf("step %s of operation %s: %w", name, op.ID, store.ErrNotFound)
+	}
+	if step.Status != store.StepWaitingApproval {
+		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "step %s is %s, not waiting for approval", name, step.Status)
+	}
+	if s.ops == nil {
+		return errNoOps()
+	}
+	if err := s.ops.SignalApproval(c.Request().Context(), op.WorkflowID, name, approve); err != nil {
+		return opsFailed("sending the decision", err)
+	}
+	decision := "approved"
+	if !approve {
+		decision = "denied"
+	}
+	return c.JSON(http.StatusAccepted, map[string]string{"operation_id": op.ID, "step": name, "decision": decision})
+}
+
+type approvalModeRequest struct {
+	ApprovalMode string `json:"approval_mode"`
+}
+
+func (s *Server) setApprovalMode(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	var req approvalModeRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	if err := s.store.SetApprovalMode(ctx, org, c.Param("id"), req.ApprovalMode); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, req)
+}
+
+// getOutputs shows the install's sandbox and component outputs; sensitive
+// values are never shown.
+func (s *Server) getOutputs(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	rows, err := s.store.ListOutputs(ctx, inst.ID)
+	if err != nil {
+		return err
+	}
+	out := map[string]map[string]any{}
+	for name, raw := range rows {
+		var o protocol.TerraformApplyOutputs
+		if err := json.Unmarshal([]byte(raw), &o); err != nil {
+			return fmt.Errorf("outputs of %s: %w", name, err)
+		}
+		shown := map[string]any{}
+		for k, v := range o.Outputs {
+			if v.Sensitive {
+				shown[k] = map[string]any{"sensitive": true}
+				continue
+			}
+			shown[k] = map[string]any{"value": v.Value}
+		}
+		out[name] = shown
+	}
+	return c.JSON(http.StatusOK, map[string]any{"outputs": out})
+}
+
+// operationSchemas are the OpenAPI schemas of operations.
+func operationSchemas() map[string]any {
+	step := object(props{"name": str, "destroy": boolean, "status": described(str,
+		"pending, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled"),
+		"plan_job_id": str, "apply_job_id": str, "has_changes": boolean, "add": integer, "change": integer,
+		"destroy_count": integer, "plan": described(str, "terraform's plan, as text (sensitive values redacted)"),
+		"error": str, "started_at": dateTime, "finished_at": dateTime}, "name", "status")
+	return map[string]any{
+		"OperationRequest": request(props{"plan_only": described(boolean, "plan every step and stop"),
+			"with_dependents": described(boolean, "component operations: include the components that depend on it")}),
+		"Operation": object(props{"id": str, "install_id": str, "kind": str, "component": str, "plan_only": boolean,
+			"approval_mode": str, "config_version": integer, "workflow_id": str,
+			"status": described(str, "running, waiting_for_runner, succeeded, failed, cancelled, denied"),
+			"error":  str, "created_at": dateTime, "finished_at": dateTime, "steps": map[string]any{"type": "array", "items": step}},
+			"id", "install_id", "kind", "workflow_id", "status"),
+		"OperationList": listOf("operations", "Operation"),
+		"Decision":      object(props{"operation_id": str, "step": str, "decision": str}, "operation_id", "step", "decision"),
+		"ApprovalMode":  request(props{"approval_mode": map[string]any{"type": "string", "enum": []string{store.ApproveAll, store.Prompt}}}, "approval_mode"),
+		"Outputs": object(props{"outputs": map[string]any{"type": "object",
+			"description": "by sandbox or component name, then output name: {value} or {sensitive: true}"}}, "outputs"),
+	}
+}

@@ -1,0 +1,426 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// step and operation are the API's views.
+type step struct {
+	Name       string     `json:"name"`
+	Status     string     `json:"status"`
+	PlanJobID  string     `json:"plan_job_id"`
+	ApplyJobID string     `json:"apply_job_id"`
+	HasChanges *bool      `json:"has_changes"`
+	Plan       string     `json:"plan"`
+	Error      string     `json:"error"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+type operation struct {
+	ID         string     `json:"id"`
+	Kind       string     `json:"kind"`
+	WorkflowID string     `json:"workflow_id"`
+	Status     string     `json:"status"`
+	Error      string     `json:"error"`
+	Steps      []step     `json:"steps"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+func (o operation) step(t *testing.T, name string) step {
+	t.Helper()
+	for _, s := range o.Steps {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("operation %s has no step %s: %+v", o.ID, name, o.Steps)
+	return step{}
+}
+
+// syncConfig uploads an app config directory as the API's tarball.
+func (s *stack) syncConfig(dir string) {
+	s.t.Helper()
+	archive, err := appconfig.ArchiveDir(os.DirFS(dir), ".")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", s.api.URL+"/v1/apps/"+s.install.AppID+"/configs", bytes.NewReader(archive))
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Content-Type", "application/gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		s.t.Fatalf("sync %s: %d %s", dir, resp.StatusCode, b)
+	}
+}
+
+// newInstall creates an install through the API and starts its runner with
+// the registration token the API answered (the runner registers itself).
+func (s *stack) newInstall(name string, inputs ...map[string]any) (string, *runnerProc) {
+	s.t.Helper()
+	var created struct {
+		ID     string `json:"id"`
+		Runner struct {
+			RegistrationToken string `json:"registration_token"`
+		} `json:"runner"`
+	}
+	if code := s.do("POST", "/v1/installs", map[string]any{"app_id": s.install.AppID, "name": name, "inputs": inputs}, &created); code != http.StatusCreated {
+		s.t.Fatalf("create install: %d %+v", code, created)
+	}
+	s.runTok = created.Runner.RegistrationToken
+	s.tokenFile = filepath.Join(s.t.TempDir(), "token")
+	return created.ID, s.startRunner("OUTPOST_TOKEN_FILE=" + s.tokenFile)
+}
+
+func (s *stack) startOp(installID, path string, body any) operation {
+	s.t.Helper()
+	var op operation
+	if code := s.do("POST", "/v1/installs/"+installID+path, body, &op); code != http.StatusAccepted {
+		s.t.Fatalf("POST %s: %d %+v", path, code, op)
+	}
+	return op
+}
+
+func (s *stack) getOp(installID, opID string, wait int) operation {
+	s.t.Helper()
+	var op operation
+	if code := s.do("GET", fmt.Sprintf("/v1/installs/%s/operations/%s?wait=%d", installID, opID, wait), nil, &op); code != http.StatusOK {
+		s.t.Fatalf("GET operation: %d", code)
+	}
+	return op
+}
+
+func (s *stack) waitOp(installID, opID string, within time.Duration) operation {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		op := s.getOp(installID, opID, 20)
+		if op.FinishedAt != nil {
+			return op
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("operation %s still %s after %s: %+v", opID, op.Status, within, op.Steps)
+		}
+	}
+}
+
+type jobTimes struct {
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Attempts   []struct {
+		Status string `json:"status"`
+	} `json:"attempts"`
+}
+
+func (s *stack) job(id string) jobTimes {
+	s.t.Helper()
+	var j jobTimes
+	if code := s.do("GET", "/v1/jobs/"+id, nil, &j); code != http.StatusOK {
+		s.t.Fatalf("GET job %s: %d", id, code)
+	}
+	return j
+}
+
+const exampleDir = "../examples/demo-app"
+
+// Provision the example app end to end: sandbox and components applied in
+// dependency order (the diamond's middle in parallel), outputs flowing
+// through templates, sensitive values nowhere to be seen; then deprovision
+// in reverse order, leaving no state.
+func TestProvisionExampleAppEndToEnd(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	s.syncConfig(exampleDir)
+	const secret = "s3cret-pa55word-xyz"
+	inst, _ := s.newInstall("cust-a", map[string]any{"name": "db_password", "value": secret, "sensitive": true},
+		map[string]any{"name": "region", "value": "eu-central-1"})
+
+	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
+	if op.Status != store.OpSucceeded {
+		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
+	}
+	if op.WorkflowID != "install/"+inst+"/provision" {
+		t.Fatalf("workflow ID %q", op.WorkflowID)
+	}
+	for _, name := range []string{"sandbox", "network", "database", "cache", "api"} {
+		st := op.step(t, name)
+		if st.Status != store.StepSucceeded || st.Plan == "" || st.ApplyJobID == "" {
+			t.Fatalf("step %s = %+v", name, st)
+		}
+	}
+	// Dependency order, and the diamond's middle at the same time.
+	net, db, cache, api := s.job(op.step(t, "network").ApplyJobID), s.job(op.step(t, "database").ApplyJobID),
+		s.job(op.step(t, "cache").ApplyJobID), s.job(op.step(t, "api").ApplyJobID)
+	if db.StartedAt.Before(net.FinishedAt) || cache.StartedAt.Before(net.FinishedAt) || api.StartedAt.Before(db.FinishedAt) || api.StartedAt.Before(cache.FinishedAt) {
+		t.Fatalf("out of dependency order: network %v-%v database %v-%v cache %v-%v api %v", net.StartedAt, net.FinishedAt,
+			db.StartedAt, db.FinishedAt, cache.StartedAt, cache.FinishedAt, api.StartedAt)
+	}
+	dbPlan, cachePlan := s.job(op.step(t, "database").PlanJobID), s.job(op.step(t, "cache").PlanJobID)
+	if !(dbPlan.StartedAt.Before(cachePlan.FinishedAt) && cachePlan.StartedAt.Before(dbPlan.FinishedAt)) {
+		t.Fatalf("database and cache did not run at the same time: database plan %v-%v, cache plan %v-%v",
+			dbPlan.StartedAt, dbPlan.FinishedAt, cachePlan.StartedAt, cachePlan.FinishedAt)
+	}
+
+	// Outputs flowed through the templates; the sensitive one is hidden.
+	var outs struct {
+		Outputs map[string]map[string]struct {
+			Value     any  `json:"value"`
+			Sensitive bool `json:"sensitive"`
+		} `json:"outputs"`
+	}
+	s.do("GET", "/v1/installs/"+inst+"/outputs", nil, &outs)
+	if r := outs.Outputs["sandbox"]["region"].Value; r != "eu-central-1" {
+		t.Fatalf("sandbox region output = %v, want the install's input", r)
+	}
+	if !outs.Outputs["database"]["url"].Sensitive || outs.Outputs["database"]["url"].Value != nil {
+		t.Fatalf("database url shown: %+v", outs.Outputs["database"]["url"])
+	}
+	if u, _ := outs.Outputs["api"]["url"].Value.(string); !strings.Contains(u, "cust-a.eu-central-1") {
+		t.Fatalf("api url %q does not carry the install's name and the sandbox's region", u)
+	}
+
+	// The secret appears in no API answer, job log or Temporal history.
+	s.assertSecretHidden(inst, op, secret)
+
+	de := s.waitOp(inst, s.startOp(inst, "/deprovision", nil).ID, 5*time.Minute)
+	if de.Status != store.OpSucceeded {
+		t.Fatalf("deprovision: %s %q %+v", de.Status, de.Error, de.Steps)
+	}
+	api2, db2, net2, sb2 := de.step(t, "api"), de.step(t, "database"), de.step(t, "network"), de.step(t, "sandbox")
+	if db2.StartedAt.Before(*api2.FinishedAt) || net2.StartedAt.Before(*db2.FinishedAt) || sb2.StartedAt.Before(*net2.FinishedAt) {
+		t.Fatalf("teardown not in reverse order: %+v", de.Steps)
+	}
+	outs.Outputs = nil
+	s.do("GET", "/v1/installs/"+inst+"/outputs", nil, &outs)
+	if len(outs.Outputs) != 0 {
+		t.Fatalf("outputs left after deprovision: %+v", outs.Outputs)
+	}
+	for _, name := range []string{"sandbox", "network", "database", "cache", "api"} {
+		ws := activities.Workspace(inst, name)
+		if _, err := s.store.GetTerraformState(context.Background(), s.orgID, ws); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("state of %s left after deprovision: %v", ws, err)
+		}
+	}
+}
+
+// assertSecretHidden looks for secret everywhere a person could see it.
+func (s *stack) assertSecretHidden(inst string, op operation, secret string) {
+	s.t.Helper()
+	for _, path := range []string{"/v1/installs/" + inst, "/v1/installs/" + inst + "/operations/" + op.ID,
+		"/v1/installs/" + inst + "/outputs", "/v1/installs/" + inst + "/jobs"} {
+		var raw json.RawMessage
+		s.do("GET", path, nil, &raw)
+		if strings.Contains(string(raw), secret) {
+			s.t.Fatalf("GET %s shows the secret: %s", path, raw)
+		}
+	}
+	for _, st := range op.Steps {
+		for _, id := range []string{st.PlanJobID, st.ApplyJobID} {
+			if id != "" && s.logsContain(id, secret) {
+				s.t.Fatalf("the logs of job %s (%s) show the secret", id, st.Name)
+			}
+		}
+	}
+	iter := s.client.GetWorkflowHistory(context.Background(), op.WorkflowID, "", false, 0)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		b, _ := json.Marshal(ev)
+		if bytes.Contains(b, []byte(secret)) {
+			s.t.Fatalf("Temporal history of %s holds the secret in event %d (%s)", op.WorkflowID, ev.EventId, ev.EventType)
+		}
+	}
+}
+
+// Under prompt approval each plan waits; approve goes on; a no-op
+// re-provision skips every apply; deny stops the operation cleanly.
+func TestApprovalPromptAndNoOp(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	s.syncConfig(exampleDir)
+	inst, _ := s.newInstall("cust-b", map[string]any{"name": "db_password", "value": "pw", "sensitive": true})
+	if code := s.do("PUT", "/v1/installs/"+inst+"/approval-mode", map[string]string{"approval_mode": "prompt"}, nil); code != http.StatusOK {
+		t.Fatalf("set approval mode: %d", code)
+	}
+	op := s.startOp(inst, "/provision", nil)
+	approved := map[string]bool{}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		cur := s.getOp(inst, op.ID, 0)
+		if cur.FinishedAt != nil {
+			if cur.Status != store.OpSucceeded {
+				t.Fatalf("provision under prompt: %s %q %+v", cur.Status, cur.Error, cur.Steps)
+			}
+			break
+		}
+		for _, st := range cur.Steps {
+			if st.Status == store.StepWaitingApproval && !approved[st.Name] {
+				if !strings.Contains(st.Plan, "terraform_data") {
+					t.Fatalf("step %s waits for approval without showing its plan: %q", st.Name, st.Plan)
+				}
+				if st.ApplyJobID != "" {
+					t.Fatalf("step %s applied before approval", st.Name)
+				}
+				path := fmt.Sprintf("/v1/installs/%s/operations/%s/steps/%s/approve", inst, op.ID, st.Name)
+				if code := s.do("POST", path, nil, nil); code != http.StatusAccepted {
+					t.Fatalf("approve %s: %d", st.Name, code)
+				}
+				approved[st.Name] = true
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("provision did not finish: %+v", cur.Steps)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(approved) != 5 {
+		t.Fatalf("approved %v, want all five steps", approved)
+	}
+
+	// Nothing changed: every plan is a no-op, nothing waits, nothing applies.
+	re := s.waitOp(inst, s.startOp(inst, "/reprovision", nil).ID, 5*time.Minute)
+	if re.Status != store.OpSucceeded {
+		t.Fatalf("reprovision: %s %q", re.Status, re.Error)
+	}
+	for _, st := range re.Steps {
+		if st.Status != store.StepNoChanges || st.ApplyJobID != "" {
+			t.Fatalf("no-op reprovision step %+v", st)
+		}
+	}
+
+	// Deny: the teardown of api waits, is denied, and ends cleanly.
+	td := s.startOp(inst, "/components/api/teardown", nil)
+	waitFor(t, 2*time.Minute, "api's destroy plan to wait for approval", func() bool {
+		for _, st := range s.getOp(inst, td.ID, 0).Steps {
+			if st.Name == "api" && st.Status == store.StepWaitingApproval {
+				return true
+			}
+		}
+		return false
+	})
+	if code := s.do("POST", "/v1/installs/"+inst+"/operations/"+td.ID+"/steps/api/deny", nil, nil); code != http.StatusAccepted {
+		t.Fatalf("deny: %d", code)
+	}
+	denied := s.waitOp(inst, td.ID, time.Minute)
+	if denied.Status != store.OpDenied || denied.step(t, "api").Status != store.StepDenied || denied.step(t, "api").ApplyJobID != "" {
+		t.Fatalf("denied teardown = %+v", denied)
+	}
+	// The install is free again.
+	if code := s.do("POST", "/v1/installs/"+inst+"/components/api/deploy", nil, nil); code != http.StatusAccepted {
+		t.Fatalf("a new operation after the denial: %d", code)
+	}
+}
+
+// A component whose terraform fails marks the operation failed with
+// terraform's diagnostic, and what depends on it does not run.
+func TestFailingComponentStopsDependents(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	s.syncConfig("testdata/failing-app")
+	inst, _ := s.newInstall("cust-c")
+	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
+	if op.Status != store.OpFailed {
+		t.Fatalf("provision of a failing app: %s", op.Status)
+	}
+	broken := op.step(t, "broken")
+	if broken.Status != store.StepFailed || !strings.Contains(broken.Error, "local-exec") || !strings.Contains(op.Error, "broken") {
+		t.Fatalf("broken step %+v, operation error %q: want terraform's diagnostic", broken, op.Error)
+	}
+	if after := op.step(t, "after"); after.Status != store.StepSkipped || after.PlanJobID != "" {
+		t.Fatalf("dependent of the failed component ran: %+v", after)
+	}
+	if sb := op.step(t, "sandbox"); sb.Status != store.StepSucceeded {
+		t.Fatalf("sandbox %+v", sb)
+	}
+	// One operation at a time: a second one while none runs is accepted…
+	second := s.startOp(inst, "/provision", nil)
+	// …and a third while that one runs is refused.
+	var e struct{ Code string }
+	if code := s.do("POST", "/v1/installs/"+inst+"/deprovision", nil, &e); code != http.StatusConflict {
+		t.Fatalf("a concurrent operation: %d %+v, want 409", code, e)
+	}
+	s.waitOp(inst, second.ID, 5*time.Minute)
+}
+
+// The runner killed during terraform apply: the attempt is lost, its state
+// lock released, the retry applies, and the state is intact.
+func TestRunnerKilledDuringApply(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	trace := filepath.Join(t.TempDir(), "trace")
+	dir := t.TempDir()
+	copyDir(t, "testdata/slow-app", dir)
+	cfg := filepath.Join(dir, "components", "slow.toml")
+	b, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, bytes.ReplaceAll(b, []byte("TRACE_FILE"), []byte(trace)), 0o644)
+	s.syncConfig(dir)
+	inst, first := s.newInstall("cust-d")
+	op := s.startOp(inst, "/provision", nil)
+	waitFor(t, 3*time.Minute, "the slow apply to start", func() bool {
+		b, _ := os.ReadFile(trace)
+		return bytes.Contains(b, []byte("start"))
+	})
+	first.kill()
+	s.startRunner("OUTPOST_TOKEN_FILE=" + s.tokenFile) // a restart: the token file holds its runner token
+	done := s.waitOp(inst, op.ID, 5*time.Minute)
+	if done.Status != store.OpSucceeded {
+		t.Fatalf("provision after the runner was killed: %s %q %+v", done.Status, done.Error, done.Steps)
+	}
+	apply := s.job(done.step(t, "slow").ApplyJobID)
+	if len(apply.Attempts) != 2 || apply.Attempts[0].Status != store.JobLost || apply.Attempts[1].Status != store.JobSucceeded {
+		t.Fatalf("apply attempts = %+v, want [lost, succeeded]", apply.Attempts)
+	}
+	ws := activities.Workspace(inst, "slow")
+	if l, err := s.store.GetTerraformStateLock(context.Background(), s.orgID, ws); err != nil || l != nil {
+		t.Fatalf("lock left on %s: %+v %v", ws, l, err)
+	}
+	outs, err := s.store.TerraformStateOutputs(context.Background(), s.orgID, ws)
+	if err != nil || outs["done"].Value == nil {
+		t.Fatalf("state of %s after the retry: %+v %v", ws, outs, err)
+	}
+	// The killed attempt's terraform did not go on: the trace ends with one
+	// start, then the retry's start and end.
+	b, _ = os.ReadFile(trace)
+	if got := strings.Count(string(b), "end"); got != 1 {
+		t.Fatalf("trace:\n%s\nwant exactly one finished apply", b)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

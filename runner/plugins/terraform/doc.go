@@ -1,0 +1,45 @@
+// Package terraform is the plugin of the "terraform" job type: it runs
+// terraform (through hashicorp/terraform-exec) on a module the control plane
+// sent, against state the control plane keeps behind terraform's standard
+// http backend on the gateway.
+//
+// A job (protocol.TerraformManifest) is one operation:
+//
+//   - plan: init, then a saved plan (a destroy plan when Destroy is set); the
+//     outputs (protocol.TerraformPlanOutputs) carry the plan file, the plan as
+//     terraform shows it, its JSON (sensitive values redacted), the counts of
+//     resources to add, change and destroy, and whether anything changes.
+//   - apply: init, then apply of exactly the saved plan in PlanFile; a plan
+//     that no longer matches the state fails with terraform's own message. The
+//     outputs (protocol.TerraformApplyOutputs) are the module's outputs,
+//     sensitive ones marked.
+//   - outputs: init, then the module's outputs.
+//
+// The job's directory holds the module (module/, extracted from the
+// manifest's archive), the variables (module/zz-outpost.auto.tfvars.json,
+// named to sort after the module's own *.auto.tfvars), a backend override
+// (module/zz_outpost_backend_override.tf: `backend "http" {}`) and an empty
+// terraform CLI configuration unless the runner gave one. The backend's
+// addresses go to `init -backend-config`; the job's state credential goes to
+// terraform only through TF_HTTP_USERNAME (the job's ID, OUTPOST_JOB_ID when
+// the manifest leaves it out) and TF_HTTP_PASSWORD, never on a command line,
+// in the logs or in the saved plan. CHECKPOINT_DISABLE is always set. Nothing
+// is downloaded: modules that need providers other than terraform's built-in
+// one fail at init.
+//
+// terraform-exec runs terraform in a process group of its own. When the job
+// is cancelled, the job process's context ends and terraform-exec interrupts
+// terraform (SIGINT), which stops, saves its state and unlocks. The job
+// process adopts (PR_SET_CHILD_SUBREAPER) what terraform's provisioners leave
+// behind and kills it at Cleanup, so no `local-exec` child outlives its job.
+//
+// Terraform's output streams to the job's logs (except `show` and `output`,
+// whose values may be secret); when terraform fails, the job's error is
+// terraform's own diagnostics, one line each ("Error: …, with <resource>
+// (<file> line N): <detail>").
+//
+// The terraform binary is found by Find: the runner's --terraform flag
+// (OUTPOST_TERRAFORM in the job's environment), then PATH, then
+// .tools/terraform/1.5.7/terraform in the working directory or one of its
+// parents, where the project's scripts/tools.sh builds it.
+package terraform

@@ -1,0 +1,392 @@
+package terraform
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/plugins"
+)
+
+// Files of a job, in its directory.
+const (
+	moduleDir       = "module"                                  // the extracted module; terraform's working directory
+	varsFile        = "zz-outpost.auto.tfvars.json"             // in moduleDir: sorts after the module's own
+	backendOverride = "zz_outpost_backend_override.tf"          // in moduleDir
+	planFileName    = "outpost.tfplan"                          // in the job directory
+	cliConfigFile   = "terraformrc"                             // in the job directory: empty
+	backendConfig   = "terraform {\n  backend \"http\" {}\n}\n" // the override's content
+)
+
+// Environment variables the plugin sets for terraform.
+const (
+	envCLIConfig  = "TF_CLI_CONFIG_FILE"
+	envCheckpoint = "CHECKPOINT_DISABLE"
+	envHTTPUser   = "TF_HTTP_USERNAME"
+	envHTTPPass   = "TF_HTTP_PASSWORD"
+)
+
+// New returns a terraform plugin for one job.
+func New() plugins.Plugin { return &plugin{} }
+
+type plugin struct {
+	m       protocol.TerraformManifest
+	outputs json.RawMessage
+	stderr  io.Writer // the job's, once Execute ran
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (p *plugin) Validate(manifest json.RawMessage) error {
+	if err := plugins.DecodeManifest(manifest, &p.m); err != nil {
+		return err
+	}
+	m := &p.m
+	switch m.Operation {
+	case protocol.TerraformPlan, protocol.TerraformApply, protocol.TerraformOutputs:
+	case "":
+		return errors.New("operation: required (plan, apply or outputs)")
+	default:
+		return fmt.Errorf("operation: must be plan, apply or outputs, got %q", m.Operation)
+	}
+	switch {
+	case m.Destroy && m.Operation != protocol.TerraformPlan:
+		return errors.New("destroy: only a plan can be a destroy plan (an apply applies the plan it is given)")
+	case m.Workspace == "":
+		return errors.New("workspace: required")
+	case len(m.Module) == 0:
+		return errors.New("module: required (the module directory as a gzipped tar archive)")
+	case m.Operation == protocol.TerraformApply && len(m.PlanFile) == 0:
+		return errors.New("plan_file: required for an apply (the saved plan to apply)")
+	case m.Operation != protocol.TerraformApply && len(m.PlanFile) > 0:
+		return fmt.Errorf("plan_file: only an apply takes a plan file, not a %s", m.Operation)
+	}
+	if err := validateBackend(m.Backend); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.Variables)) {
+		if !identifier.MatchString(name) {
+			return fmt.Errorf("variables.%s: not a valid terraform variable name", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.Env)) {
+		switch {
+		case !envName.MatchString(name):
+			return fmt.Errorf("env.%s: not a valid environment variable name", name)
+		case len(tfexec.ProhibitedEnv(map[string]string{name: ""})) > 0:
+			return fmt.Errorf("env.%s: terraform-exec sets this itself; variables go in variables", name)
+		case strings.HasPrefix(name, "TF_HTTP_") || name == envCLIConfig:
+			return fmt.Errorf("env.%s: the runner sets this itself (the state backend and the CLI configuration are its)", name)
+		}
+	}
+	return nil
+}
+
+func validateBackend(b protocol.TerraformBackend) error {
+	for _, f := range []struct{ name, value string }{
+		{"backend.address", b.Address}, {"backend.lock_address", b.LockAddress}, {"backend.unlock_address", b.UnlockAddress},
+	} {
+		u, err := url.Parse(f.value)
+		switch {
+		case f.value == "":
+			return fmt.Errorf("%s: required", f.name)
+		case err != nil:
+			return fmt.Errorf("%s: %w", f.name, err)
+		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return fmt.Errorf("%s: must be an http(s) URL, got %q", f.name, f.value)
+		case u.User != nil:
+			return fmt.Errorf("%s: must not hold a user or password (they are backend.username and backend.password)", f.name)
+		}
+	}
+	if b.Password == "" {
+		return errors.New("backend.password: required (the job's state credential)")
+	}
+	return nil
+}
+
+// Execute runs the operation. A terraform failure is an error carrying
+// terraform's diagnostics. When ctx ends (the job is cancelled),
+// terraform-exec interrupts terraform, which stops gracefully and releases
+// its lock.
+func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
+	m := &p.m
+	if err := adoptOrphans(); err != nil {
+		fmt.Fprintf(run.Stderr, "outpost: cannot adopt what terraform leaves behind: %v\n", err)
+	}
+	p.stderr = run.Stderr
+	env := envMap(run.Env)
+	bin, err := Find(env[EnvTerraform], env["PATH"], run.Dir)
+	if err != nil {
+		return 0, err
+	}
+	dir := filepath.Join(run.Dir, moduleDir)
+	if err := extractModule(m.Module, dir); err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, backendOverride), []byte(backendConfig), 0o600); err != nil {
+		return 0, err
+	}
+	if m.Operation == protocol.TerraformPlan {
+		if m.Variables == nil {
+			m.Variables = map[string]json.RawMessage{}
+		}
+		vars, err := json.Marshal(m.Variables)
+		if err != nil {
+			return 0, fmt.Errorf("variables: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, varsFile), vars, 0o600); err != nil {
+			return 0, err
+		}
+	}
+	if m.Backend.Username == "" {
+		if m.Backend.Username = env["OUTPOST_JOB_ID"]; m.Backend.Username == "" {
+			return 0, errors.New("backend.username: required (the job's ID) when the runner does not give the job its ID")
+		}
+	}
+	tfEnv, err := p.terraformEnv(env, run)
+	if err != nil {
+		return 0, err
+	}
+
+	tf, err := tfexec.NewTerraform(dir, bin)
+	if err != nil {
+		return 0, err
+	}
+	if err := tf.SetEnv(tfEnv); err != nil {
+		return 0, err
+	}
+	tf.SetStderr(run.Stderr)
+	// The version first, quietly: terraform-exec asks for it before some
+	// commands and would print its JSON into the logs.
+	v, _, err := tf.Version(ctx, false)
+	if err != nil {
+		return 0, failure("version", err)
+	}
+	fmt.Fprintf(run.Stdout, "outpost: terraform v%s (%s): %s of workspace %s\n", v, bin, operationName(m), m.Workspace)
+
+	tf.SetStdout(run.Stdout)
+	err = tf.Init(ctx,
+		tfexec.BackendConfig("address="+m.Backend.Address),
+		tfexec.BackendConfig("lock_address="+m.Backend.LockAddress),
+		tfexec.BackendConfig("unlock_address="+m.Backend.UnlockAddress),
+	)
+	if err != nil {
+		return 0, failure("init", err)
+	}
+
+	switch m.Operation {
+	case protocol.TerraformPlan:
+		p.outputs, err = plan(ctx, tf, run, m.Destroy)
+	case protocol.TerraformApply:
+		p.outputs, err = apply(ctx, tf, run, m.PlanFile)
+	case protocol.TerraformOutputs:
+		p.outputs, err = outputs(ctx, tf)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 0, nil
+}
+
+func operationName(m *protocol.TerraformManifest) string {
+	if m.Destroy {
+		return "destroy plan"
+	}
+	return m.Operation
+}
+
+// terraformEnv is terraform's environment: the job's, the manifest's, and
+// the plugin's own settings, which win.
+func (p *plugin) terraformEnv(jobEnv map[string]string, run plugins.Run) (map[string]string, error) {
+	env := make(map[string]string, len(jobEnv)+len(p.m.Env)+4)
+	for k, v := range jobEnv {
+		if strings.HasPrefix(k, "TF_HTTP_") || len(tfexec.ProhibitedEnv(map[string]string{k: v})) > 0 {
+			continue
+		}
+		env[k] = v
+	}
+	for k, v := range p.m.Env {
+		env[k] = v
+	}
+	// A CLI configuration that exists: the runner's (--terraform-cli-config),
+	// or an empty one, so that a TF_CLI_CONFIG_FILE naming a missing file, or
+	// a ~/.terraformrc, never changes what terraform does.
+	cfg := jobEnv[envCLIConfig]
+	if fi, err := os.Stat(cfg); cfg == "" || err != nil || fi.IsDir() {
+		if cfg != "" {
+			fmt.Fprintf(run.Stderr, "outpost: %s=%s is not a file: using an empty terraform CLI configuration\n", envCLIConfig, cfg)
+		}
+		cfg = filepath.Join(run.Dir, cliConfigFile)
+		if err := os.WriteFile(cfg, nil, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	env[envCLIConfig] = cfg
+	env[envCheckpoint] = "1"
+	env[envHTTPUser] = p.m.Backend.Username
+	env[envHTTPPass] = p.m.Backend.Password
+	return env, nil
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if name, value, ok := strings.Cut(kv, "="); ok && name != "" {
+			m[name] = value
+		}
+	}
+	return m
+}
+
+// plan saves a plan (a destroy plan when asked) and describes it: the text
+// terraform shows, its JSON with sensitive values redacted, and the counts.
+func plan(ctx context.Context, tf *tfexec.Terraform, run plugins.Run, destroy bool) (json.RawMessage, error) {
+	planFile := filepath.Join(run.Dir, planFileName)
+	changes, err := tf.Plan(ctx, tfexec.Out(planFile), tfexec.Destroy(destroy))
+	if err != nil {
+		return nil, failure("plan", err)
+	}
+	// What show prints is for the outputs, not the logs.
+	tf.SetStdout(nil)
+	text, err := tf.ShowPlanFileRaw(ctx, planFile)
+	if err != nil {
+		return nil, failure("show", err)
+	}
+	var raw bytes.Buffer
+	tf.SetStdout(&raw)
+	_, err = tf.ShowPlanFile(ctx, planFile)
+	tf.SetStdout(nil)
+	if err != nil {
+		return nil, failure("show -json", err)
+	}
+	planJSON, err := redactPlanJSON(raw.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	add, change, del, err := countChanges(raw.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	file, err := os.ReadFile(planFile)
+	if err != nil {
+		return nil, err
+	}
+	out := protocol.TerraformPlanOutputs{HasChanges: changes, PlanFile: file, PlanText: text, PlanJSON: planJSON,
+		Add: add, Change: change, Destroy: del}
+	fmt.Fprintf(run.Stdout, "outpost: plan saved: %d to add, %d to change, %d to destroy (changes: %v)\n", add, change, del, changes)
+	return fitPlanOutputs(out)
+}
+
+// countChanges counts the managed resources the plan adds, changes and
+// destroys, as terraform's "Plan: …" line does (a replacement is one add and
+// one destroy).
+func countChanges(planJSON []byte) (add, change, destroy int, err error) {
+	var p struct {
+		ResourceChanges []struct {
+			Mode   string `json:"mode"`
+			Change struct {
+				Actions []string `json:"actions"`
+			} `json:"change"`
+		} `json:"resource_changes"`
+	}
+	if err := json.Unmarshal(planJSON, &p); err != nil {
+		return 0, 0, 0, fmt.Errorf("reading the plan's JSON: %w", err)
+	}
+	for _, rc := range p.ResourceChanges {
+		if rc.Mode != "managed" {
+			continue
+		}
+		a := rc.Change.Actions
+		if slices.Contains(a, "create") {
+			add++
+		}
+		if slices.Contains(a, "delete") {
+			destroy++
+		}
+		if slices.Contains(a, "update") {
+			change++
+		}
+	}
+	return add, change, destroy, nil
+}
+
+// fitPlanOutputs keeps a plan's outputs under the size a job's outputs may
+// have: the JSON goes first, then the text is cut (the plan file, which the
+// apply needs, is never cut). Truncated says so.
+func fitPlanOutputs(out protocol.TerraformPlanOutputs) (json.RawMessage, error) {
+	b, err := json.Marshal(out)
+	if err != nil || len(b) <= protocol.MaxOutputsBytes {
+		return b, err
+	}
+	out.PlanJSON, out.Truncated = nil, true
+	if b, err = json.Marshal(out); err != nil || len(b) <= protocol.MaxOutputsBytes {
+		return b, err
+	}
+	over := len(b) - protocol.MaxOutputsBytes + 200
+	if over >= len(out.PlanText) {
+		out.PlanText = ""
+	} else {
+		keep := len(out.PlanText) - over
+		for keep > 0 && !utf8.RuneStart(out.PlanText[keep]) {
+			keep--
+		}
+		out.PlanText = out.PlanText[:keep] + "\n… (cut: the plan is too large for the job's outputs; the logs have it whole)\n"
+	}
+	if b, err = json.Marshal(out); err != nil || len(b) <= protocol.MaxOutputsBytes {
+		return b, err
+	}
+	return nil, fmt.Errorf("the saved plan is %d bytes: more than a job's outputs may hold (%d)", len(out.PlanFile), protocol.MaxOutputsBytes)
+}
+
+// apply applies exactly the saved plan, then reads the outputs.
+func apply(ctx context.Context, tf *tfexec.Terraform, run plugins.Run, planFile []byte) (json.RawMessage, error) {
+	path := filepath.Join(run.Dir, planFileName)
+	if err := os.WriteFile(path, planFile, 0o600); err != nil {
+		return nil, err
+	}
+	if err := tf.Apply(ctx, tfexec.DirOrPlan(path)); err != nil {
+		return nil, failure("apply", err)
+	}
+	return outputs(ctx, tf)
+}
+
+// outputs reads the module's outputs; their values stay out of the logs.
+func outputs(ctx context.Context, tf *tfexec.Terraform) (json.RawMessage, error) {
+	tf.SetStdout(nil)
+	metas, err := tf.Output(ctx)
+	if err != nil {
+		return nil, failure("output", err)
+	}
+	out := protocol.TerraformApplyOutputs{Outputs: make(map[string]protocol.TerraformOutput, len(metas))}
+	for name, m := range metas {
+		out.Outputs[name] = protocol.TerraformOutput{Value: m.Value, Sensitive: m.Sensitive}
+	}
+	return json.Marshal(out)
+}
+
+func (p *plugin) Outputs() (json.RawMessage, error) { return p.outputs, nil }
+
+// Cleanup kills what terraform's provisioners left running (see
+// adoptOrphans). The runner removes the job's directory, and with it the
+// module, the plan and terraform's data directory.
+func (p *plugin) Cleanup() error {
+	if n := killLeftovers(); n > 0 && p.stderr != nil {
+		fmt.Fprintf(p.stderr, "outpost: killed %d process(es) terraform left running\n", n)
+	}
+	return nil
+}

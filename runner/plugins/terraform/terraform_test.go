@@ -1,0 +1,412 @@
+package terraform_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// app is a module of terraform's built-in terraform_data with variables, a
+// sensitive one among them, and the manifest's env seen by a provisioner.
+var app = map[string]string{
+	"main.tf": `
+variable "name" {
+  type = string
+}
+variable "password" {
+  type      = string
+  sensitive = true
+}
+variable "replicas" {
+  type    = number
+  default = 1
+}
+resource "terraform_data" "app" {
+  input = "hello ${var.name}"
+}
+resource "terraform_data" "secret" {
+  input = var.password
+}
+resource "terraform_data" "env" {
+  triggers_replace = [var.name]
+  provisioner "local-exec" {
+    command = "echo \"region from env: $OUTPOST_TEST_REGION\""
+  }
+}
+`,
+	"outputs.tf": `
+output "greeting" {
+  value = terraform_data.app.output
+}
+output "password" {
+  value     = terraform_data.secret.output
+  sensitive = true
+}
+output "replicas" {
+  value = var.replicas
+}
+`,
+}
+
+const password = "hunter2-not-for-logs"
+
+func TestPlanApplyOutputsAndDestroy(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	ws := h.inst.ID + ".sandbox"
+	mod := module(t, app)
+	vars := map[string]any{"name": "world", "password": password, "replicas": 2}
+
+	// Plan.
+	planJob, plan := h.plan("plan-1", ws, mod, vars, false)
+	if !plan.HasChanges || plan.Add != 3 || plan.Change != 0 || plan.Destroy != 0 || plan.Truncated {
+		t.Errorf("plan: changes %v, %d to add, %d to change, %d to destroy (truncated %v); want changes, 3 to add",
+			plan.HasChanges, plan.Add, plan.Change, plan.Destroy, plan.Truncated)
+	}
+	if !strings.Contains(plan.PlanText, "# terraform_data.app will be created") || !strings.Contains(plan.PlanText, "Plan: 3 to add, 0 to change, 0 to destroy.") {
+		t.Errorf("plan text:\n%s", plan.PlanText)
+	}
+	var planJSON struct {
+		FormatVersion   string `json:"format_version"`
+		ResourceChanges []struct {
+			Address string `json:"address"`
+		} `json:"resource_changes"`
+	}
+	if err := json.Unmarshal(plan.PlanJSON, &planJSON); err != nil || planJSON.FormatVersion == "" || len(planJSON.ResourceChanges) != 3 {
+		t.Errorf("plan JSON %s: %v", plan.PlanJSON, err)
+	}
+	if !strings.Contains(string(plan.PlanJSON), "hello world") {
+		t.Errorf("plan JSON lacks the non-sensitive value: %s", plan.PlanJSON)
+	}
+	if strings.Contains(string(plan.PlanJSON), password) || strings.Contains(plan.PlanText, password) {
+		t.Errorf("the plan shows the sensitive variable's value")
+	}
+	if len(plan.PlanFile) == 0 {
+		t.Fatal("no plan file")
+	}
+	logs := h.logs(planJob.ID)
+	if !strings.Contains(logs, "Plan: 3 to add, 0 to change, 0 to destroy.") {
+		t.Errorf("plan logs lack terraform's output:\n%s", logs)
+	}
+	h.lockFree(ws)
+
+	// Apply exactly that plan.
+	applyJob := h.apply("apply-1", ws, mod, plan.PlanFile)
+	var applied protocol.TerraformApplyOutputs
+	h.succeeded(applyJob, &applied)
+	want := map[string]protocol.TerraformOutput{
+		"greeting": {Value: json.RawMessage(`"hello world"`)},
+		"password": {Value: json.RawMessage(`"` + password + `"`), Sensitive: true},
+		"replicas": {Value: json.RawMessage(`2`)},
+	}
+	checkOutputs(t, "apply", applied.Outputs, want)
+	logs = h.logs(applyJob.ID)
+	for _, s := range []string{"region from env: eu-west", "Apply complete! Resources: 3 added, 0 changed, 0 destroyed."} {
+		if !strings.Contains(logs, s) {
+			t.Errorf("apply logs lack %q:\n%s", s, logs)
+		}
+	}
+	for _, j := range []store.Job{planJob, applyJob} {
+		all := h.logs(j.ID)
+		var m protocol.TerraformManifest
+		if err := json.Unmarshal([]byte(j.Manifest), &m); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(all, password) || strings.Contains(all, m.Backend.Password) {
+			t.Errorf("the logs of %s show a secret:\n%s", j.Key, all)
+		}
+	}
+	h.lockFree(ws)
+
+	// Every state version is kept; the latest is the apply's.
+	versions, err := h.s.ListTerraformStateVersions(ctx, h.org.ID, ws)
+	if err != nil || len(versions) == 0 || versions[0].JobID != applyJob.ID || versions[0].Serial == 0 {
+		t.Fatalf("state versions %+v %v; want the apply's on top", versions, err)
+	}
+	fromState, err := h.s.TerraformStateOutputs(ctx, h.org.ID, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOutputs(t, "state", fromState, want)
+
+	// Outputs only.
+	var read protocol.TerraformApplyOutputs
+	h.succeeded(h.run("outputs-1", h.manifest(protocol.TerraformOutputs, ws, mod)), &read)
+	checkOutputs(t, "outputs", read.Outputs, want)
+
+	// Nothing changed: a new plan says so.
+	_, again := h.plan("plan-2", ws, mod, vars, false)
+	if again.HasChanges || again.Add+again.Change+again.Destroy != 0 {
+		t.Errorf("re-plan: changes %v, %d/%d/%d; want none", again.HasChanges, again.Add, again.Change, again.Destroy)
+	}
+	if !strings.Contains(again.PlanText, "No changes.") {
+		t.Errorf("re-plan text:\n%s", again.PlanText)
+	}
+
+	// A changed variable is an update in place and a replacement.
+	vars["name"] = "moon"
+	_, change := h.plan("plan-3", ws, mod, vars, false)
+	if !change.HasChanges || change.Add != 1 || change.Change != 1 || change.Destroy != 1 {
+		t.Errorf("plan after a change: %v, %d/%d/%d; want 1 to add (the replacement), 1 to change, 1 to destroy",
+			change.HasChanges, change.Add, change.Change, change.Destroy)
+	}
+
+	// Destroy: plan, then apply that plan.
+	_, destroy := h.plan("destroy-plan", ws, mod, vars, true)
+	if !destroy.HasChanges || destroy.Destroy != 3 || destroy.Add != 0 {
+		t.Errorf("destroy plan: %v, %d/%d/%d; want 3 to destroy", destroy.HasChanges, destroy.Add, destroy.Change, destroy.Destroy)
+	}
+	destroyJob := h.apply("destroy-apply", ws, mod, destroy.PlanFile)
+	var gone protocol.TerraformApplyOutputs
+	h.succeeded(destroyJob, &gone)
+	if len(gone.Outputs) != 0 {
+		t.Errorf("outputs after destroy: %+v", gone.Outputs)
+	}
+	latest, err := h.s.GetTerraformState(ctx, h.org.ID, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Resources []any `json:"resources"`
+	}
+	if err := json.Unmarshal([]byte(latest.State), &st); err != nil || len(st.Resources) != 0 || latest.JobID != destroyJob.ID {
+		t.Errorf("state after destroy (version %d by %s): %d resources, %v", latest.Version, latest.JobID, len(st.Resources), err)
+	}
+	if after, _ := h.s.ListTerraformStateVersions(ctx, h.org.ID, ws); len(after) <= len(versions) {
+		t.Errorf("%d state versions after the destroy, %d before: the old ones must be kept", len(after), len(versions))
+	}
+	h.lockFree(ws)
+}
+
+func checkOutputs(t *testing.T, what string, got, want map[string]protocol.TerraformOutput) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s outputs %v, want %v", what, got, want)
+	}
+	for name, w := range want {
+		g, ok := got[name]
+		if !ok || string(g.Value) != string(w.Value) || g.Sensitive != w.Sensitive {
+			t.Errorf("%s output %s = %s (sensitive %v), want %s (sensitive %v)", what, name, g.Value, g.Sensitive, w.Value, w.Sensitive)
+		}
+	}
+}
+
+func TestTerraformFailuresCarryItsDiagnostic(t *testing.T) {
+	h := newHarness(t)
+
+	// A configuration error fails the plan.
+	bad := module(t, map[string]string{"main.tf": `
+resource "terraform_data" "a" {
+  input = terraform_data.missing.output
+}
+`})
+	j := h.run("plan-bad", h.manifest(protocol.TerraformPlan, h.inst.ID+".bad", bad))
+	if j.Status != store.JobFailed || !strings.Contains(j.Error, "Error: Reference to undeclared resource") ||
+		!strings.Contains(j.Error, "main.tf line 3") || !strings.Contains(j.Error, `"terraform_data" "missing"`) || len(j.Error) > 1000 {
+		t.Errorf("plan of a bad reference: %s: %q", j.Status, j.Error)
+	}
+
+	// A provisioner that fails fails the apply, naming the resource.
+	ws := h.inst.ID + ".failing"
+	failing := module(t, map[string]string{"main.tf": `
+resource "terraform_data" "ok" {
+  input = "fine"
+}
+resource "terraform_data" "fail" {
+  provisioner "local-exec" {
+    command = "echo boom >&2; exit 1"
+  }
+}
+`})
+	_, plan := h.plan("plan-failing", ws, failing, nil, false)
+	j = h.apply("apply-failing", ws, failing, plan.PlanFile)
+	if j.Status != store.JobFailed || !strings.Contains(j.Error, "Error: local-exec provisioner error, with terraform_data.fail") ||
+		!strings.Contains(j.Error, "boom") || len(j.Error) > 1000 {
+		t.Errorf("apply of a failing provisioner: %s: %q", j.Status, j.Error)
+	}
+	if !strings.Contains(h.logs(j.ID), "Error: local-exec provisioner error") {
+		t.Errorf("the logs lack terraform's diagnostic:\n%s", h.logs(j.ID))
+	}
+	// Terraform kept what it did, and let go of the lock.
+	h.lockFree(ws)
+	if v, err := h.s.GetTerraformState(context.Background(), h.org.ID, ws); err != nil || !strings.Contains(v.State, `"ok"`) {
+		t.Errorf("state after the failed apply: %v", err)
+	}
+
+	// A bad manifest is refused before terraform runs, naming the field.
+	m := h.manifest(protocol.TerraformApply, ws, failing)
+	j = h.run("apply-without-plan", m)
+	if j.Status != store.JobFailed || !strings.Contains(j.Error, "plan_file: required") {
+		t.Errorf("apply without a plan: %s: %q", j.Status, j.Error)
+	}
+}
+
+func TestStalePlanIsRefused(t *testing.T) {
+	h := newHarness(t)
+	ws := h.inst.ID + ".sandbox"
+	mod := module(t, app)
+	_, first := h.plan("plan-a", ws, mod, map[string]any{"name": "a", "password": "p"}, false)
+	_, second := h.plan("plan-b", ws, mod, map[string]any{"name": "b", "password": "p"}, false)
+	var out protocol.TerraformApplyOutputs
+	h.succeeded(h.apply("apply-b", ws, mod, second.PlanFile), &out)
+
+	j := h.apply("apply-a", ws, mod, first.PlanFile)
+	if j.Status != store.JobFailed || !strings.Contains(j.Error, "Saved plan is stale") {
+		t.Errorf("apply of a stale plan: %s: %q", j.Status, j.Error)
+	}
+	var read protocol.TerraformApplyOutputs
+	h.succeeded(h.run("outputs", h.manifest(protocol.TerraformOutputs, ws, mod)), &read)
+	if string(read.Outputs["greeting"].Value) != `"hello b"` {
+		t.Errorf("greeting %s after the stale apply, want plan b's", read.Outputs["greeting"].Value)
+	}
+}
+
+// An attempt that dies holding the lock (its runner gone) is marked lost when
+// its lease passes, which releases the lock; the retry applies the same plan.
+func TestLostAttemptsLockIsReleasedForTheRetry(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	ws := h.inst.ID + ".sandbox"
+	mod := module(t, app)
+	_, plan := h.plan("plan", ws, mod, map[string]any{"name": "retry", "password": "p"}, false)
+
+	// The runner goes away; a stand-in claims the apply and takes the lock,
+	// as terraform does first, then dies.
+	h.stop()
+	m := h.manifest(protocol.TerraformApply, ws, mod)
+	m.PlanFile = plan.PlanFile
+	queued, tok := h.enqueue("apply", m)
+	claimed, err := h.s.ClaimJob(ctx, h.runnerID, time.Second)
+	if err != nil || claimed == nil || claimed.ID != queued.ID {
+		t.Fatalf("claim: %+v %v", claimed, err)
+	}
+	h.lock(ws, queued.ID, tok, "dead-1", "gone@nowhere")
+
+	// The gateway's reaper marks it lost, releasing the lock.
+	if j := h.wait(queued.ID); j.Status != store.JobLost {
+		t.Fatalf("attempt 1 ended %s, want lost", j.Status)
+	}
+	h.lockFree(ws)
+
+	// The workflow retries; a runner runs attempt 2 for real.
+	if _, err := h.s.RetryJob(ctx, queued.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	h.startRunner()
+	j := h.wait(queued.ID)
+	var out protocol.TerraformApplyOutputs
+	h.succeeded(j, &out)
+	if j.Attempt != 2 || string(out.Outputs["greeting"].Value) != `"hello retry"` {
+		t.Errorf("attempt %d, greeting %s", j.Attempt, out.Outputs["greeting"].Value)
+	}
+	_, events, err := h.s.JobHistory(ctx, queued.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var released bool
+	for _, e := range events {
+		released = released || (e.Status == "state_unlocked" && e.Attempt == 1 && strings.Contains(e.Message, "dead-1"))
+	}
+	if !released {
+		t.Errorf("the job's history does not say the lost attempt's lock was released: %+v", events)
+	}
+	h.lockFree(ws)
+}
+
+// Cancelling an apply interrupts terraform (which runs in a process group of
+// its own, so the runner's SIGTERM reaches it through the job process), which
+// stops, keeps what it did and lets go of the lock.
+func TestCancelInterruptsTerraform(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	ws := h.inst.ID + ".slow"
+	mod := module(t, map[string]string{"main.tf": `
+resource "terraform_data" "fast" {
+  input = "done"
+}
+resource "terraform_data" "slow" {
+  depends_on = [terraform_data.fast]
+  provisioner "local-exec" {
+    command = "echo started; sleep 61"
+  }
+}
+`})
+	_, plan := h.plan("plan", ws, mod, nil, false)
+	m := h.manifest(protocol.TerraformApply, ws, mod)
+	m.PlanFile = plan.PlanFile
+	j, _ := h.enqueue("apply", m)
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(h.logs(j.ID), "(local-exec): started") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the provisioner never started:\n%s", h.logs(j.ID))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := h.s.RequestCancel(ctx, j.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	done := h.wait(j.ID)
+	logs := h.logs(j.ID)
+	if done.Status != store.JobCancelled || !strings.Contains(logs, "Interrupt received") || strings.Contains(done.Error, "SIGKILL") {
+		t.Errorf("cancelled apply: %s %q; logs:\n%s", done.Status, done.Error, logs)
+	}
+	h.lockFree(ws)
+	if v, err := h.s.GetTerraformState(ctx, h.org.ID, ws); err != nil || !strings.Contains(v.State, `"fast"`) {
+		t.Errorf("the state lost what was done before the cancel: %v", err)
+	}
+	// Terraform killed the provisioner's shell; the job killed what the
+	// shell had started.
+	if !strings.Contains(logs, "outpost: killed 1 process(es) terraform left running") {
+		t.Errorf("the provisioner's sleep was left running; logs:\n%s", logs)
+	}
+}
+
+// A workspace locked by another running job stops terraform with its own
+// "Error acquiring the state lock", naming the holder: the 423 answer carries
+// the holder's lock info as terraform expects.
+func TestHeldLockStopsTerraform(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	ws := h.inst.ID + ".sandbox"
+	// The holder: a job of another runner (that never runs it), claimed.
+	app, err := h.s.CreateApp(ctx, h.org.ID, "other", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, other, _, err := h.s.CreateInstall(ctx, h.org.ID, app.ID, "customer-2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := store.NewStateToken()
+	holder, _, err := h.s.EnqueueJob(ctx, store.JobSpec{Key: "holder", OrgID: h.org.ID, RunnerID: other.ID,
+		Type: protocol.JobTypeTerraform, Workspace: ws, StateToken: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := h.s.ClaimJob(ctx, other.ID, time.Hour); err != nil || j == nil || j.ID != holder.ID {
+		t.Fatalf("claim: %+v %v", j, err)
+	}
+	h.lock(ws, holder.ID, tok, "held-by-2", "someone@elsewhere")
+
+	m := h.manifest(protocol.TerraformPlan, ws, module(t, app1()))
+	j := h.run("plan", m)
+	t.Logf("the job's error: %s", j.Error)
+	if j.Status != store.JobFailed || !strings.Contains(j.Error, "Error acquiring the state lock") || !strings.Contains(j.Error, "held-by-2") {
+		t.Errorf("plan of a locked workspace: %s %q\nlogs:\n%s", j.Status, j.Error, h.logs(j.ID))
+	}
+	if l, _ := h.s.GetTerraformStateLock(ctx, h.org.ID, ws); l == nil || l.LockID != "held-by-2" {
+		t.Errorf("the holder lost its lock: %+v", l)
+	}
+}
+
+func app1() map[string]string {
+	return map[string]string{"main.tf": `resource "terraform_data" "a" {
+  input = 1
+}
+`}
+}

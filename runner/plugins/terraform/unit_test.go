@@ -1,0 +1,178 @@
+package terraform
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDiagnosticsReadsBothFormats(t *testing.T) {
+	plain := `
+Warning: Deprecated attribute
+
+  on main.tf line 9:
+
+The attribute is deprecated.
+
+Error: local-exec provisioner error
+
+  with terraform_data.fail,
+  on main.tf line 4, in resource "terraform_data" "fail":
+   4:   provisioner "local-exec" {
+
+Error running command 'exit 1': exit status 1. Output:
+boom
+`
+	boxed := `╷
+│ Error: Invalid reference
+│
+│   on main.tf line 3, in resource "terraform_data" "a":
+│    3:   input = foo
+│
+│ A reference to a resource type must be followed by at least one attribute
+│ access, specifying the resource name.
+╵
+`
+	got := diagnostics(plain + boxed)
+	want := []string{
+		"Error: local-exec provisioner error, with terraform_data.fail (main.tf line 4): Error running command 'exit 1': exit status 1. Output: boom",
+		"Error: Invalid reference (main.tf line 3): A reference to a resource type must be followed by at least one attribute access, specifying the resource name.",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	err := failure("apply", errors.New("exit status 1\n"+strings.Repeat("Error: x\n\n"+strings.Repeat("detail ", 200)+"\n", 8)))
+	if msg := err.Error(); !strings.HasPrefix(msg, "terraform apply failed: Error: x: detail") || !strings.Contains(msg, "and 3 more errors") || len(msg) > 3000 {
+		t.Errorf("a long failure is not cut short: %d bytes: %.200s", len(msg), msg)
+	}
+	if msg := failure("init", errors.New("exit status 1\nsomething odd\nhappened")).Error(); msg != "terraform init failed (exit status 1): something odd happened" {
+		t.Errorf("without a diagnostic: %q", msg)
+	}
+}
+
+func archive(t *testing.T, hdrs ...tar.Header) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, h := range hdrs {
+		body := "# " + h.Name + "\n"
+		if h.Typeflag == tar.TypeReg {
+			h.Size = int64(len(body))
+		}
+		if err := tw.WriteHeader(&h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			tw.Write([]byte(body))
+		}
+	}
+	tw.Close()
+	zw.Close()
+	return buf.Bytes()
+}
+
+func TestExtractModuleStaysInsideItsDirectory(t *testing.T) {
+	reg := func(name string, mode int64) tar.Header {
+		return tar.Header{Name: name, Mode: mode, Typeflag: tar.TypeReg}
+	}
+	dir := filepath.Join(t.TempDir(), "module")
+	ok := archive(t, tar.Header{Name: "./", Typeflag: tar.TypeDir, Mode: 0o755}, reg("./main.tf", 0o644),
+		reg("modules/net/main.tf", 0o644), reg("scripts/run.sh", 0o755))
+	if err := extractModule(ok, dir); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "scripts", "run.sh")); err != nil || fi.Mode()&0o100 == 0 {
+		t.Errorf("the script lost its executable bit: %v %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "modules", "net", "main.tf")); err != nil {
+		t.Error(err)
+	}
+
+	for name, c := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"parent":    {archive(t, reg("main.tf", 0o644), reg("../evil.tf", 0o644)), "inside the module directory"},
+		"absolute":  {archive(t, reg("main.tf", 0o644), reg("/etc/evil.tf", 0o644)), "inside the module directory"},
+		"symlink":   {archive(t, reg("main.tf", 0o644), tar.Header{Name: "link", Linkname: "/etc", Typeflag: tar.TypeSymlink}), "only directories and regular files"},
+		"no tf":     {archive(t, reg("sub/main.tf", 0o644)), "no .tf or .tf.json file at its root"},
+		"not a tgz": {[]byte("main.tf"), "not a gzipped tar archive"},
+	} {
+		err := extractModule(c.data, filepath.Join(t.TempDir(), "m"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)
+		}
+	}
+}
+
+func TestFindLooksWhereItSays(t *testing.T) {
+	root := t.TempDir()
+	exe := func(path string) string {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	configured := exe(filepath.Join(root, "opt", "tf"))
+	onPath := exe(filepath.Join(root, "bin", "terraform"))
+	tools := exe(filepath.Join(root, "repo", ToolsPath))
+	deep := filepath.Join(root, "repo", "runner", "plugins")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		configured, path, dir, want string
+	}{
+		"configured first":   {configured, filepath.Join(root, "bin"), deep, configured},
+		"then PATH":          {"", "relative:" + filepath.Join(root, "bin"), deep, onPath},
+		"then the tools dir": {"", filepath.Join(root, "opt"), deep, tools},
+		"configured by name": {"tf", filepath.Join(root, "opt"), "", configured},
+	} {
+		got, err := Find(c.configured, c.path, c.dir)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %q %v, want %q", name, got, err, c.want)
+		}
+	}
+	if _, err := Find(filepath.Join(root, "missing"), filepath.Join(root, "bin"), deep); err == nil {
+		t.Error("a configured binary that is missing was passed over")
+	}
+	if _, err := Find("", filepath.Join(root, "opt"), root); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "scripts/tools.sh") {
+		t.Errorf("nothing to find: %v", err)
+	}
+}
+
+func TestRedactPlanJSONHidesWhatTerraformMarksSensitive(t *testing.T) {
+	in := `{"variables":{"pw":{"value":"s3"},"name":{"value":"n"}},
+"configuration":{"root_module":{"variables":{"pw":{"sensitive":true,"default":"s3"},"name":{"default":"n"}}}},
+"resource_changes":[{"change":{"before":{"a":"s3","b":["x","s3"]},"after":{"a":"s3","b":["y","s3"],"c":"ok"},
+  "before_sensitive":{"a":true,"b":[false,true]},"after_sensitive":{"a":true,"b":[false,true]}}}],
+"output_changes":{"o":{"before":"s3","after":"s3","before_sensitive":true,"after_sensitive":true}},
+"planned_values":{"outputs":{"o":{"sensitive":true,"value":"s3"}},"root_module":{"child_modules":[{"resources":[{"values":{"k":"s3","v":"ok"},"sensitive_values":{"k":true}}]}]}},
+"prior_state":{"values":{"outputs":{"o":{"sensitive":true,"value":"s3"}}}}}`
+	out, err := redactPlanJSON([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "s3") {
+		t.Errorf("a sensitive value is left: %s", out)
+	}
+	for _, keep := range []string{`"n"`, `"ok"`, `"x"`, `"y"`} {
+		if !strings.Contains(string(out), keep) {
+			t.Errorf("%s was redacted too: %s", keep, out)
+		}
+	}
+	if !json.Valid(out) {
+		t.Errorf("not JSON: %s", out)
+	}
+}

@@ -1,0 +1,355 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Operation kinds: the user-visible, mutating operations on an install.
+const (
+	OpProvision         = "provision"
+	OpDeprovision       = "deprovision"
+	OpReprovision       = "reprovision"
+	OpDeployComponent   = "deploy_component"
+	OpTeardownComponent = "teardown_component"
+)
+
+// Operation and step statuses.
+const (
+	OpRunning          = "running"
+	OpWaitingForRunner = "waiting_for_runner"
+	OpSucceeded        = "succeeded"
+	OpFailed           = "failed"
+	OpCancelled        = "cancelled"
+	OpDenied           = "denied"
+
+	StepPending         = "pending"
+	StepPlanning        = "planning"
+	StepWaitingApproval = "waiting_approval"
+	StepApplying        = "applying"
+	StepSucceeded       = "succeeded"
+	StepNoChanges       = "no_changes"
+	StepPlanned         = "planned" // plan-only operations stop here
+	StepFailed          = "failed"
+	StepSkipped         = "skipped" // a dependency failed or was denied
+	StepDenied          = "denied"
+	StepCancelled       = "cancelled"
+)
+
+// Approval modes of an install.
+const (
+	ApproveAll = "approve-all"
+	Prompt     = "prompt"
+)
+
+// Install statuses beyond InstallCreated.
+const (
+	InstallWaitingForRunner = "waiting_for_runner"
+	InstallProvisioning     = "provisioning"
+	InstallActive           = "active"
+	InstallFailed           = "failed"
+	InstallDeprovisioning   = "deprovisioning"
+	InstallDeprovisioned    = "deprovisioned"
+)
+
+// SandboxStep is the step name of the install's sandbox.
+const SandboxStep = "sandbox"
+
+// InstallOperation is one mutating operation on an install (a workflow).
+type InstallOperation struct {
+	ID             string        `gorm:"primaryKey;size:32" json:"id"`
+	OrgID          string        `gorm:"size:32;not null;index" json:"org_id"`
+	InstallID      string        `gorm:"size:32;not null;index" json:"install_id"`
+	Kind           string        `gorm:"size:40;not null" json:"kind"`
+	Component      string        `gorm:"size:200" json:"component,omitempty"`
+	WithDependents bool          `json:"with_dependents,omitempty"`
+	PlanOnly       bool          `json:"plan_only"`
+	ApprovalMode   string        `gorm:"size:20;not null" json:"approval_mode"`
+	ConfigVersion  int           `json:"config_version"`
+	WorkflowID     string        `gorm:"size:300;not null" json:"workflow_id"`
+	Status         string        `gorm:"size:30;not null" json:"status"`
+	Error          string        `gorm:"type:text" json:"error,omitempty"`
+	CreatedAt      time.Time     `json:"created_at"`
+	FinishedAt     *time.Time    `json:"finished_at,omitempty"`
+	Steps          []InstallStep `gorm:"foreignKey:OperationID" json:"steps,omitempty"`
+}
+
+// InstallStep is one user-visible step of an operation: the sandbox or one
+// component, planned then applied.
+type InstallStep struct {
+	ID          string     `gorm:"primaryKey;size:32" json:"id"`
+	OperationID string     `gorm:"size:32;not null;uniqueIndex:idx_steps_op_name" json:"-"`
+	Name        string     `gorm:"size:200;not null;uniqueIndex:idx_steps_op_name" json:"name"`
+	Destroy     bool       `json:"destroy"`
+	Status      string     `gorm:"size:30;not null" json:"status"`
+	PlanJobID   *string    `gorm:"size:32" json:"plan_job_id,omitempty"`
+	ApplyJobID  *string    `gorm:"size:32" json:"apply_job_id,omitempty"`
+	HasChanges  *bool      `json:"has_changes,omitempty"`
+	Add         int        `json:"add"`
+	Change      int        `json:"change"`
+	Remove      int        `gorm:"column:destroy_count" json:"destroy_count"`
+	PlanText    string     `gorm:"type:text" json:"plan,omitempty"`
+	Error       string     `gorm:"type:text" json:"error,omitempty"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+}
+
+// InstallOutput is the latest outputs of an install's sandbox or of one of
+// its components, as terraform reported them (sensitive ones marked).
+type InstallOutput struct {
+	InstallID string    `gorm:"primaryKey;size:32"`
+	Name      string    `gorm:"primaryKey;size:200"` // SandboxStep or a component name
+	Outputs   string    `gorm:"type:text;not null"`  // protocol.TerraformApplyOutputs JSON
+	UpdatedAt time.Time ``
+}
+
+// InstallLock makes "one mutating operation per install at a time" a
+// database fact: a row per install with a running operation.
+type InstallLock struct {
+	InstallID   string    `gorm:"primaryKey;size:32"`
+	OperationID string    `gorm:"size:32;not null"`
+	CreatedAt   time.Time ``
+}
+
+// migration3 adds install operations, steps, outputs and the install lock,
+// from snapshots of the models as they are at version 3.
+func migration3(tx *gorm.DB) error {
+	type installs struct {
+		ApprovalMode string `gorm:"size:20;not null;default:'approve-all'"`
+	}
+	// Migration 1 builds tables from today's models, so on a new database
+	// the column is already there.
+	if !tx.Migrator().HasColumn("installs", "approval_mode") {
+		if err := tx.Table("installs").Migrator().AddColumn(&installs{}, "ApprovalMode"); err != nil {
+			return err
+		}
+	}
+	return tx.Migrator().CreateTable(&m3InstallOperation{}, &m3InstallStep{}, &m3InstallOutput{}, &m3InstallLock{})
+}
+
+type m3InstallOperation struct {
+	ID             string `gorm:"primaryKey;size:32"`
+	OrgID          string `gorm:"size:32;not null;index"`
+	InstallID      string `gorm:"size:32;not null;index"`
+	Kind           string `gorm:"size:40;not null"`
+	Component      string `gorm:"size:200"`
+	WithDependents bool
+	PlanOnly       bool
+	ApprovalMode   string `gorm:"size:20;not null"`
+	ConfigVersion  int
+	WorkflowID     string `gorm:"size:300;not null"`
+	Status         string `gorm:"size:30;not null"`
+	Error          string `gorm:"type:text"`
+	CreatedAt      time.Time
+	FinishedAt     *time.Time
+}
+
+type m3InstallStep struct {
+	ID           string `gorm:"primaryKey;size:32"`
+	OperationID  string `gorm:"size:32;not null;uniqueIndex:idx_steps_op_name"`
+	Name         string `gorm:"size:200;not null;uniqueIndex:idx_steps_op_name"`
+	Destroy      bool
+	Status       string  `gorm:"size:30;not null"`
+	PlanJobID    *string `gorm:"size:32"`
+	ApplyJobID   *string `gorm:"size:32"`
+	HasChanges   *bool
+	Add          int
+	Change       int
+	DestroyCount int
+	PlanText     string `gorm:"type:text"`
+	Error        string `gorm:"type:text"`
+	StartedAt    *time.Time
+	FinishedAt   *time.Time
+}
+
+type m3InstallOutput struct {
+	InstallID string `gorm:"primaryKey;size:32"`
+	Name      string `gorm:"primaryKey;size:200"`
+	Outputs   string `gorm:"type:text;not null"`
+	UpdatedAt time.Time
+}
+
+type m3InstallLock struct {
+	InstallID   string `gorm:"primaryKey;size:32"`
+	OperationID string `gorm:"size:32;not null"`
+	CreatedAt   time.Time
+}
+
+func (m3InstallOperation) TableName() string { return "install_operations" }
+func (m3InstallStep) TableName() string      { return "install_steps" }
+func (m3InstallOutput) TableName() string    { return "install_outputs" }
+func (m3InstallLock) TableName() string      { return "install_locks" }
+
+// StartOperation records an operation and takes the install's lock. A
+// second mutating operation while one runs is ErrConflict.
+func (s *Store) StartOperation(ctx context.Context, op InstallOperation) (InstallOperation, error) {
+	if op.ID == "" {
+		op.ID = NewID("op")
+	}
+	op.Status, op.CreatedAt = OpRunning, s.now()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var inst Install
+		if err := tx.Where("org_id = ? AND id = ?", op.OrgID, op.InstallID).First(&inst).Error; err != nil {
+			return notFound(err, "install "+op.InstallID)
+		}
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&InstallLock{InstallID: op.InstallID, OperationID: op.ID, CreatedAt: s.now()})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			var l InstallLock
+			tx.Where("install_id = ?", op.InstallID).First(&l)
+			return fmt.Errorf("install %s is busy with operation %s: %w", inst.Name, l.OperationID, ErrConflict)
+		}
+		return tx.Omit("Steps").Create(&op).Error
+	})
+	if err != nil {
+		return InstallOperation{}, fmt.Errorf("start operation: %w", err)
+	}
+	return op, nil
+}
+
+// AddSteps records an operation's steps (once: a retried call adds nothing).
+func (s *Store) AddSteps(ctx context.Context, opID string, names []string, destroy bool) error {
+	rows := make([]InstallStep, len(names))
+	for i, n := range names {
+		rows[i] = InstallStep{ID: NewID("stp"), OperationID: opID, Name: n, Destroy: destroy, Status: StepPending}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&rows).Error
+}
+
+// FinishOperation records how an operation ended and releases the install.
+func (s *Store) FinishOperation(ctx context.Context, opID, status, errMsg, installStatus string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var op InstallOperation
+		if err := tx.Where("id = ?", opID).First(&op).Error; err != nil {
+			return notFound(err, "operation "+opID)
+		}
+		now := s.now()
+		if err := tx.Model(&InstallOperation{}).Where("id = ?", opID).
+			Updates(map[string]any{"status": status, "error": errMsg, "finished_at": now}).Error; err != nil {
+			return err
+		}
+		// Steps that never ran are skipped.
+		if err := tx.Model(&InstallStep{}).Where("operation_id = ? AND status IN ?", opID, []string{StepPending}).
+			Updates(map[string]any{"status": StepSkipped, "finished_at": now}).Error; err != nil {
+			return err
+		}
+		if installStatus != "" {
+			if err := tx.Model(&Install{}).Where("id = ?", op.InstallID).Update("status", installStatus).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Where("install_id = ? AND operation_id = ?", op.InstallID, opID).Delete(&InstallLock{}).Error
+	})
+}
+
+// SetInstallStatus sets an install's status.
+func (s *Store) SetInstallStatus(ctx context.Context, installID, status string) error {
+	return s.db.WithContext(ctx).Model(&Install{}).Where("id = ?", installID).Update("status", status).Error
+}
+
+// SetOperationStatus sets an operation's status (e.g. waiting for runner).
+func (s *Store) SetOperationStatus(ctx context.Context, opID, status string) error {
+	return s.db.WithContext(ctx).Model(&InstallOperation{}).Where("id = ?", opID).Update("status", status).Error
+}
+
+// UpdateStep applies changes to a step.
+func (s *Store) UpdateStep(ctx context.Context, opID, name string, changes map[string]any) error {
+	res := s.db.WithContext(ctx).Model(&InstallStep{}).Where("operation_id = ? AND name = ?", opID, name).Updates(changes)
+	if res.Error != nil {
+		return fmt.Errorf("update step %s: %w", name, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("step %s of operation %s: %w", name, opID, ErrNotFound)
+	}
+	return nil
+}
+
+// GetOperation reads one of the org's operations with its steps.
+func (s *Store) GetOperation(ctx context.Context, orgID, opID string) (InstallOperation, error) {
+	var op InstallOperation
+	err := s.db.WithContext(ctx).Preload("Steps", func(db *gorm.DB) *gorm.DB { return db.Order("started_at IS NULL, started_at, name") }).
+		Where("org_id = ? AND id = ?", orgID, opID).First(&op).Error
+	if err != nil {
+		return InstallOperation{}, notFound(err, "operation "+opID)
+	}
+	return op, nil
+}
+
+// GetOperationByID reads an operation for the workflow running it.
+func (s *Store) GetOperationByID(ctx context.Context, opID string) (InstallOperation, error) {
+	var op InstallOperation
+	if err := s.db.WithContext(ctx).Preload("Steps").Where("id = ?", opID).First(&op).Error; err != nil {
+		return InstallOperation{}, notFound(err, "operation "+opID)
+	}
+	return op, nil
+}
+
+// ListOperations lists an install's operations, newest first.
+func (s *Store) ListOperations(ctx context.Context, orgID, installID string, limit int) ([]InstallOperation, error) {
+	out := []InstallOperation{}
+	err := s.db.WithContext(ctx).Where("org_id = ? AND install_id = ?", orgID, installID).
+		Order("created_at DESC, id DESC").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// SaveOutputs records the latest outputs of the sandbox or a component.
+func (s *Store) SaveOutputs(ctx context.Context, installID, name, outputs string) error {
+	row := InstallOutput{InstallID: installID, Name: name, Outputs: outputs, UpdatedAt: s.now()}
+	return s.db.WithContext(ctx).Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error
+}
+
+// DeleteOutputs forgets the outputs of a torn-down sandbox or component.
+func (s *Store) DeleteOutputs(ctx context.Context, installID, name string) error {
+	return s.db.WithContext(ctx).Where("install_id = ? AND name = ?", installID, name).Delete(&InstallOutput{}).Error
+}
+
+// ListOutputs returns the install's outputs by name.
+func (s *Store) ListOutputs(ctx context.Context, installID string) (map[string]string, error) {
+	var rows []InstallOutput
+	if err := s.db.WithContext(ctx).Where("install_id = ?", installID).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, r := range rows {
+		out[r.Name] = r.Outputs
+	}
+	return out, nil
+}
+
+// SetApprovalMode sets how an install's plans are approved.
+func (s *Store) SetApprovalMode(ctx context.Context, orgID, installID, mode string) error {
+	if mode != ApproveAll && mode != Prompt {
+		return fieldErr("approval_mode", "%q is not one of %s, %s", mode, ApproveAll, Prompt)
+	}
+	res := s.db.WithContext(ctx).Model(&Install{}).Where("org_id = ? AND id = ?", orgID, installID).Update("approval_mode", mode)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("install %s: %w", installID, ErrNotFound)
+	}
+	return nil
+}
+
+// ApprovalMode reads an install's approval mode.
+func (s *Store) ApprovalMode(ctx context.Context, installID string) (string, error) {
+	var mode string
+	err := s.db.WithContext(ctx).Model(&Install{}).Where("id = ?", installID).Select("approval_mode").Scan(&mode).Error
+	if err != nil {
+		return "", err
+	}
+	if mode == "" {
+		return "", errors.New("install " + installID + " not found")
+	}
+	return mode, nil
+}

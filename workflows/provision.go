@@ -1,0 +1,318 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// OperationWorkflowID is the ID of an install operation's workflow, e.g.
+// "install/ins_123/provision". One per install and kind; the store's install
+// lock keeps two mutating operations of any kind from running at once.
+func OperationWorkflowID(installID, kind, component string) string {
+	if component != "" {
+		return "install/" + installID + "/" + kind + "/" + component
+	}
+	return "install/" + installID + "/" + kind
+}
+
+// ApprovalSignal is the signal that approves or denies a waiting plan.
+const ApprovalSignal = "approval"
+
+// Approval is the payload of ApprovalSignal.
+type Approval struct {
+	Step    string
+	Approve bool
+}
+
+// OperationInput names the operation; everything else is in the store.
+type OperationInput struct {
+	OperationID string
+}
+
+// OperationResult is how each step ended (no outputs: they may be secret).
+type OperationResult struct {
+	Status string
+	Steps  map[string]string
+	Error  string
+}
+
+// ProvisionInstall waits for the install's runner, applies the sandbox, then
+// every component in dependency order, independent ones in parallel.
+func ProvisionInstall(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
+// DeprovisionInstall destroys every component in reverse dependency order,
+// then the sandbox.
+func DeprovisionInstall(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
+// ReprovisionInstall re-plans and applies the sandbox and every component
+// (a no-op plan skips its apply).
+func ReprovisionInstall(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
+// DeployComponent deploys one component (and its dependents if asked).
+func DeployComponent(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
+// TeardownComponent destroys one component (and its dependents first, if
+// asked).
+func TeardownComponent(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
+// stepOutcome is what one step ended with.
+type stepOutcome struct {
+	Name   string
+	Status string
+	Error  string
+}
+
+func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	short := shortActivity(ctx)
+	var plan activities.OperationPlan
+	if err := workflow.ExecuteActivity(short, a.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
+		return OperationResult{Status: store.OpFailed, Error: err.Error()}, err
+	}
+	res := OperationResult{Status: store.OpSucceeded, Steps: map[string]string{}}
+	finish := func(status, msg, installStatus string) (OperationResult, error) {
+		res.Status, res.Error = status, msg
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		err := workflow.ExecuteActivity(shortActivity(dctx), a.FinishOperation, in.OperationID, status, msg, installStatus).Get(dctx, nil)
+		if status == store.OpFailed && msg != "" {
+			return res, temporal.NewNonRetryableApplicationError(msg, "OperationFailed", nil)
+		}
+		return res, err
+	}
+
+	waitCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: plan.RunnerTimeout + time.Minute,
+		HeartbeatTimeout:    awaitHeartbeat,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	if err := workflow.ExecuteActivity(waitCtx, a.WaitForRunner, in.OperationID, plan.RunnerTimeout).Get(ctx, nil); err != nil {
+		return finish(store.OpFailed, rootMessage(err), plan.FailedInstallStatus)
+	}
+
+	// One channel per step for its approval, filled by one signal reader.
+	approvals := map[string]workflow.Channel{}
+	for _, st := range plan.Steps {
+		approvals[st.Name] = workflow.NewBufferedChannel(ctx, 1)
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		sig := workflow.GetSignalChannel(ctx, ApprovalSignal)
+		for {
+			var ap Approval
+			if !sig.Receive(ctx, &ap) {
+				return
+			}
+			if ch, ok := approvals[ap.Step]; ok {
+				ch.SendAsync(ap)
+			}
+		}
+	})
+
+	outcomes := map[string]stepOutcome{}
+	started := map[string]bool{}
+	results := workflow.NewChannel(ctx)
+	running := 0
+	stop := false // a denial or a cancellation: start nothing new
+	for len(outcomes) < len(plan.Steps) {
+		for _, st := range plan.Steps {
+			if started[st.Name] || stop {
+				continue
+			}
+			ready, blocked := true, ""
+			for _, d := range st.After {
+				o, ok := outcomes[d]
+				if !ok {
+					ready = false
+				} else if !stepOK(o.Status) {
+					blocked = d
+				}
+			}
+			if blocked != "" {
+				started[st.Name] = true
+				outcomes[st.Name] = stepOutcome{Name: st.Name, Status: store.StepSkipped, Error: "skipped: " + blocked + " did not succeed"}
+				_ = workflow.ExecuteActivity(short, a.SetStepStatus, in.OperationID, st.Name, store.StepSkipped, outcomes[st.Name].Error).Get(ctx, nil)
+				continue
+			}
+			if !ready {
+				continue
+			}
+			started[st.Name] = true
+			running++
+			workflow.Go(ctx, func(gctx workflow.Context) {
+				results.Send(gctx, runStep(gctx, in.OperationID, plan, st, approvals[st.Name]))
+			})
+		}
+		if running == 0 {
+			break
+		}
+		var o stepOutcome
+		results.Receive(ctx, &o)
+		running--
+		outcomes[o.Name] = o
+		if o.Status == store.StepDenied || ctx.Err() != nil {
+			stop = true
+		}
+	}
+
+	var failures []string
+	status := store.OpSucceeded
+	for _, st := range plan.Steps {
+		o, ok := outcomes[st.Name]
+		if !ok {
+			o = stepOutcome{Name: st.Name, Status: store.StepSkipped}
+		}
+		res.Steps[st.Name] = o.Status
+		switch o.Status {
+		case store.StepFailed:
+			status = store.OpFailed
+			failures = append(failures, fmt.Sprintf("%s: %s", st.Name, o.Error))
+		case store.StepDenied:
+			if status != store.OpFailed {
+				status = store.OpDenied
+			}
+		case store.StepCancelled:
+			if status == store.OpSucceeded {
+				status = store.OpCancelled
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		status = store.OpCancelled
+	}
+	installStatus := plan.SucceededInstallStatus
+	switch status {
+	case store.OpFailed:
+		installStatus = plan.FailedInstallStatus
+	case store.OpDenied, store.OpCancelled:
+		installStatus = plan.InterruptedInstallStatus
+	}
+	if plan.PlanOnly && status == store.OpSucceeded {
+		installStatus = plan.InterruptedInstallStatus
+	}
+	return finish(status, joinLines(failures), installStatus)
+}
+
+func stepOK(status string) bool {
+	return status == store.StepSucceeded || status == store.StepNoChanges
+}
+
+// runStep plans one step, waits for approval if the install asks for it,
+// and applies exactly the approved plan.
+func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, st activities.StepSpec, approval workflow.Channel) stepOutcome {
+	short := shortActivity(ctx)
+	out := stepOutcome{Name: st.Name}
+	setStatus := func(status, msg string) stepOutcome {
+		out.Status, out.Error = status, msg
+		c := ctx
+		if ctx.Err() != nil {
+			c, _ = workflow.NewDisconnectedContext(ctx)
+		}
+		_ = workflow.ExecuteActivity(shortActivity(c), a.SetStepStatus, opID, st.Name, status, msg).Get(c, nil)
+		return out
+	}
+	jobPolicy := JobPolicy{MaxAttempts: 3, Wait: plan.JobWait}
+
+	planJob, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
+		return workflow.ExecuteActivity(c, a.EnqueueTerraformJob, activities.TerraformJobInput{
+			OperationID: opID, Step: st.Name, Operation: "plan", Destroy: st.Destroy,
+			Key: workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + opID + "/" + st.Name + "/plan"})
+	}, jobPolicy)
+	if err != nil {
+		return setStatus(interrupted(ctx, err))
+	}
+	var summary activities.PlanSummary
+	if err := workflow.ExecuteActivity(short, a.RecordPlan, opID, st.Name, planJob.JobID).Get(ctx, &summary); err != nil {
+		return setStatus(store.StepFailed, rootMessage(err))
+	}
+	if summary.Failed {
+		return setStatus(store.StepFailed, summary.Error)
+	}
+	if !summary.HasChanges {
+		return setStatus(store.StepNoChanges, "")
+	}
+	if plan.PlanOnly {
+		return setStatus(store.StepPlanned, "")
+	}
+	if plan.ApprovalMode == store.Prompt {
+		setStatus(store.StepWaitingApproval, "")
+		var ap Approval
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(approval, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ap) })
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+		sel.Select(ctx)
+		if ctx.Err() != nil {
+			return setStatus(store.StepCancelled, "operation cancelled while waiting for approval")
+		}
+		if !ap.Approve {
+			return setStatus(store.StepDenied, "plan denied")
+		}
+	}
+	applyJob, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
+		return workflow.ExecuteActivity(c, a.EnqueueTerraformJob, activities.TerraformJobInput{
+			OperationID: opID, Step: st.Name, Operation: "apply", Destroy: st.Destroy, PlanJobID: planJob.JobID,
+			Key: workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + opID + "/" + st.Name + "/apply"})
+	}, jobPolicy)
+	if err != nil {
+		return setStatus(interrupted(ctx, err))
+	}
+	var applied activities.ApplySummary
+	if err := workflow.ExecuteActivity(short, a.RecordApply, opID, st.Name, applyJob.JobID).Get(ctx, &applied); err != nil {
+		return setStatus(store.StepFailed, rootMessage(err))
+	}
+	if applied.Failed {
+		return setStatus(store.StepFailed, applied.Error)
+	}
+	return setStatus(store.StepSucceeded, "")
+}
+
+// interrupted turns a RunJob error into a step status.
+func interrupted(ctx workflow.Context, err error) (string, string) {
+	if ctx.Err() != nil {
+		return store.StepCancelled, "operation cancelled"
+	}
+	return store.StepFailed, rootMessage(err)
+}
+
+// rootMessage is the innermost message of a Temporal error chain, which is
+// the one a person wants to read.
+func rootMessage(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			var app *temporal.ApplicationError
+			if errors.As(err, &app) {
+				return app.Message()
+			}
+			return err.Error()
+		}
+		err = next
+	}
+}
+
+func joinLines(l []string) string {
+	slices.Sort(l)
+	out := ""
+	for i, s := range l {
+		if i > 0 {
+			out += "\n"
+		}
+		out += s
+	}
+	return out
+}
