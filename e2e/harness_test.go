@@ -84,11 +84,14 @@ type stack struct {
 	runTok   string // the install runner's token
 	// tokenFile is where a runner started with a registration token keeps
 	// the runner token it got.
-	tokenFile string
+	tokenFile     string
+	runnerTimeout time.Duration
 }
 
 type stackOptions struct {
 	intervals protocol.Intervals
+	// runnerTimeout is how long operations wait for a runner (default 2m).
+	runnerTimeout time.Duration
 }
 
 func newStack(t *testing.T, o stackOptions) *stack {
@@ -118,6 +121,10 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	st.gw = httptest.NewServer(g.Handler())
 	t.Cleanup(st.gw.Close)
 	st.gateway = st.gw.URL
+	st.runnerTimeout = o.runnerTimeout
+	if st.runnerTimeout == 0 {
+		st.runnerTimeout = 2 * time.Minute
+	}
 	st.startWorker()
 
 	org, tok, err := s.CreateOrg(ctx, "acme")
@@ -142,7 +149,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 
 func (s *stack) startWorker() {
 	w := worker.New(worker.Config{Client: s.client, Store: s.store, TaskQueue: s.queue,
-		Operations: activities.OperationConfig{GatewayURL: s.gw.URL, RunnerTimeout: 2 * time.Minute, OnlineWindow: 10 * time.Second}})
+		Operations: activities.OperationConfig{GatewayURL: s.gw.URL, RunnerTimeout: s.runnerTimeout, OnlineWindow: 10 * time.Second}})
 	if err := w.Start(); err != nil {
 		s.t.Fatal(err)
 	}

@@ -308,6 +308,24 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 		}
 	}
 
+	// Plan only: every step planned, nothing applied, nothing changes.
+	po := s.waitOp(inst, s.startOp(inst, "/deprovision", map[string]bool{"plan_only": true}).ID, 5*time.Minute)
+	if po.Status != store.OpSucceeded {
+		t.Fatalf("plan-only deprovision: %s %q", po.Status, po.Error)
+	}
+	for _, st := range po.Steps {
+		if st.Status != store.StepPlanned || st.ApplyJobID == "" && st.PlanJobID == "" || st.ApplyJobID != "" {
+			t.Fatalf("plan-only step %+v, want planned with a plan job and no apply", st)
+		}
+	}
+	var outs struct {
+		Outputs map[string]any `json:"outputs"`
+	}
+	s.do("GET", "/v1/installs/"+inst+"/outputs", nil, &outs)
+	if len(outs.Outputs) != 5 {
+		t.Fatalf("a plan-only deprovision changed the outputs: %+v", outs.Outputs)
+	}
+
 	// Deny: the teardown of api waits, is denied, and ends cleanly.
 	td := s.startOp(inst, "/components/api/teardown", nil)
 	waitFor(t, 2*time.Minute, "api's destroy plan to wait for approval", func() bool {
@@ -422,5 +440,26 @@ func copyDir(t *testing.T, from, to string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An install whose runner never comes: the operation shows it is waiting
+// for the runner, then fails saying so.
+func TestProvisionWaitsForTheRunner(t *testing.T) {
+	s := newStack(t, stackOptions{runnerTimeout: 3 * time.Second})
+	s.syncConfig("testdata/failing-app")
+	var created struct {
+		ID string `json:"id"`
+	}
+	s.do("POST", "/v1/installs", map[string]any{"app_id": s.install.AppID, "name": "no-runner"}, &created)
+	op := s.startOp(created.ID, "/provision", nil)
+	waitFor(t, time.Minute, "the operation to wait for the runner", func() bool {
+		var inst struct{ Status string }
+		s.do("GET", "/v1/installs/"+created.ID, nil, &inst)
+		return s.getOp(created.ID, op.ID, 0).Status == store.OpWaitingForRunner && inst.Status == store.InstallWaitingForRunner
+	})
+	done := s.waitOp(created.ID, op.ID, time.Minute)
+	if done.Status != store.OpFailed || !strings.Contains(done.Error, "did not come online within 3s") {
+		t.Fatalf("operation = %s %q, want a failure naming the runner", done.Status, done.Error)
 	}
 }

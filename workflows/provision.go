@@ -208,8 +208,10 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 	return finish(status, joinLines(failures), installStatus)
 }
 
+// stepOK: the steps after it may go on (in a plan-only operation, after a
+// plan).
 func stepOK(status string) bool {
-	return status == store.StepSucceeded || status == store.StepNoChanges
+	return status == store.StepSucceeded || status == store.StepNoChanges || status == store.StepPlanned
 }
 
 // runStep plans one step, waits for approval if the install asks for it,

@@ -1,6 +1,7 @@
 package apierr
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -144,6 +145,9 @@ func Handler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			return
+		}
+		if errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
+			return // the client went away (a long poll or held heartbeat it ended): nobody to answer
 		}
 		var he *HTTPError
 		var ee *echo.HTTPError

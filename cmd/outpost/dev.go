@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +20,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/worker"
 	"github.com/outpost-dev/outpost/worker/devserver"
@@ -42,6 +48,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	uiPort := fs.Int("temporal-ui-port", 8233, "port of the Temporal web UI (-1: none)")
 	runnerBin := fs.String("runner-bin", "", "the outpost-runner binary (default: next to this binary, then PATH)")
 	runners := fs.Bool("runners", true, "launch the demo install's runner and the org's build runner")
+	example := fs.String("example", "examples/demo-app", "app config synced to the demo app and provisioned on the demo install at start (\"\" for none)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -92,7 +99,9 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 	g := gateway.New(gateway.Config{Store: s, Logger: log, Intervals: iv})
 	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: c.taskQueue}, Logger: log})
-	w := worker.New(worker.Config{Client: tc, Store: s, TaskQueue: c.taskQueue, Logger: log})
+	gatewayURL := "http://" + gwLn.Addr().String()
+	w := worker.New(worker.Config{Client: tc, Store: s, TaskQueue: c.taskQueue, Logger: log,
+		Operations: activities.OperationConfig{GatewayURL: gatewayURL}})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
@@ -102,7 +111,6 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	eg.Go(func() error { return g.Run(ctx) })
 	eg.Go(func() error { return serveListener(ctx, log, "api", apiLn, a.Handler()) })
 	eg.Go(func() error { return serveListener(ctx, log, "gateway", gwLn, g.Handler()) })
-	gatewayURL := "http://" + gwLn.Addr().String()
 	if *runners {
 		bin, err := findRunner(*runnerBin)
 		if err != nil {
@@ -131,7 +139,73 @@ Try:  curl -s -H "Authorization: Bearer $OUTPOST_TOKEN" $OUTPOST_API/v1/runners
 
 `, dataDir, apiURL, apiURL, gatewayURL, orNone(ts.UIURL()), ts.FrontendAddress(), ts.Namespace(),
 		devOrg, devApp, boot.appID, devInstall, boot.installID, boot.token, apiURL, boot.installID)
+	if *example != "" {
+		eg.Go(func() error {
+			if err := provisionExample(ctx, log, apiURL, boot, *example); err != nil {
+				log.Warn("dev: the example app was not provisioned", "err", err)
+			}
+			return nil
+		})
+	}
 	return eg.Wait()
+}
+
+// provisionExample syncs the example app config to the demo app through the
+// API, as a user would, and provisions the demo install if it never was.
+func provisionExample(ctx context.Context, log *slog.Logger, apiURL string, b bootResult, dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "outpost.toml")); err != nil {
+		return fmt.Errorf("no app config at %s (run from the repository's root, or pass -example): %w", dir, err)
+	}
+	archive, err := appconfig.ArchiveDir(os.DirFS(dir), ".")
+	if err != nil {
+		return err
+	}
+	call := func(method, path, contentType string, body []byte, out any) (int, error) {
+		req, err := http.NewRequestWithContext(ctx, method, apiURL+path, bytes.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Authorization", "Bearer "+b.token)
+		req.Header.Set("Content-Type", contentType)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+		}
+		if out != nil {
+			return resp.StatusCode, json.Unmarshal(raw, out)
+		}
+		return resp.StatusCode, nil
+	}
+	var cfg struct {
+		Version int `json:"version"`
+	}
+	if _, err := call("POST", "/v1/apps/"+b.appID+"/configs", "application/gzip", archive, &cfg); err != nil {
+		return err
+	}
+	var inst struct {
+		Status string `json:"status"`
+	}
+	if _, err := call("GET", "/v1/installs/"+b.installID, "application/json", nil, &inst); err != nil {
+		return err
+	}
+	if inst.Status != store.InstallCreated {
+		log.Info("dev: example app synced; the demo install was provisioned before", "config_version", cfg.Version, "install_status", inst.Status)
+		return nil
+	}
+	var op struct {
+		ID         string `json:"id"`
+		WorkflowID string `json:"workflow_id"`
+	}
+	if _, err := call("POST", "/v1/installs/"+b.installID+"/provision", "application/json", []byte("{}"), &op); err != nil {
+		return err
+	}
+	log.Info("dev: provisioning the demo install", "operation", op.ID, "workflow", op.WorkflowID, "config_version", cfg.Version)
+	return nil
 }
 
 func orNone(s string) string {
@@ -216,7 +290,9 @@ func bootstrap(ctx context.Context, s *store.Store, dataDir string) (bootResult,
 		}
 	}
 	if b.installID == "" {
-		in, _, _, err := s.CreateInstall(ctx, org.ID, b.appID, devInstall, []store.InstallInput{{Name: "greeting", Value: "hello"}})
+		// The example app's one required input, a secret.
+		in, _, _, err := s.CreateInstall(ctx, org.ID, b.appID, devInstall,
+			[]store.InstallInput{{Name: "db_password", Value: store.NewID("pw"), Sensitive: true}})
 		if err != nil {
 			return b, err
 		}

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/gateway"
@@ -187,6 +188,8 @@ func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
 	var c common
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	c.register(fs)
+	gatewayURL := fs.String("gateway-url", envOr("OUTPOST_GATEWAY_URL", "http://127.0.0.1:8081"),
+		"the gateway's URL as runners reach it; terraform jobs keep their state there (env OUTPOST_GATEWAY_URL)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -196,7 +199,8 @@ func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 	defer s.Close()
 	defer tc.Close()
-	w := worker.New(worker.Config{Client: tc, Store: s, TaskQueue: c.taskQueue, Logger: log})
+	w := worker.New(worker.Config{Client: tc, Store: s, TaskQueue: c.taskQueue, Logger: log,
+		Operations: activities.OperationConfig{GatewayURL: *gatewayURL}})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
