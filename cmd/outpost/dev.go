@@ -133,12 +133,13 @@ Outpost is running (embedded mode; state in %s)
   org %q   app %q (%s)   install %q (%s)
   export OUTPOST_TOKEN=%s
   export OUTPOST_API=%s
+  export APP=%s
   export INSTALL=%s
 
 Try:  curl -s -H "Authorization: Bearer $OUTPOST_TOKEN" $OUTPOST_API/v1/runners
 
 `, dataDir, apiURL, apiURL, gatewayURL, orNone(ts.UIURL()), ts.FrontendAddress(), ts.Namespace(),
-		devOrg, devApp, boot.appID, devInstall, boot.installID, boot.token, apiURL, boot.installID)
+		devOrg, devApp, boot.appID, devInstall, boot.installID, boot.token, apiURL, boot.appID, boot.installID)
 	if *example != "" {
 		eg.Go(func() error {
 			if err := provisionExample(ctx, log, apiURL, boot, *example); err != nil {
