@@ -12,6 +12,7 @@ import (
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/workflows"
 )
 
 // Limits of a debug command.
@@ -89,11 +90,6 @@ func commandFinished(c store.InstallCommand) bool {
 	return c.FinishedAt != nil
 }
 
-// commandWorkflowID is the ID of the workflow that runs a debug command.
-func commandWorkflowID(installID, commandID string) string {
-	return "install/" + installID + "/command/" + commandID
-}
-
 func (s *Server) createCommand(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
 	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
@@ -116,7 +112,7 @@ func (s *Server) createCommand(c echo.Context) error {
 	}
 	id := store.NewID("cmd")
 	cmd, err := s.store.CreateInstallCommand(ctx, store.InstallCommand{ID: id, OrgID: org, InstallID: inst.ID,
-		Args: req.Command, TimeoutMS: int64(timeout) * 1000, WorkflowID: commandWorkflowID(inst.ID, id)})
+		Args: req.Command, TimeoutMS: int64(timeout) * 1000, WorkflowID: workflows.InstallCommandWorkflowID(inst.ID, id)})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/workflows"
 )
 
 // maxOperationWait is how long a GET may wait for an operation to finish.
@@ -51,7 +52,7 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 	op, err := s.store.StartOperation(ctx, store.InstallOperation{OrgID: org, InstallID: inst.ID, Kind: kind,
 		Component: component, WithDependents: req.WithDependents, PlanOnly: req.PlanOnly,
 		ApprovalMode: inst.ApprovalMode, ConfigVersion: version,
-		WorkflowID: operationWorkflowID(inst.ID, kind, component)})
+		WorkflowID: workflows.OperationWorkflowID(inst.ID, kind, component)})
 	if err != nil {
 		return err
 	}
@@ -62,14 +63,6 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 		return opsFailed("starting the operation", err)
 	}
 	return c.JSON(http.StatusAccepted, op)
-}
-
-// operationWorkflowID must match workflows.OperationWorkflowID.
-func operationWorkflowID(installID, kind, component string) string {
-	if component != "" {
-		return "install/" + installID + "/" + kind + "/" + component
-	}
-	return "install/" + installID + "/" + kind
 }
 
 func (s *Server) provision(c echo.Context) error   { return s.startOperation(c, store.OpProvision) }

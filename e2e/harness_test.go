@@ -92,12 +92,17 @@ type stackOptions struct {
 	intervals protocol.Intervals
 	// runnerTimeout is how long operations wait for a runner (default 2m).
 	runnerTimeout time.Duration
+	// dialect is the store's database (default PostgreSQL).
+	dialect string
 }
 
 func newStack(t *testing.T, o stackOptions) *stack {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := storetest.Open(t, store.Postgres)
+	if o.dialect == "" {
+		o.dialect = store.Postgres
+	}
+	s := storetest.Open(t, o.dialect)
 	// Registered after the store, so it runs before the store closes.
 	ctx, cancel := context.WithCancel(context.Background())
 	gwDone := make(chan struct{})

@@ -463,3 +463,29 @@ func TestProvisionWaitsForTheRunner(t *testing.T) {
 		t.Fatalf("operation = %s %q, want a failure naming the runner", done.Status, done.Error)
 	}
 }
+
+// The embedded default: the same loop on SQLite and the in-process bus —
+// a debug command, then the example app provisioned and deprovisioned.
+func TestEmbeddedSQLiteStack(t *testing.T) {
+	s := newStack(t, stackOptions{dialect: store.SQLite})
+	s.syncConfig(exampleDir)
+	inst, _ := s.newInstall("cust-e", map[string]any{"name": "db_password", "value": "pw", "sensitive": true})
+	var c command
+	if code := s.do("POST", "/v1/installs/"+inst+"/commands", map[string]any{"command": []string{"echo", "on sqlite"}}, &c); code != http.StatusAccepted {
+		t.Fatalf("command: %d", code)
+	}
+	var done command
+	waitFor(t, time.Minute, "the command", func() bool {
+		s.do("GET", "/v1/installs/"+inst+"/commands/"+c.ID+"?wait=10", nil, &done)
+		return store.JobTerminal(done.Status)
+	})
+	if done.Status != store.JobSucceeded || done.Output != "on sqlite\n" {
+		t.Fatalf("command on SQLite: %+v", done)
+	}
+	for _, path := range []string{"/provision", "/deprovision"} {
+		op := s.waitOp(inst, s.startOp(inst, path, nil).ID, 5*time.Minute)
+		if op.Status != store.OpSucceeded || len(op.Steps) != 5 {
+			t.Fatalf("%s on SQLite: %s %q %+v", path, op.Status, op.Error, op.Steps)
+		}
+	}
+}
