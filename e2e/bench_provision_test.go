@@ -26,11 +26,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
+	history "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
@@ -45,12 +48,13 @@ import (
 	"github.com/outpost-dev/outpost/worker"
 )
 
+// Defaults; OUTPOST_BENCH_COMPONENTS and OUTPOST_BENCH_REPS override them.
 const (
 	// provBenchComponents is N, the number of components besides the sandbox.
-	provBenchComponents = 2
+	provBenchComponents = 8
 	// provBenchReps is how many timed repetitions each shape gets (after one
 	// untimed warm-up of each contender); medians are reported.
-	provBenchReps = 1
+	provBenchReps = 5
 )
 
 // BenchmarkProvisionOverhead provisions an N-component app in two shapes:
@@ -61,22 +65,45 @@ const (
 //     nothing else, so the runner may run up to --concurrency (4) jobs at once.
 //
 // Each repetition times, in rotating order: an Outpost provision on a fresh
-// install (from POST …/provision to the API answering that the operation
-// finished), and two script variants run by /bin/sh in fresh directories:
-// "apply" (terraform init + apply -auto-approve per module) and "plan-apply"
-// (init + plan -out + apply of the saved plan: what Outpost runs, as two jobs,
-// per component).
+// install with its own runner (from POST …/provision to the API answering
+// that the operation finished), and three scripts run by /bin/sh in fresh
+// directories with the same terraform binary as the runner: "apply"
+// (terraform init + apply -auto-approve per module), "plan+apply" (init +
+// plan -out + apply of the saved plan: the fair comparison, since Outpost
+// plans then applies) and a replay of Outpost's own terraform commands (see
+// provScriptOutpostCommands). Medians are reported, with where Outpost's time
+// went: job timestamps from the store, and the times the runner stamped on
+// each job's log lines.
 func BenchmarkProvisionOverhead(b *testing.B) {
 	tf, err := terraform.Find("", os.Getenv("PATH"), "..")
 	if err != nil {
 		b.Skip(err)
 	}
+	n, reps := provBenchEnv(b, "OUTPOST_BENCH_COMPONENTS", provBenchComponents), provBenchEnv(b, "OUTPOST_BENCH_REPS", provBenchReps)
 	for _, shape := range []string{"chain", "fanout"} {
-		b.Run(fmt.Sprintf("%s/n=%d", shape, provBenchComponents), func(b *testing.B) {
-			benchProvisionShape(b, tf, shape, provBenchComponents, provBenchReps)
+		b.Run(fmt.Sprintf("%s/n=%d", shape, n), func(b *testing.B) {
+			benchProvisionShape(b, tf, shape, n, reps)
 		})
 	}
 }
+
+// Script variants.
+const (
+	provScriptApply     = iota // init + apply -auto-approve
+	provScriptPlanApply        // init + plan -out + apply of the saved plan
+	// provScriptOutpostCommands replays, one module after the other, exactly
+	// the terraform commands Outpost's two jobs run per step (see
+	// runner/plugins/terraform): version -json, init, plan -out, show,
+	// show -json in one directory; version -json, init, apply of the saved
+	// plan, output -json in a fresh one. Outpost minus this is the cost of
+	// the orchestration itself: control plane, runner, job processes, the
+	// http state backend.
+	provScriptOutpostCommands
+	provNumScripts
+)
+
+var provScriptNames = [provNumScripts]string{"script apply", "script plan+apply", "script of outpost's commands"}
+var provScriptMetric = [provNumScripts]string{"script-apply", "script-plan-apply", "script-outpost-cmds"}
 
 func benchProvisionShape(b *testing.B, tf, shape string, n, reps int) {
 	app := filepath.Join(b.TempDir(), "app")
@@ -87,50 +114,64 @@ func benchProvisionShape(b *testing.B, tf, shape string, n, reps int) {
 
 	// Warm-up, untimed: the first workflow run, the first terraform runs.
 	s.provision(shape, n)
-	sc.run(false)
-	sc.run(true)
+	for v := range provNumScripts {
+		sc.run(v)
+	}
 
-	var outpost, scriptApply, scriptPlan []time.Duration
+	var outpost, outpostCPU, cpCPU []time.Duration
+	var script, scriptCPU [provNumScripts][]time.Duration
 	var runs []provBenchRun
 	for rep := range reps {
 		// Rotate the order so that a slow spell of the (shared) machine does
 		// not always hit the same contender.
-		for k := range 3 {
-			switch (rep + k) % 3 {
-			case 0:
+		for k := range provNumScripts + 1 {
+			switch v := (rep + k) % (provNumScripts + 1); v {
+			case provNumScripts:
 				r := s.provision(shape, n)
 				runs = append(runs, r)
 				outpost = append(outpost, r.total)
-			case 1:
-				scriptApply = append(scriptApply, sc.run(false))
-			case 2:
-				scriptPlan = append(scriptPlan, sc.run(true))
+				outpostCPU = append(outpostCPU, r.runnerCPU)
+				cpCPU = append(cpCPU, r.controlPlaneCPU)
+			default:
+				d, cpu := sc.run(v)
+				script[v], scriptCPU[v] = append(script[v], d), append(scriptCPU[v], cpu)
 			}
 		}
 	}
 
-	o, sa, sp := median(outpost), median(scriptApply), median(scriptPlan)
+	o := provBenchMedian(outpost)
+	agg := aggregateProvBench(runs)
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(o.Seconds(), "outpost-s")
-	b.ReportMetric(sa.Seconds(), "script-apply-s")
-	b.ReportMetric(sp.Seconds(), "script-plan-apply-s")
-	b.ReportMetric(o.Seconds()/sa.Seconds(), "x-script-apply")
-	b.ReportMetric(o.Seconds()/sp.Seconds(), "x-script-plan-apply")
-
-	// Where Outpost's time goes (all timed repetitions together).
-	agg := aggregateProvBench(runs)
-	steps := float64(n + 1)
-	b.ReportMetric(agg.share.controlPlane.Seconds()/float64(len(runs))/steps*1000, "cp-ms/step")
-	b.ReportMetric(agg.phase[phaseQueued]*1000, "claim-ms/job")
-	b.ReportMetric(agg.runnerOverhead()*1000, "runner-ms/job")
-	b.ReportMetric(agg.terraformTime()*1000, "tf-ms/job")
-
-	b.Logf("%s, N=%d, %d timed repetitions (medians): outpost %.2fs, script apply %.2fs, script plan+apply %.2fs; ratios %.2f× and %.2f×",
-		shape, n, reps, o.Seconds(), sa.Seconds(), sp.Seconds(), o.Seconds()/sa.Seconds(), o.Seconds()/sp.Seconds())
-	b.Logf("  outpost  runs: %s", fmtDurations(outpost))
-	b.Logf("  script apply: %s", fmtDurations(scriptApply))
-	b.Logf("  script plan+apply: %s", fmtDurations(scriptPlan))
-	b.Logf("%s", agg.report(len(runs), n))
+	b.ReportMetric(provBenchMedian(outpostCPU).Seconds(), "outpost-runner-cpu-s")
+	b.ReportMetric(provBenchMedian(cpCPU).Seconds(), "outpost-cp-cpu-s")
+	b.ReportMetric(agg.share.controlPlane.Seconds(), "outpost-cp-alone-s")
+	b.ReportMetric(agg.jobMean("plan")*1000, "plan-job-ms")
+	b.ReportMetric(agg.jobMean("apply")*1000, "apply-job-ms")
+	line := fmt.Sprintf("%s, N=%d, medians of %d: outpost %.2fs", shape, n, reps, o.Seconds())
+	runsLine := "runs (s): outpost " + provBenchSeconds(outpost)
+	cpuLine := fmt.Sprintf("CPU (s, medians): outpost's runner and its jobs %.2f + control plane (this process; PostgreSQL not counted) %.2f",
+		provBenchMedian(outpostCPU).Seconds(), provBenchMedian(cpCPU).Seconds())
+	for v := range provNumScripts {
+		d, cpu := provBenchMedian(script[v]), provBenchMedian(scriptCPU[v])
+		b.ReportMetric(d.Seconds(), provScriptMetric[v]+"-s")
+		b.ReportMetric(cpu.Seconds(), provScriptMetric[v]+"-cpu-s")
+		b.ReportMetric(o.Seconds()/d.Seconds(), "x-"+provScriptMetric[v])
+		line += fmt.Sprintf("; %s %.2fs (outpost %.2f×)", provScriptNames[v], d.Seconds(), o.Seconds()/d.Seconds())
+		runsLine += "; " + provScriptNames[v] + " " + provBenchSeconds(script[v])
+		cpuLine += fmt.Sprintf("; %s %.2f", provScriptNames[v], cpu.Seconds())
+	}
+	b.Logf("%s", line)
+	b.Logf("%s", runsLine)
+	b.Logf("%s", cpuLine)
+	b.Logf("%s", agg.report())
+	// A stall: Temporal history quiet for over a second (on this workload
+	// no step takes that long).
+	for i, r := range runs {
+		if r.stall > time.Second {
+			b.Logf("stall in provision %d (%.2fs): %.2fs between history events %s", i+1, r.total.Seconds(), r.stall.Seconds(), r.stallAt)
+		}
+	}
 }
 
 // ---- the app config --------------------------------------------------------
@@ -220,43 +261,71 @@ func newProvBenchScript(tb testing.TB, tf, app, shape string, n int) *provBenchS
 		env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CHECKPOINT_DISABLE=1", "TF_CLI_CONFIG_FILE=" + rc}}
 }
 
-// script is the shell script: the sandbox, then each component, one after
-// the other; each output a later module needs is read with terraform output.
-func (sc *provBenchScript) script(plan bool) string {
+// script is the shell script of a variant: the sandbox, then each
+// component, one after the other; each output a later module needs is read
+// with terraform output.
+func (sc *provBenchScript) script(variant int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\nset -eu\ntf=%q\nroot=\"$1\"\nlog=\"$root/log\"\n", sc.tf)
+	const q = "-input=false -no-color"
+	// deploy leaves the module's state in the current directory.
 	deploy := func(dir, vars string) {
-		fmt.Fprintf(&b, "cd \"$root/%s\"\n\"$tf\" init -input=false -no-color >>\"$log\"\n", dir)
-		if plan {
-			fmt.Fprintf(&b, "\"$tf\" plan -input=false -no-color -out=tfplan%s >>\"$log\"\n\"$tf\" apply -input=false -no-color tfplan >>\"$log\"\n", vars)
-		} else {
-			fmt.Fprintf(&b, "\"$tf\" apply -auto-approve -input=false -no-color%s >>\"$log\"\n", vars)
+		switch variant {
+		case provScriptApply:
+			fmt.Fprintf(&b, "cd \"$root/%s\"\n\"$tf\" init %s >>\"$log\"\n", dir, q)
+			fmt.Fprintf(&b, "\"$tf\" apply -auto-approve %s%s >>\"$log\"\n", q, vars)
+		case provScriptPlanApply:
+			fmt.Fprintf(&b, "cd \"$root/%s\"\n\"$tf\" init %s >>\"$log\"\n", dir, q)
+			fmt.Fprintf(&b, "\"$tf\" plan %s -out=tfplan%s >>\"$log\"\n\"$tf\" apply %s tfplan >>\"$log\"\n", q, vars, q)
+		case provScriptOutpostCommands:
+			fmt.Fprintf(&b, "cd \"$root/%s\"\n\"$tf\" version -json >/dev/null\n\"$tf\" init %s >>\"$log\"\n", dir, q)
+			fmt.Fprintf(&b, "\"$tf\" plan %s -out=\"$root/%s.tfplan\"%s >>\"$log\"\n", q, dir, vars)
+			fmt.Fprintf(&b, "\"$tf\" show -no-color \"$root/%s.tfplan\" >/dev/null\n\"$tf\" show -json \"$root/%s.tfplan\" >/dev/null\n", dir, dir)
+			fmt.Fprintf(&b, "cd \"$root/%s.apply\"\n\"$tf\" version -json >/dev/null\n\"$tf\" init %s >>\"$log\"\n", dir, q)
+			fmt.Fprintf(&b, "\"$tf\" apply %s \"$root/%s.tfplan\" >>\"$log\"\n", q, dir)
 		}
 	}
+	// readOutput reads one output of the module just deployed into a shell
+	// variable. Outpost's apply job reads all of them, always: so does the
+	// replay (with -json when the script needs no value).
+	readOutput := func(shellVar, output string) {
+		fmt.Fprintf(&b, "%s=$(\"$tf\" output -raw %s)\n", shellVar, output)
+	}
 	deploy("sandbox", "")
-	b.WriteString("sandbox=$(\"$tf\" output -raw id)\nprev=\"$sandbox\"\n")
+	readOutput("sandbox", "id")
+	b.WriteString("prev=\"$sandbox\"\n")
 	for i := 1; i <= sc.n; i++ {
 		deploy(fmt.Sprintf("c%d", i), fmt.Sprintf(" -var name=c%d -var \"prev=$prev\"", i))
-		if sc.shape == "chain" || i == sc.n {
-			b.WriteString("prev=$(\"$tf\" output -raw value)\n")
+		switch {
+		case sc.shape == "chain" || i == sc.n:
+			readOutput("prev", "value")
+		case variant == provScriptOutpostCommands:
+			b.WriteString("\"$tf\" output -json >/dev/null\n")
 		}
 	}
 	b.WriteString("printf '%s %s' \"$sandbox\" \"$prev\"\n")
 	return b.String()
 }
 
-// run prepares fresh directories (untimed), then times the script.
-func (sc *provBenchScript) run(plan bool) time.Duration {
+// run prepares fresh directories (untimed), then times the script; it
+// returns the wall time and the CPU time of the script and its children.
+func (sc *provBenchScript) run(variant int) (time.Duration, time.Duration) {
 	tb := sc.tb
 	tb.Helper()
 	sc.runs++
 	root := filepath.Join(tb.TempDir(), fmt.Sprintf("script-%d", sc.runs))
-	copyTree(tb, filepath.Join(sc.app, "sandbox"), filepath.Join(root, "sandbox"))
+	modules := map[string]string{"sandbox": filepath.Join(sc.app, "sandbox")}
 	for i := 1; i <= sc.n; i++ {
-		copyTree(tb, filepath.Join(sc.app, "modules", "component"), filepath.Join(root, fmt.Sprintf("c%d", i)))
+		modules[fmt.Sprintf("c%d", i)] = filepath.Join(sc.app, "modules", "component")
+	}
+	for dir, src := range modules {
+		copyDir(tb, src, filepath.Join(root, dir))
+		if variant == provScriptOutpostCommands {
+			copyDir(tb, src, filepath.Join(root, dir+".apply"))
+		}
 	}
 	path := filepath.Join(root, "provision.sh")
-	if err := os.WriteFile(path, []byte(sc.script(plan)), 0o755); err != nil {
+	if err := os.WriteFile(path, []byte(sc.script(variant)), 0o755); err != nil {
 		tb.Fatal(err)
 	}
 	var out, stderr bytes.Buffer
@@ -267,34 +336,13 @@ func (sc *provBenchScript) run(plan bool) time.Duration {
 	d := time.Since(start)
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(root, "log"))
-		tb.Fatalf("script (plan=%v): %v\n%s\n%s", plan, err, stderr.String(), log)
+		tb.Fatalf("%s: %v\n%s\n%s", provScriptNames[variant], err, stderr.String(), log)
 	}
 	sandbox, last, _ := strings.Cut(out.String(), " ")
 	if want := provBenchWantLast(sc.shape, sc.n, sandbox); last != want {
-		tb.Fatalf("script (plan=%v): last output %q, want %q", plan, last, want)
+		tb.Fatalf("%s: last output %q, want %q", provScriptNames[variant], last, want)
 	}
-	return d
-}
-
-func copyTree(tb testing.TB, from, to string) {
-	tb.Helper()
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	return d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // ---- the Outpost stack -----------------------------------------------------
@@ -307,6 +355,7 @@ type provBench struct {
 	tb       testing.TB
 	tf       string
 	store    *store.Store
+	temporal client.Client
 	api      *httptest.Server
 	gw       *httptest.Server
 	token    string
@@ -317,7 +366,7 @@ type provBench struct {
 
 func newProvBench(tb testing.TB, tf string) *provBench {
 	tb.Helper()
-	log := slog.New(slog.NewTextHandler(tbLogWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s := storetest.Open(tb, store.Postgres)
 	ctx, cancel := context.WithCancel(context.Background())
 	gwDone := make(chan struct{})
@@ -332,7 +381,7 @@ func newProvBench(tb testing.TB, tf string) *provBench {
 	go func() { g.Run(ctx); close(gwDone) }()
 	queue := "bench-" + strings.NewReplacer("/", "-", "=", "-").Replace(tb.Name())
 	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: queue}, Logger: log})
-	p := &provBench{tb: tb, tf: tf, store: s, api: httptest.NewServer(a.Handler()), gw: httptest.NewServer(g.Handler())}
+	p := &provBench{tb: tb, tf: tf, store: s, temporal: tc, api: httptest.NewServer(a.Handler()), gw: httptest.NewServer(g.Handler())}
 	tb.Cleanup(p.api.Close)
 	tb.Cleanup(p.gw.Close)
 	w := worker.New(worker.Config{Client: tc, Store: s, TaskQueue: queue, Logger: log,
@@ -399,8 +448,9 @@ func (p *provBench) sync(dir string) {
 }
 
 // startRunner starts a real outpost-runner for an install, with the default
-// concurrency, and returns a function that stops it (SIGTERM).
-func (p *provBench) startRunner(regToken string) func() {
+// concurrency, and returns a function that stops it (SIGTERM) and returns
+// the CPU time the runner and its jobs (job processes, terraform) used.
+func (p *provBench) startRunner(regToken string) func() time.Duration {
 	p.tb.Helper()
 	cmd := exec.Command(runnerBin, "run", "--gateway", p.gw.URL, "--work-dir", p.tb.TempDir(), "--terraform", p.tf)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "OUTPOST_TOKEN=" + regToken}
@@ -412,9 +462,9 @@ func (p *provBench) startRunner(regToken string) func() {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	stopped := false
-	stop := func() {
+	stop := func() time.Duration {
 		if stopped {
-			return
+			return 0
 		}
 		stopped = true
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -427,8 +477,9 @@ func (p *provBench) startRunner(regToken string) func() {
 		if p.tb.Failed() {
 			p.tb.Logf("runner %d output:\n%s", cmd.Process.Pid, out.String())
 		}
+		return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
-	p.tb.Cleanup(stop)
+	p.tb.Cleanup(func() { stop() })
 	return stop
 }
 
@@ -474,6 +525,7 @@ func (p *provBench) provision(shape string, n int) provBenchRun {
 	// The runner's first claim is in flight, or about to be: let it park.
 	time.Sleep(200 * time.Millisecond)
 
+	cpu0 := provBenchSelfCPU(tb)
 	start := time.Now()
 	var op provBenchOp
 	if code := p.do("POST", "/v1/installs/"+inst+"/provision", nil, &op); code != http.StatusAccepted {
@@ -488,6 +540,8 @@ func (p *provBench) provision(shape string, n int) provBenchRun {
 		}
 	}
 	end := time.Now()
+	cpCPU := provBenchSelfCPU(tb) - cpu0
+	runnerCPU := stop()
 	if op.Status != store.OpSucceeded {
 		tb.Fatalf("provision: %s %q", op.Status, op.Error)
 	}
@@ -501,7 +555,9 @@ func (p *provBench) provision(shape string, n int) provBenchRun {
 	if want := provBenchWantLast(shape, n, sandboxID); last != want {
 		tb.Fatalf("last component's output %q, want %q", last, want)
 	}
-	return p.breakdown(inst, op.ID, start, end)
+	r := p.breakdown(op.ID, start, end)
+	r.runnerCPU, r.controlPlaneCPU = runnerCPU, cpCPU
+	return r
 }
 
 func provBenchOutput(tb testing.TB, outs map[string]string, name, key string) string {
@@ -523,45 +579,57 @@ func provBenchOutput(tb testing.TB, outs map[string]string, name, key string) st
 // stamped on the job's log lines:
 //
 //	queued  enqueued (created_at) → claimed (started_at)
-//	prep    claimed → the runner's "starting job" line (claim answer, job dir)
+//	prep    → the runner's "runner: starting job" line (claim answer, job directory)
 //	spawn   → "outpost: terraform v…" (job process, module unpacked, terraform version)
-//	init    → the end of terraform init's output
-//	work    → the job's last line (plan + show + show -json, or apply + output)
-//	finish  → completed (finished_at): process exit, log shipping, completion
+//	init    → "Terraform has been successfully initialized!"
+//	op      → terraform's last line of plan or apply
+//	post    → the runner's "runner: job succeeded" line (plan: show + show -json; apply: output)
+//	finish  → completed (finished_at): log shipping, completion
 const (
-	phaseQueued = iota
-	phasePrep
-	phaseSpawn
-	phaseInit
-	phaseWork
-	phaseFinish
-	numPhases
+	provPhaseQueued = iota
+	provPhasePrep
+	provPhaseSpawn
+	provPhaseInit
+	provPhaseOp
+	provPhasePost
+	provPhaseFinish
+	provNumPhases
 )
 
-var phaseNames = [numPhases]string{"queued (enqueue→claim)", "prep (claim→job start)", "spawn (job process, unpack, terraform version)",
-	"terraform init", "terraform plan/show or apply/output", "finish (exit, logs, complete)"}
+var provPhaseNames = [provNumPhases]string{"queued", "prep", "spawn+version", "init", "plan|apply", "show×2|output", "finish"}
 
 type provBenchJob struct {
 	step, kind      string // kind: plan or apply
 	created         time.Time
 	started, ended  time.Time
-	phases          [numPhases]time.Duration
+	phases          [provNumPhases]time.Duration
 	phasesKnown     bool
 	stepStartedAt   time.Time
 	stepFinishedAt  time.Time
-	beforeEnqueue   time.Duration // plan: step started → enqueued; apply: plan done → enqueued
+	beforeEnqueue   time.Duration // plan: step started → enqueued; apply: plan completed → enqueued
 	afterCompletion time.Duration // apply: completed → step recorded finished
 }
 
 // provBenchRun is one timed provision.
 type provBenchRun struct {
-	total  time.Duration
-	jobs   []provBenchJob
-	share  provBenchShare
-	maxPar int
+	total time.Duration
+	// runnerCPU is the CPU time of the runner process and its descendants
+	// (job processes, terraform), from start to stop; controlPlaneCPU that
+	// of this process (API, gateway, worker, the in-process Temporal server,
+	// the benchmark's HTTP client) during the provision. PostgreSQL's is in
+	// neither.
+	runnerCPU, controlPlaneCPU time.Duration
+	jobs                       []provBenchJob
+	share                      provBenchShare
+	maxPar                     int
 	// opStart: POST → the first job enqueued; opEnd: the last job completed
-	// → the client saw the operation finished.
-	opStart, opEnd time.Duration
+	// → the operation recorded finished in the store (FinishOperation);
+	// opSeen: → the client's GET …?wait answered that it finished.
+	opStart, opEnd, opSeen time.Duration
+	// stall is the longest time between two events of the workflow's
+	// history; stallAt names them.
+	stall   time.Duration
+	stallAt string
 }
 
 // provBenchShare splits a provision's wall time by what was going on: at
@@ -571,7 +639,7 @@ type provBenchShare struct {
 	running, queuedOnly, controlPlane time.Duration
 }
 
-func (p *provBench) breakdown(inst, opID string, start, end time.Time) provBenchRun {
+func (p *provBench) breakdown(opID string, start, end time.Time) provBenchRun {
 	tb := p.tb
 	ctx := context.Background()
 	op, err := p.store.GetOperation(ctx, p.orgID, opID)
@@ -591,8 +659,8 @@ func (p *provBench) breakdown(inst, opID string, start, end time.Time) provBench
 			if err != nil {
 				tb.Fatal(err)
 			}
-			if job.StartedAt == nil || job.FinishedAt == nil {
-				tb.Fatalf("job %s has no start or end", job.ID)
+			if job.StartedAt == nil || job.FinishedAt == nil || job.Attempt != 1 {
+				tb.Fatalf("job %s: started %v, finished %v, attempt %d", job.ID, job.StartedAt, job.FinishedAt, job.Attempt)
 			}
 			bj := provBenchJob{step: st.Name, kind: j.kind, created: job.CreatedAt, started: *job.StartedAt, ended: *job.FinishedAt}
 			if st.StartedAt != nil {
@@ -601,30 +669,77 @@ func (p *provBench) breakdown(inst, opID string, start, end time.Time) provBench
 			if st.FinishedAt != nil {
 				bj.stepFinishedAt = *st.FinishedAt
 			}
-			bj.phases[phaseQueued] = bj.started.Sub(bj.created)
+			bj.phases[provPhaseQueued] = bj.started.Sub(bj.created)
 			p.jobPhases(&bj, job.ID)
 			run.jobs = append(run.jobs, bj)
 		}
 	}
-	// The gaps between a step's jobs, recorded by the workflow.
-	byStep := map[string][]*provBenchJob{}
-	for i := range run.jobs {
-		byStep[run.jobs[i].step] = append(byStep[run.jobs[i].step], &run.jobs[i])
-	}
-	for _, js := range byStep {
-		plan, apply := js[0], js[1]
+	// The workflow's gaps around a step's jobs.
+	for i := 0; i+1 < len(run.jobs); i += 2 {
+		plan, apply := &run.jobs[i], &run.jobs[i+1]
 		plan.beforeEnqueue = plan.created.Sub(plan.stepStartedAt)
 		apply.beforeEnqueue = apply.created.Sub(plan.ended)
 		apply.afterCompletion = apply.stepFinishedAt.Sub(apply.ended)
 	}
 	first, last := run.jobs[0].created, run.jobs[0].ended
 	for _, j := range run.jobs {
-		first = minTime(first, j.created)
-		last = maxTime(last, j.ended)
+		first = provBenchMinTime(first, j.created)
+		last = provBenchMaxTime(last, j.ended)
 	}
-	run.opStart, run.opEnd = first.Sub(start), end.Sub(last)
-	run.share, run.maxPar = shareOf(run.jobs, start, end)
+	if op.FinishedAt == nil {
+		tb.Fatalf("operation %s has no end in the store", opID)
+	}
+	run.opStart, run.opEnd, run.opSeen = first.Sub(start), op.FinishedAt.Sub(last), end.Sub(*op.FinishedAt)
+	run.share, run.maxPar = provBenchShareOf(run.jobs, start, end)
+	run.stall, run.stallAt = p.longestHistoryGap(op.WorkflowID)
 	return run
+}
+
+// longestHistoryGap finds the longest time between two consecutive events
+// of the workflow's Temporal history, and says between which. The wait for
+// a job (an AwaitJob activity running until it completes) is not a gap.
+func (p *provBench) longestHistoryGap(workflowID string) (time.Duration, string) {
+	iter := p.temporal.GetWorkflowHistory(context.Background(), workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	activity := map[int64]string{} // scheduled event ID → activity type
+	describe := func(ev *history.HistoryEvent) string {
+		name := strings.TrimPrefix(ev.GetEventType().String(), "EVENT_TYPE_")
+		var sched int64
+		switch {
+		case ev.GetActivityTaskScheduledEventAttributes() != nil:
+			activity[ev.GetEventId()] = ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
+			sched = ev.GetEventId()
+		case ev.GetActivityTaskStartedEventAttributes() != nil:
+			sched = ev.GetActivityTaskStartedEventAttributes().GetScheduledEventId()
+		case ev.GetActivityTaskCompletedEventAttributes() != nil:
+			sched = ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()
+		case ev.GetActivityTaskFailedEventAttributes() != nil:
+			sched = ev.GetActivityTaskFailedEventAttributes().GetScheduledEventId()
+		case ev.GetActivityTaskTimedOutEventAttributes() != nil:
+			sched = ev.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
+		}
+		if sched != 0 {
+			name += "(" + activity[sched] + ")"
+		}
+		return fmt.Sprintf("%d %s", ev.GetEventId(), name)
+	}
+	var (
+		longest     time.Duration
+		where, prev string
+		prevAt      time.Time
+	)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			p.tb.Fatal(err)
+		}
+		at, d := ev.GetEventTime().AsTime(), describe(ev)
+		awaited := ev.GetActivityTaskCompletedEventAttributes() != nil && strings.HasSuffix(d, "(AwaitJob)")
+		if !prevAt.IsZero() && !awaited && at.Sub(prevAt) > longest {
+			longest, where = at.Sub(prevAt), prev+" → "+d
+		}
+		prev, prevAt = d, at
+	}
+	return longest, where
 }
 
 // jobPhases splits a job's run with the times of its log lines.
@@ -633,42 +748,37 @@ func (p *provBench) jobPhases(j *provBenchJob, jobID string) {
 	if err != nil {
 		p.tb.Fatal(err)
 	}
-	var tStart, tTF, tInit, tLast time.Time
-	if os.Getenv("PROVBENCH_DUMP") != "" && j.step == "c1" {
-		for _, c := range chunks {
-			fmt.Fprintf(os.Stderr, "DUMP %s %s %s %q\n", j.kind, c.Time.Format("15:04:05.000000"), c.Stream, c.Data)
-		}
-	}
+	var tStart, tTF, tInit, tOp, tDone time.Time
 	for _, c := range chunks {
 		switch {
-		case tStart.IsZero() && strings.HasPrefix(c.Data, "runner: starting job"):
+		case strings.HasPrefix(c.Data, "runner: starting job"):
 			tStart = c.Time
-		case tTF.IsZero() && strings.HasPrefix(c.Data, "outpost: terraform v"):
+		case strings.HasPrefix(c.Data, "outpost: terraform v"):
 			tTF = c.Time
-		case strings.Contains(c.Data, "Terraform has been successfully initialized"),
-			tInit.IsZero() && !tTF.IsZero() && strings.Contains(c.Data, "rerun this command to reinitialize"):
+		case strings.HasPrefix(c.Data, "Terraform has been successfully initialized"):
 			tInit = c.Time
+		case strings.HasPrefix(c.Data, "runner: job succeeded"):
+			tDone = c.Time
+		case !tInit.IsZero() && !strings.HasPrefix(c.Data, "outpost:") && !strings.HasPrefix(c.Data, "runner:"):
+			tOp = c.Time
 		}
-		if !tInit.IsZero() && strings.Contains(c.Data, "rerun this command to reinitialize") {
-			tInit = c.Time // the last line of init's output
-		}
-		tLast = maxTime(tLast, c.Time)
 	}
-	if tStart.IsZero() || tTF.IsZero() || tInit.IsZero() {
+	if tStart.IsZero() || tTF.IsZero() || tInit.IsZero() || tOp.IsZero() || tDone.IsZero() {
 		p.tb.Logf("job %s (%s %s): phase markers not found in %d log lines", jobID, j.step, j.kind, len(chunks))
 		return
 	}
-	j.phases[phasePrep] = tStart.Sub(j.started)
-	j.phases[phaseSpawn] = tTF.Sub(tStart)
-	j.phases[phaseInit] = tInit.Sub(tTF)
-	j.phases[phaseWork] = tLast.Sub(tInit)
-	j.phases[phaseFinish] = j.ended.Sub(tLast)
+	j.phases[provPhasePrep] = tStart.Sub(j.started)
+	j.phases[provPhaseSpawn] = tTF.Sub(tStart)
+	j.phases[provPhaseInit] = tInit.Sub(tTF)
+	j.phases[provPhaseOp] = tOp.Sub(tInit)
+	j.phases[provPhasePost] = tDone.Sub(tOp)
+	j.phases[provPhaseFinish] = j.ended.Sub(tDone)
 	j.phasesKnown = true
 }
 
-// shareOf sweeps [start, end] and attributes each instant to running (a job
+// provBenchShareOf sweeps [start, end] and attributes each instant to running (a job
 // claimed and not completed), queued only, or the control plane alone.
-func shareOf(jobs []provBenchJob, start, end time.Time) (provBenchShare, int) {
+func provBenchShareOf(jobs []provBenchJob, start, end time.Time) (provBenchShare, int) {
 	type ev struct {
 		at          time.Time
 		dQ, dR      int
@@ -712,150 +822,145 @@ func shareOf(jobs []provBenchJob, start, end time.Time) (provBenchShare, int) {
 	return sh, maxR
 }
 
+// provBenchAgg sums up the timed provisions of one shape.
 type provBenchAgg struct {
-	runs            int
-	share           provBenchShare // summed over runs
-	phase           [numPhases]float64
-	known           int
-	jobs            int
-	planEnqueue     float64 // mean s: step started → plan enqueued
-	applyEnqueue    float64 // mean s: plan completed → apply enqueued
-	stepRecord      float64 // mean s: apply completed → step finished
-	opStart, opEnd  float64 // mean s per run
-	maxPar          int
-	total           float64 // mean s per run
-	perKind         map[string][numPhases]float64
-	perKindN        map[string]int
-	chainHandoff    float64 // mean s: a step finished → the next step's plan enqueued (the chain)
-	chainHandoffN   int
-	stepsPerRunMean float64
+	runs, jobs, known int
+	total             float64        // median s of the runs
+	share             provBenchShare // each part: median of the runs
+	maxPar            int
+	phase             map[string][provNumPhases]float64 // mean s per job, by kind
+	count             map[string]int                    // jobs with phase markers, by kind
+	gap               map[string]float64                // mean s of the workflow's gaps, see report
+	gapMax            map[string]float64
+	gapN              map[string]int
 }
 
 func aggregateProvBench(runs []provBenchRun) provBenchAgg {
-	a := provBenchAgg{runs: len(runs), perKind: map[string][numPhases]float64{}, perKindN: map[string]int{}}
-	var nPlan, nApply int
+	med := func(f func(provBenchRun) time.Duration) time.Duration {
+		ds := make([]time.Duration, len(runs))
+		for i, r := range runs {
+			ds[i] = f(r)
+		}
+		return provBenchMedian(ds)
+	}
+	a := provBenchAgg{runs: len(runs), phase: map[string][provNumPhases]float64{}, count: map[string]int{},
+		gap: map[string]float64{}, gapN: map[string]int{}, gapMax: map[string]float64{}}
+	addGap := func(k string, d time.Duration) {
+		a.gap[k] += d.Seconds()
+		a.gapN[k]++
+		a.gapMax[k] = max(a.gapMax[k], d.Seconds())
+	}
+	a.total = med(func(r provBenchRun) time.Duration { return r.total }).Seconds()
+	a.share.running = med(func(r provBenchRun) time.Duration { return r.share.running })
+	a.share.queuedOnly = med(func(r provBenchRun) time.Duration { return r.share.queuedOnly })
+	a.share.controlPlane = med(func(r provBenchRun) time.Duration { return r.share.controlPlane })
 	for _, r := range runs {
-		a.share.running += r.share.running
-		a.share.queuedOnly += r.share.queuedOnly
-		a.share.controlPlane += r.share.controlPlane
-		a.opStart += r.opStart.Seconds()
-		a.opEnd += r.opEnd.Seconds()
-		a.total += r.total.Seconds()
+		addGap("start", r.opStart)
+		addGap("end", r.opEnd)
+		addGap("seen", r.opSeen)
 		a.maxPar = max(a.maxPar, r.maxPar)
 		for _, j := range r.jobs {
 			a.jobs++
-			a.phase[phaseQueued] += j.phases[phaseQueued].Seconds()
 			if j.phasesKnown {
 				a.known++
-				k := a.perKind[j.kind]
-				for i := phasePrep; i < numPhases; i++ {
-					a.phase[i] += j.phases[i].Seconds()
-					k[i] += j.phases[i].Seconds()
+				ph := a.phase[j.kind]
+				for i := range provNumPhases {
+					ph[i] += j.phases[i].Seconds()
 				}
-				k[phaseQueued] += j.phases[phaseQueued].Seconds()
-				a.perKind[j.kind] = k
-				a.perKindN[j.kind]++
+				a.phase[j.kind] = ph
+				a.count[j.kind]++
 			}
 			if j.kind == "plan" {
-				a.planEnqueue += j.beforeEnqueue.Seconds()
-				nPlan++
+				addGap("plan", j.beforeEnqueue)
 			} else {
-				a.applyEnqueue += j.beforeEnqueue.Seconds()
-				a.stepRecord += j.afterCompletion.Seconds()
-				nApply++
+				addGap("apply", j.beforeEnqueue)
+				addGap("record", j.afterCompletion)
 			}
-		}
-		// Chain hand-offs: each plan enqueued after the latest apply that
-		// completed before it.
-		for _, j := range r.jobs {
-			if j.kind != "plan" || j.step == store.SandboxStep {
-				continue
-			}
-			var prev time.Time
-			for _, k := range r.jobs {
-				if k.kind == "apply" && k.ended.Before(j.created) && k.ended.After(prev) {
-					prev = k.ended
+			// A component's plan was enqueued after the last apply that
+			// completed before it: its dependency's, in the chain.
+			if j.kind == "plan" && j.step != store.SandboxStep {
+				var dep time.Time
+				for _, k := range r.jobs {
+					if k.kind == "apply" && k.ended.Before(j.created) && k.ended.After(dep) {
+						dep = k.ended
+					}
+				}
+				if !dep.IsZero() {
+					addGap("handoff", j.created.Sub(dep))
 				}
 			}
-			if !prev.IsZero() {
-				a.chainHandoff += j.created.Sub(prev).Seconds()
-				a.chainHandoffN++
-			}
 		}
 	}
-	if a.jobs > 0 {
-		a.phase[phaseQueued] /= float64(a.jobs)
-	}
-	if a.known > 0 {
-		for i := phasePrep; i < numPhases; i++ {
-			a.phase[i] /= float64(a.known)
+	for k, ph := range a.phase {
+		for i := range ph {
+			ph[i] /= float64(a.count[k])
 		}
+		a.phase[k] = ph
 	}
-	for k, v := range a.perKind {
-		for i := range v {
-			v[i] /= float64(a.perKindN[k])
-		}
-		a.perKind[k] = v
-	}
-	if nPlan > 0 {
-		a.planEnqueue /= float64(nPlan)
-	}
-	if nApply > 0 {
-		a.applyEnqueue /= float64(nApply)
-		a.stepRecord /= float64(nApply)
-	}
-	if a.chainHandoffN > 0 {
-		a.chainHandoff /= float64(a.chainHandoffN)
-	}
-	if a.runs > 0 {
-		a.opStart /= float64(a.runs)
-		a.opEnd /= float64(a.runs)
-		a.total /= float64(a.runs)
+	for k := range a.gap {
+		a.gap[k] /= float64(a.gapN[k])
 	}
 	return a
 }
 
-// runnerOverhead is the mean per job of what the runner adds around
-// terraform: prep, spawn (which includes terraform version) and finish.
-func (a provBenchAgg) runnerOverhead() float64 {
-	return a.phase[phasePrep] + a.phase[phaseSpawn] + a.phase[phaseFinish]
+// jobMean is the mean time of a job of the kind, claim to completion (not
+// counting its time in the queue).
+func (a provBenchAgg) jobMean(kind string) float64 {
+	t := 0.0
+	for i := provPhasePrep; i < provNumPhases; i++ {
+		t += a.phase[kind][i]
+	}
+	return t
 }
 
-// terraformTime is the mean per job of terraform's own commands after
-// version: init and the operation.
-func (a provBenchAgg) terraformTime() float64 { return a.phase[phaseInit] + a.phase[phaseWork] }
-
-func (a provBenchAgg) report(runs, n int) string {
+// report is at most 4 lines: a benchmark's log is cut after 10.
+func (a provBenchAgg) report() string {
 	var b strings.Builder
-	sec := func(d time.Duration) float64 { return d.Seconds() / float64(runs) }
-	fmt.Fprintf(&b, "where Outpost's time goes (means over %d provisions, %d jobs; %d with phase markers):\n", runs, a.jobs, a.known)
-	fmt.Fprintf(&b, "  wall time %.2fs = a job running %.2fs + jobs queued, none running %.2fs + control plane only %.2fs; at most %d jobs ran at once\n",
-		a.total, sec(a.share.running), sec(a.share.queuedOnly), sec(a.share.controlPlane), a.maxPar)
-	fmt.Fprintf(&b, "  POST → first job enqueued %.0fms; last job completed → client saw the end %.0fms\n", a.opStart*1000, a.opEnd*1000)
-	fmt.Fprintf(&b, "  per step (%d steps): step started → plan enqueued %.0fms; plan completed → apply enqueued %.0fms; apply completed → step recorded %.0fms",
-		n+1, a.planEnqueue*1000, a.applyEnqueue*1000, a.stepRecord*1000)
-	if a.chainHandoffN > 0 {
-		fmt.Fprintf(&b, "; dependency's apply completed → next plan enqueued %.0fms", a.chainHandoff*1000)
-	}
-	b.WriteString("\n  per job (ms):           ")
-	kinds := []string{"plan", "apply"}
-	for _, k := range kinds {
-		fmt.Fprintf(&b, "%10s", k)
+	fmt.Fprintf(&b, "outpost, medians of %d provisions: wall %.2fs = a job running %.2fs + jobs queued, none running %.2fs + control plane alone %.2fs; at most %d jobs at once\n",
+		a.runs, a.total, a.share.running.Seconds(), a.share.queuedOnly.Seconds(), a.share.controlPlane.Seconds(), a.maxPar)
+	b.WriteString("control plane (ms, mean/max):")
+	for _, g := range []struct{ key, what string }{
+		{"start", "POST → first job enqueued"}, {"apply", "plan completed → apply enqueued"},
+		{"record", "apply completed → step recorded"}, {"handoff", "a dependency's apply completed → next plan enqueued"},
+		{"end", "last job completed → operation recorded finished"}, {"seen", "→ client saw it"},
+	} {
+		fmt.Fprintf(&b, " %s %.0f/%.0f;", g.what, a.gap[g.key]*1000, a.gapMax[g.key]*1000)
 	}
 	b.WriteString("\n")
-	for i := range numPhases {
-		fmt.Fprintf(&b, "    %-48s", phaseNames[i])
-		for _, k := range kinds {
-			fmt.Fprintf(&b, "%10.0f", a.perKind[k][i]*1000)
+	for _, kind := range []string{"plan", "apply"} {
+		fmt.Fprintf(&b, "%s job (ms, mean of %d):", kind, a.count[kind])
+		for i := range provNumPhases {
+			fmt.Fprintf(&b, " %s %.0f", provPhaseNames[i], a.phase[kind][i]*1000)
 		}
-		b.WriteString("\n")
+		fmt.Fprintf(&b, "; claim → completed %.0f\n", a.jobMean(kind)*1000)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
 // ---- helpers ---------------------------------------------------------------
 
-func median(ds []time.Duration) time.Duration {
+// provBenchSelfCPU is this process's CPU time so far (user + system).
+func provBenchSelfCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func provBenchEnv(tb testing.TB, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		tb.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
+
+func provBenchMedian(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	if len(s) == 0 {
@@ -867,31 +972,24 @@ func median(ds []time.Duration) time.Duration {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-func fmtDurations(ds []time.Duration) string {
+func provBenchSeconds(ds []time.Duration) string {
 	parts := make([]string, len(ds))
 	for i, d := range ds {
-		parts[i] = fmt.Sprintf("%.2fs", d.Seconds())
+		parts[i] = fmt.Sprintf("%.2f", d.Seconds())
 	}
 	return strings.Join(parts, " ")
 }
 
-func minTime(a, b time.Time) time.Time {
+func provBenchMinTime(a, b time.Time) time.Time {
 	if b.Before(a) {
 		return b
 	}
 	return a
 }
 
-func maxTime(a, b time.Time) time.Time {
+func provBenchMaxTime(a, b time.Time) time.Time {
 	if b.After(a) {
 		return b
 	}
 	return a
-}
-
-type tbLogWriter struct{ tb testing.TB }
-
-func (w tbLogWriter) Write(p []byte) (int, error) {
-	w.tb.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }

@@ -328,7 +328,7 @@ func (s *stack) logsContain(jobID, text string) bool {
 	return strings.Contains(b.String(), text)
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))

@@ -422,7 +422,7 @@ func TestRunnerKilledDuringApply(t *testing.T) {
 	}
 }
 
-func copyDir(t *testing.T, from, to string) {
+func copyDir(t testing.TB, from, to string) {
 	t.Helper()
 	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
