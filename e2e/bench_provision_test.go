@@ -18,7 +18,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -40,7 +39,6 @@ import (
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
-	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
 	"github.com/outpost-dev/outpost/store"
@@ -405,46 +403,12 @@ func newProvBench(tb testing.TB, tf string) *provBench {
 
 func (p *provBench) do(method, path string, body, out any) int {
 	p.tb.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, p.api.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer "+p.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.tb.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if out != nil && len(raw) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			p.tb.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
-		}
-	}
-	return resp.StatusCode
+	return apiCall(p.tb, p.api.URL, p.token, method, path, body, out)
 }
 
 func (p *provBench) sync(dir string) {
 	p.tb.Helper()
-	archive, err := appconfig.ArchiveDir(os.DirFS(dir), ".")
-	if err != nil {
-		p.tb.Fatal(err)
-	}
-	req, _ := http.NewRequest("POST", p.api.URL+"/v1/apps/"+p.appID+"/configs", bytes.NewReader(archive))
-	req.Header.Set("Authorization", "Bearer "+p.token)
-	req.Header.Set("Content-Type", "application/gzip")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		b, _ := io.ReadAll(resp.Body)
-		p.tb.Fatalf("sync %s: %d %s", dir, resp.StatusCode, b)
-	}
+	syncConfig(p.tb, p.api.URL, p.token, p.appID, dir)
 }
 
 // startRunner starts a real outpost-runner for an install, with the default

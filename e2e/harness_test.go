@@ -202,23 +202,30 @@ func (p *runnerProc) kill() {
 // do calls the API with the org's token and decodes a JSON answer into out.
 func (s *stack) do(method, path string, body any, out any) int {
 	s.t.Helper()
+	return apiCall(s.t, s.api.URL, s.token, method, path, body, out)
+}
+
+// apiCall calls the API at base with token and decodes a JSON answer into
+// out; it returns the status code.
+func apiCall(tb testing.TB, base, token, method, path string, body any, out any) int {
+	tb.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequest(method, s.api.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer "+s.token)
+	req, _ := http.NewRequest(method, base+path, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
+		tb.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	if out != nil && len(raw) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
-			s.t.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
+			tb.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
 		}
 	}
 	return resp.StatusCode

@@ -56,21 +56,27 @@ func (o operation) step(t *testing.T, name string) step {
 // syncConfig uploads an app config directory as the API's tarball.
 func (s *stack) syncConfig(dir string) {
 	s.t.Helper()
+	syncConfig(s.t, s.api.URL, s.token, s.install.AppID, dir)
+}
+
+// syncConfig uploads dir as app appID's config through the API at base.
+func syncConfig(tb testing.TB, base, token, appID, dir string) {
+	tb.Helper()
 	archive, err := appconfig.ArchiveDir(os.DirFS(dir), ".")
 	if err != nil {
-		s.t.Fatal(err)
+		tb.Fatal(err)
 	}
-	req, _ := http.NewRequest("POST", s.api.URL+"/v1/apps/"+s.install.AppID+"/configs", bytes.NewReader(archive))
-	req.Header.Set("Authorization", "Bearer "+s.token)
+	req, _ := http.NewRequest("POST", base+"/v1/apps/"+appID+"/configs", bytes.NewReader(archive))
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/gzip")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		s.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
-		s.t.Fatalf("sync %s: %d %s", dir, resp.StatusCode, b)
+		tb.Fatalf("sync %s: %d %s", dir, resp.StatusCode, b)
 	}
 }
 
