@@ -147,20 +147,30 @@ func (s *Server) listCommands(c echo.Context) error {
 // installCommand reads the command named in the path, if it is one of the
 // path's install's (in the token's org).
 func (s *Server) installCommand(c echo.Context) (store.InstallCommand, error) {
+	return installChild(s, c, "cmd", "command", s.store.GetInstallCommand,
+		func(cmd store.InstallCommand) string { return cmd.InstallID })
+}
+
+// installChild reads the object named by the path parameter param with get,
+// and answers not found unless it belongs to the path's install (in the
+// token's org) — exactly as if it did not exist.
+func installChild[T any](s *Server, c echo.Context, param, what string,
+	get func(ctx context.Context, orgID, id string) (T, error), installOf func(T) string) (T, error) {
+	var zero T
 	ctx, org := c.Request().Context(), orgID(c)
 	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
 	if err != nil {
-		return store.InstallCommand{}, err
+		return zero, err
 	}
-	id := c.Param("cmd")
-	cmd, err := s.store.GetInstallCommand(ctx, org, id)
+	id := c.Param(param)
+	obj, err := get(ctx, org, id)
 	if err != nil {
-		return store.InstallCommand{}, err
+		return zero, err
 	}
-	if cmd.InstallID != inst.ID {
-		return store.InstallCommand{}, fmt.Errorf("command %s: %w", id, store.ErrNotFound)
+	if installOf(obj) != inst.ID {
+		return zero, fmt.Errorf("%s %s: %w", what, id, store.ErrNotFound)
 	}
-	return cmd, nil
+	return obj, nil
 }
 
 func (s *Server) getCommand(c echo.Context) error {

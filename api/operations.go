@@ -90,19 +90,8 @@ func (s *Server) listOperations(c echo.Context) error {
 // installOperation reads the operation named in the path, if it is one of
 // the path's install's (in the token's org).
 func (s *Server) installOperation(c echo.Context) (store.InstallOperation, error) {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
-	if err != nil {
-		return store.InstallOperation{}, err
-	}
-	op, err := s.store.GetOperation(ctx, org, c.Param("op"))
-	if err != nil {
-		return store.InstallOperation{}, err
-	}
-	if op.InstallID != inst.ID {
-		return store.InstallOperation{}, fmt.Errorf("operation %s: %w", op.ID, store.ErrNotFound)
-	}
-	return op, nil
+	return installChild(s, c, "op", "operation", s.store.GetOperation,
+		func(op store.InstallOperation) string { return op.InstallID })
 }
 
 func operationFinished(op store.InstallOperation) bool { return op.FinishedAt != nil }
