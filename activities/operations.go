@@ -283,24 +283,57 @@ func (a *Activities) FinishOperation(ctx context.Context, opID, status, errMsg, 
 type PlanSummary struct {
 	HasChanges           bool
 	Add, Change, Destroy int
-	Failed               bool
-	Error                string
+	// Applied: a plan_apply job applied the plan.
+	Applied bool
+	Failed  bool
+	Error   string
 }
 
 // RecordPlan stores a plan job's result on its step.
 func (a *Activities) RecordPlan(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+	var out protocol.TerraformPlanOutputs
+	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
+		return PlanSummary{Failed: failed != "", Error: failed}, err
+	}
+	return a.recordPlan(ctx, opID, step, out)
+}
+
+// RecordPlanApply stores a plan_apply job's result on its step: the plan,
+// and, when it was applied, the step's outputs from the state it stored.
+func (a *Activities) RecordPlanApply(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+	var out protocol.TerraformPlanApplyOutputs
+	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
+		return PlanSummary{Failed: failed != "", Error: failed}, err
+	}
+	s, err := a.recordPlan(ctx, opID, step, out.Plan)
+	if err != nil || !out.Applied {
+		return s, err
+	}
+	s.Applied = true
+	return s, a.recordOutputs(ctx, opID, step)
+}
+
+// jobOutputs decodes a finished job's outputs into v. A job that did not
+// succeed gives its error message (recorded on the step), not an error.
+func (a *Activities) jobOutputs(ctx context.Context, opID, step, jobID string, v any) (failed string, err error) {
 	j, err := a.Store.GetJobByID(ctx, jobID)
 	if err != nil {
-		return PlanSummary{}, err
+		return "", err
 	}
 	if j.Status != store.JobSucceeded {
 		msg := jobError(j)
-		return PlanSummary{Failed: true, Error: msg}, a.Store.UpdateStep(ctx, opID, step, map[string]any{"error": msg})
+		return msg, a.Store.UpdateStep(ctx, opID, step, map[string]any{"error": msg})
 	}
-	var out protocol.TerraformPlanOutputs
-	if err := json.Unmarshal([]byte(j.Outputs), &out); err != nil {
-		return PlanSummary{}, temporal.NewNonRetryableApplicationError("plan job outputs: "+err.Error(), "BadOutputs", err)
+	if v == nil {
+		return "", nil
 	}
+	if err := json.Unmarshal([]byte(j.Outputs), v); err != nil {
+		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("outputs of job %s: %v", jobID, err), "BadOutputs", err)
+	}
+	return "", nil
+}
+
+func (a *Activities) recordPlan(ctx context.Context, opID, step string, out protocol.TerraformPlanOutputs) (PlanSummary, error) {
 	s := PlanSummary{HasChanges: out.HasChanges, Add: out.Add, Change: out.Change, Destroy: out.Destroy}
 	return s, a.Store.UpdateStep(ctx, opID, step, map[string]any{"has_changes": out.HasChanges, "add": out.Add,
 		"change": out.Change, "destroy_count": out.Destroy, "plan_text": out.PlanText})
@@ -312,31 +345,39 @@ type ApplySummary struct {
 	Error  string
 }
 
-// RecordApply stores an apply job's outputs as the install's outputs of the
-// step (or forgets them after a destroy).
+// RecordApply records the step's outputs after its apply job.
 func (a *Activities) RecordApply(ctx context.Context, opID, step, jobID string) (ApplySummary, error) {
-	j, err := a.Store.GetJobByID(ctx, jobID)
-	if err != nil {
-		return ApplySummary{}, err
+	if failed, err := a.jobOutputs(ctx, opID, step, jobID, nil); err != nil || failed != "" {
+		return ApplySummary{Failed: failed != "", Error: failed}, err
 	}
-	if j.Status != store.JobSucceeded {
-		msg := jobError(j)
-		return ApplySummary{Failed: true, Error: msg}, nil
-	}
+	return ApplySummary{}, a.recordOutputs(ctx, opID, step)
+}
+
+// recordOutputs stores the outputs in the step's latest state as the
+// install's outputs of the step — or, after a destroy, forgets them.
+func (a *Activities) recordOutputs(ctx context.Context, opID, step string) error {
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
-		return ApplySummary{}, err
+		return err
 	}
-	destroy := op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent
-	if destroy {
+	ws := Workspace(op.InstallID, step)
+	if op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent {
 		// Nothing is left of it: forget its outputs and retire its state
 		// (every version is kept for the record; a GET finds none).
 		if err := a.Store.DeleteOutputs(ctx, op.InstallID, step); err != nil {
-			return ApplySummary{}, err
+			return err
 		}
-		return ApplySummary{}, a.Store.DiscardTerraformState(ctx, op.OrgID, Workspace(op.InstallID, step))
+		return a.Store.DiscardTerraformState(ctx, op.OrgID, ws)
 	}
-	return ApplySummary{}, a.Store.SaveOutputs(ctx, op.InstallID, step, nonEmptyObject(j.Outputs))
+	outputs, err := a.Store.TerraformStateOutputs(ctx, op.OrgID, ws)
+	if err != nil {
+		return fmt.Errorf("outputs of %s: %w", step, err)
+	}
+	raw, err := json.Marshal(protocol.TerraformApplyOutputs{Outputs: outputs})
+	if err != nil {
+		return err
+	}
+	return a.Store.SaveOutputs(ctx, op.InstallID, step, string(raw))
 }
 
 func nonEmptyObject(s string) string {

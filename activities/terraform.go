@@ -23,7 +23,7 @@ const terraformJobTimeout = 30 * time.Minute
 type TerraformJobInput struct {
 	OperationID string
 	Step        string // store.SandboxStep or a component name
-	Operation   string // protocol.TerraformPlan or protocol.TerraformApply
+	Operation   string // protocol.TerraformPlan, TerraformApply or TerraformPlanApply
 	Destroy     bool
 	PlanJobID   string // for apply: the plan job whose saved plan is applied
 	Key         string
@@ -208,9 +208,13 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	if err != nil {
 		return JobRef{}, err
 	}
-	if in.Operation == protocol.TerraformApply {
+	switch in.Operation {
+	case protocol.TerraformApply:
 		stepChanges["apply_job_id"] = j.ID
-	} else {
+	case protocol.TerraformPlanApply:
+		// One job plans and applies: it is both.
+		stepChanges["plan_job_id"], stepChanges["apply_job_id"] = j.ID, j.ID
+	default:
 		stepChanges["plan_job_id"] = j.ID
 	}
 	if err := a.Store.UpdateStep(ctx, in.OperationID, in.Step, stepChanges); err != nil {

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -90,12 +91,11 @@ const (
 	provScriptApply     = iota // init + apply -auto-approve
 	provScriptPlanApply        // init + plan -out + apply of the saved plan
 	// provScriptOutpostCommands replays, one module after the other, exactly
-	// the terraform commands Outpost's two jobs run per step (see
-	// runner/plugins/terraform): version -json, init, plan -out, show,
-	// show -json in one directory; version -json, init, apply of the saved
-	// plan, output -json in a fresh one. Outpost minus this is the cost of
-	// the orchestration itself: control plane, runner, job processes, the
-	// http state backend.
+	// the terraform commands Outpost's plan_apply job runs per step under
+	// approve-all (see runner/plugins/terraform): version -json, init,
+	// plan -out, then show -json of the saved plan beside the apply of it.
+	// Outpost minus this is the cost of the orchestration itself: control
+	// plane, runner, job processes, the http state backend.
 	provScriptOutpostCommands
 	provNumScripts
 )
@@ -144,8 +144,9 @@ func benchProvisionShape(b *testing.B, tf, shape string, n, reps int) {
 	b.ReportMetric(provBenchMedian(outpostCPU).Seconds(), "outpost-runner-cpu-s")
 	b.ReportMetric(provBenchMedian(cpCPU).Seconds(), "outpost-cp-cpu-s")
 	b.ReportMetric(agg.share.controlPlane.Seconds(), "outpost-cp-alone-s")
-	b.ReportMetric(agg.jobMean("plan")*1000, "plan-job-ms")
-	b.ReportMetric(agg.jobMean("apply")*1000, "apply-job-ms")
+	for kind := range agg.count {
+		b.ReportMetric(agg.jobMean(kind)*1000, kind+"-job-ms")
+	}
 	line := fmt.Sprintf("%s, N=%d, medians of %d: outpost %.2fs", shape, n, reps, o.Seconds())
 	runsLine := "runs (s): outpost " + provBenchSeconds(outpost)
 	cpuLine := fmt.Sprintf("CPU (s, medians): outpost's runner and its jobs %.2f + control plane (this process; PostgreSQL not counted) %.2f",
@@ -277,15 +278,13 @@ func (sc *provBenchScript) script(variant int) string {
 			fmt.Fprintf(&b, "\"$tf\" plan %s -out=tfplan%s >>\"$log\"\n\"$tf\" apply %s tfplan >>\"$log\"\n", q, vars, q)
 		case provScriptOutpostCommands:
 			fmt.Fprintf(&b, "cd \"$root/%s\"\n\"$tf\" version -json >/dev/null\n\"$tf\" init %s >>\"$log\"\n", dir, q)
-			fmt.Fprintf(&b, "\"$tf\" plan %s -out=\"$root/%s.tfplan\"%s >>\"$log\"\n", q, dir, vars)
-			fmt.Fprintf(&b, "\"$tf\" show -no-color \"$root/%s.tfplan\" >/dev/null\n\"$tf\" show -json \"$root/%s.tfplan\" >/dev/null\n", dir, dir)
-			fmt.Fprintf(&b, "cd \"$root/%s.apply\"\n\"$tf\" version -json >/dev/null\n\"$tf\" init %s >>\"$log\"\n", dir, q)
-			fmt.Fprintf(&b, "\"$tf\" apply %s \"$root/%s.tfplan\" >>\"$log\"\n", q, dir)
+			fmt.Fprintf(&b, "\"$tf\" plan %s -out=tfplan%s >>\"$log\"\n", q, vars)
+			fmt.Fprintf(&b, "\"$tf\" show -json tfplan >/dev/null &\n\"$tf\" apply %s tfplan >>\"$log\"\nwait\n", q)
 		}
 	}
 	// readOutput reads one output of the module just deployed into a shell
-	// variable. Outpost's apply job reads all of them, always: so does the
-	// replay (with -json when the script needs no value).
+	// variable (Outpost reads outputs from the stored state, without
+	// terraform; the scripts need terraform output to chain the modules).
 	readOutput := func(shellVar, output string) {
 		fmt.Fprintf(&b, "%s=$(\"$tf\" output -raw %s)\n", shellVar, output)
 	}
@@ -297,8 +296,6 @@ func (sc *provBenchScript) script(variant int) string {
 		switch {
 		case sc.shape == "chain" || i == sc.n:
 			readOutput("prev", "value")
-		case variant == provScriptOutpostCommands:
-			b.WriteString("\"$tf\" output -json >/dev/null\n")
 		}
 	}
 	b.WriteString("printf '%s %s' \"$sandbox\" \"$prev\"\n")
@@ -318,9 +315,6 @@ func (sc *provBenchScript) run(variant int) (time.Duration, time.Duration) {
 	}
 	for dir, src := range modules {
 		copyDir(tb, src, filepath.Join(root, dir))
-		if variant == provScriptOutpostCommands {
-			copyDir(tb, src, filepath.Join(root, dir+".apply"))
-		}
 	}
 	path := filepath.Join(root, "provision.sh")
 	if err := os.WriteFile(path, []byte(sc.script(variant)), 0o755); err != nil {
@@ -546,8 +540,8 @@ func provBenchOutput(tb testing.TB, outs map[string]string, name, key string) st
 //	prep    → the runner's "runner: starting job" line (claim answer, job directory)
 //	spawn   → "outpost: terraform v…" (job process, module unpacked, terraform version)
 //	init    → "Terraform has been successfully initialized!"
-//	op      → terraform's last line of plan or apply
-//	post    → the runner's "runner: job succeeded" line (plan: show + show -json; apply: output)
+//	op      → terraform's last line (of the plan, or of the apply)
+//	post    → the runner's "runner: job succeeded" line (show -json when it outlasts the apply)
 //	finish  → completed (finished_at): log shipping, completion
 const (
 	provPhaseQueued = iota
@@ -560,10 +554,11 @@ const (
 	provNumPhases
 )
 
-var provPhaseNames = [provNumPhases]string{"queued", "prep", "spawn+version", "init", "plan|apply", "show×2|output", "finish"}
+var provPhaseNames = [provNumPhases]string{"queued", "prep", "spawn+version", "init", "terraform", "post", "finish"}
 
 type provBenchJob struct {
-	step, kind      string // kind: plan or apply
+	step, kind      string // kind: plan, apply or plan_apply
+	first, last     bool   // the step's first job; its last
 	created         time.Time
 	started, ended  time.Time
 	phases          [provNumPhases]time.Duration
@@ -612,13 +607,18 @@ func (p *provBench) breakdown(opID string, start, end time.Time) provBenchRun {
 	}
 	run := provBenchRun{total: end.Sub(start)}
 	for _, st := range op.Steps {
-		for _, j := range []struct {
+		if st.PlanJobID == nil || st.ApplyJobID == nil {
+			tb.Fatalf("step %s: plan job %v, apply job %v", st.Name, st.PlanJobID, st.ApplyJobID)
+		}
+		type stepJob struct {
 			kind string
 			id   *string
-		}{{"plan", st.PlanJobID}, {"apply", st.ApplyJobID}} {
-			if j.id == nil {
-				tb.Fatalf("step %s has no %s job", st.Name, j.kind)
-			}
+		}
+		jobs := []stepJob{{"plan", st.PlanJobID}, {"apply", st.ApplyJobID}}
+		if *st.PlanJobID == *st.ApplyJobID {
+			jobs = []stepJob{{"plan_apply", st.PlanJobID}}
+		}
+		for i, j := range jobs {
 			job, err := p.store.GetJob(ctx, p.orgID, *j.id)
 			if err != nil {
 				tb.Fatal(err)
@@ -626,7 +626,8 @@ func (p *provBench) breakdown(opID string, start, end time.Time) provBenchRun {
 			if job.StartedAt == nil || job.FinishedAt == nil || job.Attempt != 1 {
 				tb.Fatalf("job %s: started %v, finished %v, attempt %d", job.ID, job.StartedAt, job.FinishedAt, job.Attempt)
 			}
-			bj := provBenchJob{step: st.Name, kind: j.kind, created: job.CreatedAt, started: *job.StartedAt, ended: *job.FinishedAt}
+			bj := provBenchJob{step: st.Name, kind: j.kind, created: job.CreatedAt, started: *job.StartedAt, ended: *job.FinishedAt,
+				first: i == 0, last: i == len(jobs)-1}
 			if st.StartedAt != nil {
 				bj.stepStartedAt = *st.StartedAt
 			}
@@ -638,12 +639,18 @@ func (p *provBench) breakdown(opID string, start, end time.Time) provBenchRun {
 			run.jobs = append(run.jobs, bj)
 		}
 	}
-	// The workflow's gaps around a step's jobs.
-	for i := 0; i+1 < len(run.jobs); i += 2 {
-		plan, apply := &run.jobs[i], &run.jobs[i+1]
-		plan.beforeEnqueue = plan.created.Sub(plan.stepStartedAt)
-		apply.beforeEnqueue = apply.created.Sub(plan.ended)
-		apply.afterCompletion = apply.stepFinishedAt.Sub(apply.ended)
+	// The workflow's gaps around a step's jobs (in order: a step's first
+	// job, then its second if it has one).
+	for i := range run.jobs {
+		j := &run.jobs[i]
+		if j.first {
+			j.beforeEnqueue = j.created.Sub(j.stepStartedAt)
+		} else {
+			j.beforeEnqueue = j.created.Sub(run.jobs[i-1].ended)
+		}
+		if j.last {
+			j.afterCompletion = j.stepFinishedAt.Sub(j.ended)
+		}
 	}
 	first, last := run.jobs[0].created, run.jobs[0].ended
 	for _, j := range run.jobs {
@@ -834,18 +841,18 @@ func aggregateProvBench(runs []provBenchRun) provBenchAgg {
 				a.phase[j.kind] = ph
 				a.count[j.kind]++
 			}
-			if j.kind == "plan" {
-				addGap("plan", j.beforeEnqueue)
-			} else {
+			if !j.first {
 				addGap("apply", j.beforeEnqueue)
+			}
+			if j.last {
 				addGap("record", j.afterCompletion)
 			}
-			// A component's plan was enqueued after the last apply that
-			// completed before it: its dependency's, in the chain.
-			if j.kind == "plan" && j.step != store.SandboxStep {
+			// A component's first job was enqueued after the last step
+			// that completed before it: its dependency's, in the chain.
+			if j.first && j.step != store.SandboxStep {
 				var dep time.Time
 				for _, k := range r.jobs {
-					if k.kind == "apply" && k.ended.Before(j.created) && k.ended.After(dep) {
+					if k.last && k.ended.Before(j.created) && k.ended.After(dep) {
 						dep = k.ended
 					}
 				}
@@ -885,13 +892,13 @@ func (a provBenchAgg) report() string {
 	b.WriteString("control plane (ms, mean/max):")
 	for _, g := range []struct{ key, what string }{
 		{"start", "POST → first job enqueued"}, {"apply", "plan completed → apply enqueued"},
-		{"record", "apply completed → step recorded"}, {"handoff", "a dependency's apply completed → next plan enqueued"},
+		{"record", "a step's last job completed → step recorded"}, {"handoff", "a dependency's last job completed → next step's job enqueued"},
 		{"end", "last job completed → operation recorded finished"}, {"seen", "→ client saw it"},
 	} {
 		fmt.Fprintf(&b, " %s %.0f/%.0f;", g.what, a.gap[g.key]*1000, a.gapMax[g.key]*1000)
 	}
 	b.WriteString("\n")
-	for _, kind := range []string{"plan", "apply"} {
+	for _, kind := range slices.Sorted(maps.Keys(a.count)) {
 		fmt.Fprintf(&b, "%s job (ms, mean of %d):", kind, a.count[kind])
 		for i := range provNumPhases {
 			fmt.Fprintf(&b, " %s %.0f", provPhaseNames[i], a.phase[kind][i]*1000)

@@ -11,6 +11,10 @@ const (
 	TerraformPlan    = "plan"    // init + plan (Destroy: a destroy plan) → saved plan + text + JSON
 	TerraformApply   = "apply"   // init + apply exactly PlanFile
 	TerraformOutputs = "outputs" // init + output
+	// TerraformPlanApply plans and, when the plan has changes, applies
+	// exactly that saved plan in the same job: for installs that approve
+	// every plan, it saves a job, a second init and a workflow round trip.
+	TerraformPlanApply = "plan_apply"
 )
 
 // TerraformManifest is a fully rendered terraform job: the runner renders
@@ -61,13 +65,23 @@ type TerraformPlanOutputs struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
+// TerraformPlanApplyOutputs are a plan_apply job's outputs: the plan (without
+// its saved plan file, applied already) and whether it was applied. The
+// module's outputs are read from the state the apply stored.
+type TerraformPlanApplyOutputs struct {
+	Plan    TerraformPlanOutputs `json:"plan"`
+	Applied bool                 `json:"applied"`
+}
+
 // TerraformOutput is one module output.
 type TerraformOutput struct {
 	Value     json.RawMessage `json:"value"`
 	Sensitive bool            `json:"sensitive,omitempty"`
 }
 
-// TerraformApplyOutputs are an apply (or outputs) job's outputs.
+// TerraformApplyOutputs are an outputs job's outputs, and what the control
+// plane records as a step's outputs. (An apply job has none: the control
+// plane reads the outputs from the state the apply stored.)
 type TerraformApplyOutputs struct {
 	Outputs map[string]TerraformOutput `json:"outputs"`
 }

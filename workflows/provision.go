@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -146,7 +147,7 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 			if blocked != "" {
 				started[st.Name] = true
 				outcomes[st.Name] = stepOutcome{Name: st.Name, Status: store.StepSkipped, Error: "skipped: " + blocked + " did not succeed"}
-				_ = workflow.ExecuteActivity(short, a.SetStepStatus, in.OperationID, st.Name, store.StepSkipped, outcomes[st.Name].Error).Get(ctx, nil)
+				_ = workflow.ExecuteLocalActivity(localActivity(ctx), a.SetStepStatus, in.OperationID, st.Name, store.StepSkipped, outcomes[st.Name].Error).Get(ctx, nil)
 				continue
 			}
 			if !ready {
@@ -215,9 +216,11 @@ func stepOK(status string) bool {
 }
 
 // runStep plans one step, waits for approval if the install asks for it,
-// and applies exactly the approved plan.
+// and applies exactly the approved plan. When no approval is needed (and
+// not plan-only), one plan_apply job plans and applies that plan. The
+// store activities on this path are local activities.
 func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, st activities.StepSpec, approval workflow.Channel) stepOutcome {
-	short := shortActivity(ctx)
+	record := localActivity(ctx)
 	out := stepOutcome{Name: st.Name}
 	setStatus := func(status, msg string) stepOutcome {
 		out.Status, out.Error = status, msg
@@ -225,30 +228,39 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 		if ctx.Err() != nil {
 			c, _ = workflow.NewDisconnectedContext(ctx)
 		}
-		_ = workflow.ExecuteActivity(shortActivity(c), a.SetStepStatus, opID, st.Name, status, msg).Get(c, nil)
+		_ = workflow.ExecuteLocalActivity(localActivity(c), a.SetStepStatus, opID, st.Name, status, msg).Get(c, nil)
 		return out
 	}
 	jobPolicy := JobPolicy{MaxAttempts: 3, Wait: plan.JobWait}
+	runTerraform := func(operation, planJobID string) (activities.JobResult, error) {
+		key := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + opID + "/" + st.Name + "/" + operation
+		return RunJob(ctx, func(c workflow.Context) workflow.Future {
+			return workflow.ExecuteLocalActivity(c, a.EnqueueTerraformJob, activities.TerraformJobInput{
+				OperationID: opID, Step: st.Name, Operation: operation, Destroy: st.Destroy, PlanJobID: planJobID, Key: key})
+		}, jobPolicy)
+	}
 
-	planJob, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
-		return workflow.ExecuteActivity(c, a.EnqueueTerraformJob, activities.TerraformJobInput{
-			OperationID: opID, Step: st.Name, Operation: "plan", Destroy: st.Destroy,
-			Key: workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + opID + "/" + st.Name + "/plan"})
-	}, jobPolicy)
+	oneJob := !plan.PlanOnly && plan.ApprovalMode != store.Prompt
+	planOp, recordPlan := protocol.TerraformPlan, a.RecordPlan
+	if oneJob {
+		planOp, recordPlan = protocol.TerraformPlanApply, a.RecordPlanApply
+	}
+	planJob, err := runTerraform(planOp, "")
 	if err != nil {
 		return setStatus(interrupted(ctx, err))
 	}
 	var summary activities.PlanSummary
-	if err := workflow.ExecuteActivity(short, a.RecordPlan, opID, st.Name, planJob.JobID).Get(ctx, &summary); err != nil {
+	if err := workflow.ExecuteLocalActivity(record, recordPlan, opID, st.Name, planJob.JobID).Get(ctx, &summary); err != nil {
 		return setStatus(store.StepFailed, rootMessage(err))
 	}
-	if summary.Failed {
+	switch {
+	case summary.Failed:
 		return setStatus(store.StepFailed, summary.Error)
-	}
-	if !summary.HasChanges {
+	case !summary.HasChanges:
 		return setStatus(store.StepNoChanges, "")
-	}
-	if plan.PlanOnly {
+	case summary.Applied:
+		return setStatus(store.StepSucceeded, "")
+	case plan.PlanOnly:
 		return setStatus(store.StepPlanned, "")
 	}
 	if plan.ApprovalMode == store.Prompt {
@@ -265,16 +277,12 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 			return setStatus(store.StepDenied, "plan denied")
 		}
 	}
-	applyJob, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
-		return workflow.ExecuteActivity(c, a.EnqueueTerraformJob, activities.TerraformJobInput{
-			OperationID: opID, Step: st.Name, Operation: "apply", Destroy: st.Destroy, PlanJobID: planJob.JobID,
-			Key: workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + opID + "/" + st.Name + "/apply"})
-	}, jobPolicy)
+	applyJob, err := runTerraform(protocol.TerraformApply, planJob.JobID)
 	if err != nil {
 		return setStatus(interrupted(ctx, err))
 	}
 	var applied activities.ApplySummary
-	if err := workflow.ExecuteActivity(short, a.RecordApply, opID, st.Name, applyJob.JobID).Get(ctx, &applied); err != nil {
+	if err := workflow.ExecuteLocalActivity(record, a.RecordApply, opID, st.Name, applyJob.JobID).Get(ctx, &applied); err != nil {
 		return setStatus(store.StepFailed, rootMessage(err))
 	}
 	if applied.Failed {

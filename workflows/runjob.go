@@ -36,6 +36,17 @@ func shortActivity(ctx workflow.Context) workflow.Context {
 	})
 }
 
+// localActivity is the options of the quick store activities that run as
+// local activities: in the workflow's worker, during its workflow task,
+// without a round trip through a task queue. Used on the steps' critical
+// path (enqueue, record, step status).
+func localActivity(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
+	})
+}
+
 // awaitHeartbeat is how long an await may go without heartbeating before
 // Temporal gives it to another worker (a worker that died mid-await).
 const awaitHeartbeat = 20 * time.Second
@@ -53,7 +64,8 @@ func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future
 		p.Wait = time.Hour
 	}
 	var ref activities.JobRef
-	if err := enqueue(shortActivity(ctx)).Get(ctx, &ref); err != nil {
+	// enqueue may run a regular or a local activity: both options are set.
+	if err := enqueue(localActivity(shortActivity(ctx))).Get(ctx, &ref); err != nil {
 		return activities.JobResult{}, fmt.Errorf("enqueue job: %w", err)
 	}
 	awaitCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{

@@ -227,10 +227,15 @@ func (h *harness) run(key string, m protocol.TerraformManifest) store.Job {
 }
 
 // succeeded checks the job succeeded and decodes its outputs into v.
+// succeeded fails the test unless the job succeeded, and decodes its
+// outputs into v (when v is not nil).
 func (h *harness) succeeded(j store.Job, v any) {
 	h.t.Helper()
 	if j.Status != store.JobSucceeded {
 		h.t.Fatalf("job %s (%s) %s: %s\nlogs:\n%s", j.ID, j.Key, j.Status, j.Error, h.logs(j.ID))
+	}
+	if v == nil {
+		return
 	}
 	if err := json.Unmarshal([]byte(j.Outputs), v); err != nil {
 		h.t.Fatalf("outputs of %s: %v: %s", j.Key, err, j.Outputs)
@@ -262,6 +267,16 @@ func (h *harness) apply(key, ws string, mod, planFile []byte) store.Job {
 	m.PlanFile = planFile
 	m.Env = map[string]string{"OUTPOST_TEST_REGION": "eu-west"}
 	return h.run(key, m)
+}
+
+// stateOutputs are the workspace's outputs in its latest stored state.
+func (h *harness) stateOutputs(ws string) map[string]protocol.TerraformOutput {
+	h.t.Helper()
+	out, err := h.s.TerraformStateOutputs(context.Background(), h.org.ID, ws)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out
 }
 
 // logs is everything the job wrote, in order.

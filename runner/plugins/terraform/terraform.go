@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -43,8 +44,11 @@ const (
 // New returns a terraform plugin for one job.
 func New() plugins.Plugin { return &plugin{} }
 
+// manifest is the job's manifest, with the plugin's questions about it.
+type manifest struct{ protocol.TerraformManifest }
+
 type plugin struct {
-	m       protocol.TerraformManifest
+	m       manifest
 	outputs json.RawMessage
 	stderr  io.Writer // the job's, once Execute ran
 }
@@ -58,15 +62,15 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 	}
 	m := &p.m
 	switch m.Operation {
-	case protocol.TerraformPlan, protocol.TerraformApply, protocol.TerraformOutputs:
+	case protocol.TerraformPlan, protocol.TerraformApply, protocol.TerraformOutputs, protocol.TerraformPlanApply:
 	case "":
-		return errors.New("operation: required (plan, apply or outputs)")
+		return errors.New("operation: required (plan, apply, plan_apply or outputs)")
 	default:
-		return fmt.Errorf("operation: must be plan, apply or outputs, got %q", m.Operation)
+		return fmt.Errorf("operation: must be plan, apply, plan_apply or outputs, got %q", m.Operation)
 	}
 	switch {
-	case m.Destroy && m.Operation != protocol.TerraformPlan:
-		return errors.New("destroy: only a plan can be a destroy plan (an apply applies the plan it is given)")
+	case m.Destroy && !m.plans():
+		return errors.New("destroy: only a plan (or plan_apply) can be a destroy plan (an apply applies the plan it is given)")
 	case m.Workspace == "":
 		return errors.New("workspace: required")
 	case len(m.Module) == 0:
@@ -141,7 +145,7 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	if err := os.WriteFile(filepath.Join(dir, backendOverride), []byte(backendConfig), 0o600); err != nil {
 		return 0, err
 	}
-	if m.Operation == protocol.TerraformPlan {
+	if m.plans() {
 		if m.Variables == nil {
 			m.Variables = map[string]json.RawMessage{}
 		}
@@ -171,13 +175,14 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 		return 0, err
 	}
 	tf.SetStderr(run.Stderr)
-	// The version first, quietly: terraform-exec asks for it before some
-	// commands and would print its JSON into the logs.
+	// The version first, quietly: terraform-exec asks for it before init
+	// and would print its JSON into the logs.
 	v, _, err := tf.Version(ctx, false)
 	if err != nil {
 		return 0, failure("version", err)
 	}
-	fmt.Fprintf(run.Stdout, "outpost: terraform v%s (%s): %s of workspace %s\n", v, bin, operationName(m), m.Workspace)
+	fmt.Fprintf(run.Stdout, "outpost: terraform v%s (%s): %s of workspace %s\n", v, bin, m.name(), m.Workspace)
+	show := shower{bin: bin, dir: dir, env: tfEnv}
 
 	tf.SetStdout(run.Stdout)
 	err = tf.Init(ctx,
@@ -191,9 +196,11 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 
 	switch m.Operation {
 	case protocol.TerraformPlan:
-		p.outputs, err = plan(ctx, tf, run, m.Destroy)
+		p.outputs, err = plan(ctx, tf, show, run, m.Destroy)
+	case protocol.TerraformPlanApply:
+		p.outputs, err = planApply(ctx, tf, show, run, m.Destroy)
 	case protocol.TerraformApply:
-		p.outputs, err = apply(ctx, tf, run, m.PlanFile)
+		err = apply(ctx, tf, run, m.PlanFile)
 	case protocol.TerraformOutputs:
 		p.outputs, err = outputs(ctx, tf)
 	}
@@ -203,11 +210,17 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	return 0, nil
 }
 
-func operationName(m *protocol.TerraformManifest) string {
+// name is what the job does, for its logs.
+func (m *manifest) name() string {
 	if m.Destroy {
-		return "destroy plan"
+		return "destroy " + m.Operation
 	}
 	return m.Operation
+}
+
+// plans says the job makes a plan (and so takes variables).
+func (m *manifest) plans() bool {
+	return m.Operation == protocol.TerraformPlan || m.Operation == protocol.TerraformPlanApply
 }
 
 // terraformEnv is terraform's environment: the job's, the manifest's, and
@@ -254,42 +267,115 @@ func envMap(environ []string) map[string]string {
 }
 
 // plan saves a plan (a destroy plan when asked) and describes it: the text
-// terraform shows, its JSON with sensitive values redacted, and the counts.
-func plan(ctx context.Context, tf *tfexec.Terraform, run plugins.Run, destroy bool) (json.RawMessage, error) {
-	planFile := filepath.Join(run.Dir, planFileName)
-	changes, err := tf.Plan(ctx, tfexec.Out(planFile), tfexec.Destroy(destroy))
-	if err != nil {
-		return nil, failure("plan", err)
-	}
-	// What show prints is for the outputs, not the logs.
-	tf.SetStdout(nil)
-	text, err := tf.ShowPlanFileRaw(ctx, planFile)
-	if err != nil {
-		return nil, failure("show", err)
-	}
-	var raw bytes.Buffer
-	tf.SetStdout(&raw)
-	_, err = tf.ShowPlanFile(ctx, planFile)
-	tf.SetStdout(nil)
-	if err != nil {
-		return nil, failure("show -json", err)
-	}
-	planJSON, err := redactPlanJSON(raw.Bytes())
+// terraform showed, its JSON with sensitive values redacted, and the counts.
+func plan(ctx context.Context, tf *tfexec.Terraform, show shower, run plugins.Run, destroy bool) (json.RawMessage, error) {
+	out, path, err := savePlan(ctx, tf, run, destroy)
 	if err != nil {
 		return nil, err
 	}
-	add, change, del, err := countChanges(raw.Bytes())
-	if err != nil {
+	if err := show.describe(ctx, path, &out); err != nil {
 		return nil, err
 	}
-	file, err := os.ReadFile(planFile)
-	if err != nil {
+	if out.PlanFile, err = os.ReadFile(path); err != nil {
 		return nil, err
 	}
-	out := protocol.TerraformPlanOutputs{HasChanges: changes, PlanFile: file, PlanText: text, PlanJSON: planJSON,
-		Add: add, Change: change, Destroy: del}
-	fmt.Fprintf(run.Stdout, "outpost: plan saved: %d to add, %d to change, %d to destroy (changes: %v)\n", add, change, del, changes)
+	reportPlan(run, out)
 	return fitPlanOutputs(out)
+}
+
+// planApply saves a plan and, when it has changes, applies exactly that plan
+// in the same directory. Terraform describes the plan (show -json) while
+// the apply runs: the description is off the apply's path.
+func planApply(ctx context.Context, tf *tfexec.Terraform, show shower, run plugins.Run, destroy bool) (json.RawMessage, error) {
+	out, path, err := savePlan(ctx, tf, run, destroy)
+	if err != nil {
+		return nil, err
+	}
+	if !out.HasChanges {
+		if err := show.describe(ctx, path, &out); err != nil {
+			return nil, err
+		}
+		reportPlan(run, out)
+		return fitPlanApplyOutputs(out, false)
+	}
+	described := make(chan error, 1)
+	go func() { described <- show.describe(ctx, path, &out) }()
+	applyErr := tf.Apply(ctx, tfexec.DirOrPlan(path))
+	descErr := <-described
+	if applyErr != nil {
+		return nil, failure("apply", applyErr)
+	}
+	if descErr != nil {
+		return nil, descErr
+	}
+	reportPlan(run, out)
+	return fitPlanApplyOutputs(out, true)
+}
+
+// savePlan runs terraform plan -out, keeping the plan's text as terraform
+// prints it (it goes to the job's logs as well).
+func savePlan(ctx context.Context, tf *tfexec.Terraform, run plugins.Run, destroy bool) (protocol.TerraformPlanOutputs, string, error) {
+	path := filepath.Join(run.Dir, planFileName)
+	var text bytes.Buffer
+	tf.SetStdout(io.MultiWriter(run.Stdout, &text))
+	changes, err := tf.Plan(ctx, tfexec.Out(path), tfexec.Destroy(destroy))
+	tf.SetStdout(run.Stdout)
+	if err != nil {
+		return protocol.TerraformPlanOutputs{}, "", failure("plan", err)
+	}
+	return protocol.TerraformPlanOutputs{HasChanges: changes, PlanText: planText(text.String())}, path, nil
+}
+
+// planText is the plan as terraform printed it, without the refresh lines
+// before it and the advice on applying the saved plan after it.
+func planText(printed string) string {
+	lines := strings.SplitAfter(printed, "\n")
+	first := 0
+	for first < len(lines) && (strings.Contains(lines[first], ": Refreshing state...") || strings.TrimSpace(lines[first]) == "") {
+		first++
+	}
+	out := strings.Join(lines[first:], "")
+	if i := strings.Index(out, "\nSaved the plan to: "); i >= 0 {
+		out = out[:i]
+	}
+	return strings.TrimRight(strings.TrimRight(strings.TrimRight(out, "\n"), "─"), "\n") + "\n"
+}
+
+func reportPlan(run plugins.Run, out protocol.TerraformPlanOutputs) {
+	fmt.Fprintf(run.Stdout, "outpost: plan saved: %d to add, %d to change, %d to destroy (changes: %v)\n",
+		out.Add, out.Change, out.Destroy, out.HasChanges)
+}
+
+// shower runs "terraform show -json" on a saved plan. It runs terraform
+// itself rather than through the job's terraform-exec handle, which is not
+// safe for concurrent use, so the description can run beside the apply.
+type shower struct {
+	bin, dir string
+	env      map[string]string
+}
+
+// describe fills in the plan's JSON (sensitive values redacted) and counts.
+func (s shower) describe(ctx context.Context, planFile string, out *protocol.TerraformPlanOutputs) error {
+	cmd := exec.CommandContext(ctx, s.bin, "show", "-json", "-no-color", planFile)
+	cmd.Dir = s.dir
+	for k, v := range s.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return failure("show -json", fmt.Errorf("%w\n%s", err, stderr.String()))
+	}
+	planJSON, err := redactPlanJSON(stdout.Bytes())
+	if err != nil {
+		return err
+	}
+	add, change, del, err := countChanges(stdout.Bytes())
+	if err != nil {
+		return err
+	}
+	out.PlanJSON, out.Add, out.Change, out.Destroy = planJSON, add, change, del
+	return nil
 }
 
 // countChanges counts the managed resources the plan adds, changes and
@@ -325,16 +411,29 @@ func countChanges(planJSON []byte) (add, change, destroy int, err error) {
 	return add, change, destroy, nil
 }
 
-// fitPlanOutputs keeps a plan's outputs under the size a job's outputs may
-// have: the JSON goes first, then the text is cut (the plan file, which the
-// apply needs, is never cut). Truncated says so.
+// fitPlanOutputs keeps a plan job's outputs under the size a job's outputs
+// may have (see fitPlan).
 func fitPlanOutputs(out protocol.TerraformPlanOutputs) (json.RawMessage, error) {
-	b, err := json.Marshal(out)
+	return fitPlan(&out, func() ([]byte, error) { return json.Marshal(out) })
+}
+
+// fitPlanApplyOutputs is fitPlanOutputs for a plan_apply job, whose plan
+// file, applied already, is not kept.
+func fitPlanApplyOutputs(plan protocol.TerraformPlanOutputs, applied bool) (json.RawMessage, error) {
+	out := protocol.TerraformPlanApplyOutputs{Applied: applied}
+	return fitPlan(&plan, func() ([]byte, error) { out.Plan = plan; return json.Marshal(out) })
+}
+
+// fitPlan cuts a plan until encode gives no more than a job's outputs may
+// hold: the JSON goes first, then the text is cut (the plan file, which the
+// apply needs, is never cut). Truncated says so.
+func fitPlan(out *protocol.TerraformPlanOutputs, encode func() ([]byte, error)) (json.RawMessage, error) {
+	b, err := encode()
 	if err != nil || len(b) <= protocol.MaxOutputsBytes {
 		return b, err
 	}
 	out.PlanJSON, out.Truncated = nil, true
-	if b, err = json.Marshal(out); err != nil || len(b) <= protocol.MaxOutputsBytes {
+	if b, err = encode(); err != nil || len(b) <= protocol.MaxOutputsBytes {
 		return b, err
 	}
 	over := len(b) - protocol.MaxOutputsBytes + 200
@@ -347,22 +446,23 @@ func fitPlanOutputs(out protocol.TerraformPlanOutputs) (json.RawMessage, error) 
 		}
 		out.PlanText = out.PlanText[:keep] + "\n… (cut: the plan is too large for the job's outputs; the logs have it whole)\n"
 	}
-	if b, err = json.Marshal(out); err != nil || len(b) <= protocol.MaxOutputsBytes {
+	if b, err = encode(); err != nil || len(b) <= protocol.MaxOutputsBytes {
 		return b, err
 	}
 	return nil, fmt.Errorf("the saved plan is %d bytes: more than a job's outputs may hold (%d)", len(out.PlanFile), protocol.MaxOutputsBytes)
 }
 
-// apply applies exactly the saved plan, then reads the outputs.
-func apply(ctx context.Context, tf *tfexec.Terraform, run plugins.Run, planFile []byte) (json.RawMessage, error) {
+// apply applies exactly the saved plan. Its outputs are in the state it
+// stored, where the control plane reads them.
+func apply(ctx context.Context, tf *tfexec.Terraform, run plugins.Run, planFile []byte) error {
 	path := filepath.Join(run.Dir, planFileName)
 	if err := os.WriteFile(path, planFile, 0o600); err != nil {
-		return nil, err
+		return err
 	}
 	if err := tf.Apply(ctx, tfexec.DirOrPlan(path)); err != nil {
-		return nil, failure("apply", err)
+		return failure("apply", err)
 	}
-	return outputs(ctx, tf)
+	return nil
 }
 
 // outputs reads the module's outputs; their values stay out of the logs.

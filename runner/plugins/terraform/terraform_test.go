@@ -97,14 +97,12 @@ func TestPlanApplyOutputsAndDestroy(t *testing.T) {
 
 	// Apply exactly that plan.
 	applyJob := h.apply("apply-1", ws, mod, plan.PlanFile)
-	var applied protocol.TerraformApplyOutputs
-	h.succeeded(applyJob, &applied)
+	h.succeeded(applyJob, nil)
 	want := map[string]protocol.TerraformOutput{
 		"greeting": {Value: json.RawMessage(`"hello world"`)},
 		"password": {Value: json.RawMessage(`"` + password + `"`), Sensitive: true},
 		"replicas": {Value: json.RawMessage(`2`)},
 	}
-	checkOutputs(t, "apply", applied.Outputs, want)
 	logs = h.logs(applyJob.ID)
 	for _, s := range []string{"region from env: eu-west", "Apply complete! Resources: 3 added, 0 changed, 0 destroyed."} {
 		if !strings.Contains(logs, s) {
@@ -128,11 +126,7 @@ func TestPlanApplyOutputsAndDestroy(t *testing.T) {
 	if err != nil || len(versions) == 0 || versions[0].JobID != applyJob.ID || versions[0].Serial == 0 {
 		t.Fatalf("state versions %+v %v; want the apply's on top", versions, err)
 	}
-	fromState, err := h.s.TerraformStateOutputs(ctx, h.org.ID, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkOutputs(t, "state", fromState, want)
+	checkOutputs(t, "state", h.stateOutputs(ws), want)
 
 	// Outputs only.
 	var read protocol.TerraformApplyOutputs
@@ -162,10 +156,9 @@ func TestPlanApplyOutputsAndDestroy(t *testing.T) {
 		t.Errorf("destroy plan: %v, %d/%d/%d; want 3 to destroy", destroy.HasChanges, destroy.Add, destroy.Change, destroy.Destroy)
 	}
 	destroyJob := h.apply("destroy-apply", ws, mod, destroy.PlanFile)
-	var gone protocol.TerraformApplyOutputs
-	h.succeeded(destroyJob, &gone)
-	if len(gone.Outputs) != 0 {
-		t.Errorf("outputs after destroy: %+v", gone.Outputs)
+	h.succeeded(destroyJob, nil)
+	if gone := h.stateOutputs(ws); len(gone) != 0 {
+		t.Errorf("outputs after destroy: %+v", gone)
 	}
 	latest, err := h.s.GetTerraformState(ctx, h.org.ID, ws)
 	if err != nil {
@@ -179,6 +172,57 @@ func TestPlanApplyOutputsAndDestroy(t *testing.T) {
 	}
 	if after, _ := h.s.ListTerraformStateVersions(ctx, h.org.ID, ws); len(after) <= len(versions) {
 		t.Errorf("%d state versions after the destroy, %d before: the old ones must be kept", len(after), len(versions))
+	}
+	h.lockFree(ws)
+}
+
+// plan_apply plans and applies that plan in one job; a plan without changes
+// is not applied; a destroy plan_apply empties the state.
+func TestPlanApplyInOneJob(t *testing.T) {
+	h := newHarness(t)
+	ws := h.inst.ID + ".sandbox"
+	mod := module(t, app)
+	run := func(key string, destroy bool) (store.Job, protocol.TerraformPlanApplyOutputs) {
+		t.Helper()
+		m := h.manifest(protocol.TerraformPlanApply, ws, mod)
+		m.Destroy = destroy
+		m.Variables = map[string]json.RawMessage{"name": []byte(`"one"`), "password": []byte(`"` + password + `"`)}
+		m.Env = map[string]string{"OUTPOST_TEST_REGION": "eu-west"}
+		j := h.run(key, m)
+		var out protocol.TerraformPlanApplyOutputs
+		h.succeeded(j, &out)
+		return j, out
+	}
+
+	j, out := run("deploy-1", false)
+	if !out.Applied || !out.Plan.HasChanges || out.Plan.Add != 3 || len(out.Plan.PlanFile) != 0 {
+		t.Errorf("first plan_apply: applied %v, changes %v, %d to add, plan file %d bytes; want applied, 3 to add, no plan file kept",
+			out.Applied, out.Plan.HasChanges, out.Plan.Add, len(out.Plan.PlanFile))
+	}
+	if !strings.Contains(out.Plan.PlanText, "# terraform_data.app will be created") || strings.Contains(out.Plan.PlanText, "Saved the plan to") ||
+		strings.Contains(out.Plan.PlanText, "Refreshing state") {
+		t.Errorf("plan text is not the plan alone:\n%s", out.Plan.PlanText)
+	}
+	if !strings.Contains(string(out.Plan.PlanJSON), `"resource_changes"`) || strings.Contains(string(out.Plan.PlanJSON), password) {
+		t.Errorf("plan JSON missing or showing the secret: %.300s", out.Plan.PlanJSON)
+	}
+	logs := h.logs(j.ID)
+	if !strings.Contains(logs, "Apply complete! Resources: 3 added") || strings.Contains(logs, password) {
+		t.Errorf("plan_apply logs:\n%s", logs)
+	}
+	if got := string(h.stateOutputs(ws)["greeting"].Value); got != `"hello one"` {
+		t.Errorf("greeting in state %s, want \"hello one\"", got)
+	}
+	h.lockFree(ws)
+
+	if _, again := run("deploy-2", false); again.Applied || again.Plan.HasChanges || !strings.Contains(again.Plan.PlanText, "No changes.") {
+		t.Errorf("unchanged plan_apply: applied %v, changes %v, text:\n%s", again.Applied, again.Plan.HasChanges, again.Plan.PlanText)
+	}
+	if _, gone := run("destroy", true); !gone.Applied || gone.Plan.Destroy != 3 {
+		t.Errorf("destroy plan_apply: applied %v, %d to destroy; want applied, 3", gone.Applied, gone.Plan.Destroy)
+	}
+	if left := h.stateOutputs(ws); len(left) != 0 {
+		t.Errorf("outputs left after the destroy: %v", left)
 	}
 	h.lockFree(ws)
 }
@@ -252,8 +296,7 @@ func TestStalePlanIsRefused(t *testing.T) {
 	mod := module(t, app)
 	_, first := h.plan("plan-a", ws, mod, map[string]any{"name": "a", "password": "p"}, false)
 	_, second := h.plan("plan-b", ws, mod, map[string]any{"name": "b", "password": "p"}, false)
-	var out protocol.TerraformApplyOutputs
-	h.succeeded(h.apply("apply-b", ws, mod, second.PlanFile), &out)
+	h.succeeded(h.apply("apply-b", ws, mod, second.PlanFile), nil)
 
 	j := h.apply("apply-a", ws, mod, first.PlanFile)
 	if j.Status != store.JobFailed || !strings.Contains(j.Error, "Saved plan is stale") {
@@ -299,10 +342,9 @@ func TestLostAttemptsLockIsReleasedForTheRetry(t *testing.T) {
 	}
 	h.startRunner()
 	j := h.wait(queued.ID)
-	var out protocol.TerraformApplyOutputs
-	h.succeeded(j, &out)
-	if j.Attempt != 2 || string(out.Outputs["greeting"].Value) != `"hello retry"` {
-		t.Errorf("attempt %d, greeting %s", j.Attempt, out.Outputs["greeting"].Value)
+	h.succeeded(j, nil)
+	if greeting := h.stateOutputs(ws)["greeting"].Value; j.Attempt != 2 || string(greeting) != `"hello retry"` {
+		t.Errorf("attempt %d, greeting %s", j.Attempt, greeting)
 	}
 	_, events, err := h.s.JobHistory(ctx, queued.ID)
 	if err != nil {
