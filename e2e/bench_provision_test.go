@@ -538,7 +538,7 @@ func provBenchOutput(tb testing.TB, outs map[string]string, name, key string) st
 //
 //	queued  enqueued (created_at) → claimed (started_at)
 //	prep    → the runner's "runner: starting job" line (claim answer, job directory)
-//	spawn   → "outpost: terraform v…" (job process, module unpacked, terraform version)
+//	spawn   → "outpost: terraform …" (job process started, module unpacked)
 //	init    → "Terraform has been successfully initialized!"
 //	op      → terraform's last line (of the plan, or of the apply)
 //	post    → the runner's "runner: job succeeded" line (show -json when it outlasts the apply)
@@ -554,7 +554,7 @@ const (
 	provNumPhases
 )
 
-var provPhaseNames = [provNumPhases]string{"queued", "prep", "spawn+version", "init", "terraform", "post", "finish"}
+var provPhaseNames = [provNumPhases]string{"queued", "prep", "spawn", "init", "terraform", "post", "finish"}
 
 type provBenchJob struct {
 	step, kind      string // kind: plan, apply or plan_apply
@@ -724,7 +724,7 @@ func (p *provBench) jobPhases(j *provBenchJob, jobID string) {
 		switch {
 		case strings.HasPrefix(c.Data, "runner: starting job"):
 			tStart = c.Time
-		case strings.HasPrefix(c.Data, "outpost: terraform v"):
+		case strings.HasPrefix(c.Data, "outpost: terraform "):
 			tTF = c.Time
 		case strings.HasPrefix(c.Data, "Terraform has been successfully initialized"):
 			tInit = c.Time

@@ -14,7 +14,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
@@ -175,30 +177,25 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 		return 0, err
 	}
 	tf.SetStderr(run.Stderr)
-	// The version first, quietly: terraform-exec asks for it before init
-	// and would print its JSON into the logs.
-	v, _, err := tf.Version(ctx, false)
-	if err != nil {
-		return 0, failure("version", err)
-	}
-	fmt.Fprintf(run.Stdout, "outpost: terraform v%s (%s): %s of workspace %s\n", v, bin, m.name(), m.Workspace)
-	show := shower{bin: bin, dir: dir, env: tfEnv}
-
 	tf.SetStdout(run.Stdout)
-	err = tf.Init(ctx,
-		tfexec.BackendConfig("address="+m.Backend.Address),
-		tfexec.BackendConfig("lock_address="+m.Backend.LockAddress),
-		tfexec.BackendConfig("unlock_address="+m.Backend.UnlockAddress),
-	)
+	fmt.Fprintf(run.Stdout, "outpost: terraform %s: %s of workspace %s\n", bin, m.name(), m.Workspace)
+	// init runs without terraform-exec, which would first run "terraform
+	// version" for its compatibility checks: a whole terraform process. The
+	// other commands the plugin runs through it do not ask for the version.
+	cmd := newCLI(bin, dir, tfEnv)
+	err = cmd.run(ctx, run.Stdout, run.Stderr, "init", "-input=false", "-no-color",
+		"-backend-config=address="+m.Backend.Address,
+		"-backend-config=lock_address="+m.Backend.LockAddress,
+		"-backend-config=unlock_address="+m.Backend.UnlockAddress)
 	if err != nil {
 		return 0, failure("init", err)
 	}
 
 	switch m.Operation {
 	case protocol.TerraformPlan:
-		p.outputs, err = plan(ctx, tf, show, run, m.Destroy)
+		p.outputs, err = plan(ctx, tf, cmd, run, m.Destroy)
 	case protocol.TerraformPlanApply:
-		p.outputs, err = planApply(ctx, tf, show, run, m.Destroy)
+		p.outputs, err = planApply(ctx, tf, run, m.Destroy)
 	case protocol.TerraformApply:
 		err = apply(ctx, tf, run, m.PlanFile)
 	case protocol.TerraformOutputs:
@@ -268,12 +265,12 @@ func envMap(environ []string) map[string]string {
 
 // plan saves a plan (a destroy plan when asked) and describes it: the text
 // terraform showed, its JSON with sensitive values redacted, and the counts.
-func plan(ctx context.Context, tf *tfexec.Terraform, show shower, run plugins.Run, destroy bool) (json.RawMessage, error) {
+func plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run, destroy bool) (json.RawMessage, error) {
 	out, path, err := savePlan(ctx, tf, run, destroy)
 	if err != nil {
 		return nil, err
 	}
-	if err := show.describe(ctx, path, &out); err != nil {
+	if err := describe(ctx, cmd, path, &out); err != nil {
 		return nil, err
 	}
 	if out.PlanFile, err = os.ReadFile(path); err != nil {
@@ -284,32 +281,46 @@ func plan(ctx context.Context, tf *tfexec.Terraform, show shower, run plugins.Ru
 }
 
 // planApply saves a plan and, when it has changes, applies exactly that plan
-// in the same directory. Terraform describes the plan (show -json) while
-// the apply runs: the description is off the apply's path.
-func planApply(ctx context.Context, tf *tfexec.Terraform, show shower, run plugins.Run, destroy bool) (json.RawMessage, error) {
+// in the same directory. It records the plan's text and terraform's counts
+// from it; the plan's JSON (one more terraform process, "show -json") is
+// left to plan jobs, whose plans a person reviews.
+func planApply(ctx context.Context, tf *tfexec.Terraform, run plugins.Run, destroy bool) (json.RawMessage, error) {
 	out, path, err := savePlan(ctx, tf, run, destroy)
 	if err != nil {
 		return nil, err
 	}
+	out.Add, out.Change, out.Destroy = countsFromText(out.PlanText)
+	reportPlan(run, out)
 	if !out.HasChanges {
-		if err := show.describe(ctx, path, &out); err != nil {
-			return nil, err
-		}
-		reportPlan(run, out)
 		return fitPlanApplyOutputs(out, false)
 	}
-	described := make(chan error, 1)
-	go func() { described <- show.describe(ctx, path, &out) }()
-	applyErr := tf.Apply(ctx, tfexec.DirOrPlan(path))
-	descErr := <-described
-	if applyErr != nil {
-		return nil, failure("apply", applyErr)
+	if err := tf.Apply(ctx, tfexec.DirOrPlan(path)); err != nil {
+		return nil, failure("apply", err)
 	}
-	if descErr != nil {
-		return nil, descErr
-	}
-	reportPlan(run, out)
 	return fitPlanApplyOutputs(out, true)
+}
+
+// Terraform's summary line, "Plan: 1 to add, 0 to change, 0 to destroy."
+// (with "N to import, " first when importing).
+var (
+	planLine    = regexp.MustCompile(`(?m)^Plan: .*$`)
+	planAdd     = regexp.MustCompile(`(\d+) to add`)
+	planChange  = regexp.MustCompile(`(\d+) to change`)
+	planDestroy = regexp.MustCompile(`(\d+) to destroy`)
+)
+
+// countsFromText reads the counts of terraform's "Plan: …" line; a plan
+// without one (no changes, or changes to outputs only) counts none.
+func countsFromText(text string) (add, change, destroy int) {
+	line := planLine.FindString(text)
+	count := func(re *regexp.Regexp) int {
+		n := 0
+		if m := re.FindStringSubmatch(line); m != nil {
+			n, _ = strconv.Atoi(m[1])
+		}
+		return n
+	}
+	return count(planAdd), count(planChange), count(planDestroy)
 }
 
 // savePlan runs terraform plan -out, keeping the plan's text as terraform
@@ -346,25 +357,52 @@ func reportPlan(run plugins.Run, out protocol.TerraformPlanOutputs) {
 		out.Add, out.Change, out.Destroy, out.HasChanges)
 }
 
-// shower runs "terraform show -json" on a saved plan. It runs terraform
-// itself rather than through the job's terraform-exec handle, which is not
-// safe for concurrent use, so the description can run beside the apply.
-type shower struct {
+// cli runs terraform commands without terraform-exec, in the module's
+// directory with terraform's environment.
+type cli struct {
 	bin, dir string
-	env      map[string]string
+	env      []string
 }
 
-// describe fills in the plan's JSON (sensitive values redacted) and counts.
-func (s shower) describe(ctx context.Context, planFile string, out *protocol.TerraformPlanOutputs) error {
-	cmd := exec.CommandContext(ctx, s.bin, "show", "-json", "-no-color", planFile)
-	cmd.Dir = s.dir
-	for k, v := range s.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+func newCLI(bin, dir string, env map[string]string) cli {
+	c := cli{bin: bin, dir: dir}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		c.env = append(c.env, k+"="+env[k])
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// As terraform-exec runs terraform: not interactive, no log output
+	// mixed into what the job shows.
+	c.env = append(c.env, "TF_IN_AUTOMATION=1", "TF_INPUT=0", "TF_LOG=", "TF_LOG_CORE=", "TF_LOG_PATH=", "TF_LOG_PROVIDER=")
+	return c
+}
+
+// run runs terraform with args. Its error reads like terraform-exec's,
+// "<how it ended>\n<what it wrote to stderr>", for failure(). When ctx ends
+// terraform is interrupted, as terraform-exec does, so it stops gracefully.
+func (c cli) run(ctx context.Context, stdout, stderr io.Writer, args ...string) error {
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Dir, cmd.Env, cmd.Stdout = c.dir, c.env, stdout
+	var errs bytes.Buffer
+	cmd.Stderr = &errs
+	if stderr != nil {
+		cmd.Stderr = io.MultiWriter(stderr, &errs)
+	}
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = interruptGrace
 	if err := cmd.Run(); err != nil {
-		return failure("show -json", fmt.Errorf("%w\n%s", err, stderr.String()))
+		return fmt.Errorf("%w\n%s", err, errs.String())
+	}
+	return nil
+}
+
+// interruptGrace is how long terraform has to stop after an interrupt.
+const interruptGrace = 30 * time.Second
+
+// describe fills in the plan's JSON (sensitive values redacted) and counts
+// from "terraform show -json".
+func describe(ctx context.Context, cmd cli, planFile string, out *protocol.TerraformPlanOutputs) error {
+	var stdout bytes.Buffer
+	if err := cmd.run(ctx, &stdout, nil, "show", "-json", "-no-color", planFile); err != nil {
+		return failure("show -json", err)
 	}
 	planJSON, err := redactPlanJSON(stdout.Bytes())
 	if err != nil {

@@ -176,3 +176,36 @@ func TestRedactPlanJSONHidesWhatTerraformMarksSensitive(t *testing.T) {
 		t.Errorf("not JSON: %s", out)
 	}
 }
+
+func TestPlanTextAndCounts(t *testing.T) {
+	printed := `terraform_data.app: Refreshing state... [id=1]
+
+Terraform used the selected providers to generate the following execution
+plan. Resource actions are indicated with the following symbols:
+  ~ update in place
+
+Terraform will perform the following actions:
+
+  # terraform_data.app will be updated in-place
+
+Plan: 1 to import, 2 to add, 1 to change, 3 to destroy.
+
+─────────────────────────────────────────────────────────────────────────────
+
+Saved the plan to: /tmp/job/outpost.tfplan
+
+To perform exactly these actions, run the following command to apply:
+    terraform apply "/tmp/job/outpost.tfplan"
+`
+	text := planText(printed)
+	if strings.Contains(text, "Refreshing state") || strings.Contains(text, "Saved the plan") || strings.Contains(text, "───") ||
+		!strings.HasPrefix(text, "Terraform used the selected providers") || !strings.HasSuffix(text, "to destroy.\n") {
+		t.Errorf("plan text:\n%q", text)
+	}
+	if add, change, del := countsFromText(text); add != 2 || change != 1 || del != 3 {
+		t.Errorf("counts %d/%d/%d, want 2/1/3", add, change, del)
+	}
+	if add, change, del := countsFromText("No changes. Your infrastructure matches the configuration.\n"); add+change+del != 0 {
+		t.Errorf("no-op counts %d/%d/%d", add, change, del)
+	}
+}
