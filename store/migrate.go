@@ -25,6 +25,7 @@ var migrations = []migration{
 		return tx.Migrator().CreateTable(&m2JobStateCredential{}, &m2TerraformStateVersion{}, &m2TerraformStateLock{})
 	}},
 	{3, "install operations, steps, outputs", migration3},
+	{4, "builds, install components, settings", migration4},
 }
 
 // SchemaMigration records an applied migration.

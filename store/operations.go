@@ -82,21 +82,23 @@ type InstallOperation struct {
 // InstallStep is one user-visible step of an operation: the sandbox or one
 // component, planned then applied.
 type InstallStep struct {
-	ID          string     `gorm:"primaryKey;size:32" json:"id"`
-	OperationID string     `gorm:"size:32;not null;uniqueIndex:idx_steps_op_name" json:"-"`
-	Name        string     `gorm:"size:200;not null;uniqueIndex:idx_steps_op_name" json:"name"`
-	Destroy     bool       `json:"destroy"`
-	Status      string     `gorm:"size:30;not null" json:"status"`
-	PlanJobID   *string    `gorm:"size:32" json:"plan_job_id,omitempty"`
-	ApplyJobID  *string    `gorm:"size:32" json:"apply_job_id,omitempty"`
-	HasChanges  *bool      `json:"has_changes,omitempty"`
-	Add         int        `json:"add"`
-	Change      int        `json:"change"`
-	Remove      int        `gorm:"column:destroy_count" json:"destroy_count"`
-	PlanText    string     `gorm:"type:text" json:"plan,omitempty"`
-	Error       string     `gorm:"type:text" json:"error,omitempty"`
-	StartedAt   *time.Time `json:"started_at,omitempty"`
-	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	ID          string  `gorm:"primaryKey;size:32" json:"id"`
+	OperationID string  `gorm:"size:32;not null;uniqueIndex:idx_steps_op_name" json:"-"`
+	Name        string  `gorm:"size:200;not null;uniqueIndex:idx_steps_op_name" json:"name"`
+	Destroy     bool    `json:"destroy"`
+	Status      string  `gorm:"size:30;not null" json:"status"`
+	PlanJobID   *string `gorm:"size:32" json:"plan_job_id,omitempty"`
+	ApplyJobID  *string `gorm:"size:32" json:"apply_job_id,omitempty"`
+	// BuildID is the build a component step deployed (synced first).
+	BuildID    *string    `gorm:"size:32" json:"build_id,omitempty"`
+	HasChanges *bool      `json:"has_changes,omitempty"`
+	Add        int        `json:"add"`
+	Change     int        `json:"change"`
+	Remove     int        `gorm:"column:destroy_count" json:"destroy_count"`
+	PlanText   string     `gorm:"type:text" json:"plan,omitempty"`
+	Error      string     `gorm:"type:text" json:"error,omitempty"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
 
 // InstallOutput is the latest outputs of an install's sandbox or of one of

@@ -22,6 +22,7 @@ type Bus interface {
 // Topics.
 func RunnerTopic(runnerID string) string { return "runner:" + runnerID }
 func JobTopic(jobID string) string       { return "job:" + jobID }
+func BuildTopic(buildID string) string   { return "build:" + buildID }
 
 // JobLogsTopic is published when log lines of a job arrive; kept apart from
 // JobTopic so a chatty job does not wake everyone awaiting its status.
