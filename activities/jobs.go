@@ -92,11 +92,7 @@ func (a *Activities) installRunner(ctx context.Context, installID string) (store
 func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs bool) (JobResult, error) {
 	woke, unsub := a.Store.Bus().Subscribe(notify.JobTopic(jobID))
 	defer unsub()
-	every := a.AwaitCheck
-	if every <= 0 {
-		every = 5 * time.Second
-	}
-	tick := time.NewTicker(every)
+	tick := time.NewTicker(a.awaitCheck())
 	defer tick.Stop()
 	for {
 		j, err := a.Store.GetJobByID(ctx, jobID)

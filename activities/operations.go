@@ -18,6 +18,8 @@ type StepSpec struct {
 	Name    string
 	After   []string
 	Destroy bool
+	// Type is the component's type ("" for the sandbox).
+	Type string
 }
 
 // OperationPlan is what a workflow needs to run an operation: the steps in a
@@ -50,6 +52,10 @@ type OperationConfig struct {
 	// GatewayURL is the gateway's URL as runners reach it (the terraform
 	// state backend lives there).
 	GatewayURL string
+	// RegistryAddress is the vendor registry's host:port as runners reach
+	// it; RegistryPlainHTTP says it speaks HTTP (a loopback registry).
+	RegistryAddress   string
+	RegistryPlainHTTP bool
 }
 
 func (a *Activities) opConfig() OperationConfig {
@@ -120,6 +126,7 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (Operation
 // graphNode is a component and what it depends on.
 type graphNode struct {
 	Name string
+	Type string
 	Deps []string
 }
 
@@ -193,7 +200,7 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 				}
 			}
 		}
-		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy})
+		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type})
 	}
 	if withSandbox {
 		sb := StepSpec{Name: store.SandboxStep, Destroy: destroy}
@@ -314,7 +321,8 @@ func (a *Activities) RecordPlanApply(ctx context.Context, opID, step, jobID stri
 }
 
 // jobOutputs decodes a finished job's outputs into v. A job that did not
-// succeed gives its error message (recorded on the step), not an error.
+// succeed gives its error message (recorded on the step, when opID names
+// one), not an error.
 func (a *Activities) jobOutputs(ctx context.Context, opID, step, jobID string, v any) (failed string, err error) {
 	j, err := a.Store.GetJobByID(ctx, jobID)
 	if err != nil {
@@ -322,6 +330,9 @@ func (a *Activities) jobOutputs(ctx context.Context, opID, step, jobID string, v
 	}
 	if j.Status != store.JobSucceeded {
 		msg := jobError(j)
+		if opID == "" {
+			return msg, nil
+		}
 		return msg, a.Store.UpdateStep(ctx, opID, step, map[string]any{"error": msg})
 	}
 	if v == nil {
@@ -367,7 +378,13 @@ func (a *Activities) recordOutputs(ctx context.Context, opID, step string) error
 		if err := a.Store.DeleteOutputs(ctx, op.InstallID, step); err != nil {
 			return err
 		}
+		if err := a.Store.DeleteInstallComponent(ctx, op.InstallID, step); err != nil {
+			return err
+		}
 		return a.Store.DiscardTerraformState(ctx, op.OrgID, ws)
+	}
+	if err := a.recordDeployedBuild(ctx, opID, op.InstallID, step); err != nil {
+		return err
 	}
 	outputs, err := a.Store.TerraformStateOutputs(ctx, op.OrgID, ws)
 	if err != nil {
@@ -378,6 +395,21 @@ func (a *Activities) recordOutputs(ctx context.Context, opID, step string) error
 		return err
 	}
 	return a.Store.SaveOutputs(ctx, op.InstallID, step, string(raw))
+}
+
+// recordDeployedBuild records the build a component step deployed as the
+// one the install's component runs.
+func (a *Activities) recordDeployedBuild(ctx context.Context, opID, installID, step string) error {
+	st, err := a.Store.GetStep(ctx, opID, step)
+	if err != nil || st.BuildID == nil {
+		return err
+	}
+	ref, _, err := a.deployedArtifact(ctx, installID, step, st.BuildID)
+	if err != nil || ref == nil {
+		return err
+	}
+	return a.Store.SetInstallComponent(ctx, store.InstallComponent{InstallID: installID, Component: step, BuildID: *st.BuildID,
+		Digest: ref.Digest, Reference: ref.Registry.Address + "/" + ref.Repository + "@" + ref.Digest})
 }
 
 func nonEmptyObject(s string) string {

@@ -72,7 +72,7 @@ func (a *Activities) installGraph(ctx context.Context, installID string, version
 	g := installGraph{Version: v}
 	for _, name := range order {
 		c, _ := cfg.Component(name)
-		g.Components = append(g.Components, graphNode{Name: name, Deps: c.Dependencies})
+		g.Components = append(g.Components, graphNode{Name: name, Type: c.Type, Deps: c.Dependencies})
 	}
 	return g, nil
 }
@@ -165,9 +165,25 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	if err != nil {
 		return JobRef{}, nonRetryable("render "+in.Step, err)
 	}
-	module, err := cfg.ModuleArchive(source)
-	if err != nil {
-		return JobRef{}, err
+	// A component's module comes from the install's own registry: the
+	// step's build (synced there first) or, for a destroy, the build the
+	// component runs. The sandbox, which provides that registry, and a
+	// component deployed before builds existed travel in the manifest.
+	var artifact *protocol.ArtifactRef
+	if in.Step != store.SandboxStep {
+		st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
+		if err != nil {
+			return JobRef{}, err
+		}
+		if artifact, _, err = a.deployedArtifact(ctx, op.InstallID, in.Step, st.BuildID); err != nil {
+			return JobRef{}, err
+		}
+	}
+	var module []byte
+	if artifact == nil {
+		if module, err = cfg.ModuleArchive(source); err != nil {
+			return JobRef{}, err
+		}
 	}
 	ws := Workspace(op.InstallID, in.Step)
 	token := store.NewStateToken()
@@ -178,7 +194,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	stateURL := gw + strings.ReplaceAll(protocol.PathState, "{workspace}", ws)
 	lockURL := gw + strings.ReplaceAll(protocol.PathLock, "{workspace}", ws)
 	vars, env := variablesFromEnv(rendered.Variables, rendered.EnvVars)
-	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: ws, Module: module,
+	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: ws, Module: module, ModuleArtifact: artifact,
 		Variables: vars, Env: env,
 		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: token}}
 	stepChanges := map[string]any{"status": store.StepPlanning, "started_at": time.Now().UTC()}

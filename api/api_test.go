@@ -248,6 +248,8 @@ type recordingOps struct {
 	closed    map[string]chan struct{}
 	startErr  error
 	awaiting  chan string // receives the workflow ID each time AwaitWorkflow starts waiting
+	builds    []store.Build
+	buildErr  error
 }
 
 func newRecordingOps() *recordingOps {
@@ -297,6 +299,32 @@ func (o *recordingOps) StartOperation(context.Context, store.InstallOperation) e
 // SignalApproval: see StartOperation.
 func (o *recordingOps) SignalApproval(context.Context, string, string, bool) error {
 	return errors.New("operations are not part of these tests")
+}
+
+// StartBuild records the build whose workflow it was asked to start.
+func (o *recordingOps) StartBuild(_ context.Context, b store.Build) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.buildErr != nil {
+		return o.buildErr
+	}
+	o.builds = append(o.builds, b)
+	o.closed[b.WorkflowID] = make(chan struct{})
+	return nil
+}
+
+// failBuildStarts makes every StartBuild fail with err (nil: succeed again).
+func (o *recordingOps) failBuildStarts(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buildErr = err
+}
+
+// startedBuilds are the builds whose workflows were started, in order.
+func (o *recordingOps) startedBuilds() []store.Build {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]store.Build(nil), o.builds...)
 }
 
 // failStarts makes every StartInstallCommand fail with err.

@@ -78,6 +78,7 @@ type configComponentView struct {
 	Name                 string   `json:"name"`
 	Type                 string   `json:"type"`
 	Source               string   `json:"source,omitempty"`
+	Image                string   `json:"image,omitempty"`
 	File                 string   `json:"file"`
 	Dependencies         []string `json:"dependencies"`
 	DeclaredDependencies []string `json:"declared_dependencies"`
@@ -97,9 +98,7 @@ func newConfigView(ac store.AppConfig, cfg *appconfig.Config) configView {
 	for _, cmp := range cfg.Components {
 		cv := configComponentView{Name: cmp.Name, Type: cmp.Type, File: cmp.File,
 			Dependencies: cmp.Dependencies, DeclaredDependencies: cmp.DeclaredDependencies}
-		if cmp.Terraform != nil {
-			cv.Source = cmp.Terraform.Source
-		}
+		cv.Source, cv.Image = componentSource(cmp)
 		v.Components = append(v.Components, cv)
 	}
 	v.Levels, _ = cfg.Graph().Levels() // a stored config has no cycle
@@ -137,20 +136,56 @@ func (s *Server) syncConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// What each component's build consumes, known before anything is
+	// stored.
+	specs, err := buildSpecs(cfg)
+	if err != nil {
+		return err
+	}
 	ac, created, err := s.store.SyncAppConfig(ctx, org, app.ID, store.NewAppConfig{
 		Archive: archive, Description: cfg.App.Description, Components: configComponents(cfg)})
 	if err != nil {
 		return err
 	}
+	stored := fmt.Sprintf("config version %d is stored", ac.Version)
+	if !created {
+		stored = fmt.Sprintf("the config is version %d already", ac.Version)
+	}
+	// Every sync (an identical one too, so that syncing again retries builds
+	// that failed) makes sure each component has a build of its source.
+	var builds []store.Build
+	var queued []bool
+	if len(specs) > 0 {
+		if s.ops == nil {
+			return apierr.New(http.StatusServiceUnavailable, codeUnavailable, "",
+				"%s, but this server runs no workflow service: its builds were not queued", stored)
+		}
+		if builds, queued, err = s.store.QueueBuilds(ctx, org, app.ID, ac.Version, specs); err != nil {
+			return fmt.Errorf("%s; queueing its builds: %w", stored, err)
+		}
+		var failed *buildStartError
+		if builds, failed = s.startBuilds(ctx, builds, queued); failed != nil {
+			return failed.answer(stored)
+		}
+	}
 	// The archive is stored as normalised, so the stored time and version
 	// are what a GET shows.
-	v := newConfigView(ac, cfg)
+	v := syncView{configView: newConfigView(ac, cfg), Builds: make([]syncBuild, len(builds))}
 	v.Created = &created
+	for i, b := range builds {
+		v.Builds[i] = newSyncBuild(b, queued[i])
+	}
 	status := http.StatusCreated
 	if !created {
 		status = http.StatusOK
 	}
 	return c.JSON(status, v)
+}
+
+// syncView is a sync's answer: the config version and the builds it uses.
+type syncView struct {
+	configView
+	Builds []syncBuild `json:"builds"`
 }
 
 // configComponents are the component rows a config defines. Their Config
@@ -160,12 +195,28 @@ func configComponents(cfg *appconfig.Config) []store.ConfigComponent {
 	out := make([]store.ConfigComponent, len(cfg.Components))
 	for i, cmp := range cfg.Components {
 		conf := store.JSONMap{"file": cmp.File, "declared_dependencies": cmp.DeclaredDependencies}
-		if cmp.Terraform != nil {
-			conf["source"] = cmp.Terraform.Source
+		if source, image := componentSource(cmp); source != "" {
+			conf["source"] = source
+		} else if image != "" {
+			conf["image"] = image
 		}
 		out[i] = store.ConfigComponent{Name: cmp.Name, Type: cmp.Type, Dependencies: cmp.Dependencies, Config: conf}
 	}
 	return out
+}
+
+// componentSource is where a component comes from: the directory of a
+// terraform module or helm chart, or a container image's reference.
+func componentSource(cmp *appconfig.Component) (source, image string) {
+	switch {
+	case cmp.Terraform != nil:
+		return cmp.Terraform.Source, ""
+	case cmp.Helm != nil:
+		return cmp.Helm.Source, ""
+	case cmp.Image != nil:
+		return "", cmp.Image.Image
+	}
+	return "", ""
 }
 
 // readConfigBody reads the config directory from a request: a gzipped tar,
@@ -291,13 +342,9 @@ func (s *Server) getConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	archive, err := ac.Archive()
+	cfg, err := loadConfig(ac)
 	if err != nil {
 		return err
-	}
-	cfg, err := appconfig.FromArchive(archive)
-	if err != nil {
-		return fmt.Errorf("app %s config version %d no longer loads: %w", appID, ac.Version, err)
 	}
 	return c.JSON(http.StatusOK, newConfigView(ac, cfg))
 }
@@ -321,7 +368,9 @@ func configSchemas() map[string]any {
 				"type":     map[string]any{"type": "string", "enum": appconfig.InputTypes},
 				"required": boolean, "sensitive": boolean, "default": described(map[string]any{}, "left out when sensitive"),
 				"description": str}, "name", "type", "required", "sensitive")),
-			"components": arrayOf(object(props{"name": str, "type": str, "source": str, "file": str,
+			"components": arrayOf(object(props{"name": str, "type": str,
+				"source": described(str, "a terraform_module's module or a helm_chart's chart: a directory of the config"),
+				"image":  described(str, "a container_image's image reference"), "file": str,
 				"dependencies":          described(arrayOf(str), "effective: declared and implied by template references"),
 				"declared_dependencies": arrayOf(str)}, "name", "type", "file", "dependencies", "declared_dependencies")),
 			"levels": described(arrayOf(arrayOf(str)), "the components grouped for deployment: each level depends only on earlier ones"),

@@ -222,8 +222,8 @@ func TestSyncInvalidConfig(t *testing.T) {
 			replaceIn(t, f, "components/cache.toml", `type = "terraform_module"`, `type = "redis"`)
 		}, "components/cache.toml", "type", `unknown component type "redis"`},
 		{"unsupported component type", func(t *testing.T, f fstest.MapFS) {
-			f["components/web.toml"] = &fstest.MapFile{Data: []byte("name = \"web\"\ntype = \"helm_chart\"\n")}
-		}, "components/web.toml", "type", `component type "helm_chart" is not supported yet`},
+			f["components/web.toml"] = &fstest.MapFile{Data: []byte("name = \"web\"\ntype = \"docker_build\"\n")}
+		}, "components/web.toml", "type", `component type "docker_build" is not supported yet`},
 		{"missing source", func(t *testing.T, f fstest.MapFS) { delete(f, "modules/cache/main.tf") },
 			"components/cache.toml", "source", `directory "modules/cache" does not exist in the config`},
 		{"duplicate names", func(t *testing.T, f fstest.MapFS) { f["components/cache2.toml"] = f["components/cache.toml"] },

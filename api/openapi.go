@@ -38,7 +38,7 @@ func openAPIDocument(routes []route) map[string]any {
 		"security": []any{map[string]any{"bearer": []string{}}},
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
-			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas()),
+			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas(), buildSchemas()),
 		},
 	}
 }
@@ -100,6 +100,9 @@ func (r route) openAPIOperation() map[string]any {
 		success["content"] = content
 	}
 	responses := map[string]any{strconv.Itoa(d.status): success}
+	for code, schema := range d.otherResults {
+		responses[strconv.Itoa(code)] = jsonResponse(http.StatusText(code), ref(schema))
+	}
 	errs := slices.Clone(d.errors)
 	if !d.public {
 		errs = append(errs, http.StatusUnauthorized)

@@ -37,6 +37,7 @@ type operation struct {
 	events           bool           // may answer text/event-stream instead
 	errors           []int          // statuses beyond those every route of its kind has
 	errorBodies      map[int]string // schemas of error bodies other than Error, by status
+	otherResults     map[int]string // other success statuses, with the schemas of their bodies
 }
 
 type queryParam struct {
@@ -86,14 +87,38 @@ func (s *Server) routeTable() []route {
 			description: "The body is the config directory (docs/APP_CONFIG.md): a gzipped tar, or multipart/form-data with one part " +
 				"per file named by its path. A valid config becomes the app's next version and the app's components are made to " +
 				"match it (201; 200 with created=false when it is the latest version already). An invalid one answers 422 with " +
-				"every problem, each naming its file and key, and changes nothing.",
+				"every problem, each naming its file and key, and changes nothing. " +
+				"Each component that has a build (terraform_module, helm_chart, container_image) gets a build of its source: " +
+				"one that succeeded or is under way is reused (also one an earlier version made, when the component did not change), " +
+				"otherwise one is queued and its workflow started; `builds` lists them. If a build's workflow cannot be started " +
+				"the build is marked failed and the answer is 503 (the config version stays stored; sync again to retry).",
 			body: "ConfigArchive", bodyTypes: append(slices.Clone(configArchiveTypes), "multipart/form-data"),
-			maxBody: MaxConfigBytes, status: 201, result: "AppConfig", errors: []int{415, 422},
+			maxBody: MaxConfigBytes, status: 201, result: "SyncedAppConfig", errors: []int{409, 415, 422, 503},
 			errorBodies: map[int]string{422: "InvalidConfig"}}},
 		{get, "/apps/:id/configs", s.listConfigs, operation{id: "listAppConfigs", tag: "configs",
 			summary: "List an app's config versions, newest first", status: 200, result: "AppConfigList"}},
 		{get, "/apps/:id/configs/:version", s.getConfig, operation{id: "getAppConfig", tag: "configs",
 			summary: "Get a config version (a number, or latest)", status: 200, result: "AppConfig", errors: []int{400}}},
+
+		{get, "/apps/:id/builds", s.listBuilds, operation{id: "listBuilds", tag: "builds",
+			summary: "List an app's builds, newest first",
+			description: "With config_version: the builds that version uses instead, one per component that has a build, in the " +
+				"config's order — some made for an earlier version whose component had the same source. A component whose " +
+				"builds all failed shows its latest failed build; one never built is left out.",
+			query: []queryParam{
+				{"component", "string", "only the builds of this component"},
+				{"config_version", "string", "a config version (1, 2, …, or latest): the builds it uses"},
+			},
+			status: 200, result: "BuildList"}},
+		{get, "/apps/:id/builds/:build_id", s.getBuild, operation{id: "getBuild", tag: "builds",
+			summary: "Get a build and its artifact", status: 200, result: "Build"}},
+		{post, "/apps/:id/builds", s.rebuild, operation{id: "rebuild", tag: "builds",
+			summary: "Build a component of the latest config version",
+			description: "A build of the component's current source that succeeded or is under way is answered as it is (200) and " +
+				"not rebuilt; otherwise (no build, or only failed ones) a build is queued and its workflow started (202). " +
+				"A component the latest config lacks, or one without a build, is 422.",
+			body: "RebuildRequest", status: 202, result: "Build", otherResults: map[int]string{200: "Build"},
+			errors: []int{409, 422, 503}}},
 
 		{post, "/installs", s.createInstall, operation{id: "createInstall", tag: "installs",
 			summary:     "Create an install and its runner",
@@ -181,6 +206,10 @@ func (s *Server) routeTable() []route {
 			status: 202, result: "Decision", errors: []int{409, 503}}},
 		{put, "/installs/:id/approval-mode", s.setApprovalMode, operation{id: "setApprovalMode", tag: "installs",
 			summary: "Set how the install's plans are approved", body: "ApprovalMode", status: 200, result: "ApprovalMode"}},
+		{get, "/installs/:id/components", s.listInstallComponents, operation{id: "listInstallComponents", tag: "builds",
+			summary:     "Which build each of the install's components runs",
+			description: "Set when a deploy synced the build into the install's registry and applied it; a torn-down component is not listed.",
+			status:      200, result: "InstallComponentList"}},
 		{get, "/installs/:id/outputs", s.getOutputs, operation{id: "getOutputs", tag: "installs",
 			summary: "The outputs of the install's sandbox and components", description: "Sensitive outputs show only {\"sensitive\": true}.",
 			status: 200, result: "Outputs"}},

@@ -48,6 +48,8 @@ type Operations interface {
 	StartOperation(ctx context.Context, op store.InstallOperation) error
 	// SignalApproval approves or denies a step's plan.
 	SignalApproval(ctx context.Context, workflowID, step string, approve bool) error
+	// StartBuild starts the workflow b.WorkflowID that runs a queued build.
+	StartBuild(ctx context.Context, b store.Build) error
 }
 
 // DefaultOnlineWindow is how recently a runner must have been seen to be

@@ -34,10 +34,17 @@ func skipped(name string, dir bool) bool {
 // ArchiveDir packs the directory dir of fsys ("." for all of it) as a
 // gzipped tar whose bytes depend only on the files' paths, contents and
 // executable bits: entries in lexical order, paths relative to dir, times
-// zeroed, no owners, modes 0755 (directories, executables) or 0644. Files
-// and directories that skipped names (.terraform/, .git/, *.tfstate) are left
-// out; a symlink or other special file is an error.
+// zeroed, no owners, modes 0755 (directories, executables) or 0644, a gzip
+// header without name or time. Files and directories that skipped names
+// (.terraform/, .git/, *.tfstate) are left out; a symlink or other special
+// file is an error.
 func ArchiveDir(fsys fs.FS, dir string) ([]byte, error) {
+	return archiveDir(fsys, dir, nil)
+}
+
+// archiveDir is ArchiveDir; the uncompressed tar stream is also written to
+// tarCopy, when it is not nil.
+func archiveDir(fsys fs.FS, dir string, tarCopy io.Writer) ([]byte, error) {
 	if dir != "." {
 		sub, err := fs.Sub(fsys, dir)
 		if err != nil {
@@ -50,7 +57,11 @@ func ArchiveDir(fsys fs.FS, dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	tw := tar.NewWriter(gz)
+	var tarOut io.Writer = gz
+	if tarCopy != nil {
+		tarOut = io.MultiWriter(gz, tarCopy)
+	}
+	tw := tar.NewWriter(tarOut)
 	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

@@ -26,8 +26,10 @@ type Config struct {
 	// Components, sorted by name.
 	Components []*Component
 
-	byName  map[string]*Component
-	modules map[string]moduleResult // by directory, while loading
+	byName      map[string]*Component
+	modules     map[string]moduleResult // by directory, while loading
+	charts      map[string]chartResult  // by directory, while loading
+	valuesFiles map[string]string       // by path: the problem with it, while loading
 	// inputsUnknown: outpost.toml could not be read, so references to
 	// inputs are not checked (that would only repeat the problem); nor are
 	// references to badInputs, inputs declared with a problem.
@@ -84,6 +86,24 @@ type Component struct {
 	Dependencies []string `json:"dependencies"`
 	// Terraform is set for a terraform_module.
 	Terraform *TerraformModule `json:"terraform,omitempty"`
+	// Helm is set for a helm_chart.
+	Helm *HelmChart `json:"helm,omitempty"`
+	// Image is set for a container_image.
+	Image *ContainerImage `json:"image,omitempty"`
+}
+
+// Outputs lists, sorted, the outputs other components' templates may
+// reference: a terraform module's outputs, HelmOutputs or ImageOutputs.
+func (cmp *Component) Outputs() []string {
+	switch {
+	case cmp.Terraform != nil && cmp.Terraform.Module != nil:
+		return sortedKeys(cmp.Terraform.Module.Outputs)
+	case cmp.Helm != nil:
+		return slices.Clone(HelmOutputs)
+	case cmp.Image != nil:
+		return slices.Clone(ImageOutputs)
+	}
+	return []string{}
 }
 
 // Component returns a component by name.
@@ -120,8 +140,17 @@ func (c *Config) Files() []string { return slices.Clone(c.files) }
 func (c *Config) FS() fs.FS { return c.fsys }
 
 // ModuleArchive packs a module directory of the config (a TerraformModule's
-// Source) as a deterministic gzipped tar, for a job manifest.
+// Source) as a deterministic gzipped tar (see ArchiveDir), for a job
+// manifest.
 func (c *Config) ModuleArchive(source string) ([]byte, error) {
+	return ArchiveDir(c.fsys, source)
+}
+
+// ChartArchive packs a chart directory of the config (a HelmChart's Source)
+// exactly as ModuleArchive packs a module: paths relative to the chart's
+// directory (Chart.yaml at the root, not under <name>/ as `helm package`
+// writes), what an oci build_helm_chart job takes as its Source.
+func (c *Config) ChartArchive(source string) ([]byte, error) {
 	return ArchiveDir(c.fsys, source)
 }
 
@@ -169,10 +198,19 @@ func Load(fsys fs.FS) (*Config, error) {
 			tm.Module = c.readModule(&ps, cmp.File, "source", tm.Source)
 			checkVariables(&ps, owner{file: cmp.File, self: &cmp.Name}, tm)
 		}
+		if h := cmp.Helm; h != nil {
+			if h.Source != "" {
+				h.Chart = c.readChart(&ps, cmp.File, "source", h.Source)
+			}
+			for i, f := range h.ValuesFiles {
+				c.readValuesFile(&ps, cmp.File, fmt.Sprintf("values_files[%d]", i), f)
+			}
+		}
 	}
+	c.checkReleases(&ps)
 
 	// Templates, now that every module's outputs are known.
-	c.checkTemplates(&ps, owner{file: ConfigFile, prefix: "sandbox."}, &c.Sandbox)
+	c.checkTemplates(&ps, owner{file: ConfigFile, prefix: "sandbox."}, c.Sandbox.templatedSettings())
 	edges := map[string]map[string]string{} // component → dependency → the key that makes it one
 	for _, cmp := range c.Components {
 		edges[cmp.Name] = map[string]string{}
@@ -187,11 +225,9 @@ func Load(fsys fs.FS) (*Config, error) {
 				edges[cmp.Name][dep] = "dependencies"
 			}
 		}
-		if cmp.Terraform != nil {
-			for dep, key := range c.checkTemplates(&ps, owner{file: cmp.File, self: &cmp.Name}, cmp.Terraform) {
-				if _, declared := edges[cmp.Name][dep]; !declared {
-					edges[cmp.Name][dep] = key
-				}
+		for dep, key := range c.checkTemplates(&ps, owner{file: cmp.File, self: &cmp.Name}, cmp.templatedSettings()) {
+			if _, declared := edges[cmp.Name][dep]; !declared {
+				edges[cmp.Name][dep] = key
 			}
 		}
 	}
@@ -215,7 +251,7 @@ func Load(fsys fs.FS) (*Config, error) {
 		ps.add(first.File, key, "dependency cycle %s (%s)", strings.Join(cycle, " → "), strings.Join(steps, "; "))
 	}
 
-	c.modules = nil
+	c.modules, c.charts, c.valuesFiles = nil, nil, nil
 	if err := ps.err(); err != nil {
 		return nil, err
 	}
@@ -351,14 +387,25 @@ func (c *Config) readComponents(ps *problems) {
 				ps.add(file, "type", "unknown component type %q (one of %s)", typ, strings.Join(ComponentTypes, ", "))
 			}
 		}
-		if typ == TypeTerraformModule {
+		_, named := m["name"]
+		validName := named && nameRE.MatchString(cmp.Name)
+		switch typ {
+		case TypeTerraformModule:
 			tm := terraformModule(ps, file, "", m)
 			cmp.Terraform = &tm
+		case TypeHelmChart:
+			name := ""
+			if validName {
+				name = cmp.Name
+			}
+			cmp.Helm = helmChart(ps, file, name, m)
+		case TypeContainerImage:
+			cmp.Image = containerImage(ps, file, m)
 		}
-		if _, given := m["name"]; !given {
+		if !named {
 			continue
 		}
-		if !nameRE.MatchString(cmp.Name) {
+		if !validName {
 			ps.add(file, "name", "%q %s", cmp.Name, nameRule)
 			continue
 		}
@@ -377,7 +424,7 @@ func (c *Config) readComponents(ps *problems) {
 func terraformModule(ps *problems, file, prefix string, m map[string]any) TerraformModule {
 	tm := TerraformModule{Variables: map[string]any{}, EnvVars: map[string]string{}}
 	if src, ok := m["source"].(string); ok {
-		clean, err := cleanSource(src)
+		clean, err := cleanPath(src, "directory", "modules/db")
 		if err != nil {
 			ps.add(file, prefix+"source", "%v", err)
 		} else {
@@ -399,16 +446,17 @@ func terraformModule(ps *problems, file, prefix string, m map[string]any) Terraf
 	return tm
 }
 
-// cleanSource checks a module source: a directory inside the config.
-func cleanSource(src string) (string, error) {
+// cleanPath checks a path that must name a file or directory (what) inside
+// the config, e.g. example.
+func cleanPath(src, what, example string) (string, error) {
 	if src == "" {
-		return "", fmt.Errorf("must name a directory of the config, e.g. \"modules/db\"")
+		return "", fmt.Errorf("must name a %s of the config, e.g. %q", what, example)
 	}
 	if strings.Contains(src, "://") || strings.Contains(src, "::") {
-		return "", fmt.Errorf("%q: only a directory of the config is supported as a module source, e.g. \"modules/db\"", src)
+		return "", fmt.Errorf("%q: only a %s of the config is supported here, e.g. %q", src, what, example)
 	}
 	if path.IsAbs(src) || strings.Contains(src, `\`) {
-		return "", fmt.Errorf("%q must be a directory relative to the config's root, with '/' separators", src)
+		return "", fmt.Errorf("%q must be a %s relative to the config's root, with '/' separators", src, what)
 	}
 	clean := path.Clean(src)
 	if clean == ".." || strings.HasPrefix(clean, "../") {

@@ -1,14 +1,19 @@
 // Package appconfig reads, validates and renders an app config: the
 // directory of TOML files that defines an app (its sandbox, its inputs and its
-// components) and the terraform modules it points at.
+// components) and the terraform modules, helm charts and values files it
+// points at.
 //
 // Load (or FromArchive, for a synced version) validates a config as a whole
 // and returns every problem at once (Problems), each naming the file, the key
 // and why. A valid Config is the model the control plane works from: each
-// component with its effective dependencies (declared plus those implied by
-// template references), a dependency Graph with a deterministic deploy order
-// and teardown order, Render for the variables and environment of a job
-// manifest, and ModuleArchive for the module it carries.
+// component (terraform_module, helm_chart or container_image) with its
+// effective dependencies (declared plus those implied by template
+// references), a dependency Graph with a deterministic deploy order and
+// teardown order, RenderComponent for a terraform job's variables and
+// environment, RenderHelmValues and HelmValuesFiles for a helm job's values,
+// ModuleArchive and ChartArchive for the directory a job carries, and
+// BuildInput for what a build consumes, with a digest that tells whether it
+// changed between two config versions.
 //
 // The format is described in docs/APP_CONFIG.md and, as a JSON Schema, in
 // schemas/app-config.schema.json.

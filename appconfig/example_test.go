@@ -3,6 +3,8 @@ package appconfig
 import (
 	"bytes"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,12 +86,26 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 	}
 	d := Data{InstallID: "ins_test", InstallName: "acme", Inputs: inputs, Components: map[string]map[string]Value{}}
 	work := t.TempDir()
+	// The sandbox starts the install's registry with outpost-registry from
+	// PATH: build it, and stop the registry when the test ends.
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/outpost-registry").CombinedOutput(); err != nil {
+		t.Fatalf("build outpost-registry: %v\n%s", err, out)
+	}
+	localDir := t.TempDir()
+	t.Cleanup(func() {
+		down := exec.Command(filepath.Join(bin, "outpost-registry"), "down", "-dir", filepath.Join(localDir, d.InstallID, "registry"))
+		if out, err := down.CombinedOutput(); err != nil {
+			t.Errorf("stop the sandbox's registry: %v\n%s", err, out)
+		}
+	})
 
 	run := func(dir string, env map[string]string, args ...string) []byte {
 		t.Helper()
 		cmd := exec.Command(tf, args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+		cmd.Env = append(os.Environ(), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+			"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 		for k, v := range env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
@@ -136,7 +152,14 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Variables["local_dir"], _ = json.Marshal(localDir)
+	r.Variables["registry_port"], _ = json.Marshal(freePort(t))
 	d.SandboxOutputs = apply("sandbox", &c.Sandbox, r)
+	if addr, _ := d.SandboxOutputs["registry_address"].Value.(string); addr == "" {
+		t.Errorf("sandbox registry_address = %v", d.SandboxOutputs["registry_address"])
+	} else if resp, err := http.Get("http://" + addr + "/v2/"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the install registry at %s: %v %v; want it up, asking for credentials", addr, resp, err)
+	}
 	if got := d.SandboxOutputs["cluster_name"].Value; got != "acme-cluster" {
 		t.Errorf("sandbox cluster_name = %v", got)
 	}
@@ -179,4 +202,15 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 		run(filepath.Join(work, name), r.EnvVars, "destroy", "-auto-approve", "-input=false", "-no-color")
 	}
 	run(filepath.Join(work, "sandbox"), nil, "destroy", "-auto-approve", "-input=false", "-no-color")
+}
+
+// freePort is a TCP port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

@@ -125,7 +125,7 @@ func TestSchemaAgreesWithLoad(t *testing.T) {
 			f["components/web.toml"] = strings.Replace(f["components/web.toml"], `type = "terraform_module"`, `type = "lambda"`, 1)
 		}},
 		{"unsupported component type", "components/web.toml", func(f map[string]string) {
-			f["components/web.toml"] = "name = \"web\"\ntype = \"helm_chart\"\n"
+			f["components/web.toml"] = "name = \"web\"\ntype = \"docker_build\"\n"
 		}},
 		{"dependencies of the wrong type", "components/web.toml", func(f map[string]string) {
 			f["components/web.toml"] = strings.Replace(f["components/web.toml"], `name = "web"`, "name = \"web\"\ndependencies = \"db\"", 1)
@@ -222,8 +222,25 @@ func TestSchemaKeysMatchGo(t *testing.T) {
 		{"[app]", keysOf(cfgProps["app"].(map[string]any)), goKeys(sub(configFileFields, "app"))},
 		{"[sandbox]", keysOf(cfgProps["sandbox"].(map[string]any)), goKeys(sub(configFileFields, "sandbox"))},
 		{"[[inputs]]", keysOf(defs["input"].(map[string]any)), goKeys(sub(configFileFields, "inputs"))},
-		{"terraform_module component", keysOf(defs["component_file"].(map[string]any)),
-			goKeys(append(slices.Clone(componentCommonFields), componentTypeFields[TypeTerraformModule]...))},
+	}
+	// Each supported type: the common keys and those of its allOf branch.
+	common := keysOf(map[string]any{"properties": defs["component_file"].(map[string]any)["properties"]})
+	branches := map[string]bool{}
+	for _, a := range defs["component_file"].(map[string]any)["allOf"].([]any) {
+		a := a.(map[string]any)
+		typ := a["if"].(map[string]any)["properties"].(map[string]any)["type"].(map[string]any)["const"].(string)
+		branches[typ] = true
+		schemaKeys := append(slices.Clone(common), keysOf(a["then"].(map[string]any))...)
+		slices.Sort(schemaKeys)
+		checks = append(checks, struct {
+			what           string
+			schema, goKeys []string
+		}{typ + " component", schemaKeys, goKeys(append(slices.Clone(componentCommonFields), componentTypeFields[typ]...))})
+	}
+	for _, typ := range SupportedTypes {
+		if !branches[typ] {
+			t.Errorf("the schema has no allOf branch for component type %s", typ)
+		}
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.schema, c.goKeys) {
@@ -246,4 +263,57 @@ func toStrings(v any) []string {
 		out = append(out, e.(string))
 	}
 	return out
+}
+
+// TestNewTypesAgainstSchema: the helm_chart and container_image files of
+// mixed() are valid against the schema; mistakes the schema can see in them
+// are refused by both the schema and Load.
+func TestNewTypesAgainstSchema(t *testing.T) {
+	root, componentFile := compileSchema(t, ""), compileSchema(t, "#/$defs/component_file")
+	for _, name := range []string{"components/frontend.toml", "components/api_image.toml"} {
+		v := asJSON(t, mixed()[name].Data)
+		if err := componentFile.Validate(v); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err := root.Validate(v); err != nil {
+			t.Errorf("%s against the root schema: %v", name, err)
+		}
+	}
+	const fe, img = "components/frontend.toml", "components/api_image.toml"
+	cases := []struct {
+		name, file, old, new string
+	}{
+		{"helm: missing source", fe, `source = "charts/web"`, ""},
+		{"helm: source outside the config", fe, `source = "charts/web"`, `source = "../web"`},
+		{"helm: remote source", fe, `source = "charts/web"`, `source = "oci://ghcr.io/acme/web"`},
+		{"helm: unknown key", fe, `wait = true`, "wait = true\nchart = \"web\""},
+		{"helm: terraform key", fe, `wait = true`, "wait = true\nenv_vars = { A = \"b\" }"},
+		{"helm: bad release name", fe, `namespace = "shop"`, "namespace = \"shop\"\nrelease_name = \"Web\""},
+		{"helm: release name too long", fe, `namespace = "shop"`, "namespace = \"shop\"\nrelease_name = \"" + strings.Repeat("a", 54) + "\""},
+		{"helm: bad namespace", fe, `namespace = "shop"`, `namespace = "shop_eu"`},
+		{"helm: create_namespace not a bool", fe, "create_namespace = true", `create_namespace = "true"`},
+		{"helm: values file not a string", fe, `"./values/prod.yaml"`, "3"},
+		{"helm: values file outside the config", fe, `"./values/prod.yaml"`, `"/etc/values.yaml"`},
+		{"helm: values file listed twice", fe, `"./values/prod.yaml"`, `"values/common.yaml"`},
+		{"helm: timeout without a unit", fe, `timeout = "7m30s"`, `timeout = "300"`},
+		{"helm: timeout as a number", fe, `timeout = "7m30s"`, `timeout = 300`},
+		{"helm: wait not a bool", fe, "wait = true", "wait = 1"},
+		{"image: missing image", img, `image = "ghcr.io/acme/api:1.4.2"`, ""},
+		{"image: no registry", img, `"ghcr.io/acme/api:1.4.2"`, `"nginx:1.27"`},
+		{"image: no tag", img, `"ghcr.io/acme/api:1.4.2"`, `"ghcr.io/acme/api"`},
+		{"image: unknown key", img, `name = "api_image"`, "name = \"api_image\"\nsource = \"x\""},
+		{"image: plain_http not a bool", img, `name = "api_image"`, "name = \"api_image\"\nplain_http = \"yes\""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			files := mixed()
+			replace(files, tc.file, tc.old, tc.new)
+			if err := root.Validate(asJSON(t, files[tc.file].Data)); err == nil {
+				t.Errorf("the schema accepts it")
+			}
+			if _, err := Load(files); err == nil {
+				t.Errorf("Load accepts it")
+			}
+		})
+	}
 }

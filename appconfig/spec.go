@@ -20,7 +20,7 @@ const (
 	kStringList      // a list of strings
 	kTable           // a table with the keys of field.fields
 	kTableList       // an array of tables ([[key]]) with the keys of field.fields
-	kValueMap        // a table of any values (terraform variables)
+	kValueMap        // a table of any values (terraform variables, helm values)
 	kStringMap       // a table of strings (environment variables)
 	kAny             // any value; checked by the caller (an input's default)
 )
@@ -62,9 +62,25 @@ var (
 		{key: "type", kind: kString, required: true},
 		{key: "dependencies", kind: kStringList},
 	}
+	helmChartFields = []field{
+		{key: "source", kind: kString, required: true},
+		{key: "release_name", kind: kString},
+		{key: "namespace", kind: kString},
+		{key: "create_namespace", kind: kBool},
+		{key: "values", kind: kValueMap},
+		{key: "values_files", kind: kStringList},
+		{key: "timeout", kind: kString},
+		{key: "wait", kind: kBool},
+	}
+	containerImageFields = []field{
+		{key: "image", kind: kString, required: true},
+		{key: "plain_http", kind: kBool},
+	}
 	// componentTypeFields are the keys each supported component type adds.
 	componentTypeFields = map[string][]field{
 		TypeTerraformModule: terraformFields,
+		TypeHelmChart:       helmChartFields,
+		TypeContainerImage:  containerImageFields,
 	}
 )
 
@@ -80,7 +96,7 @@ const (
 // a config may use today.
 var (
 	ComponentTypes = []string{TypeTerraformModule, TypeHelmChart, TypeContainerImage, TypeDockerBuild}
-	SupportedTypes = []string{TypeTerraformModule}
+	SupportedTypes = []string{TypeTerraformModule, TypeHelmChart, TypeContainerImage}
 )
 
 // decodeTOML parses a TOML file into its generic form.

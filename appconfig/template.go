@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"text/template"
 	"text/template/parse"
@@ -210,10 +211,24 @@ func (c *Config) classify(o owner, p []string) (r ref, msg string) {
 		if !ok {
 			return r, fmt.Sprintf("%s: no component %q (components: %s)", shown, p[1], quotedList(c.ComponentNames()))
 		}
-		if cmp.Terraform != nil && cmp.Terraform.Module != nil && !cmp.Terraform.Module.partial {
-			m := cmp.Terraform.Module
-			if _, ok := m.Outputs[p[3]]; !ok {
-				return r, fmt.Sprintf("%s: component %q (module %s) has no output %q (outputs: %s)", shown, p[1], m.Dir, p[3], quotedList(sortedKeys(m.Outputs)))
+		switch {
+		case cmp.Terraform != nil:
+			if m := cmp.Terraform.Module; m != nil && !m.partial {
+				if _, ok := m.Outputs[p[3]]; !ok {
+					return r, fmt.Sprintf("%s: component %q (module %s) has no output %q (outputs: %s)", shown, p[1], m.Dir, p[3], quotedList(sortedKeys(m.Outputs)))
+				}
+			}
+		case cmp.Helm != nil || cmp.Image != nil:
+			// Their outputs are fixed, and each is a string or a number.
+			outs := HelmOutputs
+			if cmp.Image != nil {
+				outs = ImageOutputs
+			}
+			if !slices.Contains(outs, p[3]) {
+				return r, fmt.Sprintf("%s: component %q (%s) has no output %q (outputs: %s)", shown, p[1], cmp.Type, p[3], quotedList(outs))
+			}
+			if len(p) > 4 {
+				return r, fmt.Sprintf("%s: output %q of component %q (%s) is a %s, it has no fields", shown, p[3], p[1], cmp.Type, scalarOutputType(p[3]))
 			}
 		}
 		return ref{kind: refComponentOutput, component: p[1], name: p[3]}, ""
@@ -238,10 +253,48 @@ func eachString(key string, v any, f func(key, s string)) {
 	}
 }
 
-// checkTemplates parses every template of a terraform module's settings,
-// reports bad ones and returns the components they reference, each with the
-// first key that does.
-func (c *Config) checkTemplates(ps *problems, o owner, tm *TerraformModule) map[string]string {
+// scalarOutputType names the type of a helm or image output.
+func scalarOutputType(name string) string {
+	if name == HelmOutputRevision {
+		return "number"
+	}
+	return "string"
+}
+
+// templated is a setting whose strings are templates: its key
+// ("variables.db_url", "env_vars.TF_LOG", "values") and its value.
+type templated struct {
+	key   string
+	value any
+}
+
+// templatedSettings are the settings of a terraform module whose strings are
+// templates.
+func (tm *TerraformModule) templatedSettings() []templated {
+	var out []templated
+	for _, name := range sortedKeys(tm.Variables) {
+		out = append(out, templated{"variables." + name, tm.Variables[name]})
+	}
+	for _, name := range sortedKeys(tm.EnvVars) {
+		out = append(out, templated{"env_vars." + name, tm.EnvVars[name]})
+	}
+	return out
+}
+
+// templatedSettings are a component's settings whose strings are templates.
+func (cmp *Component) templatedSettings() []templated {
+	switch {
+	case cmp.Terraform != nil:
+		return cmp.Terraform.templatedSettings()
+	case cmp.Helm != nil:
+		return []templated{{"values", cmp.Helm.Values}}
+	}
+	return nil
+}
+
+// checkTemplates parses every template of settings, reports bad ones and
+// returns the components they reference, each with the first key that does.
+func (c *Config) checkTemplates(ps *problems, o owner, settings []templated) map[string]string {
 	implied := map[string]string{}
 	check := func(key, s string) {
 		t, err := parseTemplate(key, s)
@@ -266,11 +319,8 @@ func (c *Config) checkTemplates(ps *problems, o owner, tm *TerraformModule) map[
 			}
 		}
 	}
-	for _, name := range sortedKeys(tm.Variables) {
-		eachString("variables."+name, tm.Variables[name], check)
-	}
-	for _, name := range sortedKeys(tm.EnvVars) {
-		check("env_vars."+name, tm.EnvVars[name])
+	for _, st := range settings {
+		eachString(st.key, st.value, check)
 	}
 	return implied
 }
@@ -422,7 +472,7 @@ func (c *Config) render(o owner, tm *TerraformModule, d Data) (*Rendered, error)
 	sensitive := map[string]bool{}
 	for _, name := range sortedKeys(tm.Variables) {
 		key := "variables." + name
-		v, secret, ok := c.renderValue(&ps, o, key, tm.Variables[name], d, data)
+		v, secret, ok := c.renderValue(&ps, o, key, tm.Variables[name], d, data, nil)
 		if !ok {
 			continue
 		}
@@ -438,7 +488,7 @@ func (c *Config) render(o owner, tm *TerraformModule, d Data) (*Rendered, error)
 	}
 	for _, name := range sortedKeys(tm.EnvVars) {
 		key := "env_vars." + name
-		v, secret, ok := c.renderValue(&ps, o, key, tm.EnvVars[name], d, data)
+		v, secret, ok := c.renderValue(&ps, o, key, tm.EnvVars[name], d, data, nil)
 		if !ok {
 			continue
 		}
@@ -464,16 +514,21 @@ func (c *Config) render(o owner, tm *TerraformModule, d Data) (*Rendered, error)
 }
 
 // renderValue renders the templates within v and reports whether any of
-// them reads a sensitive value.
-func (c *Config) renderValue(ps *problems, o owner, key string, v any, d Data, data map[string]any) (any, bool, bool) {
+// them reads a sensitive value; mark, when not nil, is called with the key
+// of each string whose template does.
+func (c *Config) renderValue(ps *problems, o owner, key string, v any, d Data, data map[string]any, mark func(key string)) (any, bool, bool) {
 	switch x := v.(type) {
 	case string:
-		return c.renderString(ps, o, key, x, d, data)
+		r, secret, ok := c.renderString(ps, o, key, x, d, data)
+		if secret && ok && mark != nil {
+			mark(key)
+		}
+		return r, secret, ok
 	case []any:
 		out := make([]any, len(x))
 		secret, good := false, true
 		for i, e := range x {
-			r, s, ok := c.renderValue(ps, o, fmt.Sprintf("%s[%d]", key, i), e, d, data)
+			r, s, ok := c.renderValue(ps, o, fmt.Sprintf("%s[%d]", key, i), e, d, data, mark)
 			out[i], secret, good = r, secret || s, good && ok
 		}
 		return out, secret, good
@@ -481,7 +536,7 @@ func (c *Config) renderValue(ps *problems, o owner, key string, v any, d Data, d
 		out := make(map[string]any, len(x))
 		secret, good := false, true
 		for _, k := range sortedKeys(x) {
-			r, s, ok := c.renderValue(ps, o, key+"."+k, x[k], d, data)
+			r, s, ok := c.renderValue(ps, o, key+"."+k, x[k], d, data, mark)
 			out[k], secret, good = r, secret || s, good && ok
 		}
 		return out, secret, good

@@ -27,6 +27,7 @@ import (
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 	"github.com/outpost-dev/outpost/worker"
@@ -35,7 +36,10 @@ import (
 
 var (
 	runnerBin string
-	temporal  *devserver.Server
+	// binDir holds outpost-runner and outpost-registry: the runners' PATH
+	// starts with it, so sandboxes find outpost-registry.
+	binDir   string
+	temporal *devserver.Server
 )
 
 func TestMain(m *testing.M) {
@@ -49,11 +53,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	runnerBin = filepath.Join(dir, "outpost-runner")
-	build := exec.Command("go", "build", "-o", runnerBin, "../cmd/outpost-runner")
+	binDir, runnerBin = dir, filepath.Join(dir, "outpost-runner")
+	build := exec.Command("go", "build", "-o", dir, "../cmd/outpost-runner", "../cmd/outpost-registry")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build outpost-runner:", err)
+		fmt.Fprintln(os.Stderr, "build outpost-runner and outpost-registry:", err)
 		return 1
 	}
 	temporal, err = devserver.Start(context.Background(), devserver.Options{UIPort: -1})
@@ -86,6 +90,11 @@ type stack struct {
 	// the runner token it got.
 	tokenFile     string
 	runnerTimeout time.Duration
+	// registry is the vendor's registry; buildTok the org's build runner's
+	// token.
+	registry    *registry.Server
+	buildTok    string
+	buildRunner *runnerProc // started by syncConfig
 }
 
 type stackOptions struct {
@@ -130,6 +139,14 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	if st.runnerTimeout == 0 {
 		st.runnerTimeout = 2 * time.Minute
 	}
+	key, err := s.RegistryKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.registry, err = registry.Start(ctx, registry.Config{Auth: registry.Tokens{Key: key}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.registry.Close() })
 	st.startWorker()
 
 	org, tok, err := s.CreateOrg(ctx, "acme")
@@ -149,12 +166,51 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		t.Fatal(err)
 	}
 	st.token, st.orgID, st.install, st.runnerID, st.runTok = tok, org.ID, inst, r.ID, runTok
+	st.stopSandboxRegistries(inst.ID)
+	build, err := s.EnsureBuildRunner(ctx, org.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.buildTok, err = s.IssueRunnerToken(ctx, org.ID, build.ID); err != nil {
+		t.Fatal(err)
+	}
 	return st
+}
+
+// stopSandboxRegistries stops, when the test ends, the registry a test
+// app's sandbox may have started for the install and left running (a test
+// that does not deprovision).
+func (s *stack) stopSandboxRegistries(installID string) { stopSandboxRegistry(s.t, installID) }
+
+func stopSandboxRegistry(tb testing.TB, installID string) {
+	tb.Cleanup(func() {
+		dir := filepath.Join("/tmp/outpost-sandboxes", installID)
+		if _, err := os.Stat(dir); err != nil {
+			return
+		}
+		down := exec.Command(filepath.Join(binDir, "outpost-registry"), "down", "-dir", filepath.Join(dir, "registry"))
+		if out, err := down.CombinedOutput(); err != nil {
+			tb.Logf("stop the install registry of %s: %v\n%s", installID, err, out)
+		}
+		os.RemoveAll(dir)
+	})
+}
+
+// runnerPath is the PATH runners get: binDir first.
+func runnerPath() string {
+	return "PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH")
+}
+
+// startBuildRunner launches the org's build runner.
+func (s *stack) startBuildRunner() *runnerProc {
+	s.t.Helper()
+	return s.launchRunner("OUTPOST_TOKEN=" + s.buildTok)
 }
 
 func (s *stack) startWorker() {
 	w := worker.New(worker.Config{Client: s.client, Store: s.store, TaskQueue: s.queue,
-		Operations: activities.OperationConfig{GatewayURL: s.gw.URL, RunnerTimeout: s.runnerTimeout, OnlineWindow: 10 * time.Second}})
+		Operations: activities.OperationConfig{GatewayURL: s.gw.URL, RunnerTimeout: s.runnerTimeout, OnlineWindow: 10 * time.Second,
+			RegistryAddress: s.registry.Addr(), RegistryPlainHTTP: true}})
 	if err := w.Start(); err != nil {
 		s.t.Fatal(err)
 	}
@@ -168,11 +224,17 @@ type runnerProc struct {
 	done chan struct{}
 }
 
-// startRunner launches outpost-runner against the stack's gateway URL.
+// startRunner launches outpost-runner against the stack's gateway URL, as
+// the install's runner.
 func (s *stack) startRunner(env ...string) *runnerProc {
 	s.t.Helper()
+	return s.launchRunner(append([]string{"OUTPOST_TOKEN=" + s.runTok}, env...)...)
+}
+
+func (s *stack) launchRunner(env ...string) *runnerProc {
+	s.t.Helper()
 	cmd := exec.Command(runnerBin, "run", "--gateway", s.gateway, "--work-dir", s.t.TempDir(), "--cancel-grace", "2s")
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "OUTPOST_TOKEN=" + s.runTok}, env...)
+	cmd.Env = append([]string{runnerPath()}, env...)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

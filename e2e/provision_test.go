@@ -56,12 +56,29 @@ func (o operation) step(t *testing.T, name string) step {
 // syncConfig uploads an app config directory as the API's tarball.
 func (s *stack) syncConfig(dir string) {
 	s.t.Helper()
+	if s.buildRunner == nil {
+		s.buildRunner = s.startBuildRunner()
+	}
 	syncConfig(s.t, s.api.URL, s.token, s.install.AppID, dir)
 }
 
-// syncConfig uploads dir as app appID's config through the API at base.
+// syncConfig uploads dir as app appID's config through the API at base. A
+// test app whose sandbox provides no registry gets the harness's
+// (testdata/install_registry.tf).
 func syncConfig(tb testing.TB, base, token, appID, dir string) {
 	tb.Helper()
+	if !sandboxHasRegistry(tb, dir) {
+		withRegistry := filepath.Join(tb.TempDir(), "app")
+		copyDir(tb, dir, withRegistry)
+		tf, err := os.ReadFile(installRegistryTF)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(withRegistry, "sandbox", "install_registry.tf"), tf, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		dir = withRegistry
+	}
 	archive, err := appconfig.ArchiveDir(os.DirFS(dir), ".")
 	if err != nil {
 		tb.Fatal(err)
@@ -80,6 +97,23 @@ func syncConfig(tb testing.TB, base, token, appID, dir string) {
 	}
 }
 
+// installRegistryTF is the harness's install registry for test apps.
+var installRegistryTF, _ = filepath.Abs("testdata/install_registry.tf")
+
+// sandboxHasRegistry says the app's sandbox outputs registry_address.
+func sandboxHasRegistry(tb testing.TB, dir string) bool {
+	files, err := filepath.Glob(filepath.Join(dir, "sandbox", "*.tf"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), `output "registry_address"`) {
+			return true
+		}
+	}
+	return false
+}
+
 // newInstall creates an install through the API and starts its runner with
 // the registration token the API answered (the runner registers itself).
 func (s *stack) newInstall(name string, inputs ...map[string]any) (string, *runnerProc) {
@@ -95,6 +129,7 @@ func (s *stack) newInstall(name string, inputs ...map[string]any) (string, *runn
 	}
 	s.runTok = created.Runner.RegistrationToken
 	s.tokenFile = filepath.Join(s.t.TempDir(), "token")
+	s.stopSandboxRegistries(created.ID)
 	return created.ID, s.startRunner("OUTPOST_TOKEN_FILE=" + s.tokenFile)
 }
 

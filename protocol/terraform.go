@@ -25,8 +25,11 @@ type TerraformManifest struct {
 	Destroy   bool   `json:"destroy,omitempty"`
 	// Workspace names the state, e.g. "ins_123.sandbox" or "ins_123.component.db".
 	Workspace string `json:"workspace"`
-	// Module is the module directory as a gzipped tar archive.
-	Module []byte `json:"module"`
+	// Module is the module directory as a gzipped tar archive; or else
+	// ModuleArtifact names the terraform-module artifact (in the install's
+	// own registry) the runner fetches it from.
+	Module         []byte       `json:"module,omitempty"`
+	ModuleArtifact *ArtifactRef `json:"module_artifact,omitempty"`
 	// Variables are the module's input variables, rendered.
 	Variables map[string]json.RawMessage `json:"variables,omitempty"`
 	// Env are environment variables for terraform, rendered (may be secret).

@@ -16,6 +16,7 @@ import (
 	"github.com/outpost-dev/outpost/runner/plugins"
 	"github.com/outpost-dev/outpost/runner/plugins/command"
 	"github.com/outpost-dev/outpost/runner/plugins/noop"
+	"github.com/outpost-dev/outpost/runner/plugins/oci"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
 )
 
@@ -33,6 +34,7 @@ func builtinPlugins() plugins.Registry {
 		protocol.JobTypeNoop:      noop.New,
 		protocol.JobTypeCommand:   command.New,
 		protocol.JobTypeTerraform: terraform.New,
+		protocol.JobTypeOCI:       oci.New,
 	}
 }
 

@@ -181,21 +181,25 @@ func (s *Store) QueueBuilds(ctx context.Context, orgID, appID string, configVers
 // GetBuild returns a build of the org.
 func (s *Store) GetBuild(ctx context.Context, orgID, buildID string) (Build, error) {
 	var b Build
-	err := s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, buildID).First(&b).Error
-	return b, notFound(err, "build "+buildID)
+	if err := s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, buildID).First(&b).Error; err != nil {
+		return Build{}, notFound(err, "build "+buildID)
+	}
+	return b, nil
 }
 
 // GetBuildByID returns a build by its ID alone (workflows and activities).
 func (s *Store) GetBuildByID(ctx context.Context, buildID string) (Build, error) {
 	var b Build
-	err := s.db.WithContext(ctx).Where("id = ?", buildID).First(&b).Error
-	return b, notFound(err, "build "+buildID)
+	if err := s.db.WithContext(ctx).Where("id = ?", buildID).First(&b).Error; err != nil {
+		return Build{}, notFound(err, "build "+buildID)
+	}
+	return b, nil
 }
 
 // BuildFilter narrows ListBuilds.
 type BuildFilter struct {
 	Component     string
-	ConfigVersion int // builds used by that version are not listed here: see BuildsOfConfig
+	ConfigVersion int // the builds that version queued (not those it reuses)
 }
 
 // ListBuilds lists an app's builds, newest first.

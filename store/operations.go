@@ -29,6 +29,8 @@ const (
 	OpDenied           = "denied"
 
 	StepPending         = "pending"
+	StepBuilding        = "building" // waiting for the component's build
+	StepSyncing         = "syncing"  // copying the build into the install's registry
 	StepPlanning        = "planning"
 	StepWaitingApproval = "waiting_approval"
 	StepApplying        = "applying"
@@ -89,8 +91,10 @@ type InstallStep struct {
 	Status      string  `gorm:"size:30;not null" json:"status"`
 	PlanJobID   *string `gorm:"size:32" json:"plan_job_id,omitempty"`
 	ApplyJobID  *string `gorm:"size:32" json:"apply_job_id,omitempty"`
-	// BuildID is the build a component step deployed (synced first).
+	// BuildID is the build a component step deployed; SyncJobID the job
+	// that copied its artifact into the install's registry first.
 	BuildID    *string    `gorm:"size:32" json:"build_id,omitempty"`
+	SyncJobID  *string    `gorm:"size:32" json:"sync_job_id,omitempty"`
 	HasChanges *bool      `json:"has_changes,omitempty"`
 	Add        int        `json:"add"`
 	Change     int        `json:"change"`
@@ -274,6 +278,15 @@ func (s *Store) UpdateStep(ctx context.Context, opID, name string, changes map[s
 		return fmt.Errorf("step %s of operation %s: %w", name, opID, ErrNotFound)
 	}
 	return nil
+}
+
+// GetStep reads one step of an operation.
+func (s *Store) GetStep(ctx context.Context, opID, name string) (InstallStep, error) {
+	var st InstallStep
+	if err := s.db.WithContext(ctx).Where("operation_id = ? AND name = ?", opID, name).First(&st).Error; err != nil {
+		return InstallStep{}, notFound(err, "step "+name+" of operation "+opID)
+	}
+	return st, nil
 }
 
 // GetOperation reads one of the org's operations with its steps.

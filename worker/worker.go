@@ -52,6 +52,7 @@ func New(cfg Config) worker.Worker {
 	}
 	w := worker.New(cfg.Client, cfg.TaskQueue, worker.Options{})
 	w.RegisterWorkflow(workflows.InstallCommand)
+	w.RegisterWorkflow(workflows.BuildComponent)
 	for _, wf := range operationWorkflows {
 		w.RegisterWorkflow(wf)
 	}
@@ -84,6 +85,23 @@ func (o *Operations) StartOperation(ctx context.Context, op store.InstallOperati
 	}, wf, workflows.OperationInput{OperationID: op.ID})
 	if err != nil {
 		return fmt.Errorf("start workflow %s: %w", op.WorkflowID, err)
+	}
+	return nil
+}
+
+// StartBuild starts a build's workflow. Its ID names the build, so a second
+// start of the same build is refused rather than run twice; that refusal is
+// not an error here (the build is under way).
+func (o *Operations) StartBuild(ctx context.Context, b store.Build) error {
+	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       b.WorkflowID,
+		TaskQueue:                o.queue(),
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, workflows.BuildComponent, workflows.BuildInput{BuildID: b.ID})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &started) {
+		return fmt.Errorf("start workflow %s: %w", b.WorkflowID, err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -136,7 +137,7 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 				continue
 			}
 			ready, blocked := true, ""
-			for _, d := range st.After {
+			for _, d := range startAfter(st) {
 				o, ok := outcomes[d]
 				if !ok {
 					ready = false
@@ -156,7 +157,26 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 			started[st.Name] = true
 			running++
 			workflow.Go(ctx, func(gctx workflow.Context) {
-				results.Send(gctx, runStep(gctx, in.OperationID, plan, st, approvals[st.Name]))
+				// What the step must wait for beyond what it started after
+				// (see startAfter): outcomes are read between the
+				// coroutines' turns, as Temporal runs them one at a time.
+				waitDeps := func(ctx workflow.Context) string {
+					_ = workflow.Await(ctx, func() bool {
+						for _, d := range st.After {
+							if _, ok := outcomes[d]; !ok && !stop {
+								return false
+							}
+						}
+						return true
+					})
+					for _, d := range st.After {
+						if o, ok := outcomes[d]; !ok || !stepOK(o.Status) {
+							return d
+						}
+					}
+					return ""
+				}
+				results.Send(gctx, runStep(gctx, in.OperationID, plan, st, approvals[st.Name], waitDeps))
 			})
 		}
 		if running == 0 {
@@ -219,7 +239,8 @@ func stepOK(status string) bool {
 // and applies exactly the approved plan. When no approval is needed (and
 // not plan-only), one plan_apply job plans and applies that plan. The
 // store activities on this path are local activities.
-func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, st activities.StepSpec, approval workflow.Channel) stepOutcome {
+func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, st activities.StepSpec, approval workflow.Channel,
+	waitDeps func(workflow.Context) string) stepOutcome {
 	record := localActivity(ctx)
 	out := stepOutcome{Name: st.Name}
 	setStatus := func(status, msg string) stepOutcome {
@@ -238,6 +259,23 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 			return workflow.ExecuteLocalActivity(c, a.EnqueueTerraformJob, activities.TerraformJobInput{
 				OperationID: opID, Step: st.Name, Operation: operation, Destroy: st.Destroy, PlanJobID: planJobID, Key: key})
 		}, jobPolicy)
+	}
+
+	done, status, msg := false, "", ""
+	if hasBuild(st) {
+		done, status, msg = deliverBuild(ctx, opID, plan, st, jobPolicy)
+		if done && status != store.StepSucceeded {
+			return setStatus(status, msg)
+		}
+	}
+	if blocked := waitDeps(ctx); blocked != "" {
+		if ctx.Err() != nil {
+			return setStatus(store.StepCancelled, "operation cancelled")
+		}
+		return setStatus(store.StepSkipped, "skipped: "+blocked+" did not succeed")
+	}
+	if done {
+		return setStatus(status, msg)
 	}
 
 	oneJob := !plan.PlanOnly && plan.ApprovalMode != store.Prompt
@@ -289,6 +327,63 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 		return setStatus(store.StepFailed, applied.Error)
 	}
 	return setStatus(store.StepSucceeded, "")
+}
+
+// startAfter is what a step waits for before it starts. A step that
+// deploys a build starts once the sandbox (which provides the install's
+// registry) is done: its build and sync then overlap the deploys of its
+// dependencies, and it waits for them before its own deploy.
+func startAfter(st activities.StepSpec) []string {
+	if !hasBuild(st) {
+		return st.After
+	}
+	if slices.Contains(st.After, store.SandboxStep) {
+		return []string{store.SandboxStep}
+	}
+	return nil
+}
+
+// hasBuild says the step deploys a build: a component deploy (a destroy
+// uses what the install runs).
+func hasBuild(st activities.StepSpec) bool {
+	return !st.Destroy && st.Name != store.SandboxStep
+}
+
+// deliverBuild waits for the component's build, then has the install's
+// runner copy it by digest into the install's own registry. done says the
+// step ended here: with an error, or because copying the image was the
+// whole deploy (container_image).
+func deliverBuild(ctx workflow.Context, opID string, plan activities.OperationPlan, st activities.StepSpec, p JobPolicy) (done bool, status, msg string) {
+	build, err := awaitBuild(ctx, opID, st.Name, plan.JobWait)
+	if err != nil {
+		status, msg = interrupted(ctx, err)
+		return true, status, msg
+	}
+	if build.Status != store.BuildSucceeded {
+		return true, store.StepFailed, "build " + build.BuildID + " failed: " + build.Error
+	}
+	key := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + opID + "/" + st.Name + "/sync"
+	job, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
+		return workflow.ExecuteLocalActivity(c, a.EnqueueSyncJob, activities.SyncJobInput{
+			OperationID: opID, Step: st.Name, BuildID: build.BuildID, Key: key})
+	}, p)
+	if err != nil {
+		status, msg = interrupted(ctx, err)
+		return true, status, msg
+	}
+	var synced activities.SyncSummary
+	if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.RecordSync, opID, st.Name, build.BuildID, job.JobID).Get(ctx, &synced); err != nil {
+		return true, store.StepFailed, rootMessage(err)
+	}
+	switch {
+	case synced.Failed:
+		return true, store.StepFailed, synced.Error
+	case st.Type == appconfig.TypeContainerImage:
+		return true, store.StepSucceeded, ""
+	case st.Type == appconfig.TypeHelmChart:
+		return true, store.StepFailed, "helm_chart components are built and synced, but not deployed yet"
+	}
+	return false, "", ""
 }
 
 // interrupted turns a RunJob error into a step status.

@@ -44,6 +44,8 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	gw.register(fs)
 	var l listenFlags
 	l.register(fs)
+	var reg registryFlags
+	reg.register(fs, "")
 	tPort := fs.Int("temporal-port", 7233, "port of the embedded Temporal frontend")
 	uiPort := fs.Int("temporal-ui-port", 8233, "port of the Temporal web UI (-1: none)")
 	runnerBin := fs.String("runner-bin", "", "the outpost-runner binary (default: next to this binary, then PATH)")
@@ -86,6 +88,18 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
+	if reg.dir == "" {
+		reg.dir = filepath.Join(dataDir, "registry")
+	}
+	rs, err := reg.start(ctx, s)
+	if err != nil {
+		return err
+	}
+	registryAddr := ""
+	if rs != nil {
+		defer rs.Close()
+		registryAddr = rs.Addr()
+	}
 
 	// Listen before launching runners so they find the gateway.
 	apiLn, err := net.Listen("tcp", l.api)
@@ -101,7 +115,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: c.taskQueue}, Logger: log})
 	gatewayURL := "http://" + gwLn.Addr().String()
 	w := worker.New(worker.Config{Client: tc, Store: s, TaskQueue: c.taskQueue, Logger: log,
-		Operations: activities.OperationConfig{GatewayURL: gatewayURL}})
+		Operations: activities.OperationConfig{GatewayURL: gatewayURL, RegistryAddress: registryAddr, RegistryPlainHTTP: true}})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
@@ -349,7 +363,10 @@ func superviseRunner(ctx context.Context, log *slog.Logger, bin, gatewayURL stri
 			return err
 		}
 		cmd := exec.Command(bin, "run", "--gateway", gatewayURL, "--work-dir", workDir, "--name", r.name)
-		cmd.Env = append(os.Environ(), "OUTPOST_TOKEN="+r.token)
+		// The local stand-ins the example sandbox starts (outpost-registry)
+		// are next to the runner.
+		cmd.Env = append(os.Environ(), "OUTPOST_TOKEN="+r.token,
+			"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
 			out.Close()

@@ -94,6 +94,8 @@ func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 	gw.register(fs)
 	var l listenFlags
 	l.register(fs)
+	var reg registryFlags
+	reg.register(fs, ".data/registry")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -107,6 +109,12 @@ func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 	defer s.Close()
 	defer tc.Close()
+	if rs, err := reg.start(ctx, s); err != nil {
+		return err
+	} else if rs != nil {
+		defer rs.Close()
+		log.Info("listening", "server", "vendor registry", "addr", rs.Addr(), "dir", reg.dir)
+	}
 	g := gateway.New(gateway.Config{Store: s, Logger: log, Intervals: iv})
 	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: c.taskQueue}, Logger: log})
 	return serve(ctx, log, g, a, l.api, l.gateway)
@@ -190,7 +198,13 @@ func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
 	c.register(fs)
 	gatewayURL := fs.String("gateway-url", envOr("OUTPOST_GATEWAY_URL", "http://127.0.0.1:8081"),
 		"the gateway's URL as runners reach it; terraform jobs keep their state there (env OUTPOST_GATEWAY_URL)")
+	registryURL := fs.String("registry-url", envOr("OUTPOST_REGISTRY_URL", "http://127.0.0.1:5000"),
+		"the vendor registry's URL as runners reach it; builds push there, installs sync from there (env OUTPOST_REGISTRY_URL)")
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	regAddr, regPlain, err := parseRegistryURL(*registryURL)
+	if err != nil {
 		return err
 	}
 	s, tc, err := c.connect(ctx, log)
@@ -200,7 +214,7 @@ func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
 	defer s.Close()
 	defer tc.Close()
 	w := worker.New(worker.Config{Client: tc, Store: s, TaskQueue: c.taskQueue, Logger: log,
-		Operations: activities.OperationConfig{GatewayURL: *gatewayURL}})
+		Operations: activities.OperationConfig{GatewayURL: *gatewayURL, RegistryAddress: regAddr, RegistryPlainHTTP: regPlain}})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -56,6 +56,80 @@ output "vpc_cidr" {
   value = terraform_data.cluster.output.vpc_cidr
 }
 
-output "registry_url" {
-  value = "registry.${terraform_data.cluster.output.region}.example.com/${terraform_data.cluster.output.name}"
+# The install's own OCI registry: every component's build is synced here
+# before it deploys, so the install never pulls from the vendor. A cloud
+# sandbox would create an ECR or ACR repository; this local one starts
+# outpost-registry (on the runner's PATH) as a daemon on loopback, and stops
+# it on destroy ("outpost-registry up" marks the daemon OUTPOST_DAEMON=1,
+# which tells the runner it is meant to outlive the job).
+
+variable "install_id" {
+  type        = string
+  description = "The install's ID: names the registry's data directory and picks its port"
+}
+
+variable "local_dir" {
+  type        = string
+  default     = "/tmp/outpost-sandboxes"
+  description = "Where local stand-ins (the registry) keep their data"
+}
+
+variable "registry_port" {
+  type        = number
+  default     = 0
+  description = "The registry's port (0: one derived from the install ID, in 20000-29999)"
+}
+
+resource "terraform_data" "registry_password" {
+  input = uuid()
+  lifecycle {
+    ignore_changes = [input]
+  }
+}
+
+locals {
+  registry_dir  = "${var.local_dir}/${var.install_id}/registry"
+  registry_port = var.registry_port != 0 ? var.registry_port : 20000 + parseint(substr(sha256(var.install_id), 0, 4), 16) % 10000
+}
+
+resource "terraform_data" "registry" {
+  input = {
+    dir  = local.registry_dir
+    addr = "127.0.0.1:${local.registry_port}"
+  }
+
+  provisioner "local-exec" {
+    command = "outpost-registry up -dir \"$DIR\" -addr \"$ADDR\""
+    environment = {
+      DIR                       = self.input.dir
+      ADDR                      = self.input.addr
+      OUTPOST_REGISTRY_USERNAME = "outpost"
+      OUTPOST_REGISTRY_PASSWORD = terraform_data.registry_password.output
+    }
+  }
+
+  provisioner "local-exec" {
+    when    = destroy
+    command = "outpost-registry down -dir \"$DIR\""
+    environment = {
+      DIR = self.output.dir
+    }
+  }
+}
+
+output "registry_address" {
+  value = terraform_data.registry.output.addr
+}
+
+output "registry_username" {
+  value = "outpost"
+}
+
+output "registry_password" {
+  value     = terraform_data.registry_password.output
+  sensitive = true
+}
+
+output "registry_plain_http" {
+  value = true
 }

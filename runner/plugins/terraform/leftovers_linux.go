@@ -24,8 +24,8 @@ func adoptOrphans() error {
 }
 
 // killLeftovers kills, with their process groups, the children the job
-// process still has once terraform exited, and reaps them. It returns how
-// many it found.
+// process still has once terraform exited (but daemons, see DaemonEnv), and
+// reaps them. It returns how many it found.
 func killLeftovers() int {
 	self := os.Getpid()
 	killed := 0
@@ -35,6 +35,9 @@ func killLeftovers() int {
 			break
 		}
 		for _, c := range pids {
+			if !c.exited && isDaemon(c.pid) {
+				continue // started to outlive the job, on purpose
+			}
 			if !c.exited {
 				if pgid, err := syscall.Getpgid(c.pid); err == nil && pgid != syscall.Getpgrp() {
 					_ = syscall.Kill(-pgid, syscall.SIGKILL)
@@ -47,6 +50,26 @@ func killLeftovers() int {
 		}
 	}
 	return killed
+}
+
+// DaemonEnv marks, in its environment, a process that a provisioner starts
+// to outlive the job on purpose — a local stand-in for infrastructure, such
+// as the example sandbox's registry. killLeftovers leaves it running; it is
+// the module's to stop (a destroy-time provisioner).
+const DaemonEnv = "OUTPOST_DAEMON=1"
+
+// isDaemon says the process carries DaemonEnv.
+func isDaemon(pid int) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		if string(kv) == DaemonEnv {
+			return true
+		}
+	}
+	return false
 }
 
 type child struct {

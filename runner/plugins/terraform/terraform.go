@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/ociclient"
 	"github.com/outpost-dev/outpost/runner/plugins"
 )
 
@@ -75,8 +76,13 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 		return errors.New("destroy: only a plan (or plan_apply) can be a destroy plan (an apply applies the plan it is given)")
 	case m.Workspace == "":
 		return errors.New("workspace: required")
-	case len(m.Module) == 0:
-		return errors.New("module: required (the module directory as a gzipped tar archive)")
+	case len(m.Module) == 0 && m.ModuleArtifact == nil:
+		return errors.New("module: required (the module directory as a gzipped tar archive), or module_artifact")
+	case len(m.Module) > 0 && m.ModuleArtifact != nil:
+		return errors.New("module_artifact: give the module or module_artifact, not both")
+	case m.ModuleArtifact != nil && (m.ModuleArtifact.Registry.Address == "" || m.ModuleArtifact.Repository == "" ||
+		!strings.HasPrefix(m.ModuleArtifact.Digest, "sha256:")):
+		return errors.New("module_artifact: needs registry.address, repository and a sha256 digest")
 	case m.Operation == protocol.TerraformApply && len(m.PlanFile) == 0:
 		return errors.New("plan_file: required for an apply (the saved plan to apply)")
 	case m.Operation != protocol.TerraformApply && len(m.PlanFile) > 0:
@@ -141,6 +147,13 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 		return 0, err
 	}
 	dir := filepath.Join(run.Dir, moduleDir)
+	if m.ModuleArtifact != nil {
+		ref := m.ModuleArtifact
+		fmt.Fprintf(run.Stdout, "outpost: fetching the module %s/%s@%s\n", ref.Registry.Address, ref.Repository, ref.Digest)
+		if m.Module, err = ociclient.FetchTerraformModule(ctx, *ref); err != nil {
+			return 0, fmt.Errorf("module_artifact: %w", err)
+		}
+	}
 	if err := extractModule(m.Module, dir); err != nil {
 		return 0, err
 	}

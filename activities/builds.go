@@ -1,0 +1,414 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// buildJobTimeout bounds one build or sync job on a runner.
+const buildJobTimeout = 30 * time.Minute
+
+// credentialTTL is how long a registry credential in a job manifest lives:
+// the job's whole allowance, queueing included, and not much more.
+const credentialTTL = buildJobTimeout + 15*time.Minute
+
+// Outputs of an install's sandbox that name the install's own registry.
+const (
+	OutputRegistryAddress   = "registry_address"
+	OutputRegistryUsername  = "registry_username"
+	OutputRegistryPassword  = "registry_password"
+	OutputRegistryPlainHTTP = "registry_plain_http"
+)
+
+// installRepositoryPrefix is where an install's registry keeps the app's
+// artifacts: "outpost/<component>".
+const installRepositoryPrefix = "outpost/"
+
+// BuildSummary is what a workflow learns of a build (no credentials, no
+// sources).
+type BuildSummary struct {
+	BuildID string
+	Status  string
+	Digest  string
+	Error   string
+}
+
+func summarize(b store.Build) BuildSummary {
+	return BuildSummary{BuildID: b.ID, Status: b.Status, Digest: b.Digest, Error: b.Error}
+}
+
+// vendorAccess is how a job reaches the vendor's registry with a credential
+// for scopes only.
+func (a *Activities) vendorAccess(ctx context.Context, subject string, scopes ...registry.Scope) (protocol.RegistryAccess, error) {
+	cfg := a.opConfig()
+	if cfg.RegistryAddress == "" {
+		return protocol.RegistryAccess{}, temporal.NewNonRetryableApplicationError(
+			"the worker has no vendor registry configured (-registry-url)", "Config", nil)
+	}
+	key, err := a.Store.RegistryKey(ctx)
+	if err != nil {
+		return protocol.RegistryAccess{}, err
+	}
+	user, pass := registry.IssueCredential(key, subject, scopes, credentialTTL, time.Now())
+	return protocol.RegistryAccess{Address: cfg.RegistryAddress, Username: user, Password: pass, PlainHTTP: cfg.RegistryPlainHTTP}, nil
+}
+
+// buildOperation is the oci job operation that builds a component type.
+func buildOperation(componentType string) (string, error) {
+	switch componentType {
+	case appconfig.TypeTerraformModule:
+		return protocol.OCIBuildTerraformModule, nil
+	case appconfig.TypeHelmChart:
+		return protocol.OCIBuildHelmChart, nil
+	case appconfig.TypeContainerImage:
+		return protocol.OCIBuildContainerImage, nil
+	}
+	return "", fmt.Errorf("component type %s has no build", componentType)
+}
+
+// EnqueueBuildJob renders a build's job — the component's source or image,
+// and a credential that may push to the org's repositories only — and
+// queues it on the org's build runner. Idempotent by key.
+func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (JobRef, error) {
+	b, err := a.Store.GetBuildByID(ctx, buildID)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	cfg, _, err := a.installConfig(ctx, b.OrgID, b.AppID, b.ConfigVersion)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+	}
+	in, err := cfg.BuildInput(b.Component)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+	}
+	if in.Digest != b.SourceDigest {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"build %s: the source of %s in config version %d is %s, not the build's %s", b.ID, b.Component, b.ConfigVersion, in.Digest, b.SourceDigest), "SourceChanged", nil)
+	}
+	op, err := buildOperation(b.ComponentType)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+	}
+	dest, err := a.vendorAccess(ctx, "build/"+b.ID, registry.Scope{Repository: b.OrgID + "/", Actions: []string{"pull", "push"}})
+	if err != nil {
+		return JobRef{}, err
+	}
+	m := protocol.OCIManifest{Operation: op, Component: b.Component, Source: in.Source,
+		Destination: protocol.OCIDestination{Registry: dest, Repository: b.Repository, Tag: b.Tag}}
+	if op == protocol.OCIBuildContainerImage {
+		m.Image = &protocol.OCIImageSource{Reference: in.Image, PlainHTTP: in.PlainHTTP}
+	}
+	raw, err := manifest(m)
+	if err != nil {
+		return JobRef{}, err
+	}
+	r, err := a.Store.EnsureBuildRunner(ctx, b.OrgID)
+	if err != nil {
+		return JobRef{}, err
+	}
+	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: key, OrgID: b.OrgID, RunnerID: r.ID,
+		Type: protocol.JobTypeOCI, Manifest: raw, TimeoutMS: buildJobTimeout.Milliseconds()})
+	if err != nil {
+		return JobRef{}, err
+	}
+	if err := a.Store.StartBuild(ctx, b.ID, j.ID); err != nil {
+		return JobRef{}, err
+	}
+	return JobRef{JobID: j.ID, Created: created}, nil
+}
+
+// RecordBuild records how a build's job ended: the artifact it pushed, or
+// its error. A build whose job did not succeed names no artifact.
+func (a *Activities) RecordBuild(ctx context.Context, buildID, jobID string) (BuildSummary, error) {
+	var art protocol.Artifact
+	failed, err := a.jobOutputs(ctx, "", "", jobID, &art)
+	if err != nil {
+		return BuildSummary{}, err
+	}
+	if failed == "" && (art.Digest == "" || !strings.HasPrefix(art.Digest, "sha256:")) {
+		failed = fmt.Sprintf("the build job reported no artifact digest (%q)", art.Digest)
+	}
+	if failed != "" {
+		err = a.Store.FinishBuild(ctx, buildID, nil, failed)
+	} else {
+		err = a.Store.FinishBuild(ctx, buildID, &store.BuildArtifact{Digest: art.Digest, MediaType: art.MediaType,
+			ArtifactType: art.ArtifactType, Size: art.Size}, "")
+	}
+	if err != nil {
+		return BuildSummary{}, err
+	}
+	b, err := a.Store.GetBuildByID(ctx, buildID)
+	return summarize(b), err
+}
+
+// FailBuild records that a build could not run at all (its job could not be
+// queued or was lost for good).
+func (a *Activities) FailBuild(ctx context.Context, buildID, msg string) error {
+	return a.Store.FinishBuild(ctx, buildID, nil, msg)
+}
+
+// ResolvedBuild is the build a component step deploys.
+type ResolvedBuild struct {
+	BuildSummary
+	WorkflowID string
+}
+
+// ResolveBuild finds the build a step deploys: the one of the component's
+// source in the operation's config version. When there is none (or only
+// failed ones) it queues one; the workflow starts a queued build.
+func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (ResolvedBuild, error) {
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return ResolvedBuild{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	inst, err := a.install(ctx, op.InstallID)
+	if err != nil {
+		return ResolvedBuild{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	cfg, version, err := a.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
+	if err != nil {
+		return ResolvedBuild{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+	}
+	in, err := cfg.BuildInput(step)
+	if err != nil {
+		return ResolvedBuild{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+	}
+	builds, _, err := a.Store.QueueBuilds(ctx, op.OrgID, inst.AppID, version,
+		[]store.BuildSpec{{Component: step, ComponentType: in.Type, SourceDigest: in.Digest}})
+	if err != nil {
+		return ResolvedBuild{}, err
+	}
+	b := builds[0]
+	if err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"build_id": b.ID, "status": store.StepBuilding,
+		"started_at": time.Now().UTC()}); err != nil {
+		return ResolvedBuild{}, err
+	}
+	return ResolvedBuild{BuildSummary: summarize(b), WorkflowID: b.WorkflowID}, nil
+}
+
+// AwaitBuild waits for a build to end, woken by the store's notification,
+// heartbeating meanwhile.
+func (a *Activities) AwaitBuild(ctx context.Context, buildID string) (BuildSummary, error) {
+	woke, unsub := a.Store.SubscribeBuild(buildID)
+	defer unsub()
+	tick := time.NewTicker(a.awaitCheck())
+	defer tick.Stop()
+	for {
+		b, err := a.Store.GetBuildByID(ctx, buildID)
+		if err != nil {
+			return BuildSummary{}, err
+		}
+		if store.BuildTerminal(b.Status) {
+			return summarize(b), nil
+		}
+		activity.RecordHeartbeat(ctx, b.Status)
+		select {
+		case <-woke:
+		case <-tick.C:
+		case <-ctx.Done():
+			return BuildSummary{}, ctx.Err()
+		}
+	}
+}
+
+// SyncJobInput names the sync job of a step: the build to copy into the
+// install's registry.
+type SyncJobInput struct {
+	OperationID string
+	Step        string
+	BuildID     string
+	Key         string
+}
+
+// installRegistry is the install's own registry, from its sandbox's outputs.
+func (a *Activities) installRegistry(ctx context.Context, installID string) (protocol.RegistryAccess, error) {
+	rows, err := a.Store.ListOutputs(ctx, installID)
+	if err != nil {
+		return protocol.RegistryAccess{}, err
+	}
+	var sb protocol.TerraformApplyOutputs
+	if raw, ok := rows[store.SandboxStep]; ok {
+		if err := json.Unmarshal([]byte(raw), &sb); err != nil {
+			return protocol.RegistryAccess{}, fmt.Errorf("sandbox outputs: %w", err)
+		}
+	}
+	str := func(name string) string {
+		var v string
+		if o, ok := sb.Outputs[name]; ok {
+			_ = json.Unmarshal(o.Value, &v)
+		}
+		return v
+	}
+	acc := protocol.RegistryAccess{Address: str(OutputRegistryAddress), Username: str(OutputRegistryUsername),
+		Password: str(OutputRegistryPassword)}
+	if o, ok := sb.Outputs[OutputRegistryPlainHTTP]; ok {
+		_ = json.Unmarshal(o.Value, &acc.PlainHTTP)
+	}
+	if acc.Address == "" {
+		return acc, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the install's sandbox has no %q output: an install deploys only from its own registry, which its sandbox provides (see docs/APP_CONFIG.md)",
+			OutputRegistryAddress), "NoInstallRegistry", nil)
+	}
+	return acc, nil
+}
+
+// EnqueueSyncJob queues, on the install's runner, the copy of a build's
+// artifact by digest from the vendor's registry (a credential that may pull
+// the app's repository only) into the install's own registry.
+func (a *Activities) EnqueueSyncJob(ctx context.Context, in SyncJobInput) (JobRef, error) {
+	op, err := a.Store.GetOperationByID(ctx, in.OperationID)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	b, err := a.Store.GetBuildByID(ctx, in.BuildID)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	if b.Status != store.BuildSucceeded {
+		return JobRef{}, temporal.NewNonRetryableApplicationError("build "+b.ID+" has not succeeded: "+b.Status, "BuildNotReady", nil)
+	}
+	dest, err := a.installRegistry(ctx, op.InstallID)
+	if err != nil {
+		return JobRef{}, err
+	}
+	src, err := a.vendorAccess(ctx, "install/"+op.InstallID, registry.Scope{Repository: b.Repository, Actions: []string{"pull"}})
+	if err != nil {
+		return JobRef{}, err
+	}
+	m := protocol.OCIManifest{Operation: protocol.OCISync,
+		Artifact:    &protocol.ArtifactRef{Registry: src, Repository: b.Repository, Digest: b.Digest},
+		Destination: protocol.OCIDestination{Registry: dest, Repository: installRepositoryPrefix + b.Component, Tag: b.Tag}}
+	raw, err := manifest(m)
+	if err != nil {
+		return JobRef{}, err
+	}
+	r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
+	if err != nil {
+		return JobRef{}, err
+	}
+	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: in.Key, OrgID: op.OrgID, RunnerID: r.ID, InstallID: &op.InstallID,
+		Type: protocol.JobTypeOCI, Manifest: raw, TimeoutMS: buildJobTimeout.Milliseconds()})
+	if err != nil {
+		return JobRef{}, err
+	}
+	if err := a.Store.UpdateStep(ctx, in.OperationID, in.Step, map[string]any{"sync_job_id": j.ID, "status": store.StepSyncing}); err != nil {
+		return JobRef{}, err
+	}
+	return JobRef{JobID: j.ID, Created: created}, nil
+}
+
+// SyncSummary is how a sync ended.
+type SyncSummary struct {
+	Failed bool
+	Error  string
+}
+
+// RecordSync checks a sync job's result: the install's registry must hold
+// exactly the build's digest. For a container image, the sync is the deploy:
+// the install's component then runs that build and its outputs name the
+// image in the install's registry.
+func (a *Activities) RecordSync(ctx context.Context, opID, step, buildID, jobID string) (SyncSummary, error) {
+	var art protocol.Artifact
+	failed, err := a.jobOutputs(ctx, opID, step, jobID, &art)
+	if err != nil || failed != "" {
+		return SyncSummary{Failed: failed != "", Error: failed}, err
+	}
+	b, err := a.Store.GetBuildByID(ctx, buildID)
+	if err != nil {
+		return SyncSummary{}, err
+	}
+	if art.Digest != b.Digest {
+		msg := fmt.Sprintf("sync of build %s: the install's registry holds %s, the build is %s", b.ID, art.Digest, b.Digest)
+		return SyncSummary{Failed: true, Error: msg}, a.Store.UpdateStep(ctx, opID, step, map[string]any{"error": msg})
+	}
+	if b.ComponentType != appconfig.TypeContainerImage {
+		return SyncSummary{}, nil
+	}
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return SyncSummary{}, err
+	}
+	return SyncSummary{}, a.recordImage(ctx, op.InstallID, step, b)
+}
+
+// recordImage records that an install's container_image component runs a
+// build, and its outputs: the image in the install's registry.
+func (a *Activities) recordImage(ctx context.Context, installID, step string, b store.Build) error {
+	reg, err := a.installRegistry(ctx, installID)
+	if err != nil {
+		return err
+	}
+	repo := installRepositoryPrefix + b.Component
+	ref := reg.Address + "/" + repo + "@" + b.Digest
+	str := func(s string) protocol.TerraformOutput {
+		v, _ := json.Marshal(s)
+		return protocol.TerraformOutput{Value: v}
+	}
+	raw, err := json.Marshal(protocol.TerraformApplyOutputs{Outputs: map[string]protocol.TerraformOutput{
+		"image": str(ref), "repository": str(reg.Address + "/" + repo), "digest": str(b.Digest)}})
+	if err != nil {
+		return err
+	}
+	if err := a.Store.SaveOutputs(ctx, installID, step, string(raw)); err != nil {
+		return err
+	}
+	return a.Store.SetInstallComponent(ctx, store.InstallComponent{InstallID: installID, Component: step, BuildID: b.ID,
+		Digest: b.Digest, Reference: ref})
+}
+
+// deployedArtifact is where the install's registry holds the build a
+// component step deploys (the step's build), or, for a destroy, the build
+// the component last ran; nil when there is none (the module then travels
+// in the manifest).
+func (a *Activities) deployedArtifact(ctx context.Context, installID, step string, buildID *string) (*protocol.ArtifactRef, string, error) {
+	var digest, id string
+	if buildID != nil {
+		b, err := a.Store.GetBuildByID(ctx, *buildID)
+		if err != nil {
+			return nil, "", err
+		}
+		digest, id = b.Digest, b.ID
+	} else {
+		ics, err := a.Store.ListInstallComponents(ctx, installID)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, ic := range ics {
+			if ic.Component == step {
+				digest, id = ic.Digest, ic.BuildID
+			}
+		}
+	}
+	if digest == "" {
+		return nil, "", nil
+	}
+	reg, err := a.installRegistry(ctx, installID)
+	if err != nil {
+		var app *temporal.ApplicationError
+		if errors.As(err, &app) && buildID == nil {
+			return nil, "", nil // destroying after the sandbox lost its registry: use the config's module
+		}
+		return nil, "", err
+	}
+	return &protocol.ArtifactRef{Registry: reg, Repository: installRepositoryPrefix + step, Digest: digest}, id, nil
+}
+
+func (a *Activities) awaitCheck() time.Duration {
+	if a.AwaitCheck <= 0 {
+		return 5 * time.Second
+	}
+	return a.AwaitCheck
+}

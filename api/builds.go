@@ -1,0 +1,382 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// hasBuild says whether components of a type are built into an artifact of
+// the vendor's registry (and synced into each install's registry before they
+// deploy).
+func hasBuild(componentType string) bool {
+	switch componentType {
+	case appconfig.TypeTerraformModule, appconfig.TypeHelmChart, appconfig.TypeContainerImage:
+		return true
+	}
+	return false
+}
+
+// buildSpecs are the builds a config's components need, in the config's
+// order: one per component that has a build, keyed by the digest of what
+// its build consumes.
+func buildSpecs(cfg *appconfig.Config) ([]store.BuildSpec, error) {
+	specs := []store.BuildSpec{}
+	for _, cmp := range cfg.Components {
+		if !hasBuild(cmp.Type) {
+			continue
+		}
+		spec, err := buildSpec(cfg, cmp.Name)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+func buildSpec(cfg *appconfig.Config, component string) (store.BuildSpec, error) {
+	in, err := cfg.BuildInput(component)
+	if err != nil {
+		return store.BuildSpec{}, fmt.Errorf("the build input of component %s: %w", component, err)
+	}
+	return store.BuildSpec{Component: component, ComponentType: in.Type, SourceDigest: in.Digest}, nil
+}
+
+// syncBuild is a build a config version uses, as a sync answers it.
+type syncBuild struct {
+	ID            string `json:"id"`
+	Component     string `json:"component"`
+	ComponentType string `json:"component_type"`
+	SourceDigest  string `json:"source_digest"`
+	Status        string `json:"status"`
+	// Digest is the artifact's, once the build succeeded.
+	Digest string `json:"digest,omitempty"`
+	// ConfigVersion is the version that queued the build: an earlier one
+	// when the component did not change since.
+	ConfigVersion int    `json:"config_version"`
+	WorkflowID    string `json:"workflow_id"`
+	// Reused: the build existed (succeeded or under way) and is used as it
+	// is; false when this sync queued it.
+	Reused bool   `json:"reused"`
+	Error  string `json:"error,omitempty"`
+}
+
+func newSyncBuild(b store.Build, created bool) syncBuild {
+	return syncBuild{ID: b.ID, Component: b.Component, ComponentType: b.ComponentType, SourceDigest: b.SourceDigest,
+		Status: b.Status, Digest: b.Digest, ConfigVersion: b.ConfigVersion, WorkflowID: b.WorkflowID,
+		Reused: !created, Error: b.Error}
+}
+
+// buildStartFailed is the error recorded on a build whose workflow could
+// not be started.
+func buildStartFailed(err error) string {
+	if errors.Is(err, store.ErrConflict) {
+		return "could not start its workflow: " + err.Error()
+	}
+	return "could not start its workflow: the workflow service is not available"
+}
+
+// startBuilds starts the workflow of each build that was created (queued
+// now) or is still queued. A build whose workflow does not start is marked failed, never left
+// queued; so are the created builds after it, which are not tried once the
+// workflow service has failed. It returns the builds as they are then, and
+// the error of the first start that failed with the components it left
+// unbuilt.
+func (s *Server) startBuilds(ctx context.Context, builds []store.Build, created []bool) ([]store.Build, *buildStartError) {
+	out := append([]store.Build(nil), builds...)
+	var failed *buildStartError
+	var msg string
+	for i, b := range builds {
+		// A reused build still queued may be one whose workflow never
+		// started (a process died in between): starting it again is safe,
+		// its workflow ID names the build.
+		if !created[i] && b.Status != store.BuildQueued {
+			continue
+		}
+		if failed == nil {
+			err := s.ops.StartBuild(ctx, b)
+			if err == nil {
+				continue
+			}
+			failed = &buildStartError{err: fmt.Errorf("starting the build of %s: %w", b.Component, err)}
+			msg = buildStartFailed(err)
+		}
+		failed.components = append(failed.components, b.Component)
+		// Recorded even if the request was cancelled meanwhile.
+		if err := s.store.FinishBuild(context.WithoutCancel(ctx), b.ID, nil, msg); err != nil {
+			s.log.Error("recording a build whose workflow did not start failed", "build", b.ID, "err", err)
+			continue
+		}
+		now := s.now()
+		out[i].Status, out[i].Error, out[i].FinishedAt = store.BuildFailed, msg, &now
+	}
+	return out, failed
+}
+
+// buildStartError is why builds were not started.
+type buildStartError struct {
+	err        error
+	components []string // whose builds are marked failed
+}
+
+// answer is the answer to a sync or rebuild whose build workflows could not
+// all be started: 409 for a conflict, otherwise 503. done says what was done
+// anyway.
+func (e *buildStartError) answer(done string) error {
+	msg := fmt.Sprintf("%s, but the build workflow of %s could not be started (marked failed)", done, strings.Join(e.components, ", "))
+	if errors.Is(e.err, store.ErrConflict) {
+		return fmt.Errorf("%w: %w", apierr.New(http.StatusConflict, protocol.CodeConflict, "", "%s: %v", msg, e.err), e.err)
+	}
+	he := apierr.New(http.StatusServiceUnavailable, codeUnavailable, "", "%s: the workflow service is not available; try again", msg)
+	return fmt.Errorf("%w: %w", he, e.err)
+}
+
+// appBuild reads the build named in the path, if it is one of the path's
+// app's (in the token's org).
+func (s *Server) appBuild(c echo.Context) (store.Build, error) {
+	ctx, org := c.Request().Context(), orgID(c)
+	app, err := s.store.GetApp(ctx, org, c.Param("id"))
+	if err != nil {
+		return store.Build{}, err
+	}
+	id := c.Param("build_id")
+	b, err := s.store.GetBuild(ctx, org, id)
+	if err != nil {
+		return store.Build{}, err
+	}
+	if b.AppID != app.ID {
+		return store.Build{}, fmt.Errorf("build %s: %w", id, store.ErrNotFound)
+	}
+	return b, nil
+}
+
+func (s *Server) getBuild(c echo.Context) error {
+	b, err := s.appBuild(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, b)
+}
+
+// listBuilds lists an app's builds, newest first; with config_version, the
+// builds that version uses instead (one per component, in the config's
+// order), some of which earlier versions made.
+func (s *Server) listBuilds(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	app, err := s.store.GetApp(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	component := c.QueryParam("component")
+	if len(component) > 200 {
+		return apierr.Invalid("component", "is longer than 200 characters")
+	}
+	v := c.QueryParam("config_version")
+	if v == "" {
+		builds, err := s.store.ListBuilds(ctx, org, app.ID, store.BuildFilter{Component: component})
+		if err != nil {
+			return err
+		}
+		if builds == nil {
+			builds = []store.Build{}
+		}
+		return c.JSON(http.StatusOK, map[string]any{"builds": builds})
+	}
+	ac, err := s.configVersion(c, app.ID, "config_version", v)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(ac)
+	if err != nil {
+		return err
+	}
+	specs, err := buildSpecs(cfg)
+	if err != nil {
+		return fmt.Errorf("app %s config version %d: %w", app.ID, ac.Version, err)
+	}
+	builds := []store.Build{}
+	for _, sp := range specs {
+		if component != "" && sp.Component != component {
+			continue
+		}
+		b, err := s.store.FindBuild(ctx, app.ID, sp.Component, sp.SourceDigest)
+		switch {
+		case err == nil:
+		case errors.Is(err, store.ErrNotFound) && b.ID != "":
+			// Only failed builds: the latest one says why there is none.
+		case errors.Is(err, store.ErrNotFound):
+			continue // never built (a version older than builds)
+		default:
+			return err
+		}
+		builds = append(builds, b)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"builds": builds})
+}
+
+// configVersion reads the app config version named by value (a number, or
+// latest) of a parameter.
+func (s *Server) configVersion(c echo.Context, appID, param, value string) (store.AppConfig, error) {
+	ctx, org := c.Request().Context(), orgID(c)
+	if value == "latest" {
+		ac, err := s.store.LatestAppConfig(ctx, org, appID)
+		if errors.Is(err, store.ErrNotFound) {
+			return ac, apierr.Invalid(param, "the app has no config yet")
+		}
+		return ac, err
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 {
+		return store.AppConfig{}, apierr.Invalid(param, "%q must be a version number (1, 2, …) or latest", value)
+	}
+	ac, err := s.store.GetAppConfig(ctx, org, appID, n)
+	if errors.Is(err, store.ErrNotFound) {
+		return ac, apierr.Invalid(param, "the app has no config version %d", n)
+	}
+	return ac, err
+}
+
+// loadConfig loads a stored config version.
+func loadConfig(ac store.AppConfig) (*appconfig.Config, error) {
+	archive, err := ac.Archive()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := appconfig.FromArchive(archive)
+	if err != nil {
+		return nil, fmt.Errorf("app %s config version %d no longer loads: %w", ac.AppID, ac.Version, err)
+	}
+	return cfg, nil
+}
+
+type rebuildRequest struct {
+	Component string `json:"component"`
+}
+
+// rebuild makes sure a component of the latest config version has a build of
+// its current source: one that succeeded or is under way is answered as it
+// is (200); otherwise (only failed builds) a build is queued and its
+// workflow started (202).
+func (s *Server) rebuild(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	app, err := s.store.GetApp(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	var req rebuildRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	if req.Component == "" {
+		return apierr.Invalid("component", "is required")
+	}
+	if s.ops == nil {
+		return errNoOps()
+	}
+	ac, err := s.store.LatestAppConfig(ctx, org, app.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "the app has no config yet: sync one with POST /v1/apps/%s/configs", app.ID)
+	}
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(ac)
+	if err != nil {
+		return err
+	}
+	cmp, ok := cfg.Component(req.Component)
+	if !ok {
+		return apierr.New(http.StatusUnprocessableEntity, protocol.CodeInvalid, "component",
+			"the app's latest config (version %d) has no component %q (it has: %s)", ac.Version, req.Component, strings.Join(cfg.ComponentNames(), ", "))
+	}
+	if !hasBuild(cmp.Type) {
+		return apierr.New(http.StatusUnprocessableEntity, protocol.CodeInvalid, "component",
+			"component %q is a %s: it has no build", cmp.Name, cmp.Type)
+	}
+	spec, err := buildSpec(cfg, cmp.Name)
+	if err != nil {
+		return err
+	}
+	builds, created, err := s.store.QueueBuilds(ctx, org, app.ID, ac.Version, []store.BuildSpec{spec})
+	if err != nil {
+		return err
+	}
+	if !created[0] {
+		return c.JSON(http.StatusOK, builds[0])
+	}
+	builds, failed := s.startBuilds(ctx, builds, created)
+	if failed != nil {
+		return failed.answer(fmt.Sprintf("build %s was queued", builds[0].ID))
+	}
+	return c.JSON(http.StatusAccepted, builds[0])
+}
+
+// listInstallComponents shows which build each of the install's components
+// runs, and where the install's registry holds it.
+func (s *Server) listInstallComponents(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	list, err := s.store.ListInstallComponents(ctx, inst.ID)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []store.InstallComponent{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"components": list})
+}
+
+// buildSchemas are the OpenAPI schemas of builds.
+func buildSchemas() map[string]any {
+	status := map[string]any{"type": "string", "enum": []string{store.BuildQueued, store.BuildRunning, store.BuildSucceeded, store.BuildFailed}}
+	return map[string]any{
+		"Build": object(props{"id": str, "app_id": str, "component": str, "component_type": str,
+			"config_version": described(integer, "the app config version that queued the build"),
+			"source_digest":  described(str, "digest of what the build consumed; a later config version whose component has the same source uses this build"),
+			"status":         status,
+			"workflow_id":    str,
+			"job_id":         described(str, "the build runner's job, once queued"),
+			"repository":     described(str, "the artifact's repository in the vendor's registry"),
+			"tag":            str,
+			"digest":         described(str, "the artifact's digest; only when the build succeeded"),
+			"media_type":     described(str, "the artifact manifest's media type; only when the build succeeded"),
+			"artifact_type":  described(str, "the artifact's type; only when the build succeeded"),
+			"size":           described(integer, "the artifact's size in bytes; only when the build succeeded"),
+			"error":          described(str, "why the build failed"),
+			"created_at":     dateTime, "finished_at": dateTime},
+			"id", "app_id", "component", "component_type", "config_version", "source_digest", "status", "workflow_id",
+			"repository", "tag", "created_at"),
+		"BuildList": listOf("builds", "Build"),
+		"RebuildRequest": request(props{"component": described(str,
+			"a component of the app's latest config version that has a build (terraform_module, helm_chart, container_image)")}, "component"),
+		"ConfigBuild": object(props{"id": str, "component": str, "component_type": str, "source_digest": str,
+			"status": status, "digest": described(str, "the artifact's digest, once the build succeeded"),
+			"config_version": described(integer, "the version that queued the build: an earlier one when the component did not change"),
+			"workflow_id":    str,
+			"reused":         described(boolean, "true: an existing build (succeeded or under way) is used; false: this sync queued it"),
+			"error":          str},
+			"id", "component", "component_type", "source_digest", "status", "config_version", "workflow_id", "reused"),
+		"SyncedAppConfig": map[string]any{"allOf": []any{ref("AppConfig"), object(props{
+			"builds": described(arrayOf(ref("ConfigBuild")), "the builds this version uses, one per component that has a build")},
+			"builds")}},
+		"InstallComponent": object(props{"component": str, "build_id": str,
+			"digest":     described(str, "the artifact's digest in the install's registry"),
+			"reference":  described(str, "the artifact in the install's registry (repository@digest)"),
+			"updated_at": dateTime}, "component", "build_id", "digest", "reference", "updated_at"),
+		"InstallComponentList": listOf("components", "InstallComponent"),
+	}
+}

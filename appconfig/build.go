@@ -1,0 +1,63 @@
+package appconfig
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+)
+
+// BuildInput is what a build of a component consumes, and a digest of it
+// that tells whether two config versions would build the same thing.
+type BuildInput struct {
+	// Type is the component's type.
+	Type string `json:"type"`
+	// Source is the directory a build packs (ModuleArchive or ChartArchive):
+	// a terraform_module's module, a helm_chart's chart; nil for a
+	// container_image.
+	Source []byte `json:"source,omitempty"`
+	// Image and PlainHTTP are a container_image's image and how to reach
+	// its registry.
+	Image     string `json:"image,omitempty"`
+	PlainHTTP bool   `json:"plain_http,omitempty"`
+	// Digest is "sha256:<hex>" over the type and the content: for a
+	// directory, the uncompressed tar stream inside Source (so neither file
+	// times, owners and permissions other than the executable bit, nor the
+	// gzip compression can change it); for an image, the reference as
+	// written. Equal digests mean equal inputs; an image referenced by a tag
+	// keeps its digest when the tag is moved in its registry.
+	Digest string `json:"digest"`
+}
+
+// BuildInput returns what a build of the component consumes, with its
+// digest.
+func (c *Config) BuildInput(name string) (BuildInput, error) {
+	cmp, ok := c.byName[name]
+	if !ok {
+		return BuildInput{}, fmt.Errorf("appconfig: no component %q", name)
+	}
+	in := BuildInput{Type: cmp.Type}
+	h := sha256.New()
+	io.WriteString(h, cmp.Type+"\n")
+	switch {
+	case cmp.Terraform != nil, cmp.Helm != nil:
+		source := ""
+		if cmp.Terraform != nil {
+			source = cmp.Terraform.Source
+		} else {
+			source = cmp.Helm.Source
+		}
+		archive, err := archiveDir(c.fsys, source, h)
+		if err != nil {
+			return BuildInput{}, err
+		}
+		in.Source = archive
+	case cmp.Image != nil:
+		in.Image, in.PlainHTTP = cmp.Image.Image, cmp.Image.PlainHTTP
+		io.WriteString(h, cmp.Image.Image)
+	default:
+		return BuildInput{}, fmt.Errorf("appconfig: component %q: a %s has no build", name, cmp.Type)
+	}
+	in.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return in, nil
+}

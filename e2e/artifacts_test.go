@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// installComponent is the API's view of which build an install's component
+// runs.
+type installComponent struct {
+	Component string `json:"component"`
+	BuildID   string `json:"build_id"`
+	Digest    string `json:"digest"`
+	Reference string `json:"reference"`
+}
+
+// writeArtifactsApp writes an app whose components are an external image
+// (copied from a stand-in public registry) and a terraform module that
+// takes the image as the install's registry names it.
+func writeArtifactsApp(t *testing.T, image string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "app")
+	files := map[string]string{
+		"outpost.toml": "[app]\nname = \"demo\"\n\n[sandbox]\nsource = \"sandbox\"\n\n[sandbox.variables]\ninstall_id = \"{{ .install.id }}\"\n",
+		"sandbox/main.tf": "resource \"terraform_data\" \"sandbox\" {\n  input = \"sandbox\"\n}\n",
+		"components/web.toml": "name = \"web\"\ntype = \"container_image\"\nimage = \"" + image + "\"\nplain_http = true\n",
+		"components/api.toml": "name = \"api\"\ntype = \"terraform_module\"\nsource = \"modules/api\"\n\n[variables]\nimage = \"{{ .components.web.outputs.image }}\"\n",
+		"modules/api/main.tf": "variable \"image\" {\n  type = string\n}\n\nresource \"terraform_data\" \"deployment\" {\n  input = var.image\n}\n\noutput \"image\" {\n  value = terraform_data.deployment.output\n}\n",
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// Every component is built once into the vendor registry, synced by digest
+// into the install's own registry, and deployed from there: the install's
+// registry holds the same digests, a terraform component gets the image as
+// the install's registry names it, and with the vendor registry stopped a
+// deploy still succeeds.
+func TestBuildSyncDeploy(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	ctx := context.Background()
+
+	// The stand-in public registry, with an image the test pushes.
+	public, err := registry.Start(ctx, registry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer public.Close()
+	img, err := random.Image(1<<20, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := name.ParseReference(public.Addr()+"/library/app:1.0", name.Insecure)
+	if err := remote.Write(src, img); err != nil {
+		t.Fatal(err)
+	}
+	srcDigest, _ := img.Digest()
+
+	s.syncConfig(writeArtifactsApp(t, public.Addr()+"/library/app:1.0"))
+	inst, _ := s.newInstall("cust-art")
+	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 3*time.Minute)
+	if op.Status != store.OpSucceeded {
+		t.Fatalf("provision %s: %s %+v", op.Status, op.Error, op.Steps)
+	}
+
+	// Which build each component runs, and that the install's registry
+	// holds exactly those digests.
+	var list struct {
+		Components []installComponent `json:"components"`
+	}
+	if code := s.do("GET", "/v1/installs/"+inst+"/components", nil, &list); code != http.StatusOK {
+		t.Fatalf("GET components: %d", code)
+	}
+	comps := list.Components
+	if len(comps) != 2 {
+		t.Fatalf("install components %+v, want api and web", comps)
+	}
+	installReg := s.installRegistry(inst)
+	for _, c := range comps {
+		b, err := s.store.GetBuild(ctx, s.orgID, c.BuildID)
+		if err != nil || b.Status != store.BuildSucceeded || b.Digest != c.Digest {
+			t.Fatalf("%s runs build %+v (%v), install component %+v", c.Component, b, err, c)
+		}
+		ref, err := name.ParseReference(installReg+"/outpost/"+c.Component+"@"+c.Digest, name.Insecure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, err := remote.Head(ref)
+		if err != nil || desc.Digest.String() != c.Digest {
+			t.Errorf("install registry's %s: %+v %v, want %s", ref, desc, err, c.Digest)
+		}
+		if c.Reference != ref.String() {
+			t.Errorf("%s reference %q, want %q", c.Component, c.Reference, ref.String())
+		}
+		if c.Component == "web" && c.Digest != srcDigest.String() {
+			t.Errorf("the image build is %s, the public image %s: it must be pinned by digest", c.Digest, srcDigest)
+		}
+	}
+	outs, err := s.store.ListOutputs(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api protocol.TerraformApplyOutputs
+	if err := json.Unmarshal([]byte(outs["api"]), &api); err != nil {
+		t.Fatal(err)
+	}
+	wantImage := installReg + "/outpost/web@" + srcDigest.String()
+	if got := strings.Trim(string(api.Outputs["image"].Value), `"`); got != wantImage {
+		t.Errorf("api deployed image %q, want the install registry's %q", got, wantImage)
+	}
+
+	// The vendor registry goes away: the install depends only on its own.
+	s.registry.Close()
+	redeploy := s.waitOp(inst, s.startOp(inst, "/components/api/deploy", nil).ID, 2*time.Minute)
+	if redeploy.Status != store.OpSucceeded {
+		t.Fatalf("deploy with the vendor registry stopped: %s %s %+v", redeploy.Status, redeploy.Error, redeploy.Steps)
+	}
+}
+
+// installRegistry is the install's registry address, from its sandbox's
+// outputs.
+func (s *stack) installRegistry(installID string) string {
+	s.t.Helper()
+	outs, err := s.store.ListOutputs(context.Background(), installID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var sb protocol.TerraformApplyOutputs
+	if err := json.Unmarshal([]byte(outs[store.SandboxStep]), &sb); err != nil {
+		s.t.Fatal(err)
+	}
+	var addr string
+	if err := json.Unmarshal(sb.Outputs["registry_address"].Value, &addr); err != nil || addr == "" {
+		s.t.Fatalf("sandbox outputs %s: no registry_address", outs[store.SandboxStep])
+	}
+	return addr
+}
+
+// An external image that does not exist fails its build with the
+// registry's answer; the build names no artifact and the deploy that needs
+// it fails saying why.
+func TestMissingExternalImageFailsTheBuild(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	public, err := registry.Start(context.Background(), registry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer public.Close()
+	s.syncConfig(writeArtifactsApp(t, public.Addr()+"/library/missing:1.0"))
+	inst, _ := s.newInstall("cust-missing")
+	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 3*time.Minute)
+	web := op.step(t, "web")
+	if op.Status != store.OpFailed || web.Status != store.StepFailed || !strings.Contains(web.Error, "MANIFEST_UNKNOWN") &&
+		!strings.Contains(strings.ToLower(web.Error), "manifest unknown") {
+		t.Fatalf("provision %s, web %s: %q; want failed with the registry's answer", op.Status, web.Status, web.Error)
+	}
+	if api := op.step(t, "api"); api.Status != store.StepSkipped {
+		t.Errorf("api %s, want skipped (its dependency's build failed)", api.Status)
+	}
+	builds, err := s.store.ListBuilds(context.Background(), s.orgID, s.install.AppID, store.BuildFilter{Component: "web"})
+	if err != nil || len(builds) == 0 {
+		t.Fatalf("builds of web: %v %v", builds, err)
+	}
+	for _, b := range builds {
+		if b.Status != store.BuildFailed || b.Digest != "" {
+			t.Errorf("build %s: %s digest %q; a failed build names no artifact", b.ID, b.Status, b.Digest)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package protocol
+
+// JobTypeOCI builds artifacts into a registry and syncs them between
+// registries.
+const JobTypeOCI = "oci"
+
+// OCI operations.
+const (
+	// OCIBuildTerraformModule pushes Source (a module directory) as a
+	// terraform-module artifact.
+	OCIBuildTerraformModule = "build_terraform_module"
+	// OCIBuildHelmChart packages Source (a chart directory) with helm and
+	// pushes the chart.
+	OCIBuildHelmChart = "build_helm_chart"
+	// OCIBuildContainerImage copies the external Image into the destination,
+	// pinned by its digest.
+	OCIBuildContainerImage = "build_container_image"
+	// OCISync copies Artifact, by digest, into the destination and checks
+	// that the destination serves exactly that digest.
+	OCISync = "sync"
+)
+
+// Media types of Outpost's own artifacts.
+const (
+	// ArtifactTypeTerraformModule is the artifactType of a terraform-module
+	// artifact: an OCI image manifest with an empty config and one layer.
+	ArtifactTypeTerraformModule = "application/vnd.outpost.terraform.module.v1"
+	// MediaTypeTerraformModuleLayer is its one layer: the module directory
+	// as a gzipped tar archive, exactly as the manifest's Source carried it.
+	MediaTypeTerraformModuleLayer = "application/vnd.outpost.terraform.module.layer.v1.tar+gzip"
+	// AnnotationComponent names the component an artifact was built for.
+	AnnotationComponent = "dev.outpost.component"
+)
+
+// Media types of helm charts in OCI registries (helm's own).
+const (
+	MediaTypeHelmChartConfig = "application/vnd.cncf.helm.config.v1+json"
+	MediaTypeHelmChartLayer  = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+)
+
+// OCIManifest is a fully rendered oci job. It carries registry credentials:
+// it is stored with the job and never put in Temporal history.
+//
+// Which fields an operation takes:
+//
+//	build_terraform_module  component, source, destination
+//	build_helm_chart        component, source, destination (tag: defaults to the chart's version)
+//	build_container_image   component, image, destination
+//	sync                    artifact, destination
+//
+// Every operation's outputs are the resulting Artifact in the destination.
+type OCIManifest struct {
+	Operation string `json:"operation"`
+	// Component names the component being built; builds record it in the
+	// artifact's annotations.
+	Component string `json:"component,omitempty"`
+	// Source is the component's directory as a gzipped tar archive (as
+	// TerraformManifest.Module): a terraform module or a helm chart.
+	Source []byte `json:"source,omitempty"`
+	// Image is the external image of build_container_image.
+	Image *OCIImageSource `json:"image,omitempty"`
+	// Artifact is what sync copies.
+	Artifact *ArtifactRef `json:"artifact,omitempty"`
+	// Destination is where the artifact goes.
+	Destination OCIDestination `json:"destination"`
+}
+
+// OCIImageSource is an external container image.
+type OCIImageSource struct {
+	// Reference is the image, by tag or digest:
+	// "docker.io/library/nginx:1.27", "ghcr.io/acme/api@sha256:…".
+	Reference string `json:"reference"`
+	// Username and Password, when the image is not public.
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+	// PlainHTTP talks HTTP to the image's registry (loopback registries).
+	PlainHTTP bool `json:"plain_http,omitempty"`
+}
+
+// OCIDestination is a repository of a registry that a job pushes to.
+type OCIDestination struct {
+	Registry   RegistryAccess `json:"registry"`
+	Repository string         `json:"repository"`
+	// Tag, when set, is pointed at the artifact once the registry serves
+	// it with the expected digest.
+	Tag string `json:"tag,omitempty"`
+}

@@ -1,0 +1,33 @@
+package protocol
+
+// RegistryAccess is how a job reaches an OCI registry: its address and a
+// credential. The credential is secret: manifests carrying it are stored with
+// the job and never put in Temporal history, logs or API answers.
+type RegistryAccess struct {
+	// Address is the registry's host[:port], without scheme.
+	Address  string `json:"address"`
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+	// PlainHTTP talks HTTP instead of HTTPS (loopback registries).
+	PlainHTTP bool `json:"plain_http,omitempty"`
+}
+
+// ArtifactRef names one artifact, by digest, in a repository of a registry.
+type ArtifactRef struct {
+	Registry   RegistryAccess `json:"registry"`
+	Repository string         `json:"repository"`
+	// Digest is "sha256:…": artifacts are always addressed by digest.
+	Digest string `json:"digest"`
+}
+
+// Artifact describes a stored artifact: what a build produced or a sync
+// copied.
+type Artifact struct {
+	Repository string `json:"repository"`
+	Digest     string `json:"digest"`
+	MediaType  string `json:"media_type"`
+	// ArtifactType is the manifest's artifactType (or config media type).
+	ArtifactType string `json:"artifact_type,omitempty"`
+	// Size is the total size in bytes: manifest, config and layers.
+	Size int64 `json:"size"`
+}

@@ -1,0 +1,115 @@
+package registry
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Scope grants actions on repositories.
+type Scope struct {
+	// Repository is an exact repository name ("org_1/app_2/db"), or a
+	// prefix ending in "/" ("org_1/") that covers every repository below
+	// it. A prefix never matches a longer name at its last component:
+	// "org_a/" does not cover "org_ab/x".
+	Repository string `json:"repository"`
+	// Actions are "pull" and/or "push" ("delete" for deleting manifests).
+	Actions []string `json:"actions"`
+}
+
+// covers reports whether the scope allows action on repository.
+func (s Scope) covers(repository, action string) bool {
+	if !slices.Contains(s.Actions, action) {
+		return false
+	}
+	if strings.HasSuffix(s.Repository, "/") {
+		return len(s.Repository) > 1 && strings.HasPrefix(repository, s.Repository)
+	}
+	return s.Repository != "" && repository == s.Repository
+}
+
+// Tokens accepts short-lived credentials made by IssueCredential with the
+// same key: each names its subject (the username), the repositories and
+// actions it grants, and when it expires. The registry keeps no list of
+// them; the key is the only secret.
+type Tokens struct {
+	Key []byte
+}
+
+// claims is what a credential says, signed.
+type claims struct {
+	Subject string  `json:"sub"`
+	Scopes  []Scope `json:"scopes"`
+	Expires int64   `json:"exp"` // Unix seconds
+}
+
+// IssueCredential makes a basic-auth credential for a Tokens registry with
+// the same key: username is the subject (which must not contain ':'),
+// password is base64url(JSON claims) + "." + base64url(HMAC-SHA256 of the
+// first part). It is valid from now until now+ttl.
+func IssueCredential(key []byte, subject string, scopes []Scope, ttl time.Duration, now time.Time) (username, password string) {
+	payload, err := json.Marshal(claims{Subject: subject, Scopes: scopes, Expires: now.Add(ttl).Unix()})
+	if err != nil {
+		panic(fmt.Sprintf("encoding registry credential claims: %v", err)) // plain strings and ints
+	}
+	encoded := base64.RawURLEncoding.EncodeToString(payload)
+	return subject, encoded + "." + base64.RawURLEncoding.EncodeToString(sign(key, encoded))
+}
+
+func sign(key []byte, encodedClaims string) []byte {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(encodedClaims))
+	return mac.Sum(nil)
+}
+
+// Authorize verifies the credential's signature (in constant time), expiry
+// and subject, then that its scopes cover every access.
+func (t Tokens) Authorize(username, password string, access []Access) error {
+	c, err := t.verify(username, password, time.Now())
+	if err != nil {
+		return err
+	}
+	for _, a := range access {
+		if a.Type != "repository" || !slices.ContainsFunc(c.Scopes, func(s Scope) bool { return s.covers(a.Name, a.Action) }) {
+			return fmt.Errorf("credential of %q does not grant %s on %s %q", c.Subject, a.Action, a.Type, a.Name)
+		}
+	}
+	return nil
+}
+
+var errBadToken = errors.New("invalid registry credential")
+
+func (t Tokens) verify(username, password string, now time.Time) (claims, error) {
+	if len(t.Key) == 0 {
+		return claims{}, errors.New("registry has no credential key")
+	}
+	encoded, sig, ok := strings.Cut(password, ".")
+	if !ok {
+		return claims{}, errBadToken
+	}
+	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil || !hmac.Equal(mac, sign(t.Key, encoded)) {
+		return claims{}, errBadToken
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(encoded)
+	if err != nil {
+		return claims{}, errBadToken
+	}
+	var c claims
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return claims{}, errBadToken
+	}
+	if now.Unix() >= c.Expires {
+		return claims{}, fmt.Errorf("registry credential of %q expired at %s", c.Subject, time.Unix(c.Expires, 0).UTC().Format(time.RFC3339))
+	}
+	if username != c.Subject {
+		return claims{}, errBadToken
+	}
+	return c, nil
+}

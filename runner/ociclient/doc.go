@@ -1,0 +1,10 @@
+// Package ociclient is how runner code reaches OCI registries described by
+// protocol.RegistryAccess: oras-go repositories with the access's credential
+// (basic auth, or anonymous; token challenges are followed), FetchManifest,
+// which checks a manifest against its digest and reports a registry's
+// refusal with the registry's own answer, a Scrubber that keeps credentials
+// out of logs and errors, and FetchTerraformModule, with which the terraform
+// plugin takes a module from the install's registry.
+//
+// It links no part of the control plane.
+package ociclient

@@ -1,0 +1,157 @@
+package oci
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	helmregistry "helm.sh/helm/v3/pkg/registry"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/memory"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/ociclient"
+)
+
+// created is the creation time recorded in built artifacts: fixed, so the
+// same source gives the same digest.
+const created = "1970-01-01T00:00:00Z"
+
+// moduleLayerTitle names the module layer (its org.opencontainers.image.title).
+const moduleLayerTitle = "module.tar.gz"
+
+// buildTerraformModule pushes the module archive as the one layer of a
+// terraform-module artifact.
+func (p *plugin) buildTerraformModule(ctx context.Context, log io.Writer, dst *target) (protocol.Artifact, error) {
+	m := &p.m
+	logf(log, "build terraform module of component %q (%d bytes) into %s", m.Component, len(m.Source), dst.name)
+	store := memory.New()
+	layer := content.NewDescriptorFromBytes(protocol.MediaTypeTerraformModuleLayer, m.Source)
+	layer.Annotations = map[string]string{ocispec.AnnotationTitle: moduleLayerTitle}
+	if err := store.Push(ctx, layer, bytes.NewReader(m.Source)); err != nil {
+		return protocol.Artifact{}, err
+	}
+	manifest, err := oras.PackManifest(ctx, store, oras.PackManifestVersion1_1, protocol.ArtifactTypeTerraformModule,
+		oras.PackManifestOptions{
+			Layers: []ocispec.Descriptor{layer},
+			ManifestAnnotations: map[string]string{
+				ocispec.AnnotationCreated:    created,
+				protocol.AnnotationComponent: m.Component,
+			},
+		})
+	if err != nil {
+		return protocol.Artifact{}, fmt.Errorf("packing the module's manifest: %w", err)
+	}
+	if err := dst.copy(ctx, store, manifest); err != nil {
+		return protocol.Artifact{}, err
+	}
+	return dst.finish(ctx, manifest.Digest.String(), dst.dest.Tag)
+}
+
+// buildHelmChart packages the chart directory with helm and pushes it with
+// helm's registry client.
+func (p *plugin) buildHelmChart(ctx context.Context, log io.Writer, dir string, dst *target) (protocol.Artifact, error) {
+	m := &p.m
+	chartDir := filepath.Join(dir, "chart")
+	if err := extractArchive(m.Source, chartDir); err != nil {
+		return protocol.Artifact{}, fmt.Errorf("source: %w", err)
+	}
+	chart, err := loader.LoadDir(chartDir)
+	if err != nil {
+		return protocol.Artifact{}, fmt.Errorf("source: loading the chart: %w", err)
+	}
+	pkgDir := filepath.Join(dir, "package")
+	if err := os.MkdirAll(pkgDir, 0o700); err != nil {
+		return protocol.Artifact{}, err
+	}
+	pkg, err := chartutil.Save(chart, pkgDir)
+	if err != nil {
+		return protocol.Artifact{}, fmt.Errorf("packaging chart %s: %w", chart.Name(), err)
+	}
+	raw, err := os.ReadFile(pkg)
+	if err != nil {
+		return protocol.Artifact{}, err
+	}
+	data, err := normaliseArchive(raw)
+	if err != nil {
+		return protocol.Artifact{}, fmt.Errorf("packaging chart %s: %w", chart.Name(), err)
+	}
+	tag := dst.dest.Tag
+	if tag == "" {
+		tag = strings.ReplaceAll(chart.Metadata.Version, "+", "_") // what helm itself does in OCI tags
+	}
+	logf(log, "build helm chart %s %s of component %q into %s:%s", chart.Name(), chart.Metadata.Version, m.Component, dst.name, tag)
+
+	access := dst.dest.Registry
+	opts := []helmregistry.ClientOption{
+		helmregistry.ClientOptWriter(log),
+		// A file of the job's own: no user's helm or docker login is read or written.
+		helmregistry.ClientOptCredentialsFile(filepath.Join(dir, "helm-registry-config.json")),
+		helmregistry.ClientOptEnableCache(true),
+		helmregistry.ClientOptHTTPClient(&http.Client{Transport: contextTransport{ctx, http.DefaultTransport}}),
+	}
+	if access.Username != "" || access.Password != "" {
+		opts = append(opts, helmregistry.ClientOptBasicAuth(access.Username, access.Password))
+	}
+	if access.PlainHTTP {
+		opts = append(opts, helmregistry.ClientOptPlainHTTP())
+	}
+	client, err := helmregistry.NewClient(opts...)
+	if err != nil {
+		return protocol.Artifact{}, fmt.Errorf("helm registry client: %w", err)
+	}
+	res, err := client.Push(data, dst.name+":"+tag,
+		helmregistry.PushOptStrictMode(false), helmregistry.PushOptCreationTime(created))
+	if err != nil {
+		return protocol.Artifact{}, fmt.Errorf("pushing chart %s to %s:%s: %w", chart.Name(), dst.name, tag, err)
+	}
+	// helm tagged it already.
+	return dst.finish(ctx, res.Manifest.Digest, "")
+}
+
+// contextTransport binds requests to ctx: helm's registry client makes its
+// requests without one, and a cancelled job must stop them.
+type contextTransport struct {
+	ctx  context.Context
+	base http.RoundTripper
+}
+
+func (t contextTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return t.base.RoundTrip(r.WithContext(t.ctx))
+}
+
+// buildContainerImage copies the external image, whole, into the
+// destination, pinned by its digest.
+func (p *plugin) buildContainerImage(ctx context.Context, log io.Writer, dst *target) (protocol.Artifact, error) {
+	img := p.m.Image
+	ref, err := imageReference(*img)
+	if err != nil {
+		return protocol.Artifact{}, fmt.Errorf("image.reference: %w", err)
+	}
+	src, err := ociclient.Repository(protocol.RegistryAccess{
+		Address: ref.Context().RegistryStr(), Username: img.Username, Password: img.Password, PlainHTTP: img.PlainHTTP,
+	}, ref.Context().RepositoryStr())
+	if err != nil {
+		return protocol.Artifact{}, fmt.Errorf("image.reference: %w", err)
+	}
+	// By tag, the digest is that of the manifest received; by digest, the
+	// manifest is checked against it.
+	root, _, err := ociclient.FetchManifest(ctx, src, ref.Identifier())
+	if err != nil {
+		return protocol.Artifact{}, fmt.Errorf("image %s: %w", img.Reference, err)
+	}
+	logf(log, "copy image %s (%s) of component %q into %s", img.Reference, root.Digest, p.m.Component, dst.name)
+	if err := dst.copy(ctx, src, root); err != nil {
+		return protocol.Artifact{}, err
+	}
+	return dst.finish(ctx, root.Digest.String(), dst.dest.Tag)
+}

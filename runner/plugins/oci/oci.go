@@ -1,0 +1,193 @@
+package oci
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/opencontainers/go-digest"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/ociclient"
+	"github.com/outpost-dev/outpost/runner/plugins"
+)
+
+// New returns an oci plugin for one job.
+func New() plugins.Plugin { return &plugin{} }
+
+type plugin struct {
+	m        protocol.OCIManifest
+	scrub    *ociclient.Scrubber
+	artifact *protocol.Artifact
+}
+
+// takes says which of the manifest's optional fields an operation takes.
+type takes struct{ component, source, image, artifact bool }
+
+var operations = map[string]takes{
+	protocol.OCIBuildTerraformModule: {component: true, source: true},
+	protocol.OCIBuildHelmChart:       {component: true, source: true},
+	protocol.OCIBuildContainerImage:  {component: true, image: true},
+	protocol.OCISync:                 {artifact: true},
+}
+
+// validTag is the OCI distribution spec's tag grammar.
+var validTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+
+const operationList = "build_terraform_module, build_helm_chart, build_container_image or sync"
+
+func (p *plugin) Validate(manifest json.RawMessage) error {
+	err := plugins.DecodeManifest(manifest, &p.m)
+	p.scrub = scrubberOf(p.m)
+	if err == nil {
+		err = p.validate()
+	}
+	return p.scrub.Error(err)
+}
+
+// scrubberOf scrubs every credential of the manifest.
+func scrubberOf(m protocol.OCIManifest) *ociclient.Scrubber {
+	creds := []string{m.Destination.Registry.Username, m.Destination.Registry.Password}
+	if m.Image != nil {
+		creds = append(creds, m.Image.Username, m.Image.Password)
+	}
+	if m.Artifact != nil {
+		creds = append(creds, m.Artifact.Registry.Username, m.Artifact.Registry.Password)
+	}
+	return ociclient.NewScrubber(creds...)
+}
+
+func (p *plugin) validate() error {
+	m := &p.m
+	t, ok := operations[m.Operation]
+	switch {
+	case m.Operation == "":
+		return fmt.Errorf("operation: required (%s)", operationList)
+	case !ok:
+		return fmt.Errorf("operation: must be %s, got %q", operationList, m.Operation)
+	}
+	for _, f := range []struct {
+		field          string
+		takes, present bool
+	}{
+		{"component", t.component, m.Component != ""},
+		{"source", t.source, len(m.Source) > 0},
+		{"image", t.image, m.Image != nil},
+		{"artifact", t.artifact, m.Artifact != nil},
+	} {
+		switch {
+		case f.takes && !f.present:
+			return fmt.Errorf("%s: required for %s", f.field, m.Operation)
+		case !f.takes && f.present:
+			return fmt.Errorf("%s: %s takes none", f.field, m.Operation)
+		}
+	}
+	if err := checkRepository("destination", m.Destination.Registry, m.Destination.Repository); err != nil {
+		return err
+	}
+	if m.Destination.Tag != "" {
+		if !validTag.MatchString(m.Destination.Tag) {
+			return fmt.Errorf("destination.tag: %q is not a valid tag (letters, digits, '_', '.', '-'; at most 128)", m.Destination.Tag)
+		}
+	}
+	switch m.Operation {
+	case protocol.OCIBuildTerraformModule:
+		return checkSource(m.Source, ".tf or .tf.json file", func(n string) bool {
+			return strings.HasSuffix(n, ".tf") || strings.HasSuffix(n, ".tf.json")
+		})
+	case protocol.OCIBuildHelmChart:
+		return checkSource(m.Source, "Chart.yaml", func(n string) bool { return n == "Chart.yaml" })
+	case protocol.OCIBuildContainerImage:
+		if m.Image.Reference == "" {
+			return errors.New("image.reference: required (an image by tag or digest)")
+		}
+		if _, err := imageReference(*m.Image); err != nil {
+			return fmt.Errorf("image.reference: %w", err)
+		}
+	case protocol.OCISync:
+		if err := checkRepository("artifact", m.Artifact.Registry, m.Artifact.Repository); err != nil {
+			return err
+		}
+		if _, err := digest.Parse(m.Artifact.Digest); err != nil {
+			return fmt.Errorf("artifact.digest: must be a digest (sha256:<64 hex digits>), got %q", m.Artifact.Digest)
+		}
+	}
+	return nil
+}
+
+func checkRepository(field string, access protocol.RegistryAccess, repository string) error {
+	if err := ociclient.CheckAddress(access.Address); err != nil {
+		return fmt.Errorf("%s.registry.address: %w", field, err)
+	}
+	if repository == "" {
+		return fmt.Errorf("%s.repository: required", field)
+	}
+	if _, err := ociclient.Repository(access, repository); err != nil {
+		return fmt.Errorf("%s.repository: %w", field, err)
+	}
+	return nil
+}
+
+func checkSource(archive []byte, want string, match func(string) bool) error {
+	found, err := hasRootFile(archive, match)
+	switch {
+	case err != nil:
+		return fmt.Errorf("source: %w", err)
+	case !found:
+		return fmt.Errorf("source: the archive holds no %s at its root", want)
+	}
+	return nil
+}
+
+// imageReference parses an external image's reference the way docker
+// does: "nginx:1.27" is docker.io/library/nginx:1.27.
+func imageReference(img protocol.OCIImageSource) (name.Reference, error) {
+	return name.ParseReference(img.Reference)
+}
+
+func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
+	log := p.scrub.Writer(run.Stdout)
+	start := time.Now()
+	dst, err := newTarget(p.m.Destination)
+	if err != nil {
+		return 0, p.scrub.Error(err)
+	}
+	var art protocol.Artifact
+	switch p.m.Operation {
+	case protocol.OCIBuildTerraformModule:
+		art, err = p.buildTerraformModule(ctx, log, dst)
+	case protocol.OCIBuildHelmChart:
+		art, err = p.buildHelmChart(ctx, log, run.Dir, dst)
+	case protocol.OCIBuildContainerImage:
+		art, err = p.buildContainerImage(ctx, log, dst)
+	case protocol.OCISync:
+		art, err = p.sync(ctx, log, dst)
+	}
+	if err != nil {
+		return 0, p.scrub.Error(err)
+	}
+	p.artifact = &art
+	fmt.Fprintf(log, "outpost: %s@%s (%s, %d bytes) in %s\n",
+		dst.name, art.Digest, art.MediaType, art.Size, time.Since(start).Round(time.Millisecond))
+	return 0, nil
+}
+
+func (p *plugin) Outputs() (json.RawMessage, error) {
+	if p.artifact == nil {
+		return nil, nil
+	}
+	return json.Marshal(p.artifact)
+}
+
+func (p *plugin) Cleanup() error { return nil }
+
+// logf writes one line of the job's log.
+func logf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "outpost: "+format+"\n", args...)
+}

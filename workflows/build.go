@@ -1,0 +1,86 @@
+package workflows
+
+import (
+	"time"
+
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// BuildInput names the build; everything else is in the store.
+type BuildInput struct {
+	BuildID string
+}
+
+// buildJobWait bounds a build job, queueing on the build runner included.
+const buildJobWait = time.Hour
+
+// BuildComponent turns a component's source into an immutable artifact in
+// the vendor's registry on the org's build runner, and records its digest
+// (workflow ID "app/<app id>/build/<build id>"). A build that fails records
+// its error and names no artifact.
+func BuildComponent(ctx workflow.Context, in BuildInput) (activities.BuildSummary, error) {
+	key := workflow.GetInfo(ctx).WorkflowExecution.ID + "/job"
+	job, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
+		return workflow.ExecuteLocalActivity(c, a.EnqueueBuildJob, in.BuildID, key)
+	}, JobPolicy{MaxAttempts: 3, Wait: buildJobWait})
+	if err != nil {
+		msg := rootMessage(err)
+		if ctx.Err() != nil {
+			msg = "build cancelled"
+		}
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		_ = workflow.ExecuteLocalActivity(localActivity(dctx), a.FailBuild, in.BuildID, msg).Get(dctx, nil)
+		return activities.BuildSummary{BuildID: in.BuildID, Status: store.BuildFailed, Error: msg},
+			temporal.NewNonRetryableApplicationError(msg, "BuildFailed", nil)
+	}
+	var sum activities.BuildSummary
+	if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.RecordBuild, in.BuildID, job.JobID).Get(ctx, &sum); err != nil {
+		return sum, err
+	}
+	if sum.Status != store.BuildSucceeded {
+		return sum, temporal.NewNonRetryableApplicationError(sum.Error, "BuildFailed", nil)
+	}
+	return sum, nil
+}
+
+// awaitBuild makes sure the step's build exists (starting its workflow when
+// the step had to queue it) and waits for it to end.
+func awaitBuild(ctx workflow.Context, opID, step string, wait time.Duration) (activities.BuildSummary, error) {
+	var rb activities.ResolvedBuild
+	if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.ResolveBuild, opID, step).Get(ctx, &rb); err != nil {
+		return activities.BuildSummary{}, err
+	}
+	if store.BuildTerminal(rb.Status) {
+		return rb.BuildSummary, nil
+	}
+	if rb.Status == store.BuildQueued {
+		// Queued now by this step, or queued by a sync whose workflow
+		// start may have been lost: start it as a child that outlives this
+		// operation if need be (a build is the app's, not the install's).
+		// Its ID names the build, so a build already under way is not run
+		// twice.
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID:            rb.WorkflowID,
+			ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
+			WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		})
+		child := workflow.ExecuteChildWorkflow(cctx, BuildComponent, BuildInput{BuildID: rb.BuildID})
+		err := child.GetChildWorkflowExecution().Get(ctx, nil)
+		if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+			return activities.BuildSummary{}, err
+		}
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ScheduleToCloseTimeout: wait,
+		HeartbeatTimeout:       awaitHeartbeat,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second},
+	})
+	var sum activities.BuildSummary
+	err := workflow.ExecuteActivity(actx, a.AwaitBuild, rb.BuildID).Get(ctx, &sum)
+	return sum, err
+}
