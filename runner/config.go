@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -64,6 +65,9 @@ type Config struct {
 	// TerraformCLIConfig is the terraform CLI configuration file jobs use
 	// (TF_CLI_CONFIG_FILE). Default: an empty one in each job's directory.
 	TerraformCLIConfig string
+	// HealthAddr, when set, is the TCP address (host:port, e.g. ":8081")
+	// where the runner answers liveness probes on HealthPath while it runs.
+	HealthAddr string
 }
 
 // withDefaults checks cfg and fills in its defaults. Its errors name the
@@ -108,6 +112,12 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("shutdown timeout: must not be negative, got %s", cfg.ShutdownTimeout)
 	case cfg.ShutdownTimeout == 0:
 		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+
+	if cfg.HealthAddr != "" {
+		if _, _, err := net.SplitHostPort(cfg.HealthAddr); err != nil {
+			return cfg, fmt.Errorf("health address %q: must be host:port or :port: %w", cfg.HealthAddr, err)
+		}
 	}
 
 	if cfg.WorkDir != "" {

@@ -25,4 +25,8 @@
 //
 // The job process runs the plugin of the job's type (package plugins) and
 // writes result.json for the supervisor to read.
+//
+// With Config.HealthAddr the runner answers liveness probes (GET /healthz,
+// 200 while Run runs, gateway or not): the Helm chart charts/outpost-runner
+// points its Deployment's liveness probe there.
 package runner

@@ -15,6 +15,7 @@ import (
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/plugins"
 	"github.com/outpost-dev/outpost/runner/plugins/command"
+	"github.com/outpost-dev/outpost/runner/plugins/helm"
 	"github.com/outpost-dev/outpost/runner/plugins/noop"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
@@ -34,6 +35,7 @@ func builtinPlugins() plugins.Registry {
 		protocol.JobTypeNoop:      noop.New,
 		protocol.JobTypeCommand:   command.New,
 		protocol.JobTypeTerraform: terraform.New,
+		protocol.JobTypeHelm:      helm.New,
 		protocol.JobTypeOCI:       oci.New,
 	}
 }

@@ -66,6 +66,13 @@ func (r *Runner) Run(ctx context.Context) error {
 	if r.cfg.WorkDir == "" {
 		defer os.RemoveAll(workDir)
 	}
+	if r.cfg.HealthAddr != "" {
+		stopHealth, err := r.serveHealth(r.cfg.HealthAddr)
+		if err != nil {
+			return err
+		}
+		defer stopHealth()
+	}
 	if err := r.authenticate(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it got going

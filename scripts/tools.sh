@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Makes sure the tools the runner and the tests use are there. Today: a
-# terraform binary.
+# Makes sure the tools the runner and the tests use are there: a terraform
+# binary, and the etcd + kube-apiserver pair the helm tests and the local
+# cluster (package localcluster, cmd/outpost-cluster) start.
 #
-# The runner (and the tests) look for terraform in this order:
+# terraform. The runner (and the tests) look for it in this order:
 #   1. --terraform / OUTPOST_TERRAFORM
 #   2. "terraform" on PATH
 #   3. .tools/terraform/1.5.7/terraform in the working directory or one of its
@@ -11,36 +12,102 @@
 # through the Go module proxy into .tools/terraform/1.5.7/ (a few minutes, once:
 # the directory is named by version, so it is the cache). Nothing is downloaded
 # when a terraform is found.
+#
+# etcd and kube-apiserver (Kubernetes v1.36.3, etcd v3.6.8). localcluster looks
+# for a directory holding both binaries in this order:
+#   1. its BinaryAssetsDir option / OUTPOST_KUBE_ASSETS
+#   2. .tools/kube/v1.36.3/ in the working directory or one of its parents
+# When OUTPOST_KUBE_ASSETS is unset and .tools/kube/v1.36.3/ lacks one of them,
+# this script builds both from source through the Go module proxy, from the
+# tools module tools/kube/go.mod (a module of its own, so the replace lines
+# Kubernetes needs stay out of the main go.mod). That takes about 8 minutes on
+# two cores, once: the directory is named by version, so it is the cache.
+# No release binary is downloaded.
 set -euo pipefail
 
-version=1.5.7
 root=$(cd "$(dirname "$0")/.." && pwd)
-dir="$root/.tools/terraform/$version"
 
-if [ -n "${OUTPOST_TERRAFORM:-}" ]; then
-  if [ ! -x "$OUTPOST_TERRAFORM" ] || [ -d "$OUTPOST_TERRAFORM" ]; then
-    echo "tools: OUTPOST_TERRAFORM=$OUTPOST_TERRAFORM is not an executable file" >&2
-    exit 1
+# Each tool is built into a temporary directory next to its cache directory
+# (tmp, set by newtmp) and renamed into place, so a half-built binary is never
+# found; the temporary directories are removed on exit.
+tmps=()
+trap 'rm -rf "${tmps[@]}"' EXIT
+newtmp() {
+  tmp="$1.tmp.$$"
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  tmps+=("$tmp")
+}
+
+terraform_tool() {
+  local version=1.5.7
+  local dir="$root/.tools/terraform/$version"
+
+  if [ -n "${OUTPOST_TERRAFORM:-}" ]; then
+    if [ ! -x "$OUTPOST_TERRAFORM" ] || [ -d "$OUTPOST_TERRAFORM" ]; then
+      echo "tools: OUTPOST_TERRAFORM=$OUTPOST_TERRAFORM is not an executable file" >&2
+      exit 1
+    fi
+    return
   fi
-  exit 0
-fi
-if command -v terraform >/dev/null 2>&1; then
-  exit 0
-fi
-if [ -x "$dir/terraform" ]; then
-  exit 0
-fi
+  if command -v terraform >/dev/null 2>&1; then
+    return
+  fi
+  if [ -x "$dir/terraform" ]; then
+    return
+  fi
 
-echo "tools: no terraform found: building terraform v$version from the Go module proxy into $dir (a few minutes, once)" >&2
-start=$(date +%s)
-tmp="$dir.tmp.$$"
-rm -rf "$tmp"
-mkdir -p "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-# -mod=mod (which this repository's GOFLAGS may hold) is refused by
-# "go install pkg@version"; a static binary needs no C toolchain.
-GOFLAGS=-buildvcs=false CGO_ENABLED=0 GOBIN="$tmp" go install "github.com/hashicorp/terraform@v$version"
-mkdir -p "$dir"
-# A rename, so a half-built binary is never found.
-mv -f "$tmp/terraform" "$dir/terraform"
-echo "tools: terraform v$version built in $(( $(date +%s) - start ))s: $dir/terraform" >&2
+  echo "tools: no terraform found: building terraform v$version from the Go module proxy into $dir (a few minutes, once)" >&2
+  local start
+  start=$(date +%s)
+  newtmp "$dir"
+  # -mod=mod (which this repository's GOFLAGS may hold) is refused by
+  # "go install pkg@version"; a static binary needs no C toolchain.
+  GOFLAGS=-buildvcs=false CGO_ENABLED=0 GOBIN="$tmp" go install "github.com/hashicorp/terraform@v$version"
+  mkdir -p "$dir"
+  mv -f "$tmp/terraform" "$dir/terraform"
+  echo "tools: terraform v$version built in $(( $(date +%s) - start ))s: $dir/terraform" >&2
+}
+
+kube_tools() {
+  # Keep in step with tools/kube/go.mod and localcluster.KubernetesVersion.
+  local version=v1.36.3 major=1 minor=36
+  local dir="$root/.tools/kube/$version"
+
+  if [ -n "${OUTPOST_KUBE_ASSETS:-}" ]; then
+    local bin
+    for bin in etcd kube-apiserver; do
+      if [ ! -x "$OUTPOST_KUBE_ASSETS/$bin" ] || [ -d "$OUTPOST_KUBE_ASSETS/$bin" ]; then
+        echo "tools: OUTPOST_KUBE_ASSETS=$OUTPOST_KUBE_ASSETS has no executable $bin" >&2
+        exit 1
+      fi
+    done
+    return
+  fi
+  if [ -x "$dir/etcd" ] && [ -x "$dir/kube-apiserver" ]; then
+    return
+  fi
+
+  echo "tools: no etcd/kube-apiserver found: building Kubernetes $version's kube-apiserver and etcd from the Go module proxy into $dir (about 8 minutes on 2 cores, once)" >&2
+  local start
+  start=$(date +%s)
+  newtmp "$dir"
+  # The versions come from tools/kube/go.mod (GOWORK=off: never a workspace's).
+  # helm checks charts' kubeVersion against the server's version, which a
+  # plain "go build" leaves at v0.0.0: stamp it as Kubernetes' release does.
+  (
+    cd "$root/tools/kube"
+    export GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0
+    go build -o "$tmp/etcd" go.etcd.io/etcd/server/v3
+    go build -o "$tmp/kube-apiserver" \
+      -ldflags "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=$major -X k8s.io/component-base/version.gitMinor=$minor" \
+      k8s.io/kubernetes/cmd/kube-apiserver
+  )
+  mkdir -p "$dir"
+  mv -f "$tmp/etcd" "$dir/etcd"
+  mv -f "$tmp/kube-apiserver" "$dir/kube-apiserver"
+  echo "tools: etcd and kube-apiserver $version built in $(( $(date +%s) - start ))s: $dir" >&2
+}
+
+terraform_tool
+kube_tools

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner"
@@ -104,6 +109,8 @@ func TestBadFlagsAreNamed(t *testing.T) {
 		{nil, []string{"run", "--gateway", "ftp://gw", "--token", "oprn_x"}, "gateway URL"},
 		{nil, []string{"run", "--gateway", "http://gw", "--token", "hunter2"}, "token: must start with"},
 		{[]string{"OUTPOST_GATEWAY=http://gw", "OUTPOST_TOKEN=oprn_x", "OUTPOST_CONCURRENCY=lots"}, []string{"run"}, "OUTPOST_CONCURRENCY"},
+		{nil, []string{"run", "--gateway", "http://gw", "--token", "oprn_x", "--health-addr", "8081"}, "health address"},
+		{[]string{"OUTPOST_HEALTH_ADDR=localhost"}, []string{"run", "--gateway", "http://gw", "--token", "oprn_x"}, "health address"},
 		{nil, []string{"job"}, "--dir is required"},
 	} {
 		_, stderr, code := outpostRunner(t, tc.env, tc.args...)
@@ -139,5 +146,41 @@ func TestJobCommandWritesTheResult(t *testing.T) {
 	if res.Status != protocol.StatusFailed || res.ExitCode == nil || *res.ExitCode != 4 ||
 		res.Error != "exited with code 4" || string(res.Outputs) != `{"a":"b"}` {
 		t.Errorf("result.json: %s", b)
+	}
+}
+
+// TestHealthAddrServesLivenessProbes: what the Helm chart's liveness probe
+// asks, answered even while the gateway cannot be reached.
+func TestHealthAddrServesLivenessProbes(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(binary, "run", "--gateway", "http://127.0.0.1:1", "--work-dir", t.TempDir())
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "OUTPOST_TOKEN=oprn_x", "OUTPOST_HEALTH_ADDR=" + addr}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	var resp *http.Response
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if resp, err = http.Get("http://" + addr + "/healthz"); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("GET /healthz: %v\nstderr:\n%s", err, stderr.String())
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"ok"`) {
+		t.Errorf("GET /healthz: %d %s", resp.StatusCode, body)
 	}
 }

@@ -3,10 +3,10 @@ package terraform
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/outpost-dev/outpost/runner/plugins/toolpath"
 )
 
 // EnvTerraform names the terraform binary: the runner's --terraform flag,
@@ -36,7 +36,7 @@ var ErrNotFound = errors.New("no terraform binary found")
 func Find(configured, pathList, dir string) (string, error) {
 	if configured != "" {
 		if strings.ContainsRune(configured, filepath.Separator) {
-			if err := checkExecutable(configured); err != nil {
+			if err := toolpath.Executable(configured); err != nil {
 				return "", fmt.Errorf("terraform binary %s (%s): %w", configured, EnvTerraform, err)
 			}
 			return filepath.Abs(configured)
@@ -49,22 +49,12 @@ func Find(configured, pathList, dir string) (string, error) {
 	if p, ok := lookPath("terraform", pathList); ok {
 		return p, nil
 	}
-	if dir != "" {
-		d, err := filepath.Abs(dir)
-		if err != nil {
-			return "", err
-		}
-		for {
-			p := filepath.Join(d, ToolsPath)
-			if checkExecutable(p) == nil {
-				return p, nil
-			}
-			parent := filepath.Dir(d)
-			if parent == d {
-				break
-			}
-			d = parent
-		}
+	p, ok, err := toolpath.InParents(dir, ToolsPath, func(p string) bool { return toolpath.Executable(p) == nil })
+	if err != nil {
+		return "", err
+	}
+	if ok {
+		return p, nil
 	}
 	return "", fmt.Errorf("%w: set --terraform (%s), put terraform on PATH, or run scripts/tools.sh in the repository to build v%s into %s",
 		ErrNotFound, EnvTerraform, ToolsVersion, ToolsPath)
@@ -76,22 +66,9 @@ func lookPath(name, pathList string) (string, bool) {
 			continue // like exec.LookPath, never the working directory
 		}
 		p := filepath.Join(d, name)
-		if checkExecutable(p) == nil {
+		if toolpath.Executable(p) == nil {
 			return p, true
 		}
 	}
 	return "", false
-}
-
-func checkExecutable(path string) error {
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return err
-	case fi.IsDir():
-		return errors.New("is a directory")
-	case fi.Mode()&0o111 == 0:
-		return fs.ErrPermission
-	}
-	return nil
 }

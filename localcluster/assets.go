@@ -1,0 +1,72 @@
+package localcluster
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/outpost-dev/outpost/runner/plugins/toolpath"
+)
+
+// KubernetesVersion is the version of kube-apiserver the project builds
+// (scripts/tools.sh, tools/kube/go.mod).
+const KubernetesVersion = "v1.36.3"
+
+// EnvAssets names a directory holding the etcd and kube-apiserver binaries;
+// it overrides the project's own copy.
+const EnvAssets = "OUTPOST_KUBE_ASSETS"
+
+// AssetsPath is where scripts/tools.sh builds the binaries, relative to the
+// repository root.
+var AssetsPath = filepath.Join(".tools", "kube", KubernetesVersion)
+
+// Binaries are the files an assets directory must hold.
+var Binaries = []string{"etcd", "kube-apiserver"}
+
+// ErrAssetsNotFound: no directory with etcd and kube-apiserver was found.
+var ErrAssetsNotFound = errors.New("no etcd and kube-apiserver binaries found")
+
+// buildHint says how to get the binaries.
+const buildHint = "run `bash scripts/tools.sh` in the repository to build them from source (about 8 minutes, once), or set " + EnvAssets + " to a directory holding both"
+
+// FindAssets returns the absolute path of the directory holding etcd and
+// kube-apiserver:
+//
+//  1. configured, when set (the BinaryAssetsDir option or OUTPOST_KUBE_ASSETS);
+//     a binary missing there is an error, not a reason to look elsewhere;
+//  2. AssetsPath in dir or one of its parents.
+func FindAssets(configured, dir string) (string, error) {
+	if configured != "" {
+		abs, err := filepath.Abs(configured)
+		if err != nil {
+			return "", fmt.Errorf("kube assets directory %s: %w", configured, err)
+		}
+		if err := checkAssets(abs); err != nil {
+			return "", fmt.Errorf("kube assets directory %s (%s): %w (scripts/tools.sh builds both into %s)", abs, EnvAssets, err, AssetsPath)
+		}
+		return abs, nil
+	}
+	p, ok, err := toolpath.InParents(dir, AssetsPath, func(p string) bool { return checkAssets(p) == nil })
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("looking for %s: %w", AssetsPath, err)
+	case ok:
+		return p, nil
+	}
+	where := dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		where = abs
+	}
+	return "", fmt.Errorf("%w: looked for %s/{%s} in %s and its parents; %s",
+		ErrAssetsNotFound, AssetsPath, "etcd,kube-apiserver", where, buildHint)
+}
+
+// checkAssets says which binary dir lacks.
+func checkAssets(dir string) error {
+	for _, b := range Binaries {
+		if err := toolpath.Executable(filepath.Join(dir, b)); err != nil {
+			return fmt.Errorf("%s: %w", b, err)
+		}
+	}
+	return nil
+}

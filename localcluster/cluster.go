@@ -1,0 +1,267 @@
+package localcluster
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// Defaults of Options.
+const (
+	DefaultStartTimeout = 2 * time.Minute
+	DefaultStopTimeout  = 30 * time.Second
+)
+
+// Files and directories of a cluster, in its directory.
+const (
+	KubeconfigFile = "kubeconfig"
+	etcdDir        = "etcd"
+	certsDir       = "certs"
+)
+
+// Options configure Start. Zero values take the defaults.
+type Options struct {
+	// BinaryAssetsDir holds etcd and kube-apiserver. Default: OUTPOST_KUBE_ASSETS,
+	// then AssetsPath in the working directory or one of its parents
+	// (FindAssets).
+	BinaryAssetsDir string
+	// Dir holds the cluster's files: etcd's data (etcd/), the API server's
+	// certificates (certs/) and the kubeconfig (kubeconfig). Default: a new
+	// temporary directory. Start removes what an earlier cluster left there
+	// (every cluster starts empty); Stop removes them (and the directory
+	// when Start made it).
+	Dir string
+	// Output receives what etcd and kube-apiserver write. Default: nothing is
+	// kept but the end of it, which a failed start quotes.
+	Output io.Writer
+	// StartTimeout bounds the start of each of etcd and kube-apiserver
+	// (default 2 minutes: a loaded two-core machine needs more than envtest's
+	// 20 seconds). StopTimeout bounds each stop before the process is killed
+	// (default 30 seconds).
+	StartTimeout, StopTimeout time.Duration
+}
+
+// Cluster is a running etcd + kube-apiserver pair.
+type Cluster struct {
+	env            *envtest.Environment
+	dir            string
+	ownDir         bool
+	kubeconfig     []byte
+	kubeconfigPath string
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// quietControllerRuntime: envtest logs through controller-runtime's global
+// logger, which prints a warning with a stack trace when nobody set it within
+// 30 seconds. The first Start sets it to discard; a program that wants that
+// log sets its own logger after Start.
+var quietControllerRuntime sync.Once
+
+// Start starts etcd, then kube-apiserver, on loopback ports, and returns once
+// the API server serves the "default" namespace. A missing binary is an error
+// naming where Start looked and how to build the binaries.
+func Start(opts Options) (*Cluster, error) {
+	configured := opts.BinaryAssetsDir
+	if configured == "" {
+		configured = os.Getenv(EnvAssets)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	assets, err := FindAssets(configured, wd)
+	if err != nil {
+		return nil, err
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = DefaultStopTimeout
+	}
+
+	c := &Cluster{dir: opts.Dir}
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "outpost-cluster-"); err != nil {
+			return nil, fmt.Errorf("cluster directory: %w", err)
+		}
+		c.ownDir = true
+	} else if c.dir, err = filepath.Abs(c.dir); err != nil {
+		return nil, fmt.Errorf("cluster directory %s: %w", opts.Dir, err)
+	}
+	if !c.ownDir {
+		// A fresh cluster every time: what a cluster killed earlier left goes.
+		c.removeFiles()
+	}
+	for _, d := range []string{c.dir, filepath.Join(c.dir, etcdDir), filepath.Join(c.dir, certsDir)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			c.removeFiles()
+			return nil, fmt.Errorf("cluster directory: %w", err)
+		}
+	}
+
+	quietControllerRuntime.Do(func() { ctrllog.SetLogger(logr.Discard()) })
+	etcdOut, apiOut := &tail{}, &tail{}
+	if opts.Output != nil {
+		opts.Output = &lockedWriter{w: opts.Output}
+	}
+	useExisting := false
+	c.env = &envtest.Environment{
+		// Only what this package found: KUBEBUILDER_ASSETS, TEST_ASSET_*
+		// and USE_EXISTING_CLUSTER, which envtest reads, change nothing.
+		BinaryAssetsDirectory:    assets,
+		UseExistingCluster:       &useExisting,
+		ControlPlaneStartTimeout: opts.StartTimeout,
+		ControlPlaneStopTimeout:  opts.StopTimeout,
+	}
+	etcd := &envtest.Etcd{}
+	c.env.ControlPlane.Etcd = etcd
+	etcd.Path = filepath.Join(assets, "etcd")
+	etcd.DataDir = filepath.Join(c.dir, etcdDir)
+	etcd.Out, etcd.Err = output(etcdOut, opts.Output), output(etcdOut, opts.Output)
+	api := c.env.ControlPlane.GetAPIServer()
+	api.Path = filepath.Join(assets, "kube-apiserver")
+	api.CertDir = filepath.Join(c.dir, certsDir)
+	api.Out, api.Err = output(apiOut, opts.Output), output(apiOut, opts.Output)
+	c.env.ControlPlane.KubectlPath = filepath.Join(assets, "kubectl") // never run
+
+	// The Environment makes a user in system:masters (cluster-admin) and
+	// its kubeconfig.
+	if _, err := c.env.Start(); err != nil {
+		_ = c.Stop()
+		return nil, fmt.Errorf("starting etcd and kube-apiserver from %s: %w%s%s", assets, err,
+			etcdOut.quote("etcd"), apiOut.quote("kube-apiserver"))
+	}
+	c.kubeconfig = c.env.KubeConfig
+	c.kubeconfigPath = filepath.Join(c.dir, KubeconfigFile)
+	if err := WriteFile(c.kubeconfigPath, c.kubeconfig); err != nil {
+		_ = c.Stop()
+		return nil, fmt.Errorf("writing the kubeconfig: %w", err)
+	}
+	return c, nil
+}
+
+// Kubeconfig returns the kubeconfig of the cluster's admin user.
+func (c *Cluster) Kubeconfig() []byte { return c.kubeconfig }
+
+// KubeconfigPath is the file holding Kubeconfig (mode 0600), in the
+// cluster's directory.
+func (c *Cluster) KubeconfigPath() string { return c.kubeconfigPath }
+
+// RESTConfig returns a new client configuration for the cluster's admin
+// user.
+func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.env.Config) }
+
+// Server is the API server's URL (https://127.0.0.1:<port>).
+func (c *Cluster) Server() string { return strings.TrimSuffix(c.env.Config.Host, "/") }
+
+// Dir is the directory holding the cluster's files.
+func (c *Cluster) Dir() string { return c.dir }
+
+// Stop stops kube-apiserver, then etcd, and removes the cluster's files.
+// Calling it again returns the first call's result.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() {
+		if c.env != nil {
+			// The control plane stops the API server before etcd.
+			if err := c.env.Stop(); err != nil {
+				c.stopErr = fmt.Errorf("stopping etcd and kube-apiserver: %w", err)
+			}
+		}
+		c.removeFiles()
+	})
+	return c.stopErr
+}
+
+func (c *Cluster) removeFiles() {
+	if c.ownDir {
+		_ = os.RemoveAll(c.dir)
+		return
+	}
+	for _, name := range []string{etcdDir, certsDir, KubeconfigFile} {
+		_ = os.RemoveAll(filepath.Join(c.dir, name))
+	}
+}
+
+// WriteFile writes a kubeconfig (or any secret) to path with mode 0600,
+// through a temporary file and a rename, so a reader never sees half of it:
+// a waiter may take the file's existence as "the cluster is ready".
+func WriteFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// output is where a process writes: its tail, and w when given.
+func output(t *tail, w io.Writer) io.Writer {
+	if w == nil {
+		return t
+	}
+	return io.MultiWriter(t, w)
+}
+
+// lockedWriter serialises the writes of the four streams into one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// tail keeps the last bytes a process wrote, for the error of a failed
+// start.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailBytes = 4 << 10
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - tailBytes; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// quote is "; <name>'s last output: …", or nothing when it wrote nothing.
+func (t *tail) quote(name string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.buf) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n--- %s's last output:\n%s", name, t.buf)
+}

@@ -1,0 +1,49 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// HealthPath is where the runner answers liveness probes (Config.HealthAddr).
+const HealthPath = "/healthz"
+
+// Health is the answer of HealthPath.
+type Health struct {
+	Status      string `json:"status"` // "ok"
+	Version     string `json:"version"`
+	RunningJobs int64  `json:"running_jobs"`
+}
+
+// serveHealth serves HealthPath on addr until the returned stop is called.
+// It answers 200 as long as Run runs, whether or not the gateway is
+// reachable: liveness is the process's, and restarting a runner because the
+// control plane is away would only cut off the jobs it runs.
+func (r *Runner) serveHealth(addr string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("health address: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(Health{Status: "ok", Version: Version, RunningJobs: r.running.Load()})
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			r.log.Error("health endpoint stopped", "err", err)
+		}
+	}()
+	r.log.Info("serving liveness probes", "addr", ln.Addr().String(), "path", HealthPath)
+	return func() {
+		_ = srv.Close()
+		<-done
+	}, nil
+}
