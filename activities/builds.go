@@ -235,27 +235,21 @@ type SyncJobInput struct {
 
 // installRegistry is the install's own registry, from its sandbox's outputs.
 func (a *Activities) installRegistry(ctx context.Context, installID string) (protocol.RegistryAccess, error) {
-	rows, err := a.Store.ListOutputs(ctx, installID)
-	if err != nil {
-		return protocol.RegistryAccess{}, err
-	}
-	var sb protocol.TerraformApplyOutputs
-	if raw, ok := rows[store.SandboxStep]; ok {
-		if err := json.Unmarshal([]byte(raw), &sb); err != nil {
-			return protocol.RegistryAccess{}, fmt.Errorf("sandbox outputs: %w", err)
+	var acc protocol.RegistryAccess
+	for _, o := range []struct {
+		name string
+		into any
+	}{{OutputRegistryAddress, &acc.Address}, {OutputRegistryUsername, &acc.Username},
+		{OutputRegistryPassword, &acc.Password}, {OutputRegistryPlainHTTP, &acc.PlainHTTP}} {
+		raw, ok, err := a.sandboxOutput(ctx, installID, o.name)
+		if err != nil {
+			return acc, err
 		}
-	}
-	str := func(name string) string {
-		var v string
-		if o, ok := sb.Outputs[name]; ok {
-			_ = json.Unmarshal(o.Value, &v)
+		if ok {
+			if err := json.Unmarshal(raw, o.into); err != nil {
+				return acc, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the sandbox's %s output: %v", o.name, err), "BadOutput", err)
+			}
 		}
-		return v
-	}
-	acc := protocol.RegistryAccess{Address: str(OutputRegistryAddress), Username: str(OutputRegistryUsername),
-		Password: str(OutputRegistryPassword)}
-	if o, ok := sb.Outputs[OutputRegistryPlainHTTP]; ok {
-		_ = json.Unmarshal(o.Value, &acc.PlainHTTP)
 	}
 	if acc.Address == "" {
 		return acc, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
@@ -344,6 +338,20 @@ func (a *Activities) RecordSync(ctx context.Context, opID, step, buildID, jobID 
 	return SyncSummary{}, a.recordImage(ctx, op.InstallID, step, b)
 }
 
+// ForgetComponent forgets what an install's component ran (its outputs and
+// its build) once it is torn down; for a container_image, that is the
+// whole teardown (the install's registry goes with the sandbox).
+func (a *Activities) ForgetComponent(ctx context.Context, opID, step string) error {
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return err
+	}
+	if err := a.Store.DeleteOutputs(ctx, op.InstallID, step); err != nil {
+		return err
+	}
+	return a.Store.DeleteInstallComponent(ctx, op.InstallID, step)
+}
+
 // recordImage records that an install's container_image component runs a
 // build, and its outputs: the image in the install's registry.
 func (a *Activities) recordImage(ctx context.Context, installID, step string, b store.Build) error {
@@ -351,18 +359,9 @@ func (a *Activities) recordImage(ctx context.Context, installID, step string, b 
 	if err != nil {
 		return err
 	}
-	repo := installRepositoryPrefix + b.Component
-	ref := reg.Address + "/" + repo + "@" + b.Digest
-	str := func(s string) protocol.TerraformOutput {
-		v, _ := json.Marshal(s)
-		return protocol.TerraformOutput{Value: v}
-	}
-	raw, err := json.Marshal(protocol.TerraformApplyOutputs{Outputs: map[string]protocol.TerraformOutput{
-		"image": str(ref), "repository": str(reg.Address + "/" + repo), "digest": str(b.Digest)}})
-	if err != nil {
-		return err
-	}
-	if err := a.Store.SaveOutputs(ctx, installID, step, string(raw)); err != nil {
+	repo := reg.Address + "/" + installRepositoryPrefix + b.Component
+	ref := repo + "@" + b.Digest
+	if err := a.saveOutputs(ctx, installID, step, appconfig.ImageOutputValues(repo, b.Digest)); err != nil {
 		return err
 	}
 	return a.Store.SetInstallComponent(ctx, store.InstallComponent{InstallID: installID, Component: step, BuildID: b.ID,

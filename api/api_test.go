@@ -42,14 +42,17 @@ func newTestEnv(t *testing.T) *testEnv {
 }
 
 // newTestEnvWithOps is newTestEnv with the given Operations; nil serves the
-// API without any.
-func newTestEnvWithOps(t *testing.T, ops *recordingOps) *testEnv {
+// API without any. configure, if given, changes the API's Config first.
+func newTestEnvWithOps(t *testing.T, ops *recordingOps, configure ...func(*Config)) *testEnv {
 	t.Helper()
 	t.Parallel()
 	s := storetest.Open(t, store.Postgres)
 	cfg := Config{Store: s, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if ops != nil {
 		cfg.Ops = ops
+	}
+	for _, f := range configure {
+		f(&cfg)
 	}
 	srv := New(cfg)
 	// Log followers must be woken by the bus: the fallback tick never fires

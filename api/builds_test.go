@@ -59,7 +59,16 @@ func buildIDs(bs []store.Build) []string {
 	return out
 }
 
-var demoComponents = []string{"api", "cache", "database", "network"}
+var demoComponents = []string{"api", "cache", "database", "network", "web"}
+
+// demoComponentTypes are the types of examples/demo-app's components.
+var demoComponentTypes = map[string]string{
+	"api":      "terraform_module",
+	"cache":    "terraform_module",
+	"database": "terraform_module",
+	"network":  "terraform_module",
+	"web":      "helm_chart",
+}
 
 // TestSyncQueuesBuilds: the first version queues a build of every
 // component; a later version queues builds only of the components whose
@@ -71,18 +80,18 @@ func TestSyncQueuesBuilds(t *testing.T) {
 
 	v1 := e.syncBuilds(app.ID, exampleFiles(t), 201)
 	first := byComponent(v1.Builds)
-	if got := slices.Sorted(maps.Keys(first)); !reflect.DeepEqual(got, demoComponents) || len(v1.Builds) != 4 {
+	if got := slices.Sorted(maps.Keys(first)); !reflect.DeepEqual(got, demoComponents) || len(v1.Builds) != 5 {
 		t.Fatalf("version 1's builds: %+v", v1.Builds)
 	}
 	for _, b := range v1.Builds {
-		if b.Reused || b.Status != store.BuildQueued || b.ConfigVersion != 1 || b.ComponentType != "terraform_module" ||
+		if b.Reused || b.Status != store.BuildQueued || b.ConfigVersion != 1 || b.ComponentType != demoComponentTypes[b.Component] ||
 			!strings.HasPrefix(b.SourceDigest, "sha256:") || b.Digest != "" || b.WorkflowID != "app/"+app.ID+"/build/"+b.ID {
 			t.Errorf("version 1's build of %s = %+v", b.Component, b)
 		}
 	}
 	started := e.ops.startedBuilds()
-	if len(started) != 4 {
-		t.Fatalf("started %d build workflows, want 4", len(started))
+	if len(started) != 5 {
+		t.Fatalf("started %d build workflows, want 5", len(started))
 	}
 	for _, b := range started {
 		if first[b.Component].ID != b.ID || b.WorkflowID != first[b.Component].WorkflowID {
@@ -92,7 +101,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 
 	// The same config again: every build is reused, none started.
 	again := e.syncBuilds(app.ID, exampleFiles(t), 200)
-	if again.Version != 1 || len(again.Builds) != 4 {
+	if again.Version != 1 || len(again.Builds) != 5 {
 		t.Fatalf("identical sync: %+v", again)
 	}
 	for _, b := range again.Builds {
@@ -102,7 +111,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 	}
 	// A build still queued (none runs here) is started again — harmless,
 	// its workflow ID names it — but no new build is.
-	if n := len(distinctBuilds(e.ops.startedBuilds())); n != 4 {
+	if n := len(distinctBuilds(e.ops.startedBuilds())); n != 5 {
 		t.Errorf("an identical sync started new builds: %d in all", n)
 	}
 
@@ -113,7 +122,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 	replaceIn(t, files, "components/cache.toml", "memory_mb = 256", "memory_mb = 512")
 	v2 := e.syncBuilds(app.ID, files, 201)
 	second := byComponent(v2.Builds)
-	if v2.Version != 2 || len(v2.Builds) != 4 {
+	if v2.Version != 2 || len(v2.Builds) != 5 {
 		t.Fatalf("version 2: %+v", v2)
 	}
 	for _, name := range demoComponents {
@@ -128,8 +137,8 @@ func TestSyncQueuesBuilds(t *testing.T) {
 			t.Errorf("version 2's build of %s = %+v, want version 1's reused", name, b)
 		}
 	}
-	if ids := distinctBuilds(e.ops.startedBuilds()); len(ids) != 5 || !ids[second["cache"].ID] {
-		t.Errorf("after version 2, started %v; want version 1's four and the new cache build", ids)
+	if ids := distinctBuilds(e.ops.startedBuilds()); len(ids) != 6 || !ids[second["cache"].ID] {
+		t.Errorf("after version 2, started %v; want version 1's five and the new cache build", ids)
 	}
 
 	// Variables only: a new version, no new build.
@@ -155,15 +164,15 @@ func TestSyncQueuesBuilds(t *testing.T) {
 	if after := e.snapshot(); !reflect.DeepEqual(before, after) {
 		t.Error("a refused config changed the database")
 	}
-	if n := len(distinctBuilds(e.ops.startedBuilds())); n != 5 {
+	if n := len(distinctBuilds(e.ops.startedBuilds())); n != 6 {
 		t.Errorf("a refused config started new builds: %d in all", n)
 	}
 
 	// Listing: every build, newest first; by component; by config version
 	// (the builds it uses, reused ones included).
 	all := e.listBuilds(app.ID, "")
-	if len(all) != 5 || all[0].ID != second["cache"].ID {
-		t.Errorf("builds = %v, want 5, the newest first", buildIDs(all))
+	if len(all) != 6 || all[0].ID != second["cache"].ID {
+		t.Errorf("builds = %v, want 6, the newest first", buildIDs(all))
 	}
 	if got := e.listBuilds(app.ID, "?component=cache"); !reflect.DeepEqual(buildIDs(got), []string{second["cache"].ID, first["cache"].ID}) {
 		t.Errorf("cache's builds = %v", buildIDs(got))
@@ -292,11 +301,15 @@ func TestSyncBuildStartFails(t *testing.T) {
 		t.Errorf("latest config = %d", latest.Version)
 	}
 	all := e.listBuilds(app.ID, "")
-	if len(all) != 4 {
+	var failedComponents []string
+	for _, b := range all {
+		failedComponents = append(failedComponents, b.Component)
+	}
+	if slices.Sort(failedComponents); !reflect.DeepEqual(failedComponents, demoComponents) {
 		t.Fatalf("builds after the failed sync: %+v", all)
 	}
 	for _, b := range all {
-		if b.Status != store.BuildFailed || !strings.HasPrefix(b.Error, "could not start its workflow") || b.FinishedAt == nil {
+		if b.Status != store.BuildFailed || b.ComponentType != demoComponentTypes[b.Component] || !strings.HasPrefix(b.Error, "could not start its workflow") || b.FinishedAt == nil {
 			t.Errorf("build of %s = %+v, want failed, saying its workflow could not start", b.Component, b)
 		}
 	}
@@ -304,7 +317,7 @@ func TestSyncBuildStartFails(t *testing.T) {
 	// The service is back: the same config again queues new builds.
 	e.ops.failBuildStarts(nil)
 	again := e.syncBuilds(app.ID, exampleFiles(t), 200)
-	if len(again.Builds) != 4 {
+	if len(again.Builds) != 5 {
 		t.Fatalf("second sync: %+v", again)
 	}
 	for _, b := range again.Builds {
@@ -312,8 +325,8 @@ func TestSyncBuildStartFails(t *testing.T) {
 			t.Errorf("second sync's build of %s = %+v, want a new one", b.Component, b)
 		}
 	}
-	if n := len(e.ops.startedBuilds()); n != 4 {
-		t.Errorf("started %d build workflows, want 4", n)
+	if n := len(e.ops.startedBuilds()); n != 5 {
+		t.Errorf("started %d build workflows, want 5", n)
 	}
 }
 
@@ -368,7 +381,7 @@ func TestRebuild(t *testing.T) {
 	if b := rebuild(map[string]any{"component": "cache"}, 200); b.ID != cache || b.Status != store.BuildSucceeded {
 		t.Errorf("rebuild of a succeeded build = %+v", b)
 	}
-	if n := len(e.ops.startedBuilds()); n != 4 {
+	if n := len(e.ops.startedBuilds()); n != 5 {
 		t.Errorf("rebuilds of good builds started workflows: %d in all", n)
 	}
 
@@ -380,7 +393,7 @@ func TestRebuild(t *testing.T) {
 	if b.ID == builds["database"].ID || b.Status != store.BuildQueued || b.SourceDigest != builds["database"].SourceDigest || b.ConfigVersion != 1 {
 		t.Errorf("rebuild of a failed build = %+v", b)
 	}
-	if s := e.ops.startedBuilds(); len(s) != 5 || s[4].ID != b.ID {
+	if s := e.ops.startedBuilds(); len(s) != 6 || s[5].ID != b.ID {
 		t.Errorf("started builds %+v, want the rebuild last", s)
 	}
 	// Now the version uses the new one.
@@ -422,7 +435,7 @@ func TestRebuild(t *testing.T) {
 		}
 	}
 	if !strings.Contains(e.send("POST", "/v1/apps/"+app.ID+"/builds", e.token, map[string]any{"component": "queue"}).apiError(t).Message,
-		"api, cache, database, network") {
+		"api, cache, database, network, web") {
 		t.Error("an unknown component's 422 does not list the components")
 	}
 	if after := e.snapshot(); !reflect.DeepEqual(before, after) {
@@ -506,7 +519,7 @@ func TestBuildRoutesIsolated(t *testing.T) {
 	if after := e.snapshot(); !reflect.DeepEqual(before, after) {
 		t.Error("another org's requests changed stored rows")
 	}
-	if n := len(e.ops.startedBuilds()); n != 4 {
+	if n := len(e.ops.startedBuilds()); n != 5 {
 		t.Errorf("another org's requests started builds: %d in all", n)
 	}
 }

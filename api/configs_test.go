@@ -90,13 +90,16 @@ func (e *testEnv) componentsOf(appID string) map[string]componentSummary {
 	return out
 }
 
+// demoDescription is the app description of examples/demo-app/outpost.toml.
+const demoDescription = "Demo app: a sandbox, four terraform components in a diamond (network → database, cache → api) and a helm chart (web)"
+
 func TestSyncExampleConfig(t *testing.T) {
 	e := newTestEnv(t)
 	var app store.App
 	e.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
 
 	v := e.syncConfig(app.ID, exampleFiles(t), 201)
-	if v.Version != 1 || v.Created == nil || !*v.Created || v.App.Name != "demo" {
+	if v.Version != 1 || v.Created == nil || !*v.Created || v.App.Name != "demo" || v.App.Description != demoDescription {
 		t.Fatalf("sync answer = %+v", v)
 	}
 	wantComponents := map[string]componentSummary{
@@ -104,6 +107,7 @@ func TestSyncExampleConfig(t *testing.T) {
 		"database": {"terraform_module", []string{"network"}},
 		"cache":    {"terraform_module", []string{"network"}},
 		"api":      {"terraform_module", []string{"cache", "database", "network"}},
+		"web":      {"helm_chart", []string{"api"}},
 	}
 	got := map[string]componentSummary{}
 	for _, c := range v.Components {
@@ -112,7 +116,7 @@ func TestSyncExampleConfig(t *testing.T) {
 	if !reflect.DeepEqual(got, wantComponents) {
 		t.Errorf("answer's components = %v, want %v", got, wantComponents)
 	}
-	if want := [][]string{{"network"}, {"cache", "database"}, {"api"}}; !reflect.DeepEqual(v.Levels, want) {
+	if want := [][]string{{"network"}, {"cache", "database"}, {"api"}, {"web"}}; !reflect.DeepEqual(v.Levels, want) {
 		t.Errorf("levels = %v, want %v", v.Levels, want)
 	}
 	// The app's components are the config's.
@@ -121,8 +125,8 @@ func TestSyncExampleConfig(t *testing.T) {
 	}
 	var a store.App
 	e.call("GET", "/v1/apps/"+app.ID, nil, 200, &a)
-	if !strings.HasPrefix(a.Description, "Demo app") {
-		t.Errorf("app description = %q, want the config's", a.Description)
+	if a.Description != demoDescription {
+		t.Errorf("app description = %q, want the config's, %q", a.Description, demoDescription)
 	}
 
 	// Reading it back: by number and as latest.
@@ -132,7 +136,8 @@ func TestSyncExampleConfig(t *testing.T) {
 	if byNumber.Version != 1 || !reflect.DeepEqual(byNumber, latest) {
 		t.Errorf("configs/1 = %+v, latest = %+v", byNumber, latest)
 	}
-	for _, f := range []string{"outpost.toml", "components/api.toml", "modules/database/main.tf", "sandbox/main.tf"} {
+	for _, f := range []string{"outpost.toml", "components/api.toml", "modules/database/main.tf", "sandbox/main.tf",
+		"components/web.toml", "charts/web/Chart.yaml", "charts/web/values.yaml"} {
 		if !strings.Contains(strings.Join(byNumber.Files, " "), f) {
 			t.Errorf("files %v lack %s", byNumber.Files, f)
 		}
@@ -152,7 +157,8 @@ func TestSyncExampleConfig(t *testing.T) {
 		t.Errorf("second sync of the same config = %+v", again)
 	}
 
-	// Without the cache: version 2, cache deleted, api no longer needs it.
+	// Without the cache: version 2, cache deleted, api no longer needs it
+	// (web, after api, is unchanged).
 	files := exampleFiles(t)
 	delete(files, "components/cache.toml")
 	replaceIn(t, files, "components/api.toml", `dependencies = ["database", "cache"]`, `dependencies = ["database"]`)
@@ -180,7 +186,7 @@ func TestSyncExampleConfig(t *testing.T) {
 	}
 	archive, _ := ac.Archive()
 	cfg, err := appconfig.FromArchive(archive)
-	if err != nil || ac.Version != 2 || len(cfg.Components) != 3 {
+	if err != nil || ac.Version != 2 || len(cfg.Components) != 4 {
 		t.Fatalf("latest config: v%d %v, %v", ac.Version, cfg, err)
 	}
 }
@@ -282,7 +288,7 @@ func TestSyncInvalidConfig(t *testing.T) {
 	}
 	var latest configView
 	e.call("GET", "/v1/apps/"+app.ID+"/configs/latest", nil, 200, &latest)
-	if latest.Version != 1 || len(latest.Components) != 4 {
+	if latest.Version != 1 || len(latest.Components) != 5 {
 		t.Fatalf("config in force after refusals: %+v", latest)
 	}
 }

@@ -38,6 +38,8 @@ func TestOrgsAreIsolated(t *testing.T) {
 		{"GET", "/v1/installs/%s", inst.ID, nil},
 		{"DELETE", "/v1/installs/%s", inst.ID, nil},
 		{"GET", "/v1/installs/%s/jobs", inst.ID, nil},
+		{"GET", "/v1/installs/%s/runner/helm-install", inst.ID, nil},
+		{"GET", "/v1/installs/%s/runner/helm-install?namespace=Not_A_Label", inst.ID, nil},
 		{"GET", "/v1/installs/%s/commands", inst.ID, nil},
 		{"POST", "/v1/installs/%s/commands", inst.ID, map[string]any{"command": []string{"cat", "/etc/passwd"}}},
 		{"GET", "/v1/installs/%s/commands/" + cmd.ID, inst.ID, nil},

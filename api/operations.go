@@ -201,9 +201,13 @@ func (s *Server) getOutputs(c echo.Context) error {
 // operationSchemas are the OpenAPI schemas of operations.
 func operationSchemas() map[string]any {
 	step := object(props{"name": str, "destroy": boolean, "status": described(str,
-		"pending, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled"),
-		"plan_job_id": str, "apply_job_id": str, "has_changes": boolean, "add": integer, "change": integer,
-		"destroy_count": integer, "plan": described(str, "terraform's plan, as text (sensitive values redacted)"),
+		"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled"),
+		"plan_job_id":  described(str, "the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)"),
+		"apply_job_id": str,
+		"build_id":     described(str, "the build a component step deploys"),
+		"sync_job_id":  described(str, "the job that copied the build into the install's registry"),
+		"has_changes":  boolean, "add": integer, "change": integer,
+		"destroy_count": integer, "plan": described(str, "the plan, as text (sensitive values redacted): terraform's, or a helm chart's diff of objects"),
 		"error": str, "started_at": dateTime, "finished_at": dateTime}, "name", "status")
 	return map[string]any{
 		"OperationRequest": request(props{"plan_only": described(boolean, "plan every step and stop"),

@@ -132,6 +132,9 @@ func (s *Server) routeTable() []route {
 		{del, "/installs/:id", s.deleteInstall, operation{id: "deleteInstall", tag: "installs",
 			summary: "Delete an install and its runner", description: "The runner's tokens stop working at once; jobs and logs are kept.",
 			status: 204}},
+		{get, "/installs/:id/runner/helm-install", s.runnerHelmInstall, operation{id: "getRunnerHelmInstall", tag: "installs",
+			summary: "The helm install command of the install's runner", description: runnerHelmInstallDescription,
+			query: runnerHelmInstallQuery, status: 200, result: "RunnerHelmInstall", errors: []int{409}}},
 		{get, "/installs/:id/jobs", s.listInstallJobs, operation{id: "listInstallJobs", tag: "jobs",
 			summary: "List an install's jobs", query: []queryParam{limitParam}, status: 200, result: "JobList"}},
 

@@ -29,6 +29,14 @@ type Config struct {
 	// OnlineWindow: a runner is online if it was last seen within it
 	// (default 90s).
 	OnlineWindow time.Duration
+	// GatewayURL is the gateway's public URL as runners reach it (http or
+	// https), which the runner's `helm install` command points them at. When
+	// empty, that route answers 409.
+	GatewayURL string
+	// RunnerImage is the runner image the `helm install` command installs
+	// unless the request names one: repository[:tag][@sha256:digest]
+	// (default: the runner chart's repository and appVersion).
+	RunnerImage string
 }
 
 // Operations starts and waits for durable operations (Temporal workflows).
@@ -68,6 +76,8 @@ type Server struct {
 	ops          Operations
 	log          *slog.Logger
 	onlineWindow time.Duration
+	gatewayURL   string
+	runnerImage  string
 	now          func() time.Time
 
 	// followTick is how often a log follower looks again without being woken
@@ -95,6 +105,8 @@ func New(cfg Config) *Server {
 		ops:          cfg.Ops,
 		log:          cfg.Logger,
 		onlineWindow: cfg.OnlineWindow,
+		gatewayURL:   cfg.GatewayURL,
+		runnerImage:  cfg.RunnerImage,
 		now:          func() time.Time { return time.Now().UTC() },
 		followTick:   15 * time.Second,
 		logGrace:     10 * time.Second,
@@ -104,6 +116,9 @@ func New(cfg Config) *Server {
 	}
 	if s.onlineWindow <= 0 {
 		s.onlineWindow = DefaultOnlineWindow
+	}
+	if s.runnerImage == "" {
+		s.runnerImage = DefaultRunnerImage
 	}
 	s.routes = s.routeTable()
 	doc, err := json.Marshal(openAPIDocument(s.routes))

@@ -9,9 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -51,11 +55,15 @@ func TestExampleValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := [][]string{{"network"}, {"cache", "database"}, {"api"}}; !reflect.DeepEqual(levels, want) {
-		t.Errorf("levels = %v, want the diamond %v", levels, want)
+	if want := [][]string{{"network"}, {"cache", "database"}, {"api"}, {"web"}}; !reflect.DeepEqual(levels, want) {
+		t.Errorf("levels = %v, want the diamond then the chart %v", levels, want)
 	}
-	if down, _ := g.TeardownLevels(); !reflect.DeepEqual(down, [][]string{{"api"}, {"cache", "database"}, {"network"}}) {
+	if down, _ := g.TeardownLevels(); !reflect.DeepEqual(down, [][]string{{"web"}, {"api"}, {"cache", "database"}, {"network"}}) {
 		t.Errorf("teardown levels = %v", down)
+	}
+	web, _ := c.Component("web")
+	if web.Type != TypeHelmChart || web.Helm == nil || web.Helm.Namespace != "demo" || !reflect.DeepEqual(web.Dependencies, []string{"api"}) {
+		t.Errorf("web: %s %+v, dependencies %v; want a helm chart in namespace demo after api", web.Type, web.Helm, web.Dependencies)
 	}
 	db, _ := c.Component("database")
 	if len(db.DeclaredDependencies) != 0 || !reflect.DeepEqual(db.Dependencies, []string{"network"}) {
@@ -88,9 +96,16 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 	work := t.TempDir()
 	// The sandbox starts the install's registry with outpost-registry from
 	// PATH: build it, and stop the registry when the test ends.
+	// The sandbox also starts the install's cluster with outpost-cluster,
+	// which finds etcd and kube-apiserver through OUTPOST_KUBE_ASSETS.
 	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/outpost-registry").CombinedOutput(); err != nil {
-		t.Fatalf("build outpost-registry: %v\n%s", err, out)
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/outpost-registry", "../cmd/outpost-cluster").CombinedOutput(); err != nil {
+		t.Fatalf("build outpost-registry and outpost-cluster: %v\n%s", err, out)
+	}
+	wd, _ := os.Getwd()
+	assets, err := localcluster.FindAssets("", wd)
+	if err != nil {
+		t.Fatal(err)
 	}
 	localDir := t.TempDir()
 	t.Cleanup(func() {
@@ -98,13 +113,14 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 		if out, err := down.CombinedOutput(); err != nil {
 			t.Errorf("stop the sandbox's registry: %v\n%s", err, out)
 		}
+		stopDaemon(t, filepath.Join(localDir, d.InstallID, "cluster", "pid"))
 	})
 
 	run := func(dir string, env map[string]string, args ...string) []byte {
 		t.Helper()
 		cmd := exec.Command(tf, args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+		cmd.Env = append(os.Environ(), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", localcluster.EnvAssets+"="+assets,
 			"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 		for k, v := range env {
 			cmd.Env = append(cmd.Env, k+"="+v)
@@ -168,8 +184,14 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 		t.Fatal(err)
 	}
 	rendered := map[string]*Rendered{}
+	if kc, _ := d.SandboxOutputs["kubeconfig"].Value.(string); !strings.Contains(kc, "server: ") || !d.SandboxOutputs["kubeconfig"].Sensitive {
+		t.Errorf("sandbox kubeconfig: want a sensitive kubeconfig, got %d bytes (sensitive %v)", len(kc), d.SandboxOutputs["kubeconfig"].Sensitive)
+	}
 	for _, name := range order {
 		cmp, _ := c.Component(name)
+		if cmp.Terraform == nil {
+			continue // the helm chart: deployed by the runner's helm plugin (e2e)
+		}
 		r, err := c.RenderComponent(name, d)
 		if err != nil {
 			t.Fatalf("render %s: %v", name, err)
@@ -198,10 +220,16 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 
 	teardown, _ := c.Graph().TeardownOrder()
 	for _, name := range teardown {
-		r := rendered[name]
+		r, ok := rendered[name]
+		if !ok {
+			continue // not a terraform component
+		}
 		run(filepath.Join(work, name), r.EnvVars, "destroy", "-auto-approve", "-input=false", "-no-color")
 	}
 	run(filepath.Join(work, "sandbox"), nil, "destroy", "-auto-approve", "-input=false", "-no-color")
+	if _, err := os.Stat(filepath.Join(localDir, d.InstallID, "cluster")); !os.IsNotExist(err) {
+		t.Errorf("the sandbox's destroy left its cluster's directory (%v)", err)
+	}
 }
 
 // freePort is a TCP port nothing listens on now.
@@ -213,4 +241,22 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// stopDaemon stops the process its pid file names and waits until it is
+// gone.
+func stopDaemon(t *testing.T, pidFile string) {
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Errorf("pid file %s: %v", pidFile, err)
+		return
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	for i := 0; i < 300 && syscall.Kill(pid, 0) == nil; i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
 }

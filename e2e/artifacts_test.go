@@ -35,8 +35,8 @@ func writeArtifactsApp(t *testing.T, image string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "app")
 	files := map[string]string{
-		"outpost.toml": "[app]\nname = \"demo\"\n\n[sandbox]\nsource = \"sandbox\"\n\n[sandbox.variables]\ninstall_id = \"{{ .install.id }}\"\n",
-		"sandbox/main.tf": "resource \"terraform_data\" \"sandbox\" {\n  input = \"sandbox\"\n}\n",
+		"outpost.toml":        "[app]\nname = \"demo\"\n\n[sandbox]\nsource = \"sandbox\"\n\n[sandbox.variables]\ninstall_id = \"{{ .install.id }}\"\n",
+		"sandbox/main.tf":     "resource \"terraform_data\" \"sandbox\" {\n  input = \"sandbox\"\n}\n",
 		"components/web.toml": "name = \"web\"\ntype = \"container_image\"\nimage = \"" + image + "\"\nplain_http = true\n",
 		"components/api.toml": "name = \"api\"\ntype = \"terraform_module\"\nsource = \"modules/api\"\n\n[variables]\nimage = \"{{ .components.web.outputs.image }}\"\n",
 		"modules/api/main.tf": "variable \"image\" {\n  type = string\n}\n\nresource \"terraform_data\" \"deployment\" {\n  input = var.image\n}\n\noutput \"image\" {\n  value = terraform_data.deployment.output\n}\n",

@@ -454,7 +454,7 @@ func (p *provBench) sync(dir string) {
 func (p *provBench) startRunner(regToken string) func() time.Duration {
 	p.tb.Helper()
 	cmd := exec.Command(runnerBin, "run", "--gateway", p.gw.URL, "--work-dir", p.tb.TempDir(), "--terraform", p.tf)
-	cmd.Env = []string{runnerPath(), "OUTPOST_TOKEN=" + regToken}
+	cmd.Env = []string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets, "OUTPOST_TOKEN=" + regToken}
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

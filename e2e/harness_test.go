@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,6 +27,7 @@ import (
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/store"
@@ -40,6 +42,9 @@ var (
 	// starts with it, so sandboxes find outpost-registry.
 	binDir   string
 	temporal *devserver.Server
+	// kubeAssets holds etcd and kube-apiserver, for the clusters the
+	// example sandbox starts (runners pass it to jobs).
+	kubeAssets string
 )
 
 func TestMain(m *testing.M) {
@@ -54,10 +59,15 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir, runnerBin = dir, filepath.Join(dir, "outpost-runner")
-	build := exec.Command("go", "build", "-o", dir, "../cmd/outpost-runner", "../cmd/outpost-registry")
+	build := exec.Command("go", "build", "-o", dir, "../cmd/outpost-runner", "../cmd/outpost-registry", "../cmd/outpost-cluster")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build outpost-runner and outpost-registry:", err)
+		fmt.Fprintln(os.Stderr, "build outpost-runner, outpost-registry and outpost-cluster:", err)
+		return 1
+	}
+	wd, _ := os.Getwd()
+	if kubeAssets, err = localcluster.FindAssets("", wd); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	temporal, err = devserver.Start(context.Background(), devserver.Options{UIPort: -1})
@@ -192,11 +202,30 @@ func stopSandboxRegistry(tb testing.TB, installID string) {
 		if out, err := down.CombinedOutput(); err != nil {
 			tb.Logf("stop the install registry of %s: %v\n%s", installID, err, out)
 		}
+		stopPidFile(filepath.Join(dir, "cluster", "pid"))
 		os.RemoveAll(dir)
 	})
 }
 
-// runnerPath is the PATH runners get: binDir first.
+// stopPidFile stops the process a pid file names (the example sandbox's
+// cluster, left running by a test that does not deprovision) and waits
+// until it is gone.
+func stopPidFile(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || syscall.Kill(pid, syscall.SIGTERM) != nil {
+		return
+	}
+	for i := 0; i < 300 && syscall.Kill(pid, 0) == nil; i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// runnerPath is the PATH runners get, binDir first, and where they find
+// the kube binaries.
 func runnerPath() string {
 	return "PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH")
 }
@@ -234,7 +263,7 @@ func (s *stack) startRunner(env ...string) *runnerProc {
 func (s *stack) launchRunner(env ...string) *runnerProc {
 	s.t.Helper()
 	cmd := exec.Command(runnerBin, "run", "--gateway", s.gateway, "--work-dir", s.t.TempDir(), "--cancel-grace", "2s")
-	cmd.Env = append([]string{runnerPath()}, env...)
+	cmd.Env = append([]string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets}, env...)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -202,7 +202,7 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 	if op.WorkflowID != "install/"+inst+"/provision" {
 		t.Fatalf("workflow ID %q", op.WorkflowID)
 	}
-	for _, name := range []string{"sandbox", "network", "database", "cache", "api"} {
+	for _, name := range []string{"sandbox", "network", "database", "cache", "api", "web"} {
 		st := op.step(t, name)
 		if st.Status != store.StepSucceeded || st.Plan == "" || st.ApplyJobID == "" {
 			t.Fatalf("step %s = %+v", name, st)
@@ -241,6 +241,9 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 
 	// The secret appears in no API answer, job log or Temporal history.
 	s.assertSecretHidden(inst, op, secret)
+
+	// The helm chart, after the api, in the install's cluster.
+	s.checkWebChart(inst, op, outs.Outputs["api"]["url"].Value.(string))
 
 	de := s.waitOp(inst, s.startOp(inst, "/deprovision", nil).ID, 5*time.Minute)
 	if de.Status != store.OpSucceeded {
@@ -316,7 +319,12 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 		}
 		for _, st := range cur.Steps {
 			if st.Status == store.StepWaitingApproval && !approved[st.Name] {
-				if !strings.Contains(st.Plan, "terraform_data") {
+				// A terraform plan, or the helm chart's diff of objects.
+				want := "terraform_data"
+				if st.Name == "web" {
+					want = "+++ b/Deployment/demo/web"
+				}
+				if !strings.Contains(st.Plan, want) {
 					t.Fatalf("step %s waits for approval without showing its plan: %q", st.Name, st.Plan)
 				}
 				if st.ApplyJobID != "" {
@@ -334,8 +342,8 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if len(approved) != 5 {
-		t.Fatalf("approved %v, want all five steps", approved)
+	if len(approved) != 6 {
+		t.Fatalf("approved %v, want all six steps", approved)
 	}
 
 	// Nothing changed: every plan is a no-op, nothing waits, nothing applies.
@@ -355,15 +363,17 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 		t.Fatalf("plan-only deprovision: %s %q", po.Status, po.Error)
 	}
 	for _, st := range po.Steps {
-		if st.Status != store.StepPlanned || st.ApplyJobID == "" && st.PlanJobID == "" || st.ApplyJobID != "" {
-			t.Fatalf("plan-only step %+v, want planned with a plan job and no apply", st)
+		// The chart's teardown plan needs no job: the whole release goes.
+		planned := st.PlanJobID != "" || st.Name == "web" && strings.Contains(st.Plan, `helm uninstall of release "web"`)
+		if st.Status != store.StepPlanned || !planned || st.ApplyJobID != "" {
+			t.Fatalf("plan-only step %+v, want planned (with a plan job for terraform) and no apply", st)
 		}
 	}
 	var outs struct {
 		Outputs map[string]any `json:"outputs"`
 	}
 	s.do("GET", "/v1/installs/"+inst+"/outputs", nil, &outs)
-	if len(outs.Outputs) != 5 {
+	if len(outs.Outputs) != 6 {
 		t.Fatalf("a plan-only deprovision changed the outputs: %+v", outs.Outputs)
 	}
 
@@ -525,7 +535,7 @@ func TestEmbeddedSQLiteStack(t *testing.T) {
 	}
 	for _, path := range []string{"/provision", "/deprovision"} {
 		op := s.waitOp(inst, s.startOp(inst, path, nil).ID, 5*time.Minute)
-		if op.Status != store.OpSucceeded || len(op.Steps) != 5 {
+		if op.Status != store.OpSucceeded || len(op.Steps) != 6 {
 			t.Fatalf("%s on SQLite: %s %q %+v", path, op.Status, op.Error, op.Steps)
 		}
 	}

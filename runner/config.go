@@ -65,6 +65,10 @@ type Config struct {
 	// TerraformCLIConfig is the terraform CLI configuration file jobs use
 	// (TF_CLI_CONFIG_FILE). Default: an empty one in each job's directory.
 	TerraformCLIConfig string
+	// KubeAssets is a directory holding etcd and kube-apiserver, passed to
+	// jobs as OUTPOST_KUBE_ASSETS: local sandboxes start a cluster with
+	// outpost-cluster, which finds them there.
+	KubeAssets string
 	// HealthAddr, when set, is the TCP address (host:port, e.g. ":8081")
 	// where the runner answers liveness probes on HealthPath while it runs.
 	HealthAddr string
@@ -147,6 +151,14 @@ func (cfg Config) withDefaults() (Config, error) {
 	default:
 		cfg.Logger.Warn("no terraform binary found: terraform jobs will fail", "err", err)
 	}
+	if cfg.KubeAssets != "" {
+		if cfg.KubeAssets, err = filepath.Abs(cfg.KubeAssets); err != nil {
+			return cfg, fmt.Errorf("kube assets: %w", err)
+		}
+		if fi, err := os.Stat(cfg.KubeAssets); err != nil || !fi.IsDir() {
+			return cfg, fmt.Errorf("kube assets %s: must be a directory (holding etcd and kube-apiserver)", cfg.KubeAssets)
+		}
+	}
 	if cfg.TerraformCLIConfig != "" {
 		if cfg.TerraformCLIConfig, err = filepath.Abs(cfg.TerraformCLIConfig); err != nil {
 			return cfg, fmt.Errorf("terraform CLI config: %w", err)
@@ -158,8 +170,13 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
+// EnvKubeAssets names, in a job's environment, the directory holding etcd
+// and kube-apiserver (the runner's KubeAssets).
+const EnvKubeAssets = "OUTPOST_KUBE_ASSETS"
+
 // jobEnv is what the configuration adds to every job's clean environment:
-// the terraform binary and CLI configuration, when there are.
+// the terraform binary and CLI configuration, and the kube assets, when
+// there are.
 func (cfg Config) jobEnv() []string {
 	var env []string
 	if cfg.Terraform != "" {
@@ -167,6 +184,9 @@ func (cfg Config) jobEnv() []string {
 	}
 	if cfg.TerraformCLIConfig != "" {
 		env = append(env, "TF_CLI_CONFIG_FILE="+cfg.TerraformCLIConfig)
+	}
+	if cfg.KubeAssets != "" {
+		env = append(env, EnvKubeAssets+"="+cfg.KubeAssets)
 	}
 	return env
 }

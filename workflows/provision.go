@@ -277,6 +277,18 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 	if done {
 		return setStatus(status, msg)
 	}
+	switch {
+	case st.Type == appconfig.TypeHelmChart:
+		return runChartStep(ctx, opID, plan, st, approval, setStatus, jobPolicy)
+	case st.Type == appconfig.TypeContainerImage: // a teardown: nothing runs
+		if plan.PlanOnly {
+			return setStatus(store.StepPlanned, "")
+		}
+		if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.ForgetComponent, opID, st.Name).Get(ctx, nil); err != nil {
+			return setStatus(store.StepFailed, rootMessage(err))
+		}
+		return setStatus(store.StepSucceeded, "")
+	}
 
 	oneJob := !plan.PlanOnly && plan.ApprovalMode != store.Prompt
 	planOp, recordPlan := protocol.TerraformPlan, a.RecordPlan
@@ -302,17 +314,8 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 		return setStatus(store.StepPlanned, "")
 	}
 	if plan.ApprovalMode == store.Prompt {
-		setStatus(store.StepWaitingApproval, "")
-		var ap Approval
-		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(approval, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ap) })
-		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
-		sel.Select(ctx)
-		if ctx.Err() != nil {
-			return setStatus(store.StepCancelled, "operation cancelled while waiting for approval")
-		}
-		if !ap.Approve {
-			return setStatus(store.StepDenied, "plan denied")
+		if status, msg := awaitApproval(ctx, approval, setStatus); status != "" {
+			return setStatus(status, msg)
 		}
 	}
 	applyJob, err := runTerraform(protocol.TerraformApply, planJob.JobID)
@@ -380,10 +383,26 @@ func deliverBuild(ctx workflow.Context, opID string, plan activities.OperationPl
 		return true, store.StepFailed, synced.Error
 	case st.Type == appconfig.TypeContainerImage:
 		return true, store.StepSucceeded, ""
-	case st.Type == appconfig.TypeHelmChart:
-		return true, store.StepFailed, "helm_chart components are built and synced, but not deployed yet"
 	}
 	return false, "", ""
+}
+
+// awaitApproval waits for the step's approval signal. It returns the
+// status the step ends with when it is not approved ("" when it is).
+func awaitApproval(ctx workflow.Context, approval workflow.Channel, setStatus func(string, string) stepOutcome) (status, msg string) {
+	setStatus(store.StepWaitingApproval, "")
+	var ap Approval
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(approval, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ap) })
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+	sel.Select(ctx)
+	switch {
+	case ctx.Err() != nil:
+		return store.StepCancelled, "operation cancelled while waiting for approval"
+	case !ap.Approve:
+		return store.StepDenied, "plan denied"
+	}
+	return "", ""
 }
 
 // interrupted turns a RunJob error into a step status.

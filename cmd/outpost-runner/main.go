@@ -74,6 +74,7 @@ var flagEnv = []struct{ flag, env string }{
 	{"shutdown-timeout", "OUTPOST_SHUTDOWN_TIMEOUT"},
 	{"terraform", "OUTPOST_TERRAFORM"},
 	{"terraform-cli-config", "OUTPOST_TERRAFORM_CLI_CONFIG"},
+	{"kube-assets", "OUTPOST_KUBE_ASSETS"},
 	{"health-addr", "OUTPOST_HEALTH_ADDR"},
 }
 
@@ -91,6 +92,7 @@ func runRunner(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", runner.DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long running jobs may go on before they are cancelled")
 	fs.StringVar(&cfg.Terraform, "terraform", "", "the terraform binary (default: terraform on PATH, then .tools/terraform/1.5.7/terraform in the working directory or a parent)")
 	fs.StringVar(&cfg.TerraformCLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
+	fs.StringVar(&cfg.KubeAssets, "kube-assets", "", "directory holding etcd and kube-apiserver, for local sandboxes that start a cluster (passed to jobs as OUTPOST_KUBE_ASSETS)")
 	fs.StringVar(&cfg.HealthAddr, "health-addr", "", "serve liveness probes on GET "+runner.HealthPath+" at this address, e.g. :8081 (default: none)")
 
 	for _, fe := range flagEnv {

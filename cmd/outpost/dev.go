@@ -24,6 +24,7 @@ import (
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/worker"
 	"github.com/outpost-dev/outpost/worker/devserver"
@@ -112,8 +113,9 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 		return fmt.Errorf("gateway: listen on %s: %w", l.gateway, err)
 	}
 	g := gateway.New(gateway.Config{Store: s, Logger: log, Intervals: iv})
-	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: c.taskQueue}, Logger: log})
 	gatewayURL := "http://" + gwLn.Addr().String()
+	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: c.taskQueue}, Logger: log,
+		GatewayURL: gatewayURL})
 	w := worker.New(worker.Config{Client: tc, Store: s, TaskQueue: c.taskQueue, Logger: log,
 		Operations: activities.OperationConfig{GatewayURL: gatewayURL, RegistryAddress: registryAddr, RegistryPlainHTTP: true}})
 	if err := w.Start(); err != nil {
@@ -367,6 +369,13 @@ func superviseRunner(ctx context.Context, log *slog.Logger, bin, gatewayURL stri
 		// are next to the runner.
 		cmd.Env = append(os.Environ(), "OUTPOST_TOKEN="+r.token,
 			"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if assets, err := localcluster.FindAssets("", "."); err == nil {
+			// The example sandbox's cluster (outpost-cluster) finds etcd
+			// and kube-apiserver there.
+			cmd.Env = append(cmd.Env, localcluster.EnvAssets+"="+assets)
+		} else {
+			log.Warn("no etcd/kube-apiserver: a sandbox that starts a local cluster will fail (bash scripts/tools.sh builds them)", "err", err)
+		}
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
 			out.Close()

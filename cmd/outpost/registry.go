@@ -19,7 +19,7 @@ type registryFlags struct {
 
 func (r *registryFlags) register(fs *flag.FlagSet, defaultDir string) {
 	fs.StringVar(&r.listen, "registry-listen", envOr("OUTPOST_REGISTRY_LISTEN", "127.0.0.1:5000"),
-		"address of the vendor's OCI registry (\"\": serve none, e.g. with an external registry) (env OUTPOST_REGISTRY_LISTEN)")
+		"address of the vendor's OCI registry (\"\": serve none, when another outpost api process serves it) (env OUTPOST_REGISTRY_LISTEN)")
 	fs.StringVar(&r.dir, "registry-dir", envOr("OUTPOST_REGISTRY_DIR", defaultDir),
 		"where the vendor registry keeps its blobs (env OUTPOST_REGISTRY_DIR)")
 }

@@ -96,6 +96,8 @@ func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 	l.register(fs)
 	var reg registryFlags
 	reg.register(fs, ".data/registry")
+	publicGatewayURL := fs.String("public-gateway-url", envOr("OUTPOST_PUBLIC_GATEWAY_URL", ""),
+		"the gateway's public URL as runners in customers' clusters reach it; the runner's helm install command points there (env OUTPOST_PUBLIC_GATEWAY_URL)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -116,7 +118,8 @@ func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 		log.Info("listening", "server", "vendor registry", "addr", rs.Addr(), "dir", reg.dir)
 	}
 	g := gateway.New(gateway.Config{Store: s, Logger: log, Intervals: iv})
-	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: c.taskQueue}, Logger: log})
+	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: c.taskQueue}, Logger: log,
+		GatewayURL: *publicGatewayURL})
 	return serve(ctx, log, g, a, l.api, l.gateway)
 }
 

@@ -7,13 +7,24 @@
 //
 //   - plan: init, then a saved plan (a destroy plan when Destroy is set); the
 //     outputs (protocol.TerraformPlanOutputs) carry the plan file, the plan as
-//     terraform shows it, its JSON (sensitive values redacted), the counts of
-//     resources to add, change and destroy, and whether anything changes.
+//     terraform printed it, its JSON (`show -json`, sensitive values
+//     redacted), the counts of resources to add, change and destroy, and
+//     whether anything changes.
 //   - apply: init, then apply of exactly the saved plan in PlanFile; a plan
-//     that no longer matches the state fails with terraform's own message. The
-//     outputs (protocol.TerraformApplyOutputs) are the module's outputs,
-//     sensitive ones marked.
+//     that no longer matches the state fails with terraform's own message. It
+//     has no outputs: the control plane reads the module's outputs from the
+//     state the apply stored.
+//   - plan_apply: init, a saved plan and, when it has changes, the apply of
+//     exactly that plan in the same directory — for installs that approve
+//     every plan. Its outputs (protocol.TerraformPlanApplyOutputs) are the
+//     plan's text and counts (from terraform's "Plan:" line; no JSON) and
+//     whether it was applied. It runs the same three terraform commands a
+//     plain script would.
 //   - outputs: init, then the module's outputs.
+//
+// The module comes in the manifest (Module, a gzipped tar archive) or, for
+// a component, from the install's own registry (ModuleArtifact, fetched by
+// digest with runner/ociclient).
 //
 // The job's directory holds the module (module/, extracted from the
 // manifest's archive), the variables (module/zz-outpost.auto.tfvars.json,
@@ -27,14 +38,18 @@
 // is downloaded: modules that need providers other than terraform's built-in
 // one fail at init.
 //
-// terraform-exec runs terraform in a process group of its own. When the job
-// is cancelled, the job process's context ends and terraform-exec interrupts
-// terraform (SIGINT), which stops, saves its state and unlocks. The job
-// process adopts (PR_SET_CHILD_SUBREAPER) what terraform's provisioners leave
-// behind and kills it at Cleanup, so no `local-exec` child outlives its job.
+// init runs without terraform-exec (which would first run `terraform
+// version` for its compatibility checks: a whole terraform process); plan
+// and apply run through it. When the job is cancelled, the job process's
+// context ends and terraform is interrupted (SIGINT), so it stops, saves its
+// state and unlocks. The job process adopts (PR_SET_CHILD_SUBREAPER) what
+// terraform's provisioners leave behind and kills it at Cleanup, so no
+// `local-exec` child outlives its job — except a daemon started on purpose
+// with OUTPOST_DAEMON=1 in its environment (see DaemonEnv), such as the
+// example sandbox's registry.
 //
-// Terraform's output streams to the job's logs (except `show` and `output`,
-// whose values may be secret); when terraform fails, the job's error is
+// Terraform's output streams to the job's logs (except `show -json` and
+// `output`, whose values may be secret); when terraform fails, the job's error is
 // terraform's own diagnostics, one line each ("Error: …, with <resource>
 // (<file> line N): <detail>").
 //

@@ -1,0 +1,201 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// OutputKubeconfig is the sandbox output holding a kubeconfig for the
+// install's cluster, where helm_chart components deploy.
+const OutputKubeconfig = "kubeconfig"
+
+// helmJobTimeout bounds one helm job on the runner.
+const helmJobTimeout = 30 * time.Minute
+
+// HelmJobInput names a helm job of an operation's step; the manifest is
+// rendered from the store, never carried in workflow history.
+type HelmJobInput struct {
+	OperationID string
+	Step        string
+	Operation   string // protocol.HelmPlan, HelmDeploy or HelmUninstall
+	Key         string
+}
+
+// EnqueueHelmJob renders a helm_chart step's job — the chart in the
+// install's registry (its build, synced there), values rendered from
+// templates, the cluster's kubeconfig from the sandbox — and queues it on
+// the install's runner. Idempotent by key.
+func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (JobRef, error) {
+	op, err := a.Store.GetOperationByID(ctx, in.OperationID)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	inst, err := a.install(ctx, op.InstallID)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	cfg, _, err := a.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
+	if err != nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+	}
+	c, ok := cfg.Component(in.Step)
+	if !ok || c.Helm == nil {
+		return JobRef{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+in.Step+" in the app config", "InvalidConfig", nil)
+	}
+	var kubeconfig string
+	if raw, ok, err := a.sandboxOutput(ctx, op.InstallID, OutputKubeconfig); err != nil {
+		return JobRef{}, err
+	} else if !ok || json.Unmarshal(raw, &kubeconfig) != nil || kubeconfig == "" {
+		return JobRef{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the install's sandbox has no %q output: helm_chart components deploy into the cluster the sandbox provides (see docs/APP_CONFIG.md)",
+			OutputKubeconfig), "NoCluster", nil)
+	}
+	m := protocol.HelmManifest{Operation: in.Operation, Kubeconfig: kubeconfig, Release: c.Helm.ReleaseName,
+		Namespace: c.Helm.Namespace, CreateNamespace: c.Helm.CreateNamespace, TimeoutMS: c.Helm.Timeout.Milliseconds(), Wait: c.Helm.Wait}
+	if in.Operation != protocol.HelmUninstall {
+		data, err := a.renderData(ctx, cfg, inst)
+		if err != nil {
+			return JobRef{}, nonRetryable("render", err)
+		}
+		values, err := cfg.RenderHelmValues(in.Step, data)
+		if err != nil {
+			return JobRef{}, nonRetryable("render "+in.Step, err)
+		}
+		if m.ValuesFiles, err = cfg.HelmValuesFiles(in.Step); err != nil {
+			return JobRef{}, nonRetryable("values files of "+in.Step, err)
+		}
+		m.Values, m.SensitiveValues = values.Values, values.Sensitive
+		st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
+		if err != nil {
+			return JobRef{}, err
+		}
+		if m.Chart, _, err = a.deployedArtifact(ctx, op.InstallID, in.Step, st.BuildID); err != nil {
+			return JobRef{}, err
+		}
+		if m.Chart == nil {
+			return JobRef{}, temporal.NewNonRetryableApplicationError("step "+in.Step+" has no synced build to deploy", "NoBuild", nil)
+		}
+	}
+	raw, err := manifest(m)
+	if err != nil {
+		return JobRef{}, err
+	}
+	r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
+	if err != nil {
+		return JobRef{}, err
+	}
+	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: in.Key, OrgID: op.OrgID, RunnerID: r.ID, InstallID: &inst.ID,
+		Type: protocol.JobTypeHelm, Manifest: raw, TimeoutMS: helmJobTimeout.Milliseconds()})
+	if err != nil {
+		return JobRef{}, err
+	}
+	changes := map[string]any{"status": store.StepApplying, "apply_job_id": j.ID}
+	if in.Operation == protocol.HelmPlan {
+		changes = map[string]any{"status": store.StepPlanning, "plan_job_id": j.ID}
+	}
+	if err := a.Store.UpdateStep(ctx, in.OperationID, in.Step, changes); err != nil {
+		return JobRef{}, err
+	}
+	return JobRef{JobID: j.ID, Created: created}, nil
+}
+
+// RecordHelmPlan stores a helm plan's diff on its step, as a terraform
+// plan's text: objects added, changed and removed are its counts.
+func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+	var out protocol.HelmPlanOutputs
+	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
+		return PlanSummary{Failed: failed != "", Error: failed}, err
+	}
+	text := out.Diff
+	if !out.HasChanges {
+		text = "No changes: the release's objects are as the chart renders them.\n"
+	}
+	return a.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: out.HasChanges, PlanText: text,
+		Add: len(out.Added), Change: len(out.Changed), Destroy: len(out.Removed)})
+}
+
+// PlanUninstall records, as a teardown step's plan, what uninstalling the
+// component's release does. It runs nothing: the release's objects are the
+// chart's, and all of them go.
+func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (PlanSummary, error) {
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return PlanSummary{}, err
+	}
+	inst, err := a.install(ctx, op.InstallID)
+	if err != nil {
+		return PlanSummary{}, err
+	}
+	cfg, _, err := a.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
+	if err != nil {
+		return PlanSummary{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+	}
+	c, ok := cfg.Component(step)
+	if !ok || c.Helm == nil {
+		return PlanSummary{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+step+" in the app config", "InvalidConfig", nil)
+	}
+	text := fmt.Sprintf("helm uninstall of release %q in namespace %q: every object of the release is deleted.\n", c.Helm.ReleaseName, c.Helm.Namespace)
+	return a.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: true, PlanText: text})
+}
+
+// RecordHelmRelease records a helm job's end: after a deploy, the release's
+// outputs (release_name, namespace, revision, status) and the build the
+// component runs; after an uninstall, it forgets both.
+func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID string) (ApplySummary, error) {
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return ApplySummary{}, err
+	}
+	if op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent {
+		if failed, err := a.jobOutputs(ctx, opID, step, jobID, nil); err != nil || failed != "" {
+			return ApplySummary{Failed: failed != "", Error: failed}, err
+		}
+		return ApplySummary{}, a.ForgetComponent(ctx, opID, step)
+	}
+	var out protocol.HelmReleaseOutputs
+	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
+		return ApplySummary{Failed: failed != "", Error: failed}, err
+	}
+	if err := a.saveOutputs(ctx, op.InstallID, step, appconfig.HelmOutputValues(out.Release, out.Namespace, out.Revision, out.Status)); err != nil {
+		return ApplySummary{}, err
+	}
+	return ApplySummary{}, a.recordDeployedBuild(ctx, opID, op.InstallID, step)
+}
+
+// sandboxOutput is one output of the install's sandbox (false when it has
+// none of that name).
+func (a *Activities) sandboxOutput(ctx context.Context, installID, name string) (json.RawMessage, bool, error) {
+	rows, err := a.Store.ListOutputs(ctx, installID)
+	if err != nil {
+		return nil, false, err
+	}
+	raw, ok := rows[store.SandboxStep]
+	if !ok {
+		return nil, false, nil
+	}
+	var sb protocol.TerraformApplyOutputs
+	if err := json.Unmarshal([]byte(raw), &sb); err != nil {
+		return nil, false, fmt.Errorf("sandbox outputs: %w", err)
+	}
+	o, ok := sb.Outputs[name]
+	return o.Value, ok, nil
+}
+
+// saveOutputs records a component's outputs (the shape terraform's have).
+func (a *Activities) saveOutputs(ctx context.Context, installID, step string, values map[string]appconfig.Value) error {
+	raw, err := json.Marshal(struct {
+		Outputs map[string]appconfig.Value `json:"outputs"`
+	}{values})
+	if err != nil {
+		return err
+	}
+	return a.Store.SaveOutputs(ctx, installID, step, string(raw))
+}

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// kube is a client of the install's cluster, with the kubeconfig its
+// sandbox output (read from the store: the API never shows it).
+func (s *stack) kube(installID string) *kubernetes.Clientset {
+	s.t.Helper()
+	outs, err := s.store.ListOutputs(context.Background(), installID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var sb protocol.TerraformApplyOutputs
+	if err := json.Unmarshal([]byte(outs[store.SandboxStep]), &sb); err != nil {
+		s.t.Fatal(err)
+	}
+	var kubeconfig string
+	if err := json.Unmarshal(sb.Outputs["kubeconfig"].Value, &kubeconfig); err != nil || kubeconfig == "" || !sb.Outputs["kubeconfig"].Sensitive {
+		s.t.Fatalf("the sandbox's kubeconfig output: %v (sensitive %v)", err, sb.Outputs["kubeconfig"].Sensitive)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(kubeconfig))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return cs
+}
+
+// helmRevisions lists the revisions helm keeps of a release (its Secrets).
+func helmRevisions(s *stack, cs *kubernetes.Clientset, ns, release string) []string {
+	s.t.Helper()
+	list, err := cs.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + release})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var out []string
+	for _, sec := range list.Items {
+		out = append(out, sec.Labels["version"]+":"+sec.Labels["status"])
+	}
+	return out
+}
+
+// checkWebChart follows the example's helm_chart component through a
+// provision, a changed value and a teardown: the release and its objects
+// hold the templated values; a redeploy is revision 2 with the object
+// patched; a teardown leaves neither release nor objects.
+func (s *stack) checkWebChart(inst string, op operation, apiURL string) {
+	t := s.t
+	t.Helper()
+	ctx := context.Background()
+	web, api := s.job(op.step(t, "web").ApplyJobID), s.job(op.step(t, "api").ApplyJobID)
+	if web.StartedAt.Before(api.FinishedAt) {
+		t.Fatalf("web deployed at %v, before its dependency api finished at %v", web.StartedAt, api.FinishedAt)
+	}
+	cs := s.kube(inst)
+	cm, err := cs.CoreV1().ConfigMaps("demo").Get(ctx, "web-config", metav1.GetOptions{})
+	if err != nil || cm.Data["API_URL"] != apiURL {
+		t.Fatalf("ConfigMap demo/web-config: %v %v; want API_URL %q", cm.Data, err, apiURL)
+	}
+	dep, err := cs.AppsV1().Deployments("demo").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil || *dep.Spec.Replicas != 2 {
+		t.Fatalf("Deployment demo/web: %v; want 2 replicas (the api_replicas input)", err)
+	}
+	if revs := helmRevisions(s, cs, "demo", "web"); len(revs) != 1 || revs[0] != "1:deployed" {
+		t.Fatalf("release web: %v, want revision 1 deployed", revs)
+	}
+
+	// A changed value: a new config version, the component redeployed.
+	dir := filepath.Join(t.TempDir(), "app")
+	copyDir(t, exampleDir, dir)
+	toml := filepath.Join(dir, "components", "web.toml")
+	b, err := os.ReadFile(toml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(toml, append(b, []byte("image = \"registry.example.com/demo/web:1.1.0\"\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.syncConfig(dir)
+	re := s.waitOp(inst, s.startOp(inst, "/components/web/deploy", nil).ID, 3*time.Minute)
+	if re.Status != store.OpSucceeded || !strings.Contains(re.step(t, "web").Plan, "web:1.1.0") {
+		t.Fatalf("redeploy web: %s %q %+v", re.Status, re.Error, re.Steps)
+	}
+	dep, err = cs.AppsV1().Deployments("demo").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil || dep.Spec.Template.Spec.Containers[0].Image != "registry.example.com/demo/web:1.1.0" {
+		t.Fatalf("Deployment demo/web after the redeploy: %v, image %v", err, dep.Spec.Template.Spec.Containers)
+	}
+	if revs := helmRevisions(s, cs, "demo", "web"); len(revs) != 2 || !strings.Contains(strings.Join(revs, ","), "2:deployed") {
+		t.Fatalf("release web after the redeploy: %v, want revision 2 deployed", revs)
+	}
+
+	// Teardown: the release and its objects are gone.
+	down := s.waitOp(inst, s.startOp(inst, "/components/web/teardown", nil).ID, 3*time.Minute)
+	if down.Status != store.OpSucceeded {
+		t.Fatalf("teardown web: %s %q %+v", down.Status, down.Error, down.Steps)
+	}
+	if revs := helmRevisions(s, cs, "demo", "web"); len(revs) != 0 {
+		t.Fatalf("release web after teardown: %v", revs)
+	}
+	if _, err := cs.AppsV1().Deployments("demo").Get(ctx, "web", metav1.GetOptions{}); err == nil {
+		t.Fatal("Deployment demo/web left after teardown")
+	}
+}
