@@ -147,8 +147,9 @@ func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (Plan
 }
 
 // RecordHelmRelease records a helm job's end: after a deploy, the release's
-// outputs (release_name, namespace, revision, status) and the build the
-// component runs; after an uninstall, it forgets both.
+// outputs (release_name, namespace, revision, status, and its objects as
+// "Kind/namespace/name") and the build the component runs; after an
+// uninstall, it forgets both.
 func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID string) (ApplySummary, error) {
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
@@ -164,7 +165,14 @@ func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID st
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
 		return ApplySummary{Failed: failed != "", Error: failed}, err
 	}
-	if err := a.saveOutputs(ctx, op.InstallID, step, appconfig.HelmOutputValues(out.Release, out.Namespace, out.Revision, out.Status)); err != nil {
+	objects := make([]string, len(out.Objects))
+	for i, o := range out.Objects {
+		objects[i] = o.Kind + "/" + o.Name
+		if o.Namespace != "" {
+			objects[i] = o.Kind + "/" + o.Namespace + "/" + o.Name
+		}
+	}
+	if err := a.saveOutputs(ctx, op.InstallID, step, appconfig.HelmOutputValues(out.Release, out.Namespace, out.Revision, out.Status, objects)); err != nil {
 		return ApplySummary{}, err
 	}
 	return ApplySummary{}, a.recordDeployedBuild(ctx, opID, op.InstallID, step)

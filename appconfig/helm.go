@@ -70,15 +70,23 @@ const (
 	HelmOutputRevision = "revision"
 	// HelmOutputStatus is helm's status of the revision ("deployed").
 	HelmOutputStatus = "status"
+	// HelmOutputObjects lists the release's objects, "Kind/name" or
+	// "Kind/namespace/name" (a list of strings).
+	HelmOutputObjects = "objects"
 )
 
 // HelmOutputs are the outputs of every helm_chart component, sorted.
-var HelmOutputs = []string{HelmOutputNamespace, HelmOutputReleaseName, HelmOutputRevision, HelmOutputStatus}
+var HelmOutputs = []string{HelmOutputNamespace, HelmOutputObjects, HelmOutputReleaseName, HelmOutputRevision, HelmOutputStatus}
 
 // HelmOutputValues are the outputs of a deployed helm_chart component, as
 // Data.Components holds them.
-func HelmOutputValues(release, namespace string, revision int, status string) map[string]Value {
+func HelmOutputValues(release, namespace string, revision int, status string, objects []string) map[string]Value {
+	objs := make([]any, len(objects))
+	for i, o := range objects {
+		objs[i] = o
+	}
 	return map[string]Value{
+		HelmOutputObjects:     {Value: objs},
 		HelmOutputReleaseName: {Value: release},
 		HelmOutputNamespace:   {Value: namespace},
 		HelmOutputRevision:    {Value: json.Number(fmt.Sprint(revision))},

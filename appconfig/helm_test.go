@@ -92,7 +92,7 @@ func TestHelmAndImageComponentsLoad(t *testing.T) {
 	if h.Values["db"].(map[string]any)["port"] != json.Number("5432") {
 		t.Errorf("values = %v", h.Values)
 	}
-	if got := fe.Outputs(); !reflect.DeepEqual(got, []string{"namespace", "release_name", "revision", "status"}) {
+	if got := fe.Outputs(); !reflect.DeepEqual(got, []string{"namespace", "objects", "release_name", "revision", "status"}) {
 		t.Errorf("helm outputs = %v", got)
 	}
 
@@ -298,7 +298,7 @@ func TestHelmAndImageProblems(t *testing.T) {
 		{"unknown helm output", func(f fstest.MapFS) {
 			appendTo(f, "components/web.toml", "replicas = \"{{ .components.frontend.outputs.url }}\"\n")
 		}, "components/web.toml", "variables.replicas",
-			`.components.frontend.outputs.url: component "frontend" (helm_chart) has no output "url" (outputs: "namespace", "release_name", "revision", "status")`},
+			`.components.frontend.outputs.url: component "frontend" (helm_chart) has no output "url" (outputs: "namespace", "objects", "release_name", "revision", "status")`},
 		{"index into a helm output", func(f fstest.MapFS) {
 			appendTo(f, "components/web.toml", "replicas = '{{ index .components.frontend.outputs \"revision\" \"x\" }}'\n")
 		}, "components/web.toml", "variables.replicas", `output "revision" of component "frontend" (helm_chart) is a number, it has no fields`},
@@ -453,7 +453,7 @@ revision = "{{ .components.other.outputs.revision }}"
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Data{Inputs: inputs, Components: map[string]map[string]Value{"other": HelmOutputValues("other", "default", 4, "deployed")}}
+	d := Data{Inputs: inputs, Components: map[string]map[string]Value{"other": HelmOutputValues("other", "default", 4, "deployed", nil)}}
 	r, err := c.RenderHelmValues("frontend", d)
 	if err != nil {
 		t.Fatal(err)
@@ -506,7 +506,7 @@ func TestTerraformUsesNewOutputs(t *testing.T) {
 		t.Errorf("web dependencies = %v", web.Dependencies)
 	}
 	d := helmData(t, c)
-	d.Components["frontend"] = HelmOutputValues("frontend", "shop", 2, "deployed")
+	d.Components["frontend"] = HelmOutputValues("frontend", "shop", 2, "deployed", []string{"Service/shop/frontend"})
 	r, err := c.RenderComponent("web", d)
 	if err != nil {
 		t.Fatal(err)

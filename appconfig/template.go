@@ -219,7 +219,8 @@ func (c *Config) classify(o owner, p []string) (r ref, msg string) {
 				}
 			}
 		case cmp.Helm != nil || cmp.Image != nil:
-			// Their outputs are fixed, and each is a string or a number.
+			// Their outputs are fixed: strings, a number (revision), a
+			// list of strings (objects).
 			outs := HelmOutputs
 			if cmp.Image != nil {
 				outs = ImageOutputs
@@ -255,8 +256,11 @@ func eachString(key string, v any, f func(key, s string)) {
 
 // scalarOutputType names the type of a helm or image output.
 func scalarOutputType(name string) string {
-	if name == HelmOutputRevision {
+	switch name {
+	case HelmOutputRevision:
 		return "number"
+	case HelmOutputObjects:
+		return "list"
 	}
 	return "string"
 }

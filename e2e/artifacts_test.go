@@ -130,6 +130,10 @@ func TestBuildSyncDeploy(t *testing.T) {
 		t.Errorf("api deployed image %q, want the install registry's %q", got, wantImage)
 	}
 
+	// The registry credentials the jobs were given appear nowhere a person
+	// could see them.
+	s.assertRegistryCredentialsHidden(inst, op)
+
 	// The vendor registry goes away: the install depends only on its own.
 	s.registry.Close()
 	redeploy := s.waitOp(inst, s.startOp(inst, "/components/api/deploy", nil).ID, 2*time.Minute)
@@ -185,6 +189,70 @@ func TestMissingExternalImageFailsTheBuild(t *testing.T) {
 	for _, b := range builds {
 		if b.Status != store.BuildFailed || b.Digest != "" {
 			t.Errorf("build %s: %s digest %q; a failed build names no artifact", b.ID, b.Status, b.Digest)
+		}
+	}
+}
+
+// assertRegistryCredentialsHidden collects the registry passwords of every
+// oci job's manifest (build and sync) and looks for them in API answers, job
+// logs and the Temporal histories of the operation and the builds.
+func (s *stack) assertRegistryCredentialsHidden(inst string, op operation) {
+	s.t.Helper()
+	ctx := context.Background()
+	var jobs []store.Job
+	if err := s.store.DB().WithContext(ctx).Where("org_id = ? AND type = ?", s.orgID, protocol.JobTypeOCI).Find(&jobs).Error; err != nil {
+		s.t.Fatal(err)
+	}
+	var secrets []string
+	for _, j := range jobs {
+		var m protocol.OCIManifest
+		if err := json.Unmarshal([]byte(j.Manifest), &m); err != nil {
+			s.t.Fatal(err)
+		}
+		secrets = append(secrets, m.Destination.Registry.Password)
+		if m.Artifact != nil {
+			secrets = append(secrets, m.Artifact.Registry.Password)
+		}
+	}
+	if len(jobs) < 4 || len(secrets) == 0 {
+		s.t.Fatalf("%d oci jobs: want the builds and the syncs", len(jobs))
+	}
+	builds, err := s.store.ListBuilds(ctx, s.orgID, s.install.AppID, store.BuildFilter{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	workflowIDs := []string{op.WorkflowID}
+	for _, b := range builds {
+		workflowIDs = append(workflowIDs, b.WorkflowID)
+	}
+	for _, secret := range secrets {
+		if secret == "" {
+			continue
+		}
+		for _, path := range []string{"/v1/installs/" + inst + "/operations/" + op.ID, "/v1/installs/" + inst + "/jobs",
+			"/v1/apps/" + s.install.AppID + "/builds", "/v1/installs/" + inst + "/components", "/v1/installs/" + inst + "/outputs"} {
+			var raw json.RawMessage
+			s.do("GET", path, nil, &raw)
+			if strings.Contains(string(raw), secret) {
+				s.t.Fatalf("GET %s shows a registry credential", path)
+			}
+		}
+		for _, j := range jobs {
+			if s.logsContain(j.ID, secret) {
+				s.t.Fatalf("the logs of job %s show a registry credential", j.ID)
+			}
+		}
+		for _, id := range workflowIDs {
+			iter := s.client.GetWorkflowHistory(ctx, id, "", false, 0)
+			for iter.HasNext() {
+				ev, err := iter.Next()
+				if err != nil {
+					s.t.Fatal(err)
+				}
+				if b, _ := json.Marshal(ev); strings.Contains(string(b), secret) {
+					s.t.Fatalf("Temporal history of %s holds a registry credential (event %d)", id, ev.EventId)
+				}
+			}
 		}
 	}
 }

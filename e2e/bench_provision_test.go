@@ -66,12 +66,12 @@ const (
 //
 // Each repetition times, in rotating order: an Outpost provision on a fresh
 // install with its own runner (from POST …/provision to the API answering
-// that the operation finished), and three scripts run by /bin/sh in fresh
+// that the operation finished), and two scripts run by /bin/sh in fresh
 // directories with the same terraform binary as the runner: "apply"
-// (terraform init + apply -auto-approve per module), "plan+apply" (init +
-// plan -out + apply of the saved plan: the fair comparison, since Outpost
-// plans then applies) and a replay of Outpost's own terraform commands (see
-// provScriptOutpostCommands). Medians are reported, with where Outpost's time
+// (terraform init + apply -auto-approve per module) and "plan+apply" (init
+// + plan -out + apply of the saved plan: the fair comparison, since Outpost
+// plans then applies — and exactly the terraform commands its plan_apply
+// job runs). Medians are reported, with where Outpost's time
 // went: job timestamps from the store, and the times the runner stamped on
 // each job's log lines.
 func BenchmarkProvisionOverhead(b *testing.B) {
@@ -89,20 +89,18 @@ func BenchmarkProvisionOverhead(b *testing.B) {
 
 // Script variants.
 const (
-	provScriptApply     = iota // init + apply -auto-approve
-	provScriptPlanApply        // init + plan -out + apply of the saved plan
-	// provScriptOutpostCommands replays, one module after the other, exactly
-	// the terraform commands Outpost's plan_apply job runs per step under
-	// approve-all (see runner/plugins/terraform): version -json, init,
-	// plan -out, then show -json of the saved plan beside the apply of it.
-	// Outpost minus this is the cost of the orchestration itself: control
-	// plane, runner, job processes, the http state backend.
-	provScriptOutpostCommands
+	provScriptApply = iota // init + apply -auto-approve
+	// provScriptPlanApply: init + plan -out + apply of the saved plan — the
+	// terraform commands Outpost's plan_apply job runs per step under
+	// approve-all, so Outpost minus this is the cost of the orchestration
+	// itself: control plane, builds synced, runner, job processes, the http
+	// state backend.
+	provScriptPlanApply
 	provNumScripts
 )
 
-var provScriptNames = [provNumScripts]string{"script apply", "script plan+apply", "script of outpost's commands"}
-var provScriptMetric = [provNumScripts]string{"script-apply", "script-plan-apply", "script-outpost-cmds"}
+var provScriptNames = [provNumScripts]string{"script apply", "script plan+apply"}
+var provScriptMetric = [provNumScripts]string{"script-apply", "script-plan-apply"}
 
 func benchProvisionShape(b *testing.B, tf, shape string, n, reps int) {
 	app := filepath.Join(b.TempDir(), "app")
@@ -278,10 +276,6 @@ func (sc *provBenchScript) script(variant int) string {
 		case provScriptPlanApply:
 			fmt.Fprintf(&b, "cd \"$root/%s\"\n\"$tf\" init %s >>\"$log\"\n", dir, q)
 			fmt.Fprintf(&b, "\"$tf\" plan %s -out=tfplan%s >>\"$log\"\n\"$tf\" apply %s tfplan >>\"$log\"\n", q, vars, q)
-		case provScriptOutpostCommands:
-			fmt.Fprintf(&b, "cd \"$root/%s\"\n\"$tf\" version -json >/dev/null\n\"$tf\" init %s >>\"$log\"\n", dir, q)
-			fmt.Fprintf(&b, "\"$tf\" plan %s -out=tfplan%s >>\"$log\"\n", q, vars)
-			fmt.Fprintf(&b, "\"$tf\" show -json tfplan >/dev/null &\n\"$tf\" apply %s tfplan >>\"$log\"\nwait\n", q)
 		}
 	}
 	// readOutput reads one output of the module just deployed into a shell
@@ -682,7 +676,9 @@ func (p *provBench) breakdown(opID string, start, end time.Time) provBenchRun {
 				bj.stepFinishedAt = *st.FinishedAt
 			}
 			bj.phases[provPhaseQueued] = bj.started.Sub(bj.created)
-			p.jobPhases(&bj, job.ID)
+			if j.kind != "sync" { // a sync job runs no terraform: no phase markers
+				p.jobPhases(&bj, job.ID)
+			}
 			run.jobs = append(run.jobs, bj)
 		}
 	}
@@ -938,7 +934,7 @@ func (a provBenchAgg) report() string {
 		a.runs, a.total, a.share.running.Seconds(), a.share.queuedOnly.Seconds(), a.share.controlPlane.Seconds(), a.maxPar)
 	b.WriteString("control plane (ms, mean/max):")
 	for _, g := range []struct{ key, what string }{
-		{"start", "POST → first job enqueued"}, {"apply", "plan completed → apply enqueued"},
+		{"start", "POST → first job enqueued"}, {"apply", "a step's job completed → its next job enqueued (after a sync: once its dependencies are done)"},
 		{"record", "a step's last job completed → step recorded"}, {"handoff", "a dependency's last job completed → next step's job enqueued"},
 		{"end", "last job completed → operation recorded finished"}, {"seen", "→ client saw it"},
 	} {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +81,17 @@ func (s *stack) checkWebChart(inst string, op operation, apiURL string) {
 	}
 	if revs := helmRevisions(s, cs, "demo", "web"); len(revs) != 1 || revs[0] != "1:deployed" {
 		t.Fatalf("release web: %v, want revision 1 deployed", revs)
+	}
+	var outs struct {
+		Outputs map[string]map[string]struct {
+			Value any `json:"value"`
+		} `json:"outputs"`
+	}
+	s.do("GET", "/v1/installs/"+inst+"/outputs", nil, &outs)
+	release := outs.Outputs["web"]
+	if release["release_name"].Value != "web" || release["revision"].Value != float64(1) || release["status"].Value != "deployed" ||
+		!strings.Contains(fmt.Sprint(release["objects"].Value), "Deployment/demo/web") {
+		t.Fatalf("web's outputs %+v: want the release, revision 1, deployed, and its objects", release)
 	}
 
 	// A changed value: a new config version, the component redeployed.
