@@ -332,7 +332,7 @@ func (a *Activities) RecordSync(ctx context.Context, opID, step, buildID, jobID 
 		return SyncSummary{}, nil
 	}
 	op, err := a.Store.GetOperationByID(ctx, opID)
-	if err != nil {
+	if err != nil || op.PlanOnly { // a plan-only operation changes nothing the install runs
 		return SyncSummary{}, err
 	}
 	return SyncSummary{}, a.recordImage(ctx, op.InstallID, step, b)

@@ -344,10 +344,22 @@ func (a *Activities) jobOutputs(ctx context.Context, opID, step, jobID string, v
 	return "", nil
 }
 
+// recordPlan stores a plan on its step. A plan without changes for a
+// component's new build means the install now runs that build (nothing
+// else is left to apply), so it is recorded as the component's build —
+// except in a plan-only operation, which changes nothing.
 func (a *Activities) recordPlan(ctx context.Context, opID, step string, out protocol.TerraformPlanOutputs) (PlanSummary, error) {
 	s := PlanSummary{HasChanges: out.HasChanges, Add: out.Add, Change: out.Change, Destroy: out.Destroy}
-	return s, a.Store.UpdateStep(ctx, opID, step, map[string]any{"has_changes": out.HasChanges, "add": out.Add,
+	err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"has_changes": out.HasChanges, "add": out.Add,
 		"change": out.Change, "destroy_count": out.Destroy, "plan_text": out.PlanText})
+	if err != nil || out.HasChanges || step == store.SandboxStep {
+		return s, err
+	}
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil || op.PlanOnly || op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent {
+		return s, err
+	}
+	return s, a.recordDeployedBuild(ctx, opID, op.InstallID, step)
 }
 
 // ApplySummary is what the workflow learns of an apply.

@@ -134,6 +134,32 @@ func TestBuildSyncDeploy(t *testing.T) {
 	// could see them.
 	s.assertRegistryCredentialsHidden(inst, op)
 
+	// A new build whose module changes nothing terraform manages: the plan
+	// is a no-op, and the install now runs the new build.
+	app := writeArtifactsApp(t, public.Addr()+"/library/app:1.0")
+	mainTF := filepath.Join(app, "modules", "api", "main.tf")
+	src2, err := os.ReadFile(mainTF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mainTF, append(src2, "\n# a comment: a new build, the same infrastructure\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.syncConfig(app)
+	noop := s.waitOp(inst, s.startOp(inst, "/components/api/deploy", nil).ID, 2*time.Minute)
+	if noop.Status != store.OpSucceeded || noop.step(t, "api").Status != store.StepNoChanges {
+		t.Fatalf("deploy of a no-op build: %s %+v", noop.Status, noop.Steps)
+	}
+	var after struct {
+		Components []installComponent `json:"components"`
+	}
+	s.do("GET", "/v1/installs/"+inst+"/components", nil, &after)
+	for _, c := range after.Components {
+		if c.Component == "api" && c.BuildID == comps[0].BuildID && comps[0].Component == "api" {
+			t.Errorf("after a no-op deploy of a new build, api still runs build %s", c.BuildID)
+		}
+	}
+
 	// The vendor registry goes away: the install depends only on its own.
 	s.registry.Close()
 	redeploy := s.waitOp(inst, s.startOp(inst, "/components/api/deploy", nil).ID, 2*time.Minute)

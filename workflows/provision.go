@@ -264,7 +264,7 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 	done, status, msg := false, "", ""
 	if hasBuild(st) {
 		done, status, msg = deliverBuild(ctx, opID, plan, st, jobPolicy)
-		if done && status != store.StepSucceeded {
+		if done && status != store.StepSucceeded && status != store.StepPlanned {
 			return setStatus(status, msg)
 		}
 	}
@@ -381,6 +381,8 @@ func deliverBuild(ctx workflow.Context, opID string, plan activities.OperationPl
 	switch {
 	case synced.Failed:
 		return true, store.StepFailed, synced.Error
+	case st.Type == appconfig.TypeContainerImage && plan.PlanOnly:
+		return true, store.StepPlanned, ""
 	case st.Type == appconfig.TypeContainerImage:
 		return true, store.StepSucceeded, ""
 	}
