@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -97,22 +98,8 @@ func TestBuildSyncDeploy(t *testing.T) {
 		t.Fatalf("install components %+v, want api and web", comps)
 	}
 	installReg := s.installRegistry(inst)
+	s.checkInstallRegistryHoldsBuilds(inst, comps)
 	for _, c := range comps {
-		b, err := s.store.GetBuild(ctx, s.orgID, c.BuildID)
-		if err != nil || b.Status != store.BuildSucceeded || b.Digest != c.Digest {
-			t.Fatalf("%s runs build %+v (%v), install component %+v", c.Component, b, err, c)
-		}
-		ref, err := name.ParseReference(installReg+"/outpost/"+c.Component+"@"+c.Digest, name.Insecure)
-		if err != nil {
-			t.Fatal(err)
-		}
-		desc, err := remote.Head(ref)
-		if err != nil || desc.Digest.String() != c.Digest {
-			t.Errorf("install registry's %s: %+v %v, want %s", ref, desc, err, c.Digest)
-		}
-		if c.Reference != ref.String() {
-			t.Errorf("%s reference %q, want %q", c.Component, c.Reference, ref.String())
-		}
 		if c.Component == "web" && c.Digest != srcDigest.String() {
 			t.Errorf("the image build is %s, the public image %s: it must be pinned by digest", c.Digest, srcDigest)
 		}
@@ -172,6 +159,15 @@ func TestBuildSyncDeploy(t *testing.T) {
 // outputs.
 func (s *stack) installRegistry(installID string) string {
 	s.t.Helper()
+	addr, _ := s.installRegistryAuth(installID)
+	return addr
+}
+
+// installRegistryAuth is the install's registry address and credential,
+// from its sandbox's outputs (read from the store: the API hides the
+// password).
+func (s *stack) installRegistryAuth(installID string) (string, authn.Authenticator) {
+	s.t.Helper()
 	outs, err := s.store.ListOutputs(context.Background(), installID)
 	if err != nil {
 		s.t.Fatal(err)
@@ -180,11 +176,44 @@ func (s *stack) installRegistry(installID string) string {
 	if err := json.Unmarshal([]byte(outs[store.SandboxStep]), &sb); err != nil {
 		s.t.Fatal(err)
 	}
-	var addr string
-	if err := json.Unmarshal(sb.Outputs["registry_address"].Value, &addr); err != nil || addr == "" {
+	str := func(name string) string {
+		var v string
+		_ = json.Unmarshal(sb.Outputs[name].Value, &v)
+		return v
+	}
+	addr := str("registry_address")
+	if addr == "" {
 		s.t.Fatalf("sandbox outputs %s: no registry_address", outs[store.SandboxStep])
 	}
-	return addr
+	if user := str("registry_username"); user != "" {
+		return addr, &authn.Basic{Username: user, Password: str("registry_password")}
+	}
+	return addr, authn.Anonymous
+}
+
+// checkInstallRegistryHoldsBuilds checks that each component runs a build
+// that succeeded and that the install's own registry serves exactly that
+// build's digest where the component's reference says.
+func (s *stack) checkInstallRegistryHoldsBuilds(inst string, comps []installComponent) {
+	s.t.Helper()
+	addr, auth := s.installRegistryAuth(inst)
+	for _, c := range comps {
+		b, err := s.store.GetBuild(context.Background(), s.orgID, c.BuildID)
+		if err != nil || b.Status != store.BuildSucceeded || b.Digest != c.Digest {
+			s.t.Fatalf("%s runs build %+v (%v), install component %+v", c.Component, b, err, c)
+		}
+		ref, err := name.ParseReference(addr+"/outpost/"+c.Component+"@"+c.Digest, name.Insecure)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		desc, err := remote.Head(ref, remote.WithAuth(auth))
+		if err != nil || desc.Digest.String() != c.Digest {
+			s.t.Errorf("install registry's %s: %+v %v, want %s", ref, desc, err, c.Digest)
+		}
+		if c.Reference != ref.String() {
+			s.t.Errorf("%s reference %q, want %q", c.Component, c.Reference, ref.String())
+		}
+	}
 }
 
 // An external image that does not exist fails its build with the

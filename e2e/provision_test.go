@@ -242,6 +242,17 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 	// The secret appears in no API answer, job log or Temporal history.
 	s.assertSecretHidden(inst, op, secret)
 
+	// Every component (the chart too) runs a build the install's own
+	// registry holds, by digest.
+	var comps struct {
+		Components []installComponent `json:"components"`
+	}
+	s.do("GET", "/v1/installs/"+inst+"/components", nil, &comps)
+	if len(comps.Components) != 5 {
+		t.Fatalf("install components %+v, want the five", comps.Components)
+	}
+	s.checkInstallRegistryHoldsBuilds(inst, comps.Components)
+
 	// The helm chart, after the api, in the install's cluster.
 	s.checkWebChart(inst, op, outs.Outputs["api"]["url"].Value.(string))
 
