@@ -20,9 +20,11 @@ import (
 // buildJobTimeout bounds one build or sync job on a runner.
 const buildJobTimeout = 30 * time.Minute
 
-// credentialTTL is how long a registry credential in a job manifest lives:
-// the job's whole allowance, queueing included, and not much more.
-const credentialTTL = buildJobTimeout + 15*time.Minute
+// credentialTTL is how long a registry credential in a job manifest lives.
+// The manifest is rendered when the job is queued and a lost attempt's
+// retry runs the same manifest, so it covers the job's whole life: three
+// attempts of up to an hour each, queueing included.
+const credentialTTL = 3*time.Hour + 15*time.Minute
 
 // Outputs of an install's sandbox that name the install's own registry.
 const (
@@ -311,9 +313,8 @@ type SyncSummary struct {
 }
 
 // RecordSync checks a sync job's result: the install's registry must hold
-// exactly the build's digest. For a container image, the sync is the deploy:
-// the install's component then runs that build and its outputs name the
-// image in the install's registry.
+// exactly the build's digest. (For a container image the sync is the
+// deploy: RecordImage records it once the step's dependencies are done.)
 func (a *Activities) RecordSync(ctx context.Context, opID, step, buildID, jobID string) (SyncSummary, error) {
 	var art protocol.Artifact
 	failed, err := a.jobOutputs(ctx, opID, step, jobID, &art)
@@ -328,14 +329,29 @@ func (a *Activities) RecordSync(ctx context.Context, opID, step, buildID, jobID 
 		msg := fmt.Sprintf("sync of build %s: the install's registry holds %s, the build is %s", b.ID, art.Digest, b.Digest)
 		return SyncSummary{Failed: true, Error: msg}, a.Store.UpdateStep(ctx, opID, step, map[string]any{"error": msg})
 	}
-	if b.ComponentType != appconfig.TypeContainerImage {
-		return SyncSummary{}, nil
-	}
+	return SyncSummary{}, nil
+}
+
+// RecordImage records that an install's container_image component runs
+// the step's build — the sync was its deploy — once its dependencies are
+// done.
+func (a *Activities) RecordImage(ctx context.Context, opID, step string) error {
 	op, err := a.Store.GetOperationByID(ctx, opID)
-	if err != nil || op.PlanOnly { // a plan-only operation changes nothing the install runs
-		return SyncSummary{}, err
+	if err != nil {
+		return err
 	}
-	return SyncSummary{}, a.recordImage(ctx, op.InstallID, step, b)
+	st, err := a.Store.GetStep(ctx, opID, step)
+	if err != nil {
+		return err
+	}
+	if st.BuildID == nil {
+		return temporal.NewNonRetryableApplicationError("step "+step+" has no build", "NoBuild", nil)
+	}
+	b, err := a.Store.GetBuildByID(ctx, *st.BuildID)
+	if err != nil {
+		return err
+	}
+	return a.recordImage(ctx, op.InstallID, step, b)
 }
 
 // ForgetComponent forgets what an install's component ran (its outputs and

@@ -112,6 +112,12 @@ func (s *Server) startBuilds(ctx context.Context, builds []store.Build, created 
 			failed = &buildStartError{err: fmt.Errorf("starting the build of %s: %w", b.Component, err)}
 			msg = buildStartFailed(err)
 		}
+		if !created[i] {
+			// Queued earlier: its workflow may be running already (it
+			// was queued while the worker was away). Leave it as it is.
+			failed.unstarted = append(failed.unstarted, b.Component)
+			continue
+		}
 		failed.components = append(failed.components, b.Component)
 		// Recorded even if the request was cancelled meanwhile.
 		if err := s.store.FinishBuild(context.WithoutCancel(ctx), b.ID, nil, msg); err != nil {
@@ -128,13 +134,21 @@ func (s *Server) startBuilds(ctx context.Context, builds []store.Build, created 
 type buildStartError struct {
 	err        error
 	components []string // whose builds are marked failed
+	unstarted  []string // whose earlier queued builds could not be started again (left queued)
 }
 
 // answer is the answer to a sync or rebuild whose build workflows could not
 // all be started: 409 for a conflict, otherwise 503. done says what was done
 // anyway.
 func (e *buildStartError) answer(done string) error {
-	msg := fmt.Sprintf("%s, but the build workflow of %s could not be started (marked failed)", done, strings.Join(e.components, ", "))
+	var parts []string
+	if len(e.components) > 0 {
+		parts = append(parts, fmt.Sprintf("the build workflow of %s could not be started (marked failed)", strings.Join(e.components, ", ")))
+	}
+	if len(e.unstarted) > 0 {
+		parts = append(parts, fmt.Sprintf("the queued build of %s could not be started again (left queued)", strings.Join(e.unstarted, ", ")))
+	}
+	msg := done + ", but " + strings.Join(parts, "; ")
 	if errors.Is(e.err, store.ErrConflict) {
 		return fmt.Errorf("%w: %w", apierr.New(http.StatusConflict, protocol.CodeConflict, "", "%s: %v", msg, e.err), e.err)
 	}
@@ -312,12 +326,12 @@ func (s *Server) rebuild(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !created[0] {
-		return c.JSON(http.StatusOK, builds[0])
-	}
-	builds, failed := s.startBuilds(ctx, builds, created)
+	builds, failed := s.startBuilds(ctx, builds, created) // a reused build still queued is started again
 	if failed != nil {
 		return failed.answer(fmt.Sprintf("build %s was queued", builds[0].ID))
+	}
+	if !created[0] {
+		return c.JSON(http.StatusOK, builds[0])
 	}
 	return c.JSON(http.StatusAccepted, builds[0])
 }

@@ -381,8 +381,9 @@ func TestRebuild(t *testing.T) {
 	if b := rebuild(map[string]any{"component": "cache"}, 200); b.ID != cache || b.Status != store.BuildSucceeded {
 		t.Errorf("rebuild of a succeeded build = %+v", b)
 	}
-	if n := len(e.ops.startedBuilds()); n != 5 {
-		t.Errorf("rebuilds of good builds started workflows: %d in all", n)
+	// (The queued one is started again — harmless, its workflow ID names it.)
+	if n := len(distinctBuilds(e.ops.startedBuilds())); n != 5 {
+		t.Errorf("rebuilds of good builds started new builds: %d in all", n)
 	}
 
 	// Failed: built again, 202, its workflow started.
@@ -393,7 +394,7 @@ func TestRebuild(t *testing.T) {
 	if b.ID == builds["database"].ID || b.Status != store.BuildQueued || b.SourceDigest != builds["database"].SourceDigest || b.ConfigVersion != 1 {
 		t.Errorf("rebuild of a failed build = %+v", b)
 	}
-	if s := e.ops.startedBuilds(); len(s) != 6 || s[5].ID != b.ID {
+	if s := e.ops.startedBuilds(); len(distinctBuilds(s)) != 6 || s[len(s)-1].ID != b.ID {
 		t.Errorf("started builds %+v, want the rebuild last", s)
 	}
 	// Now the version uses the new one.

@@ -16,8 +16,15 @@ type BuildInput struct {
 	BuildID string
 }
 
-// buildJobWait bounds a build job, queueing on the build runner included.
-const buildJobWait = time.Hour
+// buildJobWait bounds a build job, queueing on the build runner included;
+// buildAttempts is how many attempts it gets when attempts are lost.
+const (
+	buildJobWait  = time.Hour
+	buildAttempts = 3
+)
+
+// buildWait bounds a step's wait for a build: every attempt of its job.
+const buildWait = buildAttempts*buildJobWait + 15*time.Minute
 
 // BuildComponent turns a component's source into an immutable artifact in
 // the vendor's registry on the org's build runner, and records its digest
@@ -25,22 +32,32 @@ const buildJobWait = time.Hour
 // its error and names no artifact.
 func BuildComponent(ctx workflow.Context, in BuildInput) (activities.BuildSummary, error) {
 	key := workflow.GetInfo(ctx).WorkflowExecution.ID + "/job"
-	job, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
-		return workflow.ExecuteLocalActivity(c, a.EnqueueBuildJob, in.BuildID, key)
-	}, JobPolicy{MaxAttempts: 3, Wait: buildJobWait})
-	if err != nil {
-		msg := rootMessage(err)
+	// fail records the build's end when it did not succeed, whatever
+	// happened: a build left "running" would be reused forever.
+	fail := func(msg string) (activities.BuildSummary, error) {
 		if ctx.Err() != nil {
 			msg = "build cancelled"
 		}
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		_ = workflow.ExecuteLocalActivity(localActivity(dctx), a.FailBuild, in.BuildID, msg).Get(dctx, nil)
+		rctx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+			StartToCloseTimeout: 30 * time.Second,
+			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
+		})
+		if err := workflow.ExecuteActivity(rctx, a.FailBuild, in.BuildID, msg).Get(dctx, nil); err != nil {
+			return activities.BuildSummary{}, err
+		}
 		return activities.BuildSummary{BuildID: in.BuildID, Status: store.BuildFailed, Error: msg},
 			temporal.NewNonRetryableApplicationError(msg, "BuildFailed", nil)
 	}
+	job, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
+		return workflow.ExecuteLocalActivity(c, a.EnqueueBuildJob, in.BuildID, key)
+	}, JobPolicy{MaxAttempts: buildAttempts, Wait: buildJobWait})
+	if err != nil {
+		return fail(rootMessage(err))
+	}
 	var sum activities.BuildSummary
 	if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.RecordBuild, in.BuildID, job.JobID).Get(ctx, &sum); err != nil {
-		return sum, err
+		return fail("recording the build: " + rootMessage(err))
 	}
 	if sum.Status != store.BuildSucceeded {
 		return sum, temporal.NewNonRetryableApplicationError(sum.Error, "BuildFailed", nil)
@@ -50,7 +67,7 @@ func BuildComponent(ctx workflow.Context, in BuildInput) (activities.BuildSummar
 
 // awaitBuild makes sure the step's build exists (starting its workflow when
 // the step had to queue it) and waits for it to end.
-func awaitBuild(ctx workflow.Context, opID, step string, wait time.Duration) (activities.BuildSummary, error) {
+func awaitBuild(ctx workflow.Context, opID, step string) (activities.BuildSummary, error) {
 	var rb activities.ResolvedBuild
 	if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.ResolveBuild, opID, step).Get(ctx, &rb); err != nil {
 		return activities.BuildSummary{}, err
@@ -64,7 +81,10 @@ func awaitBuild(ctx workflow.Context, opID, step string, wait time.Duration) (ac
 		// operation if need be (a build is the app's, not the install's).
 		// Its ID names the build, so a build already under way is not run
 		// twice.
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		// Started from a disconnected context: cancelling this operation
+		// must not cancel a build other installs may be waiting for.
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		cctx := workflow.WithChildOptions(dctx, workflow.ChildWorkflowOptions{
 			WorkflowID:            rb.WorkflowID,
 			ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 			WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
@@ -76,7 +96,7 @@ func awaitBuild(ctx workflow.Context, opID, step string, wait time.Duration) (ac
 		}
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ScheduleToCloseTimeout: wait,
+		ScheduleToCloseTimeout: buildWait,
 		HeartbeatTimeout:       awaitHeartbeat,
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second},
 	})

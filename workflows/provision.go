@@ -160,18 +160,24 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 				// What the step must wait for beyond what it started after
 				// (see startAfter): outcomes are read between the
 				// coroutines' turns, as Temporal runs them one at a time.
+				// Once the operation stops (a denial), a dependency that
+				// never started never ends: it is not waited for.
 				waitDeps := func(ctx workflow.Context) string {
 					_ = workflow.Await(ctx, func() bool {
 						for _, d := range st.After {
-							if _, ok := outcomes[d]; !ok && !stop {
+							if _, ok := outcomes[d]; !ok && !(stop && !started[d]) {
 								return false
 							}
 						}
 						return true
 					})
 					for _, d := range st.After {
-						if o, ok := outcomes[d]; !ok || !stepOK(o.Status) {
-							return d
+						o, ok := outcomes[d]
+						switch {
+						case !ok:
+							return "skipped: the operation stopped before " + d + " ran"
+						case !stepOK(o.Status):
+							return "skipped: " + d + " did not succeed"
 						}
 					}
 					return ""
@@ -240,7 +246,7 @@ func stepOK(status string) bool {
 // not plan-only), one plan_apply job plans and applies that plan. The
 // store activities on this path are local activities.
 func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, st activities.StepSpec, approval workflow.Channel,
-	waitDeps func(workflow.Context) string) stepOutcome {
+	waitDeps func(workflow.Context) (skipped string)) stepOutcome {
 	record := localActivity(ctx)
 	out := stepOutcome{Name: st.Name}
 	setStatus := func(status, msg string) stepOutcome {
@@ -268,13 +274,18 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 			return setStatus(status, msg)
 		}
 	}
-	if blocked := waitDeps(ctx); blocked != "" {
+	if skipped := waitDeps(ctx); skipped != "" {
 		if ctx.Err() != nil {
 			return setStatus(store.StepCancelled, "operation cancelled")
 		}
-		return setStatus(store.StepSkipped, "skipped: "+blocked+" did not succeed")
+		return setStatus(store.StepSkipped, skipped)
 	}
 	if done {
+		if st.Type == appconfig.TypeContainerImage && status == store.StepSucceeded {
+			if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.RecordImage, opID, st.Name).Get(ctx, nil); err != nil {
+				return setStatus(store.StepFailed, rootMessage(err))
+			}
+		}
 		return setStatus(status, msg)
 	}
 	switch {
@@ -357,7 +368,7 @@ func hasBuild(st activities.StepSpec) bool {
 // step ended here: with an error, or because copying the image was the
 // whole deploy (container_image).
 func deliverBuild(ctx workflow.Context, opID string, plan activities.OperationPlan, st activities.StepSpec, p JobPolicy) (done bool, status, msg string) {
-	build, err := awaitBuild(ctx, opID, st.Name, plan.JobWait)
+	build, err := awaitBuild(ctx, opID, st.Name)
 	if err != nil {
 		status, msg = interrupted(ctx, err)
 		return true, status, msg

@@ -147,6 +147,9 @@ resource "terraform_data" "cluster_api" {
   provisioner "local-exec" {
     command = <<-EOT
       mkdir -p "$DIR"
+      # A cluster left by an earlier, failed attempt: stopped first.
+      if [ -s "$DIR/pid" ]; then kill "$(cat "$DIR/pid")" 2>/dev/null || true; sleep 1; fi
+      rm -f "$DIR/kubeconfig"
       OUTPOST_DAEMON=1 setsid nohup outpost-cluster -dir "$DIR/data" -kubeconfig-file "$DIR/kubeconfig" -pid-file "$DIR/pid" \
         >"$DIR/log" 2>&1 </dev/null &
       i=0
@@ -181,6 +184,7 @@ resource "terraform_data" "cluster_api" {
 output "kubeconfig" {
   # Read once the cluster is up: the resource's ID is unknown until then,
   # which defers the file's reading to the apply.
-  value     = terraform_data.cluster_api.id != "" ? file("${terraform_data.cluster_api.output.dir}/kubeconfig") : ""
+  # try: a later plan after the cluster is gone (a reboot) must not fail.
+  value     = terraform_data.cluster_api.id != "" ? try(file("${terraform_data.cluster_api.output.dir}/kubeconfig"), "") : ""
   sensitive = true
 }
