@@ -121,6 +121,13 @@ func TestBuildSyncDeploy(t *testing.T) {
 	// could see them.
 	s.assertRegistryCredentialsHidden(inst, op)
 
+	// The operation's and the builds' histories replay on today's code.
+	s.replay(op.WorkflowID)
+	for _, c := range comps {
+		b, _ := s.store.GetBuild(ctx, s.orgID, c.BuildID)
+		s.replay(b.WorkflowID)
+	}
+
 	// A new build whose module changes nothing terraform manages: the plan
 	// is a no-op, and the install now runs the new build.
 	app := writeArtifactsApp(t, public.Addr()+"/library/app:1.0")

@@ -14,9 +14,14 @@ import (
 	"testing"
 	"time"
 
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/history/v1"
+	sdkworker "go.temporal.io/sdk/worker"
+
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/worker"
 )
 
 // step and operation are the API's views.
@@ -241,6 +246,7 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 
 	// The secret appears in no API answer, job log or Temporal history.
 	s.assertSecretHidden(inst, op, secret)
+	s.replay(op.WorkflowID)
 
 	// Every component (the chart too) runs a build the install's own
 	// registry holds, by digest.
@@ -356,6 +362,7 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 	if len(approved) != 6 {
 		t.Fatalf("approved %v, want all six steps", approved)
 	}
+	s.replay(op.WorkflowID) // the approvals, signals and helm steps replay
 
 	// Nothing changed: every plan is a no-op, nothing waits, nothing applies.
 	re := s.waitOp(inst, s.startOp(inst, "/reprovision", nil).ID, 5*time.Minute)
@@ -549,5 +556,26 @@ func TestEmbeddedSQLiteStack(t *testing.T) {
 		if op.Status != store.OpSucceeded || len(op.Steps) != 6 {
 			t.Fatalf("%s on SQLite: %s %q %+v", path, op.Status, op.Error, op.Steps)
 		}
+	}
+}
+
+// replay replays the workflow's recorded history against today's workflow
+// code: a non-deterministic workflow (map order, a changed sequence of
+// activities) fails here instead of in production after a worker restart.
+func (s *stack) replay(workflowID string) {
+	s.t.Helper()
+	iter := s.client.GetWorkflowHistory(context.Background(), workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var events []*history.HistoryEvent
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	r := sdkworker.NewWorkflowReplayer()
+	worker.RegisterWorkflows(r)
+	if err := r.ReplayWorkflowHistory(nil, &history.History{Events: events}); err != nil {
+		s.t.Fatalf("replaying %s (%d events): %v", workflowID, len(events), err)
 	}
 }

@@ -51,13 +51,25 @@ func New(cfg Config) worker.Worker {
 		cfg.TaskQueue = DefaultTaskQueue
 	}
 	w := worker.New(cfg.Client, cfg.TaskQueue, worker.Options{})
-	w.RegisterWorkflow(workflows.InstallCommand)
-	w.RegisterWorkflow(workflows.BuildComponent)
-	for _, wf := range operationWorkflows {
-		w.RegisterWorkflow(wf)
-	}
+	RegisterWorkflows(w)
 	w.RegisterActivity(&activities.Activities{Store: cfg.Store, Logger: cfg.Logger, Operations: cfg.Operations})
 	return w
+}
+
+// WorkflowRegistry is where workflows are registered: a worker, or a
+// replayer (worker.NewWorkflowReplayer) that checks recorded histories
+// against today's workflow code.
+type WorkflowRegistry interface {
+	RegisterWorkflow(w any)
+}
+
+// RegisterWorkflows registers every workflow of the control plane.
+func RegisterWorkflows(r WorkflowRegistry) {
+	r.RegisterWorkflow(workflows.InstallCommand)
+	r.RegisterWorkflow(workflows.BuildComponent)
+	for _, wf := range operationWorkflows {
+		r.RegisterWorkflow(wf)
+	}
 }
 
 // operationWorkflows maps each install operation to its workflow.
