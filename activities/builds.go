@@ -287,23 +287,10 @@ func (a *Activities) EnqueueSyncJob(ctx context.Context, in SyncJobInput) (JobRe
 	m := protocol.OCIManifest{Operation: protocol.OCISync,
 		Artifact:    &protocol.ArtifactRef{Registry: src, Repository: b.Repository, Digest: b.Digest},
 		Destination: protocol.OCIDestination{Registry: dest, Repository: installRepositoryPrefix + b.Component, Tag: b.Tag}}
-	raw, err := manifest(m)
-	if err != nil {
-		return JobRef{}, err
-	}
-	r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
-	if err != nil {
-		return JobRef{}, err
-	}
-	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: in.Key, OrgID: op.OrgID, RunnerID: r.ID, InstallID: &op.InstallID,
-		Type: protocol.JobTypeOCI, Manifest: raw, TimeoutMS: buildJobTimeout.Milliseconds()})
-	if err != nil {
-		return JobRef{}, err
-	}
-	if err := a.Store.UpdateStep(ctx, in.OperationID, in.Step, map[string]any{"sync_job_id": j.ID, "status": store.StepSyncing}); err != nil {
-		return JobRef{}, err
-	}
-	return JobRef{JobID: j.ID, Created: created}, nil
+	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeOCI, TimeoutMS: buildJobTimeout.Milliseconds()}
+	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
+		return map[string]any{"sync_job_id": jobID, "status": store.StepSyncing}
+	})
 }
 
 // SyncSummary is how a sync ended.

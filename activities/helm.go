@@ -84,27 +84,13 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (JobRe
 			return JobRef{}, temporal.NewNonRetryableApplicationError("step "+in.Step+" has no synced build to deploy", "NoBuild", nil)
 		}
 	}
-	raw, err := manifest(m)
-	if err != nil {
-		return JobRef{}, err
-	}
-	r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
-	if err != nil {
-		return JobRef{}, err
-	}
-	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: in.Key, OrgID: op.OrgID, RunnerID: r.ID, InstallID: &inst.ID,
-		Type: protocol.JobTypeHelm, Manifest: raw, TimeoutMS: helmJobTimeout.Milliseconds()})
-	if err != nil {
-		return JobRef{}, err
-	}
-	changes := map[string]any{"status": store.StepApplying, "apply_job_id": j.ID}
-	if in.Operation == protocol.HelmPlan {
-		changes = map[string]any{"status": store.StepPlanning, "plan_job_id": j.ID}
-	}
-	if err := a.Store.UpdateStep(ctx, in.OperationID, in.Step, changes); err != nil {
-		return JobRef{}, err
-	}
-	return JobRef{JobID: j.ID, Created: created}, nil
+	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeHelm, TimeoutMS: helmJobTimeout.Milliseconds()}
+	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
+		if in.Operation == protocol.HelmPlan {
+			return map[string]any{"status": store.StepPlanning, "plan_job_id": jobID}
+		}
+		return map[string]any{"status": store.StepApplying, "apply_job_id": jobID}
+	})
 }
 
 // RecordHelmPlan stores a helm plan's diff on its step, as a terraform

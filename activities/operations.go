@@ -424,6 +424,31 @@ func (a *Activities) recordDeployedBuild(ctx context.Context, opID, installID, s
 		Digest: ref.Digest, Reference: ref.Registry.Address + "/" + ref.Repository + "@" + ref.Digest})
 }
 
+// enqueueStepJob queues a step's job on the install's runner (idempotent by
+// spec.Key) and records it on the step: changes gives the step's new fields
+// for the job's ID. spec names the job's type, timeout and state workspace;
+// m is its manifest.
+func (a *Activities) enqueueStepJob(ctx context.Context, op store.InstallOperation, step string, spec store.JobSpec, m any,
+	changes func(jobID string) map[string]any) (JobRef, error) {
+	raw, err := manifest(m)
+	if err != nil {
+		return JobRef{}, err
+	}
+	r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
+	if err != nil {
+		return JobRef{}, err
+	}
+	spec.OrgID, spec.RunnerID, spec.InstallID, spec.Manifest = op.OrgID, r.ID, &op.InstallID, raw
+	j, created, err := a.Store.EnqueueJob(ctx, spec)
+	if err != nil {
+		return JobRef{}, err
+	}
+	if err := a.Store.UpdateStep(ctx, op.ID, step, changes(j.ID)); err != nil {
+		return JobRef{}, err
+	}
+	return JobRef{JobID: j.ID, Created: created}, nil
+}
+
 func nonEmptyObject(s string) string {
 	if s == "" {
 		return "{}"

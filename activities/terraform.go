@@ -211,32 +211,20 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		m.PlanFile, m.Destroy = po.PlanFile, false
 		stepChanges = map[string]any{"status": store.StepApplying}
 	}
-	raw, err := manifest(m)
-	if err != nil {
-		return JobRef{}, err
-	}
-	r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
-	if err != nil {
-		return JobRef{}, err
-	}
-	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: in.Key, OrgID: op.OrgID, RunnerID: r.ID, InstallID: &inst.ID,
-		Type: protocol.JobTypeTerraform, Manifest: raw, TimeoutMS: terraformJobTimeout.Milliseconds(), Workspace: ws, StateToken: token})
-	if err != nil {
-		return JobRef{}, err
-	}
-	switch in.Operation {
-	case protocol.TerraformApply:
-		stepChanges["apply_job_id"] = j.ID
-	case protocol.TerraformPlanApply:
-		// One job plans and applies: it is both.
-		stepChanges["plan_job_id"], stepChanges["apply_job_id"] = j.ID, j.ID
-	default:
-		stepChanges["plan_job_id"] = j.ID
-	}
-	if err := a.Store.UpdateStep(ctx, in.OperationID, in.Step, stepChanges); err != nil {
-		return JobRef{}, err
-	}
-	return JobRef{JobID: j.ID, Created: created}, nil
+	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeTerraform, TimeoutMS: terraformJobTimeout.Milliseconds(),
+		Workspace: ws, StateToken: token}
+	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
+		switch in.Operation {
+		case protocol.TerraformApply:
+			stepChanges["apply_job_id"] = jobID
+		case protocol.TerraformPlanApply:
+			// One job plans and applies: it is both.
+			stepChanges["plan_job_id"], stepChanges["apply_job_id"] = jobID, jobID
+		default:
+			stepChanges["plan_job_id"] = jobID
+		}
+		return stepChanges
+	})
 }
 
 // nonRetryable marks input problems (a missing input, a template that
