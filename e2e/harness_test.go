@@ -38,8 +38,9 @@ import (
 
 var (
 	runnerBin string
-	// binDir holds outpost-runner and outpost-registry: the runners' PATH
-	// starts with it, so sandboxes find outpost-registry.
+	// binDir holds outpost-runner, outpost-runner-helm (next to it, so the
+	// runner runs helm jobs) and the local stand-ins: the runners' PATH
+	// starts with it, so sandboxes find outpost-registry and outpost-cluster.
 	binDir   string
 	temporal *devserver.Server
 	// kubeAssets holds etcd and kube-apiserver, for the clusters the
@@ -59,10 +60,10 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir, runnerBin = dir, filepath.Join(dir, "outpost-runner")
-	build := exec.Command("go", "build", "-o", dir, "../cmd/outpost-runner", "../cmd/outpost-registry", "../cmd/outpost-cluster")
+	build := exec.Command("go", "build", "-o", dir, "../cmd/outpost-runner", "../cmd/outpost-runner-helm", "../cmd/outpost-registry", "../cmd/outpost-cluster")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build outpost-runner, outpost-registry and outpost-cluster:", err)
+		fmt.Fprintln(os.Stderr, "build outpost-runner, outpost-runner-helm, outpost-registry and outpost-cluster:", err)
 		return 1
 	}
 	wd, _ := os.Getwd()

@@ -7,12 +7,14 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
+	"github.com/outpost-dev/outpost/runner/plugins/toolpath"
 )
 
 // Version is the runner's version, set at build time with
@@ -65,6 +67,12 @@ type Config struct {
 	// TerraformCLIConfig is the terraform CLI configuration file jobs use
 	// (TF_CLI_CONFIG_FILE). Default: an empty one in each job's directory.
 	TerraformCLIConfig string
+	// JobExecutables run the jobs of some types instead of Executable, as
+	// "<exe> job --dir DIR". By default helm jobs run in HelmJobBinary,
+	// found next to Executable, then on PATH (helm's SDK, linked into every
+	// job process, would slow them all); without it the runner does not
+	// offer helm.
+	JobExecutables map[string]string
 	// KubeAssets is a directory holding etcd and kube-apiserver, passed to
 	// jobs as OUTPOST_KUBE_ASSETS: local sandboxes start a cluster with
 	// outpost-cluster, which finds them there.
@@ -142,6 +150,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	if err := cfg.findJobExecutables(); err != nil {
+		return cfg, err
+	}
 	cwd, _ := os.Getwd()
 	switch tf, err := terraform.Find(cfg.Terraform, os.Getenv("PATH"), cwd); {
 	case err == nil:
@@ -168,6 +179,37 @@ func (cfg Config) withDefaults() (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// HelmJobBinary is the binary that runs helm jobs.
+const HelmJobBinary = "outpost-runner-helm"
+
+// findJobExecutables checks the configured job executables and finds the
+// default ones.
+func (cfg *Config) findJobExecutables() error {
+	exes := make(map[string]string, len(cfg.JobExecutables)+1)
+	for typ, exe := range cfg.JobExecutables {
+		abs, err := filepath.Abs(exe)
+		if err == nil {
+			err = toolpath.Executable(abs)
+		}
+		if err != nil {
+			return fmt.Errorf("the executable of %s jobs (%s): %w", typ, exe, err)
+		}
+		exes[typ] = abs
+	}
+	if _, ok := exes[protocol.JobTypeHelm]; !ok {
+		next := filepath.Join(filepath.Dir(cfg.Executable), HelmJobBinary)
+		if toolpath.Executable(next) == nil {
+			exes[protocol.JobTypeHelm] = next
+		} else if p, err := exec.LookPath(HelmJobBinary); err == nil {
+			exes[protocol.JobTypeHelm] = p
+		} else {
+			cfg.Logger.Info("no " + HelmJobBinary + " next to the runner or on PATH: this runner does not run helm jobs")
+		}
+	}
+	cfg.JobExecutables = exes
+	return nil
 }
 
 // EnvKubeAssets names, in a job's environment, the directory holding etcd

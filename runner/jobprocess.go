@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,6 @@ import (
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/plugins"
 	"github.com/outpost-dev/outpost/runner/plugins/command"
-	"github.com/outpost-dev/outpost/runner/plugins/helm"
 	"github.com/outpost-dev/outpost/runner/plugins/noop"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
@@ -29,13 +29,15 @@ const (
 	tmpDir     = "tmp"         // the job's TMPDIR
 )
 
-// builtinPlugins are the job types this runner runs: its capabilities.
+// builtinPlugins are the job types the runner's own binary runs. Helm's
+// runs in a binary of its own (Config.JobExecutables): linking helm's SDK
+// would add tens of milliseconds of package initialisation to every job
+// process.
 func builtinPlugins() plugins.Registry {
 	return plugins.Registry{
 		protocol.JobTypeNoop:      noop.New,
 		protocol.JobTypeCommand:   command.New,
 		protocol.JobTypeTerraform: terraform.New,
-		protocol.JobTypeHelm:      helm.New,
 		protocol.JobTypeOCI:       oci.New,
 	}
 }
@@ -55,8 +57,14 @@ type Result struct {
 // on SIGTERM and SIGINT; the plugin then decides how to stop. An error means
 // no result could be written.
 func RunJobProcess(ctx context.Context, dir string, stdout, stderr io.Writer) error {
+	return RunJobProcessWith(ctx, dir, builtinPlugins(), stdout, stderr)
+}
+
+// RunJobProcessWith is RunJobProcess with the given plugins, for a job
+// binary of its own (cmd/outpost-runner-helm).
+func RunJobProcessWith(ctx context.Context, dir string, registry plugins.Registry, stdout, stderr io.Writer) error {
 	dieWithRunner()
-	res := executeJob(ctx, dir, builtinPlugins(), stdout, stderr)
+	res := executeJob(ctx, dir, registry, stdout, stderr)
 	if err := writeJSONFile(filepath.Join(dir, resultFile), res); err != nil {
 		return fmt.Errorf("writing the job's result: %w", err)
 	}
@@ -186,4 +194,36 @@ func killDescendants(pid int) {
 		}
 	}
 	walk(pid)
+}
+
+// JobCommand is "<binary> job --dir DIR": it runs the job in DIR with the
+// plugins (nil: the runner's built-in ones) and returns the exit code. It is
+// the job sub-command of outpost-runner and of outpost-runner-helm.
+func JobCommand(binary string, args []string, registry plugins.Registry, stderr io.Writer) int {
+	if registry == nil {
+		registry = builtinPlugins()
+	}
+	fs := flag.NewFlagSet(binary+" job", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "", "the job's directory, holding job.json (required)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	switch {
+	case *dir == "":
+		fmt.Fprintf(stderr, "%s job: --dir is required\n", binary)
+		return 2
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "%s job: unexpected argument %q\n", binary, fs.Arg(0))
+		return 2
+	}
+	// SIGTERM and SIGINT reach the whole job (its process group): the job
+	// process stays to report how the job took them.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := RunJobProcessWith(ctx, *dir, registry, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(stderr, "%s job: %v\n", binary, err)
+		return 1
+	}
+	return 0
 }

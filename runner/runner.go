@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +46,7 @@ func New(cfg Config) (*Runner, error) {
 		cfg:          cfg,
 		log:          cfg.Logger,
 		gw:           newClient(cfg.GatewayURL),
-		capabilities: builtinPlugins().Types(),
+		capabilities: capabilities(cfg),
 		retry:        defaultRetry,
 		intervals:    defaultIntervals,
 	}, nil
@@ -236,12 +237,29 @@ func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, st
 	}
 }
 
+// capabilities are the job types the runner runs: its binary's and those of
+// its job executables, sorted.
+func capabilities(cfg Config) []string {
+	types := builtinPlugins().Types()
+	for typ := range cfg.JobExecutables {
+		if !slices.Contains(types, typ) {
+			types = append(types, typ)
+		}
+	}
+	slices.Sort(types)
+	return types
+}
+
 func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir string, stop <-chan struct{}) *supervisor {
+	exe := r.cfg.Executable
+	if e, ok := r.cfg.JobExecutables[job.Type]; ok {
+		exe = e
+	}
 	return &supervisor{
 		job:       job,
 		claimedAt: claimedAt,
 		gw:        r.gw,
-		exe:       r.cfg.Executable,
+		exe:       exe,
 		dir:       filepath.Join(workDir, "jobs", jobDirName(job)),
 		intervals: r.currentIntervals(),
 		grace:     r.cfg.CancelGrace,

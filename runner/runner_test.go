@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -177,5 +178,45 @@ func TestNewNamesTheBadSetting(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("the error quotes the token: %v", err)
 		}
+	}
+}
+
+// Helm jobs run in outpost-runner-helm: found next to the runner's binary,
+// it makes helm a capability and runs helm jobs; without it the runner does
+// not offer helm; a configured one must exist.
+func TestHelmJobBinary(t *testing.T) {
+	dir := t.TempDir()
+	self := filepath.Join(dir, "outpost-runner")
+	helmBin := filepath.Join(dir, HelmJobBinary)
+	for _, p := range []string{self, helmBin} {
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{GatewayURL: "http://127.0.0.1:1", Token: "oprn_x", Executable: self, Terraform: "", Logger: slog.New(slog.DiscardHandler)}
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(r.capabilities, protocol.JobTypeHelm) || r.cfg.JobExecutables[protocol.JobTypeHelm] != helmBin {
+		t.Errorf("capabilities %v, job executables %v: want helm, run by %s", r.capabilities, r.cfg.JobExecutables, helmBin)
+	}
+	if s := r.newSupervisor(protocol.Job{ID: "job_1", Type: protocol.JobTypeHelm}, time.Now(), dir, nil); s.exe != helmBin {
+		t.Errorf("a helm job runs %s, want %s", s.exe, helmBin)
+	}
+	if s := r.newSupervisor(protocol.Job{ID: "job_2", Type: protocol.JobTypeTerraform}, time.Now(), dir, nil); s.exe != self {
+		t.Errorf("a terraform job runs %s, want the runner's own binary", s.exe)
+	}
+
+	if err := os.Remove(helmBin); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	if r, err := New(cfg); err != nil || slices.Contains(r.capabilities, protocol.JobTypeHelm) {
+		t.Errorf("without %s: capabilities %v (%v), want no helm", HelmJobBinary, r.capabilities, err)
+	}
+	cfg.JobExecutables = map[string]string{protocol.JobTypeHelm: filepath.Join(dir, "missing")}
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "helm jobs") {
+		t.Errorf("a missing helm job binary: %v, want an error naming helm jobs", err)
 	}
 }

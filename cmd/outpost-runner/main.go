@@ -5,6 +5,9 @@
 //	outpost-runner run --gateway URL --token T [flags]   run the runner
 //	outpost-runner job --dir DIR                        run one job (internal)
 //	outpost-runner version
+//
+// Helm jobs run in outpost-runner-helm (see there), found next to this
+// binary, then on PATH, or named with --helm-job-bin.
 package main
 
 import (
@@ -49,7 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "run":
 		return runRunner(args[1:], stderr)
 	case "job":
-		return runJob(args[1:], stderr)
+		return runner.JobCommand("outpost-runner", args[1:], nil, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "outpost-runner %s (protocol %s)\n", runner.Version, protocol.Version)
 		return 0
@@ -76,6 +79,7 @@ var flagEnv = []struct{ flag, env string }{
 	{"terraform-cli-config", "OUTPOST_TERRAFORM_CLI_CONFIG"},
 	{"kube-assets", "OUTPOST_KUBE_ASSETS"},
 	{"health-addr", "OUTPOST_HEALTH_ADDR"},
+	{"helm-job-bin", "OUTPOST_HELM_JOB_BIN"},
 }
 
 func runRunner(args []string, stderr io.Writer) int {
@@ -94,6 +98,7 @@ func runRunner(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.TerraformCLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
 	fs.StringVar(&cfg.KubeAssets, "kube-assets", "", "directory holding etcd and kube-apiserver, for local sandboxes that start a cluster (passed to jobs as OUTPOST_KUBE_ASSETS)")
 	fs.StringVar(&cfg.HealthAddr, "health-addr", "", "serve liveness probes on GET "+runner.HealthPath+" at this address, e.g. :8081 (default: none)")
+	helmBin := fs.String("helm-job-bin", "", "the binary that runs helm jobs (default: "+runner.HelmJobBinary+" next to this binary, then on PATH; without one the runner does not run helm jobs)")
 
 	for _, fe := range flagEnv {
 		if v := os.Getenv(fe.env); v != "" {
@@ -114,6 +119,9 @@ func runRunner(args []string, stderr io.Writer) int {
 		return 2
 	}
 
+	if *helmBin != "" {
+		cfg.JobExecutables = map[string]string{protocol.JobTypeHelm: *helmBin}
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	r, err := runner.New(cfg)
 	if err != nil {
@@ -146,30 +154,4 @@ func checkRunFlags(fs *flag.FlagSet, cfg runner.Config) error {
 		return fmt.Errorf("--shutdown-timeout must be more than 0, got %s", cfg.ShutdownTimeout)
 	}
 	return nil
-}
-
-func runJob(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("outpost-runner job", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dir := fs.String("dir", "", "the job's directory, holding job.json (required)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	switch {
-	case *dir == "":
-		fmt.Fprintln(stderr, "outpost-runner job: --dir is required")
-		return 2
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "outpost-runner job: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	// SIGTERM and SIGINT reach the whole job (its process group): the job
-	// process stays to report how the job took them.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := runner.RunJobProcess(ctx, *dir, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(stderr, "outpost-runner job: %v\n", err)
-		return 1
-	}
-	return 0
 }

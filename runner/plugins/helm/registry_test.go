@@ -13,6 +13,8 @@ import (
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/runner"
+	"github.com/outpost-dev/outpost/runner/plugins"
+	"github.com/outpost-dev/outpost/runner/plugins/helm"
 )
 
 // registryPassword guards the test registry; it must never show.
@@ -106,7 +108,7 @@ func TestTheRunnerRunsHelmJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs strings.Builder
-	if err := runner.RunJobProcess(context.Background(), dir, &logs, &logs); err != nil {
+	if err := runner.RunJobProcessWith(context.Background(), dir, plugins.Registry{protocol.JobTypeHelm: helm.New}, &logs, &logs); err != nil {
 		t.Fatal(err)
 	}
 	var res runner.Result

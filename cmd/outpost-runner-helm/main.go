@@ -1,0 +1,53 @@
+// Command outpost-runner-helm runs the runner's helm jobs: outpost-runner
+// starts it as "outpost-runner-helm job --dir DIR" for each job of type
+// helm, as it starts itself for the other types. It is a binary of its own
+// because helm's SDK (and the Kubernetes client it brings) costs tens of
+// milliseconds of package initialisation at every process start: linked
+// into outpost-runner, every job of every type would pay it. Put it next to
+// outpost-runner (or on PATH, or name it with --helm-job-bin) to give the
+// runner the helm capability.
+//
+//	outpost-runner-helm job --dir DIR
+//	outpost-runner-helm version
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner"
+	"github.com/outpost-dev/outpost/runner/plugins"
+	"github.com/outpost-dev/outpost/runner/plugins/helm"
+)
+
+const usage = `Usage:
+  outpost-runner-helm job --dir DIR
+      Run the helm job in DIR (internal: outpost-runner starts one per helm job).
+  outpost-runner-helm version
+      Print the version.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "job":
+		return runner.JobCommand("outpost-runner-helm", args[1:], plugins.Registry{protocol.JobTypeHelm: helm.New}, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "outpost-runner-helm %s (protocol %s)\n", runner.Version, protocol.Version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "outpost-runner-helm: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

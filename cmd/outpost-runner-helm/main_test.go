@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner"
+)
+
+// build builds the binary into a temp dir.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "outpost-runner-helm")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// The binary runs helm jobs only, writes the job's result as outpost-runner
+// does, and names what is wrong with its arguments.
+func TestRunsHelmJobsOnly(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	job, _ := json.Marshal(protocol.Job{ID: "job_1", Type: protocol.JobTypeTerraform, Attempt: 1, Manifest: json.RawMessage(`{}`)})
+	if err := os.WriteFile(filepath.Join(dir, "job.json"), job, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "job", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("job: %v\n%s", err, out)
+	}
+	var res runner.Result
+	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	if err != nil || json.Unmarshal(b, &res) != nil {
+		t.Fatalf("result.json: %v %s", err, b)
+	}
+	if res.Status != protocol.StatusFailed || res.Error != `unknown job type "terraform": this runner runs helm` {
+		t.Errorf("a terraform job: %+v, want refused, naming helm", res)
+	}
+
+	// A helm job with a bad manifest: the plugin's own error, naming the field.
+	job, _ = json.Marshal(protocol.Job{ID: "job_2", Type: protocol.JobTypeHelm, Attempt: 1, Manifest: json.RawMessage(`{"operation":"deploy"}`)})
+	if err := os.WriteFile(filepath.Join(dir, "job.json"), job, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "job", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("job: %v\n%s", err, out)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "result.json"))
+	if err := json.Unmarshal(b, &res); err != nil || res.Status != protocol.StatusFailed || !strings.Contains(res.Error, "kubeconfig") {
+		t.Errorf("a helm job without a kubeconfig: %+v (%v), want failed naming kubeconfig", res, err)
+	}
+
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "job")
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "--dir is required") {
+		t.Errorf("job without --dir: %v %q", err, stderr.String())
+	}
+}
