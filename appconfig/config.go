@@ -27,9 +27,9 @@ type Config struct {
 	Components []*Component
 
 	byName      map[string]*Component
-	modules     map[string]moduleResult // by directory, while loading
-	charts      map[string]chartResult  // by directory, while loading
-	valuesFiles map[string]string       // by path: the problem with it, while loading
+	modules     map[string]readResult[Module] // by directory, while loading
+	charts      map[string]readResult[Chart]  // by directory, while loading
+	valuesFiles map[string]string             // by path: the problem with it, while loading
 	// inputsUnknown: outpost.toml could not be read, so references to
 	// inputs are not checked (that would only repeat the problem); nor are
 	// references to badInputs, inputs declared with a problem.
@@ -465,26 +465,34 @@ func cleanPath(src, what, example string) (string, error) {
 	return clean, nil
 }
 
-// readModule reads a module once, however many settings name it; a
-// problem with the directory itself is reported on each setting.
+// readModule reads a module once, however many settings name it.
 func (c *Config) readModule(ps *problems, file, key, dir string) *Module {
-	if c.modules == nil {
-		c.modules = map[string]moduleResult{}
+	return readOnce(&c.modules, ps, file, key, dir, func() (*Module, string) { return readModule(ps, c.fsys, dir) })
+}
+
+// readResult is what reading a directory gave: the value, or the problem
+// with the directory itself.
+type readResult[T any] struct {
+	value   *T
+	problem string
+}
+
+// readOnce reads dir once, however many settings name it, keeping the
+// result in *cache; a problem with the directory itself is reported on
+// each setting that names it.
+func readOnce[T any](cache *map[string]readResult[T], ps *problems, file, key, dir string, read func() (*T, string)) *T {
+	if *cache == nil {
+		*cache = map[string]readResult[T]{}
 	}
-	r, ok := c.modules[dir]
+	r, ok := (*cache)[dir]
 	if !ok {
-		r.module, r.problem = readModule(ps, c.fsys, dir)
-		c.modules[dir] = r
+		r.value, r.problem = read()
+		(*cache)[dir] = r
 	}
 	if r.problem != "" {
 		ps.add(file, key, "%s", r.problem)
 	}
-	return r.module
-}
-
-type moduleResult struct {
-	module  *Module
-	problem string
+	return r.value
 }
 
 // checkVariables checks a module's settings against what it declares:

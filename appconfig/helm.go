@@ -399,23 +399,7 @@ func (c *Config) readValuesFile(ps *problems, file, key, p string) {
 
 // readChart reads a chart once, however many components name it.
 func (c *Config) readChart(ps *problems, file, key, dir string) *Chart {
-	if c.charts == nil {
-		c.charts = map[string]chartResult{}
-	}
-	r, ok := c.charts[dir]
-	if !ok {
-		r.chart, r.problem = readChart(ps, c.fsys, dir)
-		c.charts[dir] = r
-	}
-	if r.problem != "" {
-		ps.add(file, key, "%s", r.problem)
-	}
-	return r.chart
-}
-
-type chartResult struct {
-	chart   *Chart
-	problem string
+	return readOnce(&c.charts, ps, file, key, dir, func() (*Chart, string) { return readChart(ps, c.fsys, dir) })
 }
 
 // checkReleases reports two helm components that would share a release.
