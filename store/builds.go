@@ -198,8 +198,7 @@ func (s *Store) GetBuildByID(ctx context.Context, buildID string) (Build, error)
 
 // BuildFilter narrows ListBuilds.
 type BuildFilter struct {
-	Component     string
-	ConfigVersion int // the builds that version queued (not those it reuses)
+	Component string
 }
 
 // ListBuilds lists an app's builds, newest first.
@@ -207,9 +206,6 @@ func (s *Store) ListBuilds(ctx context.Context, orgID, appID string, f BuildFilt
 	q := s.db.WithContext(ctx).Where("org_id = ? AND app_id = ?", orgID, appID)
 	if f.Component != "" {
 		q = q.Where("component = ?", f.Component)
-	}
-	if f.ConfigVersion > 0 {
-		q = q.Where("config_version = ?", f.ConfigVersion)
 	}
 	var out []Build
 	err := q.Order("created_at DESC").Order("id").Find(&out).Error
