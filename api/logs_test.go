@@ -20,7 +20,7 @@ import (
 func (e *testEnv) runningJob(inst installView, key string) store.Job {
 	e.t.Helper()
 	job := e.enqueueJob(inst, key)
-	claimed, err := e.store.ClaimJob(context.Background(), inst.Runner.ID, time.Minute)
+	claimed, err := e.store.ClaimJob(context.Background(), inst.Runner.ID, time.Minute, store.Claimant{DeferredInputs: true})
 	if err != nil || claimed == nil || claimed.ID != job.ID {
 		e.t.Fatalf("claim %s: %+v %v", job.ID, claimed, err)
 	}

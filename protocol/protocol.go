@@ -124,7 +124,21 @@ type Job struct {
 	LeaseExpiresAt time.Time       `json:"lease_expires_at"`
 	TimeoutMS      int64           `json:"timeout_ms"`
 	Manifest       json.RawMessage `json:"manifest"`
+	// InputsDeferred: the job was queued before its inputs were known. Its
+	// process prepares what it can, then waits for them: the runner asks for
+	// them with its job heartbeats (WantInputs) and hands them to the process.
+	// The job's timeout counts from then.
+	InputsDeferred bool `json:"inputs_deferred,omitempty"`
+	// InputsWaitMS bounds the wait for deferred inputs: a job that has not
+	// had them by then fails (its operation ended without giving them). 0: no
+	// bound.
+	InputsWaitMS int64 `json:"inputs_wait_ms,omitempty"`
 }
+
+// CapabilityDeferredInputs, among a runner's capabilities (which are
+// otherwise the job types it runs), says it runs jobs queued before their
+// inputs are known (Job.InputsDeferred): only such a runner is given them.
+const CapabilityDeferredInputs = "deferred-inputs"
 
 // JobHeartbeatRequest renews a lease. WaitMS asks the gateway to hold the
 // request open (at most the job heartbeat interval) and answer early when
@@ -132,13 +146,20 @@ type Job struct {
 type JobHeartbeatRequest struct {
 	Attempt int   `json:"attempt"`
 	WaitMS  int64 `json:"wait_ms,omitempty"`
+	// WantInputs: the job's inputs were deferred and the runner does not
+	// have them yet. The gateway answers as soon as they are given.
+	WantInputs bool `json:"want_inputs,omitempty"`
 }
 
-// JobHeartbeatResponse says until when the lease holds and whether the job
-// should stop.
+// JobHeartbeatResponse says until when the lease holds, whether the job
+// should stop, and the inputs it waits for.
 type JobHeartbeatResponse struct {
 	LeaseExpiresAt  time.Time `json:"lease_expires_at"`
 	CancelRequested bool      `json:"cancel_requested"`
+	// Inputs are the job's deferred inputs, when the runner asked for them
+	// (WantInputs) and they were given. Their shape is the job type's (a
+	// terraform job's: TerraformInputs); like a manifest they may be secret.
+	Inputs json.RawMessage `json:"inputs,omitempty"`
 }
 
 // LogChunk is one piece of a job's output. Seq starts at 1 and increases by

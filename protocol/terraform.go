@@ -30,7 +30,9 @@ type TerraformManifest struct {
 	// own registry) the runner fetches it from.
 	Module         []byte       `json:"module,omitempty"`
 	ModuleArtifact *ArtifactRef `json:"module_artifact,omitempty"`
-	// Variables are the module's input variables, rendered.
+	// Variables are the module's input variables, rendered. For a job whose
+	// inputs are deferred (Job.InputsDeferred) they come later, as
+	// TerraformInputs: the job fetches its module and runs init meanwhile.
 	Variables map[string]json.RawMessage `json:"variables,omitempty"`
 	// Env are environment variables for terraform, rendered (may be secret).
 	Env map[string]string `json:"env,omitempty"`
@@ -39,6 +41,11 @@ type TerraformManifest struct {
 	Backend TerraformBackend `json:"backend"`
 	// PlanFile is, for apply, the approved saved plan.
 	PlanFile []byte `json:"plan_file,omitempty"`
+}
+
+// TerraformInputs are a terraform job's deferred inputs.
+type TerraformInputs struct {
+	Variables map[string]json.RawMessage `json:"variables"`
 }
 
 // TerraformBackend configures terraform's standard http backend.

@@ -40,7 +40,9 @@ type Config struct {
 	// registration token uses the token in this file when there is one, and
 	// otherwise registers and writes the new runner token there (mode 0600).
 	TokenFile string
-	// Concurrency is how many jobs run at once (default 4).
+	// Concurrency is how many jobs run at once (default 4); jobs queued
+	// early that wait for their deferred inputs take as many places again,
+	// and run in them once their inputs come.
 	Concurrency int
 	// WorkDir holds the jobs' directories (jobs/<id>-<attempt>/). Default: a
 	// temporary directory, removed when Run returns.

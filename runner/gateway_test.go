@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +29,9 @@ type testGateway struct {
 	logs           map[string][]protocol.LogChunk
 	completions    map[string][]protocol.CompleteRequest
 	cancelled      map[string]bool
-	gone           map[string]bool // attempts no longer current
+	inputs         map[string]json.RawMessage // deferred inputs given, by job
+	wantedInputs   map[string]int             // heartbeats that asked for inputs, by job
+	gone           map[string]bool            // attempts no longer current
 	registrations  int
 	claims         int
 	polling        int                                     // claims being held
@@ -49,11 +52,13 @@ func newTestGateway(t *testing.T) *testGateway {
 			LeaseMS:           10_000,
 			RunnerHeartbeatMS: 200,
 		},
-		changed:     make(chan struct{}),
-		logs:        map[string][]protocol.LogChunk{},
-		completions: map[string][]protocol.CompleteRequest{},
-		cancelled:   map[string]bool{},
-		gone:        map[string]bool{},
+		changed:      make(chan struct{}),
+		logs:         map[string][]protocol.LogChunk{},
+		completions:  map[string][]protocol.CompleteRequest{},
+		cancelled:    map[string]bool{},
+		gone:         map[string]bool{},
+		inputs:       map[string]json.RawMessage{},
+		wantedInputs: map[string]int{},
 	}
 }
 
@@ -168,13 +173,26 @@ func (g *testGateway) claim(w http.ResponseWriter, r *http.Request) {
 		g.polling--
 		g.broadcast()
 	}()
+	var req protocol.ClaimRequest
+	decode(g.t, r, &req)
+	// The first job it can run: one with deferred inputs only for a runner
+	// that says it takes them.
+	next := func() int {
+		for i, j := range g.queue {
+			if !j.InputsDeferred || slices.Contains(req.Capabilities, protocol.CapabilityDeferredInputs) {
+				return i
+			}
+		}
+		return -1
+	}
 	// A job is not handed to a runner that has gone away.
-	if !g.hold(r, g.intervals.ClaimWait(), func() bool { return len(g.queue) > 0 && r.Context().Err() == nil }) {
+	if !g.hold(r, g.intervals.ClaimWait(), func() bool { return next() >= 0 && r.Context().Err() == nil }) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	job := g.queue[0]
-	g.queue = g.queue[1:]
+	i := next()
+	job := g.queue[i]
+	g.queue = slices.Delete(g.queue, i, i+1)
 	job.LeaseExpiresAt = time.Now().Add(g.intervals.Lease())
 	writeJSON(w, http.StatusOK, job)
 }
@@ -215,14 +233,21 @@ func (g *testGateway) jobHeartbeat(w http.ResponseWriter, r *http.Request, id st
 		return
 	}
 	wait := time.Duration(req.WaitMS) * time.Millisecond
-	g.hold(r, wait, func() bool { return g.cancelled[id] || g.gone[id] })
+	if req.WantInputs {
+		g.wantedInputs[id]++
+	}
+	g.hold(r, wait, func() bool { return g.cancelled[id] || g.gone[id] || (req.WantInputs && g.inputs[id] != nil) })
 	if g.refused(w, id) {
 		return
 	}
-	writeJSON(w, http.StatusOK, protocol.JobHeartbeatResponse{
+	resp := protocol.JobHeartbeatResponse{
 		LeaseExpiresAt:  time.Now().Add(g.intervals.Lease()),
 		CancelRequested: g.cancelled[id],
-	})
+	}
+	if req.WantInputs {
+		resp.Inputs = g.inputs[id]
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 func (g *testGateway) jobLogs(w http.ResponseWriter, _ *http.Request, id string, req protocol.LogsRequest) {

@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -91,6 +94,12 @@ func executeJob(ctx context.Context, dir string, registry plugins.Registry, stdo
 		return failed(fmt.Errorf("invalid %s manifest: %w", job.Type, err))
 	}
 	run := plugins.Run{Dir: dir, Env: os.Environ(), Stdout: stdout, Stderr: stderr}
+	if job.InputsDeferred {
+		if _, ok := p.(plugins.DeferredInputs); !ok {
+			return failed(fmt.Errorf("the %s plugin cannot run a job whose inputs are deferred", job.Type))
+		}
+		run.Inputs = func(ctx context.Context) (json.RawMessage, error) { return readInputs(ctx, os.Stdin) }
+	}
 	code, err := p.Execute(ctx, run)
 	if err != nil {
 		return failed(err)
@@ -105,6 +114,33 @@ func executeJob(ctx context.Context, dir string, registry plugins.Registry, stdo
 		res.Error = fmt.Sprintf("%s plugin: outputs: %v", job.Type, err)
 	}
 	return res
+}
+
+// readInputs reads a deferred job's inputs: the one line of JSON the runner
+// writes to the job process's standard input once it has them.
+func readInputs(ctx context.Context, r io.Reader) (json.RawMessage, error) {
+	type answer struct {
+		line []byte
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReaderSize(r, 64<<10).ReadBytes('\n')
+		got <- answer{line, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the job's inputs: %w", context.Cause(ctx))
+	case a := <-got:
+		line := bytes.TrimSpace(a.line)
+		switch {
+		case len(line) == 0 && a.err != nil:
+			return nil, fmt.Errorf("waiting for the job's inputs: the runner closed the pipe: %w", a.err)
+		case !json.Valid(line):
+			return nil, errors.New("the job's inputs are not valid JSON")
+		}
+		return line, nil
+	}
 }
 
 func failed(err error) Result {

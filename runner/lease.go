@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -13,6 +14,8 @@ type lease struct {
 	renewed chan struct{} // a renewal happened (buffered: one is enough)
 	cancel  chan struct{} // closed when the gateway asks to cancel the job
 	lost    chan struct{} // closed when the attempt is no longer this runner's
+	// inputs receives a deferred job's inputs, once (buffered).
+	inputs chan json.RawMessage
 
 	mu   sync.Mutex
 	last time.Time // when the last successful renewal was sent
@@ -49,6 +52,7 @@ func (s *supervisor) keepLease(ctx context.Context) *lease {
 		renewed: make(chan struct{}, 1),
 		cancel:  make(chan struct{}),
 		lost:    make(chan struct{}),
+		inputs:  make(chan json.RawMessage, 1),
 		last:    s.claimedAt,
 	}
 	go s.renewLease(ctx, l)
@@ -57,17 +61,21 @@ func (s *supervisor) keepLease(ctx context.Context) *lease {
 
 // renewLease sends job heartbeats one after the other: the gateway holds each
 // for up to a heartbeat interval and answers early when cancellation is
-// requested, so a cancel reaches the job at once. After a failure it retries
+// requested, so a cancel reaches the job at once; for a job whose inputs are
+// deferred, the gateway also answers as soon as they are given, and they go
+// to l.inputs. After a failure it retries
 // with backoff; the supervisor kills the job if renewals fail for too long.
 func (s *supervisor) renewLease(ctx context.Context, l *lease) {
 	every := s.intervals.JobHeartbeat()
 	b := retryPolicy{base: s.retry.base, max: min(s.retry.max, every)}.backoff()
 	var failing, cancelled bool
+	wantInputs := s.job.InputsDeferred
 	for {
 		sent := time.Now()
 		resp, err := s.gw.JobHeartbeat(ctx, s.job.ID, protocol.JobHeartbeatRequest{
-			Attempt: s.job.Attempt,
-			WaitMS:  every.Milliseconds(),
+			Attempt:    s.job.Attempt,
+			WaitMS:     every.Milliseconds(),
+			WantInputs: wantInputs,
 		})
 		switch {
 		case ctx.Err() != nil:
@@ -97,6 +105,10 @@ func (s *supervisor) renewLease(ctx context.Context, l *lease) {
 		// The gateway answers at once while a cancel is pending: pace the
 		// heartbeats then, and whenever it did not hold one.
 		pause := every/10 - time.Since(sent)
+		if wantInputs && len(resp.Inputs) > 0 && !resp.CancelRequested {
+			l.inputs <- resp.Inputs
+			wantInputs, pause = false, 0
+		}
 		if resp.CancelRequested {
 			if !cancelled {
 				close(l.cancel)

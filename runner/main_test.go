@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		p, err := startJobProcess(os.Args[0], dir, []string{"PATH=" + os.Getenv("PATH")}, spool)
+		p, err := startJobProcess(os.Args[0], dir, []string{"PATH=" + os.Getenv("PATH")}, spool, false)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	}
 	if len(os.Args) == 4 && os.Args[1] == "job" && os.Args[2] == "--dir" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := RunJobProcess(ctx, os.Args[3], os.Stdout, os.Stderr)
+		err := RunJobProcessWith(ctx, os.Args[3], testPlugins(), os.Stdout, os.Stderr)
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

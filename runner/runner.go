@@ -31,6 +31,7 @@ type Runner struct {
 	capabilities []string
 	retry        retryPolicy
 
+	slots     *jobSlots
 	mu        sync.Mutex
 	intervals protocol.Intervals
 	running   atomic.Int64
@@ -49,6 +50,7 @@ func New(cfg Config) (*Runner, error) {
 		capabilities: capabilities(cfg),
 		retry:        defaultRetry,
 		intervals:    defaultIntervals,
+		slots:        newJobSlots(cfg.Concurrency),
 	}, nil
 }
 
@@ -96,15 +98,18 @@ func (r *Runner) Run(ctx context.Context) error {
 
 	go r.heartbeats(heartbeatCtx, stopClaiming)
 	var jobs sync.WaitGroup
-	r.claimJobs(claimCtx, stopClaiming, func(job protocol.Job, claimedAt time.Time, done func()) {
+	draining := make(chan struct{})
+	r.claimJobs(claimCtx, stopClaiming, func(job protocol.Job, claimedAt time.Time, sl *slot) {
 		s := r.newSupervisor(job, claimedAt, workDir, stopJobs)
+		s.slot, s.draining = sl, draining
 		r.running.Add(1)
 		jobs.Go(func() {
-			defer done()
+			defer sl.release()
 			defer r.running.Add(-1)
 			s.run(deliverCtx)
 		})
 	})
+	close(draining) // jobs still waiting for their inputs are let go
 	allDone := make(chan struct{})
 	go func() {
 		jobs.Wait()
@@ -193,12 +198,49 @@ func (r *Runner) heartbeats(ctx context.Context, fail context.CancelCauseFunc) {
 	}
 }
 
-// claimJobs long-polls for jobs while a slot is free and calls start with
-// each job and the function that frees its slot, until ctx ends. A refused
-// token ends it through fail.
-func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, start func(job protocol.Job, claimedAt time.Time, done func())) {
-	slots := make(chan struct{}, r.cfg.Concurrency)
-	free := func() { <-slots }
+// jobSlots are the runner's places for jobs: Concurrency working places,
+// and as many again for jobs that wait for their deferred inputs. A job
+// waiting for its inputs never holds a working place (one it waits for may
+// need it, e.g. after a lost attempt was queued again), and runs in its
+// waiting place once its inputs come: so at most 2 × Concurrency jobs work
+// at once, and only while prestarted jobs wait.
+type jobSlots struct{ work, wait chan struct{} }
+
+func newJobSlots(n int) *jobSlots {
+	return &jobSlots{work: make(chan struct{}, n), wait: make(chan struct{}, n)}
+}
+
+// slot is one job's place. Its methods do nothing on a nil slot.
+type slot struct {
+	slots   *jobSlots
+	waiting bool // it holds a waiting place, not a working one
+}
+
+// release frees the job's place.
+func (s *slot) release() {
+	switch {
+	case s == nil:
+	case s.waiting:
+		<-s.slots.wait
+	default:
+		<-s.slots.work
+	}
+}
+
+// claimJobs long-polls for jobs while a working place is free and calls
+// start with each job and its place, until ctx ends. It asks for jobs with
+// deferred inputs only while a waiting place is free too, and such a job
+// takes that place instead. A refused token ends it through fail.
+func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, start func(job protocol.Job, claimedAt time.Time, sl *slot)) {
+	slots := r.slots.work
+	reserved := false // a waiting place is held for this claim
+	free := func() {
+		<-slots
+		if reserved {
+			<-r.slots.wait
+			reserved = false
+		}
+	}
 	b := r.retry.backoff()
 	for {
 		select {
@@ -206,9 +248,16 @@ func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, st
 		case <-ctx.Done():
 			return
 		}
+		caps := r.capabilities
+		select {
+		case r.slots.wait <- struct{}{}:
+			reserved = true
+		default:
+			caps = slices.DeleteFunc(slices.Clone(caps), func(c string) bool { return c == protocol.CapabilityDeferredInputs })
+		}
 		asked := time.Now()
 		wait := r.currentIntervals().ClaimWait()
-		job, err := r.gw.Claim(ctx, protocol.ClaimRequest{Capabilities: r.capabilities}, wait)
+		job, err := r.gw.Claim(ctx, protocol.ClaimRequest{Capabilities: caps}, wait)
 		switch {
 		case ctx.Err() != nil:
 			free()
@@ -232,15 +281,31 @@ func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, st
 		default:
 			b.reset()
 			r.log.Info("job claimed", "job", job.ID, "type", job.Type, "attempt", job.Attempt)
-			start(*job, time.Now(), free)
+			sl := &slot{slots: r.slots}
+			if reserved {
+				if job.InputsDeferred {
+					sl.waiting = true
+					<-slots // it waits in its waiting place, not a working one
+				} else {
+					<-r.slots.wait
+				}
+				reserved = false
+			}
+			start(*job, time.Now(), sl)
 		}
 	}
 }
 
-// capabilities are the job types the runner runs: its binary's and those of
-// its job executables, sorted.
+// capabilities are the job types the runner runs (its binary's and those of
+// its job executables) and, when its own terraform plugin runs terraform
+// jobs, protocol.CapabilityDeferredInputs; sorted.
 func capabilities(cfg Config) []string {
 	types := builtinPlugins().Types()
+	if _, elsewhere := cfg.JobExecutables[protocol.JobTypeTerraform]; !elsewhere {
+		// This binary's terraform plugin takes deferred inputs; another
+		// binary's may not.
+		types = append(types, protocol.CapabilityDeferredInputs)
+	}
 	for typ := range cfg.JobExecutables {
 		if !slices.Contains(types, typ) {
 			types = append(types, typ)

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -45,8 +47,12 @@ type supervisor struct {
 	grace     time.Duration
 	retry     retryPolicy
 	stop      <-chan struct{} // closed when the runner stops all its jobs
-	log       *slog.Logger
-	extraEnv  []string // added to the job's environment (Config.jobEnv)
+	// draining is closed when the runner stops claiming: a job still
+	// waiting for its inputs is then let go (see stopReleased).
+	draining <-chan struct{}
+	slot     *slot // the job's place on the runner (nil: not counted)
+	log      *slog.Logger
+	extraEnv []string // added to the job's environment (Config.jobEnv)
 }
 
 // stopReason says why the supervisor stopped a job before it ended by itself.
@@ -59,6 +65,8 @@ const (
 	stopShutdown             // the runner is shutting down
 	stopLeaseLost            // the lease could not be renewed in time
 	stopGone                 // the attempt is no longer this runner's
+	stopNoInputs             // its deferred inputs did not come in time
+	stopReleased             // the runner shut down while the job waited for its inputs
 )
 
 // run supervises the job to the end; it returns once the completion was
@@ -102,6 +110,16 @@ func (s *supervisor) run(ctx context.Context) {
 	}
 	if reason == stopGone {
 		s.log.Warn("the attempt is no longer current: job killed, its result dropped")
+		return
+	}
+	if reason == stopReleased {
+		// Not completed: its lease expires, the attempt is marked lost and
+		// the workflow queues it again, with its inputs, for a runner that
+		// runs (rather than a cancel that would fail its step).
+		if err := <-shipped; err != nil && !s.canGoOn(lease, err) {
+			return
+		}
+		s.log.Info("let go of the job, which waited for its inputs: it is retried once its lease expires")
 		return
 	}
 	if err := <-shipped; err != nil {
@@ -164,7 +182,7 @@ func (s *supervisor) prepare() (*spool, error) {
 // returns the completion to report (without LastSeq) and why it was stopped.
 func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteRequest, stopReason) {
 	s.system(spool, "runner: starting job %s (type %s, attempt %d)", s.job.ID, s.job.Type, s.job.Attempt)
-	proc, err := startJobProcess(s.exe, s.dir, s.env(), spool)
+	proc, err := startJobProcess(s.exe, s.dir, s.env(), spool, s.job.InputsDeferred)
 	if err != nil {
 		s.system(spool, "runner: %v", err)
 		return protocol.CompleteRequest{Attempt: s.job.Attempt, Status: protocol.StatusFailed, Error: "runner: " + err.Error()}, notStopped
@@ -177,15 +195,52 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 		timeout   <-chan time.Time
 		cancel    = lease.cancel
 		lost      = lease.lost
+		inputs    <-chan json.RawMessage
 		stop      = s.stop
 		window    = fenceAfter(s.intervals)
 		fence     = time.NewTimer(time.Until(lease.lastRenewal().Add(window)))
 	)
 	defer fence.Stop()
-	if s.job.TimeoutMS > 0 {
-		t := time.NewTimer(s.timeout())
-		defer t.Stop()
-		timeout = t.C
+	// The timeout counts from when the job can work: for a job whose inputs
+	// are deferred, from when they arrive (its dependencies may take long).
+	var timeoutTimer *time.Timer
+	defer func() {
+		if timeoutTimer != nil {
+			timeoutTimer.Stop()
+		}
+	}()
+	startTimeout := func() {
+		if s.job.TimeoutMS > 0 {
+			timeoutTimer = time.NewTimer(s.timeout())
+			timeout = timeoutTimer.C
+		}
+	}
+	var (
+		draining <-chan struct{}  // while the job waits for its inputs
+		noInputs <-chan time.Time // while it waits, when bounded
+	)
+	giveInputs := func(in json.RawMessage) {
+		draining, noInputs = nil, nil
+		s.system(spool, "runner: the job's inputs arrived")
+		// In the background: the job may not read them before it has
+		// prepared, and a large input fills the pipe.
+		go func() {
+			if err := proc.giveInputs(in); err != nil {
+				s.system(spool, "runner: could not hand the job its inputs: %v", err)
+			}
+		}()
+		startTimeout()
+	}
+	if s.job.InputsDeferred {
+		inputs, draining = lease.inputs, s.draining
+		s.system(spool, "runner: the job's inputs are deferred: it prepares, then waits for them")
+		if s.job.InputsWaitMS > 0 {
+			t := time.NewTimer(s.inputsWait())
+			defer t.Stop()
+			noInputs = t.C
+		}
+	} else {
+		startTimeout()
 	}
 	terminate := func(r stopReason, why string) {
 		if reason != notStopped {
@@ -209,6 +264,18 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 			waiting = false
 		case <-lease.renewed:
 			fence.Reset(time.Until(lease.lastRenewal().Add(window)))
+		case in := <-inputs:
+			inputs = nil
+			giveInputs(in)
+		case <-noInputs:
+			noInputs = nil
+			terminate(stopNoInputs, "no inputs within "+s.inputsWait().String())
+		case <-draining:
+			draining = nil
+			if reason == notStopped {
+				s.system(spool, "runner: shutting down while the job waits for its inputs: letting it go, to be retried")
+				kill(stopReleased)
+			}
 		case <-cancel:
 			cancel = nil
 			terminate(stopCancel, "cancel requested")
@@ -273,6 +340,8 @@ func (s *supervisor) outcome(state *os.ProcessState, reason stopReason, graceKil
 		req.Status, req.Error = protocol.StatusFailed, "timed out after "+s.timeout().String()
 	case stopLeaseLost:
 		req.Status, req.Error = protocol.StatusFailed, fmt.Sprintf("killed: the runner could not renew the lease for %s", window)
+	case stopNoInputs:
+		req.Status, req.Error = protocol.StatusFailed, "its inputs did not come within "+s.inputsWait().String()+" (did its operation end?)"
 	}
 	if graceKill {
 		req.Error += fmt.Sprintf(" (killed: still running %s after SIGTERM)", s.grace)
@@ -288,6 +357,10 @@ func (s *supervisor) outcome(state *os.ProcessState, reason stopReason, graceKil
 
 func (s *supervisor) timeout() time.Duration {
 	return time.Duration(s.job.TimeoutMS) * time.Millisecond
+}
+
+func (s *supervisor) inputsWait() time.Duration {
+	return time.Duration(s.job.InputsWaitMS) * time.Millisecond
 }
 
 // env is the job process's whole environment: nothing of the runner's but
@@ -334,9 +407,13 @@ type jobProcess struct {
 	exited chan struct{} // closed once the process has exited
 	pipes  []*os.File    // read ends of stdout and stderr
 	output sync.WaitGroup
+	stdin  *os.File // write end of stdin, for a job whose inputs are deferred
 }
 
-func startJobProcess(exe, dir string, env []string, spool *spool) (*jobProcess, error) {
+// startJobProcess starts the job process. With deferredInputs its standard
+// input is a pipe that giveInputs writes the inputs to; otherwise it is
+// /dev/null.
+func startJobProcess(exe, dir string, env []string, spool *spool, deferredInputs bool) (*jobProcess, error) {
 	p := &jobProcess{exited: make(chan struct{})}
 	p.cmd = exec.Command(exe, "job", "--dir", dir)
 	p.cmd.Dir = dir
@@ -364,10 +441,26 @@ func startJobProcess(exe, dir string, env []string, spool *spool) (*jobProcess, 
 		p.pipes, writers = append(p.pipes, r), append(writers, w)
 	}
 	p.cmd.Stdout, p.cmd.Stderr = writers[0], writers[1]
+	var stdinRead *os.File
+	if deferredInputs {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(p.pipes)
+			closeAll(writers)
+			return nil, fmt.Errorf("creating the input pipe: %w", err)
+		}
+		p.cmd.Stdin, stdinRead, p.stdin = r, r, w
+	}
 	err := p.cmd.Start()
 	closeAll(writers) // the child has its copies
+	if stdinRead != nil {
+		stdinRead.Close()
+	}
 	if err != nil {
 		closeAll(p.pipes)
+		if p.stdin != nil {
+			p.stdin.Close()
+		}
 		return nil, fmt.Errorf("starting the job process: %w", err)
 	}
 
@@ -388,6 +481,22 @@ func startJobProcess(exe, dir string, env []string, spool *spool) (*jobProcess, 
 	return p, nil
 }
 
+// giveInputs writes a deferred job's inputs, one line of JSON, to the job
+// process's standard input, and closes it.
+func (p *jobProcess) giveInputs(inputs json.RawMessage) error {
+	if p.stdin == nil {
+		return errors.New("the job process has no input pipe")
+	}
+	defer p.stdin.Close()
+	var line bytes.Buffer
+	if err := json.Compact(&line, inputs); err != nil {
+		return fmt.Errorf("the inputs are not valid JSON: %w", err)
+	}
+	line.WriteByte('\n')
+	_, err := p.stdin.Write(line.Bytes())
+	return err
+}
+
 // signal sends sig to the job's whole process group.
 func (p *jobProcess) signal(sig syscall.Signal) {
 	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
@@ -398,6 +507,9 @@ func (p *jobProcess) signal(sig syscall.Signal) {
 // output has all been read.
 func (p *jobProcess) finish() {
 	p.signal(syscall.SIGKILL)
+	if p.stdin != nil {
+		p.stdin.Close() // inputs never given; closing twice is harmless
+	}
 	done := make(chan struct{})
 	go func() {
 		p.output.Wait()

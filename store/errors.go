@@ -11,6 +11,10 @@ var (
 	ErrConflict     = errors.New("conflict")
 	ErrStaleAttempt = errors.New("stale attempt: the attempt is no longer current")
 	ErrUnauthorized = errors.New("invalid or revoked token")
+	// ErrJobsBusy: a claim found no job it could lock, but a queued job it
+	// may run is locked by another transaction (e.g. one giving it its
+	// inputs). Ask again shortly; "no job" would be wrong.
+	ErrJobsBusy = errors.New("queued jobs are locked by another transaction")
 )
 
 // FieldError is bad input about one field. It unwraps to nothing in

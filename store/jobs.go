@@ -33,6 +33,23 @@ type JobSpec struct {
 	// or neither; an enqueue that returns an existing job keeps that job's.
 	Workspace  string
 	StateToken string
+	// InputsDeferred queues the job before its inputs are known: the runner
+	// may claim it and prepare (a terraform job fetches its module and runs
+	// init), then waits until ProvideJobInputs gives them; they reach it with
+	// a job heartbeat. The control plane uses this to start a step's job
+	// while its dependencies still run.
+	InputsDeferred bool
+	// InputsWaitMS bounds how long the runner waits for deferred inputs (a
+	// safety net for an operation that ended without giving them); 0: no
+	// bound.
+	InputsWaitMS int64
+}
+
+// Claimant says what the claiming runner can run.
+type Claimant struct {
+	// DeferredInputs: it runs jobs queued with InputsDeferred (it said so
+	// with protocol.CapabilityDeferredInputs). Others are never given one.
+	DeferredInputs bool
 }
 
 // EnqueueJob queues a job for a runner, or returns the job already queued
@@ -50,7 +67,7 @@ func (s *Store) EnqueueJob(ctx context.Context, spec JobSpec) (job Job, created 
 	now := s.now()
 	job = Job{ID: NewID("job"), OrgID: spec.OrgID, RunnerID: spec.RunnerID, InstallID: spec.InstallID,
 		Key: spec.Key, Type: spec.Type, Manifest: string(spec.Manifest), Status: JobQueued,
-		TimeoutMS: spec.TimeoutMS, CreatedAt: now, UpdatedAt: now}
+		TimeoutMS: spec.TimeoutMS, InputsDeferred: spec.InputsDeferred, InputsWaitMS: spec.InputsWaitMS, CreatedAt: now, UpdatedAt: now}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "idempotency_key"}}, DoNothing: true}).Create(&job)
 		if res.Error != nil {
@@ -81,11 +98,12 @@ func addEvent(tx *gorm.DB, jobID string, attempt int, status, msg string, at tim
 	return tx.Create(&JobEvent{JobID: jobID, Attempt: attempt, Status: status, Message: msg, CreatedAt: at}).Error
 }
 
-// ClaimJob gives the runner its oldest queued job with a fresh lease, or
-// returns nil when there is none. On PostgreSQL concurrent claims skip rows
-// another transaction holds (FOR UPDATE SKIP LOCKED); SQLite serialises
-// writers, which gives the same guarantee.
-func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Duration) (*Job, error) {
+// ClaimJob gives the runner its oldest queued job it can run (c) with a
+// fresh lease, or returns nil when there is none. On PostgreSQL concurrent
+// claims skip rows another transaction holds (FOR UPDATE SKIP LOCKED), and
+// when every job it could run is held so, it returns an error wrapping
+// ErrJobsBusy; SQLite serialises writers, which gives the same guarantee.
+func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Duration, c Claimant) (*Job, error) {
 	var job *Job
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		lock := ""
@@ -93,10 +111,31 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 			lock = " FOR UPDATE SKIP LOCKED"
 		}
 		var ids []string
-		err := tx.Raw("SELECT id FROM jobs WHERE runner_id = ? AND status = ? ORDER BY created_at, id LIMIT 1"+lock,
-			runnerID, JobQueued).Scan(&ids).Error
-		if err != nil || len(ids) == 0 {
+		deferred := ""
+		if !c.DeferredInputs {
+			deferred = " AND NOT inputs_deferred"
+		}
+		claimable := "FROM jobs WHERE runner_id = ? AND status = ?" + deferred
+		err := tx.Raw("SELECT id "+claimable+" ORDER BY created_at, id LIMIT 1"+lock, runnerID, JobQueued).Scan(&ids).Error
+		if err != nil {
 			return err
+		}
+		if len(ids) == 0 {
+			if lock == "" {
+				return nil
+			}
+			// SKIP LOCKED also skips a queued job another transaction
+			// holds while it changes it (not only a concurrent claim): say
+			// so rather than "none", which the gateway would trust until
+			// the next notification.
+			var busy bool
+			if err := tx.Raw("SELECT EXISTS (SELECT 1 "+claimable+")", runnerID, JobQueued).Scan(&busy).Error; err != nil {
+				return err
+			}
+			if busy {
+				return ErrJobsBusy
+			}
+			return nil
 		}
 		now := s.now()
 		expires := now.Add(lease)
@@ -142,39 +181,79 @@ func currentAttempt(tx *gorm.DB, runnerID, jobID string, attempt int) (Job, erro
 	return j, nil
 }
 
+// JobSignals is what a job heartbeat tells the runner besides the lease.
+type JobSignals struct {
+	Cancel bool // cancellation was requested
+	// Inputs are the job's deferred inputs once given ("" until then, and
+	// for a job whose inputs were not deferred).
+	Inputs string
+}
+
+func signalsOf(j Job) JobSignals {
+	sig := JobSignals{Cancel: j.CancelRequestedAt != nil}
+	if j.Inputs != nil {
+		sig.Inputs = *j.Inputs
+	}
+	return sig
+}
+
 // HeartbeatJob extends the lease of the running attempt and says whether
-// cancellation was requested.
-func (s *Store) HeartbeatJob(ctx context.Context, runnerID, jobID string, attempt int, lease time.Duration) (time.Time, bool, error) {
+// cancellation was requested and what inputs were given.
+func (s *Store) HeartbeatJob(ctx context.Context, runnerID, jobID string, attempt int, lease time.Duration) (time.Time, JobSignals, error) {
 	var expires time.Time
-	var cancel bool
+	var sig JobSignals
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		j, err := currentAttempt(tx, runnerID, jobID, attempt)
 		if err != nil {
 			return err
 		}
 		expires = s.now().Add(lease)
-		cancel = j.CancelRequestedAt != nil
+		sig = signalsOf(j)
 		return tx.Model(&Job{}).Where("id = ?", jobID).Update("lease_expires_at", expires).Error
 	})
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("heartbeat: %w", err)
+		return time.Time{}, JobSignals{}, fmt.Errorf("heartbeat: %w", err)
 	}
-	return expires, cancel, nil
+	return expires, sig, nil
 }
 
-// CancelRequested reports whether cancellation of the job was requested, for
-// a heartbeat held open by the gateway. It is a read of one row.
-func (s *Store) CancelRequested(ctx context.Context, runnerID, jobID string, attempt int) (bool, error) {
+// PendingSignals reads the job's signals (cancellation, inputs) for a
+// heartbeat held open by the gateway. It is a read of one row.
+func (s *Store) PendingSignals(ctx context.Context, runnerID, jobID string, attempt int) (JobSignals, error) {
 	var j Job
-	err := s.db.WithContext(ctx).Select("attempt", "status", "cancel_requested_at").
+	err := s.db.WithContext(ctx).Select("attempt", "status", "cancel_requested_at", "inputs").
 		Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error
 	if err != nil {
-		return false, notFound(err, "job "+jobID)
+		return JobSignals{}, notFound(err, "job "+jobID)
 	}
 	if j.Attempt != attempt || j.Status != JobRunning {
-		return false, ErrStaleAttempt
+		return JobSignals{}, ErrStaleAttempt
 	}
-	return j.CancelRequestedAt != nil, nil
+	return signalsOf(j), nil
+}
+
+// ProvideJobInputs gives a job queued with InputsDeferred its inputs and
+// wakes the heartbeat its runner holds open. Inputs are given once: a
+// second call (a retried activity) changes nothing.
+func (s *Store) ProvideJobInputs(ctx context.Context, jobID string, inputs json.RawMessage) error {
+	if !json.Valid(inputs) {
+		return errors.New("provide job inputs: not valid JSON")
+	}
+	var j Job
+	if err := s.db.WithContext(ctx).Select("id", "inputs_deferred").Where("id = ?", jobID).First(&j).Error; err != nil {
+		return fmt.Errorf("provide job inputs: %w", notFound(err, "job "+jobID))
+	}
+	if !j.InputsDeferred {
+		return fmt.Errorf("provide job inputs: job %s was not queued to wait for inputs", jobID)
+	}
+	now := s.now()
+	err := s.db.WithContext(ctx).Model(&Job{}).Where("id = ? AND inputs IS NULL", jobID).
+		Updates(map[string]any{"inputs": string(inputs), "inputs_at": now, "updated_at": now}).Error
+	if err != nil {
+		return fmt.Errorf("provide job inputs: %w", err)
+	}
+	s.publish(ctx, notify.JobTopic(jobID))
+	return nil
 }
 
 // AppendLogs stores log chunks of an attempt. Chunks already stored are

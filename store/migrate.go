@@ -26,6 +26,29 @@ var migrations = []migration{
 	}},
 	{3, "install operations, steps, outputs", migration3},
 	{4, "builds, install components, settings", migration4},
+	{5, "jobs with deferred inputs", migration5},
+}
+
+// migration5 adds the jobs' deferred inputs. Migration 1 creates the jobs
+// table from today's Job model, so on a new database the columns exist
+// already.
+func migration5(tx *gorm.DB) error {
+	type jobs struct {
+		InputsDeferred bool    `gorm:"not null;default:false"`
+		Inputs         *string `gorm:"type:text"`
+		InputsAt       *time.Time
+		InputsWaitMS   int64 `gorm:"not null;default:0"`
+	}
+	m := tx.Table("jobs").Migrator()
+	for _, col := range []string{"InputsDeferred", "Inputs", "InputsAt", "InputsWaitMS"} {
+		if m.HasColumn(&jobs{}, col) {
+			continue
+		}
+		if err := m.AddColumn(&jobs{}, col); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SchemaMigration records an applied migration.

@@ -160,10 +160,19 @@ type Job struct {
 	ExitCode          *int       `json:"exit_code,omitempty"`
 	Outputs           string     `gorm:"type:text" json:"-"`
 	Error             string     `gorm:"type:text" json:"error,omitempty"`
-	CreatedAt         time.Time  `gorm:"index:idx_jobs_claim,priority:3" json:"created_at"`
-	StartedAt         *time.Time `json:"started_at,omitempty"`
-	FinishedAt        *time.Time `json:"finished_at,omitempty"`
-	UpdatedAt         time.Time  `json:"updated_at"`
+	// InputsDeferred: the job was queued before its inputs were known (see
+	// JobSpec.InputsDeferred). Inputs, once given (ProvideJobInputs), are
+	// handed to the runner with a heartbeat; like the manifest they may be
+	// secret and are never shown.
+	InputsDeferred bool       `gorm:"not null;default:false" json:"inputs_deferred,omitempty"`
+	Inputs         *string    `gorm:"type:text" json:"-"`
+	InputsAt       *time.Time `json:"inputs_at,omitempty"`
+	// InputsWaitMS bounds the wait for deferred inputs (JobSpec.InputsWaitMS).
+	InputsWaitMS int64      `gorm:"not null;default:0" json:"inputs_wait_ms,omitempty"`
+	CreatedAt    time.Time  `gorm:"index:idx_jobs_claim,priority:3" json:"created_at"`
+	StartedAt    *time.Time `json:"started_at,omitempty"`
+	FinishedAt   *time.Time `json:"finished_at,omitempty"`
+	UpdatedAt    time.Time  `json:"updated_at"`
 }
 
 // JobAttempt is one claim of a job by a runner.

@@ -59,7 +59,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		log = slog.Default()
 	}
 	gcfg := &gorm.Config{
-		Logger:                 quietLogger{logger.NewSlogLogger(log, logger.Config{SlowThreshold: time.Second, LogLevel: logger.Warn, IgnoreRecordNotFoundError: true})},
+		Logger: quietLogger{logger.NewSlogLogger(log, logger.Config{SlowThreshold: time.Second, LogLevel: logger.Warn, IgnoreRecordNotFoundError: true,
+			// Logged statements show placeholders, not values: a job's
+			// manifest and inputs may hold secrets.
+			ParameterizedQueries: true})},
 		SkipDefaultTransaction: true,
 		TranslateError:         true,
 		NowFunc:                func() time.Time { return time.Now().UTC() },

@@ -120,11 +120,11 @@ func TestJobLifecycle(t *testing.T) {
 		if err != nil || created || again.ID != j.ID {
 			t.Fatalf("second enqueue with the same key: job %s created=%v err=%v; want the first job %s", again.ID, created, err, j.ID)
 		}
-		claimed, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute)
+		claimed, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{DeferredInputs: true})
 		if err != nil || claimed == nil || claimed.ID != j.ID || claimed.Attempt != 1 {
 			t.Fatalf("claim: %+v %v", claimed, err)
 		}
-		if next, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute); err != nil || next != nil {
+		if next, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{DeferredInputs: true}); err != nil || next != nil {
 			t.Fatalf("second claim got %+v, %v; want nothing", next, err)
 		}
 		chunks := []protocol.LogChunk{{Seq: 1, Stream: "stdout", Data: "a\n"}, {Seq: 2, Stream: "stderr", Data: "b\n"}}
@@ -162,7 +162,7 @@ func TestLostAttemptIsFencedAndRetried(t *testing.T) {
 		f := newFixture(t, d)
 		ctx := context.Background()
 		j := f.enqueue(t, "wf/lost")
-		if _, err := f.s.ClaimJob(ctx, f.runner.ID, -time.Second); err != nil { // already expired
+		if _, err := f.s.ClaimJob(ctx, f.runner.ID, -time.Second, store.Claimant{DeferredInputs: true}); err != nil { // already expired
 			t.Fatal(err)
 		}
 		ids, err := f.s.ExpireLeases(ctx)
@@ -180,11 +180,11 @@ func TestLostAttemptIsFencedAndRetried(t *testing.T) {
 				t.Fatalf("retry: %+v %v", got, err)
 			}
 		}
-		c, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute)
+		c, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{DeferredInputs: true})
 		if err != nil || c == nil || c.Attempt != 2 {
 			t.Fatalf("claim after retry: %+v %v", c, err)
 		}
-		if next, _ := f.s.ClaimJob(ctx, f.runner.ID, time.Minute); next != nil {
+		if next, _ := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{DeferredInputs: true}); next != nil {
 			t.Fatalf("the job was handed out twice")
 		}
 		if err := f.s.CompleteJob(ctx, f.runner.ID, j.ID, protocol.CompleteRequest{Attempt: 1, Status: "succeeded"}); !errors.Is(err, store.ErrStaleAttempt) {
@@ -210,10 +210,10 @@ func TestRunnerIsolation(t *testing.T) {
 		}
 		_ = other
 		j := f.enqueue(t, "wf/iso")
-		if c, _ := f.s.ClaimJob(ctx, r2.ID, time.Minute); c != nil {
+		if c, _ := f.s.ClaimJob(ctx, r2.ID, time.Minute, store.Claimant{DeferredInputs: true}); c != nil {
 			t.Fatalf("runner of another install claimed %s", c.ID)
 		}
-		if _, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute); err != nil {
+		if _, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{DeferredInputs: true}); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := f.s.HeartbeatJob(ctx, r2.ID, j.ID, 1, time.Minute); !errors.Is(err, store.ErrNotFound) {
@@ -249,7 +249,10 @@ func TestConcurrentClaimsNeverShareAJob(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for {
-					j, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute)
+					j, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{DeferredInputs: true})
+					if errors.Is(err, store.ErrJobsBusy) {
+						continue // the jobs left are being claimed by the others: ask again, as the gateway does
+					}
 					if err != nil {
 						t.Error(err)
 						return
@@ -280,7 +283,7 @@ func TestBadLogChunksAreRefusedWhole(t *testing.T) {
 		f := newFixture(t, d)
 		ctx := context.Background()
 		j := f.enqueue(t, "wf/bad")
-		f.s.ClaimJob(ctx, f.runner.ID, time.Minute)
+		f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{DeferredInputs: true})
 		big := make([]byte, protocol.MaxLogChunkBytes+1)
 		_, err := f.s.AppendLogs(ctx, f.runner.ID, j.ID, 1, []protocol.LogChunk{{Seq: 1, Stream: "stdout", Data: "ok"}, {Seq: 2, Stream: "stdout", Data: string(big)}})
 		var fe *store.FieldError

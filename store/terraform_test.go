@@ -30,7 +30,7 @@ func (f fixture) enqueueTerraform(t *testing.T, key, ws string) (store.Job, stri
 // claim claims the runner's next job, which must be want.
 func (f fixture) claim(t *testing.T, want string, lease time.Duration) {
 	t.Helper()
-	j, err := f.s.ClaimJob(context.Background(), f.runner.ID, lease)
+	j, err := f.s.ClaimJob(context.Background(), f.runner.ID, lease, store.Claimant{DeferredInputs: true})
 	if err != nil || j == nil || j.ID != want {
 		t.Fatalf("claim: %+v %v, want job %s", j, err, want)
 	}

@@ -2,8 +2,11 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +27,11 @@ var DefaultIntervals = protocol.Intervals{
 	LeaseMS:           60_000,
 	RunnerHeartbeatMS: 30_000,
 }
+
+// busyRetry is how soon a claim asks again after finding the jobs it could
+// run locked by another transaction (store.ErrJobsBusy); such locks last a
+// statement or two.
+const busyRetry = 20 * time.Millisecond
 
 // Config configures a gateway.
 type Config struct {
@@ -72,6 +80,7 @@ type runnerState struct {
 	emptyGen  uint64 // gen at which a claim last found nothing
 	emptyAt   time.Time
 	emptyOK   bool
+	emptyFor  store.Claimant // what the claim that found nothing could run
 	waiters   map[chan struct{}]struct{}
 	seen      bool // seen since the last touch flush
 	version   string
@@ -312,7 +321,9 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 
 // claim is the long poll. It asks the database only when the runner may have
 // work: on the first poll, and after a notification for the runner; a runner
-// known to have none waits on its channel without a query.
+// known to have none waits on its channel without a query. A job skipped
+// because another transaction held it (store.ErrJobsBusy) does not count as
+// none: the claim asks again shortly.
 func (g *Gateway) claim(c echo.Context) error {
 	var req protocol.ClaimRequest
 	if err := apierr.Bind(c, &req); err != nil {
@@ -332,32 +343,40 @@ func (g *Gateway) claim(c echo.Context) error {
 		st.seen = true
 		g.mu.Unlock()
 	}()
+	// What the runner runs decides which jobs it may be given, and so what
+	// "known empty" means.
+	claimant := store.Claimant{DeferredInputs: slices.Contains(req.Capabilities, protocol.CapabilityDeferredInputs)}
 	deadline := time.NewTimer(g.iv.ClaimWait())
 	defer deadline.Stop()
 	for {
 		g.mu.Lock()
 		gen := st.gen
-		known := st.emptyOK && st.emptyGen == gen && time.Since(st.emptyAt) < g.cfg.EmptyTTL
+		known := st.emptyOK && st.emptyGen == gen && st.emptyFor == claimant && time.Since(st.emptyAt) < g.cfg.EmptyTTL
 		g.mu.Unlock()
+		var busy <-chan time.Time // set when a queued job was locked: ask again soon
 		if !known {
-			job, err := g.store.ClaimJob(ctx, r.ID, g.iv.Lease())
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil // the runner went away: nothing to answer, no error to log
-				}
+			job, err := g.store.ClaimJob(ctx, r.ID, g.iv.Lease(), claimant)
+			switch {
+			case ctx.Err() != nil:
+				return nil // the runner went away: nothing to answer, no error to log
+			case errors.Is(err, store.ErrJobsBusy):
+				busy = time.After(busyRetry)
+			case err != nil:
 				return err
-			}
-			if job != nil {
+			case job != nil:
 				return c.JSON(http.StatusOK, protocol.Job{ID: job.ID, Type: job.Type, Attempt: job.Attempt,
-					LeaseExpiresAt: *job.LeaseExpiresAt, TimeoutMS: job.TimeoutMS, Manifest: []byte(job.Manifest)})
+					LeaseExpiresAt: *job.LeaseExpiresAt, TimeoutMS: job.TimeoutMS, Manifest: []byte(job.Manifest),
+					InputsDeferred: job.InputsDeferred, InputsWaitMS: job.InputsWaitMS})
+			default:
+				g.mu.Lock()
+				if st.gen == gen {
+					st.emptyOK, st.emptyGen, st.emptyAt, st.emptyFor = true, gen, time.Now(), claimant
+				}
+				g.mu.Unlock()
 			}
-			g.mu.Lock()
-			if st.gen == gen {
-				st.emptyOK, st.emptyGen, st.emptyAt = true, gen, time.Now()
-			}
-			g.mu.Unlock()
 		}
 		select {
+		case <-busy:
 		case <-wake:
 		case <-deadline.C:
 			return c.NoContent(http.StatusNoContent)
@@ -368,8 +387,9 @@ func (g *Gateway) claim(c echo.Context) error {
 }
 
 // jobHeartbeat renews the lease and, when asked to wait, holds the request
-// until cancellation is requested or the wait ends, so a cancel reaches the
-// runner at once rather than at its next heartbeat.
+// until cancellation is requested, the inputs the runner waits for are given,
+// or the wait ends: a cancel or the inputs reach the runner at once rather
+// than at its next heartbeat.
 func (g *Gateway) jobHeartbeat(c echo.Context) error {
 	var req protocol.JobHeartbeatRequest
 	if err := apierr.Bind(c, &req); err != nil {
@@ -382,27 +402,27 @@ func (g *Gateway) jobHeartbeat(c echo.Context) error {
 	ctx := c.Request().Context()
 	jobID := c.Param("id")
 	g.markSeen(r.ID)
-	// Subscribe before reading, so a cancel between the read and the wait is
-	// not missed.
+	// Subscribe before reading, so a cancel (or the inputs) between the read
+	// and the wait is not missed.
 	woke, unsub := g.store.Bus().Subscribe(notify.JobTopic(jobID))
 	defer unsub()
-	expires, cancel, err := g.store.HeartbeatJob(ctx, r.ID, jobID, req.Attempt, g.iv.Lease())
+	expires, sig, err := g.store.HeartbeatJob(ctx, r.ID, jobID, req.Attempt, g.iv.Lease())
 	if err != nil {
 		return err
 	}
+	answer := func() bool { return sig.Cancel || (req.WantInputs && sig.Inputs != "") }
 	wait := min(time.Duration(req.WaitMS)*time.Millisecond, g.iv.JobHeartbeat())
-	if !cancel && wait > 0 {
+	if !answer() && wait > 0 {
 		t := time.NewTimer(wait)
 		defer t.Stop()
 	loop:
 		for {
 			select {
 			case <-woke:
-				cancel, err = g.store.CancelRequested(ctx, r.ID, jobID, req.Attempt)
-				if err != nil {
+				if sig, err = g.store.PendingSignals(ctx, r.ID, jobID, req.Attempt); err != nil {
 					return err
 				}
-				if cancel {
+				if answer() {
 					break loop
 				}
 			case <-t.C:
@@ -412,7 +432,11 @@ func (g *Gateway) jobHeartbeat(c echo.Context) error {
 			}
 		}
 	}
-	return c.JSON(http.StatusOK, protocol.JobHeartbeatResponse{LeaseExpiresAt: expires, CancelRequested: cancel})
+	resp := protocol.JobHeartbeatResponse{LeaseExpiresAt: expires, CancelRequested: sig.Cancel}
+	if req.WantInputs && sig.Inputs != "" {
+		resp.Inputs = json.RawMessage(sig.Inputs)
+	}
+	return c.JSON(http.StatusOK, resp)
 }
 
 func (g *Gateway) logs(c echo.Context) error {

@@ -130,6 +130,42 @@ func TestClaimLongPoll(t *testing.T) {
 		}
 	})
 
+	t.Run("a queued job another transaction holds is claimed once it is let go", func(t *testing.T) {
+		// Giving a queued job its inputs locks its row for a moment, and
+		// sends no notification for the runner. A claim that comes then
+		// must not take the job it skipped for "no work", which the gateway
+		// would trust until the next notification.
+		r := e.newRunner("customer-locked")
+		queued := e.enqueue(r, "locked-1")
+		tx := e.s.DB().Begin()
+		defer tx.Rollback()
+		var held []string
+		if err := tx.Raw("SELECT id FROM jobs WHERE id = ? FOR UPDATE", queued.ID).Scan(&held).Error; err != nil || len(held) != 1 {
+			t.Fatalf("locking the job: %v %v", held, err)
+		}
+		before := e.sql.claims(r.ID)
+		type result struct {
+			job *protocol.Job
+			err error
+		}
+		got := make(chan result, 1)
+		go func() {
+			j, err := e.claim(ctx, r.Token)
+			got <- result{j, err}
+		}()
+		waitFor(t, "the claim's query", func() bool { return e.sql.claims(r.ID) > before })
+		if err := tx.Commit().Error; err != nil {
+			t.Fatal(err)
+		}
+		res := <-got
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		if res.job == nil || res.job.ID != queued.ID {
+			t.Fatalf("the claim got %+v; want job %s once its row was let go", res.job, queued.ID)
+		}
+	})
+
 	t.Run("two runners with the same token: a job goes to exactly one", func(t *testing.T) {
 		r2 := e.newRunner("customer-2")
 		before := e.sql.claims(r2.ID)
@@ -199,21 +235,8 @@ func TestHeldHeartbeatAnswersWhenCancelIsRequested(t *testing.T) {
 	}
 	renewed := hb.LeaseExpiresAt
 
-	got := make(chan reply, 1)
-	go func() {
-		rep, err := e.tryPost(ctx, r.Token, jobPath(protocol.PathJobHeartbeat, job.ID),
-			protocol.JobHeartbeatRequest{Attempt: 1, WaitMS: short.JobHeartbeatMS})
-		if err != nil {
-			rep = reply{status: -1, body: []byte(err.Error())}
-		}
-		got <- rep
-	}()
-	// The held heartbeat has renewed the lease (so it read the job, saw no
-	// cancel, and now waits).
-	waitFor(t, "the held heartbeat to renew the lease", func() bool {
-		j, err := e.s.GetJobByID(ctx, queued.ID)
-		return err == nil && j.LeaseExpiresAt != nil && j.LeaseExpiresAt.After(renewed)
-	})
+	// Held: it read the job, saw no cancel, and now waits.
+	got := e.heldHeartbeat(r.Token, queued.ID, protocol.JobHeartbeatRequest{Attempt: 1, WaitMS: short.JobHeartbeatMS}, renewed)
 	if _, err := e.s.RequestCancel(ctx, queued.ID, "test"); err != nil {
 		t.Fatal(err)
 	}
@@ -226,6 +249,26 @@ func TestHeldHeartbeatAnswersWhenCancelIsRequested(t *testing.T) {
 	if !hb.LeaseExpiresAt.After(renewed) {
 		t.Errorf("lease %v not renewed past %v", hb.LeaseExpiresAt, renewed)
 	}
+}
+
+// heldHeartbeat sends req for the job as a held heartbeat and returns once
+// the gateway holds it (it renewed the lease past renewed, so it read the
+// job and now waits); the answer comes on the channel.
+func (e *env) heldHeartbeat(tok, jobID string, req protocol.JobHeartbeatRequest, renewed time.Time) <-chan reply {
+	e.tb.Helper()
+	got := make(chan reply, 1)
+	go func() {
+		rep, err := e.tryPost(context.Background(), tok, jobPath(protocol.PathJobHeartbeat, jobID), req)
+		if err != nil {
+			rep = reply{status: -1, body: []byte(err.Error())}
+		}
+		got <- rep
+	}()
+	waitFor(e.tb, "the held heartbeat to renew the lease", func() bool {
+		j, err := e.s.GetJobByID(context.Background(), jobID)
+		return err == nil && j.LeaseExpiresAt != nil && j.LeaseExpiresAt.After(renewed)
+	})
+	return got
 }
 
 func TestExpiredLeaseMakesTheAttemptStale(t *testing.T) {
@@ -546,5 +589,66 @@ func TestIdleRunnersCostNoJobQueries(t *testing.T) {
 	case c := <-got:
 		t.Fatalf("runner %d also claimed %s", c.runner, c.job.ID)
 	default:
+	}
+}
+
+// A job queued with deferred inputs: the claim says so; a heartbeat that
+// asks for the inputs is held until they are given and answers with them;
+// one that does not ask never carries them.
+func TestHeldHeartbeatAnswersWithDeferredInputs(t *testing.T) {
+	e := newEnv(t, gateway.Config{Intervals: short})
+	r := e.newRunner("customer-1")
+	ctx := context.Background()
+	spec := e.spec(r, "job-deferred")
+	spec.InputsDeferred, spec.InputsWaitMS = true, 90_000
+	queued, _, err := e.s.EnqueueJob(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A runner that does not say it runs such jobs is not given one.
+	if j, err := e.claimAs(ctx, r.Token, protocol.ClaimRequest{Capabilities: []string{protocol.JobTypeNoop}}); err != nil || j != nil {
+		t.Fatalf("claim without %s: %+v %v, want none", protocol.CapabilityDeferredInputs, j, err)
+	}
+	claimed, err := e.claimAs(ctx, r.Token, protocol.ClaimRequest{Capabilities: []string{protocol.JobTypeNoop, protocol.CapabilityDeferredInputs}})
+	if err != nil || claimed == nil {
+		t.Fatalf("claim: %+v %v", claimed, err)
+	}
+	job := *claimed
+	if !job.InputsDeferred || job.InputsWaitMS != 90_000 {
+		t.Fatalf("claimed %+v: want inputs_deferred, with its wait bound", job)
+	}
+	path := jobPath(protocol.PathJobHeartbeat, job.ID)
+	var hb protocol.JobHeartbeatResponse
+	e.post(ctx, r.Token, path, protocol.JobHeartbeatRequest{Attempt: 1, WantInputs: true}).decode(t, http.StatusOK, &hb)
+	if hb.Inputs != nil {
+		t.Fatalf("inputs %s before any were given", hb.Inputs)
+	}
+	renewed := hb.LeaseExpiresAt
+
+	got := e.heldHeartbeat(r.Token, queued.ID, protocol.JobHeartbeatRequest{Attempt: 1, WaitMS: short.JobHeartbeatMS, WantInputs: true}, renewed)
+	if err := e.s.ProvideJobInputs(ctx, queued.ID, json.RawMessage(`{"variables":{"x":"1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	(<-got).decode(t, http.StatusOK, &hb)
+	if string(hb.Inputs) != `{"variables":{"x":"1"}}` {
+		t.Fatalf("the held heartbeat answered inputs %s", hb.Inputs)
+	}
+	// Given once: a second call (a retried activity) changes nothing.
+	if err := e.s.ProvideJobInputs(ctx, queued.ID, json.RawMessage(`{"variables":{"x":"2"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	e.post(ctx, r.Token, path, protocol.JobHeartbeatRequest{Attempt: 1, WantInputs: true}).decode(t, http.StatusOK, &hb)
+	if string(hb.Inputs) != `{"variables":{"x":"1"}}` {
+		t.Fatalf("inputs after a second call: %s", hb.Inputs)
+	}
+	hb = protocol.JobHeartbeatResponse{}
+	e.post(ctx, r.Token, path, protocol.JobHeartbeatRequest{Attempt: 1}).decode(t, http.StatusOK, &hb)
+	if hb.Inputs != nil {
+		t.Fatalf("a heartbeat that did not ask carried the inputs %s", hb.Inputs)
+	}
+	// A job queued with its inputs takes no more.
+	other := e.enqueue(r, "job-not-deferred")
+	if err := e.s.ProvideJobInputs(ctx, other.ID, json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), "not queued to wait for inputs") {
+		t.Fatalf("inputs for a job queued with its inputs: %v", err)
 	}
 }

@@ -245,7 +245,12 @@ func jobPath(pattern, jobID string) string { return strings.Replace(pattern, "{i
 
 // claim makes one long poll and returns the job, or nil on 204.
 func (e *env) claim(ctx context.Context, tok string) (*protocol.Job, error) {
-	rep, err := e.tryPost(ctx, tok, protocol.PathClaim, protocol.ClaimRequest{})
+	return e.claimAs(ctx, tok, protocol.ClaimRequest{})
+}
+
+// claimAs is claim, with the runner's capabilities in the request.
+func (e *env) claimAs(ctx context.Context, tok string, req protocol.ClaimRequest) (*protocol.Job, error) {
+	rep, err := e.tryPost(ctx, tok, protocol.PathClaim, req)
 	if err != nil {
 		return nil, err
 	}

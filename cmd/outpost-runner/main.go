@@ -89,7 +89,7 @@ func runRunner(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.GatewayURL, "gateway", "", "the gateway's base URL, e.g. https://outpost.example.com (required)")
 	fs.StringVar(&cfg.Token, "token", "", "a registration token (oprg_…) or a runner token (oprn_…)")
 	fs.StringVar(&cfg.TokenFile, "token-file", "", "file that keeps the runner token: read when it exists, written after registering")
-	fs.IntVar(&cfg.Concurrency, "concurrency", runner.DefaultConcurrency, "how many jobs run at once")
+	fs.IntVar(&cfg.Concurrency, "concurrency", runner.DefaultConcurrency, "how many jobs run at once (jobs queued early that wait for their inputs take as many places again)")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "directory for the jobs' working directories (default: a temporary one)")
 	fs.StringVar(&cfg.Name, "name", "", "the runner's name, shown in the control plane (default: the host name)")
 	fs.DurationVar(&cfg.CancelGrace, "cancel-grace", runner.DefaultCancelGrace, "time between SIGTERM and SIGKILL when a job is stopped")

@@ -37,6 +37,17 @@ type Run struct {
 	Env    []string // the job's clean environment, for processes it starts
 	Stdout io.Writer
 	Stderr io.Writer
+	// Inputs, set only for a job whose inputs were deferred, waits for them
+	// (they may take as long as the job's dependencies do) and returns them
+	// as the control plane gave them. It fails when ctx ends first.
+	Inputs func(ctx context.Context) (json.RawMessage, error)
+}
+
+// DeferredInputs is implemented by the plugins that can run a job queued
+// before its inputs are known: they prepare, then call Run.Inputs. The job
+// process refuses such a job for any other plugin.
+type DeferredInputs interface {
+	TakesDeferredInputs()
 }
 
 // Factory returns a new plugin for one job.

@@ -184,6 +184,12 @@ func (h *harness) manifest(op, ws string, mod []byte) protocol.TerraformManifest
 // does.
 func (h *harness) enqueue(key string, m protocol.TerraformManifest) (store.Job, string) {
 	h.t.Helper()
+	return h.enqueueSpec(key, m, false)
+}
+
+// enqueueSpec is enqueue, with the job's inputs deferred when asked.
+func (h *harness) enqueueSpec(key string, m protocol.TerraformManifest, deferInputs bool) (store.Job, string) {
+	h.t.Helper()
 	tok := store.NewStateToken()
 	m.Backend.Password = tok
 	raw, err := json.Marshal(m)
@@ -192,7 +198,7 @@ func (h *harness) enqueue(key string, m protocol.TerraformManifest) (store.Job, 
 	}
 	j, _, err := h.s.EnqueueJob(context.Background(), store.JobSpec{Key: key, OrgID: h.org.ID, RunnerID: h.runnerID,
 		InstallID: &h.inst.ID, Type: protocol.JobTypeTerraform, Manifest: raw, TimeoutMS: 5 * 60_000,
-		Workspace: m.Workspace, StateToken: tok})
+		Workspace: m.Workspace, StateToken: tok, InputsDeferred: deferInputs})
 	if err != nil {
 		h.t.Fatal(err)
 	}

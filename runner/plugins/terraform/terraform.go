@@ -91,10 +91,8 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 	if err := validateBackend(m.Backend); err != nil {
 		return err
 	}
-	for _, name := range slices.Sorted(maps.Keys(m.Variables)) {
-		if !identifier.MatchString(name) {
-			return fmt.Errorf("variables.%s: not a valid terraform variable name", name)
-		}
+	if err := validateVariables(m.Variables); err != nil {
+		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.Env)) {
 		switch {
@@ -160,18 +158,6 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	if err := os.WriteFile(filepath.Join(dir, backendOverride), []byte(backendConfig), 0o600); err != nil {
 		return 0, err
 	}
-	if m.plans() {
-		if m.Variables == nil {
-			m.Variables = map[string]json.RawMessage{}
-		}
-		vars, err := json.Marshal(m.Variables)
-		if err != nil {
-			return 0, fmt.Errorf("variables: %w", err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, varsFile), vars, 0o600); err != nil {
-			return 0, err
-		}
-	}
 	if m.Backend.Username == "" {
 		if m.Backend.Username = env["OUTPOST_JOB_ID"]; m.Backend.Username == "" {
 			return 0, errors.New("backend.username: required (the job's ID) when the runner does not give the job its ID")
@@ -203,6 +189,16 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	if err != nil {
 		return 0, failure("init", err)
 	}
+	if run.Inputs != nil {
+		if err := p.awaitInputs(ctx, run); err != nil {
+			return 0, err
+		}
+	}
+	if m.plans() {
+		if err := writeVariables(dir, m.Variables); err != nil {
+			return 0, err
+		}
+	}
 
 	switch m.Operation {
 	case protocol.TerraformPlan:
@@ -218,6 +214,53 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 		return 0, err
 	}
 	return 0, nil
+}
+
+// TakesDeferredInputs: a terraform job queued before its variables are
+// known fetches its module and runs init, then waits for them.
+func (p *plugin) TakesDeferredInputs() {}
+
+// awaitInputs waits for the job's deferred inputs (protocol.TerraformInputs)
+// and takes its variables from them.
+func (p *plugin) awaitInputs(ctx context.Context, run plugins.Run) error {
+	fmt.Fprintln(run.Stdout, "outpost: waiting for the variables (the step's dependencies are still running)")
+	raw, err := run.Inputs(ctx)
+	if err != nil {
+		return err
+	}
+	var in protocol.TerraformInputs
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return fmt.Errorf("the job's inputs: %w", err)
+	}
+	if err := validateVariables(in.Variables); err != nil {
+		return err
+	}
+	p.m.Variables = in.Variables
+	fmt.Fprintln(run.Stdout, "outpost: variables received")
+	return nil
+}
+
+// writeVariables writes the variables into the module, as a tfvars file
+// that sorts after the module's own.
+func writeVariables(dir string, vars map[string]json.RawMessage) error {
+	if vars == nil {
+		vars = map[string]json.RawMessage{}
+	}
+	b, err := json.Marshal(vars)
+	if err != nil {
+		return fmt.Errorf("variables: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, varsFile), b, 0o600)
+}
+
+// validateVariables checks the variables' names.
+func validateVariables(vars map[string]json.RawMessage) error {
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		if !identifier.MatchString(name) {
+			return fmt.Errorf("variables.%s: not a valid terraform variable name", name)
+		}
+	}
+	return nil
 }
 
 // name is what the job does, for its logs.

@@ -227,6 +227,53 @@ func TestPlanApplyInOneJob(t *testing.T) {
 	h.lockFree(ws)
 }
 
+// A plan_apply job queued before its variables are known fetches its
+// module and runs init, waits, and plans and applies once they are given.
+// Bad variable names in them fail the job with the name.
+func TestPlanApplyWithDeferredVariables(t *testing.T) {
+	h := newHarness(t)
+	ws := h.inst.ID + ".sandbox"
+	m := h.manifest(protocol.TerraformPlanApply, ws, module(t, app))
+	m.Env = map[string]string{"OUTPOST_TEST_REGION": "eu-west"}
+	j, _ := h.enqueueSpec("deferred", m, true)
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(h.logs(j.ID), "outpost: waiting for the variables") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the job did not come to wait for its variables:\n%s", h.logs(j.ID))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if logs := h.logs(j.ID); !strings.Contains(logs, "Terraform has been successfully initialized!") || strings.Contains(logs, "Plan:") {
+		t.Fatalf("before its variables, the job should have run init and nothing more:\n%s", logs)
+	}
+	inputs, _ := json.Marshal(protocol.TerraformInputs{Variables: map[string]json.RawMessage{
+		"name": []byte(`"two"`), "password": []byte(`"` + password + `"`)}})
+	if err := h.s.ProvideJobInputs(context.Background(), j.ID, inputs); err != nil {
+		t.Fatal(err)
+	}
+	var out protocol.TerraformPlanApplyOutputs
+	h.succeeded(h.wait(j.ID), &out)
+	if !out.Applied || out.Plan.Add != 3 {
+		t.Errorf("plan_apply with deferred variables: applied %v, %d to add", out.Applied, out.Plan.Add)
+	}
+	if got := string(h.stateOutputs(ws)["greeting"].Value); got != `"hello two"` {
+		t.Errorf("greeting in state %s, want \"hello two\" (from the deferred variables)", got)
+	}
+	if strings.Contains(h.logs(j.ID), password) {
+		t.Error("the logs show the sensitive variable")
+	}
+	h.lockFree(ws)
+
+	bad, _ := h.enqueueSpec("deferred-bad", m, true)
+	if err := h.s.ProvideJobInputs(context.Background(), bad.ID, []byte(`{"variables":{"no spaces":"x"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if j := h.wait(bad.ID); j.Status != store.JobFailed || !strings.Contains(j.Error, "variables.no spaces: not a valid terraform variable name") {
+		t.Errorf("deferred variables with a bad name: %s %q", j.Status, j.Error)
+	}
+	h.lockFree(ws)
+}
+
 func checkOutputs(t *testing.T, what string, got, want map[string]protocol.TerraformOutput) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -324,7 +371,7 @@ func TestLostAttemptsLockIsReleasedForTheRetry(t *testing.T) {
 	m := h.manifest(protocol.TerraformApply, ws, mod)
 	m.PlanFile = plan.PlanFile
 	queued, tok := h.enqueue("apply", m)
-	claimed, err := h.s.ClaimJob(ctx, h.runnerID, time.Second)
+	claimed, err := h.s.ClaimJob(ctx, h.runnerID, time.Second, store.Claimant{DeferredInputs: true})
 	if err != nil || claimed == nil || claimed.ID != queued.ID {
 		t.Fatalf("claim: %+v %v", claimed, err)
 	}
@@ -430,7 +477,7 @@ func TestHeldLockStopsTerraform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j, err := h.s.ClaimJob(ctx, other.ID, time.Hour); err != nil || j == nil || j.ID != holder.ID {
+	if j, err := h.s.ClaimJob(ctx, other.ID, time.Hour, store.Claimant{DeferredInputs: true}); err != nil || j == nil || j.ID != holder.ID {
 		t.Fatalf("claim: %+v %v", j, err)
 	}
 	h.lock(ws, holder.ID, tok, "held-by-2", "someone@elsewhere")
