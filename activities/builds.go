@@ -172,19 +172,12 @@ type ResolvedBuild struct {
 // source in the operation's config version. When there is none (or only
 // failed ones) it queues one; the workflow starts a queued build.
 func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (ResolvedBuild, error) {
-	op, err := a.Store.GetOperationByID(ctx, opID)
+	oc, err := a.loadOperation(ctx, opID)
 	if err != nil {
-		return ResolvedBuild{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return ResolvedBuild{}, err
 	}
-	inst, err := a.install(ctx, op.InstallID)
-	if err != nil {
-		return ResolvedBuild{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
-	}
-	cfg, version, err := a.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
-	if err != nil {
-		return ResolvedBuild{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
-	}
-	in, err := cfg.BuildInput(step)
+	op, inst, version := oc.op, oc.inst, oc.version
+	in, err := oc.cfg.BuildInput(step)
 	if err != nil {
 		return ResolvedBuild{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
 	}

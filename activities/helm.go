@@ -34,18 +34,11 @@ type HelmJobInput struct {
 // templates, the cluster's kubeconfig from the sandbox — and queues it on
 // the install's runner. Idempotent by key.
 func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (JobRef, error) {
-	op, err := a.Store.GetOperationByID(ctx, in.OperationID)
+	oc, err := a.loadOperation(ctx, in.OperationID)
 	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return JobRef{}, err
 	}
-	inst, err := a.install(ctx, op.InstallID)
-	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
-	}
-	cfg, _, err := a.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
-	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
-	}
+	op, inst, cfg := oc.op, oc.inst, oc.cfg
 	c, ok := cfg.Component(in.Step)
 	if !ok || c.Helm == nil {
 		return JobRef{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+in.Step+" in the app config", "InvalidConfig", nil)
@@ -112,19 +105,11 @@ func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID strin
 // component's release does. It runs nothing: the release's objects are the
 // chart's, and all of them go.
 func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (PlanSummary, error) {
-	op, err := a.Store.GetOperationByID(ctx, opID)
+	oc, err := a.loadOperation(ctx, opID)
 	if err != nil {
 		return PlanSummary{}, err
 	}
-	inst, err := a.install(ctx, op.InstallID)
-	if err != nil {
-		return PlanSummary{}, err
-	}
-	cfg, _, err := a.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
-	if err != nil {
-		return PlanSummary{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
-	}
-	c, ok := cfg.Component(step)
+	c, ok := oc.cfg.Component(step)
 	if !ok || c.Helm == nil {
 		return PlanSummary{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+step+" in the app config", "InvalidConfig", nil)
 	}

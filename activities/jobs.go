@@ -25,6 +25,8 @@ type Activities struct {
 	AwaitCheck time.Duration
 	// Operations configures install operations (provision, deploy…).
 	Operations OperationConfig
+
+	configs configCache // parsed app config versions (they never change)
 }
 
 // JobRef names an enqueued job.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -20,6 +22,13 @@ type StepSpec struct {
 	Destroy bool
 	// Type is the component's type ("" for the sandbox).
 	Type string
+	// Prestart says the step's terraform job may be queued while its
+	// dependencies still run, with its variables given once they are done
+	// (EnqueueTerraformJob's DeferInputs, ProvideTerraformInputs): under
+	// approve-all, for a terraform component whose environment reads no
+	// other component's outputs, on a runner that takes deferred inputs
+	// (RunnerInfo).
+	Prestart bool
 }
 
 // OperationPlan is what a workflow needs to run an operation: the steps in a
@@ -128,6 +137,9 @@ type graphNode struct {
 	Name string
 	Type string
 	Deps []string
+	// EnvReadsComponents: its environment reads other components' outputs
+	// (appconfig.Config.EnvReadsComponents).
+	EnvReadsComponents bool
 }
 
 // installGraph is the app config an operation runs.
@@ -200,7 +212,8 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 				}
 			}
 		}
-		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type})
+		prestart := op.ApprovalMode != store.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
+		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart})
 	}
 	if withSandbox {
 		sb := StepSpec{Name: store.SandboxStep, Destroy: destroy}
@@ -226,10 +239,10 @@ func contains(l []string, s string) bool {
 // WaitForRunner returns once the install's runner is online, showing the
 // operation and install as waiting for it meanwhile; it fails clearly when
 // the runner does not come within timeout.
-func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout time.Duration) error {
+func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout time.Duration) (RunnerInfo, error) {
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
-		return err
+		return RunnerInfo{}, err
 	}
 	cfg := a.opConfig()
 	deadline := time.Now().Add(timeout)
@@ -237,13 +250,13 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 	for {
 		r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
 		if err != nil {
-			return temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+			return RunnerInfo{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
 		}
 		if r.LastSeenAt != nil && time.Since(*r.LastSeenAt) < cfg.OnlineWindow {
 			if waiting {
 				a.Store.SetOperationStatus(ctx, opID, store.OpRunning)
 			}
-			return nil
+			return RunnerInfo{DeferredInputs: slices.Contains(r.Capabilities, protocol.CapabilityDeferredInputs)}, nil
 		}
 		if !waiting {
 			waiting = true
@@ -253,17 +266,25 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 			}
 		}
 		if time.Now().After(deadline) {
-			return temporal.NewNonRetryableApplicationError(
+			return RunnerInfo{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("the install's runner (%s) did not come online within %s: is it running, and can it reach the gateway?", r.ID, timeout),
 				"RunnerOffline", nil)
 		}
 		activity.RecordHeartbeat(ctx)
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return RunnerInfo{}, ctx.Err()
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// RunnerInfo is what an operation learns of the install's runner once it is
+// online.
+type RunnerInfo struct {
+	// DeferredInputs: it runs jobs queued before their inputs are known
+	// (protocol.CapabilityDeferredInputs).
+	DeferredInputs bool
 }
 
 // SetStepStatus records a step's status (and error), stamping its times.
@@ -443,8 +464,10 @@ func (a *Activities) enqueueStepJob(ctx context.Context, op store.InstallOperati
 	if err != nil {
 		return JobRef{}, err
 	}
-	if err := a.Store.UpdateStep(ctx, op.ID, step, changes(j.ID)); err != nil {
-		return JobRef{}, err
+	if ch := changes(j.ID); len(ch) > 0 {
+		if err := a.Store.UpdateStep(ctx, op.ID, step, ch); err != nil {
+			return JobRef{}, err
+		}
 	}
 	return JobRef{JobID: j.ID, Created: created}, nil
 }

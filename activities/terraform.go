@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -27,10 +29,19 @@ type TerraformJobInput struct {
 	Destroy     bool
 	PlanJobID   string // for apply: the plan job whose saved plan is applied
 	Key         string
+	// DeferInputs queues a component's plan or plan_apply job before its
+	// dependencies are done: its environment is rendered now, its variables
+	// by ProvideTerraformInputs once they are. The runner fetches the module
+	// and runs init meanwhile.
+	DeferInputs bool
 }
 
-// installConfig loads the app config version an operation runs.
+// installConfig loads the app config version an operation runs. A version
+// never changes once synced, so each is read and parsed once per worker.
 func (a *Activities) installConfig(ctx context.Context, orgID, appID string, version int) (*appconfig.Config, int, error) {
+	if cfg, ok := a.configs.get(orgID, appID, version); ok {
+		return cfg, version, nil
+	}
 	var (
 		ac  store.AppConfig
 		err error
@@ -51,7 +62,40 @@ func (a *Activities) installConfig(ctx context.Context, orgID, appID string, ver
 	if err != nil {
 		return nil, 0, fmt.Errorf("app config version %d: %w", ac.Version, err)
 	}
+	a.configs.put(orgID, appID, ac.Version, cfg)
 	return cfg, ac.Version, nil
+}
+
+// configCache holds parsed app config versions, which are read-only once
+// parsed. It forgets them all when full: a worker runs few versions at once.
+type configCache struct {
+	mu      sync.Mutex
+	entries map[string]*appconfig.Config
+}
+
+const configCacheSize = 64
+
+func configKey(orgID, appID string, version int) string {
+	return orgID + "/" + appID + "/" + strconv.Itoa(version)
+}
+
+func (c *configCache) get(orgID, appID string, version int) (*appconfig.Config, bool) {
+	if version <= 0 {
+		return nil, false // "the latest": not a version yet
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cfg, ok := c.entries[configKey(orgID, appID, version)]
+	return cfg, ok
+}
+
+func (c *configCache) put(orgID, appID string, version int, cfg *appconfig.Config) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= configCacheSize {
+		c.entries = map[string]*appconfig.Config{}
+	}
+	c.entries[configKey(orgID, appID, version)] = cfg
 }
 
 // installGraph is the component graph of the config version an operation
@@ -72,7 +116,8 @@ func (a *Activities) installGraph(ctx context.Context, installID string, version
 	g := installGraph{Version: v}
 	for _, name := range order {
 		c, _ := cfg.Component(name)
-		g.Components = append(g.Components, graphNode{Name: name, Type: c.Type, Deps: c.Dependencies})
+		g.Components = append(g.Components, graphNode{Name: name, Type: c.Type, Deps: c.Dependencies,
+			EnvReadsComponents: cfg.EnvReadsComponents(name)})
 	}
 	return g, nil
 }
@@ -134,33 +179,29 @@ func (a *Activities) renderData(ctx context.Context, cfg *appconfig.Config, inst
 // credential valid for this job only — and queues it on the install's
 // runner. Idempotent by key.
 func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInput) (JobRef, error) {
-	op, err := a.Store.GetOperationByID(ctx, in.OperationID)
+	oc, data, err := a.loadStep(ctx, in.OperationID)
 	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return JobRef{}, err
 	}
-	inst, err := a.install(ctx, op.InstallID)
-	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
-	}
-	cfg, _, err := a.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
-	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
-	}
-	data, err := a.renderData(ctx, cfg, inst)
-	if err != nil {
-		return JobRef{}, nonRetryable("render", err)
-	}
+	op, cfg := oc.op, oc.cfg
 	var rendered *appconfig.Rendered
 	source := cfg.Sandbox.Source
-	if in.Step == store.SandboxStep {
+	switch {
+	case in.Step == store.SandboxStep && in.DeferInputs:
+		return JobRef{}, temporal.NewNonRetryableApplicationError("the sandbox's inputs cannot be deferred", "InvalidInput", nil)
+	case in.Step == store.SandboxStep:
 		rendered, err = cfg.RenderSandbox(data)
-	} else {
+	default:
 		c, ok := cfg.Component(in.Step)
 		if !ok || c.Terraform == nil {
 			return JobRef{}, temporal.NewNonRetryableApplicationError("no terraform component "+in.Step+" in the app config", "InvalidConfig", nil)
 		}
 		source = c.Terraform.Source
-		rendered, err = cfg.RenderComponent(in.Step, data)
+		if in.DeferInputs {
+			rendered, err = cfg.RenderComponentEnv(in.Step, data)
+		} else {
+			rendered, err = cfg.RenderComponent(in.Step, data)
+		}
 	}
 	if err != nil {
 		return JobRef{}, nonRetryable("render "+in.Step, err)
@@ -213,18 +254,101 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeTerraform, TimeoutMS: terraformJobTimeout.Milliseconds(),
 		Workspace: ws, StateToken: token}
-	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
-		switch in.Operation {
-		case protocol.TerraformApply:
-			stepChanges["apply_job_id"] = jobID
-		case protocol.TerraformPlanApply:
-			// One job plans and applies: it is both.
-			stepChanges["plan_job_id"], stepChanges["apply_job_id"] = jobID, jobID
-		default:
-			stepChanges["plan_job_id"] = jobID
+	if in.DeferInputs {
+		if in.Operation != protocol.TerraformPlan && in.Operation != protocol.TerraformPlanApply {
+			return JobRef{}, temporal.NewNonRetryableApplicationError("only a plan takes variables, not a "+in.Operation, "InvalidInput", nil)
 		}
-		return stepChanges
+		m.Variables, spec.InputsDeferred = nil, true
+		// A safety net for an operation that ends without giving them (a
+		// terminated workflow): its dependencies' jobs get JobWait each.
+		spec.InputsWaitMS = (2 * a.opConfig().JobWait).Milliseconds()
+		// The step is not started yet: ProvideTerraformInputs starts it.
+		stepChanges = nil
+	}
+	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
+		if stepChanges == nil {
+			return nil
+		}
+		return stepJobChanges(stepChanges, in.Operation, jobID)
 	})
+}
+
+// stepJobChanges adds, to a step's changes, the job that plans or applies it.
+func stepJobChanges(stepChanges map[string]any, operation, jobID string) map[string]any {
+	switch operation {
+	case protocol.TerraformApply:
+		stepChanges["apply_job_id"] = jobID
+	case protocol.TerraformPlanApply:
+		// One job plans and applies: it is both.
+		stepChanges["plan_job_id"], stepChanges["apply_job_id"] = jobID, jobID
+	default:
+		stepChanges["plan_job_id"] = jobID
+	}
+	return stepChanges
+}
+
+// ProvideTerraformInputs renders the variables of a step whose job was
+// queued with DeferInputs, now that its dependencies are done, and gives
+// them to the job. The step starts now. Idempotent.
+func (a *Activities) ProvideTerraformInputs(ctx context.Context, in TerraformJobInput, jobID string) error {
+	oc, data, err := a.loadStep(ctx, in.OperationID)
+	if err != nil {
+		return err
+	}
+	rendered, err := oc.cfg.RenderComponent(in.Step, data)
+	if err != nil {
+		return nonRetryable("render "+in.Step, err)
+	}
+	vars, _ := variablesFromEnv(rendered.Variables, rendered.EnvVars)
+	raw, err := json.Marshal(protocol.TerraformInputs{Variables: vars})
+	if err != nil {
+		return err
+	}
+	if err := a.Store.ProvideJobInputs(ctx, jobID, raw); err != nil {
+		return err
+	}
+	changes := stepJobChanges(map[string]any{"status": store.StepPlanning, "started_at": time.Now().UTC()}, in.Operation, jobID)
+	return a.Store.UpdateStep(ctx, in.OperationID, in.Step, changes)
+}
+
+// operationContext is an operation with its install and the app config
+// version it runs.
+type operationContext struct {
+	op      store.InstallOperation
+	inst    store.Install
+	cfg     *appconfig.Config
+	version int
+}
+
+// loadOperation loads an operation, its install and the config version it
+// runs; what is missing is an error no retry mends.
+func (a *Activities) loadOperation(ctx context.Context, opID string) (operationContext, error) {
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return operationContext{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	inst, err := a.install(ctx, op.InstallID)
+	if err != nil {
+		return operationContext{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	cfg, version, err := a.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
+	if err != nil {
+		return operationContext{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+	}
+	return operationContext{op: op, inst: inst, cfg: cfg, version: version}, nil
+}
+
+// loadStep is loadOperation, with what templates may read now.
+func (a *Activities) loadStep(ctx context.Context, opID string) (operationContext, appconfig.Data, error) {
+	oc, err := a.loadOperation(ctx, opID)
+	if err != nil {
+		return operationContext{}, appconfig.Data{}, err
+	}
+	data, err := a.renderData(ctx, oc.cfg, oc.inst)
+	if err != nil {
+		return operationContext{}, appconfig.Data{}, nonRetryable("render", err)
+	}
+	return oc, data, nil
 }
 
 // nonRetryable marks input problems (a missing input, a template that

@@ -468,6 +468,32 @@ func (c *Config) RenderComponent(name string, d Data) (*Rendered, error) {
 	return c.render(owner{file: cmp.File, self: &cmp.Name}, cmp.Terraform, d)
 }
 
+// RenderComponentEnv renders a terraform component's environment only: for
+// a job queued before the outputs its variables read exist. d must hold what
+// the environment reads (see EnvReadsComponents).
+func (c *Config) RenderComponentEnv(name string, d Data) (*Rendered, error) {
+	cmp, ok := c.byName[name]
+	if !ok || cmp.Terraform == nil {
+		return nil, fmt.Errorf("appconfig: no terraform component %q", name)
+	}
+	envOnly := *cmp.Terraform
+	envOnly.Variables = nil
+	return c.render(owner{file: cmp.File, self: &cmp.Name}, &envOnly, d)
+}
+
+// EnvReadsComponents reports whether a terraform component's environment
+// variables read other components' outputs, so that it cannot be rendered
+// before they are deployed.
+func (c *Config) EnvReadsComponents(name string) bool {
+	cmp, ok := c.byName[name]
+	if !ok || cmp.Terraform == nil {
+		return false
+	}
+	var ps problems
+	env := &TerraformModule{EnvVars: cmp.Terraform.EnvVars}
+	return len(c.checkTemplates(&ps, owner{file: cmp.File, self: &cmp.Name}, env.templatedSettings())) > 0
+}
+
 // render renders every template of tm. Errors are Problems.
 func (c *Config) render(o owner, tm *TerraformModule, d Data) (*Rendered, error) {
 	var ps problems

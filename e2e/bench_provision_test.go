@@ -578,6 +578,8 @@ func provBenchOutput(tb testing.TB, outs map[string]string, name, key string) st
 //	prep    → the runner's "runner: starting job" line (claim answer, job directory)
 //	spawn   → "outpost: terraform …" (job process started, module unpacked)
 //	init    → "Terraform has been successfully initialized!"
+//	wait    → "outpost: variables received", for a job queued early with
+//	          deferred inputs (its dependencies were still running); else 0
 //	op      → terraform's last line (of the plan, or of the apply)
 //	post    → the runner's "runner: job succeeded" line (show -json when it outlasts the apply)
 //	finish  → completed (finished_at): log shipping, completion
@@ -586,18 +588,21 @@ const (
 	provPhasePrep
 	provPhaseSpawn
 	provPhaseInit
+	provPhaseWait
 	provPhaseOp
 	provPhasePost
 	provPhaseFinish
 	provNumPhases
 )
 
-var provPhaseNames = [provNumPhases]string{"queued", "prep", "spawn", "init", "terraform", "post", "finish"}
+var provPhaseNames = [provNumPhases]string{"queued", "prep", "spawn", "init", "wait", "terraform", "post", "finish"}
 
 type provBenchJob struct {
-	step, kind      string // kind: plan, apply or plan_apply
+	step, kind      string // kind: sync, plan, apply, plan_apply or plan_apply-prestarted (deferred inputs)
 	first, last     bool   // the step's first job; its last
 	created         time.Time
+	ready           time.Time // when it could do its work: created, or when its deferred inputs were given
+	received        time.Time // a prestarted job: when its process had its variables
 	started, ended  time.Time
 	phases          [provNumPhases]time.Duration
 	phasesKnown     bool
@@ -667,8 +672,11 @@ func (p *provBench) breakdown(opID string, start, end time.Time) provBenchRun {
 			if job.StartedAt == nil || job.FinishedAt == nil || job.Attempt != 1 {
 				tb.Fatalf("job %s: started %v, finished %v, attempt %d", job.ID, job.StartedAt, job.FinishedAt, job.Attempt)
 			}
-			bj := provBenchJob{step: st.Name, kind: j.kind, created: job.CreatedAt, started: *job.StartedAt, ended: *job.FinishedAt,
-				first: i == 0, last: i == len(jobs)-1}
+			bj := provBenchJob{step: st.Name, kind: j.kind, created: job.CreatedAt, ready: job.CreatedAt, started: *job.StartedAt,
+				ended: *job.FinishedAt, first: i == 0, last: i == len(jobs)-1}
+			if job.InputsAt != nil {
+				bj.kind, bj.ready = j.kind+"-prestarted", *job.InputsAt
+			}
 			if st.StartedAt != nil {
 				bj.stepStartedAt = *st.StartedAt
 			}
@@ -706,7 +714,27 @@ func (p *provBench) breakdown(opID string, start, end time.Time) provBenchRun {
 	run.opStart, run.opEnd, run.opSeen = first.Sub(start), op.FinishedAt.Sub(last), end.Sub(*op.FinishedAt)
 	run.share, run.maxPar = provBenchShareOf(run.jobs, start, end)
 	run.stall, run.stallAt = p.longestHistoryGap(op.WorkflowID)
+	if path := os.Getenv("OUTPOST_BENCH_TIMELINE"); path != "" {
+		writeProvBenchTimeline(tb, path, run, start)
+	}
 	return run
+}
+
+// writeProvBenchTimeline appends the provision's jobs to path, as ms from
+// the POST: queued, claimed, ready (inputs given), completed, and the step
+// recorded finished. For reading where one provision's time went.
+func writeProvBenchTimeline(tb testing.TB, path string, run provBenchRun, start time.Time) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	ms := func(t time.Time) int64 { return t.Sub(start).Milliseconds() }
+	fmt.Fprintf(f, "provision of %.0f ms\n", run.total.Seconds()*1000)
+	for _, j := range run.jobs {
+		fmt.Fprintf(f, "%-10s %-22s queued %5d claimed %5d ready %5d completed %5d step-done %5d\n",
+			j.step, j.kind, ms(j.created), ms(j.started), ms(j.ready), ms(j.ended), ms(j.stepFinishedAt))
+	}
 }
 
 // longestHistoryGap finds the longest time between two consecutive events
@@ -762,7 +790,7 @@ func (p *provBench) jobPhases(j *provBenchJob, jobID string) {
 	if err != nil {
 		p.tb.Fatal(err)
 	}
-	var tStart, tTF, tInit, tOp, tDone time.Time
+	var tStart, tTF, tInit, tVars, tOp, tDone time.Time
 	for _, c := range chunks {
 		switch {
 		case strings.HasPrefix(c.Data, "runner: starting job"):
@@ -771,6 +799,8 @@ func (p *provBench) jobPhases(j *provBenchJob, jobID string) {
 			tTF = c.Time
 		case strings.HasPrefix(c.Data, "Terraform has been successfully initialized"):
 			tInit = c.Time
+		case strings.HasPrefix(c.Data, "outpost: variables received"):
+			tVars, j.received = c.Time, c.Time
 		case strings.HasPrefix(c.Data, "runner: job succeeded"):
 			tDone = c.Time
 		case !tInit.IsZero() && !strings.HasPrefix(c.Data, "outpost:") && !strings.HasPrefix(c.Data, "runner:"):
@@ -784,7 +814,11 @@ func (p *provBench) jobPhases(j *provBenchJob, jobID string) {
 	j.phases[provPhasePrep] = tStart.Sub(j.started)
 	j.phases[provPhaseSpawn] = tTF.Sub(tStart)
 	j.phases[provPhaseInit] = tInit.Sub(tTF)
-	j.phases[provPhaseOp] = tOp.Sub(tInit)
+	if tVars.IsZero() {
+		tVars = tInit
+	}
+	j.phases[provPhaseWait] = tVars.Sub(tInit)
+	j.phases[provPhaseOp] = tOp.Sub(tVars)
 	j.phases[provPhasePost] = tDone.Sub(tOp)
 	j.phases[provPhaseFinish] = j.ended.Sub(tDone)
 	j.phasesKnown = true
@@ -890,17 +924,31 @@ func aggregateProvBench(runs []provBenchRun) provBenchAgg {
 			if j.last {
 				addGap("record", j.afterCompletion)
 			}
-			// A component's first job was enqueued after the last step
-			// that completed before it: its dependency's, in the chain.
-			if j.first && j.step != store.SandboxStep {
+			// A component's terraform job could work once the last step
+			// that completed before it was done: its dependency's, in the
+			// chain. ready is when it was queued, or given its deferred
+			// inputs.
+			if strings.HasPrefix(j.kind, "plan_apply") && j.step != store.SandboxStep {
 				var dep time.Time
 				for _, k := range r.jobs {
-					if k.last && k.ended.Before(j.created) && k.ended.After(dep) {
+					if k.last && k.ended.Before(j.ready) && k.ended.After(dep) {
 						dep = k.ended
 					}
 				}
 				if !dep.IsZero() {
-					addGap("handoff", j.created.Sub(dep))
+					addGap("handoff", j.ready.Sub(dep))
+				}
+				// For a prestarted job, the hand-off in parts.
+				var depStep time.Time
+				for _, k := range r.jobs {
+					if k.last && k.ended.Equal(dep) {
+						depStep = k.stepFinishedAt
+					}
+				}
+				if !dep.IsZero() && !j.received.IsZero() && !depStep.IsZero() {
+					addGap("handoff-record", depStep.Sub(dep))
+					addGap("handoff-inputs", j.ready.Sub(depStep))
+					addGap("handoff-deliver", j.received.Sub(j.ready))
 				}
 			}
 		}
@@ -918,11 +966,13 @@ func aggregateProvBench(runs []provBenchRun) provBenchAgg {
 }
 
 // jobMean is the mean time of a job of the kind, claim to completion (not
-// counting its time in the queue).
+// counting its time in the queue, nor its wait for deferred inputs).
 func (a provBenchAgg) jobMean(kind string) float64 {
 	t := 0.0
 	for i := provPhasePrep; i < provNumPhases; i++ {
-		t += a.phase[kind][i]
+		if i != provPhaseWait {
+			t += a.phase[kind][i]
+		}
 	}
 	return t
 }
@@ -935,7 +985,9 @@ func (a provBenchAgg) report() string {
 	b.WriteString("control plane (ms, mean/max):")
 	for _, g := range []struct{ key, what string }{
 		{"start", "POST → first job enqueued"}, {"apply", "a step's job completed → its next job enqueued (after a sync: once its dependencies are done)"},
-		{"record", "a step's last job completed → step recorded"}, {"handoff", "a dependency's last job completed → next step's job enqueued"},
+		{"record", "a step's last job completed → step recorded"}, {"handoff", "a dependency's last job completed → next step's plan_apply queued, or given its deferred inputs"},
+		{"handoff-record", "prestarted: dependency's job completed → its step recorded"}, {"handoff-inputs", "→ inputs given"},
+		{"handoff-deliver", "→ the job process has them"},
 		{"end", "last job completed → operation recorded finished"}, {"seen", "→ client saw it"},
 	} {
 		fmt.Fprintf(&b, " %s %.0f/%.0f;", g.what, a.gap[g.key]*1000, a.gapMax[g.key]*1000)

@@ -123,6 +123,13 @@ func sandboxHasRegistry(tb testing.TB, dir string) bool {
 // the registration token the API answered (the runner registers itself).
 func (s *stack) newInstall(name string, inputs ...map[string]any) (string, *runnerProc) {
 	s.t.Helper()
+	return s.newInstallWithRunner(name, nil, inputs...)
+}
+
+// newInstallWithRunner is newInstall, with runnerEnv added to its runner's
+// environment (e.g. OUTPOST_CONCURRENCY=1).
+func (s *stack) newInstallWithRunner(name string, runnerEnv []string, inputs ...map[string]any) (string, *runnerProc) {
+	s.t.Helper()
 	var created struct {
 		ID     string `json:"id"`
 		Runner struct {
@@ -135,7 +142,7 @@ func (s *stack) newInstall(name string, inputs ...map[string]any) (string, *runn
 	s.runTok = created.Runner.RegistrationToken
 	s.tokenFile = filepath.Join(s.t.TempDir(), "token")
 	s.stopSandboxRegistries(created.ID)
-	return created.ID, s.startRunner("OUTPOST_TOKEN_FILE=" + s.tokenFile)
+	return created.ID, s.startRunner(append([]string{"OUTPOST_TOKEN_FILE=" + s.tokenFile}, runnerEnv...)...)
 }
 
 func (s *stack) startOp(installID, path string, body any) operation {
@@ -171,11 +178,22 @@ func (s *stack) waitOp(installID, opID string, within time.Duration) operation {
 }
 
 type jobTimes struct {
-	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt time.Time  `json:"finished_at"`
+	InputsAt   *time.Time `json:"inputs_at"`
 	Attempts   []struct {
 		Status string `json:"status"`
 	} `json:"attempts"`
+}
+
+// workFrom is when the job could start its work: when it was claimed, or,
+// for a job queued early with deferred inputs, when it got them.
+func (j jobTimes) workFrom() time.Time {
+	if j.InputsAt != nil {
+		return *j.InputsAt
+	}
+	return j.StartedAt
 }
 
 func (s *stack) job(id string) jobTimes {
@@ -216,9 +234,9 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 	// Dependency order, and the diamond's middle at the same time.
 	net, db, cache, api := s.job(op.step(t, "network").ApplyJobID), s.job(op.step(t, "database").ApplyJobID),
 		s.job(op.step(t, "cache").ApplyJobID), s.job(op.step(t, "api").ApplyJobID)
-	if db.StartedAt.Before(net.FinishedAt) || cache.StartedAt.Before(net.FinishedAt) || api.StartedAt.Before(db.FinishedAt) || api.StartedAt.Before(cache.FinishedAt) {
+	if db.workFrom().Before(net.FinishedAt) || cache.workFrom().Before(net.FinishedAt) || api.workFrom().Before(db.FinishedAt) || api.workFrom().Before(cache.FinishedAt) {
 		t.Fatalf("out of dependency order: network %v-%v database %v-%v cache %v-%v api %v", net.StartedAt, net.FinishedAt,
-			db.StartedAt, db.FinishedAt, cache.StartedAt, cache.FinishedAt, api.StartedAt)
+			db.workFrom(), db.FinishedAt, cache.workFrom(), cache.FinishedAt, api.workFrom())
 	}
 	dbPlan, cachePlan := s.job(op.step(t, "database").PlanJobID), s.job(op.step(t, "cache").PlanJobID)
 	if !(dbPlan.StartedAt.Before(cachePlan.FinishedAt) && cachePlan.StartedAt.Before(dbPlan.FinishedAt)) {

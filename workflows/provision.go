@@ -104,7 +104,8 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 		HeartbeatTimeout:    awaitHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
-	if err := workflow.ExecuteActivity(waitCtx, a.WaitForRunner, in.OperationID, plan.RunnerTimeout).Get(ctx, nil); err != nil {
+	var runner activities.RunnerInfo
+	if err := workflow.ExecuteActivity(waitCtx, a.WaitForRunner, in.OperationID, plan.RunnerTimeout).Get(ctx, &runner); err != nil {
 		return finish(store.OpFailed, rootMessage(err), plan.FailedInstallStatus)
 	}
 
@@ -128,6 +129,10 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 
 	outcomes := map[string]stepOutcome{}
 	started := map[string]bool{}
+	// launched: the step's last job is queued with everything it needs (its
+	// inputs): it will run to the end without the workflow. A step whose
+	// dependencies are all launched may queue its own job (prestart).
+	launched := map[string]bool{}
 	results := workflow.NewChannel(ctx)
 	running := 0
 	stop := false // a denial or a cancellation: start nothing new
@@ -182,7 +187,43 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 					}
 					return ""
 				}
-				results.Send(gctx, runStep(gctx, in.OperationID, plan, st, approvals[st.Name], waitDeps))
+				deps := stepDeps{
+					wait: waitDeps,
+					// Whether to queue the step's job before its
+					// dependencies end: once every one of them has
+					// launched its last job, and one still runs. Never
+					// more than one step ahead of what runs, so there
+					// are no more waiting jobs than running ones (the
+					// runner keeps them out of its working places).
+					prestart: func(ctx workflow.Context) bool {
+						if !st.Prestart || !runner.DeferredInputs {
+							return false
+						}
+						_ = workflow.Await(ctx, func() bool {
+							for _, d := range st.After {
+								if _, ok := outcomes[d]; !ok && !launched[d] && !(stop && !started[d]) {
+									return false
+								}
+							}
+							return true
+						})
+						running := false
+						for _, d := range st.After {
+							o, ok := outcomes[d]
+							switch {
+							case ok && !stepOK(o.Status):
+								return false // it is skipped: waitDeps says so
+							case !ok && launched[d]:
+								running = true
+							case !ok:
+								return false // never started (the operation stopped): waitDeps says so
+							}
+						}
+						return running && ctx.Err() == nil
+					},
+					launched: func() { launched[st.Name] = true },
+				}
+				results.Send(gctx, runStep(gctx, in.OperationID, plan, st, approvals[st.Name], deps))
 			})
 		}
 		if running == 0 {
@@ -241,12 +282,30 @@ func stepOK(status string) bool {
 	return status == store.StepSucceeded || status == store.StepNoChanges || status == store.StepPlanned
 }
 
+// stepDeps is how a step waits for the steps it comes after.
+type stepDeps struct {
+	// wait waits until they ended; skipped says why the step cannot run.
+	wait func(workflow.Context) (skipped string)
+	// prestart waits until the step's job may be queued before they end,
+	// and says whether to (false: wait for them as usual).
+	prestart func(workflow.Context) bool
+	// launched records that the step's last job is queued with its inputs.
+	launched func()
+}
+
+// skipError ends a step as skipped (a dependency did not succeed).
+type skipError struct{ msg string }
+
+func (e skipError) Error() string { return e.msg }
+
 // runStep plans one step, waits for approval if the install asks for it,
 // and applies exactly the approved plan. When no approval is needed (and
-// not plan-only), one plan_apply job plans and applies that plan. The
-// store activities on this path are local activities.
+// not plan-only), one plan_apply job plans and applies that plan; it may be
+// queued while the step's dependencies still run, so that the runner
+// fetches the module and runs init meanwhile, and get its variables once
+// they are done. The store activities on this path are local activities.
 func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, st activities.StepSpec, approval workflow.Channel,
-	waitDeps func(workflow.Context) (skipped string)) stepOutcome {
+	deps stepDeps) stepOutcome {
 	record := localActivity(ctx)
 	out := stepOutcome{Name: st.Name}
 	setStatus := func(status, msg string) stepOutcome {
@@ -259,12 +318,28 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 		return out
 	}
 	jobPolicy := JobPolicy{MaxAttempts: 3, Wait: plan.JobWait}
-	runTerraform := func(operation, planJobID string) (activities.JobResult, error) {
-		key := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + opID + "/" + st.Name + "/" + operation
+	runTerraform := func(operation, planJobID string, deferInputs bool) (activities.JobResult, error) {
+		in := activities.TerraformJobInput{OperationID: opID, Step: st.Name, Operation: operation, Destroy: st.Destroy,
+			PlanJobID: planJobID, Key: workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + opID + "/" + st.Name + "/" + operation,
+			DeferInputs: deferInputs}
+		p := jobPolicy
+		if operation == protocol.TerraformPlanApply {
+			p.Queued = func(ctx workflow.Context, jobID string) error {
+				if deferInputs {
+					if skipped := deps.wait(ctx); skipped != "" {
+						return skipError{skipped}
+					}
+					if err := workflow.ExecuteLocalActivity(record, a.ProvideTerraformInputs, in, jobID).Get(ctx, nil); err != nil {
+						return err
+					}
+				}
+				deps.launched()
+				return nil
+			}
+		}
 		return RunJob(ctx, func(c workflow.Context) workflow.Future {
-			return workflow.ExecuteLocalActivity(c, a.EnqueueTerraformJob, activities.TerraformJobInput{
-				OperationID: opID, Step: st.Name, Operation: operation, Destroy: st.Destroy, PlanJobID: planJobID, Key: key})
-		}, jobPolicy)
+			return workflow.ExecuteLocalActivity(c, a.EnqueueTerraformJob, in)
+		}, p)
 	}
 
 	done, status, msg := false, "", ""
@@ -274,11 +349,15 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 			return setStatus(status, msg)
 		}
 	}
-	if skipped := waitDeps(ctx); skipped != "" {
-		if ctx.Err() != nil {
-			return setStatus(store.StepCancelled, "operation cancelled")
+	oneJob := !plan.PlanOnly && plan.ApprovalMode != store.Prompt
+	deferInputs := !done && oneJob && st.Type == appconfig.TypeTerraformModule && deps.prestart(ctx)
+	if !deferInputs {
+		if skipped := deps.wait(ctx); skipped != "" {
+			if ctx.Err() != nil {
+				return setStatus(store.StepCancelled, "operation cancelled")
+			}
+			return setStatus(store.StepSkipped, skipped)
 		}
-		return setStatus(store.StepSkipped, skipped)
 	}
 	if done {
 		if st.Type == appconfig.TypeContainerImage && status == store.StepSucceeded {
@@ -301,13 +380,16 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 		return setStatus(store.StepSucceeded, "")
 	}
 
-	oneJob := !plan.PlanOnly && plan.ApprovalMode != store.Prompt
 	planOp, recordPlan := protocol.TerraformPlan, a.RecordPlan
 	if oneJob {
 		planOp, recordPlan = protocol.TerraformPlanApply, a.RecordPlanApply
 	}
-	planJob, err := runTerraform(planOp, "")
-	if err != nil {
+	planJob, err := runTerraform(planOp, "", deferInputs)
+	var skipped skipError
+	switch {
+	case errors.As(err, &skipped) && ctx.Err() == nil:
+		return setStatus(store.StepSkipped, skipped.msg)
+	case err != nil:
 		return setStatus(interrupted(ctx, err))
 	}
 	var summary activities.PlanSummary
@@ -329,7 +411,7 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 			return setStatus(status, msg)
 		}
 	}
-	applyJob, err := runTerraform(protocol.TerraformApply, planJob.JobID)
+	applyJob, err := runTerraform(protocol.TerraformApply, planJob.JobID, false)
 	if err != nil {
 		return setStatus(interrupted(ctx, err))
 	}

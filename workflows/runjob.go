@@ -26,6 +26,11 @@ type JobPolicy struct {
 	// WithOutputs returns the job's outputs in the result — and so in
 	// Temporal history. Only for small, non-secret outputs.
 	WithOutputs bool
+	// Queued, when set, runs once the job is queued and before RunJob waits
+	// for it: for a job queued with deferred inputs, it waits for what the
+	// inputs need and gives them. When it fails, the job is cancelled (with
+	// the error's message as the reason) and RunJob returns its error.
+	Queued func(ctx workflow.Context, jobID string) error
 }
 
 // shortActivity is the options of the quick store activities.
@@ -68,6 +73,21 @@ func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future
 	if err := enqueue(localActivity(shortActivity(ctx))).Get(ctx, &ref); err != nil {
 		return activities.JobResult{}, fmt.Errorf("enqueue job: %w", err)
 	}
+	cancelJob := func(reason string) {
+		// Tell the runner even though this context may be done.
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		_ = workflow.ExecuteActivity(shortActivity(dctx), a.CancelJob, ref.JobID, reason).Get(dctx, nil)
+	}
+	if p.Queued != nil {
+		if err := p.Queued(ctx, ref.JobID); err != nil {
+			reason := err.Error()
+			if ctx.Err() != nil {
+				reason = "workflow cancelled"
+			}
+			cancelJob(reason)
+			return activities.JobResult{JobID: ref.JobID}, err
+		}
+	}
 	awaitCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ScheduleToCloseTimeout: p.Wait,
 		HeartbeatTimeout:       awaitHeartbeat,
@@ -82,9 +102,7 @@ func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future
 			if errors.As(err, &canceled) || ctx.Err() != nil {
 				reason = "workflow cancelled"
 			}
-			// Tell the runner even though this context is done.
-			dctx, _ := workflow.NewDisconnectedContext(ctx)
-			_ = workflow.ExecuteActivity(shortActivity(dctx), a.CancelJob, ref.JobID, reason).Get(dctx, nil)
+			cancelJob(reason)
 			return activities.JobResult{JobID: ref.JobID}, err
 		}
 		if res.Status != store.JobLost {

@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/store"
+)
+
+// installJob is the API's view of a job in an install's job list.
+type installJob struct {
+	ID             string     `json:"id"`
+	Type           string     `json:"type"`
+	Status         string     `json:"status"`
+	InputsDeferred bool       `json:"inputs_deferred"`
+	InputsAt       *time.Time `json:"inputs_at"`
+	StartedAt      *time.Time `json:"started_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+}
+
+func (s *stack) installJobs(inst string) []installJob {
+	s.t.Helper()
+	var list struct {
+		Jobs []installJob `json:"jobs"`
+	}
+	if code := s.do("GET", "/v1/installs/"+inst+"/jobs?limit=200", nil, &list); code != http.StatusOK {
+		s.t.Fatalf("GET the install's jobs: %d", code)
+	}
+	return list.Jobs
+}
+
+// A step whose dependency still runs gets its job queued early: the runner
+// fetches the module and runs init meanwhile, and the variables (from the
+// dependency's outputs, and the environment's TF_VAR_ rendered at queueing)
+// arrive when the dependency is done. When the dependency fails, the waiting
+// job is cancelled and the step skipped, having run no plan.
+func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	s.syncConfig("testdata/prestart-app")
+
+	inst, _ := s.newInstall("cust-p", map[string]any{"name": "suffix", "value": "tail"})
+	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
+	if op.Status != store.OpSucceeded {
+		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
+	}
+	slowStep, nextStep := op.step(t, "slow"), op.step(t, "next")
+	slow := s.job(slowStep.ApplyJobID)
+	var next installJob
+	if code := s.do("GET", "/v1/jobs/"+nextStep.ApplyJobID, nil, &next); code != http.StatusOK {
+		t.Fatalf("GET next's job: %d", code)
+	}
+	switch {
+	case !next.InputsDeferred || next.InputsAt == nil || next.StartedAt == nil:
+		t.Fatalf("next's job %+v: want it queued with deferred inputs, then given them", next)
+	case !next.StartedAt.Before(slow.FinishedAt):
+		t.Fatalf("next's job was claimed at %v, after slow's job ended at %v: it was not started early", next.StartedAt, slow.FinishedAt)
+	case next.InputsAt.Before(slow.FinishedAt):
+		t.Fatalf("next's variables were given at %v, before slow's job ended at %v", next.InputsAt, slow.FinishedAt)
+	case nextStep.StartedAt.Before(*slowStep.FinishedAt):
+		t.Fatalf("the next step started at %v, before the slow step ended at %v", nextStep.StartedAt, slowStep.FinishedAt)
+	}
+	// init ran while slow still ran; the plan only once the variables came.
+	var initAt, varsAt, planAt time.Time
+	for _, c := range s.logs(next.ID) {
+		switch {
+		case strings.Contains(c.Data, "Terraform has been successfully initialized!"):
+			initAt = c.Time
+		case strings.Contains(c.Data, "outpost: variables received"):
+			varsAt = c.Time
+		case strings.Contains(c.Data, "Plan: 1 to add"):
+			planAt = c.Time
+		}
+	}
+	if initAt.IsZero() || varsAt.IsZero() || planAt.IsZero() || !initAt.Before(slow.FinishedAt) || varsAt.Before(slow.FinishedAt) || planAt.Before(varsAt) {
+		t.Fatalf("next's job: init at %v, variables at %v, plan at %v; slow's job ended at %v", initAt, varsAt, planAt, slow.FinishedAt)
+	}
+	var outs struct {
+		Outputs map[string]map[string]struct {
+			Value any `json:"value"`
+		} `json:"outputs"`
+	}
+	s.do("GET", "/v1/installs/"+inst+"/outputs", nil, &outs)
+	if v := outs.Outputs["next"]["value"].Value; v != "slow/tail" {
+		t.Fatalf("next's output = %v, want slow's output and the suffix: slow/tail", v)
+	}
+	if v := outs.Outputs["third"]["value"].Value; v != "slow/tail/third" {
+		t.Fatalf("third's output = %v, want slow/tail/third", v)
+	}
+	// One level ahead only: third's job was queued once next had its inputs.
+	third := s.job(op.step(t, "third").ApplyJobID)
+	if !third.CreatedAt.After(*next.InputsAt) {
+		t.Fatalf("third's job was queued at %v, before next was given its inputs at %v", third.CreatedAt, next.InputsAt)
+	}
+	s.replay(op.WorkflowID)
+
+	// A runner that runs one job at a time: no job it holds waits for one it
+	// does not, so the provision goes through (the early jobs wait in the
+	// queue).
+	single, _ := s.newInstallWithRunner("cust-r", []string{"OUTPOST_CONCURRENCY=1"})
+	op = s.waitOp(single, s.startOp(single, "/provision", nil).ID, 5*time.Minute)
+	if op.Status != store.OpSucceeded {
+		t.Fatalf("provision with a runner of concurrency 1: %s %q %+v", op.Status, op.Error, op.Steps)
+	}
+
+	// slow fails: next's early job is cancelled, the step skipped.
+	failing, _ := s.newInstall("cust-q", map[string]any{"name": "fail", "value": "true"})
+	op = s.waitOp(failing, s.startOp(failing, "/provision", nil).ID, 5*time.Minute)
+	if op.Status != store.OpFailed || op.step(t, "slow").Status != store.StepFailed {
+		t.Fatalf("provision with a failing slow: %s %+v", op.Status, op.Steps)
+	}
+	if st := op.step(t, "next"); st.Status != store.StepSkipped || st.PlanJobID != "" || !strings.Contains(st.Error, "slow") {
+		t.Fatalf("next step %+v: want skipped because of slow, with no plan", st)
+	}
+	// The operation asked for the cancel; the runner ends the job moments
+	// later.
+	var cancelled []installJob
+	waitFor(t, time.Minute, "next's waiting job to end", func() bool {
+		cancelled = nil
+		for _, j := range s.installJobs(failing) {
+			if j.InputsDeferred {
+				cancelled = append(cancelled, j)
+			}
+		}
+		return len(cancelled) != 1 || cancelled[0].FinishedAt != nil
+	})
+	if len(cancelled) != 1 || cancelled[0].Status != store.JobCancelled || cancelled[0].InputsAt != nil {
+		t.Fatalf("jobs queued with deferred inputs: %+v, want next's one, cancelled without inputs", cancelled)
+	}
+	for _, c := range s.logs(cancelled[0].ID) {
+		if strings.Contains(c.Data, "variables received") || strings.Contains(c.Data, "Plan:") {
+			t.Fatalf("the cancelled job planned: %q", c.Data)
+		}
+	}
+	s.replay(op.WorkflowID)
+}
