@@ -68,10 +68,10 @@ const (
 // install with its own runner (from POST …/provision to the API answering
 // that the operation finished), and two scripts run by /bin/sh in fresh
 // directories with the same terraform binary as the runner: "apply"
-// (terraform init + apply -auto-approve per module) and "plan+apply" (init
-// + plan -out + apply of the saved plan: the fair comparison, since Outpost
-// plans then applies — and exactly the terraform commands its plan_apply
-// job runs). Medians are reported, with where Outpost's time
+// (terraform init + apply -auto-approve per module: what the issue names,
+// and exactly the terraform commands Outpost's plan_apply job runs) and
+// "plan+apply" (init + plan -out + apply of the saved plan: what a script
+// that keeps its plans runs). Medians are reported, with where Outpost's time
 // went: job timestamps from the store, and the times the runner stamped on
 // each job's log lines.
 func BenchmarkProvisionOverhead(b *testing.B) {

@@ -14,12 +14,13 @@
 //     that no longer matches the state fails with terraform's own message. It
 //     has no outputs: the control plane reads the module's outputs from the
 //     state the apply stored.
-//   - plan_apply: init, a saved plan and, when it has changes, the apply of
-//     exactly that plan in the same directory — for installs that approve
-//     every plan. Its outputs (protocol.TerraformPlanApplyOutputs) are the
-//     plan's text and counts (from terraform's "Plan:" line; no JSON) and
-//     whether it was applied. It runs the same three terraform commands a
-//     plain script would.
+//   - plan_apply: init, then "apply -auto-approve", which plans and applies
+//     in one terraform process — for installs that approve every plan, where
+//     nobody reviews a saved plan. Its outputs
+//     (protocol.TerraformPlanApplyOutputs) are the plan's text as apply
+//     printed it before applying, its counts (from terraform's "Plan:" line;
+//     no JSON) and whether it changed anything. It runs the same two
+//     terraform commands a plain init/apply script would.
 //   - outputs: init, then the module's outputs.
 //
 // The module comes in the manifest (Module, a gzipped tar archive) or, for

@@ -204,7 +204,7 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	case protocol.TerraformPlan:
 		p.outputs, err = plan(ctx, tf, cmd, run, m.Destroy)
 	case protocol.TerraformPlanApply:
-		p.outputs, err = planApply(ctx, tf, run, m.Destroy)
+		p.outputs, err = planApply(ctx, cmd, run, m.Destroy)
 	case protocol.TerraformApply:
 		err = apply(ctx, tf, run, m.PlanFile)
 	case protocol.TerraformOutputs:
@@ -336,24 +336,55 @@ func plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run, d
 	return fitPlanOutputs(out)
 }
 
-// planApply saves a plan and, when it has changes, applies exactly that plan
-// in the same directory. It records the plan's text and terraform's counts
-// from it; the plan's JSON (one more terraform process, "show -json") is
-// left to plan jobs, whose plans a person reviews.
-func planApply(ctx context.Context, tf *tfexec.Terraform, run plugins.Run, destroy bool) (json.RawMessage, error) {
-	out, path, err := savePlan(ctx, tf, run, destroy)
-	if err != nil {
-		return nil, err
+// planApply plans and applies in one terraform process, "apply
+// -auto-approve": under approve-all nobody approves the plan, so saving it
+// first and applying that file would only cost a terraform process (and a
+// state lock, read and unlock) more. It records the plan as apply printed it
+// before applying, and terraform's counts from its "Plan:" line; the plan's
+// JSON is left to plan jobs, whose plans a person reviews. A plan with no
+// changes applies nothing: terraform writes no new state for it.
+func planApply(ctx context.Context, cmd cli, run plugins.Run, destroy bool) (json.RawMessage, error) {
+	args := []string{"apply", "-no-color", "-input=false", "-auto-approve"}
+	if destroy {
+		args = append(args, "-destroy")
 	}
-	out.Add, out.Change, out.Destroy = countsFromText(out.PlanText)
-	reportPlan(run, out)
-	if !out.HasChanges {
-		return fitPlanApplyOutputs(out, false)
-	}
-	if err := tf.Apply(ctx, tfexec.DirOrPlan(path)); err != nil {
+	var printed bytes.Buffer
+	if err := cmd.run(ctx, io.MultiWriter(run.Stdout, &printed), run.Stderr, args...); err != nil {
 		return nil, failure("apply", err)
 	}
-	return fitPlanApplyOutputs(out, true)
+	text := appliedPlanText(printed.String())
+	out := protocol.TerraformPlanOutputs{HasChanges: !noChanges.MatchString(text), PlanText: text}
+	out.Add, out.Change, out.Destroy = countsFromText(text)
+	fmt.Fprintf(run.Stdout, "outpost: plan applied: %d to add, %d to change, %d to destroy (changes: %v)\n",
+		out.Add, out.Change, out.Destroy, out.HasChanges)
+	return fitPlanApplyOutputs(out, out.HasChanges)
+}
+
+var (
+	// noChanges starts terraform's text for a plan without changes ("No
+	// changes. Your infrastructure matches the configuration.").
+	noChanges = regexp.MustCompile(`(?m)^No changes\.`)
+	// beforePlan: what terraform prints before the plan (refreshing
+	// resources, reading data sources).
+	beforePlan = regexp.MustCompile(`^\S.*: (Refreshing state|Reading|Read complete|Still reading)`)
+	// afterPlan: what "apply -auto-approve" prints once the plan is shown
+	// (an action on a resource or its provisioner's output, the summary).
+	afterPlan = regexp.MustCompile(`^(\S.*: (Creating|Modifying|Destroying|Replacing|Importing|Still |Creation complete|Modifications complete|Destruction complete|Import complete|Provisioning with)|\S+ \([a-z-]+-exec\): |Apply complete!|Destroy complete!)`)
+)
+
+// appliedPlanText is the plan "apply -auto-approve" printed: the lines
+// between what it printed before the plan and what it printed applying it.
+func appliedPlanText(printed string) string {
+	lines := strings.SplitAfter(printed, "\n")
+	first := 0
+	for first < len(lines) && (beforePlan.MatchString(lines[first]) || strings.TrimSpace(lines[first]) == "") {
+		first++
+	}
+	last := first
+	for last < len(lines) && !afterPlan.MatchString(lines[last]) {
+		last++
+	}
+	return strings.TrimRight(strings.Join(lines[first:last], ""), "\n") + "\n"
 }
 
 // Terraform's summary line, "Plan: 1 to add, 0 to change, 0 to destroy."

@@ -176,8 +176,9 @@ func TestPlanApplyOutputsAndDestroy(t *testing.T) {
 	h.lockFree(ws)
 }
 
-// plan_apply plans and applies that plan in one job; a plan without changes
-// is not applied; a destroy plan_apply empties the state.
+// plan_apply plans and applies in one job ("apply -auto-approve") and keeps
+// the plan it printed; a plan without changes writes no new state; a
+// destroy plan_apply empties the state.
 func TestPlanApplyInOneJob(t *testing.T) {
 	h := newHarness(t)
 	ws := h.inst.ID + ".sandbox"
@@ -199,9 +200,11 @@ func TestPlanApplyInOneJob(t *testing.T) {
 		t.Errorf("first plan_apply: applied %v, changes %v, %d to add, plan file %d bytes; want applied, 3 to add, no plan file kept",
 			out.Applied, out.Plan.HasChanges, out.Plan.Add, len(out.Plan.PlanFile))
 	}
-	if !strings.Contains(out.Plan.PlanText, "# terraform_data.app will be created") || strings.Contains(out.Plan.PlanText, "Saved the plan to") ||
-		strings.Contains(out.Plan.PlanText, "Refreshing state") {
-		t.Errorf("plan text is not the plan alone:\n%s", out.Plan.PlanText)
+	text := out.Plan.PlanText
+	if !strings.Contains(text, "# terraform_data.app will be created") || !strings.Contains(text, "Plan: 3 to add, 0 to change, 0 to destroy.") ||
+		!strings.Contains(text, "Changes to Outputs:") || strings.Contains(text, "Creating...") || strings.Contains(text, "Apply complete!") ||
+		strings.Contains(text, "Refreshing state") {
+		t.Errorf("plan text is not the plan alone:\n%s", text)
 	}
 	if strings.Contains(out.Plan.PlanText, password) {
 		t.Errorf("the plan text shows the sensitive variable's value")
@@ -215,8 +218,21 @@ func TestPlanApplyInOneJob(t *testing.T) {
 	}
 	h.lockFree(ws)
 
-	if _, again := run("deploy-2", false); again.Applied || again.Plan.HasChanges || !strings.Contains(again.Plan.PlanText, "No changes.") {
+	versions := func() int {
+		t.Helper()
+		vs, err := h.s.ListTerraformStateVersions(context.Background(), h.org.ID, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(vs)
+	}
+	before := versions()
+	if _, again := run("deploy-2", false); again.Applied || again.Plan.HasChanges || !strings.HasPrefix(again.Plan.PlanText, "No changes.") ||
+		strings.Contains(again.Plan.PlanText, "Apply complete!") {
 		t.Errorf("unchanged plan_apply: applied %v, changes %v, text:\n%s", again.Applied, again.Plan.HasChanges, again.Plan.PlanText)
+	}
+	if after := versions(); after != before {
+		t.Errorf("an unchanged plan_apply stored a state version: %d versions, %d before", after, before)
 	}
 	if _, gone := run("destroy", true); !gone.Applied || gone.Plan.Destroy != 3 {
 		t.Errorf("destroy plan_apply: applied %v, %d to destroy; want applied, 3", gone.Applied, gone.Plan.Destroy)

@@ -209,3 +209,101 @@ To perform exactly these actions, run the following command to apply:
 		t.Errorf("no-op counts %d/%d/%d", add, change, del)
 	}
 }
+
+// What "apply -auto-approve" printed (terraform v1.11.4, TF_IN_AUTOMATION):
+// the plan is what comes before the first action.
+func TestAppliedPlanText(t *testing.T) {
+	for _, c := range []struct {
+		name, printed, want string
+		changes             bool
+		add, change, del    int
+	}{{
+		name: "create, with a provisioner",
+		printed: `
+Terraform used the selected providers to generate the following execution
+plan. Resource actions are indicated with the following symbols:
+  + create
+
+Terraform will perform the following actions:
+
+  # terraform_data.r will be created
+  + resource "terraform_data" "r" {
+      + input  = "a"
+    }
+
+Plan: 1 to add, 0 to change, 0 to destroy.
+
+Changes to Outputs:
+  + greeting = (known after apply)
+terraform_data.r: Creating...
+terraform_data.r: Provisioning with 'local-exec'...
+terraform_data.r (local-exec): Executing: ["/bin/sh" "-c" "echo provisioned"]
+terraform_data.r: Creation complete after 0s [id=7b16]
+
+Apply complete! Resources: 1 added, 0 changed, 0 destroyed.
+
+Outputs:
+
+greeting = "hello a"
+`,
+		want: "Terraform used the selected providers", changes: true, add: 1,
+	}, {
+		name: "no changes",
+		printed: `terraform_data.app: Refreshing state... [id=58d6]
+data.http.x: Reading...
+data.http.x: Read complete after 0s [id=x]
+
+No changes. Your infrastructure matches the configuration.
+
+Terraform has compared your real infrastructure against your configuration
+and found no differences, so no changes are needed.
+
+Apply complete! Resources: 0 added, 0 changed, 0 destroyed.
+
+Outputs:
+
+greeting = "hello b"
+`,
+		want: "No changes. Your infrastructure matches the configuration.",
+	}, {
+		name: "destroy",
+		printed: `terraform_data.app: Refreshing state... [id=58d6]
+
+Terraform used the selected providers to generate the following execution
+plan. Resource actions are indicated with the following symbols:
+  - destroy
+
+Terraform will perform the following actions:
+
+  # terraform_data.app will be destroyed
+
+Plan: 0 to add, 0 to change, 1 to destroy.
+
+Changes to Outputs:
+  - greeting = "hello b" -> null
+terraform_data.app: Destroying... [id=58d6]
+terraform_data.app: Destruction complete after 0s
+
+Apply complete! Resources: 0 added, 0 changed, 1 destroyed.
+`,
+		want: "Terraform used the selected providers", changes: true, del: 1,
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			text := appliedPlanText(c.printed)
+			if !strings.HasPrefix(text, c.want) || strings.Contains(text, "Refreshing state") || strings.Contains(text, "Reading...") ||
+				strings.Contains(text, "complete") || strings.Contains(text, "...") || strings.Contains(text, "Outputs:\n\n") ||
+				strings.HasSuffix(text, "\n\n") {
+				t.Errorf("plan text:\n%s", text)
+			}
+			if c.changes && !strings.Contains(text, "Changes to Outputs:\n") {
+				t.Errorf("the plan's changes to outputs are cut off:\n%s", text)
+			}
+			if got := !noChanges.MatchString(text); got != c.changes {
+				t.Errorf("changes %v, want %v", got, c.changes)
+			}
+			if add, change, del := countsFromText(text); add != c.add || change != c.change || del != c.del {
+				t.Errorf("counts %d/%d/%d, want %d/%d/%d", add, change, del, c.add, c.change, c.del)
+			}
+		})
+	}
+}
