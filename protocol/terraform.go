@@ -11,9 +11,10 @@ const (
 	TerraformPlan    = "plan"    // init + plan (Destroy: a destroy plan) → saved plan + text + JSON
 	TerraformApply   = "apply"   // init + apply exactly PlanFile
 	TerraformOutputs = "outputs" // init + output
-	// TerraformPlanApply plans and, when the plan has changes, applies
-	// exactly that saved plan in the same job: for installs that approve
-	// every plan, it saves a job, a second init and a workflow round trip.
+	// TerraformPlanApply plans and applies in one "terraform apply
+	// -auto-approve", for installs that approve every plan: a job, a second
+	// init, a workflow round trip and a terraform process fewer than a plan
+	// job and an apply job. The plan is what apply printed before applying.
 	TerraformPlanApply = "plan_apply"
 )
 
@@ -75,8 +76,8 @@ type TerraformPlanOutputs struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// TerraformPlanApplyOutputs are a plan_apply job's outputs: the plan (without
-// its saved plan file, applied already) and whether it was applied. The
+// TerraformPlanApplyOutputs are a plan_apply job's outputs: the plan (no
+// saved plan file, no JSON) and whether it was applied (it had changes). The
 // module's outputs are read from the state the apply stored.
 type TerraformPlanApplyOutputs struct {
 	Plan    TerraformPlanOutputs `json:"plan"`

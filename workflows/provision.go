@@ -300,7 +300,7 @@ func (e skipError) Error() string { return e.msg }
 
 // runStep plans one step, waits for approval if the install asks for it,
 // and applies exactly the approved plan. When no approval is needed (and
-// not plan-only), one plan_apply job plans and applies that plan; it may be
+// not plan-only), one plan_apply job plans and applies; it may be
 // queued while the step's dependencies still run, so that the runner
 // fetches the module and runs init meanwhile, and get its variables once
 // they are done. The store activities on this path are local activities.
