@@ -201,6 +201,13 @@ func TestCancelReachesTheJobProcess(t *testing.T) {
 	if done.Status != store.JobCancelled {
 		t.Fatalf("command = %+v, want cancelled", done)
 	}
+	// The command ends when the workflow does; the job when the runner
+	// reports the process's end, a moment later, once its last log lines
+	// are delivered: read them after that.
+	waitFor(t, 10*time.Second, "the job to be recorded cancelled", func() bool {
+		j, err := s.store.GetJobByID(context.Background(), jobID)
+		return err == nil && j.Status == store.JobCancelled
+	})
 	var termAt time.Time
 	for _, l := range s.logs(jobID) {
 		if strings.Contains(l.Data, "got TERM") {
@@ -214,10 +221,4 @@ func TestCancelReachesTheJobProcess(t *testing.T) {
 	if lag := termAt.Sub(cancelAt); lag > time.Second {
 		t.Fatalf("SIGTERM reached the job %s after the cancel request, want under a second", lag)
 	}
-	// The command ends when the workflow does; the job when the runner
-	// reports the process's end, a moment later.
-	waitFor(t, 10*time.Second, "the job to be recorded cancelled", func() bool {
-		j, err := s.store.GetJobByID(context.Background(), jobID)
-		return err == nil && j.Status == store.JobCancelled
-	})
 }
