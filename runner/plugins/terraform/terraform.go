@@ -341,15 +341,19 @@ func plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run, d
 // first and applying that file would only cost a terraform process (and a
 // state lock, read and unlock) more. It records the plan as apply printed it
 // before applying, and terraform's counts from its "Plan:" line; the plan's
-// JSON is left to plan jobs, whose plans a person reviews. A plan with no
-// changes applies nothing: terraform writes no new state for it.
+// JSON is left to plan jobs, whose plans a person reviews. A plan without
+// changes changes no resource, but terraform still stores the state it
+// refreshed when that differs from the stored one (drift, a check block's
+// result), where a saved plan without changes was never applied.
 func planApply(ctx context.Context, cmd cli, run plugins.Run, destroy bool) (json.RawMessage, error) {
 	args := []string{"apply", "-no-color", "-input=false", "-auto-approve"}
 	if destroy {
 		args = append(args, "-destroy")
 	}
-	var printed bytes.Buffer
-	if err := cmd.run(ctx, io.MultiWriter(run.Stdout, &printed), run.Stderr, args...); err != nil {
+	// The plan comes first; what apply prints after it (a provisioner's
+	// output, say) is only kept up to a bound.
+	printed := &capped{max: 2 * protocol.MaxOutputsBytes}
+	if err := cmd.run(ctx, io.MultiWriter(run.Stdout, printed), run.Stderr, args...); err != nil {
 		return nil, failure("apply", err)
 	}
 	text := appliedPlanText(printed.String())
@@ -360,25 +364,41 @@ func planApply(ctx context.Context, cmd cli, run plugins.Run, destroy bool) (jso
 	return fitPlanApplyOutputs(out, out.HasChanges)
 }
 
+// capped keeps the first max bytes written to it and drops the rest.
+type capped struct {
+	bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
 var (
 	// noChanges starts terraform's text for a plan without changes ("No
 	// changes. Your infrastructure matches the configuration.").
 	noChanges = regexp.MustCompile(`(?m)^No changes\.`)
-	// beforePlan: what terraform prints before the plan (refreshing
-	// resources, reading data sources).
-	beforePlan = regexp.MustCompile(`^\S.*: (Refreshing state|Reading|Read complete|Still reading)`)
+	// planStart: the lines a plan's text starts with. What terraform prints
+	// before (acquiring the state lock, refreshing, reading data sources,
+	// preparing imports, opening ephemeral resources, warnings) is not the
+	// plan, and its lines are too varied to skip one by one.
+	planStart = regexp.MustCompile(`^(Terraform used the selected providers|Terraform will perform the following actions|No changes\.|Changes to Outputs:|Note: Objects have changed outside of Terraform)`)
 	// afterPlan: what "apply -auto-approve" prints once the plan is shown
 	// (an action on a resource or its provisioner's output, the summary).
-	afterPlan = regexp.MustCompile(`^(\S.*: (Creating|Modifying|Destroying|Replacing|Importing|Still |Creation complete|Modifications complete|Destruction complete|Import complete|Provisioning with)|\S+ \([a-z-]+-exec\): |Apply complete!|Destroy complete!)`)
+	afterPlan = regexp.MustCompile(`^(\S.*: (Creating|Modifying|Destroying|Replacing|Importing|Opening|Closing|Renewing|Still |Creation complete|Modifications complete|Destruction complete|Import complete|Provisioning with)|\S+ \([a-z-]+-exec\): |Apply complete!|Destroy complete!)`)
 )
 
-// appliedPlanText is the plan "apply -auto-approve" printed: the lines
-// between what it printed before the plan and what it printed applying it.
+// appliedPlanText is the plan "apply -auto-approve" printed: from the plan's
+// first line to the first line of applying it (everything before its first
+// action when terraform printed no plan header it knows).
 func appliedPlanText(printed string) string {
 	lines := strings.SplitAfter(printed, "\n")
-	first := 0
-	for first < len(lines) && (beforePlan.MatchString(lines[first]) || strings.TrimSpace(lines[first]) == "") {
-		first++
+	first := slices.IndexFunc(lines, func(l string) bool { return planStart.MatchString(l) })
+	if first < 0 {
+		first = 0
 	}
 	last := first
 	for last < len(lines) && !afterPlan.MatchString(lines[last]) {

@@ -177,8 +177,8 @@ func TestPlanApplyOutputsAndDestroy(t *testing.T) {
 }
 
 // plan_apply plans and applies in one job ("apply -auto-approve") and keeps
-// the plan it printed; a plan without changes writes no new state; a
-// destroy plan_apply empties the state.
+// the plan it printed; a plan without changes (and no drift) writes no new
+// state; a destroy plan_apply empties the state.
 func TestPlanApplyInOneJob(t *testing.T) {
 	h := newHarness(t)
 	ws := h.inst.ID + ".sandbox"

@@ -266,6 +266,38 @@ greeting = "hello b"
 `,
 		want: "No changes. Your infrastructure matches the configuration.",
 	}, {
+		name: "lines before the plan: a slow lock, a warning, an import, drift",
+		printed: `Acquiring state lock. This may take a few moments...
+terraform_data.r: Preparing import... [id=abc]
+terraform_data.r: Refreshing state... [id=abc]
+data.http.x: Reading...
+
+Warning: Provider development overrides are in effect
+
+Note: Objects have changed outside of Terraform
+
+Terraform detected the following changes made outside of Terraform since the
+last "terraform apply" which may have affected this plan:
+
+  # terraform_data.r has changed
+
+Terraform used the selected providers to generate the following execution
+plan. Resource actions are indicated with the following symbols:
+  ~ update in-place
+
+Terraform will perform the following actions:
+
+  # terraform_data.r will be updated in-place
+
+Plan: 0 to add, 1 to change, 0 to destroy.
+ephemeral.random_password.p: Opening...
+terraform_data.r: Modifying... [id=abc]
+terraform_data.r: Modifications complete after 0s [id=abc]
+
+Apply complete! Resources: 0 added, 1 changed, 0 destroyed.
+`,
+		want: "Note: Objects have changed outside of Terraform", changes: true, change: 1,
+	}, {
 		name: "destroy",
 		printed: `terraform_data.app: Refreshing state... [id=58d6]
 
@@ -291,11 +323,12 @@ Apply complete! Resources: 0 added, 0 changed, 1 destroyed.
 		t.Run(c.name, func(t *testing.T) {
 			text := appliedPlanText(c.printed)
 			if !strings.HasPrefix(text, c.want) || strings.Contains(text, "Refreshing state") || strings.Contains(text, "Reading...") ||
+				strings.Contains(text, "Acquiring state lock") || strings.Contains(text, "Preparing import") || strings.Contains(text, "Opening") ||
 				strings.Contains(text, "complete") || strings.Contains(text, "...") || strings.Contains(text, "Outputs:\n\n") ||
 				strings.HasSuffix(text, "\n\n") {
 				t.Errorf("plan text:\n%s", text)
 			}
-			if c.changes && !strings.Contains(text, "Changes to Outputs:\n") {
+			if c.changes && c.change == 0 && !strings.Contains(text, "Changes to Outputs:\n") {
 				t.Errorf("the plan's changes to outputs are cut off:\n%s", text)
 			}
 			if got := !noChanges.MatchString(text); got != c.changes {
