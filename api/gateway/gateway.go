@@ -28,10 +28,15 @@ var DefaultIntervals = protocol.Intervals{
 	RunnerHeartbeatMS: 30_000,
 }
 
-// busyRetry is how soon a claim asks again after finding the jobs it could
-// run locked by another transaction (store.ErrJobsBusy); such locks last a
-// statement or two.
-const busyRetry = 20 * time.Millisecond
+// A claim that finds the jobs it could run locked by another transaction
+// (store.ErrJobsBusy) asks again after busyRetry, doubling up to
+// busyRetryMax while they stay locked: the store's own locks last a
+// statement or two, but a session left idle in a transaction would
+// otherwise cost 50 claim queries a second.
+const (
+	busyRetry    = 20 * time.Millisecond
+	busyRetryMax = time.Second
+)
 
 // Config configures a gateway.
 type Config struct {
@@ -348,6 +353,7 @@ func (g *Gateway) claim(c echo.Context) error {
 	claimant := store.Claimant{DeferredInputs: slices.Contains(req.Capabilities, protocol.CapabilityDeferredInputs)}
 	deadline := time.NewTimer(g.iv.ClaimWait())
 	defer deadline.Stop()
+	backoff := time.Duration(0) // while the jobs it could run are locked
 	for {
 		g.mu.Lock()
 		gen := st.gen
@@ -360,7 +366,13 @@ func (g *Gateway) claim(c echo.Context) error {
 			case ctx.Err() != nil:
 				return nil // the runner went away: nothing to answer, no error to log
 			case errors.Is(err, store.ErrJobsBusy):
-				busy = time.After(busyRetry)
+				next := min(max(2*backoff, busyRetry), busyRetryMax)
+				if next == busyRetryMax && backoff != busyRetryMax {
+					g.log.Warn("gateway: a runner's queued jobs have stayed locked by another transaction for over a second",
+						"runner", r.ID)
+				}
+				backoff = next
+				busy = time.After(backoff)
 			case err != nil:
 				return err
 			case job != nil:
@@ -368,6 +380,7 @@ func (g *Gateway) claim(c echo.Context) error {
 					LeaseExpiresAt: *job.LeaseExpiresAt, TimeoutMS: job.TimeoutMS, Manifest: []byte(job.Manifest),
 					InputsDeferred: job.InputsDeferred, InputsWaitMS: job.InputsWaitMS})
 			default:
+				backoff = 0
 				g.mu.Lock()
 				if st.gen == gen {
 					st.emptyOK, st.emptyGen, st.emptyAt, st.emptyFor = true, gen, time.Now(), claimant

@@ -134,7 +134,8 @@ func TestClaimLongPoll(t *testing.T) {
 		// Giving a queued job its inputs locks its row for a moment, and
 		// sends no notification for the runner. A claim that comes then
 		// must not take the job it skipped for "no work", which the gateway
-		// would trust until the next notification.
+		// would trust until the next notification; nor may it ask the
+		// database 50 times a second while the row stays locked.
 		r := e.newRunner("customer-locked")
 		queued := e.enqueue(r, "locked-1")
 		tx := e.s.DB().Begin()
@@ -150,19 +151,35 @@ func TestClaimLongPoll(t *testing.T) {
 		}
 		got := make(chan result, 1)
 		go func() {
-			j, err := e.claim(ctx, r.Token)
-			got <- result{j, err}
+			// Polls, as a runner does, until one answers with a job.
+			for {
+				j, err := e.claim(ctx, r.Token)
+				if err != nil || j != nil {
+					got <- result{j, err}
+					return
+				}
+			}
 		}()
 		waitFor(t, "the claim's query", func() bool { return e.sql.claims(r.ID) > before })
+		time.Sleep(time.Second) // the row stays locked a while
+		whileLocked := e.sql.claims(r.ID) - before
 		if err := tx.Commit().Error; err != nil {
 			t.Fatal(err)
 		}
-		res := <-got
-		if res.err != nil {
-			t.Fatal(res.err)
+		select {
+		case res := <-got:
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			if res.job.ID != queued.ID {
+				t.Fatalf("the claim got %+v; want job %s once its row was let go", res.job, queued.ID)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("job %s was not claimed after its row was let go: the gateway took it for no work", queued.ID)
 		}
-		if res.job == nil || res.job.ID != queued.ID {
-			t.Fatalf("the claim got %+v; want job %s once its row was let go", res.job, queued.ID)
+		// Backing off from 20 ms, doubling: 6 queries in the first second.
+		if whileLocked > 12 {
+			t.Errorf("%d claim queries while the job was locked for a second; want the gateway to back off", whileLocked)
 		}
 	})
 
