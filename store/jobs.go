@@ -442,29 +442,42 @@ func (s *Store) RetryJob(ctx context.Context, jobID string, lostAttempt int) (Jo
 func (s *Store) RequestCancel(ctx context.Context, jobID, reason string) (Job, error) {
 	var j Job
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Where("id = ?", jobID).First(&j).Error; err != nil {
-			return err
-		}
-		now := s.now()
-		switch j.Status {
-		case JobQueued, JobLost:
-			j.Status, j.FinishedAt = JobCancelled, &now
-			if err := tx.Model(&Job{}).Where("id = ?", jobID).
-				Updates(map[string]any{"status": JobCancelled, "cancel_requested_at": now, "finished_at": now, "updated_at": now}).Error; err != nil {
+		// Each update holds only if the job is still as read: a claim (or a
+		// completion) that commits between the read and the update makes
+		// it change nothing, and the job is read again.
+		for range 5 {
+			if err := tx.Where("id = ?", jobID).First(&j).Error; err != nil {
 				return err
 			}
+			now := s.now()
+			var res *gorm.DB
+			switch j.Status {
+			case JobQueued, JobLost:
+				res = tx.Model(&Job{}).Where("id = ? AND status = ? AND attempt = ?", jobID, j.Status, j.Attempt).
+					Updates(map[string]any{"status": JobCancelled, "cancel_requested_at": now, "finished_at": now, "updated_at": now})
+			case JobRunning:
+				if j.CancelRequestedAt != nil {
+					return nil
+				}
+				res = tx.Model(&Job{}).Where("id = ? AND status = ? AND attempt = ?", jobID, JobRunning, j.Attempt).
+					Update("cancel_requested_at", now)
+			default:
+				return nil // it ended already
+			}
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				continue
+			}
+			if j.Status == JobRunning {
+				j.CancelRequestedAt = &now
+				return addEvent(tx, jobID, j.Attempt, "cancel_requested", reason, now)
+			}
+			j.Status, j.FinishedAt, j.CancelRequestedAt = JobCancelled, &now, &now
 			return addEvent(tx, jobID, j.Attempt, JobCancelled, reason, now)
-		case JobRunning:
-			if j.CancelRequestedAt != nil {
-				return nil
-			}
-			j.CancelRequestedAt = &now
-			if err := tx.Model(&Job{}).Where("id = ?", jobID).Update("cancel_requested_at", now).Error; err != nil {
-				return err
-			}
-			return addEvent(tx, jobID, j.Attempt, "cancel_requested", reason, now)
 		}
-		return nil
+		return fmt.Errorf("job %s kept changing while being cancelled: %w", jobID, ErrConflict)
 	})
 	if err != nil {
 		return Job{}, notFound(err, "cancel job "+jobID)

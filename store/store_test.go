@@ -295,3 +295,54 @@ func TestBadLogChunksAreRefusedWhole(t *testing.T) {
 		}
 	})
 }
+
+// A cancel that races a claim: the job was read queued, but the claim
+// commits first. The cancel must become a request to the running attempt,
+// not overwrite it as cancelled (its runner would never hear of it).
+func TestCancelRacingAClaimAsksTheRunningAttempt(t *testing.T) {
+	f := newFixture(t, store.Postgres)
+	ctx := context.Background()
+	j := f.enqueue(t, "wf/race")
+	// What a claim does, held open in its transaction.
+	tx := f.s.DB().Begin()
+	defer tx.Rollback()
+	if err := tx.Exec("UPDATE jobs SET status = ?, attempt = attempt + 1, lease_expires_at = ? WHERE id = ?",
+		store.JobRunning, time.Now().Add(time.Minute), j.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		job store.Job
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := f.s.RequestCancel(ctx, j.ID, "operation cancelled")
+		done <- result{c, err}
+	}()
+	// The cancel has read the job queued and waits for the claim's row lock.
+	var waiting bool
+	for deadline := time.Now().Add(30 * time.Second); !waiting; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cancel never waited for the claim's lock")
+		}
+		if err := f.s.DB().Raw("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database())").
+			Scan(&waiting).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	stored, err := f.s.GetJobByID(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.job.Status != store.JobRunning || stored.Status != store.JobRunning || stored.CancelRequestedAt == nil || stored.Attempt != 1 {
+		t.Errorf("after a cancel racing the claim: answered %s, stored %s attempt %d, cancel requested %v; want running attempt 1 with a cancel request",
+			res.job.Status, stored.Status, stored.Attempt, stored.CancelRequestedAt)
+	}
+}
