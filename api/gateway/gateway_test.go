@@ -93,15 +93,7 @@ func TestClaimLongPoll(t *testing.T) {
 		// waits (a later poll would wait without asking, leaving no trace).
 		r := e.newRunner("customer-wait")
 		before := e.sql.claims(r.ID)
-		type result struct {
-			job *protocol.Job
-			err error
-		}
-		got := make(chan result, 1)
-		go func() {
-			j, err := e.claim(ctx, r.Token)
-			got <- result{j, err}
-		}()
+		got := e.claimInBackground(ctx, r.Token, true)
 		// The poll has asked the database, found nothing and now waits.
 		waitFor(t, "the claim's query", func() bool { return e.sql.claims(r.ID) > before })
 		queued := e.enqueue(r, "wait-1")
@@ -145,21 +137,7 @@ func TestClaimLongPoll(t *testing.T) {
 			t.Fatalf("locking the job: %v %v", held, err)
 		}
 		before := e.sql.claims(r.ID)
-		type result struct {
-			job *protocol.Job
-			err error
-		}
-		got := make(chan result, 1)
-		go func() {
-			// Polls, as a runner does, until one answers with a job.
-			for {
-				j, err := e.claim(ctx, r.Token)
-				if err != nil || j != nil {
-					got <- result{j, err}
-					return
-				}
-			}
-		}()
+		got := e.claimInBackground(ctx, r.Token, false)
 		waitFor(t, "the claim's query", func() bool { return e.sql.claims(r.ID) > before })
 		time.Sleep(time.Second) // the row stays locked a while
 		whileLocked := e.sql.claims(r.ID) - before

@@ -270,6 +270,28 @@ func (e *env) claimAs(ctx context.Context, tok string, req protocol.ClaimRequest
 	return nil, fmt.Errorf("claim: status %d: %s", rep.status, rep.body)
 }
 
+// claimResult is what a claim made in the background answered.
+type claimResult struct {
+	job *protocol.Job
+	err error
+}
+
+// claimInBackground claims in a goroutine: one poll when once, else polls
+// as a runner does until one answers with a job or fails.
+func (e *env) claimInBackground(ctx context.Context, tok string, once bool) <-chan claimResult {
+	got := make(chan claimResult, 1)
+	go func() {
+		for {
+			j, err := e.claim(ctx, tok)
+			if once || err != nil || j != nil {
+				got <- claimResult{j, err}
+				return
+			}
+		}
+	}()
+	return got
+}
+
 // mustClaim claims and fails the test unless a job comes back.
 func (e *env) mustClaim(r runner) protocol.Job {
 	e.tb.Helper()
