@@ -167,12 +167,15 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 	return job, nil
 }
 
-// currentAttempt loads a runner's job and checks the attempt is the one
-// running now. A job of another runner is ErrNotFound: a runner token never
-// learns anything about another runner's jobs.
+// currentAttempt loads what the runner's calls about a job attempt need of
+// it (not its manifest, which may be large: heartbeats come every few
+// seconds), and checks the attempt is the one running now. A job of another
+// runner is ErrNotFound: a runner token never learns anything about another
+// runner's jobs.
 func currentAttempt(tx *gorm.DB, runnerID, jobID string, attempt int) (Job, error) {
 	var j Job
-	if err := tx.Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error; err != nil {
+	if err := tx.Select("id", "attempt", "status", "cancel_requested_at", "inputs").
+		Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error; err != nil {
 		return Job{}, notFound(err, "job "+jobID)
 	}
 	if j.Attempt != attempt || j.Status != JobRunning {
@@ -220,14 +223,9 @@ func (s *Store) HeartbeatJob(ctx context.Context, runnerID, jobID string, attemp
 // PendingSignals reads the job's signals (cancellation, inputs) for a
 // heartbeat held open by the gateway. It is a read of one row.
 func (s *Store) PendingSignals(ctx context.Context, runnerID, jobID string, attempt int) (JobSignals, error) {
-	var j Job
-	err := s.db.WithContext(ctx).Select("attempt", "status", "cancel_requested_at", "inputs").
-		Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error
+	j, err := currentAttempt(s.db.WithContext(ctx), runnerID, jobID, attempt)
 	if err != nil {
-		return JobSignals{}, notFound(err, "job "+jobID)
-	}
-	if j.Attempt != attempt || j.Status != JobRunning {
-		return JobSignals{}, ErrStaleAttempt
+		return JobSignals{}, err
 	}
 	return signalsOf(j), nil
 }
