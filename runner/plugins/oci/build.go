@@ -31,9 +31,9 @@ const moduleLayerTitle = "module.tar.gz"
 
 // buildTerraformModule pushes the module archive as the one layer of a
 // terraform-module artifact.
-func (p *plugin) buildTerraformModule(ctx context.Context, log io.Writer, dst *target) (protocol.Artifact, error) {
+func (p *plugin) buildTerraformModule(ctx context.Context, log io.Writer, dst *ociclient.Target) (protocol.Artifact, error) {
 	m := &p.m
-	logf(log, "build terraform module of component %q (%d bytes) into %s", m.Component, len(m.Source), dst.name)
+	logf(log, "build terraform module of component %q (%d bytes) into %s", m.Component, len(m.Source), dst.Name)
 	store := memory.New()
 	layer := content.NewDescriptorFromBytes(protocol.MediaTypeTerraformModuleLayer, m.Source)
 	layer.Annotations = map[string]string{ocispec.AnnotationTitle: moduleLayerTitle}
@@ -51,15 +51,15 @@ func (p *plugin) buildTerraformModule(ctx context.Context, log io.Writer, dst *t
 	if err != nil {
 		return protocol.Artifact{}, fmt.Errorf("packing the module's manifest: %w", err)
 	}
-	if err := dst.copy(ctx, store, manifest); err != nil {
+	if err := dst.Copy(ctx, store, manifest); err != nil {
 		return protocol.Artifact{}, err
 	}
-	return dst.finish(ctx, manifest.Digest.String(), dst.dest.Tag)
+	return dst.Finish(ctx, manifest.Digest.String(), dst.Dest.Tag)
 }
 
 // buildHelmChart packages the chart directory with helm and pushes it with
 // helm's registry client.
-func (p *plugin) buildHelmChart(ctx context.Context, log io.Writer, dir string, dst *target) (protocol.Artifact, error) {
+func (p *plugin) buildHelmChart(ctx context.Context, log io.Writer, dir string, dst *ociclient.Target) (protocol.Artifact, error) {
 	m := &p.m
 	chartDir := filepath.Join(dir, "chart")
 	if err := extractArchive(m.Source, chartDir); err != nil {
@@ -85,13 +85,13 @@ func (p *plugin) buildHelmChart(ctx context.Context, log io.Writer, dir string, 
 	if err != nil {
 		return protocol.Artifact{}, fmt.Errorf("packaging chart %s: %w", chart.Name(), err)
 	}
-	tag := dst.dest.Tag
+	tag := dst.Dest.Tag
 	if tag == "" {
 		tag = strings.ReplaceAll(chart.Metadata.Version, "+", "_") // what helm itself does in OCI tags
 	}
-	logf(log, "build helm chart %s %s of component %q into %s:%s", chart.Name(), chart.Metadata.Version, m.Component, dst.name, tag)
+	logf(log, "build helm chart %s %s of component %q into %s:%s", chart.Name(), chart.Metadata.Version, m.Component, dst.Name, tag)
 
-	access := dst.dest.Registry
+	access := dst.Dest.Registry
 	opts := []helmregistry.ClientOption{
 		helmregistry.ClientOptWriter(log),
 		// A file of the job's own: no user's helm or docker login is read or written.
@@ -109,13 +109,13 @@ func (p *plugin) buildHelmChart(ctx context.Context, log io.Writer, dir string, 
 	if err != nil {
 		return protocol.Artifact{}, fmt.Errorf("helm registry client: %w", err)
 	}
-	res, err := client.Push(data, dst.name+":"+tag,
+	res, err := client.Push(data, dst.Name+":"+tag,
 		helmregistry.PushOptStrictMode(false), helmregistry.PushOptCreationTime(created))
 	if err != nil {
-		return protocol.Artifact{}, fmt.Errorf("pushing chart %s to %s:%s: %w", chart.Name(), dst.name, tag, err)
+		return protocol.Artifact{}, fmt.Errorf("pushing chart %s to %s:%s: %w", chart.Name(), dst.Name, tag, err)
 	}
 	// helm tagged it already.
-	return dst.finish(ctx, res.Manifest.Digest, "")
+	return dst.Finish(ctx, res.Manifest.Digest, "")
 }
 
 // contextTransport binds requests to ctx: helm's registry client makes its
@@ -131,7 +131,7 @@ func (t contextTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // buildContainerImage copies the external image, whole, into the
 // destination, pinned by its digest.
-func (p *plugin) buildContainerImage(ctx context.Context, log io.Writer, dst *target) (protocol.Artifact, error) {
+func (p *plugin) buildContainerImage(ctx context.Context, log io.Writer, dst *ociclient.Target) (protocol.Artifact, error) {
 	img := p.m.Image
 	ref, err := imageReference(*img)
 	if err != nil {
@@ -149,9 +149,9 @@ func (p *plugin) buildContainerImage(ctx context.Context, log io.Writer, dst *ta
 	if err != nil {
 		return protocol.Artifact{}, fmt.Errorf("image %s: %w", img.Reference, err)
 	}
-	logf(log, "copy image %s (%s) of component %q into %s", img.Reference, root.Digest, p.m.Component, dst.name)
-	if err := dst.copy(ctx, src, root); err != nil {
+	logf(log, "copy image %s (%s) of component %q into %s", img.Reference, root.Digest, p.m.Component, dst.Name)
+	if err := dst.Copy(ctx, src, root); err != nil {
 		return protocol.Artifact{}, err
 	}
-	return dst.finish(ctx, root.Digest.String(), dst.dest.Tag)
+	return dst.Finish(ctx, root.Digest.String(), dst.Dest.Tag)
 }

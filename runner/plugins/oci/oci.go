@@ -154,7 +154,7 @@ func imageReference(img protocol.OCIImageSource) (name.Reference, error) {
 func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	log := p.scrub.Writer(run.Stdout)
 	start := time.Now()
-	dst, err := newTarget(p.m.Destination)
+	dst, err := ociclient.NewTarget(p.m.Destination)
 	if err != nil {
 		return 0, p.scrub.Error(err)
 	}
@@ -174,7 +174,7 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	}
 	p.artifact = &art
 	fmt.Fprintf(log, "outpost: %s@%s (%s, %d bytes) in %s\n",
-		dst.name, art.Digest, art.MediaType, art.Size, time.Since(start).Round(time.Millisecond))
+		dst.Name, art.Digest, art.MediaType, art.Size, time.Since(start).Round(time.Millisecond))
 	return 0, nil
 }
 

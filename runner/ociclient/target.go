@@ -1,4 +1,4 @@
-package oci
+package ociclient
 
 import (
 	"bytes"
@@ -14,48 +14,48 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/runner/ociclient"
 )
 
-// target is the destination repository.
-type target struct {
-	dest protocol.OCIDestination
-	repo *remote.Repository
-	name string // host/repository, for logs and errors
+// Target is the repository a job pushes to (protocol.OCIDestination).
+type Target struct {
+	Dest protocol.OCIDestination
+	Repo *remote.Repository
+	Name string // host/repository, for logs and errors
 }
 
-func newTarget(d protocol.OCIDestination) (*target, error) {
-	repo, err := ociclient.Repository(d.Registry, d.Repository)
+// NewTarget opens the destination repository.
+func NewTarget(d protocol.OCIDestination) (*Target, error) {
+	repo, err := Repository(d.Registry, d.Repository)
 	if err != nil {
 		return nil, fmt.Errorf("destination: %w", err)
 	}
-	return &target{dest: d, repo: repo, name: ociclient.Name(repo)}, nil
+	return &Target{Dest: d, Repo: repo, Name: Name(repo)}, nil
 }
 
-// has reports whether the destination holds the manifest digest.
-func (t *target) has(ctx context.Context, digest string) (bool, error) {
-	_, err := t.repo.Resolve(ctx, digest)
+// Has reports whether the destination holds the manifest digest.
+func (t *Target) Has(ctx context.Context, digest string) (bool, error) {
+	_, err := t.Repo.Resolve(ctx, digest)
 	switch {
 	case errors.Is(err, errdef.ErrNotFound):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("looking for %s in %s: %w", digest, t.name, err)
+		return false, fmt.Errorf("looking for %s in %s: %w", digest, t.Name, err)
 	}
 	return true, nil
 }
 
-// copy copies root and everything it references (an index's manifests, a
+// Copy copies root and everything it references (an index's manifests, a
 // manifest's config and layers) from src into the destination, by digest:
-// ociclient.Concurrency at a time, each blob streamed from source to
+// Concurrency at a time, each blob streamed from source to
 // destination (which checks it against its digest), and whatever the
 // destination already has skipped.
-func (t *target) copy(ctx context.Context, src content.ReadOnlyStorage, root ocispec.Descriptor) error {
-	err := oras.CopyGraph(ctx, src, t.repo, root, oras.CopyGraphOptions{
-		Concurrency:    ociclient.Concurrency,
+func (t *Target) Copy(ctx context.Context, src content.ReadOnlyStorage, root ocispec.Descriptor) error {
+	err := oras.CopyGraph(ctx, src, t.Repo, root, oras.CopyGraphOptions{
+		Concurrency:    Concurrency,
 		FindSuccessors: successors,
 	})
 	if err != nil {
-		return fmt.Errorf("copying %s to %s: %w", root.Digest, t.name, err)
+		return fmt.Errorf("copying %s to %s: %w", root.Digest, t.Name, err)
 	}
 	return nil
 }
@@ -71,10 +71,10 @@ func successors(ctx context.Context, fetcher content.Fetcher, desc ocispec.Descr
 	return found, nil
 }
 
-// finish checks that the destination serves the manifest digest, then
+// Finish checks that the destination serves the manifest digest, then
 // points tag (when not empty) at it, and describes the artifact.
-func (t *target) finish(ctx context.Context, digest, tag string) (protocol.Artifact, error) {
-	desc, raw, err := ociclient.FetchManifest(ctx, t.repo, digest)
+func (t *Target) Finish(ctx context.Context, digest, tag string) (protocol.Artifact, error) {
+	desc, raw, err := FetchManifest(ctx, t.Repo, digest)
 	if err != nil {
 		return protocol.Artifact{}, fmt.Errorf("checking the destination: %w", err)
 	}
@@ -83,12 +83,12 @@ func (t *target) finish(ctx context.Context, digest, tag string) (protocol.Artif
 		return protocol.Artifact{}, err
 	}
 	if tag != "" {
-		if err := t.repo.PushReference(ctx, desc, bytes.NewReader(raw), tag); err != nil {
-			return protocol.Artifact{}, fmt.Errorf("tagging %s:%s: %w", t.name, tag, err)
+		if err := t.Repo.PushReference(ctx, desc, bytes.NewReader(raw), tag); err != nil {
+			return protocol.Artifact{}, fmt.Errorf("tagging %s:%s: %w", t.Name, tag, err)
 		}
 	}
 	return protocol.Artifact{
-		Repository:   t.dest.Repository,
+		Repository:   t.Dest.Repository,
 		Digest:       digest,
 		MediaType:    desc.MediaType,
 		ArtifactType: artifactType,
@@ -98,16 +98,16 @@ func (t *target) finish(ctx context.Context, digest, tag string) (protocol.Artif
 
 // describe returns an artifact's total size (manifests, configs and layers,
 // with an index's children) and its artifact type (or config media type).
-func (t *target) describe(ctx context.Context, desc ocispec.Descriptor, raw []byte) (int64, string, error) {
+func (t *Target) describe(ctx context.Context, desc ocispec.Descriptor, raw []byte) (int64, string, error) {
 	size := desc.Size
 	switch desc.MediaType {
 	case ocispec.MediaTypeImageIndex, mediaTypeDockerManifestList:
 		var idx ocispec.Index
 		if err := json.Unmarshal(raw, &idx); err != nil {
-			return 0, "", fmt.Errorf("reading index %s of %s: %w", desc.Digest, t.name, err)
+			return 0, "", fmt.Errorf("reading index %s of %s: %w", desc.Digest, t.Name, err)
 		}
 		for _, child := range idx.Manifests {
-			childDesc, childRaw, err := ociclient.FetchManifest(ctx, t.repo, child.Digest.String())
+			childDesc, childRaw, err := FetchManifest(ctx, t.Repo, child.Digest.String())
 			if err != nil {
 				return 0, "", fmt.Errorf("reading %s of index %s: %w", child.Digest, desc.Digest, err)
 			}
@@ -121,7 +121,7 @@ func (t *target) describe(ctx context.Context, desc ocispec.Descriptor, raw []by
 	}
 	var m ocispec.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return 0, "", fmt.Errorf("reading manifest %s of %s: %w", desc.Digest, t.name, err)
+		return 0, "", fmt.Errorf("reading manifest %s of %s: %w", desc.Digest, t.Name, err)
 	}
 	size += m.Config.Size
 	for _, l := range m.Layers {
