@@ -112,6 +112,11 @@ type RunnerHeartbeatResponse struct {
 // or 204 when the long poll ends with no job.
 type ClaimRequest struct {
 	Capabilities []string `json:"capabilities,omitempty"`
+	// GivenInputs, from a runner that runs jobs with deferred inputs but
+	// has no free place for one to wait in (so it leaves
+	// CapabilityDeferredInputs out): it takes such a job once its inputs
+	// are given, as it will not wait.
+	GivenInputs bool `json:"given_inputs,omitempty"`
 }
 
 // Job is a claimed job: everything the runner needs, already rendered.

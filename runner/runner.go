@@ -248,16 +248,19 @@ func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, st
 		case <-ctx.Done():
 			return
 		}
-		caps := r.capabilities
+		req := protocol.ClaimRequest{Capabilities: r.capabilities}
 		select {
 		case r.slots.wait <- struct{}{}:
 			reserved = true
 		default:
-			caps = slices.DeleteFunc(slices.Clone(caps), func(c string) bool { return c == protocol.CapabilityDeferredInputs })
+			// Every waiting place is taken: a job with deferred inputs
+			// only once they are given (it will not wait).
+			req.Capabilities = slices.DeleteFunc(slices.Clone(req.Capabilities), func(c string) bool { return c == protocol.CapabilityDeferredInputs })
+			req.GivenInputs = len(req.Capabilities) < len(r.capabilities)
 		}
 		asked := time.Now()
 		wait := r.currentIntervals().ClaimWait()
-		job, err := r.gw.Claim(ctx, protocol.ClaimRequest{Capabilities: caps}, wait)
+		job, err := r.gw.Claim(ctx, req, wait)
 		switch {
 		case ctx.Err() != nil:
 			free()

@@ -50,6 +50,10 @@ type Claimant struct {
 	// DeferredInputs: it runs jobs queued with InputsDeferred (it said so
 	// with protocol.CapabilityDeferredInputs). Others are never given one.
 	DeferredInputs bool
+	// GivenInputs: it runs such a job once its inputs are given (it has
+	// no free place for a job to wait in). Meaningful without
+	// DeferredInputs only.
+	GivenInputs bool
 }
 
 // EnqueueJob queues a job for a runner, or returns the job already queued
@@ -112,7 +116,11 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 		}
 		var ids []string
 		deferred := ""
-		if !c.DeferredInputs {
+		switch {
+		case c.DeferredInputs:
+		case c.GivenInputs:
+			deferred = " AND (NOT inputs_deferred OR inputs IS NOT NULL)"
+		default:
 			deferred = " AND NOT inputs_deferred"
 		}
 		claimable := "FROM jobs WHERE runner_id = ? AND status = ?" + deferred
@@ -231,26 +239,31 @@ func (s *Store) PendingSignals(ctx context.Context, runnerID, jobID string, atte
 }
 
 // ProvideJobInputs gives a job queued with InputsDeferred its inputs and
-// wakes the heartbeat its runner holds open. Inputs are given once: a
-// second call (a retried activity) changes nothing.
+// wakes the heartbeat its runner holds open or, while the job is still
+// queued, its runner's claim (a runner with no free place for a job to wait
+// in takes it now: Claimant.GivenInputs). Inputs are given once: a second
+// call (a retried activity) changes nothing.
 func (s *Store) ProvideJobInputs(ctx context.Context, jobID string, inputs json.RawMessage) error {
 	if !json.Valid(inputs) {
 		return errors.New("provide job inputs: not valid JSON")
 	}
 	var j Job
-	if err := s.db.WithContext(ctx).Select("id", "inputs_deferred").Where("id = ?", jobID).First(&j).Error; err != nil {
+	if err := s.db.WithContext(ctx).Select("id", "inputs_deferred", "runner_id", "status").Where("id = ?", jobID).First(&j).Error; err != nil {
 		return fmt.Errorf("provide job inputs: %w", notFound(err, "job "+jobID))
 	}
 	if !j.InputsDeferred {
 		return fmt.Errorf("provide job inputs: job %s was not queued to wait for inputs", jobID)
 	}
 	now := s.now()
-	err := s.db.WithContext(ctx).Model(&Job{}).Where("id = ? AND inputs IS NULL", jobID).
-		Updates(map[string]any{"inputs": string(inputs), "inputs_at": now, "updated_at": now}).Error
-	if err != nil {
-		return fmt.Errorf("provide job inputs: %w", err)
+	res := s.db.WithContext(ctx).Model(&Job{}).Where("id = ? AND inputs IS NULL", jobID).
+		Updates(map[string]any{"inputs": string(inputs), "inputs_at": now, "updated_at": now})
+	if res.Error != nil {
+		return fmt.Errorf("provide job inputs: %w", res.Error)
 	}
 	s.publish(ctx, notify.JobTopic(jobID))
+	if res.RowsAffected > 0 && j.Status == JobQueued {
+		s.publish(ctx, notify.RunnerTopic(j.RunnerID))
+	}
 	return nil
 }
 

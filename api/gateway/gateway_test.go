@@ -647,3 +647,66 @@ func TestHeldHeartbeatAnswersWithDeferredInputs(t *testing.T) {
 		t.Fatalf("inputs for a job queued with its inputs: %v", err)
 	}
 }
+
+// A runner whose every waiting place is taken asks without
+// CapabilityDeferredInputs but with GivenInputs: a job queued with deferred
+// inputs is not given to it while they are missing, and its held claim
+// answers with that job as soon as they are given — not at the end of the
+// claim's wait.
+func TestClaimWithFullWaitingPlacesTakesAJobOnceItsInputsAreGiven(t *testing.T) {
+	iv := short
+	iv.ClaimWaitMS = 60_000 // longer than the test waits: the claim must be woken
+	e := newEnv(t, gateway.Config{Intervals: iv})
+	r := e.newRunner("customer-1")
+	ctx := context.Background()
+	spec := e.spec(r, "job-deferred")
+	spec.InputsDeferred, spec.InputsWaitMS = true, 90_000
+	queued, _, err := e.s.EnqueueJob(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := protocol.ClaimRequest{Capabilities: []string{protocol.JobTypeNoop}, GivenInputs: true}
+	got := make(chan claimResult, 1)
+	go func() {
+		j, err := e.claimAs(ctx, r.Token, full)
+		got <- claimResult{j, err}
+	}()
+	select {
+	case c := <-got:
+		t.Fatalf("claimed %+v (%v) before the job's inputs were given", c.job, c.err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := e.s.ProvideJobInputs(ctx, queued.ID, json.RawMessage(`{"variables":{"x":"1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-got:
+		if c.err != nil || c.job == nil || c.job.ID != queued.ID || !c.job.InputsDeferred {
+			t.Fatalf("held claim answered %+v %v, want %s", c.job, c.err, queued.ID)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held claim was not woken when the job's inputs were given")
+	}
+	var hb protocol.JobHeartbeatResponse
+	e.post(ctx, r.Token, jobPath(protocol.PathJobHeartbeat, queued.ID), protocol.JobHeartbeatRequest{Attempt: 1, WantInputs: true}).
+		decode(t, http.StatusOK, &hb)
+	if string(hb.Inputs) != `{"variables":{"x":"1"}}` {
+		t.Fatalf("the first heartbeat answered inputs %s", hb.Inputs)
+	}
+	// Without GivenInputs (a runner that never runs such jobs), a job with
+	// its inputs given is still not its.
+	other := e.spec(r, "job-deferred-2")
+	other.InputsDeferred, other.InputsWaitMS = true, 90_000
+	second, _, err := e.s.EnqueueJob(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.ProvideJobInputs(ctx, second.ID, json.RawMessage(`{"variables":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	shortCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if j, err := e.claimAs(shortCtx, r.Token, protocol.ClaimRequest{Capabilities: []string{protocol.JobTypeNoop}}); j != nil {
+		t.Fatalf("a runner without deferred inputs was given %s (%v)", j.ID, err)
+	}
+}
