@@ -262,28 +262,41 @@ func (a *Activities) EnqueueSyncJob(ctx context.Context, in SyncJobInput) (JobRe
 	if err != nil {
 		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
 	}
-	b, err := a.Store.GetBuildByID(ctx, in.BuildID)
-	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
-	}
-	if b.Status != store.BuildSucceeded {
-		return JobRef{}, temporal.NewNonRetryableApplicationError("build "+b.ID+" has not succeeded: "+b.Status, "BuildNotReady", nil)
-	}
-	dest, err := a.installRegistry(ctx, op.InstallID)
+	src, dst, err := a.syncEnds(ctx, op.InstallID, in.BuildID, true)
 	if err != nil {
 		return JobRef{}, err
 	}
-	src, err := a.vendorAccess(ctx, "install/"+op.InstallID, registry.Scope{Repository: b.Repository, Actions: []string{"pull"}})
-	if err != nil {
-		return JobRef{}, err
-	}
-	m := protocol.OCIManifest{Operation: protocol.OCISync,
-		Artifact:    &protocol.ArtifactRef{Registry: src, Repository: b.Repository, Digest: b.Digest},
-		Destination: protocol.OCIDestination{Registry: dest, Repository: installRepositoryPrefix + b.Component, Tag: b.Tag}}
+	m := protocol.OCIManifest{Operation: protocol.OCISync, Artifact: &src, Destination: dst}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeOCI, TimeoutMS: buildJobTimeout.Milliseconds()}
 	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
 		return map[string]any{"sync_job_id": jobID, "status": store.StepSyncing}
 	})
+}
+
+// syncEnds are where a sync of a build copies it from (the vendor's
+// registry, with a credential that may pull the app's repository only) and
+// to: the component's repository in the install's own registry, or, unless
+// withRegistry, that repository without its registry (it is not known yet).
+func (a *Activities) syncEnds(ctx context.Context, installID, buildID string, withRegistry bool) (protocol.ArtifactRef, protocol.OCIDestination, error) {
+	b, err := a.Store.GetBuildByID(ctx, buildID)
+	if err != nil {
+		return protocol.ArtifactRef{}, protocol.OCIDestination{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	if b.Status != store.BuildSucceeded {
+		return protocol.ArtifactRef{}, protocol.OCIDestination{},
+			temporal.NewNonRetryableApplicationError("build "+b.ID+" has not succeeded: "+b.Status, "BuildNotReady", nil)
+	}
+	dst := protocol.OCIDestination{Repository: installRepositoryPrefix + b.Component, Tag: b.Tag}
+	if withRegistry {
+		if dst.Registry, err = a.installRegistry(ctx, installID); err != nil {
+			return protocol.ArtifactRef{}, protocol.OCIDestination{}, err
+		}
+	}
+	src, err := a.vendorAccess(ctx, "install/"+installID, registry.Scope{Repository: b.Repository, Actions: []string{"pull"}})
+	if err != nil {
+		return protocol.ArtifactRef{}, protocol.OCIDestination{}, err
+	}
+	return protocol.ArtifactRef{Registry: src, Repository: b.Repository, Digest: b.Digest}, dst, nil
 }
 
 // SyncSummary is how a sync ended.
@@ -301,15 +314,35 @@ func (a *Activities) RecordSync(ctx context.Context, opID, step, buildID, jobID 
 	if err != nil || failed != "" {
 		return SyncSummary{Failed: failed != "", Error: failed}, err
 	}
+	failed, err = a.checkDigest(ctx, opID, step, buildID, art.Digest)
+	return SyncSummary{Failed: failed != "", Error: failed}, err
+}
+
+// checkDigest checks that the install's registry holds exactly the build's
+// digest after a sync; a mismatch is recorded on the step and returned.
+func (a *Activities) checkDigest(ctx context.Context, opID, step, buildID, synced string) (failed string, err error) {
 	b, err := a.Store.GetBuildByID(ctx, buildID)
 	if err != nil {
-		return SyncSummary{}, err
+		return "", err
 	}
-	if art.Digest != b.Digest {
-		msg := fmt.Sprintf("sync of build %s: the install's registry holds %s, the build is %s", b.ID, art.Digest, b.Digest)
-		return SyncSummary{Failed: true, Error: msg}, a.Store.UpdateStep(ctx, opID, step, map[string]any{"error": msg})
+	if synced != b.Digest {
+		msg := fmt.Sprintf("sync of build %s: the install's registry holds %s, the build is %s", b.ID, synced, b.Digest)
+		return msg, a.Store.UpdateStep(ctx, opID, step, map[string]any{"error": msg})
 	}
-	return SyncSummary{}, nil
+	return "", nil
+}
+
+// checkSynced checks a plan_apply job's sync of the step's build (when its
+// manifest had one: protocol.TerraformManifest.ModuleSync).
+func (a *Activities) checkSynced(ctx context.Context, opID, step string, synced *protocol.Artifact) (failed string, err error) {
+	st, err := a.Store.GetStep(ctx, opID, step)
+	if err != nil || st.BuildID == nil || st.SyncJobID == nil || st.PlanJobID == nil || *st.SyncJobID != *st.PlanJobID {
+		return "", err // not synced by this job
+	}
+	if synced == nil {
+		return a.checkDigest(ctx, opID, step, *st.BuildID, "nothing")
+	}
+	return a.checkDigest(ctx, opID, step, *st.BuildID, synced.Digest)
 }
 
 // RecordImage records that an install's container_image component runs

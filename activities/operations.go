@@ -29,6 +29,11 @@ type StepSpec struct {
 	// other component's outputs, on a runner that takes deferred inputs
 	// (RunnerInfo).
 	Prestart bool
+	// PrestartBeforeSandbox says a Prestart step's job may be queued even
+	// while the sandbox runs, when it syncs its own build (RunnerInfo's
+	// ModuleSync): its environment reads no sandbox output, and the
+	// install's registry comes with its variables.
+	PrestartBeforeSandbox bool
 }
 
 // OperationPlan is what a workflow needs to run an operation: the steps in a
@@ -140,6 +145,9 @@ type graphNode struct {
 	// EnvReadsComponents: its environment reads other components' outputs
 	// (appconfig.Config.EnvReadsComponents).
 	EnvReadsComponents bool
+	// EnvReadsSandbox: its environment reads the sandbox's outputs
+	// (appconfig.Config.EnvReadsSandbox).
+	EnvReadsSandbox bool
 }
 
 // installGraph is the app config an operation runs.
@@ -213,7 +221,8 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 			}
 		}
 		prestart := op.ApprovalMode != store.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
-		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart})
+		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart,
+			PrestartBeforeSandbox: prestart && !c.EnvReadsSandbox})
 	}
 	if withSandbox {
 		sb := StepSpec{Name: store.SandboxStep, Destroy: destroy}
@@ -256,7 +265,8 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 			if waiting {
 				a.Store.SetOperationStatus(ctx, opID, store.OpRunning)
 			}
-			return RunnerInfo{DeferredInputs: slices.Contains(r.Capabilities, protocol.CapabilityDeferredInputs)}, nil
+			return RunnerInfo{DeferredInputs: slices.Contains(r.Capabilities, protocol.CapabilityDeferredInputs),
+				ModuleSync: slices.Contains(r.Capabilities, protocol.CapabilityModuleSync)}, nil
 		}
 		if !waiting {
 			waiting = true
@@ -285,6 +295,9 @@ type RunnerInfo struct {
 	// DeferredInputs: it runs jobs queued before their inputs are known
 	// (protocol.CapabilityDeferredInputs).
 	DeferredInputs bool
+	// ModuleSync: its terraform jobs copy their module's build into the
+	// install's registry themselves (protocol.CapabilityModuleSync).
+	ModuleSync bool
 }
 
 // SetStepStatus records a step's status (and error), stamping its times.
@@ -331,6 +344,9 @@ func (a *Activities) RecordPlan(ctx context.Context, opID, step, jobID string) (
 func (a *Activities) RecordPlanApply(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
 	var out protocol.TerraformPlanApplyOutputs
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
+		return PlanSummary{Failed: failed != "", Error: failed}, err
+	}
+	if failed, err := a.checkSynced(ctx, opID, step, out.Synced); err != nil || failed != "" {
 		return PlanSummary{Failed: failed != "", Error: failed}, err
 	}
 	s, err := a.recordPlan(ctx, opID, step, out.Plan)

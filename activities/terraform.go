@@ -34,6 +34,14 @@ type TerraformJobInput struct {
 	// by ProvideTerraformInputs once they are. The runner fetches the module
 	// and runs init meanwhile.
 	DeferInputs bool
+	// SyncBuildID has a plan_apply job copy this build (the step's) into
+	// the install's registry itself, instead of a sync job before it
+	// (protocol.TerraformManifest.ModuleSync).
+	SyncBuildID string
+	// DeferRegistry, with DeferInputs and SyncBuildID: the install's
+	// registry comes with the inputs (the sandbox, which provides it, is
+	// not done yet when the job is queued).
+	DeferRegistry bool
 }
 
 // installConfig loads the app config version an operation runs. A version
@@ -117,7 +125,7 @@ func (a *Activities) installGraph(ctx context.Context, installID string, version
 	for _, name := range order {
 		c, _ := cfg.Component(name)
 		g.Components = append(g.Components, graphNode{Name: name, Type: c.Type, Deps: c.Dependencies,
-			EnvReadsComponents: cfg.EnvReadsComponents(name)})
+			EnvReadsComponents: cfg.EnvReadsComponents(name), EnvReadsSandbox: cfg.EnvReadsSandbox(name)})
 	}
 	return g, nil
 }
@@ -210,8 +218,22 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	// step's build (synced there first) or, for a destroy, the build the
 	// component runs. The sandbox, which provides that registry, and a
 	// component deployed before builds existed travel in the manifest.
-	var artifact *protocol.ArtifactRef
-	if in.Step != store.SandboxStep {
+	var (
+		artifact *protocol.ArtifactRef
+		modSync  *protocol.TerraformModuleSync
+	)
+	switch {
+	case in.SyncBuildID != "" && (in.Operation != protocol.TerraformPlanApply || in.Step == store.SandboxStep):
+		return JobRef{}, temporal.NewNonRetryableApplicationError("only a component's plan_apply job syncs its build", "InvalidInput", nil)
+	case in.DeferRegistry && (!in.DeferInputs || in.SyncBuildID == ""):
+		return JobRef{}, temporal.NewNonRetryableApplicationError("only a job that syncs its build with deferred inputs defers the registry", "InvalidInput", nil)
+	case in.SyncBuildID != "":
+		src, dst, err := a.syncEnds(ctx, op.InstallID, in.SyncBuildID, !in.DeferRegistry)
+		if err != nil {
+			return JobRef{}, err
+		}
+		modSync = &protocol.TerraformModuleSync{Source: src, Destination: dst}
+	case in.Step != store.SandboxStep:
 		st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
 		if err != nil {
 			return JobRef{}, err
@@ -221,7 +243,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		}
 	}
 	var module []byte
-	if artifact == nil {
+	if artifact == nil && modSync == nil {
 		if module, err = cfg.ModuleArchive(source); err != nil {
 			return JobRef{}, err
 		}
@@ -236,7 +258,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	lockURL := gw + strings.ReplaceAll(protocol.PathLock, "{workspace}", ws)
 	vars, env := variablesFromEnv(rendered.Variables, rendered.EnvVars)
 	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: ws, Module: module, ModuleArtifact: artifact,
-		Variables: vars, Env: env,
+		ModuleSync: modSync, Variables: vars, Env: env,
 		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: token}}
 	stepChanges := map[string]any{"status": store.StepPlanning, "started_at": time.Now().UTC()}
 	if in.Operation == protocol.TerraformApply {
@@ -269,13 +291,17 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		if stepChanges == nil {
 			return nil
 		}
-		return stepJobChanges(stepChanges, in.Operation, jobID)
+		return stepJobChanges(stepChanges, in, jobID)
 	})
 }
 
-// stepJobChanges adds, to a step's changes, the job that plans or applies it.
-func stepJobChanges(stepChanges map[string]any, operation, jobID string) map[string]any {
-	switch operation {
+// stepJobChanges adds, to a step's changes, the job that plans or applies
+// it (and syncs its build).
+func stepJobChanges(stepChanges map[string]any, in TerraformJobInput, jobID string) map[string]any {
+	if in.SyncBuildID != "" {
+		stepChanges["sync_job_id"] = jobID
+	}
+	switch in.Operation {
 	case protocol.TerraformApply:
 		stepChanges["apply_job_id"] = jobID
 	case protocol.TerraformPlanApply:
@@ -300,14 +326,22 @@ func (a *Activities) ProvideTerraformInputs(ctx context.Context, in TerraformJob
 		return nonRetryable("render "+in.Step, err)
 	}
 	vars, _ := variablesFromEnv(rendered.Variables, rendered.EnvVars)
-	raw, err := json.Marshal(protocol.TerraformInputs{Variables: vars})
+	inputs := protocol.TerraformInputs{Variables: vars}
+	if in.DeferRegistry {
+		reg, err := a.installRegistry(ctx, oc.op.InstallID)
+		if err != nil {
+			return err
+		}
+		inputs.Registry = &reg
+	}
+	raw, err := json.Marshal(inputs)
 	if err != nil {
 		return err
 	}
 	if err := a.Store.ProvideJobInputs(ctx, jobID, raw); err != nil {
 		return err
 	}
-	changes := stepJobChanges(map[string]any{"status": store.StepPlanning, "started_at": time.Now().UTC()}, in.Operation, jobID)
+	changes := stepJobChanges(map[string]any{"status": store.StepPlanning, "started_at": time.Now().UTC()}, in, jobID)
 	return a.Store.UpdateStep(ctx, in.OperationID, in.Step, changes)
 }
 

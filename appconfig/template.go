@@ -300,6 +300,19 @@ func (cmp *Component) templatedSettings() []templated {
 // returns the components they reference, each with the first key that does.
 func (c *Config) checkTemplates(ps *problems, o owner, settings []templated) map[string]string {
 	implied := map[string]string{}
+	c.eachRef(ps, o, settings, func(key string, r ref) {
+		if r.kind == refComponentOutput {
+			if _, seen := implied[r.component]; !seen {
+				implied[r.component] = key
+			}
+		}
+	})
+	return implied
+}
+
+// eachRef calls fn with each valid reference the templates of settings
+// make, and adds a problem for each invalid template or reference.
+func (c *Config) eachRef(ps *problems, o owner, settings []templated, fn func(key string, r ref)) {
 	check := func(key, s string) {
 		t, err := parseTemplate(key, s)
 		if err != nil {
@@ -316,17 +329,12 @@ func (c *Config) checkTemplates(ps *problems, o owner, settings []templated) map
 				ps.add(o.file, o.prefix+key, "%s", msg)
 				continue
 			}
-			if r.kind == refComponentOutput {
-				if _, seen := implied[r.component]; !seen {
-					implied[r.component] = key
-				}
-			}
+			fn(key, r)
 		}
 	}
 	for _, st := range settings {
 		eachString(st.key, st.value, check)
 	}
-	return implied
 }
 
 // trimTemplateErr drops text/template's "template: <name>:" prefix: the key
@@ -485,13 +493,30 @@ func (c *Config) RenderComponentEnv(name string, d Data) (*Rendered, error) {
 // variables read other components' outputs, so that it cannot be rendered
 // before they are deployed.
 func (c *Config) EnvReadsComponents(name string) bool {
+	return c.envReads(name, refComponentOutput)
+}
+
+// EnvReadsSandbox reports whether a terraform component's environment
+// variables read the sandbox's outputs, so that it cannot be rendered before
+// the sandbox is applied.
+func (c *Config) EnvReadsSandbox(name string) bool {
+	return c.envReads(name, refSandboxOutput)
+}
+
+// envReads reports whether a terraform component's environment variables
+// make a reference of the kind.
+func (c *Config) envReads(name string, kind refKind) bool {
 	cmp, ok := c.byName[name]
 	if !ok || cmp.Terraform == nil {
 		return false
 	}
 	var ps problems
 	env := &TerraformModule{EnvVars: cmp.Terraform.EnvVars}
-	return len(c.checkTemplates(&ps, owner{file: cmp.File, self: &cmp.Name}, env.templatedSettings())) > 0
+	found := false
+	c.eachRef(&ps, owner{file: cmp.File, self: &cmp.Name}, env.templatedSettings(), func(_ string, r ref) {
+		found = found || r.kind == kind
+	})
+	return found
 }
 
 // render renders every template of tm. Errors are Problems.

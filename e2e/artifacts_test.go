@@ -97,6 +97,15 @@ func TestBuildSyncDeploy(t *testing.T) {
 	if len(comps) != 2 {
 		t.Fatalf("install components %+v, want api and web", comps)
 	}
+	// Under approve-all the terraform component's plan_apply job copied its
+	// build into the install's registry itself; the image's step had a
+	// sync job (its sync is its deploy).
+	if a := op.step(t, "api"); a.SyncJobID == "" || a.SyncJobID != a.PlanJobID {
+		t.Errorf("api synced by job %q, planned and applied by %q: want the plan_apply job to sync", a.SyncJobID, a.PlanJobID)
+	}
+	if w := op.step(t, "web"); w.SyncJobID == "" || w.SyncJobID == w.PlanJobID {
+		t.Errorf("web synced by job %q: want a sync job", w.SyncJobID)
+	}
 	installReg := s.installRegistry(inst)
 	s.checkInstallRegistryHoldsBuilds(inst, comps)
 	for _, c := range comps {
@@ -256,28 +265,43 @@ func TestMissingExternalImageFailsTheBuild(t *testing.T) {
 }
 
 // assertRegistryCredentialsHidden collects the registry passwords of every
-// oci job's manifest (build and sync) and looks for them in API answers, job
+// oci job's manifest (build and sync) and of every terraform job that
+// synced its build (module_sync), and looks for them in API answers, job
 // logs and the Temporal histories of the operation and the builds.
 func (s *stack) assertRegistryCredentialsHidden(inst string, op operation) {
 	s.t.Helper()
 	ctx := context.Background()
 	var jobs []store.Job
-	if err := s.store.DB().WithContext(ctx).Where("org_id = ? AND type = ?", s.orgID, protocol.JobTypeOCI).Find(&jobs).Error; err != nil {
+	if err := s.store.DB().WithContext(ctx).Where("org_id = ? AND type IN ?", s.orgID,
+		[]string{protocol.JobTypeOCI, protocol.JobTypeTerraform}).Find(&jobs).Error; err != nil {
 		s.t.Fatal(err)
 	}
 	var secrets []string
+	syncs := 0 // sync jobs, and terraform jobs that synced
 	for _, j := range jobs {
+		if j.Type == protocol.JobTypeTerraform {
+			var m protocol.TerraformManifest
+			if err := json.Unmarshal([]byte(j.Manifest), &m); err != nil {
+				s.t.Fatal(err)
+			}
+			if m.ModuleSync != nil {
+				syncs++
+				secrets = append(secrets, m.ModuleSync.Source.Registry.Password, m.ModuleSync.Destination.Registry.Password)
+			}
+			continue
+		}
 		var m protocol.OCIManifest
 		if err := json.Unmarshal([]byte(j.Manifest), &m); err != nil {
 			s.t.Fatal(err)
 		}
 		secrets = append(secrets, m.Destination.Registry.Password)
 		if m.Artifact != nil {
+			syncs++
 			secrets = append(secrets, m.Artifact.Registry.Password)
 		}
 	}
-	if len(jobs) < 4 || len(secrets) == 0 {
-		s.t.Fatalf("%d oci jobs: want the builds and the syncs", len(jobs))
+	if syncs < 2 || len(secrets) == 0 {
+		s.t.Fatalf("%d jobs, %d of them syncs: want the builds and the syncs", len(jobs), syncs)
 	}
 	builds, err := s.store.ListBuilds(ctx, s.orgID, s.install.AppID, store.BuildFilter{})
 	if err != nil {

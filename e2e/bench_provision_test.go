@@ -661,7 +661,7 @@ func (p *provBench) breakdown(opID string, start, end time.Time) provBenchRun {
 		if *st.PlanJobID == *st.ApplyJobID {
 			jobs = []stepJob{{"plan_apply", st.PlanJobID}}
 		}
-		if st.SyncJobID != nil {
+		if st.SyncJobID != nil && *st.SyncJobID != *st.PlanJobID { // else the plan_apply job synced the build
 			jobs = append([]stepJob{{"sync", st.SyncJobID}}, jobs...)
 		}
 		for i, j := range jobs {

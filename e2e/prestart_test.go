@@ -61,6 +61,31 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 	case nextStep.StartedAt.Before(*slowStep.FinishedAt):
 		t.Fatalf("the next step started at %v, before the slow step ended at %v", nextStep.StartedAt, slowStep.FinishedAt)
 	}
+	// slow, the first component, syncs its build in its plan_apply job, and
+	// needs nothing the sandbox provides but the registry, which comes with
+	// its variables: its job was queued, fetched its module from the
+	// vendor's registry and ran init while the sandbox applied.
+	sandbox := s.job(op.step(t, store.SandboxStep).ApplyJobID)
+	switch {
+	case slowStep.SyncJobID != slowStep.PlanJobID:
+		t.Fatalf("slow synced by job %q, planned by %q: want its plan_apply job to sync", slowStep.SyncJobID, slowStep.PlanJobID)
+	case !slow.CreatedAt.Before(sandbox.FinishedAt) || slow.InputsAt == nil || slow.InputsAt.Before(sandbox.FinishedAt):
+		t.Fatalf("slow's job queued at %v, given its inputs at %v; the sandbox's job ended at %v: want queued before, given after",
+			slow.CreatedAt, slow.InputsAt, sandbox.FinishedAt)
+	}
+	var slowInit, slowSync time.Time
+	for _, c := range s.logs(slowStep.ApplyJobID) {
+		switch {
+		case strings.Contains(c.Data, "Terraform has been successfully initialized!"):
+			slowInit = c.Time
+		case strings.Contains(c.Data, "outpost: sync "):
+			slowSync = c.Time
+		}
+	}
+	if slowInit.IsZero() || slowSync.IsZero() || !slowInit.Before(sandbox.FinishedAt) || slowSync.Before(*slow.InputsAt) {
+		t.Fatalf("slow's job: init at %v, sync at %v; the sandbox's job ended at %v, slow's inputs came at %v",
+			slowInit, slowSync, sandbox.FinishedAt, slow.InputsAt)
+	}
 	// init ran while slow still ran; the plan only once the variables came.
 	var initAt, varsAt, planAt time.Time
 	for _, c := range s.logs(next.ID) {
@@ -114,19 +139,20 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 		t.Fatalf("next step %+v: want skipped because of slow, with no plan", st)
 	}
 	// The operation asked for the cancel; the runner ends the job moments
-	// later.
+	// later. (slow's own job was queued with deferred inputs too, while the
+	// sandbox ran, and was given them.)
 	var cancelled []installJob
 	waitFor(t, time.Minute, "next's waiting job to end", func() bool {
 		cancelled = nil
 		for _, j := range s.installJobs(failing) {
-			if j.InputsDeferred {
+			if j.InputsDeferred && j.Status != store.JobFailed {
 				cancelled = append(cancelled, j)
 			}
 		}
 		return len(cancelled) != 1 || cancelled[0].FinishedAt != nil
 	})
 	if len(cancelled) != 1 || cancelled[0].Status != store.JobCancelled || cancelled[0].InputsAt != nil {
-		t.Fatalf("jobs queued with deferred inputs: %+v, want next's one, cancelled without inputs", cancelled)
+		t.Fatalf("jobs queued with deferred inputs that did not fail: %+v, want next's one, cancelled without inputs", cancelled)
 	}
 	for _, c := range s.logs(cancelled[0].ID) {
 		if strings.Contains(c.Data, "variables received") || strings.Contains(c.Data, "Plan:") {

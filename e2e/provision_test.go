@@ -30,6 +30,7 @@ type step struct {
 	Status     string     `json:"status"`
 	PlanJobID  string     `json:"plan_job_id"`
 	ApplyJobID string     `json:"apply_job_id"`
+	SyncJobID  string     `json:"sync_job_id"`
 	HasChanges *bool      `json:"has_changes"`
 	Plan       string     `json:"plan"`
 	Error      string     `json:"error"`

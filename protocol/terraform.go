@@ -31,6 +31,13 @@ type TerraformManifest struct {
 	// own registry) the runner fetches it from.
 	Module         []byte       `json:"module,omitempty"`
 	ModuleArtifact *ArtifactRef `json:"module_artifact,omitempty"`
+	// ModuleSync, for a plan_apply job only, has the job copy the step's
+	// build into the install's own registry itself, as a sync job would,
+	// instead of a sync job before it (ModuleArtifact and Module are then
+	// empty). When the install's registry is not known yet (the sandbox,
+	// which provides it, still runs), its registry is empty and comes with
+	// the job's deferred inputs (TerraformInputs.Registry).
+	ModuleSync *TerraformModuleSync `json:"module_sync,omitempty"`
 	// Variables are the module's input variables, rendered. For a job whose
 	// inputs are deferred (Job.InputsDeferred) they come later, as
 	// TerraformInputs: the job fetches its module and runs init meanwhile.
@@ -44,9 +51,30 @@ type TerraformManifest struct {
 	PlanFile []byte `json:"plan_file,omitempty"`
 }
 
+// TerraformModuleSync is a module's build and where the job copies it.
+//
+// With the destination's registry known, the job copies the build, then
+// fetches the module from the install's registry. Without, it fetches the
+// module from the source (checked against its digest) and runs init while
+// it waits for its inputs, then copies the build before it plans: the
+// module it applies is the digest the install's registry then holds.
+type TerraformModuleSync struct {
+	// Source is the build in the vendor's registry, by digest.
+	Source ArtifactRef `json:"source"`
+	// Destination is the component's repository in the install's registry.
+	Destination OCIDestination `json:"destination"`
+}
+
+// CapabilityModuleSync, among a runner's capabilities, says its terraform
+// jobs take TerraformManifest.ModuleSync.
+const CapabilityModuleSync = "terraform-module-sync"
+
 // TerraformInputs are a terraform job's deferred inputs.
 type TerraformInputs struct {
 	Variables map[string]json.RawMessage `json:"variables"`
+	// Registry is the install's registry, for a ModuleSync whose
+	// destination was not known when the job was queued.
+	Registry *RegistryAccess `json:"registry,omitempty"`
 }
 
 // TerraformBackend configures terraform's standard http backend.
@@ -82,6 +110,9 @@ type TerraformPlanOutputs struct {
 type TerraformPlanApplyOutputs struct {
 	Plan    TerraformPlanOutputs `json:"plan"`
 	Applied bool                 `json:"applied"`
+	// Synced is the build as the install's registry serves it, after a
+	// ModuleSync.
+	Synced *Artifact `json:"synced,omitempty"`
 }
 
 // TerraformOutput is one module output.

@@ -301,13 +301,14 @@ func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, st
 
 // capabilities are the job types the runner runs (its binary's and those of
 // its job executables) and, when its own terraform plugin runs terraform
-// jobs, protocol.CapabilityDeferredInputs; sorted.
+// jobs, protocol.CapabilityDeferredInputs and protocol.CapabilityModuleSync;
+// sorted.
 func capabilities(cfg Config) []string {
 	types := builtinPlugins().Types()
 	if _, elsewhere := cfg.JobExecutables[protocol.JobTypeTerraform]; !elsewhere {
-		// This binary's terraform plugin takes deferred inputs; another
-		// binary's may not.
-		types = append(types, protocol.CapabilityDeferredInputs)
+		// This binary's terraform plugin takes deferred inputs and syncs
+		// modules; another binary's may not.
+		types = append(types, protocol.CapabilityDeferredInputs, protocol.CapabilityModuleSync)
 	}
 	for typ := range cfg.JobExecutables {
 		if !slices.Contains(types, typ) {

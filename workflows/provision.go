@@ -109,6 +109,16 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 		return finish(store.OpFailed, rootMessage(err), plan.FailedInstallStatus)
 	}
 
+	// Since versionSyncInPlanApply, a terraform component's plan_apply job
+	// copies the step's build into the install's registry itself, on a
+	// runner that can: no sync job before it, and it may be queued while
+	// the sandbox, which provides that registry, still runs.
+	syncInJob := workflow.GetVersion(ctx, versionSyncInPlanApply, workflow.DefaultVersion, 1) == 1 &&
+		runner.ModuleSync && runner.DeferredInputs && !plan.PlanOnly && plan.ApprovalMode != store.Prompt
+	syncsInJob := func(st activities.StepSpec) bool {
+		return syncInJob && hasBuild(st) && st.Type == appconfig.TypeTerraformModule
+	}
+
 	// One channel per step for its approval, filled by one signal reader.
 	approvals := map[string]workflow.Channel{}
 	for _, st := range plan.Steps {
@@ -142,7 +152,7 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 				continue
 			}
 			ready, blocked := true, ""
-			for _, d := range startAfter(st) {
+			for _, d := range startAfter(st, syncsInJob(st)) {
 				o, ok := outcomes[d]
 				if !ok {
 					ready = false
@@ -192,9 +202,10 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 					// Whether to queue the step's job before its
 					// dependencies end: once every one of them has
 					// launched its last job, and one still runs. Never
-					// more than one step ahead of what runs, so there
-					// are no more waiting jobs than running ones (the
-					// runner keeps them out of its working places).
+					// more than one step ahead of what runs (the runner
+					// keeps waiting jobs out of its working places, and
+					// takes the ones it has no waiting place for once
+					// their inputs are given).
 					prestart: func(ctx workflow.Context) bool {
 						if !st.Prestart || !runner.DeferredInputs {
 							return false
@@ -222,6 +233,11 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 						return running && ctx.Err() == nil
 					},
 					launched: func() { launched[st.Name] = true },
+					ended: func(step string) bool {
+						_, ok := outcomes[step]
+						return ok
+					},
+					syncsBuild: syncsInJob(st),
 				}
 				results.Send(gctx, runStep(gctx, in.OperationID, plan, st, approvals[st.Name], deps))
 			})
@@ -291,7 +307,15 @@ type stepDeps struct {
 	prestart func(workflow.Context) bool
 	// launched records that the step's last job is queued with its inputs.
 	launched func()
+	// ended says whether a step of the operation has ended.
+	ended func(step string) bool
+	// syncsBuild: the step's plan_apply job syncs its build (no sync job).
+	syncsBuild bool
 }
+
+// versionSyncInPlanApply is the workflow version (workflow.GetVersion)
+// since which a plan_apply job syncs its step's build itself.
+const versionSyncInPlanApply = "sync-in-plan-apply"
 
 // skipError ends a step as skipped (a dependency did not succeed).
 type skipError struct{ msg string }
@@ -318,10 +342,14 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 		return out
 	}
 	jobPolicy := JobPolicy{MaxAttempts: 3, Wait: plan.JobWait}
+	syncBuild, deferRegistry := "", false // the build the plan_apply job syncs, and whether the registry comes with its inputs
 	runTerraform := func(operation, planJobID string, deferInputs bool) (activities.JobResult, error) {
 		in := activities.TerraformJobInput{OperationID: opID, Step: st.Name, Operation: operation, Destroy: st.Destroy,
 			PlanJobID: planJobID, Key: workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + opID + "/" + st.Name + "/" + operation,
 			DeferInputs: deferInputs}
+		if operation == protocol.TerraformPlanApply {
+			in.SyncBuildID, in.DeferRegistry = syncBuild, deferRegistry
+		}
 		p := jobPolicy
 		if operation == protocol.TerraformPlanApply {
 			p.Queued = func(ctx workflow.Context, jobID string) error {
@@ -343,7 +371,14 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 	}
 
 	done, status, msg := false, "", ""
-	if hasBuild(st) {
+	switch {
+	case hasBuild(st) && deps.syncsBuild:
+		build, status, msg := readyBuild(ctx, opID, st)
+		if status != "" {
+			return setStatus(status, msg)
+		}
+		syncBuild = build.BuildID
+	case hasBuild(st):
 		done, status, msg = deliverBuild(ctx, opID, plan, st, jobPolicy)
 		if done && status != store.StepSucceeded && status != store.StepPlanned {
 			return setStatus(status, msg)
@@ -351,6 +386,7 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 	}
 	oneJob := !plan.PlanOnly && plan.ApprovalMode != store.Prompt
 	deferInputs := !done && oneJob && st.Type == appconfig.TypeTerraformModule && deps.prestart(ctx)
+	deferRegistry = deferInputs && syncBuild != "" && slices.Contains(st.After, store.SandboxStep) && !deps.ended(store.SandboxStep)
 	if !deferInputs {
 		if skipped := deps.wait(ctx); skipped != "" {
 			if ctx.Err() != nil {
@@ -428,10 +464,15 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 // startAfter is what a step waits for before it starts. A step that
 // deploys a build starts once the sandbox (which provides the install's
 // registry) is done: its build and sync then overlap the deploys of its
-// dependencies, and it waits for them before its own deploy.
-func startAfter(st activities.StepSpec) []string {
-	if !hasBuild(st) {
+// dependencies, and it waits for them before its own deploy. One whose
+// plan_apply job syncs the build (syncsBuild) and may be queued before the
+// sandbox is done starts at once.
+func startAfter(st activities.StepSpec, syncsBuild bool) []string {
+	switch {
+	case !hasBuild(st):
 		return st.After
+	case syncsBuild && st.Prestart && st.PrestartBeforeSandbox:
+		return nil
 	}
 	if slices.Contains(st.After, store.SandboxStep) {
 		return []string{store.SandboxStep}
@@ -450,13 +491,9 @@ func hasBuild(st activities.StepSpec) bool {
 // step ended here: with an error, or because copying the image was the
 // whole deploy (container_image).
 func deliverBuild(ctx workflow.Context, opID string, plan activities.OperationPlan, st activities.StepSpec, p JobPolicy) (done bool, status, msg string) {
-	build, err := awaitBuild(ctx, opID, st.Name)
-	if err != nil {
-		status, msg = interrupted(ctx, err)
+	build, status, msg := readyBuild(ctx, opID, st)
+	if status != "" {
 		return true, status, msg
-	}
-	if build.Status != store.BuildSucceeded {
-		return true, store.StepFailed, "build " + build.BuildID + " failed: " + build.Error
 	}
 	key := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + opID + "/" + st.Name + "/sync"
 	job, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
@@ -480,6 +517,20 @@ func deliverBuild(ctx workflow.Context, opID string, plan activities.OperationPl
 		return true, store.StepSucceeded, ""
 	}
 	return false, "", ""
+}
+
+// readyBuild waits for the step's build. status is what the step ends
+// with when there is none to deploy ("" when there is).
+func readyBuild(ctx workflow.Context, opID string, st activities.StepSpec) (build activities.BuildSummary, status, msg string) {
+	build, err := awaitBuild(ctx, opID, st.Name)
+	if err != nil {
+		status, msg = interrupted(ctx, err)
+		return build, status, msg
+	}
+	if build.Status != store.BuildSucceeded {
+		return build, store.StepFailed, "build " + build.BuildID + " failed: " + build.Error
+	}
+	return build, "", ""
 }
 
 // awaitApproval waits for the step's approval signal. It returns the

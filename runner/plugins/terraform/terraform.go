@@ -53,7 +53,9 @@ type manifest struct{ protocol.TerraformManifest }
 type plugin struct {
 	m       manifest
 	outputs json.RawMessage
-	stderr  io.Writer // the job's, once Execute ran
+	stderr  io.Writer          // the job's, once Execute ran
+	synced  *protocol.Artifact // the build, in the install's registry (ModuleSync)
+	inputs  bool               // the job's deferred inputs were taken
 }
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
@@ -76,12 +78,19 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 		return errors.New("destroy: only a plan (or plan_apply) can be a destroy plan (an apply applies the plan it is given)")
 	case m.Workspace == "":
 		return errors.New("workspace: required")
-	case len(m.Module) == 0 && m.ModuleArtifact == nil:
+	case m.ModuleSync != nil && m.Operation != protocol.TerraformPlanApply:
+		return fmt.Errorf("module_sync: only a plan_apply job syncs its module, not a %s", m.Operation)
+	case m.ModuleSync != nil && (len(m.Module) > 0 || m.ModuleArtifact != nil):
+		return errors.New("module_sync: give the module, module_artifact or module_sync, not two of them")
+	case m.ModuleSync != nil && !validRef(m.ModuleSync.Source):
+		return errors.New("module_sync.source: needs registry.address, repository and a sha256 digest")
+	case m.ModuleSync != nil && m.ModuleSync.Destination.Repository == "":
+		return errors.New("module_sync.destination.repository: required")
+	case m.ModuleSync == nil && len(m.Module) == 0 && m.ModuleArtifact == nil:
 		return errors.New("module: required (the module directory as a gzipped tar archive), or module_artifact")
 	case len(m.Module) > 0 && m.ModuleArtifact != nil:
 		return errors.New("module_artifact: give the module or module_artifact, not both")
-	case m.ModuleArtifact != nil && (m.ModuleArtifact.Registry.Address == "" || m.ModuleArtifact.Repository == "" ||
-		!strings.HasPrefix(m.ModuleArtifact.Digest, "sha256:")):
+	case m.ModuleArtifact != nil && !validRef(*m.ModuleArtifact):
 		return errors.New("module_artifact: needs registry.address, repository and a sha256 digest")
 	case m.Operation == protocol.TerraformApply && len(m.PlanFile) == 0:
 		return errors.New("plan_file: required for an apply (the saved plan to apply)")
@@ -105,6 +114,12 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// validRef: an artifact reference names a registry, a repository and a
+// sha256 digest.
+func validRef(r protocol.ArtifactRef) bool {
+	return r.Registry.Address != "" && r.Repository != "" && strings.HasPrefix(r.Digest, "sha256:")
 }
 
 func validateBackend(b protocol.TerraformBackend) error {
@@ -145,11 +160,17 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 		return 0, err
 	}
 	dir := filepath.Join(run.Dir, moduleDir)
-	if m.ModuleArtifact != nil {
-		ref := m.ModuleArtifact
-		fmt.Fprintf(run.Stdout, "outpost: fetching the module %s/%s@%s\n", ref.Registry.Address, ref.Repository, ref.Digest)
-		if m.Module, err = ociclient.FetchTerraformModule(ctx, *ref); err != nil {
-			return 0, fmt.Errorf("module_artifact: %w", err)
+	if err := p.fetchModule(ctx, run); err != nil {
+		return 0, err
+	}
+	if len(m.Module) == 0 && m.ModuleSync != nil {
+		// Its source could not be read: the install's registry may hold
+		// the build already.
+		if err := p.awaitInputs(ctx, run); err != nil {
+			return 0, err
+		}
+		if err := p.fetchSynced(ctx, run); err != nil {
+			return 0, err
 		}
 	}
 	if err := extractModule(m.Module, dir); err != nil {
@@ -189,7 +210,7 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	if err != nil {
 		return 0, failure("init", err)
 	}
-	if run.Inputs != nil {
+	if run.Inputs != nil && !p.inputs {
 		if err := p.awaitInputs(ctx, run); err != nil {
 			return 0, err
 		}
@@ -204,7 +225,7 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	case protocol.TerraformPlan:
 		p.outputs, err = plan(ctx, tf, cmd, run, m.Destroy)
 	case protocol.TerraformPlanApply:
-		p.outputs, err = planApply(ctx, cmd, run, m.Destroy)
+		p.outputs, err = planApply(ctx, cmd, run, m.Destroy, p.synced)
 	case protocol.TerraformApply:
 		err = apply(ctx, tf, run, m.PlanFile)
 	case protocol.TerraformOutputs:
@@ -235,8 +256,81 @@ func (p *plugin) awaitInputs(ctx context.Context, run plugins.Run) error {
 	if err := validateVariables(in.Variables); err != nil {
 		return err
 	}
-	p.m.Variables = in.Variables
+	p.m.Variables, p.inputs = in.Variables, true
 	fmt.Fprintln(run.Stdout, "outpost: variables received")
+	if s := p.m.ModuleSync; s != nil && s.Destination.Registry.Address == "" {
+		if in.Registry == nil || in.Registry.Address == "" {
+			return errors.New("the job's inputs: registry: required (the install's registry its module is synced into)")
+		}
+		s.Destination.Registry = *in.Registry
+		return p.syncModule(ctx, run)
+	}
+	return nil
+}
+
+// fetchModule fetches the module archive when the manifest does not carry
+// it: from the install's registry (module_artifact, or module_sync once it
+// copied the build there), or, for a module_sync whose destination comes
+// with the job's inputs, from the build's source, checked against its
+// digest (awaitInputs copies it once the destination is known). When that
+// source cannot be read, it leaves the module out: the install's registry
+// may hold the build already (Execute then fetches it from there).
+func (p *plugin) fetchModule(ctx context.Context, run plugins.Run) error {
+	m := &p.m
+	s := m.ModuleSync
+	switch {
+	case s == nil && m.ModuleArtifact == nil:
+		return nil
+	case s == nil:
+		return p.fetch(ctx, run, *m.ModuleArtifact, "module_artifact")
+	case s.Destination.Registry.Address != "":
+		if err := p.syncModule(ctx, run); err != nil {
+			return err
+		}
+		return p.fetchSynced(ctx, run)
+	case run.Inputs == nil:
+		return errors.New("module_sync.destination.registry.address: required (it comes with the job's inputs only when they are deferred)")
+	}
+	if err := p.fetch(ctx, run, s.Source, "module_sync.source"); err != nil {
+		fmt.Fprintf(run.Stdout, "outpost: %v: it is fetched from the install's registry once the job has its inputs\n", err)
+		m.Module = nil
+	}
+	return nil
+}
+
+// fetchSynced fetches the module from the install's registry, after
+// syncModule.
+func (p *plugin) fetchSynced(ctx context.Context, run plugins.Run) error {
+	d := p.m.ModuleSync.Destination
+	return p.fetch(ctx, run, protocol.ArtifactRef{Registry: d.Registry, Repository: d.Repository, Digest: p.synced.Digest}, "module_sync")
+}
+
+// fetch fetches the module archive of the terraform-module artifact ref
+// names; field names it in errors.
+func (p *plugin) fetch(ctx context.Context, run plugins.Run, ref protocol.ArtifactRef, field string) error {
+	fmt.Fprintf(run.Stdout, "outpost: fetching the module %s/%s@%s\n", ref.Registry.Address, ref.Repository, ref.Digest)
+	var err error
+	if p.m.Module, err = ociclient.FetchTerraformModule(ctx, ref); err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	return nil
+}
+
+// syncModule copies the step's build into the install's registry, as an
+// oci sync job does, and keeps what the registry then serves.
+func (p *plugin) syncModule(ctx context.Context, run plugins.Run) error {
+	s := p.m.ModuleSync
+	scrub := ociclient.NewScrubber(s.Source.Registry.Username, s.Source.Registry.Password,
+		s.Destination.Registry.Username, s.Destination.Registry.Password)
+	dst, err := ociclient.NewTarget(s.Destination)
+	if err != nil {
+		return scrub.Error(fmt.Errorf("module_sync: %w", err))
+	}
+	art, err := ociclient.Sync(ctx, scrub.Writer(run.Stdout), s.Source, dst)
+	if err != nil {
+		return scrub.Error(fmt.Errorf("module_sync: %w", err))
+	}
+	p.synced = &art
 	return nil
 }
 
@@ -345,7 +439,7 @@ func plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run, d
 // changes changes no resource, but terraform still stores the state it
 // refreshed when that differs from the stored one (drift, a check block's
 // result), where a saved plan without changes was never applied.
-func planApply(ctx context.Context, cmd cli, run plugins.Run, destroy bool) (json.RawMessage, error) {
+func planApply(ctx context.Context, cmd cli, run plugins.Run, destroy bool, synced *protocol.Artifact) (json.RawMessage, error) {
 	args := []string{"apply", "-no-color", "-input=false", "-auto-approve"}
 	if destroy {
 		args = append(args, "-destroy")
@@ -361,7 +455,7 @@ func planApply(ctx context.Context, cmd cli, run plugins.Run, destroy bool) (jso
 	out.Add, out.Change, out.Destroy = countsFromText(text)
 	fmt.Fprintf(run.Stdout, "outpost: plan applied: %d to add, %d to change, %d to destroy (changes: %v)\n",
 		out.Add, out.Change, out.Destroy, out.HasChanges)
-	return fitPlanApplyOutputs(out, out.HasChanges)
+	return fitPlanApplyOutputs(out, out.HasChanges, synced)
 }
 
 // capped keeps the first max bytes written to it and drops the rest.
@@ -564,8 +658,8 @@ func fitPlanOutputs(out protocol.TerraformPlanOutputs) (json.RawMessage, error) 
 
 // fitPlanApplyOutputs is fitPlanOutputs for a plan_apply job, whose plan
 // file, applied already, is not kept.
-func fitPlanApplyOutputs(plan protocol.TerraformPlanOutputs, applied bool) (json.RawMessage, error) {
-	out := protocol.TerraformPlanApplyOutputs{Applied: applied}
+func fitPlanApplyOutputs(plan protocol.TerraformPlanOutputs, applied bool, synced *protocol.Artifact) (json.RawMessage, error) {
+	out := protocol.TerraformPlanApplyOutputs{Applied: applied, Synced: synced}
 	return fitPlan(&plan, func() ([]byte, error) { out.Plan = plan; return json.Marshal(out) })
 }
 

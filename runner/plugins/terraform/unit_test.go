@@ -340,3 +340,32 @@ Apply complete! Resources: 0 added, 0 changed, 1 destroyed.
 		})
 	}
 }
+
+// A manifest's module_sync is checked with the rest, each error naming the
+// field.
+func TestValidateModuleSync(t *testing.T) {
+	ref := `{"registry":{"address":"vendor.example:5000"},"repository":"org/app/db","digest":"sha256:` + strings.Repeat("a", 64) + `"}`
+	base := func(op, module string) string {
+		return `{"operation":"` + op + `","workspace":"ins_1.component.db",` + module + `,
+			"backend":{"address":"http://gw/s","lock_address":"http://gw/l","unlock_address":"http://gw/l","password":"p"}}`
+	}
+	sync := `"module_sync":{"source":` + ref + `,"destination":{"repository":"outpost/db"}}`
+	for _, tc := range []struct{ name, manifest, want string }{
+		{"plan_apply with a destination to come", base("plan_apply", sync), ""},
+		{"a plan", base("plan", sync), "module_sync: only a plan_apply job syncs its module, not a plan"},
+		{"with module_artifact", base("plan_apply", sync+`,"module_artifact":`+ref), "module_sync: give the module, module_artifact or module_sync"},
+		{"a source without digest", base("plan_apply", `"module_sync":{"source":{"registry":{"address":"r"},"repository":"x"},"destination":{"repository":"outpost/db"}}`),
+			"module_sync.source: needs registry.address, repository and a sha256 digest"},
+		{"no destination repository", base("plan_apply", `"module_sync":{"source":`+ref+`,"destination":{}}`), "module_sync.destination.repository: required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := New().Validate(json.RawMessage(tc.manifest))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("valid manifest refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
