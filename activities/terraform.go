@@ -224,9 +224,9 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	)
 	switch {
 	case in.SyncBuildID != "" && (in.Operation != protocol.TerraformPlanApply || in.Step == store.SandboxStep):
-		return JobRef{}, temporal.NewNonRetryableApplicationError("only a component's plan_apply job syncs its build", "InvalidInput", nil)
+		return JobRef{}, temporal.NewNonRetryableApplicationError("SyncBuildID: only a component's plan_apply job syncs its build", "InvalidInput", nil)
 	case in.DeferRegistry && (!in.DeferInputs || in.SyncBuildID == ""):
-		return JobRef{}, temporal.NewNonRetryableApplicationError("only a job that syncs its build with deferred inputs defers the registry", "InvalidInput", nil)
+		return JobRef{}, temporal.NewNonRetryableApplicationError("DeferRegistry: only a job that syncs its build (SyncBuildID) with deferred inputs defers the registry", "InvalidInput", nil)
 	case in.SyncBuildID != "":
 		src, dst, err := a.syncEnds(ctx, op.InstallID, in.SyncBuildID, !in.DeferRegistry)
 		if err != nil {
@@ -284,6 +284,9 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		// A safety net for an operation that ends without giving them (a
 		// terminated workflow): its dependencies' jobs get JobWait each.
 		spec.InputsWaitMS = (2 * a.opConfig().JobWait).Milliseconds()
+		if in.DeferRegistry {
+			spec.InputsWaitMS += a.opConfig().JobWait.Milliseconds() // and the sandbox's job
+		}
 		// The step is not started yet: ProvideTerraformInputs starts it.
 		stepChanges = nil
 	}

@@ -288,6 +288,15 @@ func (s *stack) assertRegistryCredentialsHidden(inst string, op operation) {
 				syncs++
 				secrets = append(secrets, m.ModuleSync.Source.Registry.Password, m.ModuleSync.Destination.Registry.Password)
 			}
+			if j.Inputs != nil { // the install's registry may come with them
+				var in protocol.TerraformInputs
+				if err := json.Unmarshal([]byte(*j.Inputs), &in); err != nil {
+					s.t.Fatal(err)
+				}
+				if in.Registry != nil {
+					secrets = append(secrets, in.Registry.Password)
+				}
+			}
 			continue
 		}
 		var m protocol.OCIManifest

@@ -237,6 +237,14 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 						_, ok := outcomes[step]
 						return ok
 					},
+					failed: func() string {
+						for _, d := range st.After {
+							if o, ok := outcomes[d]; ok && !stepOK(o.Status) {
+								return d
+							}
+						}
+						return ""
+					},
 					syncsBuild: syncsInJob(st),
 				}
 				results.Send(gctx, runStep(gctx, in.OperationID, plan, st, approvals[st.Name], deps))
@@ -309,6 +317,8 @@ type stepDeps struct {
 	launched func()
 	// ended says whether a step of the operation has ended.
 	ended func(step string) bool
+	// failed names a step it comes after that ended without succeeding.
+	failed func() string
 	// syncsBuild: the step's plan_apply job syncs its build (no sync job).
 	syncsBuild bool
 }
@@ -373,7 +383,7 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 	done, status, msg := false, "", ""
 	switch {
 	case hasBuild(st) && deps.syncsBuild:
-		build, status, msg := readyBuild(ctx, opID, st)
+		build, status, msg := readyBuildUnlessFailed(ctx, opID, st, deps)
 		if status != "" {
 			return setStatus(status, msg)
 		}
@@ -531,6 +541,31 @@ func readyBuild(ctx workflow.Context, opID string, st activities.StepSpec) (buil
 		return build, store.StepFailed, "build " + build.BuildID + " failed: " + build.Error
 	}
 	return build, "", ""
+}
+
+// readyBuildUnlessFailed is readyBuild for a step that started before the
+// steps it comes after ended: it stops waiting for the build (which goes on:
+// it is the app's) as soon as one of them fails, and the step is skipped.
+func readyBuildUnlessFailed(ctx workflow.Context, opID string, st activities.StepSpec, deps stepDeps) (build activities.BuildSummary, status, msg string) {
+	bctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	done := false
+	workflow.Go(bctx, func(c workflow.Context) {
+		build, status, msg = readyBuild(c, opID, st)
+		done = true
+	})
+	failed := ""
+	_ = workflow.Await(ctx, func() bool {
+		failed = deps.failed()
+		return done || failed != ""
+	})
+	switch {
+	case done:
+		return build, status, msg
+	case failed != "":
+		return build, store.StepSkipped, "skipped: " + failed + " did not succeed"
+	}
+	return build, store.StepCancelled, "operation cancelled"
 }
 
 // awaitApproval waits for the step's approval signal. It returns the

@@ -87,7 +87,7 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 	case m.ModuleSync != nil && m.ModuleSync.Destination.Repository == "":
 		return errors.New("module_sync.destination.repository: required")
 	case m.ModuleSync == nil && len(m.Module) == 0 && m.ModuleArtifact == nil:
-		return errors.New("module: required (the module directory as a gzipped tar archive), or module_artifact")
+		return errors.New("module: required (the module directory as a gzipped tar archive), or module_artifact or module_sync")
 	case len(m.Module) > 0 && m.ModuleArtifact != nil:
 		return errors.New("module_artifact: give the module or module_artifact, not both")
 	case m.ModuleArtifact != nil && !validRef(*m.ModuleArtifact):
@@ -260,7 +260,7 @@ func (p *plugin) awaitInputs(ctx context.Context, run plugins.Run) error {
 	fmt.Fprintln(run.Stdout, "outpost: variables received")
 	if s := p.m.ModuleSync; s != nil && s.Destination.Registry.Address == "" {
 		if in.Registry == nil || in.Registry.Address == "" {
-			return errors.New("the job's inputs: registry: required (the install's registry its module is synced into)")
+			return errors.New("the job's inputs: registry: required (module_sync.destination's registry, which the job was queued without)")
 		}
 		s.Destination.Registry = *in.Registry
 		return p.syncModule(ctx, run)
@@ -324,11 +324,14 @@ func (p *plugin) syncModule(ctx context.Context, run plugins.Run) error {
 		s.Destination.Registry.Username, s.Destination.Registry.Password)
 	dst, err := ociclient.NewTarget(s.Destination)
 	if err != nil {
-		return scrub.Error(fmt.Errorf("module_sync: %w", err))
+		return scrub.Error(fmt.Errorf("module_sync.destination: %w", err))
 	}
 	art, err := ociclient.Sync(ctx, scrub.Writer(run.Stdout), s.Source, dst)
-	if err != nil {
+	switch {
+	case err != nil:
 		return scrub.Error(fmt.Errorf("module_sync: %w", err))
+	case art.Digest != s.Source.Digest:
+		return fmt.Errorf("module_sync: %s holds %s, the build is %s", dst.Name, art.Digest, s.Source.Digest)
 	}
 	p.synced = &art
 	return nil
