@@ -6,10 +6,16 @@ variable "install_id" {
   type = string
 }
 
+locals {
+  # A port derived from the install ID, in 20000-29999 but for 25672
+  # (RabbitMQ's inter-node port, in use on the CI machine).
+  install_registry_port = 20000 + parseint(substr(sha256(var.install_id), 0, 4), 16) % 10000
+}
+
 resource "terraform_data" "registry" {
   input = {
     dir  = "/tmp/outpost-sandboxes/${var.install_id}/registry"
-    addr = "127.0.0.1:${20000 + parseint(substr(sha256(var.install_id), 0, 4), 16) % 10000}"
+    addr = "127.0.0.1:${local.install_registry_port == 25672 ? 25673 : local.install_registry_port}"
   }
 
   provisioner "local-exec" {

@@ -77,7 +77,7 @@ variable "local_dir" {
 variable "registry_port" {
   type        = number
   default     = 0
-  description = "The registry's port (0: one derived from the install ID, in 20000-29999)"
+  description = "The registry's port (0: one derived from the install ID, in 20000-29999 but for 25672, RabbitMQ's inter-node port)"
 }
 
 resource "terraform_data" "registry_password" {
@@ -89,7 +89,8 @@ resource "terraform_data" "registry_password" {
 
 locals {
   registry_dir  = "${var.local_dir}/${var.install_id}/registry"
-  registry_port = var.registry_port != 0 ? var.registry_port : 20000 + parseint(substr(sha256(var.install_id), 0, 4), 16) % 10000
+  derived_port  = 20000 + parseint(substr(sha256(var.install_id), 0, 4), 16) % 10000
+  registry_port = var.registry_port != 0 ? var.registry_port : (local.derived_port == 25672 ? 25673 : local.derived_port)
 }
 
 resource "terraform_data" "registry" {
