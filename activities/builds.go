@@ -231,17 +231,17 @@ type SyncJobInput struct {
 // installRegistry is the install's own registry, from its sandbox's outputs.
 func (a *Activities) installRegistry(ctx context.Context, installID string) (protocol.RegistryAccess, error) {
 	var acc protocol.RegistryAccess
+	outputs, err := a.sandboxOutputs(ctx, installID)
+	if err != nil {
+		return acc, err
+	}
 	for _, o := range []struct {
 		name string
 		into any
 	}{{OutputRegistryAddress, &acc.Address}, {OutputRegistryUsername, &acc.Username},
 		{OutputRegistryPassword, &acc.Password}, {OutputRegistryPlainHTTP, &acc.PlainHTTP}} {
-		raw, ok, err := a.sandboxOutput(ctx, installID, o.name)
-		if err != nil {
-			return acc, err
-		}
-		if ok {
-			if err := json.Unmarshal(raw, o.into); err != nil {
+		if out, ok := outputs[o.name]; ok {
+			if err := json.Unmarshal(out.Value, o.into); err != nil {
 				return acc, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the sandbox's %s output: %v", o.name, err), "BadOutput", err)
 			}
 		}

@@ -152,20 +152,27 @@ func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID st
 // sandboxOutput is one output of the install's sandbox (false when it has
 // none of that name).
 func (a *Activities) sandboxOutput(ctx context.Context, installID, name string) (json.RawMessage, bool, error) {
+	outputs, err := a.sandboxOutputs(ctx, installID)
+	o, ok := outputs[name]
+	return o.Value, ok, err
+}
+
+// sandboxOutputs are the outputs of the install's sandbox (none before it
+// is applied).
+func (a *Activities) sandboxOutputs(ctx context.Context, installID string) (map[string]protocol.TerraformOutput, error) {
 	rows, err := a.Store.ListOutputs(ctx, installID)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	raw, ok := rows[store.SandboxStep]
 	if !ok {
-		return nil, false, nil
+		return nil, nil
 	}
 	var sb protocol.TerraformApplyOutputs
 	if err := json.Unmarshal([]byte(raw), &sb); err != nil {
-		return nil, false, fmt.Errorf("sandbox outputs: %w", err)
+		return nil, fmt.Errorf("sandbox outputs: %w", err)
 	}
-	o, ok := sb.Outputs[name]
-	return o.Value, ok, nil
+	return sb.Outputs, nil
 }
 
 // saveOutputs records a component's outputs (the shape terraform's have).
