@@ -31,6 +31,21 @@ func (s *stack) installJobs(inst string) []installJob {
 	return list.Jobs
 }
 
+// logTimes is when the job's log first held each of the texts (zero when
+// it never did).
+func (s *stack) logTimes(jobID string, texts ...string) []time.Time {
+	s.t.Helper()
+	at := make([]time.Time, len(texts))
+	for _, c := range s.logs(jobID) {
+		for i, text := range texts {
+			if at[i].IsZero() && strings.Contains(c.Data, text) {
+				at[i] = c.Time
+			}
+		}
+	}
+	return at
+}
+
 // A step whose dependency still runs gets its job queued early: the runner
 // fetches the module and runs init meanwhile, and the variables (from the
 // dependency's outputs, and the environment's TF_VAR_ rendered at queueing)
@@ -73,31 +88,15 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 		t.Fatalf("slow's job queued at %v, given its inputs at %v; the sandbox's job ended at %v: want queued before, given after",
 			slow.CreatedAt, slow.InputsAt, sandbox.FinishedAt)
 	}
-	var slowInit, slowSync time.Time
-	for _, c := range s.logs(slowStep.ApplyJobID) {
-		switch {
-		case strings.Contains(c.Data, "Terraform has been successfully initialized!"):
-			slowInit = c.Time
-		case strings.Contains(c.Data, "outpost: sync "):
-			slowSync = c.Time
-		}
-	}
+	at := s.logTimes(slowStep.ApplyJobID, "Terraform has been successfully initialized!", "outpost: sync ")
+	slowInit, slowSync := at[0], at[1]
 	if slowInit.IsZero() || slowSync.IsZero() || !slowInit.Before(sandbox.FinishedAt) || slowSync.Before(*slow.InputsAt) {
 		t.Fatalf("slow's job: init at %v, sync at %v; the sandbox's job ended at %v, slow's inputs came at %v",
 			slowInit, slowSync, sandbox.FinishedAt, slow.InputsAt)
 	}
 	// init ran while slow still ran; the plan only once the variables came.
-	var initAt, varsAt, planAt time.Time
-	for _, c := range s.logs(next.ID) {
-		switch {
-		case strings.Contains(c.Data, "Terraform has been successfully initialized!"):
-			initAt = c.Time
-		case strings.Contains(c.Data, "outpost: variables received"):
-			varsAt = c.Time
-		case strings.Contains(c.Data, "Plan: 1 to add"):
-			planAt = c.Time
-		}
-	}
+	at = s.logTimes(next.ID, "Terraform has been successfully initialized!", "outpost: variables received", "Plan: 1 to add")
+	initAt, varsAt, planAt := at[0], at[1], at[2]
 	if initAt.IsZero() || varsAt.IsZero() || planAt.IsZero() || !initAt.Before(slow.FinishedAt) || varsAt.Before(slow.FinishedAt) || planAt.Before(varsAt) {
 		t.Fatalf("next's job: init at %v, variables at %v, plan at %v; slow's job ended at %v", initAt, varsAt, planAt, slow.FinishedAt)
 	}

@@ -594,12 +594,7 @@ func TestHeldHeartbeatAnswersWithDeferredInputs(t *testing.T) {
 	e := newEnv(t, gateway.Config{Intervals: short})
 	r := e.newRunner("customer-1")
 	ctx := context.Background()
-	spec := e.spec(r, "job-deferred")
-	spec.InputsDeferred, spec.InputsWaitMS = true, 90_000
-	queued, _, err := e.s.EnqueueJob(ctx, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	queued := e.enqueueDeferred(r, "job-deferred")
 	// A runner that does not say it runs such jobs is not given one.
 	if j, err := e.claimAs(ctx, r.Token, protocol.ClaimRequest{Capabilities: []string{protocol.JobTypeNoop}}); err != nil || j != nil {
 		t.Fatalf("claim without %s: %+v %v, want none", protocol.CapabilityDeferredInputs, j, err)
@@ -659,12 +654,7 @@ func TestClaimWithFullWaitingPlacesTakesAJobOnceItsInputsAreGiven(t *testing.T) 
 	e := newEnv(t, gateway.Config{Intervals: iv})
 	r := e.newRunner("customer-1")
 	ctx := context.Background()
-	spec := e.spec(r, "job-deferred")
-	spec.InputsDeferred, spec.InputsWaitMS = true, 90_000
-	queued, _, err := e.s.EnqueueJob(ctx, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	queued := e.enqueueDeferred(r, "job-deferred")
 	full := protocol.ClaimRequest{Capabilities: []string{protocol.JobTypeNoop}, GivenInputs: true}
 	got := make(chan claimResult, 1)
 	go func() {
@@ -695,12 +685,7 @@ func TestClaimWithFullWaitingPlacesTakesAJobOnceItsInputsAreGiven(t *testing.T) 
 	}
 	// Without GivenInputs (a runner that never runs such jobs), a job with
 	// its inputs given is still not its.
-	other := e.spec(r, "job-deferred-2")
-	other.InputsDeferred, other.InputsWaitMS = true, 90_000
-	second, _, err := e.s.EnqueueJob(ctx, other)
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := e.enqueueDeferred(r, "job-deferred-2")
 	if err := e.s.ProvideJobInputs(ctx, second.ID, json.RawMessage(`{"variables":{}}`)); err != nil {
 		t.Fatal(err)
 	}

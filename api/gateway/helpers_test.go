@@ -270,6 +270,19 @@ func (e *env) claimAs(ctx context.Context, tok string, req protocol.ClaimRequest
 	return nil, fmt.Errorf("claim: status %d: %s", rep.status, rep.body)
 }
 
+// enqueueDeferred queues a job for the runner with deferred inputs (waited
+// for 90 s at most).
+func (e *env) enqueueDeferred(r runner, key string) store.Job {
+	e.tb.Helper()
+	spec := e.spec(r, key)
+	spec.InputsDeferred, spec.InputsWaitMS = true, 90_000
+	j, _, err := e.s.EnqueueJob(context.Background(), spec)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	return j
+}
+
 // claimResult is what a claim made in the background answered.
 type claimResult struct {
 	job *protocol.Job
