@@ -20,7 +20,12 @@
 //     (protocol.TerraformPlanApplyOutputs) are the plan's text as apply
 //     printed it before applying, its counts (from terraform's "Plan:" line;
 //     no JSON) and whether it changed anything. It runs the same two
-//     terraform commands a plain init/apply script would.
+//     terraform commands a plain init/apply script would. When its
+//     variables come later (deferred inputs), apply starts as soon as init
+//     is done, with a named pipe as its -var-file (varsPipe): terraform
+//     loads itself, its backend and the configuration, then blocks reading
+//     the pipe, holding no lock, until the job writes the variables into it;
+//     if they never come, the job kills it.
 //   - outputs: init, then the module's outputs.
 //
 // The module comes in the manifest (Module, a gzipped tar archive) or, for
@@ -29,7 +34,9 @@
 //
 // The job's directory holds the module (module/, extracted from the
 // manifest's archive), the variables (module/zz-outpost.auto.tfvars.json,
-// named to sort after the module's own *.auto.tfvars), a backend override
+// named to sort after the module's own *.auto.tfvars; or the named pipe
+// variables.tfvars.json, given as -var-file, which wins over them too), a
+// backend override
 // (module/zz_outpost_backend_override.tf: `backend "http" {}`) and an empty
 // terraform CLI configuration unless the runner gave one. The backend's
 // addresses go to `init -backend-config`; the job's state credential goes to

@@ -7,10 +7,10 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/runner/ociclient"
 	"github.com/outpost-dev/outpost/runner/plugins"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
 	"github.com/outpost-dev/outpost/store"
@@ -43,9 +43,11 @@ func buildModule(t *testing.T, reg *registry.Server, repository string, mod []by
 // A plan_apply job that syncs its module (module_sync) while the install's
 // registry is not known yet: it fetches the module from the build's source
 // and runs init, then, given its variables and the registry, copies the
-// build there before it plans and applies. When the source cannot be read,
-// it waits for its inputs and takes the module from the install's registry,
-// which holds the build already.
+// build there before it plans and applies. With the registry known, it
+// copies the build while it fetches and initialises the module. When the
+// source cannot be read, it takes the module from the install's registry,
+// which holds the build already (waiting for its inputs first when they
+// bring the registry).
 func TestPlanApplySyncsItsModule(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
@@ -71,13 +73,7 @@ func TestPlanApplySyncsItsModule(t *testing.T) {
 	run := func(key string) (store.Job, protocol.TerraformPlanApplyOutputs) {
 		t.Helper()
 		j, _ := h.enqueueSpec(key, m, true)
-		deadline := time.Now().Add(time.Minute)
-		for !strings.Contains(h.logs(j.ID), "outpost: waiting for the variables") {
-			if time.Now().After(deadline) {
-				t.Fatalf("the job did not come to wait for its inputs:\n%s", h.logs(j.ID))
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		h.awaitLog(j.ID, "outpost: waiting for the variables")
 		if err := h.s.ProvideJobInputs(ctx, j.ID, inputs); err != nil {
 			t.Fatal(err)
 		}
@@ -100,6 +96,30 @@ func TestPlanApplySyncsItsModule(t *testing.T) {
 	}
 	h.lockFree(ws)
 
+	// The install's registry is known when the job is queued (with its
+	// variables): the build is copied there while the module, fetched from
+	// the source, is initialised, and the copy is done before the plan.
+	kws := h.inst.ID + ".component.known"
+	known := h.manifest(protocol.TerraformPlanApply, kws, nil)
+	known.ModuleSync = &protocol.TerraformModuleSync{Source: src, Destination: protocol.OCIDestination{
+		Registry: installAccess, Repository: "outpost/known", Tag: "v1"}}
+	known.Variables = map[string]json.RawMessage{"name": []byte(`"known"`), "password": []byte(`"` + password + `"`)}
+	var kout protocol.TerraformPlanApplyOutputs
+	kj, _ := h.enqueue("known-registry", known)
+	h.succeeded(h.wait(kj.ID), &kout)
+	logs = h.logs(kj.ID)
+	syncAt, planAt := strings.Index(logs, "outpost: sync "), strings.Index(logs, "Plan: ")
+	if syncAt < 0 || planAt < syncAt || !strings.Contains(logs, "fetching the module "+vendor.Addr()) {
+		t.Errorf("want the module fetched from the source, and the sync before the plan:\n%s", logs)
+	}
+	if kout.Synced == nil || kout.Synced.Digest != src.Digest || !kout.Applied {
+		t.Fatalf("outputs: synced %+v, applied %v; want the build's digest %s, applied", kout.Synced, kout.Applied, src.Digest)
+	}
+	if _, err := ociclient.FetchTerraformModule(ctx, protocol.ArtifactRef{Registry: installAccess, Repository: "outpost/known", Digest: src.Digest}); err != nil {
+		t.Errorf("the install's registry does not serve the build: %v", err)
+	}
+	h.lockFree(kws)
+
 	// The vendor's registry cannot be read: the install's has the build.
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -117,4 +137,18 @@ func TestPlanApplySyncsItsModule(t *testing.T) {
 		t.Errorf("outputs: synced %+v, applied %v; want the build's digest, no changes", out.Synced, out.Applied)
 	}
 	h.lockFree(ws)
+
+	// The same with the install's registry known when the job is queued.
+	known.ModuleSync.Source.Registry.Address = unreachable
+	kj, _ = h.enqueue("known-registry-source-down", known)
+	kout = protocol.TerraformPlanApplyOutputs{}
+	h.succeeded(h.wait(kj.ID), &kout)
+	if logs := h.logs(kj.ID); !strings.Contains(logs, "it is fetched from the install's registry") ||
+		!strings.Contains(logs, install.Addr()+"/outpost/known already holds "+src.Digest) {
+		t.Errorf("want the fallback to the install's registry:\n%s", logs)
+	}
+	if kout.Synced == nil || kout.Synced.Digest != src.Digest || kout.Plan.HasChanges {
+		t.Errorf("outputs: synced %+v, changes %v; want the build's digest, no changes", kout.Synced, kout.Plan.HasChanges)
+	}
+	h.lockFree(kws)
 }

@@ -30,6 +30,7 @@ import (
 const (
 	moduleDir       = "module"                                  // the extracted module; terraform's working directory
 	varsFile        = "zz-outpost.auto.tfvars.json"             // in moduleDir: sorts after the module's own
+	varsPipeName    = "variables.tfvars.json"                   // in the job directory: a named pipe (varsPipe)
 	backendOverride = "zz_outpost_backend_override.tf"          // in moduleDir
 	planFileName    = "outpost.tfplan"                          // in the job directory
 	cliConfigFile   = "terraformrc"                             // in the job directory: empty
@@ -55,6 +56,7 @@ type plugin struct {
 	outputs json.RawMessage
 	stderr  io.Writer          // the job's, once Execute ran
 	synced  *protocol.Artifact // the build, in the install's registry (ModuleSync)
+	syncing chan error         // the sync started by fetchModule, until joinSync
 	inputs  bool               // the job's deferred inputs were taken
 }
 
@@ -160,6 +162,7 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 		return 0, err
 	}
 	dir := filepath.Join(run.Dir, moduleDir)
+	defer p.joinSync()
 	if err := p.fetchModule(ctx, run); err != nil {
 		return 0, err
 	}
@@ -210,10 +213,24 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	if err != nil {
 		return 0, failure("init", err)
 	}
-	if run.Inputs != nil && !p.inputs {
+	late := run.Inputs != nil && !p.inputs // the variables come with the job's inputs
+	if late && m.Operation == protocol.TerraformPlanApply {
+		pipe, err := newVarsPipe(run.Dir, func() {
+			fmt.Fprintln(run.Stdout, "outpost: started terraform apply: it plans once it reads the variables")
+		})
+		if err == nil {
+			p.outputs, err = p.planApply(ctx, cmd, run, pipe)
+			return 0, err
+		}
+		fmt.Fprintf(run.Stdout, "outpost: %v: terraform starts once the variables come\n", err)
+	}
+	if late {
 		if err := p.awaitInputs(ctx, run); err != nil {
 			return 0, err
 		}
+	}
+	if err := p.joinSync(); err != nil {
+		return 0, err
 	}
 	if m.plans() {
 		if err := writeVariables(dir, m.Variables); err != nil {
@@ -225,7 +242,7 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	case protocol.TerraformPlan:
 		p.outputs, err = plan(ctx, tf, cmd, run, m.Destroy)
 	case protocol.TerraformPlanApply:
-		p.outputs, err = planApply(ctx, cmd, run, m.Destroy, p.synced)
+		p.outputs, err = p.planApply(ctx, cmd, run, nil)
 	case protocol.TerraformApply:
 		err = apply(ctx, tf, run, m.PlanFile)
 	case protocol.TerraformOutputs:
@@ -269,12 +286,15 @@ func (p *plugin) awaitInputs(ctx context.Context, run plugins.Run) error {
 }
 
 // fetchModule fetches the module archive when the manifest does not carry
-// it: from the install's registry (module_artifact, or module_sync once it
-// copied the build there), or, for a module_sync whose destination comes
-// with the job's inputs, from the build's source, checked against its
-// digest (awaitInputs copies it once the destination is known). When that
-// source cannot be read, it leaves the module out: the install's registry
-// may hold the build already (Execute then fetches it from there).
+// it: from the install's registry (module_artifact), or, for a module_sync,
+// from the build's source, checked against its digest. A module_sync whose
+// destination is known copies the build there meanwhile (joinSync waits for
+// that copy: it is done before terraform plans); one whose destination
+// comes with the job's inputs copies it once they come (awaitInputs). When
+// the source cannot be read, the install's registry may hold the build
+// already: the module is fetched from there once the copy (which then finds
+// it there) is done, and for a destination still to come, it is left out
+// (Execute then fetches it once the job has its inputs).
 func (p *plugin) fetchModule(ctx context.Context, run plugins.Run) error {
 	m := &p.m
 	s := m.ModuleSync
@@ -284,10 +304,16 @@ func (p *plugin) fetchModule(ctx context.Context, run plugins.Run) error {
 	case s == nil:
 		return p.fetch(ctx, run, *m.ModuleArtifact, "module_artifact")
 	case s.Destination.Registry.Address != "":
-		if err := p.syncModule(ctx, run); err != nil {
-			return err
+		p.syncing = make(chan error, 1)
+		go func() { p.syncing <- p.syncModule(ctx, run) }()
+		if err := p.fetch(ctx, run, s.Source, "module_sync.source"); err != nil {
+			fmt.Fprintf(run.Stdout, "outpost: %v: it is fetched from the install's registry\n", err)
+			if err := p.joinSync(); err != nil {
+				return err
+			}
+			return p.fetchSynced(ctx, run)
 		}
-		return p.fetchSynced(ctx, run)
+		return nil
 	case run.Inputs == nil:
 		return errors.New("module_sync.destination.registry.address: required (it comes with the job's inputs only when they are deferred)")
 	}
@@ -296,6 +322,17 @@ func (p *plugin) fetchModule(ctx context.Context, run plugins.Run) error {
 		m.Module = nil
 	}
 	return nil
+}
+
+// joinSync waits for the sync fetchModule started, if any, and gives its
+// error.
+func (p *plugin) joinSync() error {
+	if p.syncing == nil {
+		return nil
+	}
+	err := <-p.syncing
+	p.syncing = nil
+	return err
 }
 
 // fetchSynced fetches the module from the install's registry, after
@@ -442,15 +479,34 @@ func plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run, d
 // changes changes no resource, but terraform still stores the state it
 // refreshed when that differs from the stored one (drift, a check block's
 // result), where a saved plan without changes was never applied.
-func planApply(ctx context.Context, cmd cli, run plugins.Run, destroy bool, synced *protocol.Artifact) (json.RawMessage, error) {
+//
+// With a pipe, the variables are still to come (deferred inputs): terraform
+// starts at once and reads them from the pipe, which giveVariables fills
+// once the job has its inputs.
+func (p *plugin) planApply(ctx context.Context, cmd cli, run plugins.Run, pipe *varsPipe) (json.RawMessage, error) {
 	args := []string{"apply", "-no-color", "-input=false", "-auto-approve"}
-	if destroy {
+	if p.m.Destroy {
 		args = append(args, "-destroy")
+	}
+	if pipe != nil {
+		args = append(args, "-var-file="+pipe.path)
 	}
 	// The plan comes first; what apply prints after it (a provisioner's
 	// output, say) is only kept up to a bound.
 	printed := &capped{max: 2 * protocol.MaxOutputsBytes}
-	if err := cmd.run(ctx, io.MultiWriter(run.Stdout, printed), run.Stderr, args...); err != nil {
+	proc, err := cmd.start(ctx, io.MultiWriter(run.Stdout, printed), run.Stderr, args...)
+	if err != nil {
+		if pipe != nil {
+			pipe.release()
+		}
+		return nil, failure("apply", err)
+	}
+	if pipe != nil {
+		if err := p.giveVariables(ctx, run, proc, pipe); err != nil {
+			return nil, err
+		}
+	}
+	if err := proc.wait(); err != nil {
 		return nil, failure("apply", err)
 	}
 	text := appliedPlanText(printed.String())
@@ -458,7 +514,35 @@ func planApply(ctx context.Context, cmd cli, run plugins.Run, destroy bool, sync
 	out.Add, out.Change, out.Destroy = countsFromText(text)
 	fmt.Fprintf(run.Stdout, "outpost: plan applied: %d to add, %d to change, %d to destroy (changes: %v)\n",
 		out.Add, out.Change, out.Destroy, out.HasChanges)
-	return fitPlanApplyOutputs(out, out.HasChanges, synced)
+	return fitPlanApplyOutputs(out, out.HasChanges, p.synced)
+}
+
+// giveVariables waits for the job's inputs (and syncs the module when they
+// bring its registry), then writes the variables to the pipe terraform
+// reads them from. When the inputs do not come (the job is cancelled, the
+// runner gives up), terraform is killed: blocked reading the pipe, it has
+// taken no lock and written no state.
+func (p *plugin) giveVariables(ctx context.Context, run plugins.Run, proc *process, pipe *varsPipe) error {
+	if err := errors.Join(p.awaitInputs(ctx, run), p.joinSync()); err != nil {
+		proc.kill()
+		pipe.release()
+		return err
+	}
+	vars := p.m.Variables
+	if vars == nil {
+		vars = map[string]json.RawMessage{}
+	}
+	b, err := json.Marshal(vars)
+	if err != nil {
+		proc.kill()
+		pipe.release()
+		return fmt.Errorf("variables: %w", err)
+	}
+	if err := pipe.give(b, proc.done); err != nil && !errors.Is(err, errNotRead) {
+		proc.kill()
+		return err
+	}
+	return nil // when terraform ended without reading them, its own error says why
 }
 
 // capped keeps the first max bytes written to it and drops the rest.
@@ -583,19 +667,55 @@ func newCLI(bin, dir string, env map[string]string) cli {
 // "<how it ended>\n<what it wrote to stderr>", for failure(). When ctx ends
 // terraform is interrupted, as terraform-exec does, so it stops gracefully.
 func (c cli) run(ctx context.Context, stdout, stderr io.Writer, args ...string) error {
+	p, err := c.start(ctx, stdout, stderr, args...)
+	if err != nil {
+		return err
+	}
+	return p.wait()
+}
+
+// process is a terraform process that cli.start started.
+type process struct {
+	cmd  *exec.Cmd
+	errs bytes.Buffer  // what it wrote to stderr
+	done chan struct{} // closed once it ended and its output is copied
+	err  error         // how it ended, once done is closed
+}
+
+// start starts terraform with args, as run does, without waiting for it.
+func (c cli) start(ctx context.Context, stdout, stderr io.Writer, args ...string) (*process, error) {
 	cmd := exec.CommandContext(ctx, c.bin, args...)
+	p := &process{cmd: cmd, done: make(chan struct{})}
 	cmd.Dir, cmd.Env, cmd.Stdout = c.dir, c.env, stdout
-	var errs bytes.Buffer
-	cmd.Stderr = &errs
+	cmd.Stderr = &p.errs
 	if stderr != nil {
-		cmd.Stderr = io.MultiWriter(stderr, &errs)
+		cmd.Stderr = io.MultiWriter(stderr, &p.errs)
 	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = interruptGrace
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%w\n%s", err, errs.String())
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// wait waits for the process to end; its error is run's.
+func (p *process) wait() error {
+	<-p.done
+	if p.err != nil {
+		return fmt.Errorf("%w\n%s", p.err, p.errs.String())
 	}
 	return nil
+}
+
+// kill ends the process at once and waits for it.
+func (p *process) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
 }
 
 // interruptGrace is how long terraform has to stop after an interrupt.

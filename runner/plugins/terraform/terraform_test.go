@@ -3,6 +3,9 @@ package terraform_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -243,24 +246,41 @@ func TestPlanApplyInOneJob(t *testing.T) {
 	h.lockFree(ws)
 }
 
+// terraformWaits is the line a plan_apply job with deferred variables logs
+// once terraform apply is started and reads the variables' pipe.
+const terraformWaits = "outpost: started terraform apply: it plans once it reads the variables"
+
+// awaitLog waits until the job's logs hold line.
+func (h *harness) awaitLog(jobID, line string) {
+	h.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(h.logs(jobID), line) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the job's logs never said %q:\n%s", line, h.logs(jobID))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // A plan_apply job queued before its variables are known fetches its
-// module and runs init, waits, and plans and applies once they are given.
-// Bad variable names in them fail the job with the name.
+// module, runs init and starts terraform apply, which waits for them
+// holding no lock; it plans and applies once they are given. Bad variable
+// names in them fail the job with the name.
 func TestPlanApplyWithDeferredVariables(t *testing.T) {
 	h := newHarness(t)
 	ws := h.inst.ID + ".sandbox"
 	m := h.manifest(protocol.TerraformPlanApply, ws, module(t, app))
 	m.Env = map[string]string{"OUTPOST_TEST_REGION": "eu-west"}
 	j, _ := h.enqueueSpec("deferred", m, true)
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(h.logs(j.ID), "outpost: waiting for the variables") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the job did not come to wait for its variables:\n%s", h.logs(j.ID))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	h.awaitLog(j.ID, "outpost: waiting for the variables")
+	h.awaitLog(j.ID, terraformWaits)
 	if logs := h.logs(j.ID); !strings.Contains(logs, "Terraform has been successfully initialized!") || strings.Contains(logs, "Plan:") {
 		t.Fatalf("before its variables, the job should have run init and nothing more:\n%s", logs)
+	}
+	// terraform is started, and holds no lock while it waits.
+	h.lockFree(ws)
+	if _, err := h.s.GetTerraformState(context.Background(), h.org.ID, ws); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a state before the variables were given: %v", err)
 	}
 	inputs, _ := json.Marshal(protocol.TerraformInputs{Variables: map[string]json.RawMessage{
 		"name": []byte(`"two"`), "password": []byte(`"` + password + `"`)}})
@@ -469,6 +489,68 @@ resource "terraform_data" "slow" {
 	if !strings.Contains(logs, "outpost: killed 1 process(es) terraform left running") {
 		t.Errorf("the provisioner's sleep was left running; logs:\n%s", logs)
 	}
+}
+
+// Cancelling a plan_apply job whose terraform waits for its variables ends
+// it at once: terraform, which has taken no lock, is killed, and nothing of
+// it is left running.
+func TestCancelWhileTerraformWaitsForItsVariables(t *testing.T) {
+	h := newHarness(t)
+	ws := h.inst.ID + ".sandbox"
+	// Every variable has a default: given none, terraform would go on.
+	mod := module(t, map[string]string{"main.tf": `
+variable "name" {
+  type    = string
+  default = "default"
+}
+resource "terraform_data" "app" {
+  input = var.name
+}
+`})
+	j, _ := h.enqueueSpec("deferred-cancelled", h.manifest(protocol.TerraformPlanApply, ws, mod), true)
+	h.awaitLog(j.ID, terraformWaits)
+	if n := terraformProcesses(t, j.ID); n != 1 {
+		t.Fatalf("%d terraform processes of the job while it waits for its variables, want 1", n)
+	}
+	start := time.Now()
+	if _, err := h.s.RequestCancel(context.Background(), j.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if done := h.wait(j.ID); done.Status != store.JobCancelled {
+		t.Errorf("cancelled while waiting for its variables: %s %q; logs:\n%s", done.Status, done.Error, h.logs(j.ID))
+	}
+	if waited := time.Since(start); waited > 20*time.Second {
+		t.Errorf("the cancel took %v: terraform was not killed but waited out", waited)
+	}
+	if n := terraformProcesses(t, j.ID); n != 0 {
+		t.Errorf("%d terraform processes of the cancelled job left running", n)
+	}
+	h.lockFree(ws)
+	time.Sleep(time.Second) // what terraform would do if it went on
+	if _, err := h.s.GetTerraformState(context.Background(), h.org.ID, ws); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a state after the job was cancelled before its variables came: %v", err)
+	}
+	if logs := h.logs(j.ID); strings.Contains(logs, "Plan:") || strings.Contains(logs, "Error") {
+		t.Errorf("terraform went on after the cancel:\n%s", logs)
+	}
+}
+
+// terraformProcesses counts the running terraform processes whose command
+// line names the job's variables' pipe.
+func terraformProcesses(t *testing.T, jobID string) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	n := 0
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), "-var-file=") && strings.Contains(string(cmdline), jobID) {
+			n++
+		}
+	}
+	return n
 }
 
 // A workspace locked by another running job stops terraform with its own

@@ -369,3 +369,36 @@ func TestValidateModuleSync(t *testing.T) {
 		})
 	}
 }
+
+// The variables' pipe gives the variables to the process that reads it, and
+// does not wait for one that ended without reading it.
+func TestVarsPipe(t *testing.T) {
+	dir := t.TempDir()
+	opened := make(chan struct{})
+	pipe, err := newVarsPipe(dir, func() { close(opened) })
+	if err != nil {
+		t.Skip(err) // no named pipes here
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := os.ReadFile(pipe.path)
+		got <- b
+	}()
+	<-opened
+	if err := pipe.give([]byte(`{"a":1}`), make(chan struct{})); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; string(b) != `{"a":1}` {
+		t.Errorf("the reader read %q", b)
+	}
+
+	other, err := newVarsPipe(t.TempDir(), func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	close(exited)
+	if err := other.give([]byte(`{}`), exited); !errors.Is(err, errNotRead) {
+		t.Errorf("give to a pipe nobody reads, its reader gone: %v, want errNotRead", err)
+	}
+}

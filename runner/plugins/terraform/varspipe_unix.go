@@ -1,0 +1,85 @@
+//go:build unix
+
+package terraform
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// varsPipe hands terraform its variables through a named pipe given to it
+// as -var-file. Started before the variables are known, terraform loads
+// itself, its backend and its configuration, then blocks reading the pipe:
+// it takes the state lock, reads the state and plans only once they are
+// written. A job whose variables come late (deferred inputs) so pays
+// terraform's start while it waits, not after.
+type varsPipe struct {
+	path string
+	// opened gets the pipe's writing end once terraform opened the pipe to
+	// read it (or once release unblocked the open).
+	opened chan *os.File
+}
+
+// newVarsPipe makes the pipe in the job's directory (outside the module, so
+// that terraform does not also load it as an *.auto.tfvars file) and starts
+// waiting for terraform to open it; onOpen runs once it has.
+func newVarsPipe(dir string, onOpen func()) (*varsPipe, error) {
+	path := filepath.Join(dir, varsPipeName)
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		return nil, fmt.Errorf("the variables' pipe: %w", &os.PathError{Op: "mkfifo", Path: path, Err: err})
+	}
+	v := &varsPipe{path: path, opened: make(chan *os.File, 1)}
+	go func() {
+		// Blocks until a reader opens the pipe.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			f = nil
+		} else {
+			onOpen()
+		}
+		v.opened <- f
+	}()
+	return v, nil
+}
+
+// errNotRead: terraform ended without reading its variables.
+var errNotRead = errors.New("terraform ended before it read its variables")
+
+// give writes the variables once terraform opened the pipe, unless it ended
+// first (exited closed): then errNotRead, and terraform's own error says
+// why.
+func (v *varsPipe) give(vars []byte, exited <-chan struct{}) error {
+	select {
+	case f := <-v.opened:
+		if f == nil {
+			return fmt.Errorf("the variables' pipe %s could not be opened", v.path)
+		}
+		_, err := f.Write(vars)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing the variables to terraform: %w", err)
+		}
+		return nil
+	case <-exited:
+		v.release()
+		return errNotRead
+	}
+}
+
+// release ends the wait for a reader when terraform will never open the
+// pipe: opening it to read (without blocking) completes the writer's open,
+// and both ends are closed.
+func (v *varsPipe) release() {
+	r, err := os.OpenFile(v.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if f := <-v.opened; f != nil {
+		f.Close()
+	}
+	if err == nil {
+		r.Close()
+	}
+}
