@@ -112,10 +112,13 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 	if v := outs.Outputs["third"]["value"].Value; v != "slow/tail/third" {
 		t.Fatalf("third's output = %v, want slow/tail/third", v)
 	}
-	// One level ahead only: third's job was queued once next had its inputs.
+	// Two steps ahead at most: third's job (after next, after slow) was
+	// queued early too, while next's still waited for its inputs, but only
+	// once slow had its own.
 	third := s.job(op.step(t, "third").ApplyJobID)
-	if !third.CreatedAt.After(*next.InputsAt) {
-		t.Fatalf("third's job was queued at %v, before next was given its inputs at %v", third.CreatedAt, next.InputsAt)
+	if !third.CreatedAt.After(*slow.InputsAt) || !third.CreatedAt.Before(*next.InputsAt) {
+		t.Fatalf("third's job was queued at %v; slow was given its inputs at %v, next at %v: want in between",
+			third.CreatedAt, slow.InputsAt, next.InputsAt)
 	}
 	s.replay(op.WorkflowID)
 
@@ -128,7 +131,8 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 		t.Fatalf("provision with a runner of concurrency 1: %s %q %+v", op.Status, op.Error, op.Steps)
 	}
 
-	// slow fails: next's early job is cancelled, the step skipped.
+	// slow fails: next's and third's early jobs are cancelled, the steps
+	// skipped.
 	failing, _ := s.newInstall("cust-q", map[string]any{"name": "fail", "value": "true"})
 	op = s.waitOp(failing, s.startOp(failing, "/provision", nil).ID, 5*time.Minute)
 	if op.Status != store.OpFailed || op.step(t, "slow").Status != store.StepFailed {
@@ -137,25 +141,37 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 	if st := op.step(t, "next"); st.Status != store.StepSkipped || st.PlanJobID != "" || !strings.Contains(st.Error, "slow") {
 		t.Fatalf("next step %+v: want skipped because of slow, with no plan", st)
 	}
+	if st := op.step(t, "third"); st.Status != store.StepSkipped || st.PlanJobID != "" {
+		t.Fatalf("third step %+v: want skipped, with no plan", st)
+	}
 	// The operation asked for the cancel; the runner ends the job moments
 	// later. (slow's own job was queued with deferred inputs too, while the
 	// sandbox ran, and was given them.)
 	var cancelled []installJob
-	waitFor(t, time.Minute, "next's waiting job to end", func() bool {
+	waitFor(t, time.Minute, "next's and third's waiting jobs to end", func() bool {
 		cancelled = nil
+		ended := 0
 		for _, j := range s.installJobs(failing) {
 			if j.InputsDeferred && j.Status != store.JobFailed {
 				cancelled = append(cancelled, j)
+				if j.FinishedAt != nil {
+					ended++
+				}
 			}
 		}
-		return len(cancelled) != 1 || cancelled[0].FinishedAt != nil
+		return len(cancelled) != 2 || ended == 2
 	})
-	if len(cancelled) != 1 || cancelled[0].Status != store.JobCancelled || cancelled[0].InputsAt != nil {
-		t.Fatalf("jobs queued with deferred inputs that did not fail: %+v, want next's one, cancelled without inputs", cancelled)
+	if len(cancelled) != 2 {
+		t.Fatalf("jobs queued with deferred inputs that did not fail: %+v, want next's and third's", cancelled)
 	}
-	for _, c := range s.logs(cancelled[0].ID) {
-		if strings.Contains(c.Data, "variables received") || strings.Contains(c.Data, "Plan:") {
-			t.Fatalf("the cancelled job planned: %q", c.Data)
+	for _, j := range cancelled {
+		if j.Status != store.JobCancelled || j.InputsAt != nil {
+			t.Fatalf("job %+v: want cancelled without inputs", j)
+		}
+		for _, c := range s.logs(j.ID) {
+			if strings.Contains(c.Data, "variables received") || strings.Contains(c.Data, "Plan:") {
+				t.Fatalf("the cancelled job %s planned: %q", j.ID, c.Data)
+			}
 		}
 	}
 	s.replay(op.WorkflowID)

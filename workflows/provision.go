@@ -118,6 +118,13 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 	syncsInJob := func(st activities.StepSpec) bool {
 		return syncInJob && hasBuild(st) && st.Type == appconfig.TypeTerraformModule
 	}
+	// Since versionPrestartTwoAhead, a step's job may be queued while its
+	// dependencies' own jobs still wait for their inputs (see prestart).
+	twoAhead := workflow.GetVersion(ctx, versionPrestartTwoAhead, workflow.DefaultVersion, 1) == 1
+	specs := map[string]activities.StepSpec{}
+	for _, st := range plan.Steps {
+		specs[st.Name] = st
+	}
 
 	// One channel per step for its approval, filled by one signal reader.
 	approvals := map[string]workflow.Channel{}
@@ -143,6 +150,26 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 	// inputs): it will run to the end without the workflow. A step whose
 	// dependencies are all launched may queue its own job (prestart).
 	launched := map[string]bool{}
+	// queued: the step's job is queued, its inputs still to come (a
+	// prestart).
+	queued := map[string]bool{}
+	// ahead: step d runs, or will once its own dependencies are done: its
+	// last job is launched; or, since versionPrestartTwoAhead, it is queued
+	// and every dependency of d has launched its own (or ended).
+	ahead := func(d string) bool {
+		if launched[d] {
+			return true
+		}
+		if !twoAhead || !queued[d] {
+			return false
+		}
+		for _, dd := range specs[d].After {
+			if _, ok := outcomes[dd]; !ok && !launched[dd] {
+				return false
+			}
+		}
+		return true
+	}
 	results := workflow.NewChannel(ctx)
 	running := 0
 	stop := false // a denial or a cancellation: start nothing new
@@ -200,19 +227,22 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 				deps := stepDeps{
 					wait: waitDeps,
 					// Whether to queue the step's job before its
-					// dependencies end: once every one of them has
-					// launched its last job, and one still runs. Never
-					// more than one step ahead of what runs (the runner
-					// keeps waiting jobs out of its working places, and
-					// takes the ones it has no waiting place for once
-					// their inputs are given).
+					// dependencies end: once every one of them is ahead
+					// (its last job launched, or queued with its own
+					// dependencies launched), and one still runs. Never
+					// more than two steps ahead of what runs, so that a
+					// job has its dependency's time and its dependency's
+					// dependency's to start, fetch its module and run
+					// init (the runner keeps waiting jobs out of its
+					// working places, and takes the ones it has no
+					// waiting place for once their inputs are given).
 					prestart: func(ctx workflow.Context) bool {
 						if !st.Prestart || !runner.DeferredInputs {
 							return false
 						}
 						_ = workflow.Await(ctx, func() bool {
 							for _, d := range st.After {
-								if _, ok := outcomes[d]; !ok && !launched[d] && !(stop && !started[d]) {
+								if _, ok := outcomes[d]; !ok && !ahead(d) && !(stop && !started[d]) {
 									return false
 								}
 							}
@@ -224,7 +254,7 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 							switch {
 							case ok && !stepOK(o.Status):
 								return false // it is skipped: waitDeps says so
-							case !ok && launched[d]:
+							case !ok && ahead(d):
 								running = true
 							case !ok:
 								return false // never started (the operation stopped): waitDeps says so
@@ -232,6 +262,7 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 						}
 						return running && ctx.Err() == nil
 					},
+					queued:   func() { queued[st.Name] = true },
 					launched: func() { launched[st.Name] = true },
 					ended: func(step string) bool {
 						_, ok := outcomes[step]
@@ -313,6 +344,8 @@ type stepDeps struct {
 	// prestart waits until the step's job may be queued before they end,
 	// and says whether to (false: wait for them as usual).
 	prestart func(workflow.Context) bool
+	// queued records that the step's job is queued, its inputs to come.
+	queued func()
 	// launched records that the step's last job is queued with its inputs.
 	launched func()
 	// ended says whether a step of the operation has ended.
@@ -326,6 +359,10 @@ type stepDeps struct {
 // versionSyncInPlanApply is the workflow version (workflow.GetVersion)
 // since which a plan_apply job syncs its step's build itself.
 const versionSyncInPlanApply = "sync-in-plan-apply"
+
+// versionPrestartTwoAhead is the workflow version since which a step's job
+// may be queued two steps ahead of what runs (stepDeps.prestart).
+const versionPrestartTwoAhead = "prestart-two-ahead"
 
 // skipError ends a step as skipped (a dependency did not succeed).
 type skipError struct{ msg string }
@@ -364,6 +401,7 @@ func runStep(ctx workflow.Context, opID string, plan activities.OperationPlan, s
 		if operation == protocol.TerraformPlanApply {
 			p.Queued = func(ctx workflow.Context, jobID string) error {
 				if deferInputs {
+					deps.queued()
 					if skipped := deps.wait(ctx); skipped != "" {
 						return skipError{skipped}
 					}
