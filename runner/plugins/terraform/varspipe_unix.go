@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -21,13 +22,19 @@ type varsPipe struct {
 	// opened gets the pipe's writing end once terraform opened the pipe to
 	// read it (or once release unblocked the open).
 	opened chan *os.File
+	// released: release opened the pipe, not terraform.
+	released atomic.Bool
 }
 
 // newVarsPipe makes the pipe in the job's directory (outside the module, so
 // that terraform does not also load it as an *.auto.tfvars file) and starts
 // waiting for terraform to open it; onOpen runs once it has.
 func newVarsPipe(dir string, onOpen func()) (*varsPipe, error) {
-	path := filepath.Join(dir, varsPipeName)
+	// Absolute: terraform runs in the module's directory.
+	path, err := filepath.Abs(filepath.Join(dir, varsPipeName))
+	if err != nil {
+		return nil, fmt.Errorf("the variables' pipe: %w", err)
+	}
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		return nil, fmt.Errorf("the variables' pipe: %w", &os.PathError{Op: "mkfifo", Path: path, Err: err})
 	}
@@ -35,9 +42,10 @@ func newVarsPipe(dir string, onOpen func()) (*varsPipe, error) {
 	go func() {
 		// Blocks until a reader opens the pipe.
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
+		switch {
+		case err != nil:
 			f = nil
-		} else {
+		case !v.released.Load():
 			onOpen()
 		}
 		v.opened <- f
@@ -75,6 +83,7 @@ func (v *varsPipe) give(vars []byte, exited <-chan struct{}) error {
 // pipe: opening it to read (without blocking) completes the writer's open,
 // and both ends are closed.
 func (v *varsPipe) release() {
+	v.released.Store(true)
 	r, err := os.OpenFile(v.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if f := <-v.opened; f != nil {
 		f.Close()
