@@ -108,9 +108,15 @@ func TestPlanApplySyncsItsModule(t *testing.T) {
 	kj, _ := h.enqueue("known-registry", known)
 	h.succeeded(h.wait(kj.ID), &kout)
 	logs = h.logs(kj.ID)
-	syncAt, planAt := strings.Index(logs, "outpost: sync "), strings.Index(logs, "Plan: ")
-	if syncAt < 0 || planAt < syncAt || !strings.Contains(logs, "fetching the module "+vendor.Addr()) {
-		t.Errorf("want the module fetched from the source, and the sync before the plan:\n%s", logs)
+	syncAt, initAt = strings.Index(logs, "outpost: sync "), strings.Index(logs, "Initializing the backend")
+	syncedAt, planAt := strings.Index(logs, "outpost: synced: "+install.Addr()+"/outpost/known holds "+src.Digest), strings.Index(logs, "Plan: ")
+	switch {
+	case !strings.Contains(logs, "fetching the module "+vendor.Addr()):
+		t.Errorf("want the module fetched from the source:\n%s", logs)
+	case syncAt < 0 || initAt < syncAt:
+		t.Errorf("want the sync started before init, to overlap it:\n%s", logs)
+	case syncedAt < 0 || planAt < syncedAt:
+		t.Errorf("want the sync done before the plan:\n%s", logs)
 	}
 	if kout.Synced == nil || kout.Synced.Digest != src.Digest || !kout.Applied {
 		t.Fatalf("outputs: synced %+v, applied %v; want the build's digest %s, applied", kout.Synced, kout.Applied, src.Digest)

@@ -370,6 +370,7 @@ func (p *plugin) syncModule(ctx context.Context, run plugins.Run) error {
 	case art.Digest != s.Source.Digest:
 		return fmt.Errorf("module_sync: %s holds %s, the build is %s", dst.Name, art.Digest, s.Source.Digest)
 	}
+	fmt.Fprintf(run.Stdout, "outpost: synced: %s holds %s\n", dst.Name, art.Digest)
 	p.synced = &art
 	return nil
 }
@@ -521,9 +522,24 @@ func (p *plugin) planApply(ctx context.Context, cmd cli, run plugins.Run, pipe *
 // bring its registry), then writes the variables to the pipe terraform
 // reads them from. When the inputs do not come (the job is cancelled, the
 // runner gives up), terraform is killed: blocked reading the pipe, it has
-// taken no lock and written no state.
+// taken no lock and written no state. When terraform ends first (it failed
+// before reading them), the wait ends with it, and terraform's own error is
+// the job's (a nil error here: apply's wait reports it).
 func (p *plugin) giveVariables(ctx context.Context, run plugins.Run, proc *process, pipe *varsPipe) error {
-	if err := errors.Join(p.awaitInputs(ctx, run), p.joinSync()); err != nil {
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-proc.done:
+			stop()
+		case <-wctx.Done():
+		}
+	}()
+	if err := errors.Join(p.awaitInputs(wctx, run), p.joinSync()); err != nil {
+		if exited(proc) {
+			pipe.release()
+			return nil
+		}
 		proc.kill()
 		pipe.release()
 		return err
@@ -538,11 +554,21 @@ func (p *plugin) giveVariables(ctx context.Context, run plugins.Run, proc *proce
 		pipe.release()
 		return fmt.Errorf("variables: %w", err)
 	}
-	if err := pipe.give(b, proc.done); err != nil && !errors.Is(err, errNotRead) {
+	if err := pipe.give(b, proc.done); err != nil && !errors.Is(err, errNotRead) && !exited(proc) {
 		proc.kill()
 		return err
 	}
 	return nil // when terraform ended without reading them, its own error says why
+}
+
+// exited says the process has ended.
+func exited(p *process) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // capped keeps the first max bytes written to it and drops the rest.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/plugins/terraform"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -533,6 +534,28 @@ resource "terraform_data" "app" {
 	if logs := h.logs(j.ID); strings.Contains(logs, "Plan:") || strings.Contains(logs, "Error") {
 		t.Errorf("terraform went on after the cancel:\n%s", logs)
 	}
+}
+
+// When terraform, started before the job's variables, fails before it reads
+// them, the job fails at once with terraform's error, without waiting for
+// inputs that may be long to come.
+func TestTerraformFailingBeforeItsVariablesFailsTheJob(t *testing.T) {
+	// A terraform that runs init but refuses to apply.
+	real := findTerraform(t)
+	wrapper := filepath.Join(t.TempDir(), "terraform")
+	script := "#!/bin/sh\nif [ \"$1\" = apply ]; then echo 'Error: this terraform refuses to apply' >&2; exit 1; fi\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(terraform.EnvTerraform, wrapper)
+	h := newHarness(t)
+	ws := h.inst.ID + ".sandbox"
+	j, _ := h.enqueueSpec("refused", h.manifest(protocol.TerraformPlanApply, ws, module(t, app)), true)
+	done := h.wait(j.ID) // its inputs are never given
+	if done.Status != store.JobFailed || !strings.Contains(done.Error, "this terraform refuses to apply") {
+		t.Errorf("job %s %q; want failed with terraform's error; logs:\n%s", done.Status, done.Error, h.logs(j.ID))
+	}
+	h.lockFree(ws)
 }
 
 // terraformProcesses counts the running terraform processes whose command

@@ -66,9 +66,7 @@ func (v *varsPipe) give(vars []byte, exited <-chan struct{}) error {
 			return fmt.Errorf("the variables' pipe %s could not be opened", v.path)
 		}
 		_, err := f.Write(vars)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		f.Close() // terraform has them all once the write returned
 		if err != nil {
 			return fmt.Errorf("writing the variables to terraform: %w", err)
 		}
@@ -85,10 +83,20 @@ func (v *varsPipe) give(vars []byte, exited <-chan struct{}) error {
 func (v *varsPipe) release() {
 	v.released.Store(true)
 	r, err := os.OpenFile(v.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		// The writer's open may stay blocked: leave it (the job process
+		// ends soon), and close its end if it got one.
+		select {
+		case f := <-v.opened:
+			if f != nil {
+				f.Close()
+			}
+		default:
+		}
+		return
+	}
 	if f := <-v.opened; f != nil {
 		f.Close()
 	}
-	if err == nil {
-		r.Close()
-	}
+	r.Close()
 }
