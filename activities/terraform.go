@@ -282,8 +282,9 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		}
 		m.Variables, spec.InputsDeferred = nil, true
 		// A safety net for an operation that ends without giving them (a
-		// terminated workflow): its dependencies' jobs get JobWait each.
-		spec.InputsWaitMS = (2 * a.opConfig().JobWait).Milliseconds()
+		// terminated workflow): its dependencies' jobs get JobWait each,
+		// and a job queued two steps ahead waits for two of them.
+		spec.InputsWaitMS = (3 * a.opConfig().JobWait).Milliseconds()
 		if in.DeferRegistry {
 			spec.InputsWaitMS += a.opConfig().JobWait.Milliseconds() // and the sandbox's job
 		}

@@ -155,7 +155,7 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 	queued := map[string]bool{}
 	// ahead: step d runs, or will once its own dependencies are done: its
 	// last job is launched; or, since versionPrestartTwoAhead, it is queued
-	// and every dependency of d has launched its own (or ended).
+	// and every dependency of d has launched its own (or succeeded).
 	ahead := func(d string) bool {
 		if launched[d] {
 			return true
@@ -164,8 +164,9 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 			return false
 		}
 		for _, dd := range specs[d].After {
-			if _, ok := outcomes[dd]; !ok && !launched[dd] {
-				return false
+			o, ended := outcomes[dd]
+			if ended && !stepOK(o.Status) || !ended && !launched[dd] {
+				return false // d will be skipped, or is not that far yet
 			}
 		}
 		return true
