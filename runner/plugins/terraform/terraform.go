@@ -378,14 +378,23 @@ func (p *plugin) syncModule(ctx context.Context, run plugins.Run) error {
 // writeVariables writes the variables into the module, as a tfvars file
 // that sorts after the module's own.
 func writeVariables(dir string, vars map[string]json.RawMessage) error {
+	b, err := variablesJSON(vars)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, varsFile), b, 0o600)
+}
+
+// variablesJSON is the variables as a tfvars JSON file holds them.
+func variablesJSON(vars map[string]json.RawMessage) ([]byte, error) {
 	if vars == nil {
 		vars = map[string]json.RawMessage{}
 	}
 	b, err := json.Marshal(vars)
 	if err != nil {
-		return fmt.Errorf("variables: %w", err)
+		return nil, fmt.Errorf("variables: %w", err)
 	}
-	return os.WriteFile(filepath.Join(dir, varsFile), b, 0o600)
+	return b, nil
 }
 
 // validateVariables checks the variables' names.
@@ -535,24 +544,19 @@ func (p *plugin) giveVariables(ctx context.Context, run plugins.Run, proc *proce
 		case <-wctx.Done():
 		}
 	}()
-	if err := errors.Join(p.awaitInputs(wctx, run), p.joinSync()); err != nil {
+	var b []byte
+	err := errors.Join(p.awaitInputs(wctx, run), p.joinSync())
+	if err == nil {
+		b, err = variablesJSON(p.m.Variables)
+	}
+	if err != nil {
 		if exited(proc) {
-			pipe.release()
-			return nil
+			err = nil // terraform's own error says why
+		} else {
+			proc.kill()
 		}
-		proc.kill()
 		pipe.release()
 		return err
-	}
-	vars := p.m.Variables
-	if vars == nil {
-		vars = map[string]json.RawMessage{}
-	}
-	b, err := json.Marshal(vars)
-	if err != nil {
-		proc.kill()
-		pipe.release()
-		return fmt.Errorf("variables: %w", err)
 	}
 	if err := pipe.give(b, proc.done); err != nil && !errors.Is(err, errNotRead) && !exited(proc) {
 		proc.kill()
