@@ -148,7 +148,7 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 	started := map[string]bool{}
 	// launched: the step's last job is queued with everything it needs (its
 	// inputs): it will run to the end without the workflow. A step whose
-	// dependencies are all launched may queue its own job (prestart).
+	// dependencies are all ahead (below) may queue its own job (prestart).
 	launched := map[string]bool{}
 	// queued: the step's job is queued, its inputs still to come (a
 	// prestart).
