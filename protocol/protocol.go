@@ -68,6 +68,10 @@ type Intervals struct {
 	LeaseMS int64 `json:"lease_ms"`
 	// RunnerHeartbeat is how often the runner reports version and capabilities.
 	RunnerHeartbeatMS int64 `json:"runner_heartbeat_ms"`
+	// LogBatch is how long a runner gathers a job's log lines before it
+	// sends them: at most one log request per job per LogBatch. A job's
+	// first lines, and its last (once the job has ended), are sent at once.
+	LogBatchMS int64 `json:"log_batch_ms"`
 }
 
 // Duration helpers.
@@ -79,6 +83,7 @@ func (i Intervals) Lease() time.Duration { return time.Duration(i.LeaseMS) * tim
 func (i Intervals) RunnerHeartbeat() time.Duration {
 	return time.Duration(i.RunnerHeartbeatMS) * time.Millisecond
 }
+func (i Intervals) LogBatch() time.Duration { return time.Duration(i.LogBatchMS) * time.Millisecond }
 
 // RegisterRequest exchanges a registration token for a runner token.
 type RegisterRequest struct {

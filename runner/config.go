@@ -241,6 +241,7 @@ var defaultIntervals = protocol.Intervals{
 	JobHeartbeatMS:    10_000,
 	LeaseMS:           60_000,
 	RunnerHeartbeatMS: 30_000,
+	LogBatchMS:        250,
 }
 
 // withDefaults fills the intervals the gateway left out (or sent as zero).
@@ -254,6 +255,7 @@ func withDefaults(iv protocol.Intervals) protocol.Intervals {
 	fill(&iv.JobHeartbeatMS, defaultIntervals.JobHeartbeatMS)
 	fill(&iv.LeaseMS, defaultIntervals.LeaseMS)
 	fill(&iv.RunnerHeartbeatMS, defaultIntervals.RunnerHeartbeatMS)
+	fill(&iv.LogBatchMS, defaultIntervals.LogBatchMS)
 	return iv
 }
 

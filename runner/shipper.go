@@ -33,6 +33,11 @@ type shipper struct {
 	attempt int
 	retry   retryPolicy
 	log     *slog.Logger
+	// every is the least time between two requests while the job runs
+	// (protocol.Intervals.LogBatch): lines written meanwhile go together.
+	// The first lines go at once, and so do the last once the spool is
+	// closed.
+	every time.Duration
 }
 
 // run ships until the spool is closed and the gateway has acknowledged all of
@@ -50,6 +55,7 @@ func (sh *shipper) run(ctx context.Context) error {
 		pending []protocol.LogChunk // read, not yet acknowledged
 		b       = sh.retry.backoff()
 		failing bool
+		sent    time.Time // when the last request that went through was sent
 	)
 	for {
 		size, closed, changed := sh.spool.state()
@@ -57,6 +63,21 @@ func (sh *shipper) run(ctx context.Context) error {
 			if pending, read, err = readChunks(f, read, size, pending); err != nil {
 				return err
 			}
+		}
+		if wait := sh.every - time.Since(sent); len(pending) > 0 && !closed && !failing && wait > 0 && batchLen(pending) == len(pending) &&
+			len(pending) < protocol.MaxLogBatchChunks {
+			// Gather until the batch is due, full, or the spool closed.
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-changed:
+			case <-ctx.Done():
+			}
+			t.Stop()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
 		}
 		if len(pending) == 0 {
 			if closed && read == size {
@@ -71,6 +92,7 @@ func (sh *shipper) run(ctx context.Context) error {
 		}
 
 		batch := pending[:batchLen(pending)]
+		at := time.Now()
 		resp, err := sh.sender.SendLogs(ctx, sh.jobID, protocol.LogsRequest{Attempt: sh.attempt, Chunks: batch})
 		switch {
 		case ctx.Err() != nil:
@@ -81,7 +103,7 @@ func (sh *shipper) run(ctx context.Context) error {
 			if failing {
 				sh.log.Info("sending logs again")
 			}
-			failing = false
+			failing, sent = false, at
 			b.reset()
 			for len(pending) > 0 && pending[0].Seq <= resp.AckedSeq {
 				pending = pending[1:]

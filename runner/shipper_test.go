@@ -152,3 +152,68 @@ func TestSpoolRefusesChunksOnceClosed(t *testing.T) {
 		t.Errorf("append after close: %v", err)
 	}
 }
+
+// recordingSender acknowledges every batch and hands each one to the test.
+type recordingSender struct{ batches chan []protocol.LogChunk }
+
+func (s recordingSender) SendLogs(_ context.Context, _ string, req protocol.LogsRequest) (protocol.LogsResponse, error) {
+	s.batches <- req.Chunks
+	return protocol.LogsResponse{AckedSeq: req.Chunks[len(req.Chunks)-1].Seq}, nil
+}
+
+// While the job runs, lines written between two requests go in one: the
+// first line goes at once, a full batch goes at once, the rest waits for
+// the batch interval (an hour here) or for the spool to close.
+func TestShipperGathersLinesWhileTheJobRuns(t *testing.T) {
+	sp, err := createSpool(filepath.Join(t.TempDir(), spoolFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sender := recordingSender{batches: make(chan []protocol.LogChunk, 10)}
+	sh := &shipper{spool: sp, sender: sender, jobID: "job-1", attempt: 1, retry: fastRetry, log: testLogger(t), every: time.Hour}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // only a hang guard
+	defer cancel()
+	shipped := make(chan error, 1)
+	go func() { shipped <- sh.run(ctx) }()
+	next := func(what string) []protocol.LogChunk {
+		t.Helper()
+		select {
+		case b := <-sender.batches:
+			return b
+		case err := <-shipped:
+			t.Fatalf("shipping ended (%v) before %s was sent", err, what)
+		case <-ctx.Done():
+			t.Fatalf("%s was not sent", what)
+		}
+		return nil
+	}
+	write := func(n int) {
+		for range n {
+			if _, err := sp.Append(protocol.StreamStdout, "line\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	write(1)
+	if b := next("the first line"); len(b) != 1 || b[0].Seq != 1 {
+		t.Fatalf("first request: %d chunks from seq %d, want the first line alone", len(b), b[0].Seq)
+	}
+	const rest = 44
+	write(protocol.MaxLogBatchChunks + rest)
+	if b := next("a full batch"); len(b) != protocol.MaxLogBatchChunks || b[0].Seq != 2 {
+		t.Fatalf("second request: %d chunks from seq %d, want a full batch of %d from seq 2", len(b), b[0].Seq, protocol.MaxLogBatchChunks)
+	}
+	if err := sp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b := next("the last lines"); len(b) != rest || b[0].Seq != 2+protocol.MaxLogBatchChunks {
+		t.Fatalf("third request: %d chunks from seq %d, want the last %d", len(b), b[0].Seq, rest)
+	}
+	if err := <-shipped; err != nil {
+		t.Fatalf("shipping: %v", err)
+	}
+	if n := len(sender.batches); n != 0 {
+		t.Errorf("%d more requests, want none", n)
+	}
+}

@@ -97,7 +97,8 @@ func (s *supervisor) run(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}()
-	ship := &shipper{spool: spool, sender: s.gw, jobID: s.job.ID, attempt: s.job.Attempt, retry: s.retry, log: s.log}
+	ship := &shipper{spool: spool, sender: s.gw, jobID: s.job.ID, attempt: s.job.Attempt, retry: s.retry, log: s.log,
+		every: s.intervals.LogBatch()}
 	shipped := make(chan error, 1)
 	go func() { shipped <- ship.run(ctx) }()
 

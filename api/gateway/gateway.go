@@ -26,6 +26,7 @@ var DefaultIntervals = protocol.Intervals{
 	JobHeartbeatMS:    10_000,
 	LeaseMS:           60_000,
 	RunnerHeartbeatMS: 30_000,
+	LogBatchMS:        250,
 }
 
 // A claim that finds the jobs it could run locked by another transaction
@@ -111,6 +112,9 @@ func New(cfg Config) *Gateway {
 	}
 	if iv.RunnerHeartbeatMS <= 0 {
 		iv.RunnerHeartbeatMS = def.RunnerHeartbeatMS
+	}
+	if iv.LogBatchMS <= 0 {
+		iv.LogBatchMS = def.LogBatchMS
 	}
 	if cfg.ReapInterval <= 0 {
 		cfg.ReapInterval = min(max(iv.Lease()/4, time.Second), 15*time.Second)

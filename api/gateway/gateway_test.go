@@ -18,7 +18,7 @@ import (
 )
 
 // short are intervals that keep the tests quick.
-var short = protocol.Intervals{ClaimWaitMS: 1500, JobHeartbeatMS: 5000, LeaseMS: 60_000, RunnerHeartbeatMS: 30_000}
+var short = protocol.Intervals{ClaimWaitMS: 1500, JobHeartbeatMS: 5000, LeaseMS: 60_000, RunnerHeartbeatMS: 30_000, LogBatchMS: 100}
 
 func TestRegisterExchangesTheRegistrationTokenOnce(t *testing.T) {
 	e := newEnv(t, gateway.Config{Intervals: short})

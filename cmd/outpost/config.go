@@ -73,7 +73,7 @@ func (c *common) openStore(ctx context.Context, log *slog.Logger, migrate bool) 
 
 // gatewayFlags are the intervals the gateway hands out.
 type gatewayFlags struct {
-	claimWait, jobHeartbeat, lease, runnerHeartbeat time.Duration
+	claimWait, jobHeartbeat, lease, runnerHeartbeat, logBatch time.Duration
 }
 
 func (g *gatewayFlags) register(fs *flag.FlagSet) {
@@ -82,11 +82,12 @@ func (g *gatewayFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&g.jobHeartbeat, "job-heartbeat", d.JobHeartbeat(), "how often runners renew a running job's lease")
 	fs.DurationVar(&g.lease, "lease", d.Lease(), "how long a job lease lasts after each renewal")
 	fs.DurationVar(&g.runnerHeartbeat, "runner-heartbeat", d.RunnerHeartbeat(), "how often runners report version and capabilities")
+	fs.DurationVar(&g.logBatch, "log-batch", d.LogBatch(), "how long runners gather a job's log lines into one request (its first and last lines go at once)")
 }
 
 func (g *gatewayFlags) intervals() (protocol.Intervals, error) {
 	iv := protocol.Intervals{ClaimWaitMS: g.claimWait.Milliseconds(), JobHeartbeatMS: g.jobHeartbeat.Milliseconds(),
-		LeaseMS: g.lease.Milliseconds(), RunnerHeartbeatMS: g.runnerHeartbeat.Milliseconds()}
+		LeaseMS: g.lease.Milliseconds(), RunnerHeartbeatMS: g.runnerHeartbeat.Milliseconds(), LogBatchMS: g.logBatch.Milliseconds()}
 	switch {
 	case iv.ClaimWaitMS < 1000:
 		return iv, errors.New("-claim-wait must be at least 1s")
@@ -94,6 +95,8 @@ func (g *gatewayFlags) intervals() (protocol.Intervals, error) {
 		return iv, errors.New("-job-heartbeat must be at least 100ms")
 	case iv.LeaseMS < 2*iv.JobHeartbeatMS:
 		return iv, errors.New("-lease must be at least twice -job-heartbeat")
+	case iv.LogBatchMS < 1 || iv.LogBatchMS > iv.JobHeartbeatMS:
+		return iv, errors.New("-log-batch must be at least 1ms and at most -job-heartbeat")
 	}
 	return iv, nil
 }
