@@ -121,8 +121,12 @@ func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (
 	if err != nil {
 		return JobRef{}, err
 	}
+	typ := protocol.JobTypeOCI
+	if op == protocol.OCIBuildHelmChart {
+		typ = protocol.JobTypeHelmChart // packaged by helm's SDK, in outpost-runner-helm
+	}
 	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: key, OrgID: b.OrgID, RunnerID: r.ID,
-		Type: protocol.JobTypeOCI, Manifest: raw, TimeoutMS: buildJobTimeout.Milliseconds()})
+		Type: typ, Manifest: raw, TimeoutMS: buildJobTimeout.Milliseconds()})
 	if err != nil {
 		return JobRef{}, err
 	}

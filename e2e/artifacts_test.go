@@ -265,7 +265,7 @@ func TestMissingExternalImageFailsTheBuild(t *testing.T) {
 }
 
 // assertRegistryCredentialsHidden collects the registry passwords of every
-// oci job's manifest (build and sync) and of every terraform job that
+// oci and helm_chart job's manifest (builds and syncs) and of every terraform job that
 // synced its build (module_sync), and looks for them in API answers, job
 // logs and the Temporal histories of the operation and the builds.
 func (s *stack) assertRegistryCredentialsHidden(inst string, op operation) {
@@ -273,7 +273,7 @@ func (s *stack) assertRegistryCredentialsHidden(inst string, op operation) {
 	ctx := context.Background()
 	var jobs []store.Job
 	if err := s.store.DB().WithContext(ctx).Where("org_id = ? AND type IN ?", s.orgID,
-		[]string{protocol.JobTypeOCI, protocol.JobTypeTerraform}).Find(&jobs).Error; err != nil {
+		[]string{protocol.JobTypeOCI, protocol.JobTypeHelmChart, protocol.JobTypeTerraform}).Find(&jobs).Error; err != nil {
 		s.t.Fatal(err)
 	}
 	var secrets []string

@@ -4,13 +4,21 @@ package protocol
 // registries.
 const JobTypeOCI = "oci"
 
+// JobTypeHelmChart builds a helm chart into a registry: its manifest is an
+// OCIManifest whose operation is build_helm_chart. It is a job type of its
+// own because packaging a chart takes helm's SDK, which runners keep out of
+// the binary that runs the other job types (it would slow every job
+// process's start): runners run it in outpost-runner-helm.
+const JobTypeHelmChart = "helm_chart"
+
 // OCI operations.
 const (
 	// OCIBuildTerraformModule pushes Source (a module directory) as a
 	// terraform-module artifact.
 	OCIBuildTerraformModule = "build_terraform_module"
 	// OCIBuildHelmChart packages Source (a chart directory) with helm and
-	// pushes the chart.
+	// pushes the chart (in a JobTypeHelmChart job; the others are
+	// JobTypeOCI jobs).
 	OCIBuildHelmChart = "build_helm_chart"
 	// OCIBuildContainerImage copies the external Image into the destination,
 	// pinned by its digest.

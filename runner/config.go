@@ -70,10 +70,10 @@ type Config struct {
 	// (TF_CLI_CONFIG_FILE). Default: an empty one in each job's directory.
 	TerraformCLIConfig string
 	// JobExecutables run the jobs of some types instead of Executable, as
-	// "<exe> job --dir DIR". By default helm jobs run in HelmJobBinary,
-	// found next to Executable, then on PATH (helm's SDK, linked into every
-	// job process, would slow them all); without it the runner does not
-	// offer helm.
+	// "<exe> job --dir DIR". By default helm jobs and helm chart builds run
+	// in HelmJobBinary, found next to Executable, then on PATH (helm's SDK,
+	// linked into every job process, would slow them all); without it the
+	// runner does not offer them.
 	JobExecutables map[string]string
 	// KubeAssets is a directory holding etcd and kube-apiserver, passed to
 	// jobs as OUTPOST_KUBE_ASSETS: local sandboxes start a cluster with
@@ -183,8 +183,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
-// HelmJobBinary is the binary that runs helm jobs.
+// HelmJobBinary is the binary that runs helm jobs and chart builds
+// (HelmJobTypes).
 const HelmJobBinary = "outpost-runner-helm"
+
+// HelmJobTypes are the job types HelmJobBinary runs.
+var HelmJobTypes = []string{protocol.JobTypeHelm, protocol.JobTypeHelmChart}
 
 // findJobExecutables checks the configured job executables and finds the
 // default ones.
@@ -200,15 +204,22 @@ func (cfg *Config) findJobExecutables() error {
 		}
 		exes[typ] = abs
 	}
-	if _, ok := exes[protocol.JobTypeHelm]; !ok {
-		next := filepath.Join(filepath.Dir(cfg.Executable), HelmJobBinary)
-		if toolpath.Executable(next) == nil {
-			exes[protocol.JobTypeHelm] = next
-		} else if p, err := exec.LookPath(HelmJobBinary); err == nil {
-			exes[protocol.JobTypeHelm] = p
-		} else {
-			cfg.Logger.Info("no " + HelmJobBinary + " next to the runner or on PATH: this runner does not run helm jobs")
+	var helmBin string
+	next := filepath.Join(filepath.Dir(cfg.Executable), HelmJobBinary)
+	if toolpath.Executable(next) == nil {
+		helmBin = next
+	} else if p, err := exec.LookPath(HelmJobBinary); err == nil {
+		helmBin = p
+	}
+	for _, typ := range HelmJobTypes {
+		if _, ok := exes[typ]; ok {
+			continue
 		}
+		if helmBin == "" {
+			cfg.Logger.Info("no " + HelmJobBinary + " next to the runner or on PATH: this runner does not run " + typ + " jobs")
+			continue
+		}
+		exes[typ] = helmBin
 	}
 	cfg.JobExecutables = exes
 	return nil

@@ -32,10 +32,10 @@ const (
 	tmpDir     = "tmp"         // the job's TMPDIR
 )
 
-// builtinPlugins are the job types the runner's own binary runs. Helm's
-// runs in a binary of its own (Config.JobExecutables): linking helm's SDK
-// would add tens of milliseconds of package initialisation to every job
-// process.
+// builtinPlugins are the job types the runner's own binary runs. Helm's,
+// and chart builds, run in a binary of its own (Config.JobExecutables):
+// linking helm's SDK would add tens of milliseconds of package
+// initialisation to every job process.
 func builtinPlugins() plugins.Registry {
 	return plugins.Registry{
 		protocol.JobTypeNoop:      noop.New,

@@ -182,8 +182,8 @@ func TestNewNamesTheBadSetting(t *testing.T) {
 }
 
 // Helm jobs run in outpost-runner-helm: found next to the runner's binary,
-// it makes helm a capability and runs helm jobs; without it the runner does
-// not offer helm; a configured one must exist.
+// it makes helm and helm_chart capabilities and runs their jobs; without it
+// the runner offers neither; a configured one must exist.
 func TestHelmJobBinary(t *testing.T) {
 	dir := t.TempDir()
 	self := filepath.Join(dir, "outpost-runner")
@@ -198,22 +198,26 @@ func TestHelmJobBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(r.capabilities, protocol.JobTypeHelm) || r.cfg.JobExecutables[protocol.JobTypeHelm] != helmBin {
-		t.Errorf("capabilities %v, job executables %v: want helm, run by %s", r.capabilities, r.cfg.JobExecutables, helmBin)
+	for _, typ := range []string{protocol.JobTypeHelm, protocol.JobTypeHelmChart} {
+		if !slices.Contains(r.capabilities, typ) || r.cfg.JobExecutables[typ] != helmBin {
+			t.Errorf("capabilities %v, job executables %v: want %s, run by %s", r.capabilities, r.cfg.JobExecutables, typ, helmBin)
+		}
+		if s := r.newSupervisor(protocol.Job{ID: "job_1", Type: typ}, time.Now(), dir, nil); s.exe != helmBin {
+			t.Errorf("a %s job runs %s, want %s", typ, s.exe, helmBin)
+		}
 	}
-	if s := r.newSupervisor(protocol.Job{ID: "job_1", Type: protocol.JobTypeHelm}, time.Now(), dir, nil); s.exe != helmBin {
-		t.Errorf("a helm job runs %s, want %s", s.exe, helmBin)
-	}
-	if s := r.newSupervisor(protocol.Job{ID: "job_2", Type: protocol.JobTypeTerraform}, time.Now(), dir, nil); s.exe != self {
-		t.Errorf("a terraform job runs %s, want the runner's own binary", s.exe)
+	for _, typ := range []string{protocol.JobTypeTerraform, protocol.JobTypeOCI} {
+		if s := r.newSupervisor(protocol.Job{ID: "job_2", Type: typ}, time.Now(), dir, nil); s.exe != self {
+			t.Errorf("a %s job runs %s, want the runner's own binary", typ, s.exe)
+		}
 	}
 
 	if err := os.Remove(helmBin); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir)
-	if r, err := New(cfg); err != nil || slices.Contains(r.capabilities, protocol.JobTypeHelm) {
-		t.Errorf("without %s: capabilities %v (%v), want no helm", HelmJobBinary, r.capabilities, err)
+	if r, err := New(cfg); err != nil || slices.Contains(r.capabilities, protocol.JobTypeHelm) || slices.Contains(r.capabilities, protocol.JobTypeHelmChart) {
+		t.Errorf("without %s: capabilities %v (%v), want neither helm nor helm_chart", HelmJobBinary, r.capabilities, err)
 	}
 	cfg.JobExecutables = map[string]string{protocol.JobTypeHelm: filepath.Join(dir, "missing")}
 	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "helm jobs") {

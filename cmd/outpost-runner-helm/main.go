@@ -1,6 +1,7 @@
 // Command outpost-runner-helm runs the runner's helm jobs: outpost-runner
 // starts it as "outpost-runner-helm job --dir DIR" for each job of type
-// helm, as it starts itself for the other types. It is a binary of its own
+// helm or helm_chart (a chart build), as it starts itself for the other
+// types. It is a binary of its own
 // because helm's SDK (and the Kubernetes client it brings) costs tens of
 // milliseconds of package initialisation at every process start: linked
 // into outpost-runner, every job of every type would pay it. Put it next to
@@ -16,10 +17,13 @@ import (
 	"io"
 	"os"
 
+	"helm.sh/helm/v3/pkg/chartutil"
+
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner"
 	"github.com/outpost-dev/outpost/runner/plugins"
 	"github.com/outpost-dev/outpost/runner/plugins/helm"
+	"github.com/outpost-dev/outpost/runner/plugins/oci"
 )
 
 const usage = `Usage:
@@ -40,7 +44,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "job":
-		return runner.JobCommand("outpost-runner-helm", args[1:], plugins.Registry{protocol.JobTypeHelm: helm.New}, stderr)
+		return runner.JobCommand("outpost-runner-helm", args[1:], plugins.Registry{
+			protocol.JobTypeHelm:      helm.New,
+			protocol.JobTypeHelmChart: oci.ChartBuilder(chartutil.Save),
+		}, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "outpost-runner-helm %s (protocol %s)\n", runner.Version, protocol.Version)
 		return 0

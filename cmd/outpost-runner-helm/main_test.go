@@ -23,8 +23,8 @@ func build(t *testing.T) string {
 	return bin
 }
 
-// The binary runs helm jobs only, writes the job's result as outpost-runner
-// does, and names what is wrong with its arguments.
+// The binary runs helm jobs and chart builds only, writes the job's result
+// as outpost-runner does, and names what is wrong with its arguments.
 func TestRunsHelmJobsOnly(t *testing.T) {
 	bin := build(t)
 	dir := t.TempDir()
@@ -40,8 +40,8 @@ func TestRunsHelmJobsOnly(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &res) != nil {
 		t.Fatalf("result.json: %v %s", err, b)
 	}
-	if res.Status != protocol.StatusFailed || res.Error != `unknown job type "terraform": this runner runs helm` {
-		t.Errorf("a terraform job: %+v, want refused, naming helm", res)
+	if res.Status != protocol.StatusFailed || res.Error != `unknown job type "terraform": this runner runs helm, helm_chart` {
+		t.Errorf("a terraform job: %+v, want refused, naming helm and helm_chart", res)
 	}
 
 	// A helm job with a bad manifest: the plugin's own error, naming the field.
@@ -55,6 +55,20 @@ func TestRunsHelmJobsOnly(t *testing.T) {
 	b, _ = os.ReadFile(filepath.Join(dir, "result.json"))
 	if err := json.Unmarshal(b, &res); err != nil || res.Status != protocol.StatusFailed || !strings.Contains(res.Error, "kubeconfig") {
 		t.Errorf("a helm job without a kubeconfig: %+v (%v), want failed naming kubeconfig", res, err)
+	}
+
+	// A helm_chart job is a chart build, and nothing else.
+	job, _ = json.Marshal(protocol.Job{ID: "job_3", Type: protocol.JobTypeHelmChart, Attempt: 1, Manifest: json.RawMessage(`{"operation":"sync"}`)})
+	if err := os.WriteFile(filepath.Join(dir, "job.json"), job, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "job", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("job: %v\n%s", err, out)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "result.json"))
+	if err := json.Unmarshal(b, &res); err != nil || res.Status != protocol.StatusFailed ||
+		!strings.Contains(res.Error, `operation: a helm_chart job takes build_helm_chart, got "sync"`) {
+		t.Errorf("a helm_chart job that syncs: %+v (%v), want failed naming the operation", res, err)
 	}
 
 	var stderr bytes.Buffer

@@ -98,7 +98,7 @@ func runRunner(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.TerraformCLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
 	fs.StringVar(&cfg.KubeAssets, "kube-assets", "", "directory holding etcd and kube-apiserver, for local sandboxes that start a cluster (passed to jobs as OUTPOST_KUBE_ASSETS)")
 	fs.StringVar(&cfg.HealthAddr, "health-addr", "", "serve liveness probes on GET "+runner.HealthPath+" at this address, e.g. :8081 (default: none)")
-	helmBin := fs.String("helm-job-bin", "", "the binary that runs helm jobs (default: "+runner.HelmJobBinary+" next to this binary, then on PATH; without one the runner does not run helm jobs)")
+	helmBin := fs.String("helm-job-bin", "", "the binary that runs helm jobs and helm chart builds (default: "+runner.HelmJobBinary+" next to this binary, then on PATH; without one the runner does not run them)")
 
 	for _, fe := range flagEnv {
 		if v := os.Getenv(fe.env); v != "" {
@@ -120,7 +120,10 @@ func runRunner(args []string, stderr io.Writer) int {
 	}
 
 	if *helmBin != "" {
-		cfg.JobExecutables = map[string]string{protocol.JobTypeHelm: *helmBin}
+		cfg.JobExecutables = map[string]string{}
+		for _, typ := range runner.HelmJobTypes {
+			cfg.JobExecutables[typ] = *helmBin
+		}
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	r, err := runner.New(cfg)

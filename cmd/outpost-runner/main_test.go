@@ -73,9 +73,14 @@ func TestRunnerDoesNotLinkTheControlPlane(t *testing.T) {
 		"github.com/labstack/echo",
 		// Heavy to initialise in every job process (helm's action package
 		// and what it brings: ~30 ms per process): helm jobs run in
-		// outpost-runner-helm. (The oci plugin's chart builds use helm's
-		// registry client and chart loader, which are light.)
+		// outpost-runner-helm. So do chart builds: chartutil brings a JSON
+		// Schema compiler and client-go's scheme (~10 ms per process). The
+		// oci plugin links helm's registry client and chart loader, which
+		// are light.
 		"helm.sh/helm/v3/pkg/action",
+		"helm.sh/helm/v3/pkg/chartutil",
+		"github.com/santhosh-tekuri/jsonschema/",
+		"k8s.io/client-go/kubernetes/scheme",
 		"k8s.io/kubectl/",
 		"github.com/mattn/go-runewidth",
 	}

@@ -12,7 +12,6 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
@@ -73,7 +72,7 @@ func (p *plugin) buildHelmChart(ctx context.Context, log io.Writer, dir string, 
 	if err := os.MkdirAll(pkgDir, 0o700); err != nil {
 		return protocol.Artifact{}, err
 	}
-	pkg, err := chartutil.Save(chart, pkgDir)
+	pkg, err := p.saveChart(chart, pkgDir)
 	if err != nil {
 		return protocol.Artifact{}, fmt.Errorf("packaging chart %s: %w", chart.Name(), err)
 	}

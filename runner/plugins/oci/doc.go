@@ -2,6 +2,10 @@
 // artifact into a registry (on the org's build runner) and syncs artifacts
 // from the vendor's registry into an install's own registry (on the
 // install's runner), so that an install deploys only from its own registry.
+// Chart builds are jobs of type "helm_chart", run by the same plugin made
+// with ChartBuilder in outpost-runner-helm, which passes it helm's
+// chartutil.Save (so that this package, linked into outpost-runner, does
+// not link chartutil's costly package initialisation).
 //
 // A job (protocol.OCIManifest) is one operation; each ends with the artifact
 // in the destination repository, addressed by digest, and its outputs are

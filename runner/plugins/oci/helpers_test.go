@@ -24,6 +24,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"helm.sh/helm/v3/pkg/chartutil"
+
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/runner/plugins"
@@ -75,7 +77,7 @@ func runJob(t testing.TB, m protocol.OCIManifest) job {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	p := oci.New()
+	p := pluginFor(m)
 	defer func() {
 		if err := p.Cleanup(); err != nil {
 			t.Errorf("Cleanup: %v", err)
@@ -219,3 +221,13 @@ func tamperingProxy(t testing.TB, addr string, tamper func(r *http.Request) bool
 
 func isManifest(r *http.Request) bool { return strings.Contains(r.URL.Path, "/manifests/") }
 func isBlob(r *http.Request) bool     { return strings.Contains(r.URL.Path, "/blobs/sha256:") }
+
+// pluginFor is the plugin the runner runs m in: a helm_chart job's for a
+// chart build (in outpost-runner-helm, with helm's chartutil.Save), an oci
+// job's for the rest.
+func pluginFor(m protocol.OCIManifest) plugins.Plugin {
+	if m.Operation == protocol.OCIBuildHelmChart {
+		return oci.ChartBuilder(chartutil.Save)()
+	}
+	return oci.New()
+}

@@ -12,19 +12,36 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/opencontainers/go-digest"
+	"helm.sh/helm/v3/pkg/chart"
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/ociclient"
 	"github.com/outpost-dev/outpost/runner/plugins"
 )
 
-// New returns an oci plugin for one job.
+// New returns an oci plugin for one job (of type protocol.JobTypeOCI): any
+// operation but build_helm_chart.
 func New() plugins.Plugin { return &plugin{} }
+
+// ChartSaver packages a loaded chart into a .tgz in dir and returns its path:
+// helm's chartutil.Save. It is passed in by the binary that builds charts
+// (outpost-runner-helm), so that this package does not link chartutil, whose
+// package initialisation (a JSON Schema compiler, the Kubernetes client's
+// scheme) costs every process that links it ~10 ms.
+type ChartSaver func(c *chart.Chart, dir string) (string, error)
+
+// ChartBuilder returns the factory of the plugin of protocol.JobTypeHelmChart
+// jobs, which packages charts with save: build_helm_chart only.
+func ChartBuilder(save ChartSaver) plugins.Factory {
+	return func() plugins.Plugin { return &plugin{saveChart: save} }
+}
 
 type plugin struct {
 	m        protocol.OCIManifest
 	scrub    *ociclient.Scrubber
 	artifact *protocol.Artifact
+	// saveChart is set in a helm_chart job: it builds charts, and only them.
+	saveChart ChartSaver
 }
 
 // takes says which of the manifest's optional fields an operation takes.
@@ -71,6 +88,12 @@ func (p *plugin) validate() error {
 		return fmt.Errorf("operation: required (%s)", operationList)
 	case !ok:
 		return fmt.Errorf("operation: must be %s, got %q", operationList, m.Operation)
+	case p.saveChart != nil && m.Operation != protocol.OCIBuildHelmChart:
+		return fmt.Errorf("operation: a %s job takes %s, got %q (an %s job runs it)",
+			protocol.JobTypeHelmChart, protocol.OCIBuildHelmChart, m.Operation, protocol.JobTypeOCI)
+	case p.saveChart == nil && m.Operation == protocol.OCIBuildHelmChart:
+		return fmt.Errorf("operation: %s runs in a %s job (in %s), not in an %s job",
+			m.Operation, protocol.JobTypeHelmChart, "outpost-runner-helm", protocol.JobTypeOCI)
 	}
 	for _, f := range []struct {
 		field          string

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chartutil"
+
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/ociclient"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
@@ -47,7 +49,7 @@ func TestValidateNamesTheField(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, _ := json.Marshal(tc.m)
-			err := oci.New().Validate(raw)
+			err := pluginFor(tc.m).Validate(raw)
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("Validate: %v\nwant an error starting with %q", err, tc.want)
 			}
@@ -55,6 +57,19 @@ func TestValidateNamesTheField(t *testing.T) {
 	}
 	if err := oci.New().Validate(json.RawMessage(`{"operation":"sync","artifact":{"digest":7}}`)); err == nil || !strings.Contains(err.Error(), "artifact.digest") {
 		t.Errorf("a number for a digest: %v", err)
+	}
+
+	// A chart build is a helm_chart job (outpost-runner-helm), and such a job
+	// builds charts only.
+	chartBuild, _ := json.Marshal(protocol.OCIManifest{Operation: protocol.OCIBuildHelmChart, Component: "c", Source: targz(t, chart), Destination: dest})
+	const wantOCI = "operation: build_helm_chart runs in a helm_chart job (in outpost-runner-helm), not in an oci job"
+	if err := oci.New().Validate(chartBuild); err == nil || err.Error() != wantOCI {
+		t.Errorf("a chart build in an oci job: %v, want %q", err, wantOCI)
+	}
+	moduleBuild, _ := json.Marshal(protocol.OCIManifest{Operation: protocol.OCIBuildTerraformModule, Component: "c", Source: mod, Destination: dest})
+	const wantChart = `operation: a helm_chart job takes build_helm_chart, got "build_terraform_module" (an oci job runs it)`
+	if err := oci.ChartBuilder(chartutil.Save)().Validate(moduleBuild); err == nil || err.Error() != wantChart {
+		t.Errorf("a module build in a helm_chart job: %v, want %q", err, wantChart)
 	}
 }
 
