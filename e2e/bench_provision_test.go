@@ -10,6 +10,10 @@ package e2e
 //
 //	go test ./e2e -run '^$' -bench BenchmarkProvisionOverhead -benchtime 1x -timeout 20m
 //
+// OUTPOST_BENCH_INIT_CACHE=false starts the runners with
+// --terraform-init-cache=false: every job then runs terraform init, as the
+// scripts do, instead of reusing the runner's init of the same module.
+//
 // docs/BENCHMARKS.md ("Provisioning overhead") holds the figures and what
 // they mean.
 
@@ -448,6 +452,10 @@ func (p *provBench) sync(dir string) {
 func (p *provBench) startRunner(regToken string) func() time.Duration {
 	p.tb.Helper()
 	cmd := exec.Command(runnerBin, "run", "--gateway", p.gw.URL, "--work-dir", p.tb.TempDir(), "--terraform", p.tf)
+	if v := os.Getenv("OUTPOST_BENCH_INIT_CACHE"); v != "" {
+		// "false": every job runs terraform init, as the scripts do.
+		cmd.Args = append(cmd.Args, "--terraform-init-cache="+v)
+	}
 	cmd.Env = []string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets, "OUTPOST_TOKEN=" + regToken}
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -577,7 +585,7 @@ func provBenchOutput(tb testing.TB, outs map[string]string, name, key string) st
 //	queued  enqueued (created_at) → claimed (started_at)
 //	prep    → the runner's "runner: starting job" line (claim answer, job directory)
 //	spawn   → "outpost: terraform …" (job process started, module unpacked)
-//	init    → "Terraform has been successfully initialized!"
+//	init    → "outpost: terraform initialised" (init ran, or the runner reused an earlier init)
 //	wait    → "outpost: variables received", for a job queued early with
 //	          deferred inputs (its dependencies were still running); else 0
 //	op      → terraform's last line (of the plan, or of the apply)
@@ -795,10 +803,10 @@ func (p *provBench) jobPhases(j *provBenchJob, jobID string) {
 		switch {
 		case strings.HasPrefix(c.Data, "runner: starting job"):
 			tStart = c.Time
+		case strings.HasPrefix(c.Data, "outpost: terraform initialised"):
+			tInit = c.Time
 		case strings.HasPrefix(c.Data, "outpost: terraform "):
 			tTF = c.Time
-		case strings.HasPrefix(c.Data, "Terraform has been successfully initialized"):
-			tInit = c.Time
 		case strings.HasPrefix(c.Data, "outpost: variables received"):
 			tVars, j.received = c.Time, c.Time
 		case strings.HasPrefix(c.Data, "runner: job succeeded"):

@@ -88,14 +88,14 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 		t.Fatalf("slow's job queued at %v, given its inputs at %v; the sandbox's job ended at %v: want queued before, given after",
 			slow.CreatedAt, slow.InputsAt, sandbox.FinishedAt)
 	}
-	at := s.logTimes(slowStep.ApplyJobID, "Terraform has been successfully initialized!", "outpost: sync ")
+	at := s.logTimes(slowStep.ApplyJobID, "outpost: terraform initialised", "outpost: sync ")
 	slowInit, slowSync := at[0], at[1]
 	if slowInit.IsZero() || slowSync.IsZero() || !slowInit.Before(sandbox.FinishedAt) || slowSync.Before(*slow.InputsAt) {
 		t.Fatalf("slow's job: init at %v, sync at %v; the sandbox's job ended at %v, slow's inputs came at %v",
 			slowInit, slowSync, sandbox.FinishedAt, slow.InputsAt)
 	}
 	// init ran while slow still ran; the plan only once the variables came.
-	at = s.logTimes(next.ID, "Terraform has been successfully initialized!", "outpost: variables received", "Plan: 1 to add")
+	at = s.logTimes(next.ID, "outpost: terraform initialised", "outpost: variables received", "Plan: 1 to add")
 	initAt, varsAt, planAt := at[0], at[1], at[2]
 	if initAt.IsZero() || varsAt.IsZero() || planAt.IsZero() || !initAt.Before(slow.FinishedAt) || varsAt.Before(slow.FinishedAt) || planAt.Before(varsAt) {
 		t.Fatalf("next's job: init at %v, variables at %v, plan at %v; slow's job ended at %v", initAt, varsAt, planAt, slow.FinishedAt)

@@ -69,6 +69,12 @@ type Config struct {
 	// TerraformCLIConfig is the terraform CLI configuration file jobs use
 	// (TF_CLI_CONFIG_FILE). Default: an empty one in each job's directory.
 	TerraformCLIConfig string
+	// NoTerraformInitCache makes every terraform job run terraform init.
+	// By default a job reuses what init left in the module's directory
+	// when an earlier job of this runner initialised the same module
+	// archive with the same terraform and CLI configuration, within the
+	// hour (kept in <WorkDir>/cache/terraform-init; see package terraform).
+	NoTerraformInitCache bool
 	// JobExecutables run the jobs of some types instead of Executable, as
 	// "<exe> job --dir DIR". By default helm jobs and helm chart builds run
 	// in HelmJobBinary, found next to Executable, then on PATH (helm's SDK,
@@ -230,15 +236,18 @@ func (cfg *Config) findJobExecutables() error {
 const EnvKubeAssets = "OUTPOST_KUBE_ASSETS"
 
 // jobEnv is what the configuration adds to every job's clean environment:
-// the terraform binary and CLI configuration, and the kube assets, when
-// there are.
-func (cfg Config) jobEnv() []string {
+// the terraform binary and CLI configuration, the init cache, and the kube
+// assets, when there are.
+func (cfg Config) jobEnv(workDir string) []string {
 	var env []string
 	if cfg.Terraform != "" {
 		env = append(env, terraform.EnvTerraform+"="+cfg.Terraform)
 	}
 	if cfg.TerraformCLIConfig != "" {
 		env = append(env, "TF_CLI_CONFIG_FILE="+cfg.TerraformCLIConfig)
+	}
+	if !cfg.NoTerraformInitCache {
+		env = append(env, terraform.EnvInitCache+"="+filepath.Join(workDir, "cache", "terraform-init"))
 	}
 	if cfg.KubeAssets != "" {
 		env = append(env, EnvKubeAssets+"="+cfg.KubeAssets)

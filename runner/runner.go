@@ -335,6 +335,6 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 		retry:     r.retry,
 		stop:      stop,
 		log:       r.log.With("job", job.ID, "attempt", job.Attempt),
-		extraEnv:  r.cfg.jobEnv(),
+		extraEnv:  r.cfg.jobEnv(workDir),
 	}
 }

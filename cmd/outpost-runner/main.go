@@ -77,6 +77,7 @@ var flagEnv = []struct{ flag, env string }{
 	{"shutdown-timeout", "OUTPOST_SHUTDOWN_TIMEOUT"},
 	{"terraform", "OUTPOST_TERRAFORM"},
 	{"terraform-cli-config", "OUTPOST_TERRAFORM_CLI_CONFIG"},
+	{"terraform-init-cache", "OUTPOST_TERRAFORM_INIT_CACHE_ENABLED"},
 	{"kube-assets", "OUTPOST_KUBE_ASSETS"},
 	{"health-addr", "OUTPOST_HEALTH_ADDR"},
 	{"helm-job-bin", "OUTPOST_HELM_JOB_BIN"},
@@ -96,6 +97,7 @@ func runRunner(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", runner.DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long running jobs may go on before they are cancelled")
 	fs.StringVar(&cfg.Terraform, "terraform", "", "the terraform binary (default: terraform on PATH, then .tools/terraform/1.5.7/terraform in the working directory or a parent)")
 	fs.StringVar(&cfg.TerraformCLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
+	initCache := fs.Bool("terraform-init-cache", true, "reuse, for up to an hour, what terraform init left when an earlier job initialised the same module archive with the same terraform and CLI configuration (kept under --work-dir); false runs init in every job")
 	fs.StringVar(&cfg.KubeAssets, "kube-assets", "", "directory holding etcd and kube-apiserver, for local sandboxes that start a cluster (passed to jobs as OUTPOST_KUBE_ASSETS)")
 	fs.StringVar(&cfg.HealthAddr, "health-addr", "", "serve liveness probes on GET "+runner.HealthPath+" at this address, e.g. :8081 (default: none)")
 	helmBin := fs.String("helm-job-bin", "", "the binary that runs helm jobs and helm chart builds (default: "+runner.HelmJobBinary+" next to this binary, then on PATH; without one the runner does not run them)")
@@ -119,6 +121,7 @@ func runRunner(args []string, stderr io.Writer) int {
 		return 2
 	}
 
+	cfg.NoTerraformInitCache = !*initCache
 	if *helmBin != "" {
 		cfg.JobExecutables = map[string]string{}
 		for _, typ := range runner.HelmJobTypes {

@@ -39,16 +39,25 @@
 // backend override
 // (module/zz_outpost_backend_override.tf: `backend "http" {}`) and an empty
 // terraform CLI configuration unless the runner gave one. The backend's
-// addresses go to `init -backend-config`; the job's state credential goes to
-// terraform only through TF_HTTP_USERNAME (the job's ID, OUTPOST_JOB_ID when
-// the manifest leaves it out) and TF_HTTP_PASSWORD, never on a command line,
-// in the logs or in the saved plan. CHECKPOINT_DISABLE is always set. Nothing
+// settings reach terraform only through its environment: its addresses
+// through TF_HTTP_ADDRESS, TF_HTTP_LOCK_ADDRESS and TF_HTTP_UNLOCK_ADDRESS,
+// the job's state credential through TF_HTTP_USERNAME (the job's ID,
+// OUTPOST_JOB_ID when the manifest leaves it out) and TF_HTTP_PASSWORD:
+// never on a command line, in the logs, in the saved plan, or in the data
+// directory init writes (.terraform), which so serves any workspace. CHECKPOINT_DISABLE is always set. Nothing
 // is downloaded: modules that need providers other than terraform's built-in
 // one fail at init.
 //
 // init runs without terraform-exec (which would first run `terraform
 // version` for its compatibility checks: a whole terraform process); plan
-// and apply run through it. When the job is cancelled, the job process's
+// and apply run through it. The runner keeps an init cache (EnvInitCache,
+// initCache): what init left in a module's directory (.terraform and
+// .terraform.lock.hcl), per module archive, terraform binary, CLI
+// configuration and TF_* environment, for an hour. A later job of the
+// runner on the same module copies it (provider binaries hard-linked)
+// instead of running init, and says so in its log; jobs that start together
+// on a new module wait, under a file lock, for one init. Either way the job
+// logs "outpost: terraform initialised". When the job is cancelled, the job process's
 // context ends and terraform is interrupted (SIGINT), so it stops, saves its
 // state and unlocks. The job process adopts (PR_SET_CHILD_SUBREAPER) what
 // terraform's provisioners leave behind and kills it at Cleanup, so no

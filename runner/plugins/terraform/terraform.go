@@ -39,10 +39,13 @@ const (
 
 // Environment variables the plugin sets for terraform.
 const (
-	envCLIConfig  = "TF_CLI_CONFIG_FILE"
-	envCheckpoint = "CHECKPOINT_DISABLE"
-	envHTTPUser   = "TF_HTTP_USERNAME"
-	envHTTPPass   = "TF_HTTP_PASSWORD"
+	envCLIConfig   = "TF_CLI_CONFIG_FILE"
+	envCheckpoint  = "CHECKPOINT_DISABLE"
+	envHTTPUser    = "TF_HTTP_USERNAME"
+	envHTTPPass    = "TF_HTTP_PASSWORD"
+	envHTTPAddress = "TF_HTTP_ADDRESS"
+	envHTTPLock    = "TF_HTTP_LOCK_ADDRESS"
+	envHTTPUnlock  = "TF_HTTP_UNLOCK_ADDRESS"
 )
 
 // New returns a terraform plugin for one job.
@@ -206,12 +209,8 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	// version" for its compatibility checks: a whole terraform process. The
 	// other commands the plugin runs through it do not ask for the version.
 	cmd := newCLI(bin, dir, tfEnv)
-	err = cmd.run(ctx, run.Stdout, run.Stderr, "init", "-input=false", "-no-color",
-		"-backend-config=address="+m.Backend.Address,
-		"-backend-config=lock_address="+m.Backend.LockAddress,
-		"-backend-config=unlock_address="+m.Backend.UnlockAddress)
-	if err != nil {
-		return 0, failure("init", err)
+	if err := p.init(ctx, cmd, run, env, tfEnv, bin, dir); err != nil {
+		return 0, err
 	}
 	late := run.Inputs != nil && !p.inputs // the variables come with the job's inputs
 	if late && m.Operation == protocol.TerraformPlanApply {
@@ -448,9 +447,66 @@ func (p *plugin) terraformEnv(jobEnv map[string]string, run plugins.Run) (map[st
 	}
 	env[envCLIConfig] = cfg
 	env[envCheckpoint] = "1"
+	// The backend's settings go in the environment, not in -backend-config
+	// (which init writes into the data directory): so the data directory
+	// serves every workspace, and the init cache can share it.
+	env[envHTTPAddress] = p.m.Backend.Address
+	env[envHTTPLock] = p.m.Backend.LockAddress
+	env[envHTTPUnlock] = p.m.Backend.UnlockAddress
 	env[envHTTPUser] = p.m.Backend.Username
 	env[envHTTPPass] = p.m.Backend.Password
 	return env, nil
+}
+
+// init runs terraform init in the module's directory, or, when the runner
+// keeps an init cache (EnvInitCache), reuses the init an earlier job made of
+// the same module (see initCache). Either way the job's log says
+// "outpost: terraform initialised".
+func (p *plugin) init(ctx context.Context, cmd cli, run plugins.Run, jobEnv, tfEnv map[string]string, bin, dir string) error {
+	runInit := func() error {
+		if err := cmd.run(ctx, run.Stdout, run.Stderr, "init", "-input=false", "-no-color"); err != nil {
+			return failure("init", err)
+		}
+		return nil
+	}
+	var (
+		age    time.Duration
+		reused bool
+		err    error
+	)
+	if key := p.initCacheKey(run, jobEnv, tfEnv, bin); key != "" {
+		c := initCache{dir: jobEnv[EnvInitCache], now: time.Now}
+		age, reused, err = c.initialise(ctx, key, dir, runInit, func(err error) {
+			fmt.Fprintf(run.Stderr, "outpost: init cache: %v\n", err)
+		})
+	} else {
+		err = runInit()
+	}
+	switch {
+	case err != nil:
+		return err
+	case reused:
+		fmt.Fprintf(run.Stdout, "outpost: terraform initialised: reused this runner's init of the same module, terraform and CLI configuration (%s old)\n",
+			age.Round(time.Second))
+	default:
+		fmt.Fprintln(run.Stdout, "outpost: terraform initialised")
+	}
+	return nil
+}
+
+// initCacheKey is the job's key in the runner's init cache, or "" when it
+// does not use one: the runner keeps none, or TF_DATA_DIR moves the data
+// directory out of the module's.
+func (p *plugin) initCacheKey(run plugins.Run, jobEnv, tfEnv map[string]string, bin string) string {
+	if jobEnv[EnvInitCache] == "" || tfEnv["TF_DATA_DIR"] != "" {
+		return ""
+	}
+	key, err := initCacheKey(p.m.Module, bin, tfEnv[envCLIConfig], tfEnv)
+	if err != nil {
+		fmt.Fprintf(run.Stderr, "outpost: init cache: %v\n", err)
+		return ""
+	}
+	return key
 }
 
 func envMap(environ []string) map[string]string {

@@ -275,7 +275,7 @@ func TestPlanApplyWithDeferredVariables(t *testing.T) {
 	j, _ := h.enqueueSpec("deferred", m, true)
 	h.awaitLog(j.ID, "outpost: waiting for the variables")
 	h.awaitLog(j.ID, terraformWaits)
-	if logs := h.logs(j.ID); !strings.Contains(logs, "Terraform has been successfully initialized!") || strings.Contains(logs, "Plan:") {
+	if logs := h.logs(j.ID); !strings.Contains(logs, "outpost: terraform initialised") || strings.Contains(logs, "Plan:") {
 		t.Fatalf("before its variables, the job should have run init and nothing more:\n%s", logs)
 	}
 	// terraform is started, and holds no lock while it waits.

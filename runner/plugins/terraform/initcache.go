@@ -1,0 +1,254 @@
+package terraform
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// EnvInitCache names, in a job's environment, the directory of the runner's
+// init cache (the runner sets it to <work dir>/cache/terraform-init unless
+// started with --terraform-init-cache=false). Without it every job runs
+// terraform init.
+const EnvInitCache = "OUTPOST_TERRAFORM_INIT_CACHE"
+
+// initCacheTTL is how long an init is reused. terraform init resolves what
+// the module leaves open (a provider or module version constraint without a
+// lock file) against what its registries and mirrors hold at the time: after
+// this long an init is made again, as a working directory kept by hand would
+// be re-initialised now and then.
+const initCacheTTL = time.Hour
+
+// initCacheFormat is part of every key: changing what an entry holds, or how
+// terraform is initialised, starts the cache afresh.
+const initCacheFormat = "outpost-terraform-init-1"
+
+// What terraform init leaves in the module's directory, which an entry
+// holds: the working directory's data (the backend's configuration, installed
+// providers and modules) and the dependency lock file.
+const (
+	dataDir  = ".terraform"
+	lockFile = ".terraform.lock.hcl"
+)
+
+// initCache keeps, per module archive, terraform binary, CLI configuration
+// and TF_* environment, what terraform init left in the module's directory,
+// so that a later job of the runner on the same module copies it instead of
+// running init: terraform's start, the backend's first state read, and the
+// installation of providers and modules. It is what a user who keeps a
+// working directory does: init once, then plan and apply many times.
+//
+// The backend's per-job settings (address, lock addresses, credentials)
+// reach terraform through TF_HTTP_* variables, never through -backend-config,
+// so that the data directory holds none of them and serves every workspace.
+//
+// Jobs are processes of their own: an entry is made under an exclusive file
+// lock, so jobs of the same key that start together wait for one init
+// rather than each running their own.
+type initCache struct {
+	dir string
+	now func() time.Time
+}
+
+// initCacheKey is the key of a module's init: the archive's bytes, the
+// terraform binary (path, size, modification time), the CLI configuration's
+// content and the TF_* environment (but TF_HTTP_*, the backend's per-job
+// settings, and TF_LOG*), hashed.
+func initCacheKey(module []byte, bin, cliConfig string, env map[string]string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", initCacheFormat)
+	sum := sha256.Sum256(module)
+	fmt.Fprintf(h, "module %x\n", sum)
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(h, "terraform %s %d %d\n", bin, fi.Size(), fi.ModTime().UnixNano())
+	cfg, err := os.ReadFile(cliConfig)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(h, "cli config %d\n", len(cfg))
+	h.Write(cfg)
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if !strings.HasPrefix(k, "TF_") || strings.HasPrefix(k, "TF_HTTP_") || strings.HasPrefix(k, "TF_LOG") || k == envCLIConfig {
+			continue
+		}
+		fmt.Fprintf(h, "env %s=%d\n%s\n", k, len(env[k]), env[k])
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// initialise gives moduleDir what terraform init leaves there: a copy of the
+// entry of key when there is one younger than initCacheTTL (reused is its
+// age), else what runInit makes, which is then kept as the entry. Failing to
+// read or keep an entry is reported through warn and costs only the reuse.
+func (c initCache) initialise(ctx context.Context, key, moduleDir string, runInit func() error, warn func(error)) (reused time.Duration, ok bool, err error) {
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		warn(err)
+		return 0, false, runInit()
+	}
+	unlock, err := flock(ctx, filepath.Join(c.dir, key+".lock"))
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, false, ctx.Err()
+		}
+		if !errors.Is(err, errors.ErrUnsupported) {
+			warn(err)
+		}
+		return 0, false, runInit()
+	}
+	defer unlock()
+
+	entry := filepath.Join(c.dir, key)
+	if fi, err := os.Stat(entry); err == nil && c.now().Sub(fi.ModTime()) < initCacheTTL {
+		err := copyInit(entry, moduleDir)
+		if err == nil {
+			return max(c.now().Sub(fi.ModTime()), 0), true, nil
+		}
+		warn(err)
+		if err := clearInit(moduleDir); err != nil {
+			return 0, false, err
+		}
+	}
+	if err := runInit(); err != nil {
+		return 0, false, err
+	}
+	if err := c.keep(moduleDir, entry); err != nil {
+		warn(err)
+	}
+	c.prune(warn)
+	return 0, false, nil
+}
+
+// prune removes the entries too old to be reused, so that the cache holds
+// at most an hour's inits (their lock files, empty, stay: another job may
+// hold one).
+func (c initCache) prune(warn func(error)) {
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		warn(err)
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		fi, err := e.Info()
+		if err == nil && c.now().Sub(fi.ModTime()) >= initCacheTTL {
+			err = os.RemoveAll(filepath.Join(c.dir, e.Name()))
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			warn(err)
+		}
+	}
+}
+
+// keep makes what init left in moduleDir the entry: copied to a temporary
+// directory, then renamed into place, so an entry is never seen half made.
+func (c initCache) keep(moduleDir, entry string) error {
+	tmp, err := os.MkdirTemp(c.dir, "new-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := copyInit(moduleDir, tmp); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(entry); err != nil {
+		return err
+	}
+	return os.Rename(tmp, entry)
+}
+
+// copyInit copies the data directory and the lock file (when there is one)
+// from one module directory to another.
+func copyInit(from, to string) error {
+	if err := copyTree(filepath.Join(from, dataDir), filepath.Join(to, dataDir)); err != nil {
+		return fmt.Errorf("copying %s: %w", dataDir, err)
+	}
+	switch err := copyFile(filepath.Join(from, lockFile), filepath.Join(to, lockFile), 0o644); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("copying %s: %w", lockFile, err)
+	}
+	return nil
+}
+
+// clearInit removes a partial copy, so that init starts from the module
+// alone.
+func clearInit(moduleDir string) error {
+	return errors.Join(os.RemoveAll(filepath.Join(moduleDir, dataDir)), os.Remove(filepath.Join(moduleDir, lockFile)))
+}
+
+// linkAbove is the size from which a file is hard-linked rather than
+// copied: provider binaries (tens to hundreds of MB), which terraform only
+// ever executes. Smaller files (the backend's configuration, module
+// manifests, modules' sources) are copied, so that nothing a job writes
+// reaches an entry.
+const linkAbove = 1 << 20
+
+// copyTree copies the directory from to to (which must not exist): files,
+// directories and symbolic links (terraform links providers from a plugin
+// cache directory).
+func copyTree(from, to string) error {
+	return filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		switch {
+		case d.IsDir():
+			return os.Mkdir(dst, 0o755)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, dst)
+		case d.Type().IsRegular():
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if fi.Size() >= linkAbove && os.Link(path, dst) == nil {
+				return nil
+			}
+			return copyFile(path, dst, fi.Mode().Perm())
+		default:
+			return fmt.Errorf("%s: not a file, directory or symbolic link", path)
+		}
+	})
+}
+
+func copyFile(from, to string, perm fs.FileMode) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
