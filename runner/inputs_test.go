@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,11 +31,13 @@ type echoInputs struct{ got json.RawMessage }
 func (*echoInputs) Validate(json.RawMessage) error { return nil }
 func (*echoInputs) TakesDeferredInputs()           {}
 func (p *echoInputs) Execute(ctx context.Context, run plugins.Run) (int, error) {
+	fmt.Fprintf(run.Stdout, "nice while preparing: %d\n", niceOf(os.Getpid()))
 	fmt.Fprintln(run.Stdout, "prepared, waiting for the inputs")
 	raw, err := run.Inputs(ctx)
 	if err != nil {
 		return 0, err
 	}
+	fmt.Fprintf(run.Stdout, "nice with the inputs: %d\n", niceOf(os.Getpid()))
 	var in struct {
 		SleepMS int `json:"sleep_ms"`
 	}
@@ -211,5 +215,49 @@ func TestWaitingPlacesBoundTheJobsThatWait(t *testing.T) {
 	g.waitFor("both completions", func() bool { return len(g.completions[first.ID]) > 0 && len(g.completions[second.ID]) > 0 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// niceOf is the process's nice value, as the kernel reports it (the 19th
+// field of /proc/<pid>/stat).
+func niceOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -100
+	}
+	_, rest, _ := strings.Cut(string(b), ") ") // the command may hold spaces
+	f := strings.Fields(rest)
+	n, err := strconv.Atoi(f[16]) // field 19 of the whole line
+	if err != nil {
+		return -100
+	}
+	return n
+}
+
+// A job queued with deferred inputs prepares at a lower CPU priority (nice
+// +10 from the runner's), so that work done ahead of need does not slow
+// the jobs that have their inputs; once they come it runs at the runner's
+// own priority. A runner that could not raise it back (no CAP_SYS_NICE)
+// does not lower it.
+func TestPreparingJobRunsAtALowerPriority(t *testing.T) {
+	g := newTestGateway(t)
+	job := deferredJob("job-nice", 0)
+	onLine(g, "prepared, waiting", func(id string) {
+		go g.update(func() { g.inputs[id] = json.RawMessage(`{"sleep_ms": 0}`) })
+	})
+	supervise(t, g, job)
+	if done := g.completion(job.ID); done.Status != protocol.StatusSucceeded {
+		t.Fatalf("completion %+v", done)
+	}
+	own, lower := niceOf(os.Getpid()), newPriorities().lower
+	if lower != 0 && lower != prestartNice {
+		t.Fatalf("lowered by %d, want %d or 0", lower, prestartNice)
+	}
+	for _, want := range []string{fmt.Sprintf("nice while preparing: %d", min(own+lower, 19)), fmt.Sprintf("nice with the inputs: %d", own)} {
+		if !g.logged(job.ID, protocol.StreamStdout, want) {
+			g.mu.Lock()
+			t.Errorf("the job did not log %q (runner at nice %d, lowering by %d):\n%v", want, own, lower, g.logs[job.ID])
+			g.mu.Unlock()
+		}
 	}
 }

@@ -32,6 +32,7 @@ type Runner struct {
 	retry        retryPolicy
 
 	slots     *jobSlots
+	prio      priorities
 	mu        sync.Mutex
 	intervals protocol.Intervals
 	running   atomic.Int64
@@ -49,6 +50,7 @@ func New(cfg Config) (*Runner, error) {
 		gw:           newClient(cfg.GatewayURL),
 		capabilities: capabilities(cfg),
 		retry:        defaultRetry,
+		prio:         newPriorities(),
 		intervals:    defaultIntervals,
 		slots:        newJobSlots(cfg.Concurrency),
 	}, nil
@@ -84,6 +86,10 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.log.Info("runner started", "name", r.cfg.Name, "version", Version, "gateway", r.cfg.GatewayURL,
 		"capabilities", r.capabilities, "concurrency", r.cfg.Concurrency, "work_dir", workDir)
+	if r.prio.lower == 0 {
+		r.log.Info("jobs that prepare before their inputs come run at the runner's CPU priority: " +
+			"running them lower needs CAP_SYS_NICE (or an RLIMIT_NICE) to raise them back")
+	}
 
 	// Claiming ends with ctx, or early when the token is refused. Jobs
 	// deliver their results on a context of their own, so that a shutdown
@@ -336,5 +342,6 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 		stop:      stop,
 		log:       r.log.With("job", job.ID, "attempt", job.Attempt),
 		extraEnv:  r.cfg.jobEnv(workDir),
+		prio:      r.prio,
 	}
 }

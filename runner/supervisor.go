@@ -53,6 +53,8 @@ type supervisor struct {
 	slot     *slot // the job's place on the runner (nil: not counted)
 	log      *slog.Logger
 	extraEnv []string // added to the job's environment (Config.jobEnv)
+	// prio lowers the job's priority while it waits for deferred inputs.
+	prio priorities
 }
 
 // stopReason says why the supervisor stopped a job before it ended by itself.
@@ -183,7 +185,14 @@ func (s *supervisor) prepare() (*spool, error) {
 // returns the completion to report (without LastSeq) and why it was stopped.
 func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteRequest, stopReason) {
 	s.system(spool, "runner: starting job %s (type %s, attempt %d)", s.job.ID, s.job.Type, s.job.Attempt)
-	proc, err := startJobProcess(s.exe, s.dir, s.env(), spool, s.job.InputsDeferred)
+	// A job queued with deferred inputs prepares ahead of need: at a lower
+	// CPU priority, so that it does not slow the jobs the operation waits
+	// for (see prestartNice), until its inputs come.
+	start := func(f func() error) error { return f() }
+	if s.job.InputsDeferred {
+		start = s.prio.startLowered
+	}
+	proc, err := startJobProcess(s.exe, s.dir, s.env(), spool, s.job.InputsDeferred, start)
 	if err != nil {
 		s.system(spool, "runner: %v", err)
 		return protocol.CompleteRequest{Attempt: s.job.Attempt, Status: protocol.StatusFailed, Error: "runner: " + err.Error()}, notStopped
@@ -223,6 +232,9 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 	giveInputs := func(in json.RawMessage) {
 		draining, noInputs = nil, nil
 		s.system(spool, "runner: the job's inputs arrived")
+		if err := s.prio.restoreGroup(proc.cmd.Process.Pid); err != nil {
+			s.system(spool, "runner: could not give the job back the runner's CPU priority: %v", err)
+		}
 		// In the background: the job may not read them before it has
 		// prepared, and a large input fills the pipe.
 		go func() {
@@ -411,10 +423,11 @@ type jobProcess struct {
 	stdin  *os.File // write end of stdin, for a job whose inputs are deferred
 }
 
-// startJobProcess starts the job process. With deferredInputs its standard
-// input is a pipe that giveInputs writes the inputs to; otherwise it is
-// /dev/null.
-func startJobProcess(exe, dir string, env []string, spool *spool, deferredInputs bool) (*jobProcess, error) {
+// startJobProcess starts the job process, through start (which calls the
+// function it is given: priorities.startLowered, or directly). With
+// deferredInputs its standard input is a pipe that giveInputs writes the
+// inputs to; otherwise it is /dev/null.
+func startJobProcess(exe, dir string, env []string, spool *spool, deferredInputs bool, start func(func() error) error) (*jobProcess, error) {
 	p := &jobProcess{exited: make(chan struct{})}
 	p.cmd = exec.Command(exe, "job", "--dir", dir)
 	p.cmd.Dir = dir
@@ -452,7 +465,7 @@ func startJobProcess(exe, dir string, env []string, spool *spool, deferredInputs
 		}
 		p.cmd.Stdin, stdinRead, p.stdin = r, r, w
 	}
-	err := p.cmd.Start()
+	err := start(p.cmd.Start)
 	closeAll(writers) // the child has its copies
 	if stdinRead != nil {
 		stdinRead.Close()

@@ -49,6 +49,7 @@ func supervise(t *testing.T, g *testGateway, job protocol.Job, configure ...func
 		grace:     10 * time.Second,
 		retry:     fastRetry,
 		log:       testLogger(t),
+		prio:      newPriorities(), // as Runner.newSupervisor gives it
 	}
 	for _, f := range configure {
 		f(s)
