@@ -210,11 +210,18 @@ func (cfg *Config) findJobExecutables() error {
 		}
 		exes[typ] = abs
 	}
+	// The binary configured for one of the helm job types runs the others
+	// too; else the one found next to the runner, then on PATH.
 	var helmBin string
-	next := filepath.Join(filepath.Dir(cfg.Executable), HelmJobBinary)
-	if toolpath.Executable(next) == nil {
+	for _, typ := range HelmJobTypes {
+		if exe, ok := exes[typ]; ok && helmBin == "" {
+			helmBin = exe
+		}
+	}
+	if next := filepath.Join(filepath.Dir(cfg.Executable), HelmJobBinary); helmBin == "" && toolpath.Executable(next) == nil {
 		helmBin = next
-	} else if p, err := exec.LookPath(HelmJobBinary); err == nil {
+	}
+	if p, err := exec.LookPath(HelmJobBinary); helmBin == "" && err == nil {
 		helmBin = p
 	}
 	for _, typ := range HelmJobTypes {

@@ -1,11 +1,9 @@
 package runner
 
 import (
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
+	"time"
 )
 
 // prestartNice is how much lower (in nice steps) a job queued with
@@ -17,6 +15,10 @@ import (
 // busy normal one gets.
 const prestartNice = 10
 
+// restoreAgain is when the runner restores a job's priority a second time
+// (see supervisor.execute).
+const restoreAgain = 100 * time.Millisecond
+
 // priorities lowers and restores the CPU priority of a job's process group
 // (the job process, terraform and whatever they start).
 type priorities struct {
@@ -27,18 +29,33 @@ type priorities struct {
 }
 
 // newPriorities: anyone may lower a process's priority, but raising it back
-// takes CAP_SYS_NICE, or an RLIMIT_NICE that allows the runner's own nice.
-// Without either, prestarted jobs keep the runner's priority: lowered for
-// good, they would lag behind jobs that never waited.
+// takes CAP_SYS_NICE (in the initial user namespace) or an RLIMIT_NICE that
+// allows the runner's own nice. Whether the runner may is found by trying,
+// on a thread of its own. If it may not, prestarted jobs keep the runner's
+// priority: lowered for good, they would lag behind jobs that never waited.
 func newPriorities() priorities {
 	p := priorities{}
 	if prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0); err == nil {
 		p.own = 20 - prio // the syscall answers 20 - nice
 	}
-	if hasCapSysNice() || rlimitNiceAllows(p.own) {
+	if canRaiseBack(p.own) {
 		p.lower = prestartNice
 	}
 	return p
+}
+
+// canRaiseBack lowers a thread's priority by one step and raises it back.
+// The thread is never handed back to the Go scheduler: it ends with the
+// goroutine, whatever its priority.
+func canRaiseBack(own int) bool {
+	ok := make(chan bool)
+	go func() {
+		runtime.LockOSThread() // not unlocked: the thread exits with this goroutine
+		tid := syscall.Gettid()
+		ok <- syscall.Setpriority(syscall.PRIO_PROCESS, tid, min(own+1, 19)) == nil &&
+			syscall.Setpriority(syscall.PRIO_PROCESS, tid, own) == nil
+	}()
+	return <-ok
 }
 
 // startLowered calls start, which starts a process, so that the process
@@ -71,29 +88,4 @@ func (p priorities) restoreGroup(pgid int) error {
 		return nil
 	}
 	return syscall.Setpriority(syscall.PRIO_PGRP, pgid, p.own)
-}
-
-// capSysNice is CAP_SYS_NICE's bit in the capability sets.
-const capSysNice = 23
-
-func hasCapSysNice() bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
-	}
-	for line := range strings.Lines(string(b)) {
-		if hex, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
-			return err == nil && caps&(1<<capSysNice) != 0
-		}
-	}
-	return false
-}
-
-// rlimitNiceAllows says RLIMIT_NICE lets the process set nice values down
-// to own (the limit allows down to 20 - limit).
-func rlimitNiceAllows(own int) bool {
-	const rlimitNice = 13 // RLIMIT_NICE on Linux
-	var r syscall.Rlimit
-	return syscall.Getrlimit(rlimitNice, &r) == nil && 20-int(r.Cur) <= own
 }

@@ -219,6 +219,15 @@ func TestHelmJobBinary(t *testing.T) {
 	if r, err := New(cfg); err != nil || slices.Contains(r.capabilities, protocol.JobTypeHelm) || slices.Contains(r.capabilities, protocol.JobTypeHelmChart) {
 		t.Errorf("without %s: capabilities %v (%v), want neither helm nor helm_chart", HelmJobBinary, r.capabilities, err)
 	}
+	// A binary configured for helm jobs runs chart builds too.
+	other := filepath.Join(dir, "my-helm-jobs")
+	if err := os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg.JobExecutables = map[string]string{protocol.JobTypeHelm: other}
+	if r, err := New(cfg); err != nil || r.cfg.JobExecutables[protocol.JobTypeHelmChart] != other {
+		t.Errorf("helm jobs configured to run in %s: job executables %v (%v), want helm_chart there too", other, r.cfg.JobExecutables, err)
+	}
 	cfg.JobExecutables = map[string]string{protocol.JobTypeHelm: filepath.Join(dir, "missing")}
 	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "helm jobs") {
 		t.Errorf("a missing helm job binary: %v, want an error naming helm jobs", err)

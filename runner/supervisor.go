@@ -235,6 +235,10 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 		if err := s.prio.restoreGroup(proc.cmd.Process.Pid); err != nil {
 			s.system(spool, "runner: could not give the job back the runner's CPU priority: %v", err)
 		}
+		// Once more a little later: a process or thread being created at
+		// the first call may have copied the lowered priority without being
+		// in the group yet.
+		time.AfterFunc(restoreAgain, func() { _ = s.prio.restoreGroup(proc.cmd.Process.Pid) })
 		// In the background: the job may not read them before it has
 		// prepared, and a large input fills the pipe.
 		go func() {

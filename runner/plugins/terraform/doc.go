@@ -54,9 +54,10 @@
 // initCache): what init left in a module's directory (.terraform and
 // .terraform.lock.hcl), per module archive, terraform binary, CLI
 // configuration and TF_* environment, for an hour. A later job of the
-// runner on the same module copies it (provider binaries hard-linked)
-// instead of running init, and says so in its log; jobs that start together
-// on a new module wait, under a file lock, for one init. Either way the job
+// runner on the same module copies it (provider binaries hard-linked, the
+// rest copied) instead of running init, and says so in its log; jobs that
+// start together on a new module wait, under a file lock, for one init (at
+// most initCacheWait). A failed copy costs only the reuse. Either way the job
 // logs "outpost: terraform initialised". When the job is cancelled, the job process's
 // context ends and terraform is interrupted (SIGINT), so it stops, saves its
 // state and unlocks. The job process adopts (PR_SET_CHILD_SUBREAPER) what

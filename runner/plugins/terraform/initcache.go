@@ -29,6 +29,11 @@ const EnvInitCache = "OUTPOST_TERRAFORM_INIT_CACHE"
 // be re-initialised now and then.
 const initCacheTTL = time.Hour
 
+// initCacheWait bounds how long a job waits for another's init of the same
+// module (the other may be a job preparing at a lower CPU priority): after
+// it, the job runs its own init and keeps nothing.
+const initCacheWait = 10 * time.Second
+
 // initCacheFormat is part of every key: changing what an entry holds, or how
 // terraform is initialised, starts the cache afresh.
 const initCacheFormat = "outpost-terraform-init-1"
@@ -98,13 +103,15 @@ func (c initCache) initialise(ctx context.Context, key, moduleDir string, runIni
 		warn(err)
 		return 0, false, runInit()
 	}
-	unlock, err := flock(ctx, filepath.Join(c.dir, key+".lock"))
+	lctx, cancel := context.WithTimeout(ctx, initCacheWait)
+	unlock, err := flock(lctx, filepath.Join(c.dir, key+".lock"))
+	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, false, ctx.Err()
 		}
 		if !errors.Is(err, errors.ErrUnsupported) {
-			warn(err)
+			warn(fmt.Errorf("waited %s for another job's init of this module: running init: %w", initCacheWait, err))
 		}
 		return 0, false, runInit()
 	}
@@ -132,8 +139,8 @@ func (c initCache) initialise(ctx context.Context, key, moduleDir string, runIni
 }
 
 // prune removes the entries too old to be reused, so that the cache holds
-// at most an hour's inits (their lock files, empty, stay: another job may
-// hold one).
+// at most an hour's inits. An entry whose lock another job holds (it may be
+// copying the entry) is left for a later prune; lock files, empty, stay.
 func (c initCache) prune(warn func(error)) {
 	entries, err := os.ReadDir(c.dir)
 	if err != nil {
@@ -145,13 +152,29 @@ func (c initCache) prune(warn func(error)) {
 			continue
 		}
 		fi, err := e.Info()
-		if err == nil && c.now().Sub(fi.ModTime()) >= initCacheTTL {
+		switch {
+		case err != nil || c.now().Sub(fi.ModTime()) < initCacheTTL:
+		case strings.HasPrefix(e.Name(), "new-"): // left by a job that died while keeping its init
 			err = os.RemoveAll(filepath.Join(c.dir, e.Name()))
+		default:
+			err = c.removeUnlocked(e.Name())
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			warn(err)
 		}
 	}
+}
+
+// removeUnlocked removes the entry key unless another job holds its lock.
+func (c initCache) removeUnlocked(key string) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // one try, no wait
+	unlock, err := flock(ctx, filepath.Join(c.dir, key+".lock"))
+	if err != nil {
+		return nil // held, or locks unsupported: left for later
+	}
+	defer unlock()
+	return os.RemoveAll(filepath.Join(c.dir, key))
 }
 
 // keep makes what init left in moduleDir the entry: copied to a temporary
@@ -172,31 +195,39 @@ func (c initCache) keep(moduleDir, entry string) error {
 }
 
 // copyInit copies the data directory and the lock file (when there is one)
-// from one module directory to another.
+// from one module directory to another. The lock file is replaced whole
+// (written beside it, then renamed), so a failed copy leaves the one the
+// module's archive brought, if any.
 func copyInit(from, to string) error {
 	if err := copyTree(filepath.Join(from, dataDir), filepath.Join(to, dataDir)); err != nil {
 		return fmt.Errorf("copying %s: %w", dataDir, err)
 	}
-	switch err := copyFile(filepath.Join(from, lockFile), filepath.Join(to, lockFile), 0o644); {
+	tmp := filepath.Join(to, lockFile+".outpost-new")
+	switch err := copyFile(filepath.Join(from, lockFile), tmp, 0o644); {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
+		os.Remove(tmp)
+		return fmt.Errorf("copying %s: %w", lockFile, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(to, lockFile)); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("copying %s: %w", lockFile, err)
 	}
 	return nil
 }
 
-// clearInit removes a partial copy, so that init starts from the module
-// alone.
+// clearInit removes a partly copied data directory, so that init starts
+// from the module as its archive brought it.
 func clearInit(moduleDir string) error {
-	return errors.Join(os.RemoveAll(filepath.Join(moduleDir, dataDir)), os.Remove(filepath.Join(moduleDir, lockFile)))
+	return os.RemoveAll(filepath.Join(moduleDir, dataDir))
 }
 
-// linkAbove is the size from which a file is hard-linked rather than
-// copied: provider binaries (tens to hundreds of MB), which terraform only
-// ever executes. Smaller files (the backend's configuration, module
-// manifests, modules' sources) are copied, so that nothing a job writes
-// reaches an entry.
+// linkAbove is the size from which a provider's file (under .terraform's
+// providers/) is hard-linked rather than copied: provider binaries, tens to
+// hundreds of MB, which terraform only ever executes. Everything else (the
+// backend's configuration, installed modules' sources, which a module may
+// rewrite) is copied, so that nothing a job writes reaches an entry.
 const linkAbove = 1 << 20
 
 // copyTree copies the directory from to to (which must not exist): files,
@@ -226,7 +257,7 @@ func copyTree(from, to string) error {
 			if err != nil {
 				return err
 			}
-			if fi.Size() >= linkAbove && os.Link(path, dst) == nil {
+			if fi.Size() >= linkAbove && strings.HasPrefix(filepath.ToSlash(rel), "providers/") && os.Link(path, dst) == nil {
 				return nil
 			}
 			return copyFile(path, dst, fi.Mode().Perm())

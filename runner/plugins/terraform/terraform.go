@@ -474,7 +474,7 @@ func (p *plugin) init(ctx context.Context, cmd cli, run plugins.Run, jobEnv, tfE
 		reused bool
 		err    error
 	)
-	if key := p.initCacheKey(run, jobEnv, tfEnv, bin); key != "" {
+	if key := p.initCacheKey(run, jobEnv, tfEnv, bin, dir); key != "" {
 		c := initCache{dir: jobEnv[EnvInitCache], now: time.Now}
 		age, reused, err = c.initialise(ctx, key, dir, runInit, func(err error) {
 			fmt.Fprintf(run.Stderr, "outpost: init cache: %v\n", err)
@@ -495,10 +495,15 @@ func (p *plugin) init(ctx context.Context, cmd cli, run plugins.Run, jobEnv, tfE
 }
 
 // initCacheKey is the job's key in the runner's init cache, or "" when it
-// does not use one: the runner keeps none, or TF_DATA_DIR moves the data
-// directory out of the module's.
-func (p *plugin) initCacheKey(run plugins.Run, jobEnv, tfEnv map[string]string, bin string) string {
+// does not use one: the runner keeps none, TF_DATA_DIR moves the data
+// directory out of the module's, or the module's archive brought a data
+// directory of its own.
+func (p *plugin) initCacheKey(run plugins.Run, jobEnv, tfEnv map[string]string, bin, dir string) string {
 	if jobEnv[EnvInitCache] == "" || tfEnv["TF_DATA_DIR"] != "" {
+		return ""
+	}
+	if _, err := os.Lstat(filepath.Join(dir, dataDir)); err == nil {
+		fmt.Fprintf(run.Stdout, "outpost: the module's archive holds a %s directory: this job runs its own init\n", dataDir)
 		return ""
 	}
 	key, err := initCacheKey(p.m.Module, bin, tfEnv[envCLIConfig], tfEnv)
