@@ -34,10 +34,15 @@ type testGateway struct {
 	gone           map[string]bool            // attempts no longer current
 	registrations  int
 	claims         int
-	polling        int                                     // claims being held
-	revoked        bool                                    // the runner token is refused from now on
-	heartbeatsDown bool                                    // job heartbeats answer 503
-	failNext       int                                     // the next job calls (heartbeat, logs, complete) answer 503
+	polling        int  // claims being held
+	revoked        bool // the runner token is refused from now on
+	heartbeatsDown bool // job heartbeats answer 503
+	failNext       int  // the next job calls (heartbeat, logs, complete) answer 503
+	// goneOnComplete makes a completed attempt no longer current, as the
+	// real gateway does, and answers the completion only once a held
+	// heartbeat has been told so (the order the real one may answer in).
+	goneOnComplete bool
+	staleAnswers   map[string]int                          // job calls answered "no longer current", by job
 	onLog          func(jobID string, c protocol.LogChunk) // called with mu held
 }
 
@@ -59,6 +64,7 @@ func newTestGateway(t *testing.T) *testGateway {
 		gone:         map[string]bool{},
 		inputs:       map[string]json.RawMessage{},
 		wantedInputs: map[string]int{},
+		staleAnswers: map[string]int{},
 	}
 }
 
@@ -218,6 +224,8 @@ func (g *testGateway) refused(w http.ResponseWriter, id string) bool {
 	switch {
 	case g.gone[id]:
 		writeJSON(w, http.StatusConflict, protocol.Error{Code: protocol.CodeStaleAttempt, Message: "attempt is no longer current"})
+		g.staleAnswers[id]++
+		g.broadcast()
 	case g.failNext > 0:
 		g.failNext--
 		writeJSON(w, http.StatusServiceUnavailable, protocol.Error{Code: "unavailable", Message: "try again"})
@@ -271,9 +279,19 @@ func (g *testGateway) jobLogs(w http.ResponseWriter, _ *http.Request, id string,
 	writeJSON(w, http.StatusOK, protocol.LogsResponse{AckedSeq: int64(len(g.logs[id]))})
 }
 
-func (g *testGateway) jobComplete(w http.ResponseWriter, _ *http.Request, id string, req protocol.CompleteRequest) {
+func (g *testGateway) jobComplete(w http.ResponseWriter, r *http.Request, id string, req protocol.CompleteRequest) {
 	g.completions[id] = append(g.completions[id], req)
 	g.broadcast()
+	if g.goneOnComplete {
+		g.gone[id] = true
+		g.broadcast()
+		g.hold(r, 5*time.Second, func() bool { return g.staleAnswers[id] > 0 })
+		// Give the runner the time to act on that answer (an order of
+		// events, not a timing assertion).
+		g.mu.Unlock()
+		time.Sleep(200 * time.Millisecond)
+		g.mu.Lock()
+	}
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 

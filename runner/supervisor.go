@@ -91,12 +91,14 @@ func (s *supervisor) run(ctx context.Context) {
 		return
 	}
 	lease := s.keepLease(ctx)
+	watching, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
 	go func() {
 		// Once the attempt is gone, nothing about it is worth sending.
 		select {
 		case <-lease.lost:
 			cancel()
-		case <-ctx.Done():
+		case <-watching.Done():
 		}
 	}()
 	ship := &shipper{spool: spool, sender: s.gw, jobID: s.job.ID, attempt: s.job.Attempt, retry: s.retry, log: s.log,
@@ -132,6 +134,11 @@ func (s *supervisor) run(ctx context.Context) {
 		s.log.Error("the job's log could not all be delivered", "err", err)
 	}
 	req.LastSeq = spool.LastSeq()
+	// The completion itself ends the attempt: the gateway may tell a held
+	// heartbeat so before it answers the completion, which must not be cut
+	// off by that (a completion for an attempt truly gone is refused as
+	// stale).
+	stopWatching()
 	s.complete(ctx, lease, req)
 }
 

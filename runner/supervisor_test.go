@@ -395,3 +395,28 @@ func TestJobDiesWithItsRunner(t *testing.T) {
 	_ = runner.Wait()
 	assertGone(t, pid)
 }
+
+// The gateway may tell a held heartbeat that the attempt is no longer
+// current (it was just completed) before it answers the completion itself:
+// the completion must not be cut off by that, nor reported dropped.
+func TestCompletionOutlivesTheLeaseEndingWithIt(t *testing.T) {
+	g := newTestGateway(t)
+	g.goneOnComplete = true
+	var log syncBuffer
+	job := commandJob("job-complete", "echo done")
+	supervise(t, g, job, func(s *supervisor) {
+		s.log = slog.New(slog.NewTextHandler(&log, nil))
+	})
+	if done := g.completion(job.ID); done.Status != protocol.StatusSucceeded {
+		t.Fatalf("completion %+v", done)
+	}
+	g.mu.Lock()
+	stale := g.staleAnswers[job.ID]
+	g.mu.Unlock()
+	if stale == 0 {
+		t.Fatal("no heartbeat was told the attempt was gone: the test proves nothing")
+	}
+	if l := log.String(); !strings.Contains(l, "job completed") || strings.Contains(l, "dropped") {
+		t.Errorf("want the completion reported delivered, not dropped:\n%s", l)
+	}
+}
