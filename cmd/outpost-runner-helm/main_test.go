@@ -23,13 +23,13 @@ func build(t *testing.T) string {
 	return bin
 }
 
-// The binary runs helm jobs and chart builds only, writes the job's result
-// as outpost-runner does, and names what is wrong with its arguments.
-func TestRunsHelmJobsOnly(t *testing.T) {
-	bin := build(t)
+// runJob runs the job as the runner would, "<bin> job --dir DIR", and
+// returns the result it wrote.
+func runJob(t *testing.T, bin string, job protocol.Job) runner.Result {
+	t.Helper()
 	dir := t.TempDir()
-	job, _ := json.Marshal(protocol.Job{ID: "job_1", Type: protocol.JobTypeTerraform, Attempt: 1, Manifest: json.RawMessage(`{}`)})
-	if err := os.WriteFile(filepath.Join(dir, "job.json"), job, 0o600); err != nil {
+	raw, _ := json.Marshal(job)
+	if err := os.WriteFile(filepath.Join(dir, "job.json"), raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(bin, "job", "--dir", dir).CombinedOutput(); err != nil {
@@ -40,35 +40,28 @@ func TestRunsHelmJobsOnly(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &res) != nil {
 		t.Fatalf("result.json: %v %s", err, b)
 	}
+	return res
+}
+
+// The binary runs helm jobs and chart builds only, writes the job's result
+// as outpost-runner does, and names what is wrong with its arguments.
+func TestRunsHelmJobsOnly(t *testing.T) {
+	bin := build(t)
+	res := runJob(t, bin, protocol.Job{ID: "job_1", Type: protocol.JobTypeTerraform, Attempt: 1, Manifest: json.RawMessage(`{}`)})
 	if res.Status != protocol.StatusFailed || res.Error != `unknown job type "terraform": this runner runs helm, helm_chart` {
 		t.Errorf("a terraform job: %+v, want refused, naming helm and helm_chart", res)
 	}
 
 	// A helm job with a bad manifest: the plugin's own error, naming the field.
-	job, _ = json.Marshal(protocol.Job{ID: "job_2", Type: protocol.JobTypeHelm, Attempt: 1, Manifest: json.RawMessage(`{"operation":"deploy"}`)})
-	if err := os.WriteFile(filepath.Join(dir, "job.json"), job, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(bin, "job", "--dir", dir).CombinedOutput(); err != nil {
-		t.Fatalf("job: %v\n%s", err, out)
-	}
-	b, _ = os.ReadFile(filepath.Join(dir, "result.json"))
-	if err := json.Unmarshal(b, &res); err != nil || res.Status != protocol.StatusFailed || !strings.Contains(res.Error, "kubeconfig") {
-		t.Errorf("a helm job without a kubeconfig: %+v (%v), want failed naming kubeconfig", res, err)
+	res = runJob(t, bin, protocol.Job{ID: "job_2", Type: protocol.JobTypeHelm, Attempt: 1, Manifest: json.RawMessage(`{"operation":"deploy"}`)})
+	if res.Status != protocol.StatusFailed || !strings.Contains(res.Error, "kubeconfig") {
+		t.Errorf("a helm job without a kubeconfig: %+v, want failed naming kubeconfig", res)
 	}
 
 	// A helm_chart job is a chart build, and nothing else.
-	job, _ = json.Marshal(protocol.Job{ID: "job_3", Type: protocol.JobTypeHelmChart, Attempt: 1, Manifest: json.RawMessage(`{"operation":"sync"}`)})
-	if err := os.WriteFile(filepath.Join(dir, "job.json"), job, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(bin, "job", "--dir", dir).CombinedOutput(); err != nil {
-		t.Fatalf("job: %v\n%s", err, out)
-	}
-	b, _ = os.ReadFile(filepath.Join(dir, "result.json"))
-	if err := json.Unmarshal(b, &res); err != nil || res.Status != protocol.StatusFailed ||
-		!strings.Contains(res.Error, `operation: a helm_chart job takes build_helm_chart, got "sync"`) {
-		t.Errorf("a helm_chart job that syncs: %+v (%v), want failed naming the operation", res, err)
+	res = runJob(t, bin, protocol.Job{ID: "job_3", Type: protocol.JobTypeHelmChart, Attempt: 1, Manifest: json.RawMessage(`{"operation":"sync"}`)})
+	if res.Status != protocol.StatusFailed || !strings.Contains(res.Error, `operation: a helm_chart job takes build_helm_chart, got "sync"`) {
+		t.Errorf("a helm_chart job that syncs: %+v, want failed naming the operation", res)
 	}
 
 	var stderr bytes.Buffer
