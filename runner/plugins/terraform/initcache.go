@@ -110,8 +110,11 @@ func (c initCache) initialise(ctx context.Context, key, moduleDir string, runIni
 		if ctx.Err() != nil {
 			return 0, false, ctx.Err()
 		}
-		if !errors.Is(err, errors.ErrUnsupported) {
-			warn(fmt.Errorf("waited %s for another job's init of this module: running init: %w", initCacheWait, err))
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			warn(fmt.Errorf("waited %s for another job's init of this module: running init", initCacheWait))
+		case !errors.Is(err, errors.ErrUnsupported):
+			warn(fmt.Errorf("locking the entry: %w", err))
 		}
 		return 0, false, runInit()
 	}
