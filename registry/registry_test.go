@@ -34,7 +34,7 @@ func start(t *testing.T, cfg registry.Config) *registry.Server {
 	return s
 }
 
-func ref(t *testing.T, s *registry.Server, repo string) name.Reference {
+func ref(t testing.TB, s *registry.Server, repo string) name.Reference {
 	t.Helper()
 	r, err := name.ParseReference(s.Addr()+"/"+repo+":v1", name.Insecure)
 	if err != nil {
@@ -43,7 +43,7 @@ func ref(t *testing.T, s *registry.Server, repo string) name.Reference {
 	return r
 }
 
-func newImage(t *testing.T) v1.Image {
+func newImage(t testing.TB) v1.Image {
 	t.Helper()
 	img, err := random.Image(1024, 2)
 	if err != nil {
@@ -56,7 +56,7 @@ func basic(username, password string) remote.Option {
 	return remote.WithAuth(&authn.Basic{Username: username, Password: password})
 }
 
-func push(t *testing.T, r name.Reference, img v1.Image, opts ...remote.Option) error {
+func push(t testing.TB, r name.Reference, img v1.Image, opts ...remote.Option) error {
 	t.Helper()
 	return remote.Write(r, img, append(opts, remote.WithContext(t.Context()))...)
 }

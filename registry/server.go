@@ -176,6 +176,12 @@ func configure(cfg Config) (*configuration.Configuration, error) {
 		storage["filesystem"] = configuration.Parameters{"rootdirectory": cfg.Dir}
 	}
 	dcfg := &configuration.Configuration{Storage: storage}
+	if cfg.Dir != "" {
+		registerDirectBlobs()
+		dcfg.Middleware = map[string][]configuration.Middleware{
+			"repository": {{Name: directBlobsName, Options: configuration.Parameters{directBlobsRoot: cfg.Dir}}},
+		}
+	}
 	dcfg.HTTP.Secret = hex.EncodeToString(secret)
 	dcfg.Log.AccessLog.Disabled = true
 	dcfg.Log.Level = "error"
