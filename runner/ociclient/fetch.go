@@ -1,6 +1,7 @@
 package ociclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,45 +27,101 @@ const maxManifestBytes = 4 << 20
 
 // FetchTerraformModule returns the module archive (a gzipped tar, as
 // protocol.TerraformManifest.Module) of the terraform-module artifact that
-// ref names. The manifest and the layer are checked against their digests,
-// so what it returns is exactly what was built. Errors name the artifact
-// and never carry the credential.
-func FetchTerraformModule(ctx context.Context, ref protocol.ArtifactRef) ([]byte, error) {
+// ref names, and what it read (for a Sync of the same artifact). The
+// manifest and the layer are checked against their digests, so what it
+// returns is exactly what was built. Errors name the artifact and never
+// carry the credential.
+func FetchTerraformModule(ctx context.Context, ref protocol.ArtifactRef) ([]byte, *Fetched, error) {
 	scrub := NewScrubber(ref.Registry.Username, ref.Registry.Password)
-	module, err := fetchTerraformModule(ctx, ref)
+	module, got, err := fetchTerraformModule(ctx, ref)
 	if err != nil {
-		return nil, scrub.Error(fmt.Errorf("terraform module %s/%s@%s: %w", ref.Registry.Address, ref.Repository, ref.Digest, err))
+		return nil, nil, scrub.Error(fmt.Errorf("terraform module %s/%s@%s: %w", ref.Registry.Address, ref.Repository, ref.Digest, err))
 	}
-	return module, nil
+	return module, got, nil
 }
 
-func fetchTerraformModule(ctx context.Context, ref protocol.ArtifactRef) ([]byte, error) {
+func fetchTerraformModule(ctx context.Context, ref protocol.ArtifactRef) ([]byte, *Fetched, error) {
 	repo, err := Repository(ref.Registry, ref.Repository)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := digest.Parse(ref.Digest); err != nil {
-		return nil, fmt.Errorf("digest: %w", err)
+		return nil, nil, fmt.Errorf("digest: %w", err)
 	}
-	_, raw, err := FetchManifest(ctx, repo, ref.Digest)
+	desc, raw, err := FetchManifest(ctx, repo, ref.Digest)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var m ocispec.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("reading the manifest: %w", err)
+		return nil, nil, fmt.Errorf("reading the manifest: %w", err)
 	}
 	if m.ArtifactType != protocol.ArtifactTypeTerraformModule {
-		return nil, fmt.Errorf("not a terraform module: artifact type %q, want %q", m.ArtifactType, protocol.ArtifactTypeTerraformModule)
+		return nil, nil, fmt.Errorf("not a terraform module: artifact type %q, want %q", m.ArtifactType, protocol.ArtifactTypeTerraformModule)
 	}
 	if len(m.Layers) != 1 || m.Layers[0].MediaType != protocol.MediaTypeTerraformModuleLayer {
-		return nil, fmt.Errorf("not a terraform module: want one layer of type %q", protocol.MediaTypeTerraformModuleLayer)
+		return nil, nil, fmt.Errorf("not a terraform module: want one layer of type %q", protocol.MediaTypeTerraformModuleLayer)
 	}
 	layer := m.Layers[0]
 	if layer.Size > MaxModuleBytes {
-		return nil, fmt.Errorf("module layer of %d bytes: more than %d", layer.Size, MaxModuleBytes)
+		return nil, nil, fmt.Errorf("module layer of %d bytes: more than %d", layer.Size, MaxModuleBytes)
 	}
-	return fetch(ctx, repo, layer)
+	module, err := fetch(ctx, repo, layer)
+	if err != nil {
+		return nil, nil, err
+	}
+	got := newFetched(desc, raw)
+	got.blobs[layer.Digest] = module
+	return module, got, nil
+}
+
+// Fetched is what was read of one artifact, each part checked against its
+// digest: its manifest and the blobs read. A Sync of that artifact reads
+// them from here instead of asking the source registry again.
+type Fetched struct {
+	Manifest ocispec.Descriptor
+	blobs    map[digest.Digest][]byte // the manifest's bytes too
+}
+
+func newFetched(manifest ocispec.Descriptor, raw []byte) *Fetched {
+	return &Fetched{Manifest: manifest, blobs: map[digest.Digest][]byte{manifest.Digest: raw}}
+}
+
+// bytes returns what was read of desc, or the data desc itself carries
+// (as a manifest may, for an empty config), or nil.
+func (f *Fetched) bytes(desc ocispec.Descriptor) []byte {
+	if f == nil {
+		return nil
+	}
+	if b, ok := f.blobs[desc.Digest]; ok && int64(len(b)) == desc.Size {
+		return b
+	}
+	if len(desc.Data) > 0 && int64(len(desc.Data)) == desc.Size && desc.Digest.Validate() == nil &&
+		desc.Digest.Algorithm().FromBytes(desc.Data) == desc.Digest {
+		return desc.Data
+	}
+	return nil
+}
+
+// readThrough is a source that serves what was fetched already from
+// memory and the rest from the registry.
+type readThrough struct {
+	got  *Fetched
+	repo *remote.Repository
+}
+
+func (r readThrough) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	if b := r.got.bytes(desc); b != nil {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}
+	return r.repo.Fetch(ctx, desc)
+}
+
+func (r readThrough) Exists(ctx context.Context, desc ocispec.Descriptor) (bool, error) {
+	if r.got.bytes(desc) != nil {
+		return true, nil
+	}
+	return r.repo.Exists(ctx, desc)
 }
 
 // manifestTypes are the manifests FetchManifest accepts.
@@ -82,13 +139,8 @@ var manifestTypes = strings.Join([]string{
 // with both digests named. A refusal carries the registry's answer ("404:
 // manifest unknown: …").
 func FetchManifest(ctx context.Context, repo *remote.Repository, reference string) (ocispec.Descriptor, []byte, error) {
-	scheme := "https"
-	if repo.PlainHTTP {
-		scheme = "http"
-	}
-	u := fmt.Sprintf("%s://%s/v2/%s/manifests/%s", scheme, repo.Reference.Host(), repo.Reference.Repository, reference)
 	ctx = auth.AppendRepositoryScope(ctx, repo.Reference, auth.ActionPull)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, manifestURL(repo, reference), nil)
 	if err != nil {
 		return ocispec.Descriptor{}, nil, err
 	}
@@ -122,6 +174,15 @@ func FetchManifest(ctx context.Context, repo *remote.Repository, reference strin
 		desc.MediaType = m.MediaType
 	}
 	return desc, raw, nil
+}
+
+// manifestURL is the URL of a manifest of repo, by tag or digest.
+func manifestURL(repo *remote.Repository, reference string) string {
+	scheme := "https"
+	if repo.PlainHTTP {
+		scheme = "http"
+	}
+	return fmt.Sprintf("%s://%s/v2/%s/manifests/%s", scheme, repo.Reference.Host(), repo.Reference.Repository, reference)
 }
 
 // registryError is a registry's refusal as oras-go shows it: method, URL,

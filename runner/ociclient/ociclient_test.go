@@ -38,13 +38,13 @@ func TestFetchTerraformModuleRefusesOtherArtifacts(t *testing.T) {
 	}
 	digest, _ := img.Digest()
 
-	_, err = ociclient.FetchTerraformModule(t.Context(), protocol.ArtifactRef{Registry: access, Repository: "app/web", Digest: digest.String()})
+	_, _, err = ociclient.FetchTerraformModule(t.Context(), protocol.ArtifactRef{Registry: access, Repository: "app/web", Digest: digest.String()})
 	if err == nil || !strings.Contains(err.Error(), "not a terraform module") || !strings.Contains(err.Error(), digest.String()) {
 		t.Errorf("fetching an image as a module: %v", err)
 	}
 
 	access.Password = "wrong-secret"
-	_, err = ociclient.FetchTerraformModule(t.Context(), protocol.ArtifactRef{Registry: access, Repository: "app/web", Digest: digest.String()})
+	_, _, err = ociclient.FetchTerraformModule(t.Context(), protocol.ArtifactRef{Registry: access, Repository: "app/web", Digest: digest.String()})
 	if err == nil || !strings.Contains(err.Error(), "response status code 401: unauthorized") || strings.Contains(err.Error(), "wrong-secret") {
 		t.Errorf("fetching with a wrong password: %v", err)
 	}

@@ -52,7 +52,7 @@ func TestBuildTerraformModule(t *testing.T) {
 
 	// What the terraform plugin will get from the registry: the same bytes.
 	ref := protocol.ArtifactRef{Registry: access, Repository: a.Repository, Digest: a.Digest}
-	got, err := ociclient.FetchTerraformModule(t.Context(), ref)
+	got, _, err := ociclient.FetchTerraformModule(t.Context(), ref)
 	if err != nil {
 		t.Fatalf("FetchTerraformModule: %v", err)
 	}

@@ -62,7 +62,7 @@ func TestSyncCopiesImagesIndexesAndArtifactsByDigest(t *testing.T) {
 		}
 	}
 	// The terraform plugin can take its module from the install's registry.
-	got, err := ociclient.FetchTerraformModule(t.Context(), protocol.ArtifactRef{Registry: installAccess, Repository: mod.artifact.Repository, Digest: mod.artifact.Digest})
+	got, _, err := ociclient.FetchTerraformModule(t.Context(), protocol.ArtifactRef{Registry: installAccess, Repository: mod.artifact.Repository, Digest: mod.artifact.Digest})
 	if err != nil || string(got) != string(source) {
 		t.Errorf("module from the install's registry: %v", err)
 	}

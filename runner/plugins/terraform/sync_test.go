@@ -123,7 +123,7 @@ func TestPlanApplySyncsItsModule(t *testing.T) {
 	if kout.Synced == nil || kout.Synced.Digest != src.Digest || !kout.Applied {
 		t.Fatalf("outputs: synced %+v, applied %v; want the build's digest %s, applied", kout.Synced, kout.Applied, src.Digest)
 	}
-	if _, err := ociclient.FetchTerraformModule(ctx, protocol.ArtifactRef{Registry: installAccess, Repository: "outpost/known", Digest: src.Digest}); err != nil {
+	if _, _, err := ociclient.FetchTerraformModule(ctx, protocol.ArtifactRef{Registry: installAccess, Repository: "outpost/known", Digest: src.Digest}); err != nil {
 		t.Errorf("the install's registry does not serve the build: %v", err)
 	}
 	h.lockFree(kws)

@@ -59,6 +59,7 @@ type plugin struct {
 	outputs json.RawMessage
 	stderr  io.Writer          // the job's, once Execute ran
 	synced  *protocol.Artifact // the build, in the install's registry (ModuleSync)
+	fetched *ociclient.Fetched // what fetch read of the module's artifact
 	syncing chan error         // the sync started by fetchModule, until joinSync
 	inputs  bool               // the job's deferred inputs were taken
 }
@@ -279,7 +280,7 @@ func (p *plugin) awaitInputs(ctx context.Context, run plugins.Run) error {
 			return errors.New("the job's inputs: registry: required (module_sync.destination's registry, which the job was queued without)")
 		}
 		s.Destination.Registry = *in.Registry
-		return p.syncModule(ctx, run)
+		return p.syncModule(ctx, run, p.fetched)
 	}
 	return nil
 }
@@ -304,7 +305,7 @@ func (p *plugin) fetchModule(ctx context.Context, run plugins.Run) error {
 		return p.fetch(ctx, run, *m.ModuleArtifact, "module_artifact")
 	case s.Destination.Registry.Address != "":
 		p.syncing = make(chan error, 1)
-		go func() { p.syncing <- p.syncModule(ctx, run) }()
+		go func() { p.syncing <- p.syncModule(ctx, run, nil) }()
 		if err := p.fetch(ctx, run, s.Source, "module_sync.source"); err != nil {
 			fmt.Fprintf(run.Stdout, "outpost: %v: it is fetched from the install's registry\n", err)
 			if err := p.joinSync(); err != nil {
@@ -346,15 +347,17 @@ func (p *plugin) fetchSynced(ctx context.Context, run plugins.Run) error {
 func (p *plugin) fetch(ctx context.Context, run plugins.Run, ref protocol.ArtifactRef, field string) error {
 	fmt.Fprintf(run.Stdout, "outpost: fetching the module %s/%s@%s\n", ref.Registry.Address, ref.Repository, ref.Digest)
 	var err error
-	if p.m.Module, err = ociclient.FetchTerraformModule(ctx, ref); err != nil {
+	if p.m.Module, p.fetched, err = ociclient.FetchTerraformModule(ctx, ref); err != nil {
 		return fmt.Errorf("%s: %w", field, err)
 	}
 	return nil
 }
 
 // syncModule copies the step's build into the install's registry, as an
-// oci sync job does, and keeps what the registry then serves.
-func (p *plugin) syncModule(ctx context.Context, run plugins.Run) error {
+// oci sync job does, and keeps what the registry then serves. got is what
+// the job fetched of the build already (nil when the fetch runs meanwhile):
+// copied from memory, it is not read from the vendor's registry again.
+func (p *plugin) syncModule(ctx context.Context, run plugins.Run, got *ociclient.Fetched) error {
 	s := p.m.ModuleSync
 	scrub := ociclient.NewScrubber(s.Source.Registry.Username, s.Source.Registry.Password,
 		s.Destination.Registry.Username, s.Destination.Registry.Password)
@@ -362,7 +365,7 @@ func (p *plugin) syncModule(ctx context.Context, run plugins.Run) error {
 	if err != nil {
 		return scrub.Error(fmt.Errorf("module_sync.destination: %w", err))
 	}
-	art, err := ociclient.Sync(ctx, scrub.Writer(run.Stdout), s.Source, dst)
+	art, err := ociclient.Sync(ctx, scrub.Writer(run.Stdout), s.Source, dst, got)
 	switch {
 	case err != nil:
 		return scrub.Error(fmt.Errorf("module_sync: %w", err))
