@@ -30,14 +30,12 @@ func killLeftovers() int {
 	self := os.Getpid()
 	killed := 0
 	for range 5 { // a killed group may orphan more, which come to us
-		pids := childrenOf(self)
-		if len(pids) == 0 {
-			break
-		}
-		for _, c := range pids {
+		acted := false
+		for _, c := range childrenOf(self) {
 			if !c.exited && isDaemon(c.pid) {
 				continue // started to outlive the job, on purpose
 			}
+			acted = true
 			if !c.exited {
 				if pgid, err := syscall.Getpgid(c.pid); err == nil && pgid != syscall.Getpgrp() {
 					_ = syscall.Kill(-pgid, syscall.SIGKILL)
@@ -47,6 +45,9 @@ func killLeftovers() int {
 			}
 			var ws syscall.WaitStatus
 			_, _ = syscall.Wait4(c.pid, &ws, 0, nil)
+		}
+		if !acted {
+			break // none left, or daemons only
 		}
 	}
 	return killed
@@ -77,8 +78,47 @@ type child struct {
 	exited bool // a zombie, waiting to be reaped
 }
 
-// childrenOf lists the processes whose parent is ppid, from /proc.
+// childrenOf lists the processes whose parent is ppid: from the kernel's
+// list of each of its threads' children (/proc/<ppid>/task/<tid>/children),
+// or, on a kernel without those files, by reading every process's stat.
 func childrenOf(ppid int) []child {
+	if pids, ok := taskChildren(ppid); ok {
+		return pids
+	}
+	return scanChildren(ppid)
+}
+
+// taskChildren reads the children files of ppid's threads; ok is false when
+// the kernel has none (CONFIG_PROC_CHILDREN unset).
+func taskChildren(ppid int) (pids []child, ok bool) {
+	dir := "/proc/" + strconv.Itoa(ppid) + "/task/"
+	if _, err := os.Stat(dir + strconv.Itoa(ppid) + "/children"); err != nil {
+		return nil, false
+	}
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	for _, t := range tasks {
+		list, err := os.ReadFile(dir + t.Name() + "/children")
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, f := range bytes.Fields(list) {
+			pid, err := strconv.Atoi(string(f))
+			if err != nil {
+				continue
+			}
+			if state, _, ok := procStat(pid); ok {
+				pids = append(pids, child{pid: pid, exited: state == "Z"})
+			}
+		}
+	}
+	return pids, true
+}
+
+// scanChildren finds ppid's children among all processes, from /proc.
+func scanChildren(ppid int) []child {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -89,22 +129,28 @@ func childrenOf(ppid int) []child {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		fields := bytes.Fields(stat[i+1:])
-		if len(fields) < 2 {
-			continue
-		}
-		if p, err := strconv.Atoi(string(fields[1])); err == nil && p == ppid {
-			pids = append(pids, child{pid: pid, exited: string(fields[0]) == "Z"})
+		if state, parent, ok := procStat(pid); ok && parent == ppid {
+			pids = append(pids, child{pid: pid, exited: state == "Z"})
 		}
 	}
 	return pids
+}
+
+// procStat reads a process's state and parent from /proc/<pid>/stat.
+func procStat(pid int) (state string, ppid int, ok bool) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", 0, false
+	}
+	// pid (comm) state ppid …; comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return "", 0, false
+	}
+	fields := bytes.Fields(stat[i+1:])
+	if len(fields) < 2 {
+		return "", 0, false
+	}
+	ppid, err = strconv.Atoi(string(fields[1]))
+	return string(fields[0]), ppid, err == nil
 }
