@@ -588,6 +588,9 @@ func provBenchOutput(tb testing.TB, outs map[string]string, name, key string) st
 //	init    → "outpost: terraform initialised" (init ran, or the runner reused an earlier init)
 //	wait    → "outpost: variables received", for a job queued early with
 //	          deferred inputs (its dependencies were still running); else 0
+//	sync    → "outpost: synced: …", when the job copied its build into the
+//	          install's registry after its variables came (the registry came
+//	          with them); else 0
 //	op      → terraform's last line (of the plan, or of the apply)
 //	post    → the runner's "runner: job succeeded" line (show -json when it outlasts the apply)
 //	finish  → completed (finished_at): log shipping, completion
@@ -597,13 +600,14 @@ const (
 	provPhaseSpawn
 	provPhaseInit
 	provPhaseWait
+	provPhaseSync
 	provPhaseOp
 	provPhasePost
 	provPhaseFinish
 	provNumPhases
 )
 
-var provPhaseNames = [provNumPhases]string{"queued", "prep", "spawn", "init", "wait", "terraform", "post", "finish"}
+var provPhaseNames = [provNumPhases]string{"queued", "prep", "spawn", "init", "wait", "sync", "terraform", "post", "finish"}
 
 type provBenchJob struct {
 	step, kind      string // kind: sync, plan, apply, plan_apply or plan_apply-prestarted (deferred inputs)
@@ -798,7 +802,7 @@ func (p *provBench) jobPhases(j *provBenchJob, jobID string) {
 	if err != nil {
 		p.tb.Fatal(err)
 	}
-	var tStart, tTF, tInit, tVars, tOp, tDone time.Time
+	var tStart, tTF, tInit, tVars, tSynced, tOp, tDone time.Time
 	for _, c := range chunks {
 		switch {
 		case strings.HasPrefix(c.Data, "runner: starting job"):
@@ -809,6 +813,8 @@ func (p *provBench) jobPhases(j *provBenchJob, jobID string) {
 			tTF = c.Time
 		case strings.HasPrefix(c.Data, "outpost: variables received"):
 			tVars, j.received = c.Time, c.Time
+		case strings.HasPrefix(c.Data, "outpost: synced: "):
+			tSynced = c.Time
 		case strings.HasPrefix(c.Data, "runner: job succeeded"):
 			tDone = c.Time
 		case !tInit.IsZero() && !strings.HasPrefix(c.Data, "outpost:") && !strings.HasPrefix(c.Data, "runner:"):
@@ -826,7 +832,11 @@ func (p *provBench) jobPhases(j *provBenchJob, jobID string) {
 		tVars = tInit
 	}
 	j.phases[provPhaseWait] = tVars.Sub(tInit)
-	j.phases[provPhaseOp] = tOp.Sub(tVars)
+	if tSynced.Before(tVars) {
+		tSynced = tVars // no sync, or one done while the job waited
+	}
+	j.phases[provPhaseSync] = tSynced.Sub(tVars)
+	j.phases[provPhaseOp] = tOp.Sub(tSynced)
 	j.phases[provPhasePost] = tDone.Sub(tOp)
 	j.phases[provPhaseFinish] = j.ended.Sub(tDone)
 	j.phasesKnown = true
