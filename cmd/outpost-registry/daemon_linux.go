@@ -180,17 +180,32 @@ func start(ctx context.Context, d daemonDir, addr string, getenv func(string) st
 			env = append(env, k+"="+v)
 		}
 	}
+	// The daemon says on this pipe when it listens (envReadyFD), so up
+	// returns then rather than at its next look at the files.
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	defer readyR.Close()
 	cmd := exec.Command(self, d.serveArgs(addr)...)
-	cmd.Env = env
+	cmd.Env = append(env, envReadyFD+"=3")
 	cmd.Dir = "/" // not the job's working directory, which may go away
 	cmd.Stdin = nil
 	cmd.Stdout = log
 	cmd.Stderr = log
+	cmd.ExtraFiles = []*os.File{readyW} // fd 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	readyW.Close()
+	if err != nil {
 		return "", fmt.Errorf("starting %s: %w", self, err)
 	}
 	pid := cmd.Process.Pid
+	ready := make(chan struct{}, 1) // it listens, or it closed the pipe (exited)
+	go func() {
+		_, _ = readyR.Read(make([]byte, 1))
+		ready <- struct{}{}
+	}()
 
 	failed := func(why string) error {
 		return fmt.Errorf("the registry did not start on %s: %s%s", addr, why, logTail(d.log(), from))
@@ -221,7 +236,10 @@ func start(ctx context.Context, d daemonDir, addr string, getenv func(string) st
 			}
 			return "", failed(why)
 		}
-		time.Sleep(pollInterval)
+		select {
+		case <-ready:
+		case <-time.After(pollInterval):
+		}
 	}
 }
 

@@ -210,6 +210,9 @@ func serve(ctx context.Context, o options, authorizer registry.Authorizer, stder
 		}
 		defer os.Remove(f.path)
 	}
+	if err := notifyReady(srv.Addr()); err != nil {
+		return err
+	}
 	mode := "open"
 	if authorizer != nil {
 		mode = "basic auth"
@@ -218,6 +221,25 @@ func serve(ctx context.Context, o options, authorizer registry.Authorizer, stder
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "outpost-registry: stopping")
 	return nil
+}
+
+// envReadyFD names the file descriptor on which the daemon up started says
+// it listens, once its pid and address files are written: it writes its
+// address there and closes it.
+const envReadyFD = "OUTPOST_REGISTRY_READY_FD"
+
+func notifyReady(addr string) error {
+	v := os.Getenv(envReadyFD)
+	if v == "" {
+		return nil
+	}
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return fmt.Errorf("%s=%q: want a file descriptor above 2", envReadyFD, v)
+	}
+	f := os.NewFile(uintptr(fd), "ready")
+	_, err = fmt.Fprintln(f, addr)
+	return errors.Join(err, f.Close())
 }
 
 // writeFileAtomic writes a temporary file next to path and renames it.
