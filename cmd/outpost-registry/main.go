@@ -149,6 +149,7 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) int {
 
 type options struct {
 	addr, dir, addrFile, pidFile string
+	ready                        *os.File // up's readiness pipe (envReadyFD), or nil
 }
 
 // runServe serves until ctx ends.
@@ -168,6 +169,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	authorizer, err := authFromEnv(getenv)
 	if err != nil {
+		fmt.Fprintf(stderr, "outpost-registry: %v\n", err)
+		return 2
+	}
+	if o.ready, err = readyPipe(getenv); err != nil {
 		fmt.Fprintf(stderr, "outpost-registry: %v\n", err)
 		return 2
 	}
@@ -211,8 +216,11 @@ func serve(ctx context.Context, o options, authorizer registry.Authorizer, stder
 		}
 		defer os.Remove(f.path)
 	}
-	if err := notifyReady(srv.Addr()); err != nil {
-		return err
+	if o.ready != nil {
+		// Best effort: up may have seen the files first and gone, closing
+		// its end; the registry runs on all the same.
+		_, _ = fmt.Fprintln(o.ready, srv.Addr())
+		_ = o.ready.Close()
 	}
 	mode := "open"
 	if authorizer != nil {
@@ -229,18 +237,24 @@ func serve(ctx context.Context, o options, authorizer registry.Authorizer, stder
 // address there and closes it.
 const envReadyFD = "OUTPOST_REGISTRY_READY_FD"
 
-func notifyReady(addr string) error {
-	v := os.Getenv(envReadyFD)
+// readyPipe is the pipe envReadyFD names, or nil. The variable is taken out
+// of the environment, and a descriptor that is not a pipe is refused (it
+// would be some other file of this process).
+func readyPipe(getenv func(string) string) (*os.File, error) {
+	v := getenv(envReadyFD)
 	if v == "" {
-		return nil
+		return nil, nil
 	}
+	_ = os.Unsetenv(envReadyFD)
 	fd, err := strconv.Atoi(v)
 	if err != nil || fd < 3 {
-		return fmt.Errorf("%s=%q: want a file descriptor above 2", envReadyFD, v)
+		return nil, fmt.Errorf("%s=%q: want a file descriptor above 2", envReadyFD, v)
 	}
 	f := os.NewFile(uintptr(fd), "ready")
-	_, err = fmt.Fprintln(f, addr)
-	return errors.Join(err, f.Close())
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return nil, fmt.Errorf("%s=%d: not a pipe", envReadyFD, fd)
+	}
+	return f, nil
 }
 
 // writeFileAtomic writes a temporary file next to path and renames it.

@@ -161,6 +161,8 @@ func TestBadArgumentsAreNamed(t *testing.T) {
 		{"no dir", nil, nil, "-dir is required"},
 		{"only a username", []string{"-dir", t.TempDir()}, []string{"OUTPOST_REGISTRY_USERNAME=u"}, "OUTPOST_REGISTRY_PASSWORD"},
 		{"bad address", []string{"-dir", t.TempDir(), "-addr", "256.0.0.1:1"}, nil, "256.0.0.1:1"},
+		{"readiness on stderr", []string{"-dir", t.TempDir()}, []string{"OUTPOST_REGISTRY_READY_FD=2"}, "OUTPOST_REGISTRY_READY_FD=\"2\": want a file descriptor above 2"},
+		{"readiness on no pipe", []string{"-dir", t.TempDir()}, []string{"OUTPOST_REGISTRY_READY_FD=3"}, "OUTPOST_REGISTRY_READY_FD=3: not a pipe"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(binary, tc.args...)
