@@ -2,11 +2,8 @@ package ociclient
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-
-	"oras.land/oras-go/v2/errdef"
 
 	"github.com/outpost-dev/outpost/protocol"
 )
@@ -15,7 +12,8 @@ import (
 // holds it, and points dst's tag at it. got, when not nil, is what the job
 // already fetched of that artifact (FetchTerraformModule): it is copied from
 // memory rather than read from src's registry again. When dst's tag already
-// names the digest, nothing is copied or written. It writes what it does to
+// names the digest, nothing is copied or written (the manifest is still
+// fetched back and checked). It writes what it does to
 // log ("outpost: …" lines, never a credential). Errors name the artifact and
 // may carry a credential the caller must scrub.
 func Sync(ctx context.Context, log io.Writer, src protocol.ArtifactRef, dst *Target, got *Fetched) (protocol.Artifact, error) {
@@ -32,10 +30,7 @@ func Sync(ctx context.Context, log io.Writer, src protocol.ArtifactRef, dst *Tar
 		fmt.Fprintf(log, "outpost: %s already holds %s\n", dst.Name, src.Digest)
 		tag := dst.Dest.Tag
 		if tagged {
-			tag = ""
-		}
-		if got != nil && got.Manifest.Digest.String() == src.Digest && tag == "" {
-			return dst.artifact(ctx, got.Manifest, got.blobs[got.Manifest.Digest])
+			tag = "" // it names the digest already
 		}
 		return dst.Finish(ctx, src.Digest, tag)
 	}
@@ -53,15 +48,13 @@ func Sync(ctx context.Context, log io.Writer, src protocol.ArtifactRef, dst *Tar
 }
 
 // holds says whether the destination's tag names the manifest digest
-// (tagged; then it holds it) and whether it holds it (present).
+// (tagged; then it holds it) and whether it holds it (present). A tag that
+// cannot be resolved (not there, or a registry whose answer oras-go does
+// not take) counts as not naming it.
 func (t *Target) holds(ctx context.Context, digest string) (tagged, present bool, err error) {
 	if t.Dest.Tag != "" {
-		desc, err := t.Repo.Resolve(ctx, t.Dest.Tag)
-		switch {
-		case err == nil && desc.Digest.String() == digest:
+		if desc, err := t.Repo.Resolve(ctx, t.Dest.Tag); err == nil && desc.Digest.String() == digest {
 			return true, true, nil
-		case err != nil && !errors.Is(err, errdef.ErrNotFound):
-			return false, false, fmt.Errorf("looking for %s:%s: %w", t.Name, t.Dest.Tag, err)
 		}
 	}
 	present, err = t.Has(ctx, digest)

@@ -3,7 +3,12 @@ package ociclient_test
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -65,7 +70,19 @@ func TestSyncCopiesWhatWasFetched(t *testing.T) {
 	}
 	vendor.Close()
 
-	_, installAccess := startRegistry(t)
+	install, _ := startRegistry(t)
+	// The install's registry behind a proxy that counts the requests that write.
+	var writes atomic.Int32
+	target, _ := url.Parse("http://" + install.Addr())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			writes.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	installAccess := protocol.RegistryAccess{Address: strings.TrimPrefix(front.URL, "http://"), PlainHTTP: true}
 	dst, err := ociclient.NewTarget(protocol.OCIDestination{Registry: installAccess, Repository: "outpost/web", Tag: "v1"})
 	if err != nil {
 		t.Fatal(err)
@@ -90,9 +107,19 @@ func TestSyncCopiesWhatWasFetched(t *testing.T) {
 		t.Errorf("the install's registry serves %d bytes (%v), want the module", len(m), err)
 	}
 
-	log.Reset()
-	again, err := ociclient.Sync(ctx, &log, ref, dst, nil)
-	if err != nil || again != art || !strings.Contains(log.String(), "already holds "+ref.Digest) {
-		t.Errorf("second sync: %+v, %v, log %q; want %+v, said to be there already", again, err, log.String(), art)
+	if writes.Load() == 0 {
+		t.Fatal("the first sync wrote nothing to the install's registry")
+	}
+
+	for _, known := range []*ociclient.Fetched{nil, got} {
+		log.Reset()
+		writes.Store(0)
+		again, err := ociclient.Sync(ctx, &log, ref, dst, known)
+		if err != nil || again != art || !strings.Contains(log.String(), "already holds "+ref.Digest) {
+			t.Errorf("sync again: %+v, %v, log %q; want %+v, said to be there already", again, err, log.String(), art)
+		}
+		if n := writes.Load(); n != 0 {
+			t.Errorf("sync again, with the tag naming the digest already: %d requests that write, want none", n)
+		}
 	}
 }
