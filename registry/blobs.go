@@ -20,7 +20,7 @@ import (
 // small artifacts (terraform modules, charts), those buffers were most of
 // its memory allocation and a large part of its CPU (see
 // docs/BENCHMARKS.md). The middleware serves the blob's file itself
-// (http.ServeContent: ranges, HEAD, sendfile), with the headers distribution
+// (http.ServeContent: ranges, HEAD, If-None-Match), with the headers distribution
 // sets, once the repository's own Stat has found the blob linked into that
 // repository — so a repository serves only its own blobs, as before.
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -51,8 +52,9 @@ func get(tb testing.TB, method, url string, header ...string) (*http.Response, [
 }
 
 // A registry on disk serves a repository's blobs whole, by range and to
-// HEAD, with distribution's headers; a repository that does not hold a blob
-// does not serve it, though another repository of the registry does.
+// HEAD, with distribution's headers, from their files; a repository that
+// does not hold a blob does not serve it, though another repository of the
+// registry does.
 func TestBlobsOnDisk(t *testing.T) {
 	s := start(t, registry.Config{Dir: t.TempDir()})
 	img := newImage(t)
@@ -87,6 +89,19 @@ func TestBlobsOnDisk(t *testing.T) {
 	resp, body = get(t, http.MethodHead, url)
 	if resp.StatusCode != http.StatusOK || len(body) != 0 || resp.Header.Get("Content-Length") != fmt.Sprint(len(data)) {
 		t.Errorf("HEAD: %d, %d bytes, Content-Length %s; want 200, no body, %d", resp.StatusCode, len(body), resp.Header.Get("Content-Length"), len(data))
+	}
+
+	// Served from its file: not through a read buffer of 4 MiB per request,
+	// as distribution's blob server does (the registry runs in this process).
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const gets = 20
+	for range gets {
+		get(t, http.MethodGet, url)
+	}
+	runtime.ReadMemStats(&after)
+	if perGet := (after.TotalAlloc - before.TotalAlloc) / gets; perGet > 1<<20 {
+		t.Errorf("%d bytes allocated per GET of a %d-byte blob, want well under the 4 MiB of distribution's blob server", perGet, len(data))
 	}
 
 	other := fmt.Sprintf("http://%s/v2/org_b/app_2/web/blobs/%s", s.Addr(), d)
