@@ -28,7 +28,7 @@ func adoptOrphans() error {
 // reaps them. It returns how many it found.
 func killLeftovers() int {
 	self := os.Getpid()
-	killed := 0
+	killed, quiet := 0, false
 	for range 5 { // a killed group may orphan more, which come to us
 		acted := false
 		for _, c := range childrenOf(self) {
@@ -47,7 +47,12 @@ func killLeftovers() int {
 			_, _ = syscall.Wait4(c.pid, &ws, 0, nil)
 		}
 		if !acted {
-			break // none left, or daemons only
+			// None left, or daemons only — unless a thread that ended
+			// while they were listed passed its children on: look once more.
+			if quiet {
+				break
+			}
+			quiet = true
 		}
 	}
 	return killed
