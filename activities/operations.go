@@ -253,20 +253,18 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 	if err != nil {
 		return RunnerInfo{}, err
 	}
-	cfg := a.opConfig()
 	deadline := time.Now().Add(timeout)
 	waiting := false
 	for {
-		r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
+		r, info, online, err := a.runnerOf(ctx, op)
 		if err != nil {
-			return RunnerInfo{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+			return RunnerInfo{}, err
 		}
-		if r.LastSeenAt != nil && time.Since(*r.LastSeenAt) < cfg.OnlineWindow {
+		if online {
 			if waiting {
 				a.Store.SetOperationStatus(ctx, opID, store.OpRunning)
 			}
-			return RunnerInfo{DeferredInputs: slices.Contains(r.Capabilities, protocol.CapabilityDeferredInputs),
-				ModuleSync: slices.Contains(r.Capabilities, protocol.CapabilityModuleSync)}, nil
+			return info, nil
 		}
 		if !waiting {
 			waiting = true
@@ -291,6 +289,36 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 
 // RunnerInfo is what an operation learns of the install's runner once it is
 // online.
+// RunnerOnline is WaitForRunner's quick look, for a local activity: the
+// install's runner, if it is online now (else Online is false, and nothing
+// is recorded: WaitForRunner waits).
+func (a *Activities) RunnerOnline(ctx context.Context, opID string) (RunnerCheck, error) {
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return RunnerCheck{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	_, info, online, err := a.runnerOf(ctx, op)
+	return RunnerCheck{Online: online, Runner: info}, err
+}
+
+// RunnerCheck is RunnerOnline's answer.
+type RunnerCheck struct {
+	Online bool
+	Runner RunnerInfo
+}
+
+// runnerOf is the operation's install's runner, what it can do, and whether
+// it is online (seen within the online window).
+func (a *Activities) runnerOf(ctx context.Context, op store.InstallOperation) (store.Runner, RunnerInfo, bool, error) {
+	r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
+	if err != nil {
+		return r, RunnerInfo{}, false, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+	}
+	info := RunnerInfo{DeferredInputs: slices.Contains(r.Capabilities, protocol.CapabilityDeferredInputs),
+		ModuleSync: slices.Contains(r.Capabilities, protocol.CapabilityModuleSync)}
+	return r, info, r.LastSeenAt != nil && time.Since(*r.LastSeenAt) < a.opConfig().OnlineWindow, nil
+}
+
 type RunnerInfo struct {
 	// DeferredInputs: it runs jobs queued before their inputs are known
 	// (protocol.CapabilityDeferredInputs).

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -550,6 +551,9 @@ func TestProvisionWaitsForTheRunner(t *testing.T) {
 	if done.Status != store.OpFailed || !strings.Contains(done.Error, "did not come online within 3s") {
 		t.Fatalf("operation = %s %q, want a failure naming the runner", done.Status, done.Error)
 	}
+	if got := s.activitiesScheduled(op.WorkflowID); !slices.Contains(got, "WaitForRunner") {
+		t.Errorf("activities scheduled %v: want WaitForRunner, the runner being offline", got)
+	}
 }
 
 // The embedded default: the same loop on SQLite and the in-process bus —
@@ -583,6 +587,17 @@ func TestEmbeddedSQLiteStack(t *testing.T) {
 // activities) fails here instead of in production after a worker restart.
 func (s *stack) replay(workflowID string) {
 	s.t.Helper()
+	events := s.history(workflowID)
+	r := sdkworker.NewWorkflowReplayer()
+	worker.RegisterWorkflows(r)
+	if err := r.ReplayWorkflowHistory(nil, &history.History{Events: events}); err != nil {
+		s.t.Fatalf("replaying %s (%d events): %v", workflowID, len(events), err)
+	}
+}
+
+// history is a workflow's Temporal history.
+func (s *stack) history(workflowID string) []*history.HistoryEvent {
+	s.t.Helper()
 	iter := s.client.GetWorkflowHistory(context.Background(), workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var events []*history.HistoryEvent
 	for iter.HasNext() {
@@ -592,9 +607,18 @@ func (s *stack) replay(workflowID string) {
 		}
 		events = append(events, ev)
 	}
-	r := sdkworker.NewWorkflowReplayer()
-	worker.RegisterWorkflows(r)
-	if err := r.ReplayWorkflowHistory(nil, &history.History{Events: events}); err != nil {
-		s.t.Fatalf("replaying %s (%d events): %v", workflowID, len(events), err)
+	return events
+}
+
+// activitiesScheduled are the (non-local) activities a workflow scheduled,
+// by type, in order.
+func (s *stack) activitiesScheduled(workflowID string) []string {
+	s.t.Helper()
+	var types []string
+	for _, ev := range s.history(workflowID) {
+		if at := ev.GetActivityTaskScheduledEventAttributes(); at != nil {
+			types = append(types, at.GetActivityType().GetName())
+		}
 	}
+	return types
 }

@@ -83,9 +83,17 @@ type stepOutcome struct {
 }
 
 func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, error) {
-	short := shortActivity(ctx)
+	// Since versionLocalStart, the operation begins with local activities:
+	// BeginOperation, then a look at the runner, in the first workflow task;
+	// only a runner that is not online now is waited for by the WaitForRunner
+	// activity.
+	localStart := workflow.GetVersion(ctx, versionLocalStart, workflow.DefaultVersion, 1) == 1
+	beginCtx, begin := shortActivity(ctx), workflow.ExecuteActivity
+	if localStart {
+		beginCtx, begin = localActivity(ctx), workflow.ExecuteLocalActivity
+	}
 	var plan activities.OperationPlan
-	if err := workflow.ExecuteActivity(short, a.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
+	if err := begin(beginCtx, a.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
 		return OperationResult{Status: store.OpFailed, Error: err.Error()}, err
 	}
 	res := OperationResult{Status: store.OpSucceeded, Steps: map[string]string{}}
@@ -104,9 +112,17 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 		HeartbeatTimeout:    awaitHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
-	var runner activities.RunnerInfo
-	if err := workflow.ExecuteActivity(waitCtx, a.WaitForRunner, in.OperationID, plan.RunnerTimeout).Get(ctx, &runner); err != nil {
-		return finish(store.OpFailed, rootMessage(err), plan.FailedInstallStatus)
+	var check activities.RunnerCheck
+	if localStart {
+		if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.RunnerOnline, in.OperationID).Get(ctx, &check); err != nil {
+			return finish(store.OpFailed, rootMessage(err), plan.FailedInstallStatus)
+		}
+	}
+	runner := check.Runner
+	if !check.Online {
+		if err := workflow.ExecuteActivity(waitCtx, a.WaitForRunner, in.OperationID, plan.RunnerTimeout).Get(ctx, &runner); err != nil {
+			return finish(store.OpFailed, rootMessage(err), plan.FailedInstallStatus)
+		}
 	}
 
 	// Since versionSyncInPlanApply, a terraform component's plan_apply job
@@ -360,6 +376,10 @@ type stepDeps struct {
 // versionSyncInPlanApply is the workflow version (workflow.GetVersion)
 // since which a plan_apply job syncs its step's build itself.
 const versionSyncInPlanApply = "sync-in-plan-apply"
+
+// versionLocalStart is the workflow version since which an operation
+// begins with local activities (BeginOperation, RunnerOnline).
+const versionLocalStart = "local-start"
 
 // versionPrestartTwoAhead is the workflow version since which a step's job
 // may be queued two steps ahead of what runs (stepDeps.prestart).
