@@ -133,10 +133,12 @@ func TestBuildSyncDeploy(t *testing.T) {
 
 	// The operation's and the builds' histories replay on today's code.
 	s.replay(op.WorkflowID)
-	// Its runner online, the operation began with local activities only:
-	// it did not wait for the runner through an activity.
-	if got := s.activitiesScheduled(op.WorkflowID); slices.Contains(got, "BeginOperation") || slices.Contains(got, "WaitForRunner") {
-		t.Errorf("activities scheduled %v: want neither BeginOperation nor WaitForRunner (local activities)", got)
+	// Its runner online, the operation began and ended with local
+	// activities only: it did not wait for the runner through an activity.
+	if got := s.activitiesScheduled(op.WorkflowID); slices.ContainsFunc(got, func(a string) bool {
+		return a == "BeginOperation" || a == "WaitForRunner" || a == "FinishOperation"
+	}) {
+		t.Errorf("activities scheduled %v: want no BeginOperation, WaitForRunner or FinishOperation (local activities)", got)
 	}
 	for _, c := range comps {
 		b, _ := s.store.GetBuild(ctx, s.orgID, c.BuildID)

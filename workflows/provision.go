@@ -86,7 +86,7 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 	// Since versionLocalStart, the operation begins with local activities:
 	// BeginOperation, then a look at the runner, in the first workflow task;
 	// only a runner that is not online now is waited for by the WaitForRunner
-	// activity.
+	// activity. FinishOperation is a local activity too.
 	localStart := workflow.GetVersion(ctx, versionLocalStart, workflow.DefaultVersion, 1) == 1
 	beginCtx, begin := shortActivity(ctx), workflow.ExecuteActivity
 	if localStart {
@@ -100,7 +100,12 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 	finish := func(status, msg, installStatus string) (OperationResult, error) {
 		res.Status, res.Error = status, msg
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		err := workflow.ExecuteActivity(shortActivity(dctx), a.FinishOperation, in.OperationID, status, msg, installStatus).Get(dctx, nil)
+		var err error
+		if localStart {
+			err = workflow.ExecuteLocalActivity(localActivity(dctx), a.FinishOperation, in.OperationID, status, msg, installStatus).Get(dctx, nil)
+		} else {
+			err = workflow.ExecuteActivity(shortActivity(dctx), a.FinishOperation, in.OperationID, status, msg, installStatus).Get(dctx, nil)
+		}
 		if status == store.OpFailed && msg != "" {
 			return res, temporal.NewNonRetryableApplicationError(msg, "OperationFailed", nil)
 		}
@@ -378,8 +383,9 @@ type stepDeps struct {
 const versionSyncInPlanApply = "sync-in-plan-apply"
 
 // versionLocalStart is the workflow version since which an operation
-// begins with local activities (BeginOperation, RunnerOnline).
-const versionLocalStart = "local-start"
+// begins and ends with local activities (BeginOperation, RunnerOnline;
+// FinishOperation).
+const versionLocalStart = "local-start-and-finish"
 
 // versionPrestartTwoAhead is the workflow version since which a step's job
 // may be queued two steps ahead of what runs (stepDeps.prestart).
