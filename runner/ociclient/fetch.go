@@ -139,8 +139,13 @@ var manifestTypes = strings.Join([]string{
 // with both digests named. A refusal carries the registry's answer ("404:
 // manifest unknown: …").
 func FetchManifest(ctx context.Context, repo *remote.Repository, reference string) (ocispec.Descriptor, []byte, error) {
+	scheme := "https"
+	if repo.PlainHTTP {
+		scheme = "http"
+	}
+	u := fmt.Sprintf("%s://%s/v2/%s/manifests/%s", scheme, repo.Reference.Host(), repo.Reference.Repository, reference)
 	ctx = auth.AppendRepositoryScope(ctx, repo.Reference, auth.ActionPull)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, manifestURL(repo, reference), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return ocispec.Descriptor{}, nil, err
 	}
@@ -174,15 +179,6 @@ func FetchManifest(ctx context.Context, repo *remote.Repository, reference strin
 		desc.MediaType = m.MediaType
 	}
 	return desc, raw, nil
-}
-
-// manifestURL is the URL of a manifest of repo, by tag or digest.
-func manifestURL(repo *remote.Repository, reference string) string {
-	scheme := "https"
-	if repo.PlainHTTP {
-		scheme = "http"
-	}
-	return fmt.Sprintf("%s://%s/v2/%s/manifests/%s", scheme, repo.Reference.Host(), repo.Reference.Repository, reference)
 }
 
 // registryError is a registry's refusal as oras-go shows it: method, URL,

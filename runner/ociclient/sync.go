@@ -10,11 +10,11 @@ import (
 
 // Sync copies the artifact src names by digest into dst unless dst already
 // holds it, and points dst's tag at it. got, when not nil, is what the job
-// already fetched of that artifact (FetchTerraformModule): it is copied from
-// memory rather than read from src's registry again. When dst's tag already
-// names the digest, nothing is copied or written (the manifest is still
-// fetched back and checked). It writes what it does to
-// log ("outpost: …" lines, never a credential). Errors name the artifact and
+// already fetched of that artifact (FetchTerraformModule): it is copied
+// from memory rather than read from src's registry again. When dst's tag
+// already names the digest, nothing is copied or written (the manifest is
+// still fetched back and checked). It writes what it does to log
+// ("outpost: …" lines, never a credential). Errors name the artifact and
 // may carry a credential the caller must scrub.
 func Sync(ctx context.Context, log io.Writer, src protocol.ArtifactRef, dst *Target, got *Fetched) (protocol.Artifact, error) {
 	repo, err := Repository(src.Registry, src.Repository)

@@ -78,24 +78,18 @@ func (t *Target) Finish(ctx context.Context, digest, tag string) (protocol.Artif
 	if err != nil {
 		return protocol.Artifact{}, fmt.Errorf("checking the destination: %w", err)
 	}
+	size, artifactType, err := t.describe(ctx, desc, raw)
+	if err != nil {
+		return protocol.Artifact{}, err
+	}
 	if tag != "" {
 		if err := t.Repo.PushReference(ctx, desc, bytes.NewReader(raw), tag); err != nil {
 			return protocol.Artifact{}, fmt.Errorf("tagging %s:%s: %w", t.Name, tag, err)
 		}
 	}
-	return t.artifact(ctx, desc, raw)
-}
-
-// artifact describes the artifact whose manifest desc (bytes raw) the
-// destination holds.
-func (t *Target) artifact(ctx context.Context, desc ocispec.Descriptor, raw []byte) (protocol.Artifact, error) {
-	size, artifactType, err := t.describe(ctx, desc, raw)
-	if err != nil {
-		return protocol.Artifact{}, err
-	}
 	return protocol.Artifact{
 		Repository:   t.Dest.Repository,
-		Digest:       desc.Digest.String(),
+		Digest:       digest,
 		MediaType:    desc.MediaType,
 		ArtifactType: artifactType,
 		Size:         size,
