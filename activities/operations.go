@@ -287,8 +287,6 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 	}
 }
 
-// RunnerInfo is what an operation learns of the install's runner once it is
-// online.
 // RunnerOnline is WaitForRunner's quick look, for a local activity: the
 // install's runner, if it is online now (else Online is false, and nothing
 // is recorded: WaitForRunner waits).
@@ -319,6 +317,8 @@ func (a *Activities) runnerOf(ctx context.Context, op store.InstallOperation) (s
 	return r, info, r.LastSeenAt != nil && time.Since(*r.LastSeenAt) < a.opConfig().OnlineWindow, nil
 }
 
+// RunnerInfo is what an operation learns of the install's runner once it is
+// online.
 type RunnerInfo struct {
 	// DeferredInputs: it runs jobs queued before their inputs are known
 	// (protocol.CapabilityDeferredInputs).

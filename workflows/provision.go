@@ -88,24 +88,22 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 	// only a runner that is not online now is waited for by the WaitForRunner
 	// activity. FinishOperation is a local activity too.
 	localStart := workflow.GetVersion(ctx, versionLocalStart, workflow.DefaultVersion, 1) == 1
-	beginCtx, begin := shortActivity(ctx), workflow.ExecuteActivity
-	if localStart {
-		beginCtx, begin = localActivity(ctx), workflow.ExecuteLocalActivity
+	// quick runs one of the operation's quick store activities.
+	quick := func(c workflow.Context, activity any, args ...any) workflow.Future {
+		if localStart {
+			return workflow.ExecuteLocalActivity(localActivity(c), activity, args...)
+		}
+		return workflow.ExecuteActivity(shortActivity(c), activity, args...)
 	}
 	var plan activities.OperationPlan
-	if err := begin(beginCtx, a.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
+	if err := quick(ctx, a.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
 		return OperationResult{Status: store.OpFailed, Error: err.Error()}, err
 	}
 	res := OperationResult{Status: store.OpSucceeded, Steps: map[string]string{}}
 	finish := func(status, msg, installStatus string) (OperationResult, error) {
 		res.Status, res.Error = status, msg
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		var err error
-		if localStart {
-			err = workflow.ExecuteLocalActivity(localActivity(dctx), a.FinishOperation, in.OperationID, status, msg, installStatus).Get(dctx, nil)
-		} else {
-			err = workflow.ExecuteActivity(shortActivity(dctx), a.FinishOperation, in.OperationID, status, msg, installStatus).Get(dctx, nil)
-		}
+		err := quick(dctx, a.FinishOperation, in.OperationID, status, msg, installStatus).Get(dctx, nil)
 		if status == store.OpFailed && msg != "" {
 			return res, temporal.NewNonRetryableApplicationError(msg, "OperationFailed", nil)
 		}
