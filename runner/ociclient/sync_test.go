@@ -23,7 +23,7 @@ import (
 
 // pushModule pushes archive as a terraform-module artifact into repository
 // and returns where it is.
-func pushModule(t *testing.T, access protocol.RegistryAccess, repository string, archive []byte) protocol.ArtifactRef {
+func pushModule(t testing.TB, access protocol.RegistryAccess, repository string, archive []byte) protocol.ArtifactRef {
 	t.Helper()
 	ctx := t.Context()
 	store := memory.New()
@@ -46,7 +46,7 @@ func pushModule(t *testing.T, access protocol.RegistryAccess, repository string,
 	return protocol.ArtifactRef{Registry: access, Repository: repository, Digest: root.Digest.String()}
 }
 
-func startRegistry(t *testing.T) (*registry.Server, protocol.RegistryAccess) {
+func startRegistry(t testing.TB) (*registry.Server, protocol.RegistryAccess) {
 	t.Helper()
 	srv, err := registry.Start(context.Background(), registry.Config{})
 	if err != nil {
@@ -72,12 +72,21 @@ func TestSyncCopiesWhatWasFetched(t *testing.T) {
 
 	install, _ := startRegistry(t)
 	// The install's registry behind a proxy that counts the requests that write.
-	var writes atomic.Int32
+	var writes, manifestPushes, manifestReads atomic.Int32
 	target, _ := url.Parse("http://" + install.Addr())
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			writes.Add(1)
+		}
+		switch manifests := strings.Contains(r.URL.Path, "/manifests/"); {
+		case manifests && r.Method == http.MethodPut:
+			if !strings.HasSuffix(r.URL.Path, "/manifests/v1") {
+				t.Errorf("manifest pushed to %s, want by the tag v1", r.URL.Path)
+			}
+			manifestPushes.Add(1)
+		case manifests && r.Method == http.MethodGet:
+			manifestReads.Add(1)
 		}
 		proxy.ServeHTTP(w, r)
 	}))
@@ -95,6 +104,7 @@ func TestSyncCopiesWhatWasFetched(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Sync with what was fetched: %v\n%s", err, log.String())
 	}
+	pushes, reads := manifestPushes.Load(), manifestReads.Load()
 	if art.Digest != ref.Digest || art.Repository != "outpost/web" || art.ArtifactType != protocol.ArtifactTypeTerraformModule ||
 		art.Size != got.Manifest.Size+int64(len(archive))+int64(len(ocispec.DescriptorEmptyJSON.Data)) {
 		t.Errorf("synced %+v; want digest %s, the module's artifact type, size of manifest+config+layer", art, ref.Digest)
@@ -109,6 +119,10 @@ func TestSyncCopiesWhatWasFetched(t *testing.T) {
 
 	if writes.Load() == 0 {
 		t.Fatal("the first sync wrote nothing to the install's registry")
+	}
+	// The manifest was pushed once, by tag, and not read back.
+	if pushes != 1 || reads != 0 {
+		t.Errorf("the first sync pushed the manifest %d times and read it %d times, want pushed once (by tag), not read", pushes, reads)
 	}
 
 	for _, known := range []*ociclient.Fetched{nil, got} {

@@ -50,7 +50,12 @@ func (t *Target) Has(ctx context.Context, digest string) (bool, error) {
 // destination (which checks it against its digest), and whatever the
 // destination already has skipped.
 func (t *Target) Copy(ctx context.Context, src content.ReadOnlyStorage, root ocispec.Descriptor) error {
-	err := oras.CopyGraph(ctx, src, t.Repo, root, oras.CopyGraphOptions{
+	return t.copyInto(ctx, t.Repo, src, root)
+}
+
+// copyInto is Copy into dst, the destination repository or a wrapper of it.
+func (t *Target) copyInto(ctx context.Context, dst content.Storage, src content.ReadOnlyStorage, root ocispec.Descriptor) error {
+	err := oras.CopyGraph(ctx, src, dst, root, oras.CopyGraphOptions{
 		Concurrency:    Concurrency,
 		FindSuccessors: successors,
 	})
@@ -78,18 +83,24 @@ func (t *Target) Finish(ctx context.Context, digest, tag string) (protocol.Artif
 	if err != nil {
 		return protocol.Artifact{}, fmt.Errorf("checking the destination: %w", err)
 	}
-	size, artifactType, err := t.describe(ctx, desc, raw)
-	if err != nil {
-		return protocol.Artifact{}, err
-	}
 	if tag != "" {
 		if err := t.Repo.PushReference(ctx, desc, bytes.NewReader(raw), tag); err != nil {
 			return protocol.Artifact{}, fmt.Errorf("tagging %s:%s: %w", t.Name, tag, err)
 		}
 	}
+	return t.artifact(ctx, desc, raw)
+}
+
+// artifact describes the artifact whose manifest (desc, raw) the
+// destination holds.
+func (t *Target) artifact(ctx context.Context, desc ocispec.Descriptor, raw []byte) (protocol.Artifact, error) {
+	size, artifactType, err := t.describe(ctx, desc, raw)
+	if err != nil {
+		return protocol.Artifact{}, err
+	}
 	return protocol.Artifact{
 		Repository:   t.Dest.Repository,
-		Digest:       digest,
+		Digest:       desc.Digest.String(),
 		MediaType:    desc.MediaType,
 		ArtifactType: artifactType,
 		Size:         size,

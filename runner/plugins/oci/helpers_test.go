@@ -191,12 +191,25 @@ func push(t testing.TB, a protocol.RegistryAccess, repo, tag string, img remote.
 
 // tamperingProxy fronts a registry and flips a bit of the last byte of the
 // bodies of the GETs for which tamper is true: same length, another digest.
+// To the pushes (PUTs) for which tamper is true, it answers with another
+// digest than the registry's (Docker-Content-Digest).
 func tamperingProxy(t testing.TB, addr string, tamper func(r *http.Request) bool) string {
 	t.Helper()
 	target, _ := url.Parse("http://" + addr)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.ModifyResponse = func(resp *http.Response) error {
 		r := resp.Request
+		if r.Method == http.MethodPut && resp.StatusCode == http.StatusCreated && tamper(r) {
+			// The registry's answer to a push names another digest.
+			if d := resp.Header.Get("Docker-Content-Digest"); d != "" {
+				other := "0"
+				if d[len(d)-1] == '0' {
+					other = "1"
+				}
+				resp.Header.Set("Docker-Content-Digest", d[:len(d)-1]+other)
+			}
+			return nil
+		}
 		if r.Method != http.MethodGet || resp.StatusCode != http.StatusOK || !tamper(r) {
 			return nil
 		}

@@ -118,17 +118,22 @@ func TestSyncRefusesContentThatIsNotTheDigest(t *testing.T) {
 		from, to protocol.RegistryAccess
 		digest   string
 		want     []string // in the error
+		// tagged is what v1 names after the failure ("": there is no tag).
+		tagged string
 	}{
 		{"a digest the vendor registry does not have", vendorAccess, installAccess, missing,
-			[]string{missing, "response status code 404: manifest unknown"}},
+			[]string{missing, "response status code 404: manifest unknown"}, ""},
 		{"a tampered manifest from the vendor registry", through(vendorSrv.Addr(), isManifest), installAccess, digest,
-			[]string{"org_a/app_1/web serves a manifest with digest sha256:", "for " + digest}},
+			[]string{"org_a/app_1/web serves a manifest with digest sha256:", "for " + digest}, ""},
 		{"a tampered layer from the vendor registry", through(vendorSrv.Addr(), isBlob), installAccess, digest,
-			[]string{"copying " + digest, "digest invalid"}},
+			[]string{"copying " + digest, "digest invalid"}, ""},
 		{"a tampered platform manifest of an index", through(vendorSrv.Addr(), isChild), installAccess, idxDigest,
-			[]string{"copying " + idxDigest, children.Manifests[1].Digest.String(), "mismatch"}},
-		{"a destination that serves another manifest", vendorAccess, through(installSrv.Addr(), isManifest), digest,
-			[]string{"checking the destination: ", "/web-4 serves a manifest with digest sha256:", "for " + digest}},
+			[]string{"copying " + idxDigest, children.Manifests[1].Digest.String(), "mismatch"}, ""},
+		{"a destination that answers the manifest's push with another digest", vendorAccess, through(installSrv.Addr(), isManifest), digest,
+			[]string{"copying " + digest, "/web-4/manifests/v1", "digest mismatch in Docker-Content-Digest", "expecting \"" + digest},
+			// The manifest is pushed by tag, in one request: the registry
+			// tagged what it stored, the right manifest; its answer was wrong.
+			digest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			repo := fmt.Sprintf("web-%d", i)
@@ -144,8 +149,11 @@ func TestSyncRefusesContentThatIsNotTheDigest(t *testing.T) {
 					t.Errorf("error %q lacks %q", j.err, w)
 				}
 			}
-			if got := tags(t, installAccess, repo); len(got) != 0 {
+			switch got := tags(t, installAccess, repo); {
+			case tc.tagged == "" && len(got) != 0:
 				t.Errorf("the install's registry has tags %v after a failed sync", got)
+			case tc.tagged != "" && resolve(t, installAccess, repo, "v1") != tc.tagged:
+				t.Errorf("after the failed sync, v1 names %s, want %s", resolve(t, installAccess, repo, "v1"), tc.tagged)
 			}
 		})
 	}
