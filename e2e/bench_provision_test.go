@@ -615,6 +615,7 @@ type provBenchJob struct {
 	created         time.Time
 	ready           time.Time // when it could do its work: created, or when its deferred inputs were given
 	received        time.Time // a prestarted job: when its process had its variables
+	arrived         time.Time // a prestarted job: when its runner had its inputs
 	started, ended  time.Time
 	phases          [provNumPhases]time.Duration
 	phasesKnown     bool
@@ -813,6 +814,8 @@ func (p *provBench) jobPhases(j *provBenchJob, jobID string) {
 			tTF = c.Time
 		case strings.HasPrefix(c.Data, "outpost: variables received"):
 			tVars, j.received = c.Time, c.Time
+		case strings.HasPrefix(c.Data, "runner: the job's inputs arrived"):
+			j.arrived = c.Time
 		case strings.HasPrefix(c.Data, "outpost: synced: "):
 			tSynced = c.Time
 		case strings.HasPrefix(c.Data, "runner: job succeeded"):
@@ -966,7 +969,10 @@ func aggregateProvBench(runs []provBenchRun) provBenchAgg {
 				if !dep.IsZero() && !j.received.IsZero() && !depStep.IsZero() {
 					addGap("handoff-record", depStep.Sub(dep))
 					addGap("handoff-inputs", j.ready.Sub(depStep))
-					addGap("handoff-deliver", j.received.Sub(j.ready))
+					if !j.arrived.IsZero() {
+						addGap("handoff-runner", j.arrived.Sub(j.ready))
+						addGap("handoff-deliver", j.received.Sub(j.arrived))
+					}
 				}
 			}
 		}
@@ -1005,7 +1011,7 @@ func (a provBenchAgg) report() string {
 		{"start", "POST → first job enqueued"}, {"apply", "a step's job completed → its next job enqueued (after a sync: once its dependencies are done)"},
 		{"record", "a step's last job completed → step recorded"}, {"handoff", "a dependency's last job completed → next step's plan_apply queued, or given its deferred inputs"},
 		{"handoff-record", "prestarted: dependency's job completed → its step recorded"}, {"handoff-inputs", "→ inputs given"},
-		{"handoff-deliver", "→ the job process has them"},
+		{"handoff-runner", "→ the runner has them"}, {"handoff-deliver", "→ the job process has them"},
 		{"end", "last job completed → operation recorded finished"}, {"seen", "→ client saw it"},
 	} {
 		fmt.Fprintf(&b, " %s %.0f/%.0f;", g.what, a.gap[g.key]*1000, a.gapMax[g.key]*1000)
