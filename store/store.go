@@ -59,10 +59,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		log = slog.Default()
 	}
 	gcfg := &gorm.Config{
-		Logger: quietLogger{logger.NewSlogLogger(log, logger.Config{SlowThreshold: time.Second, LogLevel: logger.Warn, IgnoreRecordNotFoundError: true,
-			// Logged statements show placeholders, not values: a job's
-			// manifest and inputs may hold secrets.
-			ParameterizedQueries: true})},
+		Logger:                 newQuietLogger(log),
 		SkipDefaultTransaction: true,
 		TranslateError:         true,
 		NowFunc:                func() time.Time { return time.Now().UTC() },
@@ -187,19 +184,45 @@ func (s *Store) sqlConn(ctx context.Context) (*sql.Conn, error) {
 	return conn, nil
 }
 
-// quietLogger drops the errors that are answers, not faults: a unique
-// violation (a 409 for the caller) and a query cancelled because its caller
-// went away (a runner ending its long poll, a shutdown).
-type quietLogger struct{ logger.Interface }
+// slowStatement is how long a statement runs before it is logged (a
+// warning) although it succeeded.
+const slowStatement = time.Second
+
+// quietLogger is gorm's slog logger at level Warn: it logs failed and slow
+// statements, with placeholders, not values (a job's manifest and inputs
+// may hold secrets). It drops the errors that are answers, not faults: a
+// record not found, a unique violation (a 409 for the caller) and a query
+// cancelled because its caller went away (a runner ending its long poll, a
+// shutdown). A statement it will not log is not handed to gorm's logger at
+// all, which would render its SQL first.
+type quietLogger struct {
+	logger.Interface
+	level logger.LogLevel
+}
+
+func newQuietLogger(log *slog.Logger) quietLogger {
+	return quietLogger{logger.NewSlogLogger(log, logger.Config{SlowThreshold: slowStatement, LogLevel: logger.Warn,
+		IgnoreRecordNotFoundError: true, ParameterizedQueries: true}), logger.Warn}
+}
+
+// ParamsFilter leaves the values out of a logged statement: it shows its
+// placeholders. (gorm asks the logger it is given, this one, whether it
+// filters them; the ParameterizedQueries of the logger inside is not seen.)
+func (quietLogger) ParamsFilter(_ context.Context, sql string, _ ...any) (string, []any) {
+	return sql, nil
+}
 
 func (q quietLogger) LogMode(l logger.LogLevel) logger.Interface {
-	return quietLogger{q.Interface.LogMode(l)}
+	return quietLogger{q.Interface.LogMode(l), l}
 }
 
 func (q quietLogger) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
-	if err != nil && (errors.Is(err, gorm.ErrDuplicatedKey) || errors.Is(err, context.Canceled) ||
+	if err != nil && (errors.Is(err, gorm.ErrRecordNotFound) || errors.Is(err, gorm.ErrDuplicatedKey) || errors.Is(err, context.Canceled) ||
 		strings.Contains(err.Error(), "duplicate key value") || strings.Contains(err.Error(), "UNIQUE constraint failed")) {
 		err = nil
+	}
+	if q.level <= logger.Silent || (q.level < logger.Info && err == nil && time.Since(begin) <= slowStatement) {
+		return
 	}
 	q.Interface.Trace(ctx, begin, fc, err)
 }
