@@ -181,7 +181,7 @@ func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (Resol
 		return ResolvedBuild{}, err
 	}
 	op, inst, version := oc.op, oc.inst, oc.version
-	in, err := oc.cfg.BuildInput(step)
+	in, err := oc.cfg.BuildKey(step)
 	if err != nil {
 		return ResolvedBuild{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // BuildInput is what a build of a component consumes, and a digest of it
@@ -59,5 +60,43 @@ func (c *Config) BuildInput(name string) (BuildInput, error) {
 		return BuildInput{}, fmt.Errorf("appconfig: component %q: a %s has no build", name, cmp.Type)
 	}
 	in.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return in, nil
+}
+
+// buildKeys are the build inputs BuildKey worked out, without their source,
+// by type and source directory (by component name for an image).
+type buildKeys struct {
+	mu   sync.Mutex
+	done map[string]BuildInput
+}
+
+// BuildKey is BuildInput without the source: the component's type, its
+// image and the digest, which is what finding its build takes. A config
+// does not change once loaded, so each source directory is packed and
+// hashed once per Config (components of a type that share a directory
+// share its key); a Config shared between goroutines may be asked
+// concurrently.
+func (c *Config) BuildKey(name string) (BuildInput, error) {
+	memo := name
+	if cmp, ok := c.byName[name]; ok {
+		// Components of one type that pack the same directory share it.
+		switch {
+		case cmp.Terraform != nil:
+			memo = cmp.Type + "\x00" + cmp.Terraform.Source
+		case cmp.Helm != nil:
+			memo = cmp.Type + "\x00" + cmp.Helm.Source
+		}
+	}
+	c.builds.mu.Lock()
+	defer c.builds.mu.Unlock()
+	if in, ok := c.builds.done[memo]; ok {
+		return in, nil
+	}
+	in, err := c.BuildInput(name)
+	if err != nil {
+		return BuildInput{}, err
+	}
+	in.Source = nil
+	c.builds.done[memo] = in
 	return in, nil
 }

@@ -236,3 +236,51 @@ func TestArchiveNormalisesModes(t *testing.T) {
 		}
 	}
 }
+
+// A component's build key is its build input without the source, worked out
+// once per loaded config: asked again, it packs nothing.
+func TestBuildKey(t *testing.T) {
+	f := base()
+	f["charts/web/Chart.yaml"] = file("apiVersion: v2\nname: web\nversion: 0.1.0\n")
+	f["charts/web/templates/cm.yaml"] = file("kind: ConfigMap\n" + strings.Repeat("# padding\n", 1000))
+	f["components/web2.toml"] = file("name = \"web2\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\n")
+	c := load(t, f)
+	in, err := c.BuildInput("web2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.BuildKey("web2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key.Type != in.Type || key.Digest != in.Digest || key.Image != in.Image || key.Source != nil {
+		t.Errorf("build key %+v, want the build input's type %s and digest %s, no source", key, in.Type, in.Digest)
+	}
+	// (Packing it allocates hundreds of times; the lookup, its key.)
+	if allocs := testing.AllocsPerRun(10, func() { _, _ = c.BuildKey("web2") }); allocs > 2 {
+		t.Errorf("asking again allocates %.0f times: the source was packed again", allocs)
+	}
+	if _, err := c.BuildKey("nope"); err == nil || !strings.Contains(err.Error(), `no component "nope"`) {
+		t.Errorf("build key of a component that does not exist: %v", err)
+	}
+}
+
+// Components of one type that pack the same directory share their key:
+// the directory is packed once.
+func TestBuildKeySharedSource(t *testing.T) {
+	f := base()
+	f["charts/web/Chart.yaml"] = file("apiVersion: v2\nname: web\nversion: 0.1.0\n")
+	f["components/web2.toml"] = file("name = \"web2\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\n")
+	f["components/web3.toml"] = file("name = \"web3\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\n")
+	c := load(t, f)
+	a, err := c.BuildKey("web2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if allocs := testing.AllocsPerRun(10, func() { _, _ = c.BuildKey("web3") }); allocs > 2 {
+		t.Errorf("the key of a component sharing web2's directory allocates %.0f times: it was packed again", allocs)
+	}
+	if b, _ := c.BuildKey("web3"); b.Type != a.Type || b.Digest != a.Digest {
+		t.Errorf("web3's key %+v, web2's %+v: same type, same directory", b, a)
+	}
+}

@@ -38,6 +38,7 @@ type Config struct {
 	graph         Graph
 	files         []string
 	fsys          fs.FS
+	builds        *buildKeys // BuildKey's answers
 }
 
 // App is the [app] table.
@@ -167,7 +168,7 @@ var envRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // found; any other error means fsys could not be read.
 func Load(fsys fs.FS) (*Config, error) {
 	var ps problems
-	c := &Config{fsys: fsys, byName: map[string]*Component{}}
+	c := &Config{fsys: fsys, byName: map[string]*Component{}, builds: &buildKeys{done: map[string]BuildInput{}}}
 	if err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
