@@ -83,10 +83,11 @@ func (a *Activities) installRunner(ctx context.Context, installID string) (store
 }
 
 // AwaitJob waits until the job's current attempt ends, heartbeating Temporal
-// meanwhile. It is woken by the store's bus; it re-reads the row only when
-// woken or every AwaitCheck. A worker that dies mid-await is replaced by the
-// activity's retry on another worker, which awaits the same job: nothing is
-// enqueued twice.
+// every AwaitCheck meanwhile (the heartbeat timeout is longer). It is woken
+// by the store's bus; it re-reads the row only when woken or every
+// AwaitCheck. A worker that dies mid-await is replaced by the activity's
+// retry on another worker, which awaits the same job: nothing is enqueued
+// twice.
 //
 // Outputs are returned only when withOutputs is set: they land in Temporal
 // history, so jobs whose outputs may be large or secret (terraform plans and
@@ -108,10 +109,12 @@ func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs boo
 			}
 			return res, nil
 		}
-		activity.RecordHeartbeat(ctx, j.Status, j.Attempt)
 		select {
 		case <-woke:
 		case <-tick.C:
+			// Only on the tick: a job that ends within it (most do)
+			// costs Temporal no heartbeat at all.
+			activity.RecordHeartbeat(ctx, j.Status, j.Attempt)
 		case <-ctx.Done():
 			return JobResult{}, ctx.Err()
 		}
