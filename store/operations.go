@@ -300,10 +300,12 @@ func (s *Store) GetOperation(ctx context.Context, orgID, opID string) (InstallOp
 	return op, nil
 }
 
-// GetOperationByID reads an operation for the workflow running it.
+// GetOperationByID reads an operation for the workflow running it, without
+// its steps (GetOperation and GetStep read those): the workflow's activities
+// read it at almost every step.
 func (s *Store) GetOperationByID(ctx context.Context, opID string) (InstallOperation, error) {
 	var op InstallOperation
-	if err := s.db.WithContext(ctx).Preload("Steps").Where("id = ?", opID).First(&op).Error; err != nil {
+	if err := s.db.WithContext(ctx).Where("id = ?", opID).First(&op).Error; err != nil {
 		return InstallOperation{}, notFound(err, "operation "+opID)
 	}
 	return op, nil
