@@ -98,7 +98,7 @@ func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs boo
 	tick := time.NewTicker(a.awaitCheck())
 	defer tick.Stop()
 	for {
-		j, err := a.Store.GetJobByID(ctx, jobID)
+		j, err := a.Store.GetJobOutcome(ctx, jobID)
 		if err != nil {
 			return JobResult{}, err
 		}

@@ -389,7 +389,7 @@ func (a *Activities) RecordPlanApply(ctx context.Context, opID, step, jobID stri
 // succeed gives its error message (recorded on the step, when opID names
 // one), not an error.
 func (a *Activities) jobOutputs(ctx context.Context, opID, step, jobID string, v any) (failed string, err error) {
-	j, err := a.Store.GetJobByID(ctx, jobID)
+	j, err := a.Store.GetJobOutcome(ctx, jobID)
 	if err != nil {
 		return "", err
 	}

@@ -507,6 +507,19 @@ func (s *Store) GetJobByID(ctx context.Context, jobID string) (Job, error) {
 	return j, nil
 }
 
+// GetJobOutcome reads how a job stands or ended: its ID, status, attempt,
+// exit code, error and outputs (not its manifest or inputs), for activities
+// that await it.
+func (s *Store) GetJobOutcome(ctx context.Context, jobID string) (Job, error) {
+	var j Job
+	err := s.db.WithContext(ctx).Select("id", "status", "attempt", "exit_code", "error", "outputs").
+		Where("id = ?", jobID).Take(&j).Error
+	if err != nil {
+		return Job{}, notFound(err, "job "+jobID)
+	}
+	return j, nil
+}
+
 // GetJob reads one of the org's jobs.
 func (s *Store) GetJob(ctx context.Context, orgID, jobID string) (Job, error) {
 	var j Job

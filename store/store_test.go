@@ -148,6 +148,15 @@ func TestJobLifecycle(t *testing.T) {
 		if got.Status != store.JobSucceeded || got.Outputs != `{"x":"1"}` || *got.ExitCode != 0 {
 			t.Fatalf("job after completion: %+v", got)
 		}
+		// What an activity awaiting the job reads: how it ended, not its manifest.
+		outcome, err := f.s.GetJobOutcome(ctx, j.ID)
+		if err != nil || outcome.ID != j.ID || outcome.Status != store.JobSucceeded || outcome.Attempt != 1 ||
+			outcome.Outputs != `{"x":"1"}` || outcome.ExitCode == nil || *outcome.ExitCode != 0 || outcome.Manifest != "" {
+			t.Fatalf("job outcome: %+v, %v", outcome, err)
+		}
+		if _, err := f.s.GetJobOutcome(ctx, "job_none"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("outcome of a job that does not exist: %v, want not found", err)
+		}
 		// A different completion of the same attempt is refused.
 		bad := done
 		bad.Status = "failed"
