@@ -88,15 +88,20 @@ func (c *Config) BuildKey(name string) (BuildInput, error) {
 		}
 	}
 	c.builds.mu.Lock()
-	defer c.builds.mu.Unlock()
-	if in, ok := c.builds.done[memo]; ok {
+	in, ok := c.builds.done[memo]
+	c.builds.mu.Unlock()
+	if ok {
 		return in, nil
 	}
+	// Packed without the lock: other components' keys need not wait. Two
+	// goroutines may pack the same directory at once; both get the same key.
 	in, err := c.BuildInput(name)
 	if err != nil {
 		return BuildInput{}, err
 	}
 	in.Source = nil
+	c.builds.mu.Lock()
 	c.builds.done[memo] = in
+	c.builds.mu.Unlock()
 	return in, nil
 }

@@ -17,9 +17,12 @@ import (
 // already fetched of that artifact (FetchTerraformModule): it is copied
 // from memory rather than read from src's registry again, and dst is not
 // asked whether it holds the digest first (the copy skips what dst has). The
-// manifest is pushed once, by dst's tag when there is one; the registry's
-// answer to that push must name the digest. When dst's tag already names the
-// digest, nothing is copied or written. It writes what it does to log
+// manifest is pushed once, by dst's tag when there is one; oras-go checks
+// the digest the registry answers the push with (Docker-Content-Digest),
+// when it answers one (distribution and the cloud registries do). When dst's
+// tag already names the digest (by the registry's answer to a HEAD), nothing
+// is copied or written; without got, the manifest is then fetched from dst
+// and checked against the digest. It writes what it does to log
 // ("outpost: …" lines, never a credential). Errors name the artifact and may
 // carry a credential the caller must scrub.
 func Sync(ctx context.Context, log io.Writer, src protocol.ArtifactRef, dst *Target, got *Fetched) (protocol.Artifact, error) {

@@ -81,8 +81,8 @@ func TestSyncCopiesWhatWasFetched(t *testing.T) {
 		}
 		switch manifests := strings.Contains(r.URL.Path, "/manifests/"); {
 		case manifests && r.Method == http.MethodPut:
-			if !strings.HasSuffix(r.URL.Path, "/manifests/v1") {
-				t.Errorf("manifest pushed to %s, want by the tag v1", r.URL.Path)
+			if strings.Contains(r.URL.Path, "/manifests/sha256:") {
+				t.Errorf("manifest pushed to %s, want by its tag", r.URL.Path)
 			}
 			manifestPushes.Add(1)
 		case manifests && r.Method == http.MethodGet:
@@ -135,5 +135,23 @@ func TestSyncCopiesWhatWasFetched(t *testing.T) {
 		if n := writes.Load(); n != 0 {
 			t.Errorf("sync again, with the tag naming the digest already: %d requests that write, want none", n)
 		}
+	}
+
+	// Another tag, where the registry holds the digest: the tag is pushed,
+	// nothing else is written.
+	v2, err := ociclient.NewTarget(protocol.OCIDestination{Registry: installAccess, Repository: "outpost/web", Tag: "v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes.Store(0)
+	manifestPushes.Store(0)
+	if again, err := ociclient.Sync(ctx, &log, ref, v2, got); err != nil || again != art {
+		t.Fatalf("sync to another tag: %+v, %v; want %+v", again, err, art)
+	}
+	if w, p := writes.Load(), manifestPushes.Load(); w != 1 || p != 1 {
+		t.Errorf("sync to another tag: %d requests that write, %d manifest pushes; want the one push of the tag", w, p)
+	}
+	if desc, err := repo.Resolve(ctx, "v2"); err != nil || desc.Digest.String() != ref.Digest {
+		t.Errorf("tag v2 resolves to %v (%v), want %s", desc.Digest, err, ref.Digest)
 	}
 }

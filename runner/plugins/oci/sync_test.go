@@ -92,6 +92,27 @@ func TestSyncTagsAndResyncsWithoutCopying(t *testing.T) {
 	}
 }
 
+// A re-sync that finds the digest in the install's registry (not from what
+// it fetched itself: an oci sync job fetches nothing first) checks the
+// manifest the registry serves before tagging it.
+func TestResyncChecksWhatTheDestinationServes(t *testing.T) {
+	_, vendorAccess := vendor(t)
+	installSrv, installAccess := install(t)
+	digest := push(t, vendorAccess, "org_a/app_1/web", "b1", must(random.Image(1024, 1))).String()
+	mustRun(t, syncManifest(vendorAccess, "org_a/app_1/web", digest, installAccess, "v1"))
+
+	tampered := installAccess
+	tampered.Address = tamperingProxy(t, installSrv.Addr(), isManifest)
+	j := runJob(t, syncManifest(vendorAccess, "org_a/app_1/web", digest, tampered, "v2"))
+	if j.err == nil || !strings.Contains(j.err.Error(), "checking the destination: ") ||
+		!strings.Contains(j.err.Error(), "/web serves a manifest with digest sha256:") {
+		t.Fatalf("re-sync from a destination that serves another manifest: %v", j.err)
+	}
+	if got := tags(t, installAccess, "web"); len(got) != 1 || got[0] != "v1" {
+		t.Errorf("after the failed re-sync the tags are %v, want [v1]", got)
+	}
+}
+
 func TestSyncRefusesContentThatIsNotTheDigest(t *testing.T) {
 	vendorSrv, vendorAccess := vendor(t)
 	installSrv, installAccess := install(t)

@@ -354,7 +354,7 @@ func (p *plugin) fetch(ctx context.Context, run plugins.Run, ref protocol.Artifa
 }
 
 // syncModule copies the step's build into the install's registry, as an
-// oci sync job does, and keeps what the registry then serves. got is what
+// oci sync job does, and checks that what was synced is the build. got is what
 // the job fetched of the build already (nil when the fetch runs meanwhile):
 // copied from memory, it is not read from the vendor's registry again.
 func (p *plugin) syncModule(ctx context.Context, run plugins.Run, got *ociclient.Fetched) error {
