@@ -301,6 +301,11 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 			t.Fatalf("state of %s left after deprovision: %v", ws, err)
 		}
 	}
+	// Nor anything of the sandbox on the machine: its registry and cluster
+	// stopped, their directory gone.
+	if _, err := os.Stat(filepath.Join("/tmp/outpost-sandboxes", inst)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the sandbox's directory is left after deprovision: %v", err)
+	}
 }
 
 // assertSecretHidden looks for secret everywhere a person could see it.

@@ -110,8 +110,10 @@ resource "terraform_data" "registry" {
   }
 
   provisioner "local-exec" {
-    when    = destroy
-    command = "outpost-registry down -dir \"$DIR\""
+    when = destroy
+    # The install's directory goes with the last of its parts (rmdir of a
+    # directory that is not empty yet fails, harmlessly).
+    command = "outpost-registry down -dir \"$DIR\" && { rmdir \"$(dirname \"$DIR\")\" 2>/dev/null || true; }"
     environment = {
       DIR = self.output.dir
     }
@@ -174,6 +176,7 @@ resource "terraform_data" "cluster_api" {
         while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
       fi
       rm -rf "$DIR"
+      rmdir "$(dirname "$DIR")" 2>/dev/null || true
       echo "install cluster stopped"
     EOT
     environment = {
