@@ -117,6 +117,15 @@ func (r readThrough) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.Rea
 	return r.repo.Fetch(ctx, desc)
 }
 
+// Resolve resolves the digest of what was fetched to its descriptor, the
+// rest from the registry.
+func (r readThrough) Resolve(ctx context.Context, reference string) (ocispec.Descriptor, error) {
+	if r.got != nil && reference == r.got.Manifest.Digest.String() {
+		return r.got.Manifest, nil
+	}
+	return r.repo.Resolve(ctx, reference)
+}
+
 func (r readThrough) Exists(ctx context.Context, desc ocispec.Descriptor) (bool, error) {
 	if r.got.bytes(desc) != nil {
 		return true, nil

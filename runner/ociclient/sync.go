@@ -5,10 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2/content"
-	"oras.land/oras-go/v2/registry/remote"
-
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -57,11 +53,7 @@ func Sync(ctx context.Context, log io.Writer, src protocol.ArtifactRef, dst *Tar
 		}
 		got = newFetched(root, raw)
 	}
-	var into content.Storage = dst.Repo
-	if dst.Dest.Tag != "" {
-		into = tagRoot{dst.Repo, got.Manifest, dst.Dest.Tag}
-	}
-	if err := dst.copyInto(ctx, into, readThrough{got, repo}, got.Manifest); err != nil {
+	if err := dst.copyTagged(ctx, readThrough{got, repo}, got.Manifest, dst.Dest.Tag); err != nil {
 		return protocol.Artifact{}, err
 	}
 	return dst.artifact(ctx, got.Manifest, got.bytes(got.Manifest))
@@ -76,33 +68,4 @@ func (t *Target) tagNames(ctx context.Context, digest string) bool {
 	}
 	desc, err := t.Repo.Resolve(ctx, t.Dest.Tag)
 	return err == nil && desc.Digest.String() == digest
-}
-
-// tagRoot is a destination repository into which a copy pushes its root
-// manifest by tag, always (whether the repository has the manifest or not:
-// the tag must name it), and everything else by digest. oras-go checks the
-// registry's answer to each manifest push (Docker-Content-Digest) against
-// the digest.
-type tagRoot struct {
-	repo *remote.Repository
-	root ocispec.Descriptor
-	tag  string
-}
-
-func (t tagRoot) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
-	return t.repo.Fetch(ctx, desc)
-}
-
-func (t tagRoot) Exists(ctx context.Context, desc ocispec.Descriptor) (bool, error) {
-	if desc.Digest == t.root.Digest {
-		return false, nil
-	}
-	return t.repo.Exists(ctx, desc)
-}
-
-func (t tagRoot) Push(ctx context.Context, desc ocispec.Descriptor, r io.Reader) error {
-	if desc.Digest == t.root.Digest {
-		return t.repo.PushReference(ctx, desc, r, t.tag)
-	}
-	return t.repo.Push(ctx, desc, r)
 }

@@ -50,15 +50,26 @@ func (t *Target) Has(ctx context.Context, digest string) (bool, error) {
 // destination (which checks it against its digest), and whatever the
 // destination already has skipped.
 func (t *Target) Copy(ctx context.Context, src content.ReadOnlyStorage, root ocispec.Descriptor) error {
-	return t.copyInto(ctx, t.Repo, src, root)
+	return t.copyError(root, oras.CopyGraph(ctx, src, t.Repo, root, copyOptions()))
 }
 
-// copyInto is Copy into dst, the destination repository or a wrapper of it.
-func (t *Target) copyInto(ctx context.Context, dst content.Storage, src content.ReadOnlyStorage, root ocispec.Descriptor) error {
-	err := oras.CopyGraph(ctx, src, dst, root, oras.CopyGraphOptions{
-		Concurrency:    Concurrency,
-		FindSuccessors: successors,
-	})
+// copyTagged is Copy, then the root is pushed by tag (by its digest when
+// tag is ""), also when the destination has it already, so that the tag
+// names it: oras.Copy, which pushes the manifest once, with the reference,
+// and checks the registry's answer (Docker-Content-Digest) against the
+// digest.
+func (t *Target) copyTagged(ctx context.Context, src oras.ReadOnlyTarget, root ocispec.Descriptor, tag string) error {
+	_, err := oras.Copy(ctx, src, root.Digest.String(), t.Repo, tag, oras.CopyOptions{CopyGraphOptions: copyOptions()})
+	return t.copyError(root, err)
+}
+
+// copyOptions: Concurrency blobs at a time; a manifest's successors read
+// with successors.
+func copyOptions() oras.CopyGraphOptions {
+	return oras.CopyGraphOptions{Concurrency: Concurrency, FindSuccessors: successors}
+}
+
+func (t *Target) copyError(root ocispec.Descriptor, err error) error {
 	if err != nil {
 		return fmt.Errorf("copying %s to %s: %w", root.Digest, t.Name, err)
 	}
