@@ -32,10 +32,11 @@
 // up starts "outpost-registry serve -dir DIR/data -addr ADDR -addr-file
 // DIR/addr -pid-file DIR/pid" in a session of its own, its output appended
 // to DIR/log, its environment holding only OUTPOST_DAEMON=1 (which tells the
-// runner to leave it running after the job), the two credential variables
-// and TMPDIR. It waits until the registry listens (the daemon says so on a
-// pipe, OUTPOST_REGISTRY_READY_FD, once its files are written), prints "install registry
-// listening on ADDR" and returns, leaving it running; on a failure it prints
+// runner to leave it running after the job), the two credential variables,
+// TMPDIR and OUTPOST_REGISTRY_READY_FD. It waits until the registry listens
+// (the daemon says so on that pipe, once its files are written), prints
+// "install registry listening on ADDR" and returns, leaving it running; on a
+// failure it prints
 // the end of DIR/log. When the registry of DIR already runs on ADDR, up only
 // prints its address (on another address it fails: down first; new
 // credentials also take a down and an up). The port must not be 0: the
