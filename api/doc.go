@@ -1,7 +1,10 @@
 // Package api is Outpost's public control API: the HTTP surface (echo, under
-// /v1) through which a vendor manages its org — API tokens, apps and their
-// components, installs and their inputs, runners, jobs and their logs, and
-// debug commands run on an install's runner.
+// /v1) through which a vendor manages its org — API tokens, apps, their config
+// versions and builds, installs and their inputs and outputs, install
+// operations (provision, reprovision, deprovision, deploy and teardown of a
+// component, with prompt approval), runners, jobs and their logs, and debug
+// commands run on an install's runner. The runner gateway (/runner/v1) is
+// package api/gateway, on a listener of its own.
 //
 // Every /v1 route but /v1/openapi.json takes "Authorization: Bearer <API
 // token>". The token's org scopes everything: an object of another org is
@@ -12,7 +15,7 @@
 // and POST /v1/runners/{id}/registration-token. Sensitive install inputs are
 // never shown (their value is left out, "sensitive": true).
 //
-// Durable operations (a debug command, later provisioning and deploys) run as
+// Durable operations (install operations, builds, debug commands) run as
 // Temporal workflows; this package starts, cancels and awaits them through the
 // small Operations interface, which package worker implements.
 //
