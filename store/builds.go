@@ -73,61 +73,6 @@ type Setting struct {
 	Value string `gorm:"type:text;not null"`
 }
 
-// migration4 adds builds, install components and settings, from snapshots
-// of the models as they are at version 4.
-func migration4(tx *gorm.DB) error {
-	type installSteps struct {
-		BuildID   *string `gorm:"size:32"`
-		SyncJobID *string `gorm:"size:32"`
-	}
-	for _, col := range []string{"BuildID", "SyncJobID"} {
-		if err := tx.Table("install_steps").Migrator().AddColumn(&installSteps{}, col); err != nil {
-			return err
-		}
-	}
-	return tx.Migrator().CreateTable(&m4Build{}, &m4InstallComponent{}, &m4Setting{})
-}
-
-type m4Build struct {
-	ID            string `gorm:"primaryKey;size:32"`
-	OrgID         string `gorm:"size:32;not null;index"`
-	AppID         string `gorm:"size:32;not null;index:idx_builds_app_component"`
-	Component     string `gorm:"size:200;not null;index:idx_builds_app_component"`
-	ComponentType string `gorm:"size:40;not null"`
-	ConfigVersion int
-	SourceDigest  string  `gorm:"size:80;not null"`
-	Status        string  `gorm:"size:20;not null"`
-	WorkflowID    string  `gorm:"size:300;not null"`
-	JobID         *string `gorm:"size:32"`
-	Repository    string  `gorm:"size:300;not null"`
-	Tag           string  `gorm:"size:128;not null"`
-	Digest        string  `gorm:"size:80"`
-	MediaType     string  `gorm:"size:200"`
-	ArtifactType  string  `gorm:"size:200"`
-	Size          int64
-	Error         string `gorm:"type:text"`
-	CreatedAt     time.Time
-	FinishedAt    *time.Time
-}
-
-type m4InstallComponent struct {
-	InstallID string `gorm:"primaryKey;size:32"`
-	Component string `gorm:"primaryKey;size:200"`
-	BuildID   string `gorm:"size:32;not null"`
-	Digest    string `gorm:"size:80;not null"`
-	Reference string `gorm:"size:600;not null"`
-	UpdatedAt time.Time
-}
-
-type m4Setting struct {
-	Name  string `gorm:"primaryKey;size:100"`
-	Value string `gorm:"type:text;not null"`
-}
-
-func (m4Build) TableName() string            { return "builds" }
-func (m4InstallComponent) TableName() string { return "install_components" }
-func (m4Setting) TableName() string          { return "settings" }
-
 // AppRepository is the vendor registry's repository of an app: one per
 // app, inside its org's namespace ("<org id>/<app id>"), so a credential
 // scoped to "<org id>/" covers every app of the org and nothing else.

@@ -224,11 +224,3 @@ type InstallCommand struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
-
-// allModels is the schema of migration 1.
-func allModels() []any {
-	return []any{
-		&Org{}, &APIToken{}, &App{}, &AppConfig{}, &Component{}, &Install{}, &InstallInput{},
-		&Runner{}, &RunnerToken{}, &Job{}, &JobAttempt{}, &JobEvent{}, &JobLogChunk{}, &InstallCommand{},
-	}
-}

@@ -30,16 +30,7 @@ func Open(t testing.TB, dialect string) *store.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := store.Config{}
-	switch dialect {
-	case store.Postgres:
-		cfg.DatabaseURL = NewPostgresDatabase(t)
-	case store.SQLite:
-		cfg.SQLitePath = filepath.Join(t.TempDir(), "outpost.db")
-	default:
-		t.Fatalf("unknown dialect %q", dialect)
-	}
-	s, err := store.Open(ctx, cfg)
+	s, err := store.Open(ctx, NewConfig(t, dialect))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -48,6 +39,20 @@ func Open(t testing.TB, dialect string) *store.Store {
 		t.Fatalf("migrate: %v", err)
 	}
 	return s
+}
+
+// NewConfig returns the configuration of a fresh, empty database of the
+// given dialect, dropped or removed when the test ends.
+func NewConfig(t testing.TB, dialect string) store.Config {
+	t.Helper()
+	switch dialect {
+	case store.Postgres:
+		return store.Config{DatabaseURL: NewPostgresDatabase(t)}
+	case store.SQLite:
+		return store.Config{SQLitePath: filepath.Join(t.TempDir(), "outpost.db")}
+	}
+	t.Fatalf("unknown dialect %q", dialect)
+	return store.Config{}
 }
 
 // NewPostgresDatabase creates an empty database and returns its URL; it is

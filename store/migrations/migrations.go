@@ -1,0 +1,34 @@
+package migrations
+
+import (
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// Migration is one versioned schema change, run in its own transaction.
+type Migration struct {
+	Version int
+	Name    string
+	Up      func(tx *gorm.DB) error
+}
+
+// All lists the migrations in order: All[i].Version is i+1.
+var All = []Migration{
+	{1, "initial schema", v1},
+	{2, "terraform state backend", v2},
+	{3, "install operations, steps, outputs", v3},
+	{4, "builds, install components, settings", v4},
+	{5, "jobs with deferred inputs", v5},
+}
+
+// addColumns adds the snapshot's fields to an existing table, in order.
+func addColumns(tx *gorm.DB, table string, snapshot any, fields ...string) error {
+	m := tx.Table(table).Migrator()
+	for _, f := range fields {
+		if err := m.AddColumn(snapshot, f); err != nil {
+			return fmt.Errorf("add %s.%s: %w", table, f, err)
+		}
+	}
+	return nil
+}
