@@ -83,17 +83,12 @@ type stepOutcome struct {
 }
 
 func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, error) {
-	// Since versionLocalStart, the operation begins with local activities:
-	// BeginOperation, then a look at the runner, in the first workflow task;
-	// only a runner that is not online now is waited for by the WaitForRunner
-	// activity. FinishOperation is a local activity too.
-	localStart := workflow.GetVersion(ctx, versionLocalStart, workflow.DefaultVersion, 1) == 1
-	// quick runs one of the operation's quick store activities.
+	// The operation begins with local activities: BeginOperation, then a look
+	// at the runner, in the first workflow task; only a runner that is not
+	// online now is waited for by the WaitForRunner activity. FinishOperation
+	// is a local activity too.
 	quick := func(c workflow.Context, activity any, args ...any) workflow.Future {
-		if localStart {
-			return workflow.ExecuteLocalActivity(localActivity(c), activity, args...)
-		}
-		return workflow.ExecuteActivity(shortActivity(c), activity, args...)
+		return workflow.ExecuteLocalActivity(localActivity(c), activity, args...)
 	}
 	var plan activities.OperationPlan
 	if err := quick(ctx, a.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
@@ -116,10 +111,8 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	var check activities.RunnerCheck
-	if localStart {
-		if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.RunnerOnline, in.OperationID).Get(ctx, &check); err != nil {
-			return finish(store.OpFailed, rootMessage(err), plan.FailedInstallStatus)
-		}
+	if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.RunnerOnline, in.OperationID).Get(ctx, &check); err != nil {
+		return finish(store.OpFailed, rootMessage(err), plan.FailedInstallStatus)
 	}
 	runner := check.Runner
 	if !check.Online {
@@ -128,18 +121,14 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 		}
 	}
 
-	// Since versionSyncInPlanApply, a terraform component's plan_apply job
-	// copies the step's build into the install's registry itself, on a
-	// runner that can: no sync job before it, and it may be queued while
-	// the sandbox, which provides that registry, still runs.
-	syncInJob := workflow.GetVersion(ctx, versionSyncInPlanApply, workflow.DefaultVersion, 1) == 1 &&
-		runner.ModuleSync && runner.DeferredInputs && !plan.PlanOnly && plan.ApprovalMode != store.Prompt
+	// A terraform component's plan_apply job copies the step's build into
+	// the install's registry itself, on a runner that can: no sync job
+	// before it, and it may be queued while the sandbox, which provides that
+	// registry, still runs.
+	syncInJob := runner.ModuleSync && runner.DeferredInputs && !plan.PlanOnly && plan.ApprovalMode != store.Prompt
 	syncsInJob := func(st activities.StepSpec) bool {
 		return syncInJob && hasBuild(st) && st.Type == appconfig.TypeTerraformModule
 	}
-	// Since versionPrestartTwoAhead, a step's job may be queued while its
-	// dependencies' own jobs still wait for their inputs (see prestart).
-	twoAhead := workflow.GetVersion(ctx, versionPrestartTwoAhead, workflow.DefaultVersion, 1) == 1
 	specs := map[string]activities.StepSpec{}
 	for _, st := range plan.Steps {
 		specs[st.Name] = st
@@ -173,13 +162,13 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 	// prestart).
 	queued := map[string]bool{}
 	// ahead: step d runs, or will once its own dependencies are done: its
-	// last job is launched; or, since versionPrestartTwoAhead, it is queued
-	// and every dependency of d has launched its own (or succeeded).
+	// last job is launched; or it is queued and every dependency of d has
+	// launched its own (or succeeded).
 	ahead := func(d string) bool {
 		if launched[d] {
 			return true
 		}
-		if !twoAhead || !queued[d] {
+		if !queued[d] {
 			return false
 		}
 		for _, dd := range specs[d].After {
@@ -375,19 +364,6 @@ type stepDeps struct {
 	// syncsBuild: the step's plan_apply job syncs its build (no sync job).
 	syncsBuild bool
 }
-
-// versionSyncInPlanApply is the workflow version (workflow.GetVersion)
-// since which a plan_apply job syncs its step's build itself.
-const versionSyncInPlanApply = "sync-in-plan-apply"
-
-// versionLocalStart is the workflow version since which an operation
-// begins and ends with local activities (BeginOperation, RunnerOnline;
-// FinishOperation).
-const versionLocalStart = "local-start-and-finish"
-
-// versionPrestartTwoAhead is the workflow version since which a step's job
-// may be queued two steps ahead of what runs (stepDeps.prestart).
-const versionPrestartTwoAhead = "prestart-two-ahead"
 
 // skipError ends a step as skipped (a dependency did not succeed).
 type skipError struct{ msg string }
