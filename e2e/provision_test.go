@@ -17,6 +17,7 @@ import (
 
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/outpost-dev/outpost/activities"
@@ -595,8 +596,27 @@ func (s *stack) replay(workflowID string) {
 	events := s.history(workflowID)
 	r := sdkworker.NewWorkflowReplayer()
 	worker.RegisterWorkflows(r)
-	if err := r.ReplayWorkflowHistory(nil, &history.History{Events: events}); err != nil {
+	h := &history.History{Events: events}
+	if err := r.ReplayWorkflowHistory(nil, h); err != nil {
 		s.t.Fatalf("replaying %s (%d events): %v", workflowID, len(events), err)
+	}
+	if dir := os.Getenv("OUTPOST_RECORD_HISTORIES"); dir != "" {
+		s.recordHistory(dir, workflowID, h)
+	}
+}
+
+// recordHistory writes a replayed history as JSON (the format of
+// `temporal workflow show --output json`, which the replayer reads) into
+// dir, for workflows/testdata/histories (see workflows/replay_test.go).
+func (s *stack) recordHistory(dir, workflowID string, h *history.History) {
+	s.t.Helper()
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(s.t.Name() + "-" + workflowID)
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644); err != nil {
+		s.t.Fatal(err)
 	}
 }
 

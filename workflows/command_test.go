@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/protocol"
@@ -20,9 +21,19 @@ import (
 // cancelled) in Temporal's test environment. The activities themselves run
 // against real PostgreSQL, gateway and runners in the e2e package.
 
-func commandEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+// newEnv is a test environment whose workflow tasks may take long on a
+// loaded machine (the default deadlock detection gives them a second, the
+// test three).
+func newEnv() *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	env.SetTestTimeout(time.Minute)
+	return env
+}
+
+func commandEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	env := newEnv()
 	env.RegisterActivity(&activities.Activities{})
 	env.RegisterWorkflow(InstallCommand)
 	env.OnActivity(a.EnqueueCommandJob, mockAny, "cmd_1", mockAny).Return(activities.JobRef{JobID: "job_1", Created: true}, nil)

@@ -1,0 +1,144 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// OperationWorkflowID is the ID of an install operation's workflow, e.g.
+// "install/ins_123/provision". One per install and kind; the store's install
+// lock keeps two mutating operations of any kind from running at once.
+func OperationWorkflowID(installID, kind, component string) string {
+	if component != "" {
+		return "install/" + installID + "/" + kind + "/" + component
+	}
+	return "install/" + installID + "/" + kind
+}
+
+// ApprovalSignal is the signal that approves or denies a waiting plan.
+const ApprovalSignal = "approval"
+
+// Approval is the payload of ApprovalSignal.
+type Approval struct {
+	Step    string
+	Approve bool
+}
+
+// OperationInput names the operation; everything else is in the store.
+type OperationInput struct {
+	OperationID string
+}
+
+// OperationResult is how each step ended (no outputs: they may be secret).
+type OperationResult struct {
+	Status string
+	Steps  map[string]string
+	Error  string
+}
+
+// ProvisionInstall waits for the install's runner, applies the sandbox, then
+// every component in dependency order, independent ones in parallel.
+func ProvisionInstall(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
+// DeprovisionInstall destroys every component in reverse dependency order,
+// then the sandbox.
+func DeprovisionInstall(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
+// ReprovisionInstall re-plans and applies the sandbox and every component
+// (a no-op plan skips its apply).
+func ReprovisionInstall(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
+// DeployComponent deploys one component (and its dependents if asked).
+func DeployComponent(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
+// TeardownComponent destroys one component (and its dependents first, if
+// asked).
+func TeardownComponent(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
+// runOperation is every operation workflow: BeginOperation plans the steps,
+// the install's runner is waited for, the scheduler runs the steps, and
+// FinishOperation records the end. The operation begins with local
+// activities (BeginOperation, then a look at the runner) in its first
+// workflow task; only a runner that is not online now is waited for by the
+// WaitForRunner activity.
+func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	var plan activities.OperationPlan
+	if err := runLocal(ctx, a.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
+		return OperationResult{Status: store.OpFailed, Error: err.Error()}, err
+	}
+	runner, err := awaitRunner(ctx, in.OperationID, plan.RunnerTimeout)
+	if err != nil {
+		res := OperationResult{Status: store.OpFailed, Steps: map[string]string{}, Error: rootMessage(err)}
+		return finishOperation(ctx, in.OperationID, res, plan.FailedInstallStatus)
+	}
+	s := newScheduler(ctx, in.OperationID, plan, runner)
+	s.receiveApprovals(ctx)
+	s.run(ctx)
+	res := s.result(ctx)
+	return finishOperation(ctx, in.OperationID, res, installStatus(plan, res.Status))
+}
+
+// awaitRunner looks at the install's runner and, when it is not online,
+// waits for it.
+func awaitRunner(ctx workflow.Context, opID string, timeout time.Duration) (activities.RunnerInfo, error) {
+	waitCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: timeout + time.Minute,
+		HeartbeatTimeout:    awaitHeartbeat,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var check activities.RunnerCheck
+	if err := runLocal(ctx, a.RunnerOnline, opID).Get(ctx, &check); err != nil {
+		return check.Runner, err
+	}
+	runner := check.Runner
+	if check.Online {
+		return runner, nil
+	}
+	err := workflow.ExecuteActivity(waitCtx, a.WaitForRunner, opID, timeout).Get(ctx, &runner)
+	return runner, err
+}
+
+// finishOperation records the operation's end (even when it was cancelled)
+// and releases the install's lock. A failed operation fails its workflow.
+func finishOperation(ctx workflow.Context, opID string, res OperationResult, installStatus string) (OperationResult, error) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	err := runLocal(dctx, a.FinishOperation, opID, res.Status, res.Error, installStatus).Get(dctx, nil)
+	if res.Status == store.OpFailed && res.Error != "" {
+		return res, temporal.NewNonRetryableApplicationError(res.Error, "OperationFailed", nil)
+	}
+	return res, err
+}
+
+// installStatus is the status the install takes when the operation ends
+// with status.
+func installStatus(plan activities.OperationPlan, status string) string {
+	switch {
+	case status == store.OpFailed:
+		return plan.FailedInstallStatus
+	case status == store.OpDenied, status == store.OpCancelled:
+		return plan.InterruptedInstallStatus
+	case plan.PlanOnly:
+		return plan.InterruptedInstallStatus
+	}
+	return plan.SucceededInstallStatus
+}
+
+// runLocal runs one of the quick store activities as a local activity.
+func runLocal(ctx workflow.Context, activity any, args ...any) workflow.Future {
+	return workflow.ExecuteLocalActivity(localActivity(ctx), activity, args...)
+}

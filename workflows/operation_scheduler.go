@@ -1,0 +1,309 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// scheduler runs an operation's steps as a dependency graph: each step in a
+// workflow goroutine of its own once what it starts after has ended, a step
+// after one that did not succeed skipped, nothing new started after a
+// denial or a cancellation, and a step's job queued up to two steps ahead of
+// what runs (prestart). Its state is read and written between the
+// goroutines' turns: Temporal runs them one at a time.
+type scheduler struct {
+	opID   string
+	plan   activities.OperationPlan
+	runner activities.RunnerInfo
+	// syncInJob: a terraform component's plan_apply job copies the step's
+	// build into the install's registry itself, on a runner that can: no
+	// sync job before it, and it may be queued while the sandbox, which
+	// provides that registry, still runs.
+	syncInJob bool
+	specs     map[string]activities.StepSpec
+	// approvals holds one channel per step, filled by receiveApprovals.
+	approvals map[string]workflow.Channel
+	outcomes  map[string]stepOutcome
+	started   map[string]bool
+	// launched: the step's last job is queued with everything it needs (its
+	// inputs): it will run to the end without the workflow.
+	launched map[string]bool
+	// queued: the step's job is queued, its inputs still to come.
+	queued map[string]bool
+	// stop: a denial or a cancellation; start nothing new.
+	stop bool
+}
+
+// stepOutcome is what one step ended with.
+type stepOutcome struct {
+	Name   string
+	Status string
+	Error  string
+}
+
+func newScheduler(ctx workflow.Context, opID string, plan activities.OperationPlan, runner activities.RunnerInfo) *scheduler {
+	s := &scheduler{opID: opID, plan: plan, runner: runner,
+		syncInJob: runner.ModuleSync && runner.DeferredInputs && !plan.PlanOnly && plan.ApprovalMode != store.Prompt,
+		specs:     map[string]activities.StepSpec{}, approvals: map[string]workflow.Channel{},
+		outcomes: map[string]stepOutcome{}, started: map[string]bool{}, launched: map[string]bool{}, queued: map[string]bool{}}
+	for _, st := range plan.Steps {
+		s.specs[st.Name] = st
+		s.approvals[st.Name] = workflow.NewBufferedChannel(ctx, 1)
+	}
+	return s
+}
+
+// receiveApprovals hands each approval signal to its step's channel.
+func (s *scheduler) receiveApprovals(ctx workflow.Context) {
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		sig := workflow.GetSignalChannel(ctx, ApprovalSignal)
+		for {
+			var ap Approval
+			if !sig.Receive(ctx, &ap) {
+				return
+			}
+			if ch, ok := s.approvals[ap.Step]; ok {
+				ch.SendAsync(ap)
+			}
+		}
+	})
+}
+
+// run runs the steps until each has ended, or until the operation stopped
+// and the steps it started have ended.
+func (s *scheduler) run(ctx workflow.Context) {
+	results := workflow.NewChannel(ctx)
+	running := 0
+	for len(s.outcomes) < len(s.plan.Steps) {
+		running += s.startReady(ctx, results)
+		if running == 0 {
+			break
+		}
+		var o stepOutcome
+		results.Receive(ctx, &o)
+		running--
+		s.outcomes[o.Name] = o
+		if o.Status == store.StepDenied || ctx.Err() != nil {
+			s.stop = true
+		}
+	}
+}
+
+// startReady starts each step whose startAfter steps all ended well, in a
+// goroutine that sends its outcome to results, and skips each one of whose
+// did not. It returns how many it started.
+func (s *scheduler) startReady(ctx workflow.Context, results workflow.Channel) int {
+	n := 0
+	for _, st := range s.plan.Steps {
+		if s.started[st.Name] || s.stop {
+			continue
+		}
+		ready, blocked := s.readyToStart(st)
+		if blocked != "" {
+			msg := "skipped: " + blocked + " did not succeed"
+			s.started[st.Name] = true
+			s.outcomes[st.Name] = stepOutcome{Name: st.Name, Status: store.StepSkipped, Error: msg}
+			s.step(st).setStatus(ctx, store.StepSkipped, msg)
+			continue
+		}
+		if !ready {
+			continue
+		}
+		s.started[st.Name] = true
+		n++
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			results.Send(gctx, s.step(st).run(gctx))
+		})
+	}
+	return n
+}
+
+// readyToStart says whether every step st starts after has ended, and names
+// one that did not succeed.
+func (s *scheduler) readyToStart(st activities.StepSpec) (ready bool, blocked string) {
+	ready = true
+	for _, d := range startAfter(st, s.syncsBuild(st)) {
+		o, ok := s.outcomes[d]
+		if !ok {
+			ready = false
+		} else if !stepOK(o.Status) {
+			blocked = d
+		}
+	}
+	return ready, blocked
+}
+
+// step is how st runs in this operation.
+func (s *scheduler) step(st activities.StepSpec) *step {
+	return &step{opID: s.opID, plan: s.plan, spec: st, approval: s.approvals[st.Name], sched: s,
+		jobs: JobPolicy{MaxAttempts: 3, Wait: s.plan.JobWait}}
+}
+
+// startAfter is what a step waits for before it starts. A step that
+// deploys a build starts once the sandbox (which provides the install's
+// registry) is done: its build and sync then overlap the deploys of its
+// dependencies, and it waits for them before its own deploy. One whose
+// plan_apply job syncs the build (syncsBuild) and may be queued before the
+// sandbox is done starts at once.
+func startAfter(st activities.StepSpec, syncsBuild bool) []string {
+	switch {
+	case !hasBuild(st):
+		return st.After
+	case syncsBuild && st.Prestart && st.PrestartBeforeSandbox:
+		return nil
+	}
+	if slices.Contains(st.After, store.SandboxStep) {
+		return []string{store.SandboxStep}
+	}
+	return nil
+}
+
+// syncsBuild: the step's plan_apply job syncs its build (no sync job).
+func (s *scheduler) syncsBuild(st activities.StepSpec) bool {
+	return s.syncInJob && hasBuild(st) && st.Type == appconfig.TypeTerraformModule
+}
+
+// settled: step d ended, or never will (the operation stopped before it
+// started).
+func (s *scheduler) settled(d string) bool {
+	_, ok := s.outcomes[d]
+	return ok || s.stop && !s.started[d]
+}
+
+// ended says whether a step of the operation has ended.
+func (s *scheduler) ended(d string) bool {
+	_, ok := s.outcomes[d]
+	return ok
+}
+
+// waitDeps waits until the steps st comes after have settled; skipped says
+// why st cannot run ("" when it can).
+func (s *scheduler) waitDeps(ctx workflow.Context, st activities.StepSpec) (skipped string) {
+	_ = workflow.Await(ctx, func() bool {
+		for _, d := range st.After {
+			if !s.settled(d) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, d := range st.After {
+		o, ok := s.outcomes[d]
+		switch {
+		case !ok:
+			return "skipped: the operation stopped before " + d + " ran"
+		case !stepOK(o.Status):
+			return "skipped: " + d + " did not succeed"
+		}
+	}
+	return ""
+}
+
+// failedDep names a step st comes after that ended without succeeding.
+func (s *scheduler) failedDep(st activities.StepSpec) string {
+	for _, d := range st.After {
+		if o, ok := s.outcomes[d]; ok && !stepOK(o.Status) {
+			return d
+		}
+	}
+	return ""
+}
+
+// ahead: step d runs, or will once its own dependencies are done: its last
+// job is launched; or it is queued and every dependency of d has launched
+// its own (or succeeded).
+func (s *scheduler) ahead(d string) bool {
+	if s.launched[d] {
+		return true
+	}
+	if !s.queued[d] {
+		return false
+	}
+	for _, dd := range s.specs[d].After {
+		o, ended := s.outcomes[dd]
+		if ended && !stepOK(o.Status) || !ended && !s.launched[dd] {
+			return false // d will be skipped, or is not that far yet
+		}
+	}
+	return true
+}
+
+// prestart waits until st's job may be queued before its dependencies end,
+// and says whether to (false: wait for them as usual). It may once every
+// one of them is ahead and one still runs: never more than two steps ahead
+// of what runs, so that a job has its dependency's time and its
+// dependency's dependency's to start, fetch its module and run init (the
+// runner keeps waiting jobs out of its working places, and takes the ones
+// it has no waiting place for once their inputs are given).
+func (s *scheduler) prestart(ctx workflow.Context, st activities.StepSpec) bool {
+	if !st.Prestart || !s.runner.DeferredInputs {
+		return false
+	}
+	_ = workflow.Await(ctx, func() bool {
+		for _, d := range st.After {
+			if !s.settled(d) && !s.ahead(d) {
+				return false
+			}
+		}
+		return true
+	})
+	running := false
+	for _, d := range st.After {
+		o, ok := s.outcomes[d]
+		switch {
+		case ok && !stepOK(o.Status):
+			return false // it is skipped: waitDeps says so
+		case !ok && s.ahead(d):
+			running = true
+		case !ok:
+			return false // never started (the operation stopped): waitDeps says so
+		}
+	}
+	return running && ctx.Err() == nil
+}
+
+// result is how the operation ended: each step's status and the
+// operation's, with the failures' messages.
+func (s *scheduler) result(ctx workflow.Context) OperationResult {
+	res := OperationResult{Status: store.OpSucceeded, Steps: map[string]string{}}
+	var failures []string
+	for _, st := range s.plan.Steps {
+		o, ok := s.outcomes[st.Name]
+		if !ok {
+			o = stepOutcome{Name: st.Name, Status: store.StepSkipped}
+		}
+		res.Steps[st.Name] = o.Status
+		switch o.Status {
+		case store.StepFailed:
+			res.Status = store.OpFailed
+			failures = append(failures, fmt.Sprintf("%s: %s", st.Name, o.Error))
+		case store.StepDenied:
+			if res.Status != store.OpFailed {
+				res.Status = store.OpDenied
+			}
+		case store.StepCancelled:
+			if res.Status == store.OpSucceeded {
+				res.Status = store.OpCancelled
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		res.Status = store.OpCancelled
+	}
+	slices.Sort(failures)
+	res.Error = strings.Join(failures, "\n")
+	return res
+}
+
+// stepOK: the steps after it may go on (in a plan-only operation, after a
+// plan).
+func stepOK(status string) bool {
+	return status == store.StepSucceeded || status == store.StepNoChanges || status == store.StepPlanned
+}

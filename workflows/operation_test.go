@@ -1,0 +1,431 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// These tests run the operation workflow's scheduling (order, parallel
+// branches, skips, approvals, plan-only, cancellation, prestart) in
+// Temporal's test environment, with the activities played by fakeInstall.
+// The activities themselves run against real PostgreSQL, gateway and
+// runners in the e2e package.
+
+// fakeInstall plays an install's activities: each job succeeds as soon as
+// it is awaited unless a test says otherwise, and what a user would see
+// (step statuses, jobs and their order, the operation's end) is recorded.
+type fakeInstall struct {
+	t      *testing.T
+	env    *testsuite.TestWorkflowEnvironment
+	plan   activities.OperationPlan
+	runner activities.RunnerInfo
+	// awaitJob, when set, answers AwaitJob for a job ("<step>/<operation>");
+	// ok false: the job succeeds.
+	awaitJob func(ctx context.Context, jobID string) (res activities.JobResult, err error, ok bool)
+	// planned, when set, is a step's plan; default: changes (applied by a
+	// plan_apply job).
+	planned func(step string, applied bool) activities.PlanSummary
+
+	mu        sync.Mutex
+	events    []string            // "enqueue <job>", "end <job>", "inputs <step>", "cancel <job>: <reason>"
+	statuses  map[string][]string // each step's statuses, in order
+	jobInputs map[string]activities.TerraformJobInput
+	finished  []string // FinishOperation's status, error and install status
+}
+
+// steps builds an operation's steps: "a<b,c" is step a after b and c; the
+// sandbox is "sandbox", every other step a terraform_module.
+func steps(specs ...string) []activities.StepSpec {
+	var out []activities.StepSpec
+	for _, s := range specs {
+		name, after, _ := strings.Cut(s, "<")
+		st := activities.StepSpec{Name: name, Type: appconfig.TypeTerraformModule}
+		if name == store.SandboxStep {
+			st.Type = ""
+		}
+		if after != "" {
+			st.After = strings.Split(after, ",")
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func newFakeInstall(t *testing.T, plan activities.OperationPlan) *fakeInstall {
+	f := &fakeInstall{t: t, env: newEnv(), plan: plan,
+		statuses: map[string][]string{}, jobInputs: map[string]activities.TerraformJobInput{}}
+	f.plan.SucceededInstallStatus, f.plan.FailedInstallStatus, f.plan.InterruptedInstallStatus = "active", "failed", "interrupted"
+	f.env.RegisterActivity(&activities.Activities{})
+	f.mockOperation()
+	f.mockBuilds()
+	f.mockTerraform()
+	return f
+}
+
+func (f *fakeInstall) log(event string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, event)
+}
+
+func (f *fakeInstall) mockOperation() {
+	f.env.OnActivity(a.BeginOperation, mockAny, "op_1").Return(func(context.Context, string) (activities.OperationPlan, error) {
+		return f.plan, nil
+	})
+	f.env.OnActivity(a.RunnerOnline, mockAny, "op_1").Return(func(context.Context, string) (activities.RunnerCheck, error) {
+		return activities.RunnerCheck{Online: true, Runner: f.runner}, nil
+	})
+	f.env.OnActivity(a.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step, status, _ string) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.statuses[step] = append(f.statuses[step], status)
+		return nil
+	})
+	f.env.OnActivity(a.FinishOperation, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, status, msg, installStatus string) error {
+		f.finished = []string{status, msg, installStatus}
+		return nil
+	})
+	f.env.OnActivity(a.AwaitJob, mockAny, mockAny, false).Return(func(ctx context.Context, jobID string, _ bool) (activities.JobResult, error) {
+		if f.awaitJob != nil {
+			if res, err, ok := f.awaitJob(ctx, jobID); ok {
+				return res, err
+			}
+		}
+		f.log("end " + jobID)
+		return activities.JobResult{JobID: jobID, Status: store.JobSucceeded, Attempt: 1}, nil
+	})
+	f.env.OnActivity(a.CancelJob, mockAny, mockAny, mockAny).Return(func(_ context.Context, jobID, reason string) error {
+		f.log("cancel " + jobID + ": " + reason)
+		return nil
+	})
+}
+
+// mockBuilds: every component's build is there; its sync job copies it.
+func (f *fakeInstall) mockBuilds() {
+	f.env.OnActivity(a.ResolveBuild, mockAny, "op_1", mockAny).Return(func(_ context.Context, _, step string) (activities.ResolvedBuild, error) {
+		return activities.ResolvedBuild{BuildSummary: activities.BuildSummary{BuildID: "build-" + step, Status: store.BuildSucceeded}}, nil
+	})
+	f.env.OnActivity(a.EnqueueSyncJob, mockAny, mockAny).Return(func(_ context.Context, in activities.SyncJobInput) (activities.JobRef, error) {
+		f.log("enqueue " + in.Step + "/sync")
+		return activities.JobRef{JobID: in.Step + "/sync", Created: true}, nil
+	})
+	f.env.OnActivity(a.RecordSync, mockAny, "op_1", mockAny, mockAny, mockAny).Return(activities.SyncSummary{}, nil)
+}
+
+func (f *fakeInstall) mockTerraform() {
+	f.env.OnActivity(a.EnqueueTerraformJob, mockAny, mockAny).Return(func(_ context.Context, in activities.TerraformJobInput) (activities.JobRef, error) {
+		job := in.Step + "/" + in.Operation
+		f.mu.Lock()
+		f.jobInputs[job] = in
+		f.mu.Unlock()
+		f.log("enqueue " + job)
+		return activities.JobRef{JobID: job, Created: true}, nil
+	})
+	f.env.OnActivity(a.ProvideTerraformInputs, mockAny, mockAny, mockAny).Return(func(_ context.Context, in activities.TerraformJobInput, _ string) error {
+		f.log("inputs " + in.Step)
+		return nil
+	})
+	plan := func(applied bool) func(context.Context, string, string, string) (activities.PlanSummary, error) {
+		return func(_ context.Context, _, step, _ string) (activities.PlanSummary, error) {
+			if f.planned != nil {
+				return f.planned(step, applied), nil
+			}
+			return activities.PlanSummary{HasChanges: true, Add: 1, Applied: applied}, nil
+		}
+	}
+	f.env.OnActivity(a.RecordPlan, mockAny, "op_1", mockAny, mockAny).Return(plan(false))
+	f.env.OnActivity(a.RecordPlanApply, mockAny, "op_1", mockAny, mockAny).Return(plan(true))
+	f.env.OnActivity(a.RecordApply, mockAny, "op_1", mockAny, mockAny).Return(activities.ApplySummary{}, nil)
+}
+
+// run runs the operation to its end and returns its result.
+func (f *fakeInstall) run() OperationResult {
+	f.t.Helper()
+	f.env.ExecuteWorkflow(ProvisionInstall, OperationInput{OperationID: "op_1"})
+	if !f.env.IsWorkflowCompleted() {
+		f.t.Fatal("the operation did not end")
+	}
+	var res OperationResult
+	_ = f.env.GetWorkflowResult(&res)
+	return res
+}
+
+// waitFor waits (in real time, from an activity) until event happened.
+func (f *fakeInstall) waitFor(event string) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if f.index(event) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fakeInstall) index(event string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Index(f.events, event)
+}
+
+// jobs are the jobs enqueued, in order.
+func (f *fakeInstall) jobs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, e := range f.events {
+		if job, ok := strings.CutPrefix(e, "enqueue "); ok {
+			out = append(out, job)
+		}
+	}
+	return out
+}
+
+// before checks that each event happened, each before the next.
+func (f *fakeInstall) before(events ...string) {
+	f.t.Helper()
+	last := -1
+	for _, e := range events {
+		i := f.index(e)
+		if i < 0 || i < last {
+			f.t.Fatalf("want %q in order; events: %q", events, f.events)
+		}
+		last = i
+	}
+}
+
+// final is each step's last status.
+func (f *fakeInstall) final() map[string]string {
+	out := map[string]string{}
+	for step, l := range f.statuses {
+		out[step] = l[len(l)-1]
+	}
+	return out
+}
+
+func (f *fakeInstall) wantSteps(res OperationResult, want map[string]string) {
+	f.t.Helper()
+	if !mapsEqual(res.Steps, want) || !mapsEqual(f.final(), want) {
+		f.t.Fatalf("steps: result %v, recorded %v; want %v (events %q)", res.Steps, f.final(), want, f.events)
+	}
+}
+
+func (f *fakeInstall) wantFinished(status, msg, installStatus string) {
+	f.t.Helper()
+	if !slices.Equal(f.finished, []string{status, msg, installStatus}) {
+		f.t.Fatalf("FinishOperation(%q); want %q", f.finished, []string{status, msg, installStatus})
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// provisionSteps: the sandbox; network and cache after it; web and worker
+// after network.
+var provisionSteps = steps("sandbox", "network<sandbox", "cache<sandbox", "web<network", "worker<network")
+
+func allSucceeded(names ...string) map[string]string {
+	out := map[string]string{}
+	for _, n := range names {
+		out[n] = store.StepSucceeded
+	}
+	return out
+}
+
+func TestOperationRunsStepsInDependencyOrder(t *testing.T) {
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.ApproveAll, Steps: provisionSteps})
+	// Independent steps run side by side: web's and worker's jobs, and
+	// network's and cache's, wait for each other to be queued.
+	side := map[string]string{"web/plan_apply": "worker/plan_apply", "worker/plan_apply": "web/plan_apply",
+		"network/plan_apply": "cache/plan_apply", "cache/plan_apply": "network/plan_apply"}
+	f.awaitJob = func(_ context.Context, job string) (activities.JobResult, error, bool) {
+		other := side[job]
+		if other != "" && !f.waitFor("enqueue "+other) {
+			return activities.JobResult{}, errors.New(job + " ended before " + other + " was queued"), true
+		}
+		return activities.JobResult{}, nil, false
+	}
+	res := f.run()
+	if err := f.env.GetWorkflowError(); err != nil || res.Status != store.OpSucceeded {
+		t.Fatalf("result %+v, error %v", res, err)
+	}
+	f.wantSteps(res, allSucceeded("sandbox", "network", "cache", "web", "worker"))
+	f.wantFinished(store.OpSucceeded, "", "active")
+	if jobs := f.jobs(); jobs[0] != "sandbox/plan_apply" || len(jobs) != 9 {
+		t.Fatalf("jobs %q: want the sandbox's plan_apply first, then a sync and a plan_apply per component", jobs)
+	}
+	// Builds are synced once the sandbox is done, each component deployed
+	// once its dependencies are.
+	f.before("end sandbox/plan_apply", "enqueue network/sync", "end network/sync", "enqueue network/plan_apply",
+		"end network/plan_apply", "enqueue web/plan_apply")
+	f.before("end network/plan_apply", "enqueue worker/plan_apply")
+	f.before("end sandbox/plan_apply", "enqueue cache/sync", "end cache/sync", "enqueue cache/plan_apply")
+	f.before("enqueue web/sync", "end web/sync", "enqueue web/plan_apply")
+	f.before("enqueue worker/sync", "end worker/sync", "enqueue worker/plan_apply")
+}
+
+func TestFailedStepSkipsItsDependents(t *testing.T) {
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.ApproveAll, Steps: provisionSteps})
+	f.planned = func(step string, applied bool) activities.PlanSummary {
+		if step == "network" {
+			return activities.PlanSummary{Failed: true, Error: "subnet overlaps"}
+		}
+		return activities.PlanSummary{HasChanges: true, Applied: applied}
+	}
+	f.run()
+	// The workflow fails (it has no result); the store says why.
+	if err := f.env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "network: subnet overlaps") {
+		t.Fatalf("workflow error %v; want network's failure", err)
+	}
+	// cache, which does not come after network, still runs.
+	f.wantSteps(OperationResult{Steps: f.final()}, map[string]string{"sandbox": store.StepSucceeded, "network": store.StepFailed, "cache": store.StepSucceeded,
+		"web": store.StepSkipped, "worker": store.StepSkipped})
+	f.wantFinished(store.OpFailed, "network: subnet overlaps", "failed")
+	if slices.Contains(f.jobs(), "web/plan_apply") || slices.Contains(f.jobs(), "worker/plan_apply") {
+		t.Fatalf("jobs %q: a skipped step's job was queued", f.jobs())
+	}
+}
+
+// approve answers the step's plan at the given time of the workflow's
+// clock.
+func (f *fakeInstall) approve(step string, ok bool, at time.Duration) {
+	f.env.RegisterDelayedCallback(func() {
+		f.log("approval " + step)
+		f.env.SignalWorkflow(ApprovalSignal, Approval{Step: step, Approve: ok})
+	}, at)
+}
+
+func TestPromptWaitsForApproval(t *testing.T) {
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.Prompt,
+		Steps: steps("sandbox", "network<sandbox")})
+	f.approve("sandbox", true, time.Minute)
+	f.approve("network", true, 2*time.Minute)
+	res := f.run()
+	if err := f.env.GetWorkflowError(); err != nil || res.Status != store.OpSucceeded {
+		t.Fatalf("result %+v, error %v", res, err)
+	}
+	f.wantSteps(res, allSucceeded("sandbox", "network"))
+	for _, step := range []string{"sandbox", "network"} {
+		if !slices.Contains(f.statuses[step], store.StepWaitingApproval) {
+			t.Fatalf("%s went %q: never waited for approval", step, f.statuses[step])
+		}
+	}
+	// Under prompt, a plan job, then the apply of exactly that plan once
+	// approved.
+	f.before("end sandbox/plan", "approval sandbox", "enqueue sandbox/apply", "end sandbox/apply",
+		"enqueue network/plan", "end network/plan", "approval network", "enqueue network/apply")
+	if in := f.jobInputs["network/apply"]; in.PlanJobID != "network/plan" {
+		t.Fatalf("network's apply job applies %q, want its plan job", in.PlanJobID)
+	}
+}
+
+func TestPromptDenialStopsTheOperation(t *testing.T) {
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.Prompt,
+		Steps: steps("sandbox", "network<sandbox")})
+	f.approve("sandbox", false, time.Minute)
+	res := f.run()
+	if err := f.env.GetWorkflowError(); err != nil || res.Status != store.OpDenied {
+		t.Fatalf("result %+v, error %v; want denied", res, err)
+	}
+	if res.Steps["sandbox"] != store.StepDenied || res.Steps["network"] != store.StepSkipped || f.final()["sandbox"] != store.StepDenied {
+		t.Fatalf("steps %v, recorded %v", res.Steps, f.final())
+	}
+	f.wantFinished(store.OpDenied, "", "interrupted")
+	if jobs := f.jobs(); !slices.Equal(jobs, []string{"sandbox/plan"}) {
+		t.Fatalf("jobs %q: want only the denied plan", jobs)
+	}
+}
+
+func TestPlanOnlyPlansEveryStepAndAppliesNothing(t *testing.T) {
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.ApproveAll, PlanOnly: true,
+		Steps: steps("sandbox", "network<sandbox")})
+	res := f.run()
+	if err := f.env.GetWorkflowError(); err != nil || res.Status != store.OpSucceeded {
+		t.Fatalf("result %+v, error %v", res, err)
+	}
+	f.wantSteps(res, map[string]string{"sandbox": store.StepPlanned, "network": store.StepPlanned})
+	f.wantFinished(store.OpSucceeded, "", "interrupted")
+	if jobs := f.jobs(); !slices.Equal(jobs, []string{"sandbox/plan", "network/sync", "network/plan"}) {
+		t.Fatalf("jobs %q: want plans only", jobs)
+	}
+}
+
+func TestCancellingTheOperationCancelsItsSteps(t *testing.T) {
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.ApproveAll, Steps: provisionSteps})
+	// network's job runs until the operation is cancelled.
+	f.awaitJob = func(_ context.Context, job string) (activities.JobResult, error, bool) {
+		if job != "network/plan_apply" {
+			return activities.JobResult{}, nil, false
+		}
+		time.Sleep(5 * time.Millisecond)
+		return activities.JobResult{}, errors.New("still running"), true
+	}
+	f.env.RegisterDelayedCallback(f.env.CancelWorkflow, time.Minute)
+	res := f.run()
+	if res.Status != store.OpCancelled {
+		t.Fatalf("result %+v, error %v; want cancelled", res, f.env.GetWorkflowError())
+	}
+	f.wantSteps(res, map[string]string{"sandbox": store.StepSucceeded, "network": store.StepCancelled, "cache": store.StepSucceeded,
+		"web": store.StepCancelled, "worker": store.StepCancelled})
+	f.wantFinished(store.OpCancelled, "", "interrupted")
+	if f.index("cancel network/plan_apply: workflow cancelled") < 0 {
+		t.Fatalf("network's job was not cancelled: %q", f.events)
+	}
+	if slices.Contains(f.jobs(), "web/plan_apply") || slices.Contains(f.jobs(), "worker/plan_apply") {
+		t.Fatalf("jobs %q: a step after the cancelled one was queued", f.jobs())
+	}
+}
+
+func TestPrestartQueuesAJobTwoStepsAhead(t *testing.T) {
+	chain := steps("sandbox", "a<sandbox", "b<a", "c<b")
+	for i := range chain[1:] {
+		chain[i+1].Prestart, chain[i+1].PrestartBeforeSandbox = true, true
+	}
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.ApproveAll, Steps: chain})
+	f.runner = activities.RunnerInfo{DeferredInputs: true, ModuleSync: true}
+	// Each running job ends only once the job two steps after it is queued.
+	twoAhead := map[string]string{"sandbox/plan_apply": "b/plan_apply", "a/plan_apply": "c/plan_apply"}
+	f.awaitJob = func(_ context.Context, job string) (activities.JobResult, error, bool) {
+		if next := twoAhead[job]; next != "" && !f.waitFor("enqueue "+next) {
+			return activities.JobResult{}, errors.New(next + " was not queued while " + job + " ran"), true
+		}
+		return activities.JobResult{}, nil, false
+	}
+	res := f.run()
+	if err := f.env.GetWorkflowError(); err != nil || res.Status != store.OpSucceeded {
+		t.Fatalf("result %+v, error %v", res, err)
+	}
+	f.wantSteps(res, allSucceeded("sandbox", "a", "b", "c"))
+	// No sync jobs (the plan_apply jobs copy the builds); a and b queued
+	// while the sandbox runs, c once a's inputs are given, never more than
+	// two steps ahead.
+	if jobs := f.jobs(); !slices.Equal(jobs, []string{"sandbox/plan_apply", "a/plan_apply", "b/plan_apply", "c/plan_apply"}) {
+		t.Fatalf("jobs %q", jobs)
+	}
+	f.before("enqueue b/plan_apply", "end sandbox/plan_apply", "inputs a", "enqueue c/plan_apply", "end a/plan_apply",
+		"inputs b", "end b/plan_apply", "inputs c", "end c/plan_apply")
+	for _, step := range []string{"a", "b", "c"} {
+		in := f.jobInputs[step+"/plan_apply"]
+		if !in.DeferInputs || in.SyncBuildID != "build-"+step || in.DeferRegistry != (step == "a") {
+			t.Fatalf("%s's job: %+v; want deferred inputs, its build synced by the job, the registry deferred for a only", step, in)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package workflows
+
+import (
+	"errors"
+	"slices"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// step is one step of an operation: it delivers its build, waits for the
+// steps it comes after (or queues its job before they end: prestart), then
+// runs its terraform module, chart or image. The store activities on this
+// path are local activities.
+type step struct {
+	opID     string
+	plan     activities.OperationPlan
+	spec     activities.StepSpec
+	approval workflow.Channel
+	sched    *scheduler
+	jobs     JobPolicy
+}
+
+// run runs the step to its end.
+func (s *step) run(ctx workflow.Context) stepOutcome {
+	var tf terraformRun
+	done, status, msg := false, "", ""
+	switch {
+	case hasBuild(s.spec) && s.sched.syncsBuild(s.spec):
+		build, status, msg := s.readyBuildUnlessFailed(ctx)
+		if status != "" {
+			return s.end(ctx, status, msg)
+		}
+		tf.syncBuild = build.BuildID
+	case hasBuild(s.spec):
+		done, status, msg = s.deliverBuild(ctx)
+		if done && status != store.StepSucceeded && status != store.StepPlanned {
+			return s.end(ctx, status, msg)
+		}
+	}
+	tf.deferInputs = !done && s.oneJob() && s.spec.Type == appconfig.TypeTerraformModule && s.sched.prestart(ctx, s.spec)
+	tf.deferRegistry = tf.deferInputs && tf.syncBuild != "" && s.after(store.SandboxStep) && !s.sched.ended(store.SandboxStep)
+	if !tf.deferInputs {
+		if skipped := s.sched.waitDeps(ctx, s.spec); skipped != "" {
+			if ctx.Err() != nil {
+				return s.end(ctx, store.StepCancelled, "operation cancelled")
+			}
+			return s.end(ctx, store.StepSkipped, skipped)
+		}
+	}
+	switch {
+	case done:
+		return s.endImage(ctx, status, msg)
+	case s.spec.Type == appconfig.TypeHelmChart:
+		return s.runChart(ctx)
+	case s.spec.Type == appconfig.TypeContainerImage: // a teardown: nothing runs
+		return s.forgetImage(ctx)
+	}
+	return s.runTerraform(ctx, tf)
+}
+
+// oneJob: one plan_apply job plans and applies (approve-all, not
+// plan-only).
+func (s *step) oneJob() bool {
+	return !s.plan.PlanOnly && s.plan.ApprovalMode != store.Prompt
+}
+
+// after says whether the step comes after step d.
+func (s *step) after(d string) bool {
+	return slices.Contains(s.spec.After, d)
+}
+
+// setStatus records the step's status (and error), even once the operation
+// is cancelled.
+func (s *step) setStatus(ctx workflow.Context, status, msg string) {
+	if ctx.Err() != nil {
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+	}
+	_ = runLocal(ctx, a.SetStepStatus, s.opID, s.spec.Name, status, msg).Get(ctx, nil)
+}
+
+// end records how the step ended and returns it.
+func (s *step) end(ctx workflow.Context, status, msg string) stepOutcome {
+	s.setStatus(ctx, status, msg)
+	return stepOutcome{Name: s.spec.Name, Status: status, Error: msg}
+}
+
+// jobKey is the idempotency key of the step's job of the given kind.
+func (s *step) jobKey(ctx workflow.Context, kind string) string {
+	return workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + s.opID + "/" + s.spec.Name + "/" + kind
+}
+
+// runAndRecord runs a job, then the record activity over its result
+// (record(opID, step, args..., jobID) into out). status is what the step
+// ends with when either does not succeed ("" when both did).
+func (s *step) runAndRecord(ctx workflow.Context, job func(workflow.Context) (activities.JobResult, error), out any,
+	record any, args ...any) (jobID, status, msg string) {
+	res, err := job(ctx)
+	if err != nil {
+		status, msg = interrupted(ctx, err)
+		return res.JobID, status, msg
+	}
+	args = append(append([]any{s.opID, s.spec.Name}, args...), res.JobID)
+	if err := runLocal(ctx, record, args...).Get(ctx, out); err != nil {
+		return res.JobID, store.StepFailed, rootMessage(err)
+	}
+	return res.JobID, "", ""
+}
+
+// applyPlan is how a terraform and a chart step end once planned: on the
+// plan's summary (failed, no changes, applied by a plan_apply job, or
+// planned in a plan-only operation); else, after approval when the install
+// asks for it, by the job apply runs, recorded by the record activity.
+func (s *step) applyPlan(ctx workflow.Context, summary activities.PlanSummary,
+	apply func(workflow.Context) (activities.JobResult, error), record any) stepOutcome {
+	switch {
+	case summary.Failed:
+		return s.end(ctx, store.StepFailed, summary.Error)
+	case !summary.HasChanges:
+		return s.end(ctx, store.StepNoChanges, "")
+	case summary.Applied:
+		return s.end(ctx, store.StepSucceeded, "")
+	case s.plan.PlanOnly:
+		return s.end(ctx, store.StepPlanned, "")
+	}
+	if s.plan.ApprovalMode == store.Prompt {
+		if status, msg := s.awaitApproval(ctx); status != "" {
+			return s.end(ctx, status, msg)
+		}
+	}
+	var applied activities.ApplySummary
+	if _, status, msg := s.runAndRecord(ctx, apply, &applied, record); status != "" {
+		return s.end(ctx, status, msg)
+	}
+	if applied.Failed {
+		return s.end(ctx, store.StepFailed, applied.Error)
+	}
+	return s.end(ctx, store.StepSucceeded, "")
+}
+
+// awaitApproval waits for the step's approval signal. It returns the
+// status the step ends with when it is not approved ("" when it is).
+func (s *step) awaitApproval(ctx workflow.Context) (status, msg string) {
+	s.setStatus(ctx, store.StepWaitingApproval, "")
+	var ap Approval
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(s.approval, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ap) })
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+	sel.Select(ctx)
+	switch {
+	case ctx.Err() != nil:
+		return store.StepCancelled, "operation cancelled while waiting for approval"
+	case !ap.Approve:
+		return store.StepDenied, "plan denied"
+	}
+	return "", ""
+}
+
+// skipError ends a step as skipped (a dependency did not succeed).
+type skipError struct{ msg string }
+
+func (e skipError) Error() string { return e.msg }
+
+// interrupted turns a RunJob error into a step status: cancelled with the
+// operation, skipped when a queued job's dependency did not succeed
+// (skipError), else failed.
+func interrupted(ctx workflow.Context, err error) (string, string) {
+	var skipped skipError
+	switch {
+	case ctx.Err() != nil:
+		return store.StepCancelled, "operation cancelled"
+	case errors.As(err, &skipped):
+		return store.StepSkipped, skipped.msg
+	}
+	return store.StepFailed, rootMessage(err)
+}
+
+// rootMessage is the innermost message of a Temporal error chain, which is
+// the one a person wants to read.
+func rootMessage(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			var app *temporal.ApplicationError
+			if errors.As(err, &app) {
+				return app.Message()
+			}
+			return err.Error()
+		}
+		err = next
+	}
+}

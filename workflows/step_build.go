@@ -1,0 +1,107 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// hasBuild says the step deploys a build: a component deploy (a destroy
+// uses what the install runs).
+func hasBuild(st activities.StepSpec) bool {
+	return !st.Destroy && st.Name != store.SandboxStep
+}
+
+// deliverBuild waits for the component's build, then has the install's
+// runner copy it by digest into the install's own registry. done says the
+// step ended here: with an error, or because copying the image was the
+// whole deploy (container_image).
+func (s *step) deliverBuild(ctx workflow.Context) (done bool, status, msg string) {
+	build, status, msg := s.readyBuild(ctx)
+	if status != "" {
+		return true, status, msg
+	}
+	sync := func(ctx workflow.Context) (activities.JobResult, error) {
+		in := activities.SyncJobInput{OperationID: s.opID, Step: s.spec.Name, BuildID: build.BuildID, Key: s.jobKey(ctx, "sync")}
+		return RunJob(ctx, func(c workflow.Context) workflow.Future {
+			return workflow.ExecuteLocalActivity(c, a.EnqueueSyncJob, in)
+		}, s.jobs)
+	}
+	var synced activities.SyncSummary
+	if _, status, msg := s.runAndRecord(ctx, sync, &synced, a.RecordSync, build.BuildID); status != "" {
+		return true, status, msg
+	}
+	switch {
+	case synced.Failed:
+		return true, store.StepFailed, synced.Error
+	case s.spec.Type == appconfig.TypeContainerImage && s.plan.PlanOnly:
+		return true, store.StepPlanned, ""
+	case s.spec.Type == appconfig.TypeContainerImage:
+		return true, store.StepSucceeded, ""
+	}
+	return false, "", ""
+}
+
+// endImage ends a container_image step whose sync was its deploy, once its
+// dependencies are done: RecordImage records its outputs and build.
+func (s *step) endImage(ctx workflow.Context, status, msg string) stepOutcome {
+	if s.spec.Type == appconfig.TypeContainerImage && status == store.StepSucceeded {
+		if err := runLocal(ctx, a.RecordImage, s.opID, s.spec.Name).Get(ctx, nil); err != nil {
+			return s.end(ctx, store.StepFailed, rootMessage(err))
+		}
+	}
+	return s.end(ctx, status, msg)
+}
+
+// forgetImage tears a container_image component down: nothing runs, the
+// install forgets it.
+func (s *step) forgetImage(ctx workflow.Context) stepOutcome {
+	if s.plan.PlanOnly {
+		return s.end(ctx, store.StepPlanned, "")
+	}
+	if err := runLocal(ctx, a.ForgetComponent, s.opID, s.spec.Name).Get(ctx, nil); err != nil {
+		return s.end(ctx, store.StepFailed, rootMessage(err))
+	}
+	return s.end(ctx, store.StepSucceeded, "")
+}
+
+// readyBuild waits for the step's build. status is what the step ends
+// with when there is none to deploy ("" when there is).
+func (s *step) readyBuild(ctx workflow.Context) (build activities.BuildSummary, status, msg string) {
+	build, err := awaitBuild(ctx, s.opID, s.spec.Name)
+	if err != nil {
+		status, msg = interrupted(ctx, err)
+		return build, status, msg
+	}
+	if build.Status != store.BuildSucceeded {
+		return build, store.StepFailed, "build " + build.BuildID + " failed: " + build.Error
+	}
+	return build, "", ""
+}
+
+// readyBuildUnlessFailed is readyBuild for a step that started before the
+// steps it comes after ended: it stops waiting for the build (which goes on:
+// it is the app's) as soon as one of them fails, and the step is skipped.
+func (s *step) readyBuildUnlessFailed(ctx workflow.Context) (build activities.BuildSummary, status, msg string) {
+	bctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	done := false
+	workflow.Go(bctx, func(c workflow.Context) {
+		build, status, msg = s.readyBuild(c)
+		done = true
+	})
+	failed := ""
+	_ = workflow.Await(ctx, func() bool {
+		failed = s.sched.failedDep(s.spec)
+		return done || failed != ""
+	})
+	switch {
+	case done:
+		return build, status, msg
+	case failed != "":
+		return build, store.StepSkipped, "skipped: " + failed + " did not succeed"
+	}
+	return build, store.StepCancelled, "operation cancelled"
+}

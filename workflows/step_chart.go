@@ -1,0 +1,41 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// runChart deploys a helm_chart component whose build is in the install's
+// registry: a plan (a dry-run diffed against the live release), approval
+// when the install asks for it, then the deploy; a plan without changes
+// deploys nothing. Tearing it down uninstalls the release, after the same
+// approval (its plan says what goes).
+func (s *step) runChart(ctx workflow.Context) stepOutcome {
+	var summary activities.PlanSummary
+	release := protocol.HelmDeploy
+	if s.spec.Destroy {
+		// The plan of a teardown needs no job: the whole release goes.
+		release = protocol.HelmUninstall
+		if err := runLocal(ctx, a.PlanUninstall, s.opID, s.spec.Name).Get(ctx, &summary); err != nil {
+			return s.end(ctx, store.StepFailed, rootMessage(err))
+		}
+	} else if _, status, msg := s.runAndRecord(ctx, s.helmJob(protocol.HelmPlan), &summary, a.RecordHelmPlan); status != "" {
+		return s.end(ctx, status, msg)
+	}
+	return s.applyPlan(ctx, summary, s.helmJob(release), a.RecordHelmRelease)
+}
+
+// helmJob runs one helm job of the step (operation: plan, deploy or
+// uninstall).
+func (s *step) helmJob(operation string) func(workflow.Context) (activities.JobResult, error) {
+	return func(ctx workflow.Context) (activities.JobResult, error) {
+		in := activities.HelmJobInput{OperationID: s.opID, Step: s.spec.Name, Operation: operation,
+			Key: s.jobKey(ctx, "helm-"+operation)}
+		return RunJob(ctx, func(c workflow.Context) workflow.Future {
+			return workflow.ExecuteLocalActivity(c, a.EnqueueHelmJob, in)
+		}, s.jobs)
+	}
+}
