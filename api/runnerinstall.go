@@ -151,7 +151,7 @@ func (s *Server) runnerHelmInstall(c echo.Context) error {
 	}
 	if s.gatewayURL == "" {
 		return apierr.New(http.StatusConflict, protocol.CodeConflict, "",
-			"the control plane has no public gateway URL configured (outpost api -public-gateway-url, env OUTPOST_PUBLIC_GATEWAY_URL): "+
+			"the control plane has no public gateway URL configured (outpost api -gateway-url, env OUTPOST_GATEWAY_URL): "+
 				"there is nothing to point the runner at")
 	}
 	in.GatewayURL = s.gatewayURL

@@ -170,8 +170,8 @@ func TestTheInstallCommandInstallsARunner(t *testing.T) {
 		t.Errorf("container image %s, args %v", c.Image, c.Args)
 	}
 	env := envOf(c)
-	if v := env["OUTPOST_GATEWAY"]; v.Value != in.GatewayURL {
-		t.Errorf("OUTPOST_GATEWAY: %+v", v)
+	if v := env["OUTPOST_GATEWAY_URL"]; v.Value != in.GatewayURL {
+		t.Errorf("OUTPOST_GATEWAY_URL: %+v", v)
 	}
 	if v := env["OUTPOST_TOKEN"]; v.Value != "" || v.ValueFrom == nil || v.ValueFrom.SecretKeyRef == nil ||
 		v.ValueFrom.SecretKeyRef.Name != in.TokenSecret || v.ValueFrom.SecretKeyRef.Key != "token" {

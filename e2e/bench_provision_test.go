@@ -451,7 +451,7 @@ func (p *provBench) sync(dir string) {
 // the CPU time the runner and its jobs (job processes, terraform) used.
 func (p *provBench) startRunner(regToken string) func() time.Duration {
 	p.tb.Helper()
-	cmd := exec.Command(runnerBin, "run", "--gateway", p.gw.URL, "--work-dir", p.tb.TempDir(), "--terraform", p.tf)
+	cmd := exec.Command(runnerBin, "run", "--gateway-url", p.gw.URL, "--work-dir", p.tb.TempDir(), "--terraform", p.tf)
 	if v := os.Getenv("OUTPOST_BENCH_INIT_CACHE"); v != "" {
 		// "false": every job runs terraform init, as the scripts do.
 		cmd.Args = append(cmd.Args, "--terraform-init-cache="+v)

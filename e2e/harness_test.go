@@ -263,7 +263,7 @@ func (s *stack) startRunner(env ...string) *runnerProc {
 
 func (s *stack) launchRunner(env ...string) *runnerProc {
 	s.t.Helper()
-	cmd := exec.Command(runnerBin, "run", "--gateway", s.gateway, "--work-dir", s.t.TempDir(), "--cancel-grace", "2s")
+	cmd := exec.Command(runnerBin, "run", "--gateway-url", s.gateway, "--work-dir", s.t.TempDir(), "--cancel-grace", "2s")
 	cmd.Env = append([]string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets}, env...)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out

@@ -60,34 +60,28 @@ type Config struct {
 	Executable string
 	// Logger receives the runner's own log (default: text on stderr).
 	Logger *slog.Logger
-	// Terraform is the terraform binary terraform jobs run (a path, or a name
-	// on PATH). Default: "terraform" on PATH, else
-	// .tools/terraform/1.5.7/terraform in the working directory or one of its
-	// parents (where scripts/tools.sh builds it). When none is found the
-	// runner still starts, and terraform jobs fail saying so.
-	Terraform string
-	// TerraformCLIConfig is the terraform CLI configuration file jobs use
-	// (TF_CLI_CONFIG_FILE). Default: an empty one in each job's directory.
-	TerraformCLIConfig string
-	// NoTerraformInitCache makes every terraform job run terraform init.
-	// By default a job reuses what init left in the module's directory
-	// when an earlier job of this runner initialised the same module
-	// archive with the same terraform and CLI configuration, within the
-	// hour (kept in <WorkDir>/cache/terraform-init; see package terraform).
-	NoTerraformInitCache bool
-	// JobExecutables run the jobs of some types instead of Executable, as
-	// "<exe> job --dir DIR". By default helm jobs and helm chart builds run
-	// in HelmJobBinary, found next to Executable, then on PATH (helm's SDK,
-	// linked into every job process, would slow them all); without it the
-	// runner does not offer them.
-	JobExecutables map[string]string
-	// KubeAssets is a directory holding etcd and kube-apiserver, passed to
-	// jobs as OUTPOST_KUBE_ASSETS: local sandboxes start a cluster with
-	// outpost-cluster, which finds them there.
-	KubeAssets string
+	// Terraform configures terraform jobs: the binary, the CLI
+	// configuration, the init cache (kept in <WorkDir>/cache/terraform-init)
+	// and the kube assets local sandboxes start a cluster with.
+	Terraform terraform.Options
+	// Helm configures helm jobs and chart builds.
+	Helm HelmOptions
 	// HealthAddr, when set, is the TCP address (host:port, e.g. ":8081")
 	// where the runner answers liveness probes on HealthPath while it runs.
 	HealthAddr string
+
+	// jobExecutables run the jobs of some types instead of Executable, as
+	// "<exe> job --dir DIR" (set by withDefaults from Helm).
+	jobExecutables map[string]string
+}
+
+// HelmOptions configure helm jobs and chart builds (HelmJobTypes).
+type HelmOptions struct {
+	// JobBinary runs them, as "<JobBinary> job --dir DIR". Default:
+	// HelmJobBinary next to Config.Executable, then on PATH (helm's SDK,
+	// linked into every job process, would slow them all); without one
+	// the runner does not offer them.
+	JobBinary string
 }
 
 // withDefaults checks cfg and fills in its defaults. Its errors name the
@@ -162,29 +156,11 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, err
 	}
 	cwd, _ := os.Getwd()
-	switch tf, err := terraform.Find(cfg.Terraform, os.Getenv("PATH"), cwd); {
-	case err == nil:
-		cfg.Terraform = tf
-	case cfg.Terraform != "":
-		return cfg, fmt.Errorf("terraform: %w", err)
-	default:
-		cfg.Logger.Warn("no terraform binary found: terraform jobs will fail", "err", err)
-	}
-	if cfg.KubeAssets != "" {
-		if cfg.KubeAssets, err = filepath.Abs(cfg.KubeAssets); err != nil {
-			return cfg, fmt.Errorf("kube assets: %w", err)
-		}
-		if fi, err := os.Stat(cfg.KubeAssets); err != nil || !fi.IsDir() {
-			return cfg, fmt.Errorf("kube assets %s: must be a directory (holding etcd and kube-apiserver)", cfg.KubeAssets)
-		}
-	}
-	if cfg.TerraformCLIConfig != "" {
-		if cfg.TerraformCLIConfig, err = filepath.Abs(cfg.TerraformCLIConfig); err != nil {
-			return cfg, fmt.Errorf("terraform CLI config: %w", err)
-		}
-		if fi, err := os.Stat(cfg.TerraformCLIConfig); err != nil || fi.IsDir() {
-			return cfg, fmt.Errorf("terraform CLI config %s: must be a file (an empty one will do)", cfg.TerraformCLIConfig)
-		}
+	var missing error
+	if cfg.Terraform, missing, err = cfg.Terraform.Resolve(os.Getenv("PATH"), cwd); err != nil {
+		return cfg, err
+	} else if missing != nil {
+		cfg.Logger.Warn("no terraform binary found: terraform jobs will fail", "err", missing)
 	}
 	return cfg, nil
 }
@@ -196,27 +172,18 @@ const HelmJobBinary = "outpost-runner-helm"
 // HelmJobTypes are the job types HelmJobBinary runs.
 var HelmJobTypes = []string{protocol.JobTypeHelm, protocol.JobTypeHelmChart}
 
-// findJobExecutables checks the configured job executables and finds the
-// default ones.
+// findJobExecutables checks the configured helm job binary, or finds one.
 func (cfg *Config) findJobExecutables() error {
-	exes := make(map[string]string, len(cfg.JobExecutables)+1)
-	for typ, exe := range cfg.JobExecutables {
-		abs, err := filepath.Abs(exe)
+	helmBin := cfg.Helm.JobBinary
+	if helmBin != "" {
+		abs, err := filepath.Abs(helmBin)
 		if err == nil {
 			err = toolpath.Executable(abs)
 		}
 		if err != nil {
-			return fmt.Errorf("the executable of %s jobs (%s): %w", typ, exe, err)
+			return fmt.Errorf("the executable of helm jobs (%s): %w", helmBin, err)
 		}
-		exes[typ] = abs
-	}
-	// The binary configured for one of the helm job types runs the others
-	// too; else the one found next to the runner, then on PATH.
-	var helmBin string
-	for _, typ := range HelmJobTypes {
-		if exe, ok := exes[typ]; ok && helmBin == "" {
-			helmBin = exe
-		}
+		helmBin = abs
 	}
 	if next := filepath.Join(filepath.Dir(cfg.Executable), HelmJobBinary); helmBin == "" && toolpath.Executable(next) == nil {
 		helmBin = next
@@ -224,42 +191,20 @@ func (cfg *Config) findJobExecutables() error {
 	if p, err := exec.LookPath(HelmJobBinary); helmBin == "" && err == nil {
 		helmBin = p
 	}
+	cfg.jobExecutables = map[string]string{}
 	for _, typ := range HelmJobTypes {
-		if _, ok := exes[typ]; ok {
-			continue
-		}
 		if helmBin == "" {
 			cfg.Logger.Info("no " + HelmJobBinary + " next to the runner or on PATH: this runner does not run " + typ + " jobs")
 			continue
 		}
-		exes[typ] = helmBin
+		cfg.jobExecutables[typ] = helmBin
 	}
-	cfg.JobExecutables = exes
 	return nil
 }
 
-// EnvKubeAssets names, in a job's environment, the directory holding etcd
-// and kube-apiserver (the runner's KubeAssets).
-const EnvKubeAssets = "OUTPOST_KUBE_ASSETS"
-
-// jobEnv is what the configuration adds to every job's clean environment:
-// the terraform binary and CLI configuration, the init cache, and the kube
-// assets, when there are.
+// jobEnv is what the configuration adds to every job's clean environment.
 func (cfg Config) jobEnv(workDir string) []string {
-	var env []string
-	if cfg.Terraform != "" {
-		env = append(env, terraform.EnvTerraform+"="+cfg.Terraform)
-	}
-	if cfg.TerraformCLIConfig != "" {
-		env = append(env, "TF_CLI_CONFIG_FILE="+cfg.TerraformCLIConfig)
-	}
-	if !cfg.NoTerraformInitCache {
-		env = append(env, terraform.EnvInitCache+"="+filepath.Join(workDir, "cache", "terraform-init"))
-	}
-	if cfg.KubeAssets != "" {
-		env = append(env, EnvKubeAssets+"="+cfg.KubeAssets)
-	}
-	return env
+	return cfg.Terraform.Env(filepath.Join(workDir, "cache", "terraform-init"))
 }
 
 // Intervals the runner falls back on when the gateway leaves one out.

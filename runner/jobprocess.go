@@ -33,7 +33,7 @@ const (
 )
 
 // builtinPlugins are the job types the runner's own binary runs. Helm's,
-// and chart builds, run in a binary of its own (Config.JobExecutables):
+// and chart builds, run in a binary of its own (Config.Helm):
 // linking helm's SDK would add tens of milliseconds of package
 // initialisation to every job process.
 func builtinPlugins() plugins.Registry {

@@ -311,12 +311,12 @@ func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, st
 // sorted.
 func capabilities(cfg Config) []string {
 	types := builtinPlugins().Types()
-	if _, elsewhere := cfg.JobExecutables[protocol.JobTypeTerraform]; !elsewhere {
+	if _, elsewhere := cfg.jobExecutables[protocol.JobTypeTerraform]; !elsewhere {
 		// This binary's terraform plugin takes deferred inputs and syncs
 		// modules; another binary's may not.
 		types = append(types, protocol.CapabilityDeferredInputs, protocol.CapabilityModuleSync)
 	}
-	for typ := range cfg.JobExecutables {
+	for typ := range cfg.jobExecutables {
 		if !slices.Contains(types, typ) {
 			types = append(types, typ)
 		}
@@ -327,7 +327,7 @@ func capabilities(cfg Config) []string {
 
 func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir string, stop <-chan struct{}) *supervisor {
 	exe := r.cfg.Executable
-	if e, ok := r.cfg.JobExecutables[job.Type]; ok {
+	if e, ok := r.cfg.jobExecutables[job.Type]; ok {
 		exe = e
 	}
 	return &supervisor{

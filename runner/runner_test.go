@@ -193,14 +193,14 @@ func TestHelmJobBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := Config{GatewayURL: "http://127.0.0.1:1", Token: "oprn_x", Executable: self, Terraform: "", Logger: slog.New(slog.DiscardHandler)}
+	cfg := Config{GatewayURL: "http://127.0.0.1:1", Token: "oprn_x", Executable: self, Logger: slog.New(slog.DiscardHandler)}
 	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, typ := range []string{protocol.JobTypeHelm, protocol.JobTypeHelmChart} {
-		if !slices.Contains(r.capabilities, typ) || r.cfg.JobExecutables[typ] != helmBin {
-			t.Errorf("capabilities %v, job executables %v: want %s, run by %s", r.capabilities, r.cfg.JobExecutables, typ, helmBin)
+		if !slices.Contains(r.capabilities, typ) || r.cfg.jobExecutables[typ] != helmBin {
+			t.Errorf("capabilities %v, job executables %v: want %s, run by %s", r.capabilities, r.cfg.jobExecutables, typ, helmBin)
 		}
 		if s := r.newSupervisor(protocol.Job{ID: "job_1", Type: typ}, time.Now(), dir, nil); s.exe != helmBin {
 			t.Errorf("a %s job runs %s, want %s", typ, s.exe, helmBin)
@@ -224,11 +224,11 @@ func TestHelmJobBinary(t *testing.T) {
 	if err := os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg.JobExecutables = map[string]string{protocol.JobTypeHelm: other}
-	if r, err := New(cfg); err != nil || r.cfg.JobExecutables[protocol.JobTypeHelmChart] != other {
-		t.Errorf("helm jobs configured to run in %s: job executables %v (%v), want helm_chart there too", other, r.cfg.JobExecutables, err)
+	cfg.Helm.JobBinary = other
+	if r, err := New(cfg); err != nil || r.cfg.jobExecutables[protocol.JobTypeHelmChart] != other {
+		t.Errorf("helm jobs configured to run in %s: job executables %v (%v), want helm_chart there too", other, r.cfg.jobExecutables, err)
 	}
-	cfg.JobExecutables = map[string]string{protocol.JobTypeHelm: filepath.Join(dir, "missing")}
+	cfg.Helm.JobBinary = filepath.Join(dir, "missing")
 	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "helm jobs") {
 		t.Errorf("a missing helm job binary: %v, want an error naming helm jobs", err)
 	}

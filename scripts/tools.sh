@@ -23,7 +23,22 @@
 # Kubernetes needs stay out of the main go.mod). That takes about 8 minutes on
 # two cores, once: the directory is named by version, so it is the cache.
 # No release binary is downloaded.
+#
+# Usage: scripts/tools.sh [--background LOG] [terraform] [kube]
+# With no tool named, both. With --background LOG, a missing tool is built in
+# a background process that writes to LOG (and records its pid in LOG.pid,
+# so a second start while it runs only says so); LOG's last line ends in
+# "done" or "failed". `go tool task dev` builds kube so, while the control
+# plane and the terraform part of the demo come up.
 set -euo pipefail
+
+background=""
+if [ "${1:-}" = "--background" ]; then
+  background=$2
+  shift 2
+fi
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=(terraform kube)
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -109,5 +124,44 @@ kube_tools() {
   echo "tools: etcd and kube-apiserver $version built in $(( $(date +%s) - start ))s: $dir" >&2
 }
 
-terraform_tool
-kube_tools
+# kube_missing and terraform_missing say whether a build is needed.
+kube_missing() {
+  local dir="$root/.tools/kube/v1.36.3"
+  [ -z "${OUTPOST_KUBE_ASSETS:-}" ] && ! { [ -x "$dir/etcd" ] && [ -x "$dir/kube-apiserver" ]; }
+}
+terraform_missing() {
+  [ -z "${OUTPOST_TERRAFORM:-}" ] && ! command -v terraform >/dev/null 2>&1 && [ ! -x "$root/.tools/terraform/1.5.7/terraform" ]
+}
+
+# in_background runs tool $1 in a background process logging to $background.
+in_background() {
+  local tool=$1
+  if ! "${tool}_missing"; then
+    "${tool}_tool"
+    return
+  fi
+  mkdir -p "$(dirname "$background")"
+  if [ -s "$background.pid" ] && kill -0 "$(cat "$background.pid")" 2>/dev/null; then
+    echo "tools: $tool is being built already (see $background)" >&2
+    return
+  fi
+  nohup bash -c '
+    echo $$ >"$2.pid"
+    if bash "$1" "$3"; then echo "tools: $3 done"; else echo "tools: $3 failed (exit $?)"; fi
+    rm -f "$2.pid"' bash "$root/scripts/tools.sh" "$background" "$tool" >"$background" 2>&1 </dev/null &
+  echo "tools: building $tool in the background (see $background)" >&2
+}
+
+kube_tool() { kube_tools; }
+
+for tool in "${want[@]}"; do
+  case $tool in
+    terraform | kube) ;;
+    *) echo "tools: unknown tool $tool (want terraform or kube)" >&2; exit 2 ;;
+  esac
+  if [ -n "$background" ]; then
+    in_background "$tool"
+  else
+    "${tool}_tool"
+  fi
+done

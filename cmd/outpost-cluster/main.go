@@ -2,7 +2,7 @@
 // kube-apiserver on loopback, package localcluster) until it gets SIGTERM or
 // SIGINT, then stops it cleanly and removes its files.
 //
-//	outpost-cluster [-dir DIR] [-kubeconfig-file FILE] [-pid-file FILE] [-assets DIR]
+//	outpost-cluster [-dir DIR] [-kubeconfig-file FILE] [-pid-file FILE] [-kube-assets DIR]
 //
 // It writes its process ID to -pid-file at once, and the admin kubeconfig to
 // -kubeconfig-file (mode 0600, by a rename) only when the API server is
@@ -15,8 +15,10 @@
 //
 // That is how an example sandbox (a terraform module with local-exec
 // provisioners) gives its components a cluster and outputs its kubeconfig.
-// The binaries are found as localcluster.FindAssets says: -assets, then
-// OUTPOST_KUBE_ASSETS, then .tools/kube/v1.36.3/ in the working directory or
+// Each flag may also be set in the environment: OUTPOST_CLUSTER_DIR, …, and
+// OUTPOST_KUBE_ASSETS for -kube-assets, the runner's name for that directory.
+// The binaries are found as localcluster.FindAssets says: -kube-assets (or
+// OUTPOST_KUBE_ASSETS), then .tools/kube/v1.36.3/ in the working directory or
 // a parent (bash scripts/tools.sh builds them).
 package main
 
@@ -32,6 +34,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/outpost-dev/outpost/internal/envflag"
 	"github.com/outpost-dev/outpost/localcluster"
 )
 
@@ -40,14 +43,15 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("outpost-cluster", flag.ContinueOnError)
+	fs := envflag.New("outpost-cluster", "OUTPOST_CLUSTER_")
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", "", "directory for the cluster's files: etcd's data, certificates, kubeconfig (default: a temporary one)")
 	kubeconfig := fs.String("kubeconfig-file", "", "where to write the admin kubeconfig once the API server is ready (default: DIR/kubeconfig)")
 	pidFile := fs.String("pid-file", "", "where to write this process's ID")
-	assets := fs.String("assets", "", "directory holding etcd and kube-apiserver (default: "+localcluster.EnvAssets+", then "+localcluster.AssetsPath+" here or in a parent)")
+	assets := fs.String("kube-assets", "", "directory holding etcd and kube-apiserver (default: "+localcluster.AssetsPath+" here or in a parent)")
+	fs.Env("kube-assets", localcluster.EnvAssets)
 	verbose := fs.Bool("v", false, "pass etcd's and kube-apiserver's output through to stderr")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args, os.Getenv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

@@ -154,11 +154,11 @@ func TestRunsUntilSIGTERMThenStopsCleanly(t *testing.T) {
 func TestMissingBinariesAreExplained(t *testing.T) {
 	bin := build(t)
 	empty := t.TempDir()
-	cmd := exec.Command(bin, "-assets", empty)
+	cmd := exec.Command(bin, "-kube-assets", empty)
 	cmd.Dir = empty
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "scripts/tools.sh") || !strings.Contains(string(out), empty) {
-		t.Errorf("with an empty -assets: %v\n%s", err, out)
+		t.Errorf("with an empty -kube-assets: %v\n%s", err, out)
 	}
 }

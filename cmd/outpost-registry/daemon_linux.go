@@ -60,7 +60,7 @@ func runUp(ctx context.Context, args []string, getenv func(string) string, stdou
 	flags := flagSet("up", stderr)
 	flags.StringVar(&dir, "dir", "", "`directory` of the daemon: data/, log, pid, addr (required)")
 	flags.StringVar(&addr, "addr", "", "`host:port` to listen on, with a fixed port (required)")
-	if code := parse(flags, args, stderr); code >= 0 {
+	if code := parse(flags, args, getenv, stderr); code >= 0 {
 		return code
 	}
 	fail := func(code int, format string, a ...any) int {
@@ -316,11 +316,11 @@ func readFrom(path string, from int64) []byte {
 	return b
 }
 
-func runDown(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runDown(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var dir string
 	flags := flagSet("down", stderr)
 	flags.StringVar(&dir, "dir", "", "`directory` given to up (required)")
-	if code := parse(flags, args, stderr); code >= 0 {
+	if code := parse(flags, args, getenv, stderr); code >= 0 {
 		return code
 	}
 	fail := func(code int, format string, a ...any) int {

@@ -15,7 +15,7 @@ func runUp(_ context.Context, _ []string, _ func(string) string, _, stderr io.Wr
 	return 1
 }
 
-func runDown(_ context.Context, _ []string, _, stderr io.Writer) int {
+func runDown(_ context.Context, _ []string, _ func(string) string, _, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "outpost-registry down: needs Linux; signal the pid of serve's -pid-file instead")
 	return 1
 }

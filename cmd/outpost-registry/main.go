@@ -61,6 +61,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/outpost-dev/outpost/internal/envflag"
 	"github.com/outpost-dev/outpost/registry"
 )
 
@@ -99,6 +100,9 @@ Environment:
   OUTPOST_REGISTRY_USERNAME, OUTPOST_REGISTRY_PASSWORD
       The one basic-auth user who may pull and push (serve and up); set both,
       or neither for an open registry. They are never printed.
+  OUTPOST_REGISTRY_DIR, OUTPOST_REGISTRY_ADDR, OUTPOST_REGISTRY_ADDR_FILE,
+  OUTPOST_REGISTRY_PID_FILE
+      The flags' values when they are not given.
 
 Exit status: 0 success, 1 failure, 2 bad arguments.
 `
@@ -116,7 +120,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "up":
 		return runUp(ctx, args, getenv, stdout, stderr)
 	case "down":
-		return runDown(ctx, args, stdout, stderr)
+		return runDown(ctx, args, getenv, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -125,17 +129,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return 2
 }
 
-// flagSet is a FlagSet of the command that prints usage on -h.
-func flagSet(cmd string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("outpost-registry "+cmd, flag.ContinueOnError)
+// flagSet is a FlagSet of the command that prints usage on -h; each flag
+// falls back on OUTPOST_REGISTRY_<FLAG> (package envflag).
+func flagSet(cmd string, stderr io.Writer) *envflag.FlagSet {
+	fs := envflag.New("outpost-registry "+cmd, "OUTPOST_REGISTRY_")
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	return fs
 }
 
 // parse parses args and returns -1 to go on, or else the exit code.
-func parse(fs *flag.FlagSet, args []string, stderr io.Writer) int {
-	if err := fs.Parse(args); err != nil {
+func parse(fs *envflag.FlagSet, args []string, getenv func(string) string, stderr io.Writer) int {
+	if err := fs.Parse(args, getenv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -161,7 +166,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&o.dir, "dir", "", "storage `directory` (required)")
 	fs.StringVar(&o.addrFile, "addr-file", "", "write the bound host:port to this `file` once listening")
 	fs.StringVar(&o.pidFile, "pid-file", "", "write the process id to this `file` once listening")
-	if code := parse(fs, args, stderr); code >= 0 {
+	if code := parse(fs, args, getenv, stderr); code >= 0 {
 		return code
 	}
 	if o.dir == "" {

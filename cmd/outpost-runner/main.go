@@ -2,7 +2,7 @@
 // account, polls the control plane's gateway for jobs over outbound HTTPS and
 // runs each job as a process of its own. The logic is in package runner.
 //
-//	outpost-runner run --gateway URL --token T [flags]   run the runner
+//	outpost-runner run --gateway-url URL --token T [flags]   run the runner
 //	outpost-runner job --dir DIR                        run one job (internal)
 //	outpost-runner version
 //
@@ -21,14 +21,15 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/outpost-dev/outpost/internal/envflag"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner"
 )
 
 const usage = `Usage:
-  outpost-runner run --gateway URL --token TOKEN [flags]
+  outpost-runner run --gateway-url URL --token TOKEN [flags]
       Claim and run jobs. Every flag can also be set in the environment
-      (OUTPOST_GATEWAY, OUTPOST_TOKEN, …); prefer that, or --token-file, to
+      (OUTPOST_GATEWAY_URL, OUTPOST_TOKEN, …); prefer that, or --token-file, to
       putting a token on the command line.
   outpost-runner job --dir DIR
       Run the job in DIR (internal: the runner starts one per job).
@@ -65,29 +66,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// flagEnv names the environment variable of each flag of run.
-var flagEnv = []struct{ flag, env string }{
-	{"gateway", "OUTPOST_GATEWAY"},
-	{"token", "OUTPOST_TOKEN"},
-	{"token-file", "OUTPOST_TOKEN_FILE"},
-	{"concurrency", "OUTPOST_CONCURRENCY"},
-	{"work-dir", "OUTPOST_WORK_DIR"},
-	{"name", "OUTPOST_NAME"},
-	{"cancel-grace", "OUTPOST_CANCEL_GRACE"},
-	{"shutdown-timeout", "OUTPOST_SHUTDOWN_TIMEOUT"},
-	{"terraform", "OUTPOST_TERRAFORM"},
-	{"terraform-cli-config", "OUTPOST_TERRAFORM_CLI_CONFIG"},
-	{"terraform-init-cache", "OUTPOST_TERRAFORM_INIT_CACHE_ENABLED"},
-	{"kube-assets", "OUTPOST_KUBE_ASSETS"},
-	{"health-addr", "OUTPOST_HEALTH_ADDR"},
-	{"helm-job-bin", "OUTPOST_HELM_JOB_BIN"},
-}
-
 func runRunner(args []string, stderr io.Writer) int {
 	var cfg runner.Config
-	fs := flag.NewFlagSet("outpost-runner run", flag.ContinueOnError)
+	fs := envflag.New("outpost-runner run", "OUTPOST_")
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.GatewayURL, "gateway", "", "the gateway's base URL, e.g. https://outpost.example.com (required)")
+	fs.StringVar(&cfg.GatewayURL, "gateway-url", "", "the gateway's URL as runners reach it, e.g. https://gateway.example.com (required)")
 	fs.StringVar(&cfg.Token, "token", "", "a registration token (oprg_…) or a runner token (oprn_…)")
 	fs.StringVar(&cfg.TokenFile, "token-file", "", "file that keeps the runner token: read when it exists, written after registering")
 	fs.IntVar(&cfg.Concurrency, "concurrency", runner.DefaultConcurrency, "how many jobs run at once (jobs queued early that wait for their inputs take as many places again)")
@@ -95,22 +78,14 @@ func runRunner(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.Name, "name", "", "the runner's name, shown in the control plane (default: the host name)")
 	fs.DurationVar(&cfg.CancelGrace, "cancel-grace", runner.DefaultCancelGrace, "time between SIGTERM and SIGKILL when a job is stopped")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", runner.DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long running jobs may go on before they are cancelled")
-	fs.StringVar(&cfg.Terraform, "terraform", "", "the terraform binary (default: terraform on PATH, then .tools/terraform/1.5.7/terraform in the working directory or a parent)")
-	fs.StringVar(&cfg.TerraformCLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
+	fs.StringVar(&cfg.Terraform.Binary, "terraform", "", "the terraform binary (default: terraform on PATH, then .tools/terraform/1.5.7/terraform in the working directory or a parent)")
+	fs.StringVar(&cfg.Terraform.CLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
 	initCache := fs.Bool("terraform-init-cache", true, "reuse, for up to an hour, what terraform init left when an earlier job initialised the same module archive with the same terraform and CLI configuration (kept under --work-dir); false runs init in every job")
-	fs.StringVar(&cfg.KubeAssets, "kube-assets", "", "directory holding etcd and kube-apiserver, for local sandboxes that start a cluster (passed to jobs as OUTPOST_KUBE_ASSETS)")
+	fs.StringVar(&cfg.Terraform.KubeAssets, "kube-assets", "", "directory holding etcd and kube-apiserver, for local sandboxes that start a cluster (passed to jobs as OUTPOST_KUBE_ASSETS)")
 	fs.StringVar(&cfg.HealthAddr, "health-addr", "", "serve liveness probes on GET "+runner.HealthPath+" at this address, e.g. :8081 (default: none)")
-	helmBin := fs.String("helm-job-bin", "", "the binary that runs helm jobs and helm chart builds (default: "+runner.HelmJobBinary+" next to this binary, then on PATH; without one the runner does not run them)")
+	fs.StringVar(&cfg.Helm.JobBinary, "helm-job-bin", "", "the binary that runs helm jobs and helm chart builds (default: "+runner.HelmJobBinary+" next to this binary, then on PATH; without one the runner does not run them)")
 
-	for _, fe := range flagEnv {
-		if v := os.Getenv(fe.env); v != "" {
-			if err := fs.Set(fe.flag, v); err != nil {
-				fmt.Fprintf(stderr, "outpost-runner run: %s: invalid value for --%s: %v\n", fe.env, fe.flag, err)
-				return 2
-			}
-		}
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args, os.Getenv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -121,13 +96,7 @@ func runRunner(args []string, stderr io.Writer) int {
 		return 2
 	}
 
-	cfg.NoTerraformInitCache = !*initCache
-	if *helmBin != "" {
-		cfg.JobExecutables = map[string]string{}
-		for _, typ := range runner.HelmJobTypes {
-			cfg.JobExecutables[typ] = *helmBin
-		}
-	}
+	cfg.Terraform.NoInitCache = !*initCache
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	r, err := runner.New(cfg)
 	if err != nil {
@@ -144,12 +113,12 @@ func runRunner(args []string, stderr io.Writer) int {
 }
 
 // checkRunFlags names the flag that is wrong.
-func checkRunFlags(fs *flag.FlagSet, cfg runner.Config) error {
+func checkRunFlags(fs *envflag.FlagSet, cfg runner.Config) error {
 	switch {
 	case fs.NArg() > 0:
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case cfg.GatewayURL == "":
-		return errors.New("--gateway is required (or set OUTPOST_GATEWAY)")
+		return errors.New("--gateway-url is required (or set OUTPOST_GATEWAY_URL)")
 	case cfg.Token == "" && cfg.TokenFile == "":
 		return errors.New("--token is required (or set OUTPOST_TOKEN, or give --token-file)")
 	case cfg.Concurrency < 1:

@@ -112,17 +112,17 @@ func TestBadFlagsAreNamed(t *testing.T) {
 	}{
 		{nil, nil, "Usage"},
 		{nil, []string{"launch"}, `unknown command "launch"`},
-		{nil, []string{"run", "--token", "oprn_x"}, "--gateway is required"},
-		{nil, []string{"run", "--gateway", "http://gw"}, "--token is required"},
-		{nil, []string{"run", "--gateway", "http://gw", "--token", "oprn_x", "--concurrency", "many"}, "-concurrency"},
-		{nil, []string{"run", "--gateway", "http://gw", "--token", "oprn_x", "--concurrency", "0"}, "--concurrency must be at least 1"},
-		{nil, []string{"run", "--gateway", "http://gw", "--token", "oprn_x", "--cancel-grace", "soon"}, "-cancel-grace"},
-		{nil, []string{"run", "--gateway", "http://gw", "--token", "oprn_x", "--colour"}, "-colour"},
-		{nil, []string{"run", "--gateway", "ftp://gw", "--token", "oprn_x"}, "gateway URL"},
-		{nil, []string{"run", "--gateway", "http://gw", "--token", "hunter2"}, "token: must start with"},
-		{[]string{"OUTPOST_GATEWAY=http://gw", "OUTPOST_TOKEN=oprn_x", "OUTPOST_CONCURRENCY=lots"}, []string{"run"}, "OUTPOST_CONCURRENCY"},
-		{nil, []string{"run", "--gateway", "http://gw", "--token", "oprn_x", "--health-addr", "8081"}, "health address"},
-		{[]string{"OUTPOST_HEALTH_ADDR=localhost"}, []string{"run", "--gateway", "http://gw", "--token", "oprn_x"}, "health address"},
+		{nil, []string{"run", "--token", "oprn_x"}, "--gateway-url is required"},
+		{nil, []string{"run", "--gateway-url", "http://gw"}, "--token is required"},
+		{nil, []string{"run", "--gateway-url", "http://gw", "--token", "oprn_x", "--concurrency", "many"}, "-concurrency"},
+		{nil, []string{"run", "--gateway-url", "http://gw", "--token", "oprn_x", "--concurrency", "0"}, "--concurrency must be at least 1"},
+		{nil, []string{"run", "--gateway-url", "http://gw", "--token", "oprn_x", "--cancel-grace", "soon"}, "-cancel-grace"},
+		{nil, []string{"run", "--gateway-url", "http://gw", "--token", "oprn_x", "--colour"}, "-colour"},
+		{nil, []string{"run", "--gateway-url", "ftp://gw", "--token", "oprn_x"}, "gateway URL"},
+		{nil, []string{"run", "--gateway-url", "http://gw", "--token", "hunter2"}, "token: must start with"},
+		{[]string{"OUTPOST_GATEWAY_URL=http://gw", "OUTPOST_TOKEN=oprn_x", "OUTPOST_CONCURRENCY=lots"}, []string{"run"}, "OUTPOST_CONCURRENCY"},
+		{nil, []string{"run", "--gateway-url", "http://gw", "--token", "oprn_x", "--health-addr", "8081"}, "health address"},
+		{[]string{"OUTPOST_HEALTH_ADDR=localhost"}, []string{"run", "--gateway-url", "http://gw", "--token", "oprn_x"}, "health address"},
 		{nil, []string{"job"}, "--dir is required"},
 	} {
 		_, stderr, code := outpostRunner(t, tc.env, tc.args...)
@@ -170,7 +170,7 @@ func TestHealthAddrServesLivenessProbes(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(binary, "run", "--gateway", "http://127.0.0.1:1", "--work-dir", t.TempDir())
+	cmd := exec.Command(binary, "run", "--gateway-url", "http://127.0.0.1:1", "--work-dir", t.TempDir())
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "OUTPOST_TOKEN=oprn_x", "OUTPOST_HEALTH_ADDR=" + addr}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,9 +10,32 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/internal/envflag"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/worker"
 )
+
+// Where state is kept unless -data-dir (OUTPOST_DATA_DIR) says otherwise.
+const defaultDataDir = ".outpost"
+
+// newFlagSet returns the flags of a command: each flag -x-y falls back on
+// OUTPOST_X_Y (package envflag).
+func newFlagSet(name string) *envflag.FlagSet {
+	return envflag.New("outpost "+name, "OUTPOST_")
+}
+
+// parse parses args, each flag falling back on the environment, and refuses
+// stray positional arguments.
+func parse(fs *envflag.FlagSet, args []string) error {
+	if err := fs.Parse(args, os.Getenv); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
 
 // common are the flags every server command shares.
 type common struct {
@@ -24,36 +46,28 @@ type common struct {
 	taskQueue   string
 }
 
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
+// register adds the flags; DATABASE_URL, TEMPORAL_ADDRESS and
+// TEMPORAL_NAMESPACE, the variables PostgreSQL's and Temporal's own tools
+// read, are aliases of their OUTPOST_ variables.
+func (c *common) register(fs *envflag.FlagSet) {
+	fs.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL URL; empty uses SQLite in the data directory")
+	fs.Alias("database-url", "DATABASE_URL")
+	fs.StringVar(&c.dataDir, "data-dir", defaultDataDir, "the state directory: SQLite, embedded Temporal, the vendor registry's blobs, dev's runners")
+	fs.StringVar(&c.temporal, "temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
+	fs.Alias("temporal-address", "TEMPORAL_ADDRESS")
+	fs.StringVar(&c.namespace, "temporal-namespace", "default", "Temporal namespace")
+	fs.Alias("temporal-namespace", "TEMPORAL_NAMESPACE")
+	fs.StringVar(&c.taskQueue, "task-queue", worker.DefaultTaskQueue, "Temporal task queue of the control workflows")
 }
 
-func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL; empty uses SQLite in the data directory (env DATABASE_URL)")
-	fs.StringVar(&c.dataDir, "data-dir", envOr("OUTPOST_DATA_DIR", ".outpost"), "where SQLite and embedded Temporal keep state (env OUTPOST_DATA_DIR)")
-	fs.StringVar(&c.temporal, "temporal-address", envOr("TEMPORAL_ADDRESS", "127.0.0.1:7233"), "Temporal frontend host:port (env TEMPORAL_ADDRESS)")
-	fs.StringVar(&c.namespace, "temporal-namespace", envOr("TEMPORAL_NAMESPACE", "default"), "Temporal namespace (env TEMPORAL_NAMESPACE)")
-	fs.StringVar(&c.taskQueue, "task-queue", envOr("OUTPOST_TASK_QUEUE", "outpost-control"), "Temporal task queue of the control workflows")
-}
-
-// parse parses args and refuses stray positional arguments.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
-}
-
-// openStore opens and migrates the store.
+// openStore opens the store (SQLite in the data directory without a
+// database URL) and migrates it when asked.
 func (c *common) openStore(ctx context.Context, log *slog.Logger, migrate bool) (*store.Store, error) {
 	cfg := store.Config{DatabaseURL: c.databaseURL, Logger: log}
 	if c.databaseURL == "" {
+		if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create data directory: %w", err)
+		}
 		cfg.SQLitePath = filepath.Join(c.dataDir, "outpost.db")
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -76,7 +90,7 @@ type gatewayFlags struct {
 	claimWait, jobHeartbeat, lease, runnerHeartbeat, logBatch time.Duration
 }
 
-func (g *gatewayFlags) register(fs *flag.FlagSet) {
+func (g *gatewayFlags) register(fs *envflag.FlagSet) {
 	d := gateway.DefaultIntervals
 	fs.DurationVar(&g.claimWait, "claim-wait", d.ClaimWait(), "how long the gateway holds a runner's claim long poll")
 	fs.DurationVar(&g.jobHeartbeat, "job-heartbeat", d.JobHeartbeat(), "how often runners renew a running job's lease")
@@ -106,8 +120,15 @@ type listenFlags struct {
 	api, gateway string
 }
 
-func (l *listenFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.api, "listen", envOr("OUTPOST_API_LISTEN", "127.0.0.1:8080"), "address of the control API (env OUTPOST_API_LISTEN)")
-	fs.StringVar(&l.gateway, "gateway-listen", envOr("OUTPOST_GATEWAY_LISTEN", "127.0.0.1:8081"),
-		"address of the runner gateway, the only one runners need; the same as -listen serves both on one port (env OUTPOST_GATEWAY_LISTEN)")
+func (l *listenFlags) register(fs *envflag.FlagSet) {
+	fs.StringVar(&l.api, "api-listen", "127.0.0.1:8080", "address of the control API")
+	fs.StringVar(&l.gateway, "gateway-listen", "127.0.0.1:8081",
+		"address of the runner gateway, the only one runners need; the same as -api-listen serves both on one port")
+}
+
+// gatewayURLFlag adds -gateway-url, the gateway's URL as runners reach it:
+// the API's runner install command points there, terraform jobs keep their
+// state there.
+func gatewayURLFlag(fs *envflag.FlagSet, def, more string) *string {
+	return fs.String("gateway-url", def, "the gateway's URL as runners reach it"+more)
 }

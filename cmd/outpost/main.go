@@ -28,9 +28,10 @@ Usage:
   outpost org create NAME    create an org and print its first API token
   outpost version
 
-Configuration comes from flags or the environment (DATABASE_URL, TEMPORAL_ADDRESS,
-TEMPORAL_NAMESPACE, OUTPOST_API_LISTEN, OUTPOST_GATEWAY_LISTEN, OUTPOST_DATA_DIR).
-Run 'outpost <command> -h' for a command's flags.
+Every flag can also be set in the environment: -gateway-url is OUTPOST_GATEWAY_URL,
+-data-dir OUTPOST_DATA_DIR (default .outpost), and so on; the command line wins.
+DATABASE_URL, TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE are read when their OUTPOST_
+variables are unset. Run 'outpost <command> -h' for a command's flags and variables.
 `
 
 func main() {

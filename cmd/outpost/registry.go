@@ -2,40 +2,35 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 
+	"github.com/outpost-dev/outpost/internal/envflag"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/store"
 )
 
-// registryFlags configure the vendor registry a control-plane process
-// serves (api, dev).
-type registryFlags struct {
-	listen, dir string
+// registryListenFlag adds -registry-listen, the address of the vendor
+// registry a control-plane process serves (api, dev).
+func registryListenFlag(fs *envflag.FlagSet) *string {
+	return fs.String("registry-listen", "127.0.0.1:5000",
+		"address of the vendor's OCI registry, its blobs kept in <data-dir>/registry (\"\": serve none, when another outpost api process serves it)")
 }
 
-func (r *registryFlags) register(fs *flag.FlagSet, defaultDir string) {
-	fs.StringVar(&r.listen, "registry-listen", envOr("OUTPOST_REGISTRY_LISTEN", "127.0.0.1:5000"),
-		"address of the vendor's OCI registry (\"\": serve none, when another outpost api process serves it) (env OUTPOST_REGISTRY_LISTEN)")
-	fs.StringVar(&r.dir, "registry-dir", envOr("OUTPOST_REGISTRY_DIR", defaultDir),
-		"where the vendor registry keeps its blobs (env OUTPOST_REGISTRY_DIR)")
-}
-
-// start serves the vendor registry: pushes and pulls need a short-lived
-// credential signed with the store's registry key (see activities). Nil
-// when not asked for.
-func (r *registryFlags) start(ctx context.Context, s *store.Store) (*registry.Server, error) {
-	if r.listen == "" {
+// startRegistry serves the vendor registry on addr, its blobs in the data
+// directory: pushes and pulls need a short-lived credential signed with the
+// store's registry key (see activities). Nil when addr is empty.
+func startRegistry(ctx context.Context, s *store.Store, addr, dataDir string) (*registry.Server, error) {
+	if addr == "" {
 		return nil, nil
 	}
 	key, err := s.RegistryKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := registry.Start(ctx, registry.Config{Addr: r.listen, Dir: r.dir, Auth: registry.Tokens{Key: key}})
+	srv, err := registry.Start(ctx, registry.Config{Addr: addr, Dir: filepath.Join(dataDir, "registry"), Auth: registry.Tokens{Key: key}})
 	if err != nil {
 		return nil, fmt.Errorf("vendor registry: %w", err)
 	}

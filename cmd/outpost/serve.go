@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,20 +12,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-	"go.temporal.io/sdk/client"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/apierr"
-	"github.com/outpost-dev/outpost/api/gateway"
-	"github.com/outpost-dev/outpost/store"
-	"github.com/outpost-dev/outpost/worker"
 )
 
 func runMigrate(ctx context.Context, args []string, log *slog.Logger) error {
 	var c common
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs := newFlagSet("migrate")
 	c.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -49,9 +41,9 @@ func runOrg(ctx context.Context, args []string, log *slog.Logger) error {
 		return errors.New("usage: outpost org create [flags] NAME")
 	}
 	var c common
-	fs := flag.NewFlagSet("org create", flag.ContinueOnError)
+	fs := newFlagSet("org create")
 	c.register(fs)
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args[1:], os.Getenv); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -74,30 +66,16 @@ func runOrg(ctx context.Context, args []string, log *slog.Logger) error {
 	return nil
 }
 
-// checkSchema refuses to serve on a database that is not migrated.
-func checkSchema(ctx context.Context, s *store.Store) error {
-	v, err := s.SchemaVersion(ctx)
-	if err != nil {
-		return fmt.Errorf("read schema version (run `outpost migrate`?): %w", err)
-	}
-	if want := store.LatestSchemaVersion(); v != want {
-		return fmt.Errorf("database schema is at version %d, this outpost needs %d: run `outpost migrate`", v, want)
-	}
-	return nil
-}
-
+// runAPI serves the control API, the runner gateway and the vendor registry.
 func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
-	var c common
+	cfg := planeConfig{serve: &serveConfig{}}
 	var gw gatewayFlags
-	fs := flag.NewFlagSet("api", flag.ContinueOnError)
-	c.register(fs)
+	fs := newFlagSet("api")
+	cfg.register(fs)
 	gw.register(fs)
-	var l listenFlags
-	l.register(fs)
-	var reg registryFlags
-	reg.register(fs, ".data/registry")
-	publicGatewayURL := fs.String("public-gateway-url", envOr("OUTPOST_PUBLIC_GATEWAY_URL", ""),
-		"the gateway's public URL as runners in customers' clusters reach it; the runner's helm install command points there (env OUTPOST_PUBLIC_GATEWAY_URL)")
+	cfg.serve.listen.register(fs)
+	registryListen := registryListenFlag(fs)
+	gatewayURL := gatewayURLFlag(fs, "", "; the runner's helm install command points there (default: none, and that command answers 409)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -105,58 +83,37 @@ func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	s, tc, err := c.connect(ctx, log)
+	cfg.serve.intervals, cfg.serve.registryListen, cfg.gatewayURL = iv, *registryListen, *gatewayURL
+	p, err := assemble(ctx, log, cfg)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	defer tc.Close()
-	if rs, err := reg.start(ctx, s); err != nil {
+	defer p.Close()
+	return p.run(ctx)
+}
+
+// runWorker runs the Temporal worker.
+func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
+	cfg := planeConfig{work: &workConfig{}}
+	fs := newFlagSet("worker")
+	cfg.register(fs)
+	gatewayURL := gatewayURLFlag(fs, "http://127.0.0.1:8081", "; terraform jobs keep their state there")
+	registryURL := fs.String("registry-url", "http://127.0.0.1:5000",
+		"the vendor registry's URL as runners reach it; builds push there, installs sync from there")
+	if err := parse(fs, args); err != nil {
 		return err
-	} else if rs != nil {
-		defer rs.Close()
-		log.Info("listening", "server", "vendor registry", "addr", rs.Addr(), "dir", reg.dir)
 	}
-	g := gateway.New(gateway.Config{Store: s, Logger: log, Intervals: iv})
-	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: c.taskQueue}, Logger: log,
-		GatewayURL: *publicGatewayURL})
-	return serve(ctx, log, g, a, l.api, l.gateway)
-}
-
-// connect opens a migrated store and dials Temporal, for the long-running
-// commands (`api`, `worker`), which refuse a database that is behind.
-func (c *common) connect(ctx context.Context, log *slog.Logger) (*store.Store, client.Client, error) {
-	s, err := c.openStore(ctx, log, false)
+	var err error
+	if cfg.work.registryAddress, cfg.work.registryPlainHTTP, err = parseRegistryURL(*registryURL); err != nil {
+		return err
+	}
+	cfg.gatewayURL = *gatewayURL
+	p, err := assemble(ctx, log, cfg)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	if err := checkSchema(ctx, s); err != nil {
-		s.Close()
-		return nil, nil, err
-	}
-	tc, err := worker.Dial(ctx, c.temporal, c.namespace, log)
-	if err != nil {
-		s.Close()
-		return nil, nil, err
-	}
-	return s, tc, nil
-}
-
-// serve runs the API and gateway until ctx is done: on one listener when the
-// addresses are equal, else on two.
-func serve(ctx context.Context, log *slog.Logger, g *gateway.Gateway, a *api.Server, listen, gwListen string) error {
-	eg, ctx := errgroup.WithContext(ctx)
-	eg.Go(func() error { return g.Run(ctx) })
-	if gwListen == "" || gwListen == listen {
-		e := newEcho(log)
-		a.Register(e)
-		g.Register(e)
-		eg.Go(func() error { return serveHTTP(ctx, log, "api+gateway", listen, e) })
-	} else {
-		eg.Go(func() error { return serveHTTP(ctx, log, "api", listen, a.Handler()) })
-		eg.Go(func() error { return serveHTTP(ctx, log, "gateway", gwListen, g.Handler()) })
-	}
-	return eg.Wait()
+	defer p.Close()
+	return p.run(ctx)
 }
 
 func newEcho(log *slog.Logger) *echo.Echo {
@@ -167,16 +124,8 @@ func newEcho(log *slog.Logger) *echo.Echo {
 	return e
 }
 
-// serveHTTP listens on addr and serves h until ctx is done, then shuts down
+// serveListener serves h on ln until ctx is done, then shuts down
 // gracefully (long polls are cut: runners simply poll again).
-func serveHTTP(ctx context.Context, log *slog.Logger, name, addr string, h http.Handler) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("%s: listen on %s: %w", name, addr, err)
-	}
-	return serveListener(ctx, log, name, ln, h)
-}
-
 func serveListener(ctx context.Context, log *slog.Logger, name string, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("listening", "server", name, "addr", ln.Addr().String())
@@ -192,37 +141,5 @@ func serveListener(ctx context.Context, log *slog.Logger, name string, ln net.Li
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
 	}
-	return nil
-}
-
-func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
-	var c common
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	c.register(fs)
-	gatewayURL := fs.String("gateway-url", envOr("OUTPOST_GATEWAY_URL", "http://127.0.0.1:8081"),
-		"the gateway's URL as runners reach it; terraform jobs keep their state there (env OUTPOST_GATEWAY_URL)")
-	registryURL := fs.String("registry-url", envOr("OUTPOST_REGISTRY_URL", "http://127.0.0.1:5000"),
-		"the vendor registry's URL as runners reach it; builds push there, installs sync from there (env OUTPOST_REGISTRY_URL)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	regAddr, regPlain, err := parseRegistryURL(*registryURL)
-	if err != nil {
-		return err
-	}
-	s, tc, err := c.connect(ctx, log)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	defer tc.Close()
-	w := worker.New(worker.Config{Client: tc, Store: s, TaskQueue: c.taskQueue, Logger: log,
-		Operations: activities.OperationConfig{GatewayURL: *gatewayURL, RegistryAddress: regAddr, RegistryPlainHTTP: regPlain}})
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
-	}
-	log.Info("worker started", "task_queue", c.taskQueue, "temporal", c.temporal)
-	<-ctx.Done()
-	w.Stop()
 	return nil
 }

@@ -123,7 +123,7 @@ func (h *harness) startRunner() {
 		h.t.Fatal(err)
 	}
 	r, err := runner.New(runner.Config{GatewayURL: h.srv.URL, Token: h.regToken, TokenFile: h.tokenFile,
-		Concurrency: 2, WorkDir: h.workDir, Executable: exe, Terraform: h.tf, ShutdownTimeout: time.Minute,
+		Concurrency: 2, WorkDir: h.workDir, Executable: exe, Terraform: terraform.Options{Binary: h.tf}, ShutdownTimeout: time.Minute,
 		Logger: slog.New(slog.NewTextHandler(h.t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		h.t.Fatal(err)

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/api"
+	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/worker"
+)
+
+// planeConfig says which parts of the control plane a process runs: `api`
+// serves, `worker` works, `dev` does both (and migrates).
+type planeConfig struct {
+	common
+	migrate bool // else a database that is behind is refused
+	// gatewayURL is the gateway's URL as runners reach it; ownGateway
+	// makes an empty one this process's gateway listener's (dev).
+	gatewayURL string
+	ownGateway bool
+	serve      *serveConfig
+	work       *workConfig
+}
+
+// serveConfig configures the API, the gateway and the vendor registry.
+type serveConfig struct {
+	listen         listenFlags
+	intervals      protocol.Intervals
+	registryListen string
+}
+
+// workConfig configures the worker: where runners reach the vendor
+// registry (empty in a process that serves it: that one, in plain HTTP).
+type workConfig struct {
+	registryAddress   string
+	registryPlainHTTP bool
+}
+
+// plane is an assembled control plane; run it, then Close it.
+type plane struct {
+	log        *slog.Logger
+	store      *store.Store
+	temporal   client.Client
+	registry   *registry.Server
+	api        *api.Server
+	gateway    *gateway.Gateway
+	apiLn      net.Listener
+	gatewayLn  net.Listener // nil when the API's listener serves both
+	worker     sdkworker.Worker
+	gatewayURL string
+}
+
+// assemble opens the store, dials Temporal and builds the parts cfg asks
+// for, listening already, so that the addresses are known (and taken)
+// before anything runs.
+func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (p *plane, err error) {
+	p = &plane{log: log, gatewayURL: cfg.gatewayURL}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	if p.store, err = cfg.openStore(ctx, log, cfg.migrate); err != nil {
+		return nil, err
+	}
+	if !cfg.migrate {
+		if err := checkSchema(ctx, p.store); err != nil {
+			return nil, err
+		}
+	}
+	if p.temporal, err = worker.Dial(ctx, cfg.temporal, cfg.namespace, log); err != nil {
+		return nil, err
+	}
+	ops := &worker.Operations{Client: p.temporal, TaskQueue: cfg.taskQueue}
+	if cfg.serve != nil {
+		if err := p.listen(ctx, cfg.serve, cfg.dataDir); err != nil {
+			return nil, err
+		}
+		if p.gatewayURL == "" && cfg.ownGateway {
+			p.gatewayURL = "http://" + p.gatewayAddr()
+		}
+		p.gateway = gateway.New(gateway.Config{Store: p.store, Logger: log, Intervals: cfg.serve.intervals})
+		p.api = api.New(api.Config{Store: p.store, Ops: ops, Logger: log, GatewayURL: p.gatewayURL})
+	}
+	if cfg.work != nil {
+		oc := activities.OperationConfig{GatewayURL: p.gatewayURL,
+			RegistryAddress: cfg.work.registryAddress, RegistryPlainHTTP: cfg.work.registryPlainHTTP}
+		if oc.RegistryAddress == "" && p.registry != nil {
+			oc.RegistryAddress, oc.RegistryPlainHTTP = p.registry.Addr(), true
+		}
+		p.worker = worker.New(worker.Config{Client: p.temporal, Store: p.store, TaskQueue: cfg.taskQueue, Logger: log, Operations: oc})
+	}
+	return p, nil
+}
+
+// listen starts the vendor registry and listens for the API and the
+// gateway (on one listener when their addresses are equal).
+func (p *plane) listen(ctx context.Context, cfg *serveConfig, dataDir string) (err error) {
+	if p.registry, err = startRegistry(ctx, p.store, cfg.registryListen, dataDir); err != nil {
+		return err
+	}
+	if p.registry != nil {
+		p.log.Info("listening", "server", "vendor registry", "addr", p.registry.Addr())
+	}
+	if p.apiLn, err = net.Listen("tcp", cfg.listen.api); err != nil {
+		return fmt.Errorf("api: listen on %s: %w", cfg.listen.api, err)
+	}
+	if cfg.listen.gateway != "" && cfg.listen.gateway != cfg.listen.api {
+		if p.gatewayLn, err = net.Listen("tcp", cfg.listen.gateway); err != nil {
+			return fmt.Errorf("gateway: listen on %s: %w", cfg.listen.gateway, err)
+		}
+	}
+	return nil
+}
+
+// gatewayAddr is the address the gateway listens on.
+func (p *plane) gatewayAddr() string {
+	if p.gatewayLn != nil {
+		return p.gatewayLn.Addr().String()
+	}
+	return p.apiLn.Addr().String()
+}
+
+// apiURL is the URL the API answers at.
+func (p *plane) apiURL() string { return "http://" + p.apiLn.Addr().String() }
+
+// run runs the parts, and more alongside them, until ctx is done or one of
+// them fails.
+func (p *plane) run(ctx context.Context, more ...func(context.Context) error) error {
+	if p.worker != nil {
+		if err := p.worker.Start(); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+		defer p.worker.Stop()
+		p.log.Info("worker started")
+	}
+	eg, ctx := errgroup.WithContext(ctx)
+	if p.api != nil {
+		eg.Go(func() error { return p.gateway.Run(ctx) })
+		if p.gatewayLn == nil {
+			e := newEcho(p.log)
+			p.api.Register(e)
+			p.gateway.Register(e)
+			eg.Go(func() error { return serveListener(ctx, p.log, "api+gateway", p.apiLn, e) })
+		} else {
+			eg.Go(func() error { return serveListener(ctx, p.log, "api", p.apiLn, p.api.Handler()) })
+			eg.Go(func() error { return serveListener(ctx, p.log, "gateway", p.gatewayLn, p.gateway.Handler()) })
+		}
+	}
+	for _, f := range more {
+		eg.Go(func() error { return f(ctx) })
+	}
+	eg.Go(func() error { <-ctx.Done(); return nil })
+	return eg.Wait()
+}
+
+// Close closes what assemble opened.
+func (p *plane) Close() {
+	for _, ln := range []net.Listener{p.apiLn, p.gatewayLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+	if p.registry != nil {
+		p.registry.Close()
+	}
+	if p.temporal != nil {
+		p.temporal.Close()
+	}
+	if p.store != nil {
+		p.store.Close()
+	}
+}
+
+// checkSchema refuses to serve on a database that is not migrated.
+func checkSchema(ctx context.Context, s *store.Store) error {
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("read schema version (run `outpost migrate`?): %w", err)
+	}
+	if want := store.LatestSchemaVersion(); v != want {
+		return fmt.Errorf("database schema is at version %d, this outpost needs %d: run `outpost migrate`", v, want)
+	}
+	return nil
+}
