@@ -1,9 +1,7 @@
 package api
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -18,6 +16,7 @@ import (
 	"testing/fstest"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -312,8 +311,8 @@ func TestSyncConfigBodies(t *testing.T) {
 	good := tarGz(t, exampleFiles(t))
 	check(e.postConfig(app.ID, "application/json", strings.NewReader(`{}`)), 415, "gzipped tar")
 	check(e.postConfig(app.ID, "application/gzip", strings.NewReader("not gzip")), 400, "not gzip data")
-	check(e.postConfig(app.ID, "application/gzip", bytes.NewReader(tarball(t, "../escape.tf", "x"))), 400, "is not a path inside the config")
-	check(e.postConfig(app.ID, "application/gzip", bytes.NewReader(tarball(t, "README.md", "x"))), 422, "outpost.toml")
+	check(e.postConfig(app.ID, "application/gzip", bytes.NewReader(testutil.TarGz(t, map[string]string{"../escape.tf": "x"}))), 400, "is not a path inside the config")
+	check(e.postConfig(app.ID, "application/gzip", bytes.NewReader(testutil.TarGz(t, map[string]string{"README.md": "x"}))), 422, "outpost.toml")
 	// Too large: said by Content-Length, or found while reading a chunked
 	// body.
 	check(e.postConfig(app.ID, "application/gzip", bytes.NewReader(make([]byte, MaxConfigBytes+1))), 413, "too_large")
@@ -390,19 +389,4 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
-}
-
-// tarball is a gzipped tar of one file.
-func tarball(t *testing.T, name, content string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content))}); err != nil {
-		t.Fatal(err)
-	}
-	tw.Write([]byte(content))
-	tw.Close()
-	gz.Close()
-	return buf.Bytes()
 }

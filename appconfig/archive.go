@@ -11,6 +11,8 @@ import (
 	"path"
 	"strings"
 	"testing/fstest"
+
+	"github.com/outpost-dev/outpost/internal/tarball"
 )
 
 // Archive limits: a config archive holds at most MaxArchiveFiles files of
@@ -53,63 +55,23 @@ func archiveDir(fsys fs.FS, dir string, tarCopy io.Writer) ([]byte, error) {
 		fsys = sub
 	}
 	var buf bytes.Buffer
-	gz, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	w, err := tarball.NewWriter(&buf, archiveFormat, tarCopy)
 	if err != nil {
 		return nil, err
 	}
-	var tarOut io.Writer = gz
-	if tarCopy != nil {
-		tarOut = io.MultiWriter(gz, tarCopy)
-	}
-	tw := tar.NewWriter(tarOut)
-	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == "." {
-			return nil
-		}
-		if skipped(p, d.IsDir()) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		switch {
-		case d.IsDir():
-			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p + "/", Mode: 0o755, Format: tar.FormatPAX})
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s: only regular files and directories can be archived (not a %s)", p, d.Type())
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		mode := int64(0o644)
-		if info.Mode()&0o111 != 0 {
-			mode = 0o755
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: mode, Size: int64(len(data)), Format: tar.FormatPAX}); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
-		return err
-	})
+	err = w.AddFS(fsys, tarball.Tree{Dirs: true, Skip: skipped})
 	if err == nil {
-		err = tw.Close()
-	}
-	if err == nil {
-		err = gz.Close()
+		err = w.Close()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("appconfig: archive %s: %w", dir, err)
 	}
 	return buf.Bytes(), nil
 }
+
+// archiveFormat is the format of config archives. A build's key is the
+// digest of its packed source: changing this changes every key.
+var archiveFormat = tarball.Format{Tar: tar.FormatPAX, Level: gzip.BestCompression}
 
 // ErrArchive is wrapped by the errors of ReadArchive and FileSet about the
 // files themselves (not gzip, not tar, unsafe paths, too large); ErrTooLarge,
@@ -124,39 +86,46 @@ var (
 // regular file goes through a FileSet, directories are implied, links and
 // special files are errors.
 func ReadArchive(r io.Reader) (fs.FS, error) {
-	gz, err := gzip.NewReader(r)
+	tr, err := tarball.NewReader(r, tarball.Limits{Files: MaxArchiveFiles, Bytes: MaxArchiveBytes})
 	if err != nil {
 		return nil, fmt.Errorf("%w: not gzip data: %w", ErrArchive, err)
 	}
-	tr := tar.NewReader(gz)
+	defer tr.Close()
 	var set FileSet
 	for {
-		h, err := tr.Next()
+		name, h, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: not a tar archive: %w", ErrArchive, err)
+			return nil, archiveErr(err)
 		}
-		switch h.Typeflag {
-		case tar.TypeXGlobalHeader, tar.TypeDir:
+		if h.Typeflag == tar.TypeDir {
 			continue
-		case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // TypeRegA: old tars
-		default:
-			return nil, fmt.Errorf("%w: %s: only regular files and directories are supported (links and special files are not)", ErrArchive, h.Name)
 		}
-		if h.Size > MaxArchiveBytes {
-			return nil, fmt.Errorf("%w: more than %d bytes uncompressed", ErrTooLarge, MaxArchiveBytes)
-		}
-		data, err := io.ReadAll(io.LimitReader(tr, h.Size))
+		data, err := io.ReadAll(tr)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrArchive, h.Name, err)
+			return nil, fmt.Errorf("%w: %w", ErrArchive, err)
 		}
-		if err := set.Add(h.Name, data, fs.FileMode(h.Mode)); err != nil {
+		if err := set.Add(name, data, fs.FileMode(h.Mode)); err != nil {
 			return nil, err
 		}
 	}
 	return set.FS()
+}
+
+// archiveErr wraps an error of a tarball.Reader in ErrArchive, or in
+// ErrTooLarge when the archive went past the limits.
+func archiveErr(err error) error {
+	var entry *tarball.EntryError
+	var limit *tarball.LimitError
+	switch {
+	case errors.As(err, &limit):
+		return fmt.Errorf("%w: more than %d files or %d bytes uncompressed", ErrTooLarge, MaxArchiveFiles, MaxArchiveBytes)
+	case errors.As(err, &entry) && errors.Is(err, tarball.ErrOutside):
+		return fmt.Errorf("%w: %q is not a path inside the config", ErrArchive, entry.Name)
+	}
+	return fmt.Errorf("%w: %w", ErrArchive, err)
 }
 
 // FileSet collects the files of a config one by one (from a tar archive, a

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/outpost-dev/outpost/internal/testutil"
 )
 
 // writeTree writes files (path → content) under dir; a path ending in "*"
@@ -137,38 +139,20 @@ func TestArchiveDirIsDeterministic(t *testing.T) {
 	}
 }
 
-// tarball builds a gzipped tar from headers and bodies.
-func tarball(t *testing.T, entries ...any) []byte {
+// tarEntries builds a gzipped tar from headers and bodies.
+func tarEntries(t *testing.T, entries ...any) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
+	var es []testutil.TarEntry
 	for i := 0; i < len(entries); i += 2 {
-		h := entries[i].(*tar.Header)
-		body := entries[i+1].(string)
-		if h.Typeflag == 0 {
-			h.Typeflag = tar.TypeReg
-		}
-		if h.Typeflag == tar.TypeReg {
-			h.Size = int64(len(body))
-		}
-		if h.Mode == 0 {
-			h.Mode = 0o644
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		tw.Write([]byte(body))
+		es = append(es, testutil.TarEntry{Header: *entries[i].(*tar.Header), Body: entries[i+1].(string)})
 	}
-	tw.Close()
-	gz.Close()
-	return buf.Bytes()
+	return testutil.TarGzEntries(t, es...)
 }
 
 func TestReadArchive(t *testing.T) {
 	// A top-level directory holding the config becomes the root; "./"
 	// prefixes and skipped files go.
-	data := tarball(t,
+	data := tarEntries(t,
 		&tar.Header{Name: "./demo/", Typeflag: tar.TypeDir}, "",
 		&tar.Header{Name: "./demo/outpost.toml"}, "[app]\n",
 		&tar.Header{Name: "./demo/sandbox/main.tf"}, "# tf\n",
@@ -192,11 +176,11 @@ func TestReadArchive(t *testing.T) {
 
 	for name, bad := range map[string][]byte{
 		"not gzip":   []byte("plain text"),
-		"escapes":    tarball(t, &tar.Header{Name: "../evil.tf"}, "x"),
-		"absolute":   tarball(t, &tar.Header{Name: "/etc/evil"}, "x"),
-		"symlink":    tarball(t, &tar.Header{Name: "link", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}, ""),
-		"empty":      tarball(t),
-		"duplicated": tarball(t, &tar.Header{Name: "a"}, "1", &tar.Header{Name: "./a"}, "2"),
+		"escapes":    tarEntries(t, &tar.Header{Name: "../evil.tf"}, "x"),
+		"absolute":   tarEntries(t, &tar.Header{Name: "/etc/evil"}, "x"),
+		"symlink":    tarEntries(t, &tar.Header{Name: "link", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}, ""),
+		"empty":      tarEntries(t),
+		"duplicated": tarEntries(t, &tar.Header{Name: "a"}, "1", &tar.Header{Name: "./a"}, "2"),
 	} {
 		if _, err := ReadArchive(bytes.NewReader(bad)); !errors.Is(err, ErrArchive) {
 			t.Errorf("%s: got %v, want ErrArchive", name, err)
@@ -205,7 +189,7 @@ func TestReadArchive(t *testing.T) {
 }
 
 func TestReadArchiveLimits(t *testing.T) {
-	big := tarball(t, &tar.Header{Name: "outpost.toml"}, strings.Repeat("\x00", MaxArchiveBytes+1))
+	big := tarEntries(t, &tar.Header{Name: "outpost.toml"}, strings.Repeat("\x00", MaxArchiveBytes+1))
 	if _, err := ReadArchive(bytes.NewReader(big)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("%d bytes uncompressed: %v", MaxArchiveBytes+1, err)
 	}

@@ -15,35 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
+	"github.com/outpost-dev/outpost/internal/testutil/terraformtest"
 	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
 const exampleDir = "../examples/demo-app"
-
-// findTerraform looks where the runner does (scripts/tools.sh):
-// OUTPOST_TERRAFORM, PATH, then .tools/terraform/1.5.7/terraform in this
-// directory or a parent.
-func findTerraform() string {
-	if p := os.Getenv("OUTPOST_TERRAFORM"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("terraform"); err == nil {
-		return p
-	}
-	dir, _ := filepath.Abs(".")
-	for {
-		p := filepath.Join(dir, ".tools", "terraform", "1.5.7", "terraform")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
 
 func TestExampleValidates(t *testing.T) {
 	c, err := Load(os.DirFS(exampleDir))
@@ -80,9 +58,9 @@ func TestExampleValidates(t *testing.T) {
 // order, render the variables, unpack the module archive, apply, and feed
 // the outputs to the next; then destroy in teardown order.
 func TestExampleProvisionsWithTerraform(t *testing.T) {
-	tf := findTerraform()
-	if tf == "" {
-		t.Skip("no terraform: set OUTPOST_TERRAFORM, put it on PATH, or run scripts/tools.sh")
+	tf, err := terraformtest.Path()
+	if err != nil {
+		t.Skipf("%v: set OUTPOST_TERRAFORM, put it on PATH, or run scripts/tools.sh", err)
 	}
 	c, err := Load(os.DirFS(exampleDir))
 	if err != nil {
@@ -98,10 +76,7 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 	// PATH: build it, and stop the registry when the test ends.
 	// The sandbox also starts the install's cluster with outpost-cluster,
 	// which finds etcd and kube-apiserver through OUTPOST_KUBE_ASSETS.
-	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/outpost-registry", "../cmd/outpost-cluster").CombinedOutput(); err != nil {
-		t.Fatalf("build outpost-registry and outpost-cluster: %v\n%s", err, out)
-	}
+	bin := testutil.Build(t, "../cmd/outpost-registry", "../cmd/outpost-cluster")
 	wd, _ := os.Getwd()
 	assets, err := localcluster.FindAssets("", wd)
 	if err != nil {

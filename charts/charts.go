@@ -1,19 +1,16 @@
 package charts
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
-	"path"
 	"regexp"
 	"strings"
-	"time"
 
+	"github.com/outpost-dev/outpost/internal/tarball"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
@@ -61,25 +58,11 @@ var RunnerChartVersion = func() string {
 // chart_archive or be pushed to a registry as an artifact of its own.
 func RunnerChartArchive() ([]byte, error) {
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	err := fs.WalkDir(RunnerChart(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(RunnerChart(), p)
-		if err != nil {
-			return err
-		}
-		hdr := &tar.Header{Name: path.Join(RunnerChartName, p), Mode: 0o644, Size: int64(len(b)),
-			Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
-	})
-	if err := errors.Join(err, tw.Close(), zw.Close()); err != nil {
+	w, err := tarball.NewWriter(&buf, tarball.Format{}, nil)
+	if err == nil {
+		err = errors.Join(w.AddFS(RunnerChart(), tarball.Tree{Prefix: RunnerChartName}), w.Close())
+	}
+	if err != nil {
 		return nil, fmt.Errorf("packing the %s chart: %w", RunnerChartName, err)
 	}
 	return buf.Bytes(), nil

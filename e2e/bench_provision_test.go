@@ -44,6 +44,7 @@ import (
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
@@ -457,7 +458,7 @@ func (p *provBench) startRunner(regToken string) func() time.Duration {
 		cmd.Args = append(cmd.Args, "--terraform-init-cache="+v)
 	}
 	cmd.Env = []string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets, "OUTPOST_TOKEN=" + regToken}
-	out := &lockedBuffer{}
+	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		p.tb.Fatal(err)

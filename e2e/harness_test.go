@@ -27,6 +27,7 @@ import (
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
@@ -60,10 +61,8 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir, runnerBin = dir, filepath.Join(dir, "outpost-runner")
-	build := exec.Command("go", "build", "-o", dir, "../cmd/outpost-runner", "../cmd/outpost-runner-helm", "../cmd/outpost-registry", "../cmd/outpost-cluster")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build outpost-runner, outpost-runner-helm, outpost-registry and outpost-cluster:", err)
+	if err := testutil.BuildBinaries(dir, "../cmd/outpost-runner", "../cmd/outpost-runner-helm", "../cmd/outpost-registry", "../cmd/outpost-cluster"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	wd, _ := os.Getwd()
@@ -265,7 +264,7 @@ func (s *stack) launchRunner(env ...string) *runnerProc {
 	s.t.Helper()
 	cmd := exec.Command(runnerBin, "run", "--gateway-url", s.gateway, "--work-dir", s.t.TempDir(), "--cancel-grace", "2s")
 	cmd.Env = append([]string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets}, env...)
-	out := &lockedBuffer{}
+	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
@@ -432,23 +431,6 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // faultProxy is a TCP proxy between runner and gateway that can cut every

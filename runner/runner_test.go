@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,36 +9,18 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
-// syncBuffer is a log destination that goroutines share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startRunner runs a runner for cfg against g. stop ends it and returns Run's
 // error; wait returns Run's error once Run ends by itself.
-func startRunner(t *testing.T, g *testGateway, cfg Config) (stop, wait func() error, log *syncBuffer) {
+func startRunner(t *testing.T, g *testGateway, cfg Config) (stop, wait func() error, log *testutil.LockedBuffer) {
 	t.Helper()
-	log = &syncBuffer{}
+	log = &testutil.LockedBuffer{}
 	cfg.GatewayURL = g.start()
 	cfg.WorkDir = t.TempDir()
 	cfg.Logger = slog.New(slog.NewTextHandler(log, nil))

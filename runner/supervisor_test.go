@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -402,7 +403,7 @@ func TestJobDiesWithItsRunner(t *testing.T) {
 func TestCompletionOutlivesTheLeaseEndingWithIt(t *testing.T) {
 	g := newTestGateway(t)
 	g.goneOnComplete = true
-	var log syncBuffer
+	var log testutil.LockedBuffer
 	job := commandJob("job-complete", "echo done")
 	supervise(t, g, job, func(s *supervisor) {
 		s.log = slog.New(slog.NewTextHandler(&log, nil))

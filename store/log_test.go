@@ -1,42 +1,23 @@
 package store_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
 
-// syncBuffer is a log destination the store's goroutines may share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // openLogged opens a migrated store of dialect whose statement log goes to
 // the returned buffer.
-func openLogged(t testing.TB, dialect string) (*store.Store, *syncBuffer) {
+func openLogged(t testing.TB, dialect string) (*store.Store, *testutil.LockedBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testutil.LockedBuffer{}
 	cfg := store.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))}
 	if dialect == store.Postgres {
 		cfg.DatabaseURL = storetest.NewPostgresDatabase(t)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,36 +16,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/localcluster"
 )
 
 // build builds outpost-cluster into a temporary directory.
 func build(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "outpost-cluster")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// syncBuffer is a bytes.Buffer the process and the test may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return filepath.Join(testutil.Build(t, "."), "outpost-cluster")
 }
 
 func TestRunsUntilSIGTERMThenStopsCleanly(t *testing.T) {
@@ -76,7 +52,7 @@ func TestRunsUntilSIGTERMThenStopsCleanly(t *testing.T) {
 	cmd := exec.Command(bin, "-dir", dir, "-kubeconfig-file", kubeconfig, "-pid-file", pidFile)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), localcluster.EnvAssets+"="+assets)
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.LockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

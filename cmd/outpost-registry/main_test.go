@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/outpost-dev/outpost/internal/testutil"
 )
 
 var binary string
@@ -25,8 +27,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "outpost-registry")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		panic("building outpost-registry: " + err.Error() + "\n" + string(out))
+	if err := testutil.BuildBinaries(dir, "."); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner"
 )
@@ -16,11 +17,7 @@ import (
 // build builds the binary into a temp dir.
 func build(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "outpost-runner-helm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
+	return filepath.Join(testutil.Build(t, "."), "outpost-runner-helm")
 }
 
 // runJob runs the job as the runner would, "<bin> job --dir DIR", and

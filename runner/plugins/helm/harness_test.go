@@ -1,16 +1,12 @@
 package helm_test
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/localcluster/localclustertest"
 	"github.com/outpost-dev/outpost/protocol"
@@ -194,21 +191,11 @@ func (e *env) createNamespace(ns string) {
 // tar whose entries are under the chart's name.
 func chartArchive(t *testing.T, name string, files map[string]string) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for _, f := range slices.Sorted(maps.Keys(files)) {
-		if err := tw.WriteHeader(&tar.Header{Name: name + "/" + f, Mode: 0o644, Size: int64(len(files[f])), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(files[f])); err != nil {
-			t.Fatal(err)
-		}
+	under := make(map[string]string, len(files))
+	for f, content := range files {
+		under[name+"/"+f] = content
 	}
-	if err := errors.Join(tw.Close(), zw.Close()); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return testutil.TarGz(t, under)
 }
 
 // with returns files plus more.

@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/runner/ociclient"
@@ -35,7 +36,7 @@ func buildModule(t *testing.T, access protocol.RegistryAccess, source []byte, ta
 
 func TestBuildTerraformModule(t *testing.T) {
 	_, access := vendor(t)
-	source := targz(t, module)
+	source := testutil.TarGz(t, module)
 	j := buildModule(t, access, source, "build-1")
 
 	a := j.artifact
@@ -84,7 +85,7 @@ func TestBuildTerraformModule(t *testing.T) {
 	if again := buildModule(t, access, source, "build-2"); again.artifact.Digest != a.Digest {
 		t.Errorf("the same module built twice: %s then %s", a.Digest, again.artifact.Digest)
 	}
-	changed := targz(t, map[string]string{"main.tf": "# changed\n"})
+	changed := testutil.TarGz(t, map[string]string{"main.tf": "# changed\n"})
 	if other := buildModule(t, access, changed, ""); other.artifact.Digest == a.Digest {
 		t.Error("a changed module kept its digest")
 	}
@@ -106,7 +107,7 @@ func TestBuildHelmChart(t *testing.T) {
 	m := protocol.OCIManifest{
 		Operation:   protocol.OCIBuildHelmChart,
 		Component:   "web",
-		Source:      targz(t, chart),
+		Source:      testutil.TarGz(t, chart),
 		Destination: protocol.OCIDestination{Registry: access, Repository: "org_a/app_1/web"},
 	}
 	j := mustRun(t, m)
@@ -161,7 +162,7 @@ func TestBuildHelmChartReportsHelmsError(t *testing.T) {
 	j := runJob(t, protocol.OCIManifest{
 		Operation:   protocol.OCIBuildHelmChart,
 		Component:   "web",
-		Source:      targz(t, map[string]string{"Chart.yaml": "apiVersion: v2\nname: web\n"}),
+		Source:      testutil.TarGz(t, map[string]string{"Chart.yaml": "apiVersion: v2\nname: web\n"}),
 		Destination: protocol.OCIDestination{Registry: access, Repository: "org_a/app_1/web"},
 	})
 	if j.err == nil || !strings.Contains(j.err.Error(), "source: loading the chart") || !strings.Contains(j.err.Error(), "version is required") {

@@ -1,9 +1,7 @@
 package oci_test
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +11,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,28 +110,6 @@ func mustRun(t testing.TB, m protocol.OCIManifest) job {
 		t.Fatalf("%s job: %v\nlogs:\n%s", m.Operation, j.err, j.logs)
 	}
 	return j
-}
-
-// targz packs files (name → content) as a gzipped tar, in name order.
-func targz(t testing.TB, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		io.WriteString(tw, files[n])
-	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
 }
 
 // remoteOpts reach a registry with an access's credential.

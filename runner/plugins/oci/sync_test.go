@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/ociclient"
 )
@@ -29,7 +30,7 @@ func TestSyncCopiesImagesIndexesAndArtifactsByDigest(t *testing.T) {
 	imgDigest := push(t, vendorAccess, "org_a/app_1/web", "b1", img)
 	idx := must(random.Index(1024, 2, 2))
 	idxDigest := push(t, vendorAccess, "org_a/app_1/web", "b2", idx)
-	source := targz(t, module)
+	source := testutil.TarGz(t, module)
 	mod := buildModule(t, vendorAccess, source, "")
 
 	for _, tc := range []struct{ what, repo, digest string }{

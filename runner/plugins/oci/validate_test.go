@@ -11,6 +11,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chartutil"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/ociclient"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
@@ -18,7 +19,7 @@ import (
 
 func TestValidateNamesTheField(t *testing.T) {
 	dest := protocol.OCIDestination{Registry: protocol.RegistryAccess{Address: "127.0.0.1:5000"}, Repository: "org_a/app_1/web"}
-	mod := targz(t, module)
+	mod := testutil.TarGz(t, module)
 	ref := &protocol.ArtifactRef{Registry: dest.Registry, Repository: "org_a/app_1/web", Digest: "sha256:" + strings.Repeat("a", 64)}
 	withDest := func(f func(*protocol.OCIDestination)) protocol.OCIDestination { d := dest; f(&d); return d }
 	withRef := func(f func(*protocol.ArtifactRef)) *protocol.ArtifactRef { r := *ref; f(&r); return &r }
@@ -33,9 +34,9 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"build without component", protocol.OCIManifest{Operation: protocol.OCIBuildTerraformModule, Source: mod, Destination: dest}, "component: required for build_terraform_module"},
 		{"build without source", protocol.OCIManifest{Operation: protocol.OCIBuildHelmChart, Component: "web", Destination: dest}, "source: required for build_helm_chart"},
 		{"source not an archive", protocol.OCIManifest{Operation: protocol.OCIBuildTerraformModule, Component: "c", Source: []byte("main.tf"), Destination: dest}, "source: not a gzipped tar archive"},
-		{"module without .tf", protocol.OCIManifest{Operation: protocol.OCIBuildTerraformModule, Component: "c", Source: targz(t, map[string]string{"sub/main.tf": ""}), Destination: dest}, "source: the archive holds no .tf or .tf.json file at its root"},
+		{"module without .tf", protocol.OCIManifest{Operation: protocol.OCIBuildTerraformModule, Component: "c", Source: testutil.TarGz(t, map[string]string{"sub/main.tf": ""}), Destination: dest}, "source: the archive holds no .tf or .tf.json file at its root"},
 		{"chart without Chart.yaml", protocol.OCIManifest{Operation: protocol.OCIBuildHelmChart, Component: "c", Source: mod, Destination: dest}, "source: the archive holds no Chart.yaml at its root"},
-		{"escaping archive", protocol.OCIManifest{Operation: protocol.OCIBuildTerraformModule, Component: "c", Source: targz(t, map[string]string{"../main.tf": ""}), Destination: dest}, `source: "../main.tf": paths must stay inside the directory`},
+		{"escaping archive", protocol.OCIManifest{Operation: protocol.OCIBuildTerraformModule, Component: "c", Source: testutil.TarGz(t, map[string]string{"../main.tf": ""}), Destination: dest}, `source: "../main.tf": paths must stay inside the directory`},
 		{"sync with a source", protocol.OCIManifest{Operation: protocol.OCISync, Artifact: ref, Source: mod, Destination: dest}, "source: sync takes none"},
 		{"image without reference", protocol.OCIManifest{Operation: protocol.OCIBuildContainerImage, Component: "c", Image: &protocol.OCIImageSource{}, Destination: dest}, "image.reference: required"},
 		{"bad image reference", protocol.OCIManifest{Operation: protocol.OCIBuildContainerImage, Component: "c", Image: &protocol.OCIImageSource{Reference: "Nginx:::"}, Destination: dest}, "image.reference: "},
@@ -61,7 +62,7 @@ func TestValidateNamesTheField(t *testing.T) {
 
 	// A chart build is a helm_chart job (outpost-runner-helm), and such a job
 	// builds charts only.
-	chartBuild, _ := json.Marshal(protocol.OCIManifest{Operation: protocol.OCIBuildHelmChart, Component: "c", Source: targz(t, chart), Destination: dest})
+	chartBuild, _ := json.Marshal(protocol.OCIManifest{Operation: protocol.OCIBuildHelmChart, Component: "c", Source: testutil.TarGz(t, chart), Destination: dest})
 	const wantOCI = "operation: build_helm_chart runs in a helm_chart job (in outpost-runner-helm), not in an oci job"
 	if err := oci.New().Validate(chartBuild); err == nil || err.Error() != wantOCI {
 		t.Errorf("a chart build in an oci job: %v, want %q", err, wantOCI)
@@ -100,8 +101,8 @@ func TestCredentialsAreNeverShown(t *testing.T) {
 	_, install := install(t)
 	dest := protocol.OCIDestination{Registry: echo, Repository: "org_a/app_1/web", Tag: "v1"}
 	for _, m := range []protocol.OCIManifest{
-		{Operation: protocol.OCIBuildTerraformModule, Component: "c", Source: targz(t, module), Destination: dest},
-		{Operation: protocol.OCIBuildHelmChart, Component: "c", Source: targz(t, chart), Destination: dest},
+		{Operation: protocol.OCIBuildTerraformModule, Component: "c", Source: testutil.TarGz(t, module), Destination: dest},
+		{Operation: protocol.OCIBuildHelmChart, Component: "c", Source: testutil.TarGz(t, chart), Destination: dest},
 		{Operation: protocol.OCIBuildContainerImage, Component: "c", Destination: protocol.OCIDestination{Registry: install, Repository: "web"},
 			Image: &protocol.OCIImageSource{Reference: echo.Address + "/library/web:1", Username: "robot", Password: password, PlainHTTP: true}},
 		{Operation: protocol.OCISync, Destination: protocol.OCIDestination{Registry: install, Repository: "web"},

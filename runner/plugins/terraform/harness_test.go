@@ -1,9 +1,7 @@
 package terraform_test
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,9 +18,9 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/internal/testutil/terraformtest"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner"
-	"github.com/outpost-dev/outpost/runner/plugins/terraform"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
@@ -43,21 +40,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
-}
-
-// findTerraform finds terraform as the runner does; the tests need a real
-// one.
-func findTerraform(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tf, err := terraform.Find(os.Getenv(terraform.EnvTerraform), os.Getenv("PATH"), wd)
-	if err != nil {
-		t.Fatalf("%v (go tool task tools builds one)", err)
-	}
-	return tf
 }
 
 // harness is the whole path of a terraform job: a store on PostgreSQL, the
@@ -84,7 +66,7 @@ var intervals = protocol.Intervals{ClaimWaitMS: 2000, JobHeartbeatMS: 500, Lease
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	ctx := context.Background()
-	h := &harness{t: t, tf: findTerraform(t), s: storetest.Open(t, store.Postgres),
+	h := &harness{t: t, tf: terraformtest.Find(t), s: storetest.Open(t, store.Postgres),
 		tokenFile: filepath.Join(t.TempDir(), "runner-token"), workDir: t.TempDir()}
 	var err error
 	if h.org, _, err = h.s.CreateOrg(ctx, "acme"); err != nil {
@@ -141,34 +123,6 @@ func (h *harness) startRunner() {
 		})
 	}
 	h.t.Cleanup(h.stop)
-}
-
-// module is a gzipped tar archive of a module directory.
-func module(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(files[name])), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(files[name])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // manifest is a terraform job on ws of the harness's gateway; enqueue adds

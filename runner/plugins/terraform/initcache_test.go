@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -15,7 +16,7 @@ import (
 // cached is a module with no provider to install: what matters here is
 // which job ran init, and that each one's state went to its own workspace.
 func cachedModule(t *testing.T, tag string) []byte {
-	return module(t, map[string]string{"main.tf": `variable "name" {
+	return testutil.TarGz(t, map[string]string{"main.tf": `variable "name" {
   type = string
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/runner/ociclient"
@@ -61,7 +62,7 @@ func TestPlanApplySyncsItsModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer install.Close()
-	src := buildModule(t, vendor, "org/app/app", module(t, app))
+	src := buildModule(t, vendor, "org/app/app", testutil.TarGz(t, app))
 	installAccess := protocol.RegistryAccess{Address: install.Addr(), PlainHTTP: true}
 	inputs, _ := json.Marshal(protocol.TerraformInputs{Registry: &installAccess, Variables: map[string]json.RawMessage{
 		"name": []byte(`"synced"`), "password": []byte(`"` + password + `"`)}})

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
+	"github.com/outpost-dev/outpost/internal/testutil/terraformtest"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
 	"github.com/outpost-dev/outpost/store"
@@ -63,7 +65,7 @@ func TestPlanApplyOutputsAndDestroy(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	ws := h.inst.ID + ".sandbox"
-	mod := module(t, app)
+	mod := testutil.TarGz(t, app)
 	vars := map[string]any{"name": "world", "password": password, "replicas": 2}
 
 	// Plan.
@@ -186,7 +188,7 @@ func TestPlanApplyOutputsAndDestroy(t *testing.T) {
 func TestPlanApplyInOneJob(t *testing.T) {
 	h := newHarness(t)
 	ws := h.inst.ID + ".sandbox"
-	mod := module(t, app)
+	mod := testutil.TarGz(t, app)
 	run := func(key string, destroy bool) (store.Job, protocol.TerraformPlanApplyOutputs) {
 		t.Helper()
 		m := h.manifest(protocol.TerraformPlanApply, ws, mod)
@@ -270,7 +272,7 @@ func (h *harness) awaitLog(jobID, line string) {
 func TestPlanApplyWithDeferredVariables(t *testing.T) {
 	h := newHarness(t)
 	ws := h.inst.ID + ".sandbox"
-	m := h.manifest(protocol.TerraformPlanApply, ws, module(t, app))
+	m := h.manifest(protocol.TerraformPlanApply, ws, testutil.TarGz(t, app))
 	m.Env = map[string]string{"OUTPOST_TEST_REGION": "eu-west"}
 	j, _ := h.enqueueSpec("deferred", m, true)
 	h.awaitLog(j.ID, "outpost: waiting for the variables")
@@ -328,7 +330,7 @@ func TestTerraformFailuresCarryItsDiagnostic(t *testing.T) {
 	h := newHarness(t)
 
 	// A configuration error fails the plan.
-	bad := module(t, map[string]string{"main.tf": `
+	bad := testutil.TarGz(t, map[string]string{"main.tf": `
 resource "terraform_data" "a" {
   input = terraform_data.missing.output
 }
@@ -341,7 +343,7 @@ resource "terraform_data" "a" {
 
 	// A provisioner that fails fails the apply, naming the resource.
 	ws := h.inst.ID + ".failing"
-	failing := module(t, map[string]string{"main.tf": `
+	failing := testutil.TarGz(t, map[string]string{"main.tf": `
 resource "terraform_data" "ok" {
   input = "fine"
 }
@@ -377,7 +379,7 @@ resource "terraform_data" "fail" {
 func TestStalePlanIsRefused(t *testing.T) {
 	h := newHarness(t)
 	ws := h.inst.ID + ".sandbox"
-	mod := module(t, app)
+	mod := testutil.TarGz(t, app)
 	_, first := h.plan("plan-a", ws, mod, map[string]any{"name": "a", "password": "p"}, false)
 	_, second := h.plan("plan-b", ws, mod, map[string]any{"name": "b", "password": "p"}, false)
 	h.succeeded(h.apply("apply-b", ws, mod, second.PlanFile), nil)
@@ -399,7 +401,7 @@ func TestLostAttemptsLockIsReleasedForTheRetry(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	ws := h.inst.ID + ".sandbox"
-	mod := module(t, app)
+	mod := testutil.TarGz(t, app)
 	_, plan := h.plan("plan", ws, mod, map[string]any{"name": "retry", "password": "p"}, false)
 
 	// The runner goes away; a stand-in claims the apply and takes the lock,
@@ -451,7 +453,7 @@ func TestCancelInterruptsTerraform(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	ws := h.inst.ID + ".slow"
-	mod := module(t, map[string]string{"main.tf": `
+	mod := testutil.TarGz(t, map[string]string{"main.tf": `
 resource "terraform_data" "fast" {
   input = "done"
 }
@@ -499,7 +501,7 @@ func TestCancelWhileTerraformWaitsForItsVariables(t *testing.T) {
 	h := newHarness(t)
 	ws := h.inst.ID + ".sandbox"
 	// Every variable has a default: given none, terraform would go on.
-	mod := module(t, map[string]string{"main.tf": `
+	mod := testutil.TarGz(t, map[string]string{"main.tf": `
 variable "name" {
   type    = string
   default = "default"
@@ -541,7 +543,7 @@ resource "terraform_data" "app" {
 // inputs that may be long to come.
 func TestTerraformFailingBeforeItsVariablesFailsTheJob(t *testing.T) {
 	// A terraform that runs init but refuses to apply.
-	real := findTerraform(t)
+	real := terraformtest.Find(t)
 	wrapper := filepath.Join(t.TempDir(), "terraform")
 	script := "#!/bin/sh\nif [ \"$1\" = apply ]; then echo 'Error: this terraform refuses to apply' >&2; exit 1; fi\nexec " + real + " \"$@\"\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
@@ -550,7 +552,7 @@ func TestTerraformFailingBeforeItsVariablesFailsTheJob(t *testing.T) {
 	t.Setenv(terraform.EnvTerraform, wrapper)
 	h := newHarness(t)
 	ws := h.inst.ID + ".sandbox"
-	j, _ := h.enqueueSpec("refused", h.manifest(protocol.TerraformPlanApply, ws, module(t, app)), true)
+	j, _ := h.enqueueSpec("refused", h.manifest(protocol.TerraformPlanApply, ws, testutil.TarGz(t, app)), true)
 	done := h.wait(j.ID) // its inputs are never given
 	if done.Status != store.JobFailed || !strings.Contains(done.Error, "this terraform refuses to apply") {
 		t.Errorf("job %s %q; want failed with terraform's error; logs:\n%s", done.Status, done.Error, h.logs(j.ID))
@@ -603,7 +605,7 @@ func TestHeldLockStopsTerraform(t *testing.T) {
 	}
 	h.lock(ws, holder.ID, tok, "held-by-2", "someone@elsewhere")
 
-	m := h.manifest(protocol.TerraformPlan, ws, module(t, app1()))
+	m := h.manifest(protocol.TerraformPlan, ws, testutil.TarGz(t, app1()))
 	j := h.run("plan", m)
 	t.Logf("the job's error: %s", j.Error)
 	if j.Status != store.JobFailed || !strings.Contains(j.Error, "Error acquiring the state lock") || !strings.Contains(j.Error, "held-by-2") {

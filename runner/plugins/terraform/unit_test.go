@@ -2,14 +2,14 @@ package terraform
 
 import (
 	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/outpost-dev/outpost/internal/testutil"
 )
 
 func TestDiagnosticsReadsBothFormats(t *testing.T) {
@@ -59,24 +59,11 @@ boom
 
 func archive(t *testing.T, hdrs ...tar.Header) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for _, h := range hdrs {
-		body := "# " + h.Name + "\n"
-		if h.Typeflag == tar.TypeReg {
-			h.Size = int64(len(body))
-		}
-		if err := tw.WriteHeader(&h); err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag == tar.TypeReg {
-			tw.Write([]byte(body))
-		}
+	entries := make([]testutil.TarEntry, len(hdrs))
+	for i, h := range hdrs {
+		entries[i] = testutil.TarEntry{Header: h, Body: "# " + h.Name + "\n"}
 	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
+	return testutil.TarGzEntries(t, entries...)
 }
 
 func TestExtractModuleStaysInsideItsDirectory(t *testing.T) {
