@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -137,114 +136,6 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 		}
 	}
 	return p, nil
-}
-
-// graphNode is a component and what it depends on.
-type graphNode struct {
-	Name string
-	Type string
-	Deps []string
-	// EnvReadsComponents: its environment reads other components' outputs
-	// (appconfig.Config.EnvReadsComponents).
-	EnvReadsComponents bool
-	// EnvReadsSandbox: its environment reads the sandbox's outputs
-	// (appconfig.Config.EnvReadsSandbox).
-	EnvReadsSandbox bool
-}
-
-// installGraph is the app config an operation runs.
-type installGraph struct {
-	Version    int
-	Components []graphNode // in a deterministic (topological) order
-}
-
-// planSteps builds the steps of an operation from the config's graph: the
-// sandbox first (last when destroying), components after their dependencies
-// (before them when destroying).
-func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
-	deps := map[string][]string{}
-	for _, c := range g.Components {
-		deps[c.Name] = c.Deps
-	}
-	// The components this operation touches.
-	selected := map[string]bool{}
-	switch op.Kind {
-	case store.OpDeployComponent, store.OpTeardownComponent:
-		if _, ok := deps[op.Component]; !ok {
-			return nil, fmt.Errorf("the app config (version %d) has no component %q", g.Version, op.Component)
-		}
-		selected[op.Component] = true
-		if op.WithDependents {
-			for changed := true; changed; {
-				changed = false
-				for _, c := range g.Components {
-					if selected[c.Name] {
-						continue
-					}
-					for _, d := range c.Deps {
-						if selected[d] {
-							selected[c.Name], changed = true, true
-							break
-						}
-					}
-				}
-			}
-		}
-	default:
-		for _, c := range g.Components {
-			selected[c.Name] = true
-		}
-	}
-	destroy := op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent
-	withSandbox := op.Kind == store.OpProvision || op.Kind == store.OpReprovision || op.Kind == store.OpDeprovision
-	var steps []StepSpec
-	var names []string
-	for _, c := range g.Components {
-		if !selected[c.Name] {
-			continue
-		}
-		names = append(names, c.Name)
-		var after []string
-		if !destroy {
-			for _, d := range c.Deps {
-				if selected[d] {
-					after = append(after, d)
-				}
-			}
-			if withSandbox {
-				after = append(after, store.SandboxStep)
-			}
-		} else {
-			// Destroy a component only after everything that depends on it.
-			for _, o := range g.Components {
-				if selected[o.Name] && contains(o.Deps, c.Name) {
-					after = append(after, o.Name)
-				}
-			}
-		}
-		prestart := op.ApprovalMode != store.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
-		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart,
-			PrestartBeforeSandbox: prestart && !c.EnvReadsSandbox})
-	}
-	if withSandbox {
-		sb := StepSpec{Name: store.SandboxStep, Destroy: destroy}
-		if destroy {
-			sb.After = names
-			steps = append(steps, sb)
-		} else {
-			steps = append([]StepSpec{sb}, steps...)
-		}
-	}
-	return steps, nil
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // WaitForRunner returns once the install's runner is online, showing the

@@ -105,30 +105,6 @@ func (c *configCache) put(orgID, appID string, version int, cfg *appconfig.Confi
 	c.entries[configKey(orgID, appID, version)] = cfg
 }
 
-// installGraph is the component graph of the config version an operation
-// runs, in deployment order.
-func (a *Activities) installGraph(ctx context.Context, installID string, version int) (installGraph, error) {
-	inst, err := a.Store.GetInstallByID(ctx, installID)
-	if err != nil {
-		return installGraph{}, err
-	}
-	cfg, v, err := a.installConfig(ctx, inst.OrgID, inst.AppID, version)
-	if err != nil {
-		return installGraph{}, err
-	}
-	order, err := cfg.Graph().Order()
-	if err != nil {
-		return installGraph{}, invalidConfig(err)
-	}
-	g := installGraph{Version: v}
-	for _, name := range order {
-		c, _ := cfg.Component(name)
-		g.Components = append(g.Components, graphNode{Name: name, Type: c.Type, Deps: c.Dependencies,
-			EnvReadsComponents: cfg.EnvReadsComponents(name), EnvReadsSandbox: cfg.EnvReadsSandbox(name)})
-	}
-	return g, nil
-}
-
 // Workspace is the terraform state workspace of an install's step.
 func Workspace(installID, step string) string {
 	if step == store.SandboxStep {
