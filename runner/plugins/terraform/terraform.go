@@ -46,6 +46,10 @@ const (
 	envHTTPAddress = "TF_HTTP_ADDRESS"
 	envHTTPLock    = "TF_HTTP_LOCK_ADDRESS"
 	envHTTPUnlock  = "TF_HTTP_UNLOCK_ADDRESS"
+	// The state backend is the gateway: its retries (1, 2, 4, then 5 s
+	// apart, 10 in all: about 40 s) ride out a restart of its database.
+	envHTTPRetryMax     = "TF_HTTP_RETRY_MAX"
+	envHTTPRetryWaitMax = "TF_HTTP_RETRY_WAIT_MAX"
 )
 
 // New returns a terraform plugin for one job.
@@ -458,6 +462,7 @@ func (p *plugin) terraformEnv(jobEnv map[string]string, run plugins.Run) (map[st
 	env[envHTTPUnlock] = p.m.Backend.UnlockAddress
 	env[envHTTPUser] = p.m.Backend.Username
 	env[envHTTPPass] = p.m.Backend.Password
+	env[envHTTPRetryMax], env[envHTTPRetryWaitMax] = "10", "5"
 	return env, nil
 }
 
