@@ -66,18 +66,27 @@ func TestProvisionRidesOutPostgresRestarts(t *testing.T) {
 	s.replay(op.WorkflowID)
 }
 
-// restartWhileRunning restarts the server (down for half a second) every
+// restartWhileRunning restarts the server (down for two seconds) every
 // second until the operation has finished, ten times at most; it returns
 // how many restarts the operation saw.
 func (s *stack) restartWhileRunning(pg *storetest.Server, opID string) int {
-	ctx := context.Background()
+	finished := func() bool {
+		// The first statements after a restart may meet connections it cut.
+		for range 5 {
+			if op, err := s.store.GetOperation(context.Background(), s.orgID, opID); err == nil {
+				return op.FinishedAt != nil
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		return false
+	}
 	for n := range 10 {
 		time.Sleep(time.Second)
-		if op, err := s.store.GetOperation(ctx, s.orgID, opID); err == nil && op.FinishedAt != nil {
+		if finished() {
 			return n
 		}
 		pg.Stop()
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(2 * time.Second)
 		pg.Start()
 	}
 	return 10
