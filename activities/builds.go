@@ -83,18 +83,19 @@ func buildOperation(componentType string) (string, error) {
 // EnqueueBuildJob renders a build's job — the component's source or image,
 // and a credential that may push to the org's repositories only — and
 // queues it on the org's build runner. Idempotent by key.
-func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (JobRef, error) {
+func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (_ JobRef, err error) {
+	defer classified(&err)
 	b, err := a.Store.GetBuildByID(ctx, buildID)
 	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return JobRef{}, err
 	}
 	cfg, _, err := a.installConfig(ctx, b.OrgID, b.AppID, b.ConfigVersion)
 	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+		return JobRef{}, err
 	}
 	in, err := cfg.BuildInput(b.Component)
 	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+		return JobRef{}, invalidConfig(err)
 	}
 	if in.Digest != b.SourceDigest {
 		return JobRef{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
@@ -102,7 +103,7 @@ func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (
 	}
 	op, err := buildOperation(b.ComponentType)
 	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+		return JobRef{}, invalidConfig(err)
 	}
 	dest, err := a.vendorAccess(ctx, "build/"+b.ID, registry.Scope{Repository: b.OrgID + "/", Actions: []string{"pull", "push"}})
 	if err != nil {
@@ -138,7 +139,8 @@ func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (
 
 // RecordBuild records how a build's job ended: the artifact it pushed, or
 // its error. A build whose job did not succeed names no artifact.
-func (a *Activities) RecordBuild(ctx context.Context, buildID, jobID string) (BuildSummary, error) {
+func (a *Activities) RecordBuild(ctx context.Context, buildID, jobID string) (_ BuildSummary, err error) {
+	defer classified(&err)
 	var art protocol.Artifact
 	failed, err := a.jobOutputs(ctx, "", "", jobID, &art)
 	if err != nil {
@@ -163,7 +165,7 @@ func (a *Activities) RecordBuild(ctx context.Context, buildID, jobID string) (Bu
 // FailBuild records that a build could not run at all (its job could not be
 // queued or was lost for good).
 func (a *Activities) FailBuild(ctx context.Context, buildID, msg string) error {
-	return a.Store.FinishBuild(ctx, buildID, nil, msg)
+	return classify(a.Store.FinishBuild(ctx, buildID, nil, msg))
 }
 
 // ResolvedBuild is the build a component step deploys.
@@ -175,7 +177,8 @@ type ResolvedBuild struct {
 // ResolveBuild finds the build a step deploys: the one of the component's
 // source in the operation's config version. When there is none (or only
 // failed ones) it queues one; the workflow starts a queued build.
-func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (ResolvedBuild, error) {
+func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (_ ResolvedBuild, err error) {
+	defer classified(&err)
 	oc, err := a.loadOperation(ctx, opID)
 	if err != nil {
 		return ResolvedBuild{}, err
@@ -183,7 +186,7 @@ func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (Resol
 	op, inst, version := oc.op, oc.inst, oc.version
 	in, err := oc.cfg.BuildKey(step)
 	if err != nil {
-		return ResolvedBuild{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+		return ResolvedBuild{}, invalidConfig(err)
 	}
 	builds, _, err := a.Store.QueueBuilds(ctx, op.OrgID, inst.AppID, version,
 		[]store.BuildSpec{{Component: step, ComponentType: in.Type, SourceDigest: in.Digest}})
@@ -200,7 +203,8 @@ func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (Resol
 
 // AwaitBuild waits for a build to end, woken by the store's notification,
 // heartbeating meanwhile.
-func (a *Activities) AwaitBuild(ctx context.Context, buildID string) (BuildSummary, error) {
+func (a *Activities) AwaitBuild(ctx context.Context, buildID string) (_ BuildSummary, err error) {
+	defer classified(&err)
 	woke, unsub := a.Store.SubscribeBuild(buildID)
 	defer unsub()
 	tick := time.NewTicker(a.awaitCheck())
@@ -261,10 +265,11 @@ func (a *Activities) installRegistry(ctx context.Context, installID string) (pro
 // EnqueueSyncJob queues, on the install's runner, the copy of a build's
 // artifact by digest from the vendor's registry (a credential that may pull
 // the app's repository only) into the install's own registry.
-func (a *Activities) EnqueueSyncJob(ctx context.Context, in SyncJobInput) (JobRef, error) {
+func (a *Activities) EnqueueSyncJob(ctx context.Context, in SyncJobInput) (_ JobRef, err error) {
+	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, in.OperationID)
 	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return JobRef{}, err
 	}
 	src, dst, err := a.syncEnds(ctx, op.InstallID, in.BuildID, true)
 	if err != nil {
@@ -284,7 +289,7 @@ func (a *Activities) EnqueueSyncJob(ctx context.Context, in SyncJobInput) (JobRe
 func (a *Activities) syncEnds(ctx context.Context, installID, buildID string, withRegistry bool) (protocol.ArtifactRef, protocol.OCIDestination, error) {
 	b, err := a.Store.GetBuildByID(ctx, buildID)
 	if err != nil {
-		return protocol.ArtifactRef{}, protocol.OCIDestination{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return protocol.ArtifactRef{}, protocol.OCIDestination{}, err
 	}
 	if b.Status != store.BuildSucceeded {
 		return protocol.ArtifactRef{}, protocol.OCIDestination{},
@@ -312,7 +317,8 @@ type SyncSummary struct {
 // RecordSync checks a sync job's result: the install's registry must hold
 // exactly the build's digest. (For a container image the sync is the
 // deploy: RecordImage records it once the step's dependencies are done.)
-func (a *Activities) RecordSync(ctx context.Context, opID, step, buildID, jobID string) (SyncSummary, error) {
+func (a *Activities) RecordSync(ctx context.Context, opID, step, buildID, jobID string) (_ SyncSummary, err error) {
+	defer classified(&err)
 	var art protocol.Artifact
 	failed, err := a.jobOutputs(ctx, opID, step, jobID, &art)
 	if err != nil || failed != "" {
@@ -352,7 +358,8 @@ func (a *Activities) checkSynced(ctx context.Context, opID, step string, synced 
 // RecordImage records that an install's container_image component runs
 // the step's build — the sync was its deploy — once its dependencies are
 // done.
-func (a *Activities) RecordImage(ctx context.Context, opID, step string) error {
+func (a *Activities) RecordImage(ctx context.Context, opID, step string) (err error) {
+	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
 		return err
@@ -374,7 +381,8 @@ func (a *Activities) RecordImage(ctx context.Context, opID, step string) error {
 // ForgetComponent forgets what an install's component ran (its outputs and
 // its build) once it is torn down; for a container_image, that is the
 // whole teardown (the install's registry goes with the sandbox).
-func (a *Activities) ForgetComponent(ctx context.Context, opID, step string) error {
+func (a *Activities) ForgetComponent(ctx context.Context, opID, step string) (err error) {
+	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
 		return err

@@ -5,18 +5,17 @@ import (
 	"encoding/json"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
 
 // EnqueueCommandJob renders the debug command's manifest from the store and
 // queues it on the install's runner; idempotent by key.
-func (a *Activities) EnqueueCommandJob(ctx context.Context, commandID, key string) (JobRef, error) {
+func (a *Activities) EnqueueCommandJob(ctx context.Context, commandID, key string) (_ JobRef, err error) {
+	defer classified(&err)
 	cmd, err := a.Store.GetInstallCommandByID(ctx, commandID)
 	if err != nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return JobRef{}, err
 	}
 	m, err := manifest(protocol.CommandManifest{Args: cmd.Args, MaxOutputBytes: 64 << 10})
 	if err != nil {
@@ -41,7 +40,8 @@ type CommandResult struct {
 }
 
 // FinishCommand records the command's outcome for the API.
-func (a *Activities) FinishCommand(ctx context.Context, commandID string, res CommandResult) error {
+func (a *Activities) FinishCommand(ctx context.Context, commandID string, res CommandResult) (err error) {
+	defer classified(&err)
 	cmd, err := a.Store.GetInstallCommandByID(ctx, commandID)
 	if err != nil {
 		return err

@@ -7,4 +7,10 @@
 // rather than by polling, a retry of a lost attempt, and a cancel request the
 // runner sees on its held heartbeat. Job manifests are rendered here, from the
 // store, so workflow inputs and histories carry IDs, not manifests or secrets.
+//
+// Every activity returns its error through classify (errors.go): a row that
+// is not there fails it for good, a classified input problem keeps its class,
+// and anything else (the database restarting) is retried by Temporal.
+// BeginOperation plans an operation's steps from the app config's graph
+// (plan.go).
 package activities

@@ -33,7 +33,8 @@ type HelmJobInput struct {
 // install's registry (its build, synced there), values rendered from
 // templates, the cluster's kubeconfig from the sandbox — and queues it on
 // the install's runner. Idempotent by key.
-func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (JobRef, error) {
+func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ JobRef, err error) {
+	defer classified(&err)
 	oc, err := a.loadOperation(ctx, in.OperationID)
 	if err != nil {
 		return JobRef{}, err
@@ -56,7 +57,7 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (JobRe
 	if in.Operation != protocol.HelmUninstall {
 		data, err := a.renderData(ctx, cfg, inst)
 		if err != nil {
-			return JobRef{}, nonRetryable("render", err)
+			return JobRef{}, err
 		}
 		values, err := cfg.RenderHelmValues(in.Step, data)
 		if err != nil {
@@ -88,7 +89,8 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (JobRe
 
 // RecordHelmPlan stores a helm plan's diff on its step, as a terraform
 // plan's text: objects added, changed and removed are its counts.
-func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID string) (_ PlanSummary, err error) {
+	defer classified(&err)
 	var out protocol.HelmPlanOutputs
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
 		return PlanSummary{Failed: failed != "", Error: failed}, err
@@ -104,7 +106,8 @@ func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID strin
 // PlanUninstall records, as a teardown step's plan, what uninstalling the
 // component's release does. It runs nothing: the release's objects are the
 // chart's, and all of them go.
-func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (PlanSummary, error) {
+func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (_ PlanSummary, err error) {
+	defer classified(&err)
 	oc, err := a.loadOperation(ctx, opID)
 	if err != nil {
 		return PlanSummary{}, err
@@ -121,7 +124,8 @@ func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (Plan
 // outputs (release_name, namespace, revision, status, and its objects as
 // "Kind/namespace/name") and the build the component runs; after an
 // uninstall, it forgets both.
-func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID string) (ApplySummary, error) {
+func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID string) (_ ApplySummary, err error) {
+	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
 		return ApplySummary{}, err

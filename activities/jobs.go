@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/notify"
@@ -56,7 +55,8 @@ type EnqueueJobInput struct {
 }
 
 // EnqueueJob queues a job on an install's runner; idempotent by Key.
-func (a *Activities) EnqueueJob(ctx context.Context, in EnqueueJobInput) (JobRef, error) {
+func (a *Activities) EnqueueJob(ctx context.Context, in EnqueueJobInput) (_ JobRef, err error) {
+	defer classified(&err)
 	inst, r, err := a.installRunner(ctx, in.InstallID)
 	if err != nil {
 		return JobRef{}, err
@@ -70,16 +70,12 @@ func (a *Activities) EnqueueJob(ctx context.Context, in EnqueueJobInput) (JobRef
 }
 
 func (a *Activities) installRunner(ctx context.Context, installID string) (store.Install, store.Runner, error) {
-	var inst store.Install
-	if err := a.Store.DB().WithContext(ctx).Where("id = ?", installID).First(&inst).Error; err != nil {
-		return store.Install{}, store.Runner{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("install %s not found", installID), "NotFound", err)
+	inst, err := a.Store.GetInstallByID(ctx, installID)
+	if err != nil {
+		return store.Install{}, store.Runner{}, err
 	}
 	r, err := a.Store.GetInstallRunner(ctx, inst.OrgID, inst.ID)
-	if err != nil {
-		return store.Install{}, store.Runner{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
-	}
-	return inst, r, nil
+	return inst, r, err
 }
 
 // AwaitJob waits until the job's current attempt ends, heartbeating Temporal
@@ -92,7 +88,8 @@ func (a *Activities) installRunner(ctx context.Context, installID string) (store
 // Outputs are returned only when withOutputs is set: they land in Temporal
 // history, so jobs whose outputs may be large or secret (terraform plans and
 // outputs) leave them in the store and callers read them there.
-func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs bool) (JobResult, error) {
+func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs bool) (_ JobResult, err error) {
+	defer classified(&err)
 	woke, unsub := a.Store.Bus().Subscribe(notify.JobTopic(jobID))
 	defer unsub()
 	tick := time.NewTicker(a.awaitCheck())
@@ -131,14 +128,14 @@ func nonEmpty(s string) string {
 // RetryJob queues a lost job for its next attempt (idempotent).
 func (a *Activities) RetryJob(ctx context.Context, jobID string, lostAttempt int) error {
 	_, err := a.Store.RetryJob(ctx, jobID, lostAttempt)
-	return err
+	return classify(err)
 }
 
 // CancelJob asks the job to stop: a queued job is cancelled, a running one's
 // runner is told at once through its held heartbeat.
 func (a *Activities) CancelJob(ctx context.Context, jobID, reason string) error {
 	_, err := a.Store.RequestCancel(ctx, jobID, reason)
-	return err
+	return classify(err)
 }
 
 // manifest marshals a manifest value.

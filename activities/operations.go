@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -87,14 +87,15 @@ func (a *Activities) opConfig() OperationConfig {
 }
 
 // BeginOperation turns a recorded operation into its plan of steps.
-func (a *Activities) BeginOperation(ctx context.Context, opID string) (OperationPlan, error) {
+func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ OperationPlan, err error) {
+	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
-		return OperationPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return OperationPlan{}, err
 	}
 	graph, err := a.installGraph(ctx, op.InstallID, op.ConfigVersion)
 	if err != nil {
-		return OperationPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+		return OperationPlan{}, err
 	}
 	cfg := a.opConfig()
 	p := OperationPlan{InstallID: op.InstallID, Kind: op.Kind, ApprovalMode: op.ApprovalMode, PlanOnly: op.PlanOnly,
@@ -137,128 +138,27 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (Operation
 	return p, nil
 }
 
-// graphNode is a component and what it depends on.
-type graphNode struct {
-	Name string
-	Type string
-	Deps []string
-	// EnvReadsComponents: its environment reads other components' outputs
-	// (appconfig.Config.EnvReadsComponents).
-	EnvReadsComponents bool
-	// EnvReadsSandbox: its environment reads the sandbox's outputs
-	// (appconfig.Config.EnvReadsSandbox).
-	EnvReadsSandbox bool
-}
-
-// installGraph is the app config an operation runs.
-type installGraph struct {
-	Version    int
-	Components []graphNode // in a deterministic (topological) order
-}
-
-// planSteps builds the steps of an operation from the config's graph: the
-// sandbox first (last when destroying), components after their dependencies
-// (before them when destroying).
-func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
-	deps := map[string][]string{}
-	for _, c := range g.Components {
-		deps[c.Name] = c.Deps
-	}
-	// The components this operation touches.
-	selected := map[string]bool{}
-	switch op.Kind {
-	case store.OpDeployComponent, store.OpTeardownComponent:
-		if _, ok := deps[op.Component]; !ok {
-			return nil, fmt.Errorf("the app config (version %d) has no component %q", g.Version, op.Component)
-		}
-		selected[op.Component] = true
-		if op.WithDependents {
-			for changed := true; changed; {
-				changed = false
-				for _, c := range g.Components {
-					if selected[c.Name] {
-						continue
-					}
-					for _, d := range c.Deps {
-						if selected[d] {
-							selected[c.Name], changed = true, true
-							break
-						}
-					}
-				}
-			}
-		}
-	default:
-		for _, c := range g.Components {
-			selected[c.Name] = true
-		}
-	}
-	destroy := op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent
-	withSandbox := op.Kind == store.OpProvision || op.Kind == store.OpReprovision || op.Kind == store.OpDeprovision
-	var steps []StepSpec
-	var names []string
-	for _, c := range g.Components {
-		if !selected[c.Name] {
-			continue
-		}
-		names = append(names, c.Name)
-		var after []string
-		if !destroy {
-			for _, d := range c.Deps {
-				if selected[d] {
-					after = append(after, d)
-				}
-			}
-			if withSandbox {
-				after = append(after, store.SandboxStep)
-			}
-		} else {
-			// Destroy a component only after everything that depends on it.
-			for _, o := range g.Components {
-				if selected[o.Name] && contains(o.Deps, c.Name) {
-					after = append(after, o.Name)
-				}
-			}
-		}
-		prestart := op.ApprovalMode != store.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
-		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart,
-			PrestartBeforeSandbox: prestart && !c.EnvReadsSandbox})
-	}
-	if withSandbox {
-		sb := StepSpec{Name: store.SandboxStep, Destroy: destroy}
-		if destroy {
-			sb.After = names
-			steps = append(steps, sb)
-		} else {
-			steps = append([]StepSpec{sb}, steps...)
-		}
-	}
-	return steps, nil
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // WaitForRunner returns once the install's runner is online, showing the
 // operation and install as waiting for it meanwhile; it fails clearly when
 // the runner does not come within timeout.
-func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout time.Duration) (RunnerInfo, error) {
+func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout time.Duration) (_ RunnerInfo, err error) {
+	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
 		return RunnerInfo{}, err
 	}
 	deadline := time.Now().Add(timeout)
 	waiting := false
+	runnerID := "unknown"
 	for {
 		r, info, online, err := a.runnerOf(ctx, op)
-		if err != nil {
+		switch {
+		case errors.Is(err, store.ErrNotFound):
 			return RunnerInfo{}, err
+		case err != nil:
+			// The database is away (a restart): wait on, as for the runner.
+		default:
+			runnerID = r.ID
 		}
 		if online {
 			if waiting {
@@ -275,7 +175,7 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 		}
 		if time.Now().After(deadline) {
 			return RunnerInfo{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("the install's runner (%s) did not come online within %s: is it running, and can it reach the gateway?", r.ID, timeout),
+				fmt.Sprintf("the install's runner (%s) did not come online within %s: is it running, and can it reach the gateway?", runnerID, timeout),
 				"RunnerOffline", nil)
 		}
 		activity.RecordHeartbeat(ctx)
@@ -290,10 +190,11 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 // RunnerOnline is WaitForRunner's quick look, for a local activity: the
 // install's runner, if it is online now (else Online is false, and nothing
 // is recorded: WaitForRunner waits).
-func (a *Activities) RunnerOnline(ctx context.Context, opID string) (RunnerCheck, error) {
+func (a *Activities) RunnerOnline(ctx context.Context, opID string) (_ RunnerCheck, err error) {
+	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
-		return RunnerCheck{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return RunnerCheck{}, err
 	}
 	_, info, online, err := a.runnerOf(ctx, op)
 	return RunnerCheck{Online: online, Runner: info}, err
@@ -310,7 +211,7 @@ type RunnerCheck struct {
 func (a *Activities) runnerOf(ctx context.Context, op store.InstallOperation) (store.Runner, RunnerInfo, bool, error) {
 	r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
 	if err != nil {
-		return r, RunnerInfo{}, false, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return r, RunnerInfo{}, false, err
 	}
 	info := RunnerInfo{DeferredInputs: slices.Contains(r.Capabilities, protocol.CapabilityDeferredInputs),
 		ModuleSync: slices.Contains(r.Capabilities, protocol.CapabilityModuleSync)}
@@ -339,12 +240,12 @@ func (a *Activities) SetStepStatus(ctx context.Context, opID, step, status, errM
 		store.StepCancelled, store.StepPlanned:
 		changes["finished_at"] = now
 	}
-	return a.Store.UpdateStep(ctx, opID, step, changes)
+	return classify(a.Store.UpdateStep(ctx, opID, step, changes))
 }
 
 // FinishOperation records the operation's end and frees the install.
 func (a *Activities) FinishOperation(ctx context.Context, opID, status, errMsg, installStatus string) error {
-	return a.Store.FinishOperation(ctx, opID, status, errMsg, installStatus)
+	return classify(a.Store.FinishOperation(ctx, opID, status, errMsg, installStatus))
 }
 
 // PlanSummary is what the workflow learns of a plan (the plan itself stays
@@ -359,7 +260,8 @@ type PlanSummary struct {
 }
 
 // RecordPlan stores a plan job's result on its step.
-func (a *Activities) RecordPlan(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+func (a *Activities) RecordPlan(ctx context.Context, opID, step, jobID string) (_ PlanSummary, err error) {
+	defer classified(&err)
 	var out protocol.TerraformPlanOutputs
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
 		return PlanSummary{Failed: failed != "", Error: failed}, err
@@ -369,7 +271,8 @@ func (a *Activities) RecordPlan(ctx context.Context, opID, step, jobID string) (
 
 // RecordPlanApply stores a plan_apply job's result on its step: the plan,
 // and, when it was applied, the step's outputs from the state it stored.
-func (a *Activities) RecordPlanApply(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+func (a *Activities) RecordPlanApply(ctx context.Context, opID, step, jobID string) (_ PlanSummary, err error) {
+	defer classified(&err)
 	var out protocol.TerraformPlanApplyOutputs
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
 		return PlanSummary{Failed: failed != "", Error: failed}, err
@@ -434,7 +337,8 @@ type ApplySummary struct {
 }
 
 // RecordApply records the step's outputs after its apply job.
-func (a *Activities) RecordApply(ctx context.Context, opID, step, jobID string) (ApplySummary, error) {
+func (a *Activities) RecordApply(ctx context.Context, opID, step, jobID string) (_ ApplySummary, err error) {
+	defer classified(&err)
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, nil); err != nil || failed != "" {
 		return ApplySummary{Failed: failed != "", Error: failed}, err
 	}

@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -64,11 +63,11 @@ func (a *Activities) installConfig(ctx context.Context, orgID, appID string, ver
 	}
 	archive, err := ac.Archive()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, invalidConfig(fmt.Errorf("app config version %d: %w", ac.Version, err))
 	}
 	cfg, err := appconfig.FromArchive(archive)
 	if err != nil {
-		return nil, 0, fmt.Errorf("app config version %d: %w", ac.Version, err)
+		return nil, 0, invalidConfig(fmt.Errorf("app config version %d: %w", ac.Version, err))
 	}
 	a.configs.put(orgID, appID, ac.Version, cfg)
 	return cfg, ac.Version, nil
@@ -106,38 +105,6 @@ func (c *configCache) put(orgID, appID string, version int, cfg *appconfig.Confi
 	c.entries[configKey(orgID, appID, version)] = cfg
 }
 
-// installGraph is the component graph of the config version an operation
-// runs, in deployment order.
-func (a *Activities) installGraph(ctx context.Context, installID string, version int) (installGraph, error) {
-	inst, err := a.install(ctx, installID)
-	if err != nil {
-		return installGraph{}, err
-	}
-	cfg, v, err := a.installConfig(ctx, inst.OrgID, inst.AppID, version)
-	if err != nil {
-		return installGraph{}, err
-	}
-	order, err := cfg.Graph().Order()
-	if err != nil {
-		return installGraph{}, err
-	}
-	g := installGraph{Version: v}
-	for _, name := range order {
-		c, _ := cfg.Component(name)
-		g.Components = append(g.Components, graphNode{Name: name, Type: c.Type, Deps: c.Dependencies,
-			EnvReadsComponents: cfg.EnvReadsComponents(name), EnvReadsSandbox: cfg.EnvReadsSandbox(name)})
-	}
-	return g, nil
-}
-
-func (a *Activities) install(ctx context.Context, installID string) (store.Install, error) {
-	var inst store.Install
-	if err := a.Store.DB().WithContext(ctx).Preload("Inputs").Where("id = ?", installID).First(&inst).Error; err != nil {
-		return store.Install{}, fmt.Errorf("install %s: %w", installID, store.ErrNotFound)
-	}
-	return inst, nil
-}
-
 // Workspace is the terraform state workspace of an install's step.
 func Workspace(installID, step string) string {
 	if step == store.SandboxStep {
@@ -156,7 +123,7 @@ func (a *Activities) renderData(ctx context.Context, cfg *appconfig.Config, inst
 	}
 	inputs, err := cfg.ResolveInputs(given, sensitive)
 	if err != nil {
-		return appconfig.Data{}, err
+		return appconfig.Data{}, nonRetryable("render", err)
 	}
 	d := appconfig.Data{InstallID: inst.ID, InstallName: inst.Name, Inputs: inputs,
 		SandboxOutputs: map[string]appconfig.Value{}, Components: map[string]map[string]appconfig.Value{}}
@@ -167,11 +134,11 @@ func (a *Activities) renderData(ctx context.Context, cfg *appconfig.Config, inst
 	for name, raw := range rows {
 		var o protocol.TerraformApplyOutputs
 		if err := json.Unmarshal([]byte(raw), &o); err != nil {
-			return appconfig.Data{}, fmt.Errorf("outputs of %s: %w", name, err)
+			return appconfig.Data{}, nonRetryable("render", fmt.Errorf("outputs of %s: %w", name, err))
 		}
 		vals, err := appconfig.OutputValues(o.Outputs)
 		if err != nil {
-			return appconfig.Data{}, err
+			return appconfig.Data{}, nonRetryable("render", err)
 		}
 		if name == store.SandboxStep {
 			d.SandboxOutputs = vals
@@ -186,7 +153,8 @@ func (a *Activities) renderData(ctx context.Context, cfg *appconfig.Config, inst
 // from templates over inputs and outputs, the module archive, a state
 // credential valid for this job only — and queues it on the install's
 // runner. Idempotent by key.
-func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInput) (JobRef, error) {
+func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInput) (_ JobRef, err error) {
+	defer classified(&err)
 	oc, data, err := a.loadStep(ctx, in.OperationID)
 	if err != nil {
 		return JobRef{}, err
@@ -320,7 +288,8 @@ func stepJobChanges(stepChanges map[string]any, in TerraformJobInput, jobID stri
 // ProvideTerraformInputs renders the variables of a step whose job was
 // queued with DeferInputs, now that its dependencies are done, and gives
 // them to the job. The step starts now. Idempotent.
-func (a *Activities) ProvideTerraformInputs(ctx context.Context, in TerraformJobInput, jobID string) error {
+func (a *Activities) ProvideTerraformInputs(ctx context.Context, in TerraformJobInput, jobID string) (err error) {
+	defer classified(&err)
 	oc, data, err := a.loadStep(ctx, in.OperationID)
 	if err != nil {
 		return err
@@ -359,19 +328,19 @@ type operationContext struct {
 }
 
 // loadOperation loads an operation, its install and the config version it
-// runs; what is missing is an error no retry mends.
+// runs.
 func (a *Activities) loadOperation(ctx context.Context, opID string) (operationContext, error) {
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
-		return operationContext{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return operationContext{}, err
 	}
-	inst, err := a.install(ctx, op.InstallID)
+	inst, err := a.Store.GetInstallByID(ctx, op.InstallID)
 	if err != nil {
-		return operationContext{}, temporal.NewNonRetryableApplicationError(err.Error(), "NotFound", err)
+		return operationContext{}, err
 	}
 	cfg, version, err := a.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
 	if err != nil {
-		return operationContext{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidConfig", err)
+		return operationContext{}, err
 	}
 	return operationContext{op: op, inst: inst, cfg: cfg, version: version}, nil
 }
@@ -384,19 +353,9 @@ func (a *Activities) loadStep(ctx context.Context, opID string) (operationContex
 	}
 	data, err := a.renderData(ctx, oc.cfg, oc.inst)
 	if err != nil {
-		return operationContext{}, appconfig.Data{}, nonRetryable("render", err)
+		return operationContext{}, appconfig.Data{}, err
 	}
 	return oc, data, nil
-}
-
-// nonRetryable marks input problems (a missing input, a template that
-// cannot render) that no retry will fix.
-func nonRetryable(what string, err error) error {
-	var ps appconfig.Problems
-	if errors.As(err, &ps) {
-		return temporal.NewNonRetryableApplicationError(what+": "+err.Error(), "InvalidInput", err)
-	}
-	return temporal.NewNonRetryableApplicationError(what+": "+err.Error(), "RenderFailed", err)
 }
 
 // variablesFromEnv moves TF_VAR_<name> environment variables into the

@@ -113,6 +113,10 @@ type stackOptions struct {
 	runnerTimeout time.Duration
 	// dialect is the store's database (default PostgreSQL).
 	dialect string
+	// postgres, when set, is the admin URL of the PostgreSQL server the
+	// store's database is created on (a test's own server), instead of the
+	// shared one.
+	postgres string
 }
 
 func newStack(t *testing.T, o stackOptions) *stack {
@@ -121,7 +125,12 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	if o.dialect == "" {
 		o.dialect = store.Postgres
 	}
-	s := storetest.Open(t, o.dialect)
+	var s *store.Store
+	if o.postgres != "" {
+		s = storetest.OpenPostgres(t, o.postgres)
+	} else {
+		s = storetest.Open(t, o.dialect)
+	}
 	// Registered after the store, so it runs before the store closes.
 	ctx, cancel := context.WithCancel(context.Background())
 	gwDone := make(chan struct{})
@@ -159,29 +168,18 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	t.Cleanup(func() { st.registry.Close() })
 	st.startWorker()
 
-	org, tok, err := s.CreateOrg(ctx, "acme")
+	tn := storetest.NewTenant(t, s)
+	runTok, err := s.IssueRunnerToken(ctx, tn.Org.ID, tn.Runner.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := s.CreateApp(ctx, org.ID, "demo", "")
+	st.token, st.orgID, st.install, st.runnerID, st.runTok = tn.OrgToken, tn.Org.ID, tn.Install, tn.Runner.ID, runTok
+	st.stopSandboxRegistries(tn.Install.ID)
+	build, err := s.EnsureBuildRunner(ctx, tn.Org.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst, r, _, err := s.CreateInstall(ctx, org.ID, app.ID, "customer-1", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runTok, err := s.IssueRunnerToken(ctx, org.ID, r.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.token, st.orgID, st.install, st.runnerID, st.runTok = tok, org.ID, inst, r.ID, runTok
-	st.stopSandboxRegistries(inst.ID)
-	build, err := s.EnsureBuildRunner(ctx, org.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.buildTok, err = s.IssueRunnerToken(ctx, org.ID, build.ID); err != nil {
+	if st.buildTok, err = s.IssueRunnerToken(ctx, tn.Org.ID, build.ID); err != nil {
 		t.Fatal(err)
 	}
 	return st

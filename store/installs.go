@@ -70,6 +70,16 @@ func (s *Store) GetInstall(ctx context.Context, orgID, id string) (Install, erro
 	return inst, nil
 }
 
+// GetInstallByID finds an install by ID alone, with its inputs (for the
+// worker, which is given IDs by workflows, not an org).
+func (s *Store) GetInstallByID(ctx context.Context, id string) (Install, error) {
+	var inst Install
+	if err := s.db.WithContext(ctx).Preload("Inputs").Where("id = ?", id).First(&inst).Error; err != nil {
+		return Install{}, notFound(err, "install "+id)
+	}
+	return inst, nil
+}
+
 // DeleteInstall deletes an install and its runner; the runner's tokens stop
 // working at once. Jobs and their logs are kept for the record.
 func (s *Store) DeleteInstall(ctx context.Context, orgID, id string) error {

@@ -91,18 +91,8 @@ func TestStatementLog(t *testing.T) {
 func BenchmarkEnqueueJob(b *testing.B) {
 	s, _ := openLogged(b, store.Postgres)
 	ctx := context.Background()
-	org, _, err := s.CreateOrg(ctx, "acme")
-	if err != nil {
-		b.Fatal(err)
-	}
-	app, err := s.CreateApp(ctx, org.ID, "demo", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, r, _, err := s.CreateInstall(ctx, org.ID, app.ID, "customer-1", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	tn := storetest.NewTenant(b, s)
+	org, r := tn.Org, tn.Runner
 	manifest := []byte(`{"module":"` + strings.Repeat("QUJD", 16<<10) + `"}`)
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -26,21 +26,9 @@ type fixture struct {
 
 func newFixture(t *testing.T, dialect string) fixture {
 	t.Helper()
-	ctx := context.Background()
 	s := storetest.Open(t, dialect)
-	org, tok, err := s.CreateOrg(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := s.CreateApp(ctx, org.ID, "demo", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, r, reg, err := s.CreateInstall(ctx, org.ID, app.ID, "customer-1", []store.InstallInput{{Name: "region", Value: "eu"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fixture{s: s, org: org, inst: inst, runner: r, regTok: reg, adminTk: tok}
+	tn := storetest.NewTenant(t, s, store.InstallInput{Name: "region", Value: "eu"})
+	return fixture{s: s, org: tn.Org, inst: tn.Install, runner: tn.Runner, regTok: tn.RegistrationToken, adminTk: tn.OrgToken}
 }
 
 func forEachDialect(t *testing.T, f func(t *testing.T, dialect string)) {

@@ -44,11 +44,14 @@ func shortActivity(ctx workflow.Context) workflow.Context {
 // localActivity is the options of the quick store activities that run as
 // local activities: in the workflow's worker, during its workflow task,
 // without a round trip through a task queue. Used on the steps' critical
-// path (enqueue, record, step status).
+// path (enqueue, record, step status). Their retries get a minute in all (a
+// local activity's default is its StartToCloseTimeout): attempts 1, 3, 7,
+// 15 and 31 s after the first ride out a database restart of half a minute.
 func localActivity(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
+		ScheduleToCloseTimeout: time.Minute,
+		StartToCloseTimeout:    30 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
 	})
 }
 

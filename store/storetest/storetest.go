@@ -1,6 +1,8 @@
 // Package storetest opens a fresh, migrated store for a test: a new database
 // on the PostgreSQL server (OUTPOST_TEST_DATABASE_URL, default the local
-// server) or a new SQLite file, dropped when the test ends.
+// server) or a new SQLite file, dropped when the test ends. StartServer
+// starts a PostgreSQL server of the test's own, for a test that stops and
+// starts it.
 package storetest
 
 import (
@@ -28,9 +30,21 @@ var Dialects = []string{store.Postgres, store.SQLite}
 // Open returns a migrated store on a fresh database of the given dialect.
 func Open(t testing.TB, dialect string) *store.Store {
 	t.Helper()
+	return open(t, NewConfig(t, dialect))
+}
+
+// OpenPostgres returns a migrated store on a fresh database of the
+// PostgreSQL server at adminURL (a Server's, say).
+func OpenPostgres(t testing.TB, adminURL string) *store.Store {
+	t.Helper()
+	return open(t, store.Config{DatabaseURL: newDatabase(t, adminURL)})
+}
+
+func open(t testing.TB, cfg store.Config) *store.Store {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := store.Open(ctx, NewConfig(t, dialect))
+	s, err := store.Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -63,6 +77,11 @@ func NewPostgresDatabase(t testing.TB) string {
 	if admin == "" {
 		admin = DefaultAdminURL
 	}
+	return newDatabase(t, admin)
+}
+
+func newDatabase(t testing.TB, admin string) string {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
@@ -87,4 +106,36 @@ func NewPostgresDatabase(t testing.TB) string {
 	}
 	u.Path = "/" + name
 	return u.String()
+}
+
+// Tenant is an org with an app and one install of it.
+type Tenant struct {
+	Org      store.Org
+	OrgToken string // the org's API token
+	App      store.App
+	Install  store.Install
+	Runner   store.Runner // the install's runner
+	// RegistrationToken registers the install's runner.
+	RegistrationToken string
+}
+
+// NewTenant creates an org "acme", its app "demo" and an install of it,
+// "customer-1", with the given inputs.
+func NewTenant(t testing.TB, s *store.Store, inputs ...store.InstallInput) Tenant {
+	t.Helper()
+	ctx := context.Background()
+	var (
+		tn  Tenant
+		err error
+	)
+	if tn.Org, tn.OrgToken, err = s.CreateOrg(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if tn.App, err = s.CreateApp(ctx, tn.Org.ID, "demo", ""); err != nil {
+		t.Fatal(err)
+	}
+	if tn.Install, tn.Runner, tn.RegistrationToken, err = s.CreateInstall(ctx, tn.Org.ID, tn.App.ID, "customer-1", inputs); err != nil {
+		t.Fatal(err)
+	}
+	return tn
 }

@@ -208,6 +208,7 @@ func (p *plugin) terraformEnv(jobEnv map[string]string, run plugins.Run) (map[st
 	env[envHTTPUnlock] = p.m.Backend.UnlockAddress
 	env[envHTTPUser] = p.m.Backend.Username
 	env[envHTTPPass] = p.m.Backend.Password
+	env[envHTTPRetryMax], env[envHTTPRetryWaitMax] = "10", "5"
 	return env, nil
 }
 

@@ -30,6 +30,10 @@ const (
 	envHTTPAddress = "TF_HTTP_ADDRESS"
 	envHTTPLock    = "TF_HTTP_LOCK_ADDRESS"
 	envHTTPUnlock  = "TF_HTTP_UNLOCK_ADDRESS"
+	// The state backend is the gateway: its retries (1, 2, 4, then 5 s
+	// apart, 10 in all: about 40 s) ride out a restart of its database.
+	envHTTPRetryMax     = "TF_HTTP_RETRY_MAX"
+	envHTTPRetryWaitMax = "TF_HTTP_RETRY_WAIT_MAX"
 )
 
 // New returns a terraform plugin for one job.

@@ -1,0 +1,122 @@
+package activities
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// testGraph: network ← {cache, db} ← api ← web. cache's environment reads
+// another component's outputs, db's the sandbox's.
+func testGraph(t *testing.T) installGraph {
+	t.Helper()
+	g := installGraph{Version: 3, Deps: appconfig.Graph{
+		"network": nil, "cache": {"network"}, "db": {"network"}, "api": {"db", "cache"}, "web": {"api"}}}
+	nodes := map[string]graphNode{
+		"network": {Type: appconfig.TypeTerraformModule},
+		"cache":   {Type: appconfig.TypeTerraformModule, EnvReadsComponents: true},
+		"db":      {Type: appconfig.TypeTerraformModule, EnvReadsSandbox: true},
+		"api":     {Type: appconfig.TypeHelmChart},
+		"web":     {Type: appconfig.TypeContainerImage},
+	}
+	order, err := g.Deps.Order()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range order {
+		n := nodes[name]
+		n.Name = name
+		g.Components = append(g.Components, n)
+	}
+	return g
+}
+
+func TestPlanSteps(t *testing.T) {
+	op := func(kind, component string, withDependents bool) store.InstallOperation {
+		return store.InstallOperation{Kind: kind, Component: component, WithDependents: withDependents, ApprovalMode: store.ApproveAll}
+	}
+	prompt := op(store.OpProvision, "", false)
+	prompt.ApprovalMode = store.Prompt
+	planOnly := op(store.OpReprovision, "", false)
+	planOnly.PlanOnly = true
+	for _, tc := range []struct {
+		name  string
+		op    store.InstallOperation
+		steps []string // "step < what it waits for [flags]"
+	}{
+		{"provision", op(store.OpProvision, "", false), []string{
+			"sandbox <",
+			"network < sandbox prestart prestart-before-sandbox",
+			"cache < network sandbox",
+			"db < network sandbox prestart",
+			"api < db cache sandbox",
+			"web < api sandbox",
+		}},
+		{"provision with prompts: nothing starts early", prompt, []string{
+			"sandbox <", "network < sandbox", "cache < network sandbox", "db < network sandbox",
+			"api < db cache sandbox", "web < api sandbox",
+		}},
+		{"reprovision, plan only: nothing starts early", planOnly, []string{
+			"sandbox <", "network < sandbox", "cache < network sandbox", "db < network sandbox",
+			"api < db cache sandbox", "web < api sandbox",
+		}},
+		{"deprovision: dependents first, the sandbox last", op(store.OpDeprovision, "", false), []string{
+			"network < cache db destroy prestart prestart-before-sandbox",
+			"cache < api destroy",
+			"db < api destroy prestart",
+			"api < web destroy",
+			"web < destroy",
+			"sandbox < network cache db api web destroy",
+		}},
+		{"deploy one component", op(store.OpDeployComponent, "db", false), []string{
+			"db < prestart",
+		}},
+		{"deploy with dependents", op(store.OpDeployComponent, "db", true), []string{
+			"db < prestart", "api < db", "web < api",
+		}},
+		{"teardown one component", op(store.OpTeardownComponent, "web", false), []string{
+			"web < destroy",
+		}},
+		{"teardown with dependents", op(store.OpTeardownComponent, "db", true), []string{
+			"db < api destroy prestart", "api < web destroy", "web < destroy",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps, err := planSteps(tc.op, testGraph(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]string, len(steps))
+			for i, st := range steps {
+				got[i] = describeStep(st)
+			}
+			if !slices.Equal(got, tc.steps) {
+				t.Errorf("steps:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.steps, "\n  "))
+			}
+		})
+	}
+}
+
+func TestPlanStepsUnknownComponent(t *testing.T) {
+	_, err := planSteps(store.InstallOperation{Kind: store.OpDeployComponent, Component: "queue"}, testGraph(t))
+	if want := `the app config (version 3) has no component "queue"`; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}
+
+func describeStep(st StepSpec) string {
+	s := strings.TrimSpace(fmt.Sprintf("%s < %s", st.Name, strings.Join(st.After, " ")))
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{st.Destroy, "destroy"}, {st.Prestart, "prestart"}, {st.PrestartBeforeSandbox, "prestart-before-sandbox"}} {
+		if f.on {
+			s += " " + f.name
+		}
+	}
+	return s
+}
