@@ -14,6 +14,7 @@ import (
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -194,7 +195,7 @@ func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (_ Res
 		return ResolvedBuild{}, err
 	}
 	b := builds[0]
-	if err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"build_id": b.ID, "status": store.StepBuilding,
+	if err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"build_id": b.ID, "status": status.StepBuilding,
 		"started_at": time.Now().UTC()}); err != nil {
 		return ResolvedBuild{}, err
 	}
@@ -214,7 +215,7 @@ func (a *Activities) AwaitBuild(ctx context.Context, buildID string) (_ BuildSum
 		if err != nil {
 			return BuildSummary{}, err
 		}
-		if store.BuildTerminal(b.Status) {
+		if status.BuildTerminal(b.Status) {
 			return summarize(b), nil
 		}
 		activity.RecordHeartbeat(ctx, b.Status)
@@ -278,7 +279,7 @@ func (a *Activities) EnqueueSyncJob(ctx context.Context, in SyncJobInput) (_ Job
 	m := protocol.OCIManifest{Operation: protocol.OCISync, Artifact: &src, Destination: dst}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeOCI, TimeoutMS: buildJobTimeout.Milliseconds()}
 	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
-		return map[string]any{"sync_job_id": jobID, "status": store.StepSyncing}
+		return map[string]any{"sync_job_id": jobID, "status": status.StepSyncing}
 	})
 }
 
@@ -291,7 +292,7 @@ func (a *Activities) syncEnds(ctx context.Context, installID, buildID string, wi
 	if err != nil {
 		return protocol.ArtifactRef{}, protocol.OCIDestination{}, err
 	}
-	if b.Status != store.BuildSucceeded {
+	if b.Status != status.BuildSucceeded {
 		return protocol.ArtifactRef{}, protocol.OCIDestination{},
 			temporal.NewNonRetryableApplicationError("build "+b.ID+" has not succeeded: "+b.Status, "BuildNotReady", nil)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // EnqueueCommandJob renders the debug command's manifest from the store and
@@ -26,7 +26,7 @@ func (a *Activities) EnqueueCommandJob(ctx context.Context, commandID, key strin
 	if err != nil {
 		return JobRef{}, err
 	}
-	cmd.JobID, cmd.Status = &ref.JobID, store.JobRunning
+	cmd.JobID, cmd.Status = &ref.JobID, status.JobRunning
 	return ref, a.Store.UpdateInstallCommand(ctx, cmd)
 }
 

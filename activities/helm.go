@@ -10,6 +10,7 @@ import (
 
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -81,9 +82,9 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeHelm, TimeoutMS: helmJobTimeout.Milliseconds()}
 	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
 		if in.Operation == protocol.HelmPlan {
-			return map[string]any{"status": store.StepPlanning, "plan_job_id": jobID}
+			return map[string]any{"status": status.StepPlanning, "plan_job_id": jobID}
 		}
-		return map[string]any{"status": store.StepApplying, "apply_job_id": jobID}
+		return map[string]any{"status": status.StepApplying, "apply_job_id": jobID}
 	})
 }
 
@@ -168,7 +169,7 @@ func (a *Activities) sandboxOutputs(ctx context.Context, installID string) (map[
 	if err != nil {
 		return nil, err
 	}
-	raw, ok := rows[store.SandboxStep]
+	raw, ok := rows[status.SandboxStep]
 	if !ok {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/notify"
 )
@@ -99,7 +100,7 @@ func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs boo
 		if err != nil {
 			return JobResult{}, err
 		}
-		if store.JobTerminal(j.Status) {
+		if status.JobTerminal(j.Status) {
 			res := JobResult{JobID: j.ID, Status: j.Status, Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error}
 			if withOutputs {
 				res.Outputs = json.RawMessage(nonEmpty(j.Outputs))

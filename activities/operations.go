@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -114,9 +115,9 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 	}
 	switch op.Kind {
 	case store.OpDeprovision:
-		p.SucceededInstallStatus, p.FailedInstallStatus, p.InterruptedInstallStatus = store.InstallDeprovisioned, store.InstallFailed, store.InstallFailed
+		p.SucceededInstallStatus, p.FailedInstallStatus, p.InterruptedInstallStatus = status.InstallDeprovisioned, status.InstallFailed, status.InstallFailed
 	default:
-		p.SucceededInstallStatus, p.FailedInstallStatus, p.InterruptedInstallStatus = store.InstallActive, store.InstallFailed, store.InstallFailed
+		p.SucceededInstallStatus, p.FailedInstallStatus, p.InterruptedInstallStatus = status.InstallActive, status.InstallFailed, status.InstallFailed
 	}
 	if op.Kind == store.OpDeployComponent || op.Kind == store.OpTeardownComponent {
 		// A component operation does not change what the install is.
@@ -126,12 +127,12 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 		}
 		p.SucceededInstallStatus, p.InterruptedInstallStatus = inst.Status, inst.Status
 	}
-	status := store.InstallProvisioning
+	installStatus := status.InstallProvisioning
 	if op.Kind == store.OpDeprovision {
-		status = store.InstallDeprovisioning
+		installStatus = status.InstallDeprovisioning
 	}
 	if op.Kind == store.OpProvision || op.Kind == store.OpReprovision || op.Kind == store.OpDeprovision {
-		if err := a.Store.SetInstallStatus(ctx, op.InstallID, status); err != nil {
+		if err := a.Store.SetInstallStatus(ctx, op.InstallID, installStatus); err != nil {
 			return OperationPlan{}, err
 		}
 	}
@@ -162,15 +163,15 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 		}
 		if online {
 			if waiting {
-				a.Store.SetOperationStatus(ctx, opID, store.OpRunning)
+				a.Store.SetOperationStatus(ctx, opID, status.OpRunning)
 			}
 			return info, nil
 		}
 		if !waiting {
 			waiting = true
-			a.Store.SetOperationStatus(ctx, opID, store.OpWaitingForRunner)
+			a.Store.SetOperationStatus(ctx, opID, status.OpWaitingForRunner)
 			if op.Kind == store.OpProvision {
-				a.Store.SetInstallStatus(ctx, op.InstallID, store.InstallWaitingForRunner)
+				a.Store.SetInstallStatus(ctx, op.InstallID, status.InstallWaitingForRunner)
 			}
 		}
 		if time.Now().After(deadline) {
@@ -230,14 +231,14 @@ type RunnerInfo struct {
 }
 
 // SetStepStatus records a step's status (and error), stamping its times.
-func (a *Activities) SetStepStatus(ctx context.Context, opID, step, status, errMsg string) error {
+func (a *Activities) SetStepStatus(ctx context.Context, opID, step, stepStatus, errMsg string) error {
 	now := time.Now().UTC()
-	changes := map[string]any{"status": status, "error": errMsg}
-	switch status {
-	case store.StepPlanning:
+	changes := map[string]any{"status": stepStatus, "error": errMsg}
+	switch stepStatus {
+	case status.StepPlanning:
 		changes["started_at"] = now
-	case store.StepSucceeded, store.StepNoChanges, store.StepFailed, store.StepSkipped, store.StepDenied,
-		store.StepCancelled, store.StepPlanned:
+	case status.StepSucceeded, status.StepNoChanges, status.StepFailed, status.StepSkipped, status.StepDenied,
+		status.StepCancelled, status.StepPlanned:
 		changes["finished_at"] = now
 	}
 	return classify(a.Store.UpdateStep(ctx, opID, step, changes))
@@ -296,7 +297,7 @@ func (a *Activities) jobOutputs(ctx context.Context, opID, step, jobID string, v
 	if err != nil {
 		return "", err
 	}
-	if j.Status != store.JobSucceeded {
+	if j.Status != status.JobSucceeded {
 		msg := jobError(j)
 		if opID == "" {
 			return msg, nil
@@ -320,7 +321,7 @@ func (a *Activities) recordPlan(ctx context.Context, opID, step string, out prot
 	s := PlanSummary{HasChanges: out.HasChanges, Add: out.Add, Change: out.Change, Destroy: out.Destroy}
 	err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"has_changes": out.HasChanges, "add": out.Add,
 		"change": out.Change, "destroy_count": out.Destroy, "plan_text": out.PlanText})
-	if err != nil || out.HasChanges || step == store.SandboxStep {
+	if err != nil || out.HasChanges || step == status.SandboxStep {
 		return s, err
 	}
 	op, err := a.Store.GetOperationByID(ctx, opID)
@@ -432,7 +433,7 @@ func jobError(j store.Job) string {
 	switch {
 	case j.Error != "":
 		return j.Error
-	case j.Status == store.JobCancelled:
+	case j.Status == status.JobCancelled:
 		return "cancelled"
 	case j.ExitCode != nil:
 		return fmt.Sprintf("exited with code %d", *j.ExitCode)

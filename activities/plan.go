@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -50,7 +51,7 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 		if !destroy {
 			after = selectedOf(g.Deps[c.Name], selected)
 			if withSandbox {
-				after = append(after, store.SandboxStep)
+				after = append(after, status.SandboxStep)
 			}
 		} else {
 			// Destroy a component only after everything that depends on
@@ -61,12 +62,12 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 				}
 			}
 		}
-		prestart := op.ApprovalMode != store.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
+		prestart := op.ApprovalMode != status.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
 		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart,
 			PrestartBeforeSandbox: prestart && !c.EnvReadsSandbox})
 	}
 	if withSandbox {
-		sb := StepSpec{Name: store.SandboxStep, Destroy: destroy}
+		sb := StepSpec{Name: status.SandboxStep, Destroy: destroy}
 		if destroy {
 			sb.After = names
 			steps = append(steps, sb)

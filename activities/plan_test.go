@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -37,10 +38,10 @@ func testGraph(t *testing.T) installGraph {
 
 func TestPlanSteps(t *testing.T) {
 	op := func(kind, component string, withDependents bool) store.InstallOperation {
-		return store.InstallOperation{Kind: kind, Component: component, WithDependents: withDependents, ApprovalMode: store.ApproveAll}
+		return store.InstallOperation{Kind: kind, Component: component, WithDependents: withDependents, ApprovalMode: status.ApproveAll}
 	}
 	prompt := op(store.OpProvision, "", false)
-	prompt.ApprovalMode = store.Prompt
+	prompt.ApprovalMode = status.Prompt
 	planOnly := op(store.OpReprovision, "", false)
 	planOnly.PlanOnly = true
 	for _, tc := range []struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -23,7 +24,7 @@ const terraformJobTimeout = 30 * time.Minute
 // manifest is rendered from the store, never carried in workflow history.
 type TerraformJobInput struct {
 	OperationID string
-	Step        string // store.SandboxStep or a component name
+	Step        string // status.SandboxStep or a component name
 	Operation   string // protocol.TerraformPlan, TerraformApply or TerraformPlanApply
 	Destroy     bool
 	PlanJobID   string // for apply: the plan job whose saved plan is applied
@@ -107,7 +108,7 @@ func (c *configCache) put(orgID, appID string, version int, cfg *appconfig.Confi
 
 // Workspace is the terraform state workspace of an install's step.
 func Workspace(installID, step string) string {
-	if step == store.SandboxStep {
+	if step == status.SandboxStep {
 		return installID + ".sandbox"
 	}
 	return installID + ".component." + step
@@ -140,7 +141,7 @@ func (a *Activities) renderData(ctx context.Context, cfg *appconfig.Config, inst
 		if err != nil {
 			return appconfig.Data{}, nonRetryable("render", err)
 		}
-		if name == store.SandboxStep {
+		if name == status.SandboxStep {
 			d.SandboxOutputs = vals
 		} else {
 			d.Components[name] = vals
@@ -163,9 +164,9 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	var rendered *appconfig.Rendered
 	source := cfg.Sandbox.Source
 	switch {
-	case in.Step == store.SandboxStep && in.DeferInputs:
+	case in.Step == status.SandboxStep && in.DeferInputs:
 		return JobRef{}, temporal.NewNonRetryableApplicationError("the sandbox's inputs cannot be deferred", "InvalidInput", nil)
-	case in.Step == store.SandboxStep:
+	case in.Step == status.SandboxStep:
 		rendered, err = cfg.RenderSandbox(data)
 	default:
 		c, ok := cfg.Component(in.Step)
@@ -191,7 +192,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		modSync  *protocol.TerraformModuleSync
 	)
 	switch {
-	case in.SyncBuildID != "" && (in.Operation != protocol.TerraformPlanApply || in.Step == store.SandboxStep):
+	case in.SyncBuildID != "" && (in.Operation != protocol.TerraformPlanApply || in.Step == status.SandboxStep):
 		return JobRef{}, temporal.NewNonRetryableApplicationError("SyncBuildID: only a component's plan_apply job syncs its build", "InvalidInput", nil)
 	case in.DeferRegistry && (!in.DeferInputs || in.SyncBuildID == ""):
 		return JobRef{}, temporal.NewNonRetryableApplicationError("DeferRegistry: only a job that syncs its build (SyncBuildID) with deferred inputs defers the registry", "InvalidInput", nil)
@@ -201,7 +202,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 			return JobRef{}, err
 		}
 		modSync = &protocol.TerraformModuleSync{Source: src, Destination: dst}
-	case in.Step != store.SandboxStep:
+	case in.Step != status.SandboxStep:
 		st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
 		if err != nil {
 			return JobRef{}, err
@@ -228,7 +229,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: ws, Module: module, ModuleArtifact: artifact,
 		ModuleSync: modSync, Variables: vars, Env: env,
 		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: token}}
-	stepChanges := map[string]any{"status": store.StepPlanning, "started_at": time.Now().UTC()}
+	stepChanges := map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC()}
 	if in.Operation == protocol.TerraformApply {
 		plan, err := a.Store.GetJobByID(ctx, in.PlanJobID)
 		if err != nil {
@@ -240,7 +241,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		}
 		// The saved plan already says whether it destroys.
 		m.PlanFile, m.Destroy = po.PlanFile, false
-		stepChanges = map[string]any{"status": store.StepApplying}
+		stepChanges = map[string]any{"status": status.StepApplying}
 	}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeTerraform, TimeoutMS: terraformJobTimeout.Milliseconds(),
 		Workspace: ws, StateToken: token}
@@ -314,7 +315,7 @@ func (a *Activities) ProvideTerraformInputs(ctx context.Context, in TerraformJob
 	if err := a.Store.ProvideJobInputs(ctx, jobID, raw); err != nil {
 		return err
 	}
-	changes := stepJobChanges(map[string]any{"status": store.StepPlanning, "started_at": time.Now().UTC()}, in, jobID)
+	changes := stepJobChanges(map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC()}, in, jobID)
 	return a.Store.UpdateStep(ctx, in.OperationID, in.Step, changes)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -101,7 +102,7 @@ func (s *Server) startBuilds(ctx context.Context, builds []store.Build, created 
 		// A reused build still queued may be one whose workflow never
 		// started (a process died in between): starting it again is safe,
 		// its workflow ID names the build.
-		if !created[i] && b.Status != store.BuildQueued {
+		if !created[i] && b.Status != status.BuildQueued {
 			continue
 		}
 		if failed == nil {
@@ -125,7 +126,7 @@ func (s *Server) startBuilds(ctx context.Context, builds []store.Build, created 
 			continue
 		}
 		now := s.now()
-		out[i].Status, out[i].Error, out[i].FinishedAt = store.BuildFailed, msg, &now
+		out[i].Status, out[i].Error, out[i].FinishedAt = status.BuildFailed, msg, &now
 	}
 	return out, failed
 }
@@ -356,7 +357,7 @@ func (s *Server) listInstallComponents(c echo.Context) error {
 
 // buildSchemas are the OpenAPI schemas of builds.
 func buildSchemas() map[string]any {
-	status := map[string]any{"type": "string", "enum": []string{store.BuildQueued, store.BuildRunning, store.BuildSucceeded, store.BuildFailed}}
+	status := map[string]any{"type": "string", "enum": []string{status.BuildQueued, status.BuildRunning, status.BuildSucceeded, status.BuildFailed}}
 	return map[string]any{
 		"Build": object(props{"id": str, "app_id": str, "component": str, "component_type": str,
 			"config_version": described(integer, "the app config version that queued the build"),

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -84,7 +85,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 		t.Fatalf("version 1's builds: %+v", v1.Builds)
 	}
 	for _, b := range v1.Builds {
-		if b.Reused || b.Status != store.BuildQueued || b.ConfigVersion != 1 || b.ComponentType != demoComponentTypes[b.Component] ||
+		if b.Reused || b.Status != status.BuildQueued || b.ConfigVersion != 1 || b.ComponentType != demoComponentTypes[b.Component] ||
 			!strings.HasPrefix(b.SourceDigest, "sha256:") || b.Digest != "" || b.WorkflowID != "app/"+app.ID+"/build/"+b.ID {
 			t.Errorf("version 1's build of %s = %+v", b.Component, b)
 		}
@@ -128,7 +129,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 	for _, name := range demoComponents {
 		b := second[name]
 		if name == "cache" {
-			if b.Reused || b.ID == first[name].ID || b.ConfigVersion != 2 || b.SourceDigest == first[name].SourceDigest || b.Status != store.BuildQueued {
+			if b.Reused || b.ID == first[name].ID || b.ConfigVersion != 2 || b.SourceDigest == first[name].SourceDigest || b.Status != status.BuildQueued {
 				t.Errorf("version 2's cache build = %+v, want a new one (version 1's: %+v)", b, first[name])
 			}
 			continue
@@ -221,7 +222,7 @@ func TestBuildArtifact(t *testing.T) {
 	}
 	var running store.Build
 	e.call("GET", "/v1/apps/"+app.ID+"/builds/"+db.ID, nil, 200, &running)
-	if running.Status != store.BuildRunning || running.JobID == nil || *running.JobID != "job_0000000000000001" || running.Digest != "" {
+	if running.Status != status.BuildRunning || running.JobID == nil || *running.JobID != "job_0000000000000001" || running.Digest != "" {
 		t.Errorf("running build = %+v", running)
 	}
 	art := store.BuildArtifact{Digest: "sha256:" + strings.Repeat("ab", 32), MediaType: "application/vnd.oci.image.manifest.v1+json",
@@ -241,14 +242,14 @@ func TestBuildArtifact(t *testing.T) {
 	}
 	var done store.Build
 	json.Unmarshal(res.body, &done)
-	if done.Status != store.BuildSucceeded || done.Digest != art.Digest || done.MediaType != art.MediaType ||
+	if done.Status != status.BuildSucceeded || done.Digest != art.Digest || done.MediaType != art.MediaType ||
 		done.ArtifactType != art.ArtifactType || done.Size != art.Size || done.FinishedAt == nil ||
 		done.Repository != e.org.ID+"/"+app.ID || !strings.HasPrefix(done.Tag, "database.") || done.AppID != app.ID {
 		t.Errorf("succeeded build = %+v", done)
 	}
 	// The sync shows the artifact's digest once it is known.
 	again := byComponent(e.syncBuilds(app.ID, exampleFiles(t), 200).Builds)
-	if b := again["database"]; b.Digest != art.Digest || b.Status != store.BuildSucceeded || !b.Reused {
+	if b := again["database"]; b.Digest != art.Digest || b.Status != status.BuildSucceeded || !b.Reused {
 		t.Errorf("sync's database build after success = %+v", b)
 	}
 
@@ -257,13 +258,13 @@ func TestBuildArtifact(t *testing.T) {
 	}
 	var failed store.Build
 	e.call("GET", "/v1/apps/"+app.ID+"/builds/"+builds["cache"].ID, nil, 200, &failed)
-	if failed.Status != store.BuildFailed || failed.Error != "terraform module: no .tf files" || failed.Digest != "" {
+	if failed.Status != status.BuildFailed || failed.Error != "terraform module: no .tf files" || failed.Digest != "" {
 		t.Errorf("failed build = %+v", failed)
 	}
 	// The version's list shows the failure (there is no other build of that
 	// source).
 	for _, b := range e.listBuilds(app.ID, "?config_version=1&component=cache") {
-		if b.ID != failed.ID || b.Status != store.BuildFailed {
+		if b.ID != failed.ID || b.Status != status.BuildFailed {
 			t.Errorf("version 1's cache build = %+v, want the failed one", b)
 		}
 	}
@@ -309,7 +310,7 @@ func TestSyncBuildStartFails(t *testing.T) {
 		t.Fatalf("builds after the failed sync: %+v", all)
 	}
 	for _, b := range all {
-		if b.Status != store.BuildFailed || b.ComponentType != demoComponentTypes[b.Component] || !strings.HasPrefix(b.Error, "could not start its workflow") || b.FinishedAt == nil {
+		if b.Status != status.BuildFailed || b.ComponentType != demoComponentTypes[b.Component] || !strings.HasPrefix(b.Error, "could not start its workflow") || b.FinishedAt == nil {
 			t.Errorf("build of %s = %+v, want failed, saying its workflow could not start", b.Component, b)
 		}
 	}
@@ -321,7 +322,7 @@ func TestSyncBuildStartFails(t *testing.T) {
 		t.Fatalf("second sync: %+v", again)
 	}
 	for _, b := range again.Builds {
-		if b.Reused || b.Status != store.BuildQueued || slices.Contains(buildIDs(all), b.ID) {
+		if b.Reused || b.Status != status.BuildQueued || slices.Contains(buildIDs(all), b.ID) {
 			t.Errorf("second sync's build of %s = %+v, want a new one", b.Component, b)
 		}
 	}
@@ -366,19 +367,19 @@ func TestRebuild(t *testing.T) {
 	cache := builds["cache"].ID
 
 	// Queued, running, succeeded: the same build, 200, nothing started.
-	if b := rebuild(map[string]any{"component": "cache"}, 200); b.ID != cache || b.Status != store.BuildQueued {
+	if b := rebuild(map[string]any{"component": "cache"}, 200); b.ID != cache || b.Status != status.BuildQueued {
 		t.Errorf("rebuild of a queued build = %+v", b)
 	}
 	if err := e.store.StartBuild(ctx, cache, "job_0000000000000001"); err != nil {
 		t.Fatal(err)
 	}
-	if b := rebuild(map[string]any{"component": "cache"}, 200); b.ID != cache || b.Status != store.BuildRunning {
+	if b := rebuild(map[string]any{"component": "cache"}, 200); b.ID != cache || b.Status != status.BuildRunning {
 		t.Errorf("rebuild of a running build = %+v", b)
 	}
 	if err := e.store.FinishBuild(ctx, cache, &store.BuildArtifact{Digest: "sha256:" + strings.Repeat("cd", 32), Size: 10}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if b := rebuild(map[string]any{"component": "cache"}, 200); b.ID != cache || b.Status != store.BuildSucceeded {
+	if b := rebuild(map[string]any{"component": "cache"}, 200); b.ID != cache || b.Status != status.BuildSucceeded {
 		t.Errorf("rebuild of a succeeded build = %+v", b)
 	}
 	// (The queued one is started again — harmless, its workflow ID names it.)
@@ -391,7 +392,7 @@ func TestRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := rebuild(map[string]any{"component": "database"}, 202)
-	if b.ID == builds["database"].ID || b.Status != store.BuildQueued || b.SourceDigest != builds["database"].SourceDigest || b.ConfigVersion != 1 {
+	if b.ID == builds["database"].ID || b.Status != status.BuildQueued || b.SourceDigest != builds["database"].SourceDigest || b.ConfigVersion != 1 {
 		t.Errorf("rebuild of a failed build = %+v", b)
 	}
 	if s := e.ops.startedBuilds(); len(distinctBuilds(s)) != 6 || s[len(s)-1].ID != b.ID {
@@ -413,7 +414,7 @@ func TestRebuild(t *testing.T) {
 	}
 	e.ops.failBuildStarts(nil)
 	network := e.listBuilds(app.ID, "?component=network")
-	if len(network) != 2 || network[0].Status != store.BuildFailed || !strings.HasPrefix(network[0].Error, "could not start its workflow") {
+	if len(network) != 2 || network[0].Status != status.BuildFailed || !strings.HasPrefix(network[0].Error, "could not start its workflow") {
 		t.Errorf("network's builds after a failed start = %+v", network)
 	}
 

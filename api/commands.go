@@ -11,6 +11,7 @@ import (
 
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/workflows"
 )
@@ -84,7 +85,7 @@ func newCommandView(c store.InstallCommand) commandView {
 // commandFinished reports whether a command will not change any more.
 func commandFinished(c store.InstallCommand) bool {
 	switch c.Status {
-	case store.JobSucceeded, store.JobFailed, store.JobCancelled:
+	case status.JobSucceeded, status.JobFailed, status.JobCancelled:
 		return true
 	}
 	return c.FinishedAt != nil
@@ -119,7 +120,7 @@ func (s *Server) createCommand(c echo.Context) error {
 	if err := s.ops.StartInstallCommand(ctx, cmd); err != nil {
 		// Nothing will run it: record that, so the command does not stay queued.
 		now := s.now()
-		cmd.Status, cmd.Error, cmd.FinishedAt = store.JobFailed, "the command's workflow could not be started", &now
+		cmd.Status, cmd.Error, cmd.FinishedAt = status.JobFailed, "the command's workflow could not be started", &now
 		if uerr := s.store.UpdateInstallCommand(context.WithoutCancel(ctx), cmd); uerr != nil {
 			s.log.Error("recording a command that did not start failed", "command", cmd.ID, "err", uerr)
 		}

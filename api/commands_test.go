@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -20,7 +21,7 @@ func TestCommands(t *testing.T) {
 
 	var df commandView
 	e.call("POST", commands, map[string]any{"command": []string{"df", "-h"}, "timeout_seconds": 30}, 202, &df)
-	if !strings.HasPrefix(df.ID, "cmd_") || df.Status != store.JobQueued || !reflect.DeepEqual(df.Command, []string{"df", "-h"}) ||
+	if !strings.HasPrefix(df.ID, "cmd_") || df.Status != status.JobQueued || !reflect.DeepEqual(df.Command, []string{"df", "-h"}) ||
 		df.TimeoutSeconds != 30 || df.WorkflowID != "install/"+inst.ID+"/command/"+df.ID || df.InstallID != inst.ID {
 		t.Fatalf("created command = %+v", df)
 	}
@@ -42,7 +43,7 @@ func TestCommands(t *testing.T) {
 	}
 	var got commandView
 	e.call("GET", commands+"/"+df.ID, nil, 200, &got)
-	if got.Status != store.JobQueued {
+	if got.Status != status.JobQueued {
 		t.Fatalf("command = %+v", got)
 	}
 
@@ -52,7 +53,7 @@ func TestCommands(t *testing.T) {
 		case id := <-e.ops.awaiting:
 			now := time.Now()
 			code := 0
-			if err := e.store.UpdateInstallCommand(ctx, store.InstallCommand{ID: df.ID, Status: store.JobSucceeded,
+			if err := e.store.UpdateInstallCommand(ctx, store.InstallCommand{ID: df.ID, Status: status.JobSucceeded,
 				ExitCode: &code, Output: "Filesystem  Size\n/dev/sda1  20G\n", FinishedAt: &now}); err != nil {
 				t.Error(err)
 			}
@@ -62,7 +63,7 @@ func TestCommands(t *testing.T) {
 		}
 	}()
 	e.call("GET", commands+"/"+df.ID+"?wait=30", nil, 200, &got)
-	if got.Status != store.JobSucceeded || got.ExitCode == nil || *got.ExitCode != 0 || !strings.Contains(got.Output, "/dev/sda1") || got.FinishedAt == nil {
+	if got.Status != status.JobSucceeded || got.ExitCode == nil || *got.ExitCode != 0 || !strings.Contains(got.Output, "/dev/sda1") || got.FinishedAt == nil {
 		t.Fatalf("after waiting: %+v", got)
 	}
 	// A finished command is answered at once: nothing is awaited.
@@ -75,7 +76,7 @@ func TestCommands(t *testing.T) {
 
 	// A wait that runs out answers the command as it is.
 	e.call("GET", commands+"/"+uptime.ID+"?wait=1", nil, 200, &got)
-	if got.Status != store.JobQueued {
+	if got.Status != status.JobQueued {
 		t.Fatalf("after a wait that ran out: %+v", got)
 	}
 	if id := <-e.ops.awaiting; id != uptime.WorkflowID {
@@ -117,7 +118,7 @@ func TestCommandThatCannotStart(t *testing.T) {
 	}
 	var list struct{ Commands []commandView }
 	e.call("GET", commands, nil, 200, &list)
-	if len(list.Commands) != 1 || list.Commands[0].Status != store.JobFailed || list.Commands[0].FinishedAt == nil || list.Commands[0].Error == "" {
+	if len(list.Commands) != 1 || list.Commands[0].Status != status.JobFailed || list.Commands[0].FinishedAt == nil || list.Commands[0].Error == "" {
 		t.Fatalf("a command that did not start is listed as %+v, want failed", list.Commands)
 	}
 

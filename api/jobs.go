@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/notify"
 )
@@ -180,7 +181,7 @@ func (s *Server) followLogs(c echo.Context, job store.Job, cursor store.LogCurso
 		if len(chunks) == followBatch {
 			continue
 		}
-		if store.JobTerminal(j.Status) {
+		if status.JobTerminal(j.Status) {
 			complete, err := s.logsComplete(ctx, j, cursor)
 			if err != nil {
 				return s.streamFailed(c, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -61,7 +62,7 @@ func TestJobsAndLogPages(t *testing.T) {
 
 	var jobs struct{ Jobs []store.Job }
 	e.call("GET", "/v1/installs/"+inst.ID+"/jobs", nil, 200, &jobs)
-	if len(jobs.Jobs) != 1 || jobs.Jobs[0].ID != job.ID || jobs.Jobs[0].Status != store.JobRunning {
+	if len(jobs.Jobs) != 1 || jobs.Jobs[0].ID != job.ID || jobs.Jobs[0].Status != status.JobRunning {
 		t.Fatalf("install jobs = %+v", jobs.Jobs)
 	}
 
@@ -76,8 +77,8 @@ func TestJobsAndLogPages(t *testing.T) {
 		History  []store.JobEvent
 	}
 	json.Unmarshal(res.body, &history)
-	if history.Status != store.JobRunning || len(history.Attempts) != 1 || history.Attempts[0].RunnerID != inst.Runner.ID ||
-		len(history.History) != 2 || history.History[0].Status != store.JobQueued || history.History[1].Status != store.JobRunning {
+	if history.Status != status.JobRunning || len(history.Attempts) != 1 || history.Attempts[0].RunnerID != inst.Runner.ID ||
+		len(history.History) != 2 || history.History[0].Status != status.JobQueued || history.History[1].Status != status.JobRunning {
 		t.Fatalf("job detail = %s", res.body)
 	}
 
@@ -233,10 +234,10 @@ func TestFollowLogsStreamsNewLinesUntilTheJobEnds(t *testing.T) {
 	// The runner completes, saying it wrote 6 lines; the sixth arrives after
 	// the follower saw the completion, and is still sent before the end.
 	e.completeJob(job, protocol.StatusSucceeded, 6)
-	e.awaitFollower(store.JobSucceeded, store.LogCursor{Attempt: 1, Seq: 5})
+	e.awaitFollower(status.JobSucceeded, store.LogCursor{Attempt: 1, Seq: 5})
 	e.appendLines(job, 6, 6)
 	expectLines(t, events, 6)
-	expectEnd(t, events, store.JobSucceeded)
+	expectEnd(t, events, status.JobSucceeded)
 }
 
 func TestFollowLogsOfAFinishedJob(t *testing.T) {
@@ -249,7 +250,7 @@ func TestFollowLogsOfAFinishedJob(t *testing.T) {
 	defer cancel()
 	events := e.follow(ctx, job.ID, "&after=1.1")
 	expectLines(t, events, 2, 3)
-	expectEnd(t, events, store.JobFailed)
+	expectEnd(t, events, status.JobFailed)
 }
 
 func TestFollowLogsStopsWhenTheClientGoesAway(t *testing.T) {
@@ -258,7 +259,7 @@ func TestFollowLogsStopsWhenTheClientGoesAway(t *testing.T) {
 	job := e.runningJob(inst, "wf/away")
 	ctx, cancel := context.WithCancel(context.Background())
 	events := e.follow(ctx, job.ID, "")
-	e.awaitFollower(store.JobRunning, store.LogCursor{})
+	e.awaitFollower(status.JobRunning, store.LogCursor{})
 	cancel()
 	for range events { // until the client has closed its side
 	}

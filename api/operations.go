@@ -11,6 +11,7 @@ import (
 
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/workflows"
 )
@@ -57,7 +58,7 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 		return err
 	}
 	if err := s.ops.StartOperation(ctx, op); err != nil {
-		if ferr := s.store.FinishOperation(context.WithoutCancel(ctx), op.ID, store.OpFailed, "the operation's workflow could not be started", ""); ferr != nil {
+		if ferr := s.store.FinishOperation(context.WithoutCancel(ctx), op.ID, status.OpFailed, "the operation's workflow could not be started", ""); ferr != nil {
 			s.log.Error("recording an operation that did not start failed", "operation", op.ID, "err", ferr)
 		}
 		return opsFailed("starting the operation", err)
@@ -135,7 +136,7 @@ func (s *Server) decideStep(c echo.Context, approve bool) error {
 	if step == nil {
 		return fmt.Errorf("step %s of operation %s: %w", name, op.ID, store.ErrNotFound)
 	}
-	if step.Status != store.StepWaitingApproval {
+	if step.Status != status.StepWaitingApproval {
 		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "step %s is %s, not waiting for approval", name, step.Status)
 	}
 	if s.ops == nil {
@@ -219,7 +220,7 @@ func operationSchemas() map[string]any {
 			"id", "install_id", "kind", "workflow_id", "status"),
 		"OperationList": listOf("operations", "Operation"),
 		"Decision":      object(props{"operation_id": str, "step": str, "decision": str}, "operation_id", "step", "decision"),
-		"ApprovalMode":  request(props{"approval_mode": map[string]any{"type": "string", "enum": []string{store.ApproveAll, store.Prompt}}}, "approval_mode"),
+		"ApprovalMode":  request(props{"approval_mode": map[string]any{"type": "string", "enum": []string{status.ApproveAll, status.Prompt}}}, "approval_mode"),
 		"Outputs": object(props{"outputs": map[string]any{"type": "object",
 			"description": "by sandbox or component name, then output name: {value} or {sensitive: true}"}}, "outputs"),
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -82,7 +83,7 @@ func TestBuildSyncDeploy(t *testing.T) {
 	s.syncConfig(writeArtifactsApp(t, public.Addr()+"/library/app:1.0"))
 	inst, _ := s.newInstall("cust-art")
 	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 3*time.Minute)
-	if op.Status != store.OpSucceeded {
+	if op.Status != status.OpSucceeded {
 		t.Fatalf("provision %s: %s %+v", op.Status, op.Error, op.Steps)
 	}
 
@@ -158,7 +159,7 @@ func TestBuildSyncDeploy(t *testing.T) {
 	}
 	s.syncConfig(app)
 	noop := s.waitOp(inst, s.startOp(inst, "/components/api/deploy", nil).ID, 2*time.Minute)
-	if noop.Status != store.OpSucceeded || noop.step(t, "api").Status != store.StepNoChanges {
+	if noop.Status != status.OpSucceeded || noop.step(t, "api").Status != status.StepNoChanges {
 		t.Fatalf("deploy of a no-op build: %s %+v", noop.Status, noop.Steps)
 	}
 	var after struct {
@@ -174,7 +175,7 @@ func TestBuildSyncDeploy(t *testing.T) {
 	// The vendor registry goes away: the install depends only on its own.
 	s.registry.Close()
 	redeploy := s.waitOp(inst, s.startOp(inst, "/components/api/deploy", nil).ID, 2*time.Minute)
-	if redeploy.Status != store.OpSucceeded {
+	if redeploy.Status != status.OpSucceeded {
 		t.Fatalf("deploy with the vendor registry stopped: %s %s %+v", redeploy.Status, redeploy.Error, redeploy.Steps)
 	}
 }
@@ -197,7 +198,7 @@ func (s *stack) installRegistryAuth(installID string) (string, authn.Authenticat
 		s.t.Fatal(err)
 	}
 	var sb protocol.TerraformApplyOutputs
-	if err := json.Unmarshal([]byte(outs[store.SandboxStep]), &sb); err != nil {
+	if err := json.Unmarshal([]byte(outs[status.SandboxStep]), &sb); err != nil {
 		s.t.Fatal(err)
 	}
 	str := func(name string) string {
@@ -207,7 +208,7 @@ func (s *stack) installRegistryAuth(installID string) (string, authn.Authenticat
 	}
 	addr := str("registry_address")
 	if addr == "" {
-		s.t.Fatalf("sandbox outputs %s: no registry_address", outs[store.SandboxStep])
+		s.t.Fatalf("sandbox outputs %s: no registry_address", outs[status.SandboxStep])
 	}
 	if user := str("registry_username"); user != "" {
 		return addr, &authn.Basic{Username: user, Password: str("registry_password")}
@@ -223,7 +224,7 @@ func (s *stack) checkInstallRegistryHoldsBuilds(inst string, comps []installComp
 	addr, auth := s.installRegistryAuth(inst)
 	for _, c := range comps {
 		b, err := s.store.GetBuild(context.Background(), s.orgID, c.BuildID)
-		if err != nil || b.Status != store.BuildSucceeded || b.Digest != c.Digest {
+		if err != nil || b.Status != status.BuildSucceeded || b.Digest != c.Digest {
 			s.t.Fatalf("%s runs build %+v (%v), install component %+v", c.Component, b, err, c)
 		}
 		ref, err := name.ParseReference(addr+"/outpost/"+c.Component+"@"+c.Digest, name.Insecure)
@@ -254,11 +255,11 @@ func TestMissingExternalImageFailsTheBuild(t *testing.T) {
 	inst, _ := s.newInstall("cust-missing")
 	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 3*time.Minute)
 	web := op.step(t, "web")
-	if op.Status != store.OpFailed || web.Status != store.StepFailed || !strings.Contains(web.Error, "MANIFEST_UNKNOWN") &&
+	if op.Status != status.OpFailed || web.Status != status.StepFailed || !strings.Contains(web.Error, "MANIFEST_UNKNOWN") &&
 		!strings.Contains(strings.ToLower(web.Error), "manifest unknown") {
 		t.Fatalf("provision %s, web %s: %q; want failed with the registry's answer", op.Status, web.Status, web.Error)
 	}
-	if api := op.step(t, "api"); api.Status != store.StepSkipped {
+	if api := op.step(t, "api"); api.Status != status.StepSkipped {
 		t.Errorf("api %s, want skipped (its dependency's build failed)", api.Status)
 	}
 	builds, err := s.store.ListBuilds(context.Background(), s.orgID, s.install.AppID, store.BuildFilter{Component: "web"})
@@ -266,7 +267,7 @@ func TestMissingExternalImageFailsTheBuild(t *testing.T) {
 		t.Fatalf("builds of web: %v %v", builds, err)
 	}
 	for _, b := range builds {
-		if b.Status != store.BuildFailed || b.Digest != "" {
+		if b.Status != status.BuildFailed || b.Digest != "" {
 			t.Errorf("build %s: %s digest %q; a failed build names no artifact", b.ID, b.Status, b.Digest)
 		}
 	}

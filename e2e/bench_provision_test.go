@@ -48,6 +48,7 @@ import (
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 	"github.com/outpost-dev/outpost/worker"
@@ -432,10 +433,10 @@ func (p *provBench) sync(dir string) {
 		}
 		done := len(builds) > 0
 		for _, b := range builds {
-			if b.Status == store.BuildFailed {
+			if b.Status == status.BuildFailed {
 				p.tb.Fatalf("build %s of %s failed: %s", b.ID, b.Component, b.Error)
 			}
-			done = done && b.Status == store.BuildSucceeded
+			done = done && b.Status == status.BuildSucceeded
 		}
 		if done {
 			return
@@ -547,7 +548,7 @@ func (p *provBench) provision(shape string, n int) provBenchRun {
 	end := time.Now()
 	cpCPU := provBenchSelfCPU(tb) - cpu0
 	runnerCPU := stop()
-	if op.Status != store.OpSucceeded {
+	if op.Status != status.OpSucceeded {
 		tb.Fatalf("provision: %s %q", op.Status, op.Error)
 	}
 
@@ -950,7 +951,7 @@ func aggregateProvBench(runs []provBenchRun) provBenchAgg {
 			// that completed before it was done: its dependency's, in the
 			// chain. ready is when it was queued, or given its deferred
 			// inputs.
-			if strings.HasPrefix(j.kind, "plan_apply") && j.step != store.SandboxStep {
+			if strings.HasPrefix(j.kind, "plan_apply") && j.step != status.SandboxStep {
 				var dep time.Time
 				for _, k := range r.jobs {
 					if k.last && k.ended.Before(j.ready) && k.ended.After(dep) {

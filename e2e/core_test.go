@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/workflows"
 )
 
@@ -28,7 +28,7 @@ func TestDebugCommandEndToEnd(t *testing.T) {
 		t.Fatalf("workflow ID = %q, want %q", c.WorkflowID, want)
 	}
 	done := s.waitCommand(c.ID, time.Minute)
-	if done.Status != store.JobFailed || done.ExitCode == nil || *done.ExitCode != 3 {
+	if done.Status != status.JobFailed || done.ExitCode == nil || *done.ExitCode != 3 {
 		t.Fatalf("command = %+v, want failed with exit code 3", done)
 	}
 	if !strings.Contains(done.Output, "hello from") || !strings.Contains(done.Output, "oops") {
@@ -86,7 +86,7 @@ func TestRunnerKilledMidJobIsRetried(t *testing.T) {
 	first.kill()
 	s.startRunner()
 	done := s.waitCommand(c.ID, 2*time.Minute)
-	if done.Status != store.JobSucceeded || !strings.Contains(done.Output, "finished") {
+	if done.Status != status.JobSucceeded || !strings.Contains(done.Output, "finished") {
 		t.Fatalf("command after retry = %+v", done)
 	}
 	var job struct {
@@ -99,7 +99,7 @@ func TestRunnerKilledMidJobIsRetried(t *testing.T) {
 	if code := s.do("GET", "/v1/jobs/"+jobID, nil, &job); code != http.StatusOK {
 		t.Fatalf("GET job: %d", code)
 	}
-	if len(job.Attempts) != 2 || job.Attempts[0].Status != store.JobLost || job.Attempts[1].Status != store.JobSucceeded {
+	if len(job.Attempts) != 2 || job.Attempts[0].Status != status.JobLost || job.Attempts[1].Status != status.JobSucceeded {
 		t.Fatalf("attempts = %+v, want [lost, succeeded]", job.Attempts)
 	}
 	// No line of the first attempt after the second started.
@@ -132,13 +132,13 @@ func TestWorkerRestartMidAwait(t *testing.T) {
 	jobID := s.commandJobID(c.ID)
 	waitFor(t, 30*time.Second, "the job to run", func() bool {
 		j, err := s.store.GetJobByID(context.Background(), jobID)
-		return err == nil && j.Status == store.JobRunning
+		return err == nil && j.Status == status.JobRunning
 	})
 	s.worker.Stop()
 	time.Sleep(time.Second)
 	s.startWorker()
 	done := s.waitCommand(c.ID, 2*time.Minute)
-	if done.Status != store.JobSucceeded || !strings.Contains(done.Output, "survived") || done.JobID != jobID {
+	if done.Status != status.JobSucceeded || !strings.Contains(done.Output, "survived") || done.JobID != jobID {
 		t.Fatalf("command = %+v (job %s)", done, jobID)
 	}
 	var list struct {
@@ -167,7 +167,7 @@ func TestGatewayOutageMidJob(t *testing.T) {
 	time.Sleep(3 * time.Second) // the job finishes while the gateway is away
 	proxy.up()
 	done := s.waitCommand(c.ID, time.Minute)
-	if done.Status != store.JobSucceeded {
+	if done.Status != status.JobSucceeded {
 		t.Fatalf("command = %+v", done)
 	}
 	var got []string
@@ -198,7 +198,7 @@ func TestCancelReachesTheJobProcess(t *testing.T) {
 		t.Fatalf("cancel: %d", code)
 	}
 	done := s.waitCommand(c.ID, time.Minute)
-	if done.Status != store.JobCancelled {
+	if done.Status != status.JobCancelled {
 		t.Fatalf("command = %+v, want cancelled", done)
 	}
 	// The command ends when the workflow does; the job when the runner
@@ -206,7 +206,7 @@ func TestCancelReachesTheJobProcess(t *testing.T) {
 	// are delivered: read them after that.
 	waitFor(t, 10*time.Second, "the job to be recorded cancelled", func() bool {
 		j, err := s.store.GetJobByID(context.Background(), jobID)
-		return err == nil && j.Status == store.JobCancelled
+		return err == nil && j.Status == status.JobCancelled
 	})
 	var termAt time.Time
 	for _, l := range s.logs(jobID) {

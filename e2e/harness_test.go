@@ -31,6 +31,7 @@ import (
 	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 	"github.com/outpost-dev/outpost/worker"
@@ -349,7 +350,7 @@ func (s *stack) waitCommand(id string, within time.Duration) command {
 	for {
 		var c command
 		s.do("GET", "/v1/installs/"+s.install.ID+"/commands/"+id+"?wait=10", nil, &c)
-		if store.JobTerminal(c.Status) {
+		if status.JobTerminal(c.Status) {
 			return c
 		}
 		if time.Now().After(deadline) {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // kube is a client of the install's cluster, with the kubeconfig its
@@ -26,7 +26,7 @@ func (s *stack) kube(installID string) *kubernetes.Clientset {
 		s.t.Fatal(err)
 	}
 	var sb protocol.TerraformApplyOutputs
-	if err := json.Unmarshal([]byte(outs[store.SandboxStep]), &sb); err != nil {
+	if err := json.Unmarshal([]byte(outs[status.SandboxStep]), &sb); err != nil {
 		s.t.Fatal(err)
 	}
 	var kubeconfig string
@@ -107,7 +107,7 @@ func (s *stack) checkWebChart(inst string, op operation, apiURL string) {
 	}
 	s.syncConfig(dir)
 	re := s.waitOp(inst, s.startOp(inst, "/components/web/deploy", nil).ID, 3*time.Minute)
-	if re.Status != store.OpSucceeded || !strings.Contains(re.step(t, "web").Plan, "web:1.1.0") {
+	if re.Status != status.OpSucceeded || !strings.Contains(re.step(t, "web").Plan, "web:1.1.0") {
 		t.Fatalf("redeploy web: %s %q %+v", re.Status, re.Error, re.Steps)
 	}
 	dep, err = cs.AppsV1().Deployments("demo").Get(ctx, "web", metav1.GetOptions{})
@@ -120,7 +120,7 @@ func (s *stack) checkWebChart(inst string, op operation, apiURL string) {
 
 	// Teardown: the release and its objects are gone.
 	down := s.waitOp(inst, s.startOp(inst, "/components/web/teardown", nil).ID, 3*time.Minute)
-	if down.Status != store.OpSucceeded {
+	if down.Status != status.OpSucceeded {
 		t.Fatalf("teardown web: %s %q %+v", down.Status, down.Error, down.Steps)
 	}
 	if revs := helmRevisions(s, cs, "demo", "web"); len(revs) != 0 {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // installJob is the API's view of a job in an install's job list.
@@ -57,7 +57,7 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 
 	inst, _ := s.newInstall("cust-p", map[string]any{"name": "suffix", "value": "tail"})
 	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
-	if op.Status != store.OpSucceeded {
+	if op.Status != status.OpSucceeded {
 		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
 	}
 	slowStep, nextStep := op.step(t, "slow"), op.step(t, "next")
@@ -80,7 +80,7 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 	// needs nothing the sandbox provides but the registry, which comes with
 	// its variables: its job was queued, fetched its module from the
 	// vendor's registry and ran init while the sandbox applied.
-	sandbox := s.job(op.step(t, store.SandboxStep).ApplyJobID)
+	sandbox := s.job(op.step(t, status.SandboxStep).ApplyJobID)
 	switch {
 	case slowStep.SyncJobID != slowStep.PlanJobID:
 		t.Fatalf("slow synced by job %q, planned by %q: want its plan_apply job to sync", slowStep.SyncJobID, slowStep.PlanJobID)
@@ -127,7 +127,7 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 	// queue).
 	single, _ := s.newInstallWithRunner("cust-r", []string{"OUTPOST_CONCURRENCY=1"})
 	op = s.waitOp(single, s.startOp(single, "/provision", nil).ID, 5*time.Minute)
-	if op.Status != store.OpSucceeded {
+	if op.Status != status.OpSucceeded {
 		t.Fatalf("provision with a runner of concurrency 1: %s %q %+v", op.Status, op.Error, op.Steps)
 	}
 
@@ -135,13 +135,13 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 	// skipped.
 	failing, _ := s.newInstall("cust-q", map[string]any{"name": "fail", "value": "true"})
 	op = s.waitOp(failing, s.startOp(failing, "/provision", nil).ID, 5*time.Minute)
-	if op.Status != store.OpFailed || op.step(t, "slow").Status != store.StepFailed {
+	if op.Status != status.OpFailed || op.step(t, "slow").Status != status.StepFailed {
 		t.Fatalf("provision with a failing slow: %s %+v", op.Status, op.Steps)
 	}
-	if st := op.step(t, "next"); st.Status != store.StepSkipped || st.PlanJobID != "" || !strings.Contains(st.Error, "slow") {
+	if st := op.step(t, "next"); st.Status != status.StepSkipped || st.PlanJobID != "" || !strings.Contains(st.Error, "slow") {
 		t.Fatalf("next step %+v: want skipped because of slow, with no plan", st)
 	}
-	if st := op.step(t, "third"); st.Status != store.StepSkipped || st.PlanJobID != "" {
+	if st := op.step(t, "third"); st.Status != status.StepSkipped || st.PlanJobID != "" {
 		t.Fatalf("third step %+v: want skipped, with no plan", st)
 	}
 	// The operation asked for the cancel; the runner ends the job moments
@@ -152,7 +152,7 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 		cancelled = nil
 		ended := 0
 		for _, j := range s.installJobs(failing) {
-			if j.InputsDeferred && j.Status != store.JobFailed {
+			if j.InputsDeferred && j.Status != status.JobFailed {
 				cancelled = append(cancelled, j)
 				if j.FinishedAt != nil {
 					ended++
@@ -165,7 +165,7 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 		t.Fatalf("jobs queued with deferred inputs that did not fail: %+v, want next's and third's", cancelled)
 	}
 	for _, j := range cancelled {
-		if j.Status != store.JobCancelled || j.InputsAt != nil {
+		if j.Status != status.JobCancelled || j.InputsAt != nil {
 			t.Fatalf("job %+v: want cancelled without inputs", j)
 		}
 		for _, c := range s.logs(j.ID) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/worker"
 )
@@ -222,7 +223,7 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 		map[string]any{"name": "region", "value": "eu-central-1"})
 
 	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
-	if op.Status != store.OpSucceeded {
+	if op.Status != status.OpSucceeded {
 		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
 	}
 	if op.WorkflowID != "install/"+inst+"/provision" {
@@ -230,7 +231,7 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 	}
 	for _, name := range []string{"sandbox", "network", "database", "cache", "api", "web"} {
 		st := op.step(t, name)
-		if st.Status != store.StepSucceeded || st.Plan == "" || st.ApplyJobID == "" {
+		if st.Status != status.StepSucceeded || st.Plan == "" || st.ApplyJobID == "" {
 			t.Fatalf("step %s = %+v", name, st)
 		}
 	}
@@ -284,7 +285,7 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 	s.checkWebChart(inst, op, outs.Outputs["api"]["url"].Value.(string))
 
 	de := s.waitOp(inst, s.startOp(inst, "/deprovision", nil).ID, 5*time.Minute)
-	if de.Status != store.OpSucceeded {
+	if de.Status != status.OpSucceeded {
 		t.Fatalf("deprovision: %s %q %+v", de.Status, de.Error, de.Steps)
 	}
 	api2, db2, net2, sb2 := de.step(t, "api"), de.step(t, "database"), de.step(t, "network"), de.step(t, "sandbox")
@@ -355,13 +356,13 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 	for {
 		cur := s.getOp(inst, op.ID, 0)
 		if cur.FinishedAt != nil {
-			if cur.Status != store.OpSucceeded {
+			if cur.Status != status.OpSucceeded {
 				t.Fatalf("provision under prompt: %s %q %+v", cur.Status, cur.Error, cur.Steps)
 			}
 			break
 		}
 		for _, st := range cur.Steps {
-			if st.Status == store.StepWaitingApproval && !approved[st.Name] {
+			if st.Status == status.StepWaitingApproval && !approved[st.Name] {
 				// A terraform plan, or the helm chart's diff of objects.
 				want := "terraform_data"
 				if st.Name == "web" {
@@ -392,24 +393,24 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 
 	// Nothing changed: every plan is a no-op, nothing waits, nothing applies.
 	re := s.waitOp(inst, s.startOp(inst, "/reprovision", nil).ID, 5*time.Minute)
-	if re.Status != store.OpSucceeded {
+	if re.Status != status.OpSucceeded {
 		t.Fatalf("reprovision: %s %q", re.Status, re.Error)
 	}
 	for _, st := range re.Steps {
-		if st.Status != store.StepNoChanges || st.ApplyJobID != "" {
+		if st.Status != status.StepNoChanges || st.ApplyJobID != "" {
 			t.Fatalf("no-op reprovision step %+v", st)
 		}
 	}
 
 	// Plan only: every step planned, nothing applied, nothing changes.
 	po := s.waitOp(inst, s.startOp(inst, "/deprovision", map[string]bool{"plan_only": true}).ID, 5*time.Minute)
-	if po.Status != store.OpSucceeded {
+	if po.Status != status.OpSucceeded {
 		t.Fatalf("plan-only deprovision: %s %q", po.Status, po.Error)
 	}
 	for _, st := range po.Steps {
 		// The chart's teardown plan needs no job: the whole release goes.
 		planned := st.PlanJobID != "" || st.Name == "web" && strings.Contains(st.Plan, `helm uninstall of release "web"`)
-		if st.Status != store.StepPlanned || !planned || st.ApplyJobID != "" {
+		if st.Status != status.StepPlanned || !planned || st.ApplyJobID != "" {
 			t.Fatalf("plan-only step %+v, want planned (with a plan job for terraform) and no apply", st)
 		}
 	}
@@ -425,7 +426,7 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 	td := s.startOp(inst, "/components/api/teardown", nil)
 	waitFor(t, 2*time.Minute, "api's destroy plan to wait for approval", func() bool {
 		for _, st := range s.getOp(inst, td.ID, 0).Steps {
-			if st.Name == "api" && st.Status == store.StepWaitingApproval {
+			if st.Name == "api" && st.Status == status.StepWaitingApproval {
 				return true
 			}
 		}
@@ -435,7 +436,7 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 		t.Fatalf("deny: %d", code)
 	}
 	denied := s.waitOp(inst, td.ID, time.Minute)
-	if denied.Status != store.OpDenied || denied.step(t, "api").Status != store.StepDenied || denied.step(t, "api").ApplyJobID != "" {
+	if denied.Status != status.OpDenied || denied.step(t, "api").Status != status.StepDenied || denied.step(t, "api").ApplyJobID != "" {
 		t.Fatalf("denied teardown = %+v", denied)
 	}
 	// The install is free again.
@@ -451,17 +452,17 @@ func TestFailingComponentStopsDependents(t *testing.T) {
 	s.syncConfig("testdata/failing-app")
 	inst, _ := s.newInstall("cust-c")
 	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
-	if op.Status != store.OpFailed {
+	if op.Status != status.OpFailed {
 		t.Fatalf("provision of a failing app: %s", op.Status)
 	}
 	broken := op.step(t, "broken")
-	if broken.Status != store.StepFailed || !strings.Contains(broken.Error, "local-exec") || !strings.Contains(op.Error, "broken") {
+	if broken.Status != status.StepFailed || !strings.Contains(broken.Error, "local-exec") || !strings.Contains(op.Error, "broken") {
 		t.Fatalf("broken step %+v, operation error %q: want terraform's diagnostic", broken, op.Error)
 	}
-	if after := op.step(t, "after"); after.Status != store.StepSkipped || after.PlanJobID != "" {
+	if after := op.step(t, "after"); after.Status != status.StepSkipped || after.PlanJobID != "" {
 		t.Fatalf("dependent of the failed component ran: %+v", after)
 	}
-	if sb := op.step(t, "sandbox"); sb.Status != store.StepSucceeded {
+	if sb := op.step(t, "sandbox"); sb.Status != status.StepSucceeded {
 		t.Fatalf("sandbox %+v", sb)
 	}
 	// One operation at a time: a second one while none runs is accepted…
@@ -494,11 +495,11 @@ func TestRunnerKilledDuringApply(t *testing.T) {
 	first.kill()
 	s.startRunner("OUTPOST_TOKEN_FILE=" + s.tokenFile) // a restart: the token file holds its runner token
 	done := s.waitOp(inst, op.ID, 5*time.Minute)
-	if done.Status != store.OpSucceeded {
+	if done.Status != status.OpSucceeded {
 		t.Fatalf("provision after the runner was killed: %s %q %+v", done.Status, done.Error, done.Steps)
 	}
 	apply := s.job(done.step(t, "slow").ApplyJobID)
-	if len(apply.Attempts) != 2 || apply.Attempts[0].Status != store.JobLost || apply.Attempts[1].Status != store.JobSucceeded {
+	if len(apply.Attempts) != 2 || apply.Attempts[0].Status != status.JobLost || apply.Attempts[1].Status != status.JobSucceeded {
 		t.Fatalf("apply attempts = %+v, want [lost, succeeded]", apply.Attempts)
 	}
 	ws := activities.Workspace(inst, "slow")
@@ -551,10 +552,10 @@ func TestProvisionWaitsForTheRunner(t *testing.T) {
 	waitFor(t, time.Minute, "the operation to wait for the runner", func() bool {
 		var inst struct{ Status string }
 		s.do("GET", "/v1/installs/"+created.ID, nil, &inst)
-		return s.getOp(created.ID, op.ID, 0).Status == store.OpWaitingForRunner && inst.Status == store.InstallWaitingForRunner
+		return s.getOp(created.ID, op.ID, 0).Status == status.OpWaitingForRunner && inst.Status == status.InstallWaitingForRunner
 	})
 	done := s.waitOp(created.ID, op.ID, time.Minute)
-	if done.Status != store.OpFailed || !strings.Contains(done.Error, "did not come online within 3s") {
+	if done.Status != status.OpFailed || !strings.Contains(done.Error, "did not come online within 3s") {
 		t.Fatalf("operation = %s %q, want a failure naming the runner", done.Status, done.Error)
 	}
 	if got := s.activitiesScheduled(op.WorkflowID); !slices.Contains(got, "WaitForRunner") {
@@ -575,14 +576,14 @@ func TestEmbeddedSQLiteStack(t *testing.T) {
 	var done command
 	waitFor(t, time.Minute, "the command", func() bool {
 		s.do("GET", "/v1/installs/"+inst+"/commands/"+c.ID+"?wait=10", nil, &done)
-		return store.JobTerminal(done.Status)
+		return status.JobTerminal(done.Status)
 	})
-	if done.Status != store.JobSucceeded || done.Output != "on sqlite\n" {
+	if done.Status != status.JobSucceeded || done.Output != "on sqlite\n" {
 		t.Fatalf("command on SQLite: %+v", done)
 	}
 	for _, path := range []string{"/provision", "/deprovision"} {
 		op := s.waitOp(inst, s.startOp(inst, path, nil).ID, 5*time.Minute)
-		if op.Status != store.OpSucceeded || len(op.Steps) != 6 {
+		if op.Status != status.OpSucceeded || len(op.Steps) != 6 {
 			t.Fatalf("%s on SQLite: %s %q %+v", path, op.Status, op.Error, op.Steps)
 		}
 	}

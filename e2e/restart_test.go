@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
@@ -29,13 +30,13 @@ func TestProvisionRidesOutPostgresRestarts(t *testing.T) {
 	}
 	t.Logf("PostgreSQL restarted %d times while the provision ran", n)
 	op := s.waitOp(inst, opID, 5*time.Minute)
-	if op.Status != store.OpSucceeded {
+	if op.Status != status.OpSucceeded {
 		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
 	}
 	stepJobs := map[string]bool{}
-	for _, name := range []string{store.SandboxStep, "slow", "next", "third"} {
+	for _, name := range []string{status.SandboxStep, "slow", "next", "third"} {
 		st := op.step(t, name)
-		if st.Status != store.StepSucceeded {
+		if st.Status != status.StepSucceeded {
 			t.Fatalf("step %s: %+v", name, st)
 		}
 		for _, id := range []string{st.PlanJobID, st.ApplyJobID, st.SyncJobID} {
@@ -60,8 +61,8 @@ func TestProvisionRidesOutPostgresRestarts(t *testing.T) {
 	}
 	s.checkBuiltOnce(inst)
 	ctx := context.Background()
-	if i, err := s.store.GetInstall(ctx, s.orgID, inst); err != nil || i.Status != store.InstallActive {
-		t.Errorf("install: %s, %v; want %s", i.Status, err, store.InstallActive)
+	if i, err := s.store.GetInstall(ctx, s.orgID, inst); err != nil || i.Status != status.InstallActive {
+		t.Errorf("install: %s, %v; want %s", i.Status, err, status.InstallActive)
 	}
 	s.replay(op.WorkflowID)
 }
@@ -107,7 +108,7 @@ func (s *stack) checkBuiltOnce(inst string) {
 	per := map[string]int{}
 	for _, b := range builds {
 		per[b.Component]++
-		if b.Status != store.BuildSucceeded || b.JobID == nil {
+		if b.Status != status.BuildSucceeded || b.JobID == nil {
 			s.t.Errorf("build %s of %s: %s (job %v)", b.ID, b.Component, b.Status, b.JobID)
 		}
 	}

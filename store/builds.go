@@ -11,19 +11,9 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store/notify"
 )
-
-// Build statuses.
-const (
-	BuildQueued    = "queued"
-	BuildRunning   = "running"
-	BuildSucceeded = "succeeded"
-	BuildFailed    = "failed"
-)
-
-// BuildTerminal says the build has ended.
-func BuildTerminal(status string) bool { return status == BuildSucceeded || status == BuildFailed }
 
 // Build is one component's source turned into an immutable OCI artifact in
 // the vendor's registry by the org's build runner. A build is keyed by what
@@ -99,7 +89,7 @@ func (s *Store) QueueBuilds(ctx context.Context, orgID, appID string, configVers
 		}
 		for _, sp := range specs {
 			var b Build
-			err := tx.Where("app_id = ? AND component = ? AND source_digest = ? AND status <> ?", appID, sp.Component, sp.SourceDigest, BuildFailed).
+			err := tx.Where("app_id = ? AND component = ? AND source_digest = ? AND status <> ?", appID, sp.Component, sp.SourceDigest, status.BuildFailed).
 				Order("created_at DESC").First(&b).Error
 			switch {
 			case err == nil:
@@ -110,7 +100,7 @@ func (s *Store) QueueBuilds(ctx context.Context, orgID, appID string, configVers
 			}
 			id := NewID("bld")
 			b = Build{ID: id, OrgID: orgID, AppID: appID, Component: sp.Component, ComponentType: sp.ComponentType,
-				ConfigVersion: configVersion, SourceDigest: sp.SourceDigest, Status: BuildQueued,
+				ConfigVersion: configVersion, SourceDigest: sp.SourceDigest, Status: status.BuildQueued,
 				WorkflowID: "app/" + appID + "/build/" + id, Repository: AppRepository(orgID, appID),
 				Tag: sp.Component + "." + id, CreatedAt: s.now()}
 			if err := tx.Create(&b).Error; err != nil {
@@ -168,7 +158,7 @@ func (s *Store) FindBuild(ctx context.Context, appID, component, sourceDigest st
 	if err != nil {
 		return Build{}, notFound(err, "build of "+component)
 	}
-	if b.Status == BuildFailed {
+	if b.Status == status.BuildFailed {
 		return b, fmt.Errorf("build of %s: only failed builds (latest %s: %s): %w", component, b.ID, b.Error, ErrNotFound)
 	}
 	return b, nil
@@ -176,8 +166,8 @@ func (s *Store) FindBuild(ctx context.Context, appID, component, sourceDigest st
 
 // StartBuild records the build's job and marks it running.
 func (s *Store) StartBuild(ctx context.Context, buildID, jobID string) error {
-	res := s.db.WithContext(ctx).Model(&Build{}).Where("id = ? AND status IN ?", buildID, []string{BuildQueued, BuildRunning}).
-		Updates(map[string]any{"job_id": jobID, "status": BuildRunning})
+	res := s.db.WithContext(ctx).Model(&Build{}).Where("id = ? AND status IN ?", buildID, []string{status.BuildQueued, status.BuildRunning}).
+		Updates(map[string]any{"job_id": jobID, "status": status.BuildRunning})
 	if res.Error != nil {
 		return res.Error
 	}
@@ -193,12 +183,12 @@ type BuildArtifact struct {
 // FinishBuild records a build's end: its artifact when it succeeded, its
 // error when not. A build ends once; a second call changes nothing.
 func (s *Store) FinishBuild(ctx context.Context, buildID string, art *BuildArtifact, errMsg string) error {
-	changes := map[string]any{"status": BuildFailed, "error": errMsg, "finished_at": s.now()}
+	changes := map[string]any{"status": status.BuildFailed, "error": errMsg, "finished_at": s.now()}
 	if art != nil {
-		changes = map[string]any{"status": BuildSucceeded, "error": "", "finished_at": s.now(), "digest": art.Digest,
+		changes = map[string]any{"status": status.BuildSucceeded, "error": "", "finished_at": s.now(), "digest": art.Digest,
 			"media_type": art.MediaType, "artifact_type": art.ArtifactType, "size": art.Size}
 	}
-	res := s.db.WithContext(ctx).Model(&Build{}).Where("id = ? AND status IN ?", buildID, []string{BuildQueued, BuildRunning}).Updates(changes)
+	res := s.db.WithContext(ctx).Model(&Build{}).Where("id = ? AND status IN ?", buildID, []string{status.BuildQueued, status.BuildRunning}).Updates(changes)
 	if res.Error != nil {
 		return res.Error
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -22,7 +23,7 @@ func TestBuildsAreQueuedOncePerSource(t *testing.T) {
 		if err != nil || len(first) != 2 || !created[0] || !created[1] {
 			t.Fatalf("first sync: %+v %v %v", first, created, err)
 		}
-		if first[0].Repository != f.org.ID+"/"+f.inst.AppID || first[0].Status != store.BuildQueued || first[0].Digest != "" {
+		if first[0].Repository != f.org.ID+"/"+f.inst.AppID || first[0].Status != status.BuildQueued || first[0].Digest != "" {
 			t.Errorf("queued build %+v", first[0])
 		}
 
@@ -42,7 +43,7 @@ func TestBuildsAreQueuedOncePerSource(t *testing.T) {
 			t.Fatal(err)
 		}
 		failed, _ := f.s.GetBuildByID(ctx, first[0].ID)
-		if failed.Status != store.BuildFailed || failed.Digest != "" || failed.Error != "no such image" {
+		if failed.Status != status.BuildFailed || failed.Digest != "" || failed.Error != "no such image" {
 			t.Errorf("failed build %+v: a build ends once and a failure names no artifact", failed)
 		}
 		if _, err := f.s.FindBuild(ctx, f.inst.AppID, "db", "sha256:aa"); !errors.Is(err, store.ErrNotFound) {

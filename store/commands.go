@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/outpost-dev/outpost/status"
 )
 
 // Install command statuses follow the job's: queued, running, succeeded,
@@ -13,7 +15,7 @@ func (s *Store) CreateInstallCommand(ctx context.Context, c InstallCommand) (Ins
 	if c.ID == "" {
 		c.ID = NewID("cmd")
 	}
-	c.Status = JobQueued
+	c.Status = status.JobQueued
 	c.CreatedAt = s.now()
 	if err := s.db.WithContext(ctx).Create(&c).Error; err != nil {
 		return InstallCommand{}, fmt.Errorf("create command: %w", err)

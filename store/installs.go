@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"gorm.io/gorm"
+
+	"github.com/outpost-dev/outpost/status"
 )
 
 // CreateInstall creates an install of an app with its inputs and its install
@@ -24,7 +26,7 @@ func (s *Store) CreateInstall(ctx context.Context, orgID, appID, name string, in
 		}
 		seen[in.Name] = true
 	}
-	inst := Install{ID: NewID("ins"), OrgID: orgID, AppID: appID, Name: name, Status: InstallCreated}
+	inst := Install{ID: NewID("ins"), OrgID: orgID, AppID: appID, Name: name, Status: status.InstallCreated}
 	for _, in := range inputs {
 		in.InstallID = inst.ID
 		inst.Inputs = append(inst.Inputs, in)

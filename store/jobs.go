@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store/notify"
 )
 
@@ -70,7 +71,7 @@ func (s *Store) EnqueueJob(ctx context.Context, spec JobSpec) (job Job, created 
 	}
 	now := s.now()
 	job = Job{ID: NewID("job"), OrgID: spec.OrgID, RunnerID: spec.RunnerID, InstallID: spec.InstallID,
-		Key: spec.Key, Type: spec.Type, Manifest: string(spec.Manifest), Status: JobQueued,
+		Key: spec.Key, Type: spec.Type, Manifest: string(spec.Manifest), Status: status.JobQueued,
 		TimeoutMS: spec.TimeoutMS, InputsDeferred: spec.InputsDeferred, InputsWaitMS: spec.InputsWaitMS, CreatedAt: now, UpdatedAt: now}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "idempotency_key"}}, DoNothing: true}).Create(&job)
@@ -87,7 +88,7 @@ func (s *Store) EnqueueJob(ctx context.Context, spec JobSpec) (job Job, created 
 				return err
 			}
 		}
-		return addEvent(tx, job.ID, 0, JobQueued, "", now)
+		return addEvent(tx, job.ID, 0, status.JobQueued, "", now)
 	})
 	if err != nil {
 		return Job{}, false, fmt.Errorf("enqueue job: %w", err)
@@ -124,7 +125,7 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 			deferred = " AND NOT inputs_deferred"
 		}
 		claimable := "FROM jobs WHERE runner_id = ? AND status = ?" + deferred
-		err := tx.Raw("SELECT id "+claimable+" ORDER BY created_at, id LIMIT 1"+lock, runnerID, JobQueued).Scan(&ids).Error
+		err := tx.Raw("SELECT id "+claimable+" ORDER BY created_at, id LIMIT 1"+lock, runnerID, status.JobQueued).Scan(&ids).Error
 		if err != nil {
 			return err
 		}
@@ -137,7 +138,7 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 			// so rather than "none", which the gateway would trust until
 			// the next notification.
 			var busy bool
-			if err := tx.Raw("SELECT EXISTS (SELECT 1 "+claimable+")", runnerID, JobQueued).Scan(&busy).Error; err != nil {
+			if err := tx.Raw("SELECT EXISTS (SELECT 1 "+claimable+")", runnerID, status.JobQueued).Scan(&busy).Error; err != nil {
 				return err
 			}
 			if busy {
@@ -151,20 +152,20 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 		if err := tx.Where("id = ?", ids[0]).First(&j).Error; err != nil {
 			return err
 		}
-		j.Status, j.Attempt, j.LeaseExpiresAt, j.UpdatedAt = JobRunning, j.Attempt+1, &expires, now
+		j.Status, j.Attempt, j.LeaseExpiresAt, j.UpdatedAt = status.JobRunning, j.Attempt+1, &expires, now
 		if j.StartedAt == nil {
 			j.StartedAt = &now
 		}
-		res := tx.Model(&Job{}).Where("id = ? AND status = ?", j.ID, JobQueued).Updates(map[string]any{
+		res := tx.Model(&Job{}).Where("id = ? AND status = ?", j.ID, status.JobQueued).Updates(map[string]any{
 			"status": j.Status, "attempt": j.Attempt, "lease_expires_at": expires, "started_at": j.StartedAt, "updated_at": now})
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
-		if err := tx.Create(&JobAttempt{JobID: j.ID, Attempt: j.Attempt, RunnerID: runnerID, Status: JobRunning, ClaimedAt: now}).Error; err != nil {
+		if err := tx.Create(&JobAttempt{JobID: j.ID, Attempt: j.Attempt, RunnerID: runnerID, Status: status.JobRunning, ClaimedAt: now}).Error; err != nil {
 			return err
 		}
 		job = &j
-		return addEvent(tx, j.ID, j.Attempt, JobRunning, "claimed by runner "+runnerID, now)
+		return addEvent(tx, j.ID, j.Attempt, status.JobRunning, "claimed by runner "+runnerID, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim job: %w", err)
@@ -186,7 +187,7 @@ func currentAttempt(tx *gorm.DB, runnerID, jobID string, attempt int) (Job, erro
 		Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error; err != nil {
 		return Job{}, notFound(err, "job "+jobID)
 	}
-	if j.Attempt != attempt || j.Status != JobRunning {
+	if j.Attempt != attempt || j.Status != status.JobRunning {
 		return j, fmt.Errorf("job %s attempt %d (current attempt %d, %s): %w", jobID, attempt, j.Attempt, j.Status, ErrStaleAttempt)
 	}
 	return j, nil
@@ -261,7 +262,7 @@ func (s *Store) ProvideJobInputs(ctx context.Context, jobID string, inputs json.
 		return fmt.Errorf("provide job inputs: %w", res.Error)
 	}
 	s.publish(ctx, notify.JobTopic(jobID))
-	if res.RowsAffected > 0 && j.Status == JobQueued {
+	if res.RowsAffected > 0 && j.Status == status.JobQueued {
 		s.publish(ctx, notify.RunnerTopic(j.RunnerID))
 	}
 	return nil
@@ -329,7 +330,7 @@ var ErrTooLarge = errors.New("too large")
 // transaction.
 func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req protocol.CompleteRequest) error {
 	switch req.Status {
-	case JobSucceeded, JobFailed, JobCancelled:
+	case status.JobSucceeded, status.JobFailed, status.JobCancelled:
 	default:
 		return fieldErr("status", "%q is not one of succeeded, failed, cancelled", req.Status)
 	}
@@ -349,7 +350,7 @@ func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req pro
 			return err
 		}
 		now := s.now()
-		res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", jobID, req.Attempt, JobRunning).
+		res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", jobID, req.Attempt, status.JobRunning).
 			Updates(map[string]any{"status": req.Status, "exit_code": req.ExitCode, "outputs": string(req.Outputs),
 				"error": req.Error, "finished_at": now, "updated_at": now, "lease_expires_at": nil})
 		if res.Error != nil {
@@ -386,12 +387,12 @@ func (s *Store) ExpireLeases(ctx context.Context) ([]string, error) {
 	now := s.now()
 	var expired []Job
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Select("id", "attempt").Where("status = ? AND lease_expires_at < ?", JobRunning, now).Find(&expired).Error; err != nil {
+		if err := tx.Select("id", "attempt").Where("status = ? AND lease_expires_at < ?", status.JobRunning, now).Find(&expired).Error; err != nil {
 			return err
 		}
 		for _, j := range expired {
-			res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", j.ID, j.Attempt, JobRunning).
-				Updates(map[string]any{"status": JobLost, "updated_at": now, "lease_expires_at": nil})
+			res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", j.ID, j.Attempt, status.JobRunning).
+				Updates(map[string]any{"status": status.JobLost, "updated_at": now, "lease_expires_at": nil})
 			if res.Error != nil {
 				return res.Error
 			}
@@ -399,10 +400,10 @@ func (s *Store) ExpireLeases(ctx context.Context) ([]string, error) {
 				continue
 			}
 			if err := tx.Model(&JobAttempt{}).Where("job_id = ? AND attempt = ?", j.ID, j.Attempt).
-				Updates(map[string]any{"status": JobLost, "finished_at": now, "error": "lease expired"}).Error; err != nil {
+				Updates(map[string]any{"status": status.JobLost, "finished_at": now, "error": "lease expired"}).Error; err != nil {
 				return err
 			}
-			if err := addEvent(tx, j.ID, j.Attempt, JobLost, "lease expired: the runner stopped renewing it", now); err != nil {
+			if err := addEvent(tx, j.ID, j.Attempt, status.JobLost, "lease expired: the runner stopped renewing it", now); err != nil {
 				return err
 			}
 			if err := releaseStateLocks(tx, j.ID, j.Attempt, "the attempt was lost", now); err != nil {
@@ -429,13 +430,13 @@ func (s *Store) RetryJob(ctx context.Context, jobID string, lostAttempt int) (Jo
 	var j Job
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := s.now()
-		res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", jobID, lostAttempt, JobLost).
-			Updates(map[string]any{"status": JobQueued, "updated_at": now})
+		res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", jobID, lostAttempt, status.JobLost).
+			Updates(map[string]any{"status": status.JobQueued, "updated_at": now})
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected > 0 {
-			if err := addEvent(tx, jobID, lostAttempt, JobQueued, "queued again after a lost attempt", now); err != nil {
+			if err := addEvent(tx, jobID, lostAttempt, status.JobQueued, "queued again after a lost attempt", now); err != nil {
 				return err
 			}
 		}
@@ -463,14 +464,14 @@ func (s *Store) RequestCancel(ctx context.Context, jobID, reason string) (Job, e
 			now := s.now()
 			var res *gorm.DB
 			switch j.Status {
-			case JobQueued, JobLost:
+			case status.JobQueued, status.JobLost:
 				res = tx.Model(&Job{}).Where("id = ? AND status = ? AND attempt = ?", jobID, j.Status, j.Attempt).
-					Updates(map[string]any{"status": JobCancelled, "cancel_requested_at": now, "finished_at": now, "updated_at": now})
-			case JobRunning:
+					Updates(map[string]any{"status": status.JobCancelled, "cancel_requested_at": now, "finished_at": now, "updated_at": now})
+			case status.JobRunning:
 				if j.CancelRequestedAt != nil {
 					return nil
 				}
-				res = tx.Model(&Job{}).Where("id = ? AND status = ? AND attempt = ?", jobID, JobRunning, j.Attempt).
+				res = tx.Model(&Job{}).Where("id = ? AND status = ? AND attempt = ?", jobID, status.JobRunning, j.Attempt).
 					Update("cancel_requested_at", now)
 			default:
 				return nil // it ended already
@@ -481,12 +482,12 @@ func (s *Store) RequestCancel(ctx context.Context, jobID, reason string) (Job, e
 			if res.RowsAffected == 0 {
 				continue
 			}
-			if j.Status == JobRunning {
+			if j.Status == status.JobRunning {
 				j.CancelRequestedAt = &now
 				return addEvent(tx, jobID, j.Attempt, "cancel_requested", reason, now)
 			}
-			j.Status, j.FinishedAt, j.CancelRequestedAt = JobCancelled, &now, &now
-			return addEvent(tx, jobID, j.Attempt, JobCancelled, reason, now)
+			j.Status, j.FinishedAt, j.CancelRequestedAt = status.JobCancelled, &now, &now
+			return addEvent(tx, jobID, j.Attempt, status.JobCancelled, reason, now)
 		}
 		return fmt.Errorf("job %s kept changing while being cancelled: %w", jobID, ErrConflict)
 	})

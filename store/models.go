@@ -63,11 +63,6 @@ type Component struct {
 // JSONMap is a free-form JSON object stored as text.
 type JSONMap map[string]any
 
-// Install statuses. Provisioning (a later change) adds more.
-const (
-	InstallCreated = "created"
-)
-
 // Install is one customer's copy of an app.
 type Install struct {
 	ID     string `gorm:"primaryKey;size:32" json:"id"`
@@ -120,27 +115,6 @@ type RunnerToken struct {
 	TokenHash string     `gorm:"size:64;not null;uniqueIndex"`
 	CreatedAt time.Time  ``
 	RevokedAt *time.Time ``
-}
-
-// Job statuses. queued → running → succeeded | failed | cancelled, or
-// running → lost (lease expired) → queued again by the workflow's retry.
-const (
-	JobQueued    = "queued"
-	JobRunning   = "running"
-	JobSucceeded = "succeeded"
-	JobFailed    = "failed"
-	JobCancelled = "cancelled"
-	JobLost      = "lost"
-)
-
-// JobTerminal reports whether no more attempt will change the job unless a
-// workflow retries it (lost is terminal for the attempt, not the job).
-func JobTerminal(status string) bool {
-	switch status {
-	case JobSucceeded, JobFailed, JobCancelled, JobLost:
-		return true
-	}
-	return false
 }
 
 // Job is one unit of work for one runner.

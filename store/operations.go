@@ -8,6 +8,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/outpost-dev/outpost/status"
 )
 
 // Operation kinds: the user-visible, mutating operations on an install.
@@ -18,49 +20,6 @@ const (
 	OpDeployComponent   = "deploy_component"
 	OpTeardownComponent = "teardown_component"
 )
-
-// Operation and step statuses.
-const (
-	OpRunning          = "running"
-	OpWaitingForRunner = "waiting_for_runner"
-	OpSucceeded        = "succeeded"
-	OpFailed           = "failed"
-	OpCancelled        = "cancelled"
-	OpDenied           = "denied"
-
-	StepPending         = "pending"
-	StepBuilding        = "building" // waiting for the component's build
-	StepSyncing         = "syncing"  // copying the build into the install's registry
-	StepPlanning        = "planning"
-	StepWaitingApproval = "waiting_approval"
-	StepApplying        = "applying"
-	StepSucceeded       = "succeeded"
-	StepNoChanges       = "no_changes"
-	StepPlanned         = "planned" // plan-only operations stop here
-	StepFailed          = "failed"
-	StepSkipped         = "skipped" // a dependency failed or was denied
-	StepDenied          = "denied"
-	StepCancelled       = "cancelled"
-)
-
-// Approval modes of an install.
-const (
-	ApproveAll = "approve-all"
-	Prompt     = "prompt"
-)
-
-// Install statuses beyond InstallCreated.
-const (
-	InstallWaitingForRunner = "waiting_for_runner"
-	InstallProvisioning     = "provisioning"
-	InstallActive           = "active"
-	InstallFailed           = "failed"
-	InstallDeprovisioning   = "deprovisioning"
-	InstallDeprovisioned    = "deprovisioned"
-)
-
-// SandboxStep is the step name of the install's sandbox.
-const SandboxStep = "sandbox"
 
 // InstallOperation is one mutating operation on an install (a workflow).
 type InstallOperation struct {
@@ -109,7 +68,7 @@ type InstallStep struct {
 // its components, as terraform reported them (sensitive ones marked).
 type InstallOutput struct {
 	InstallID string    `gorm:"primaryKey;size:32"`
-	Name      string    `gorm:"primaryKey;size:200"` // SandboxStep or a component name
+	Name      string    `gorm:"primaryKey;size:200"` // status.SandboxStep or a component name
 	Outputs   string    `gorm:"type:text;not null"`  // protocol.TerraformApplyOutputs JSON
 	UpdatedAt time.Time ``
 }
@@ -128,7 +87,7 @@ func (s *Store) StartOperation(ctx context.Context, op InstallOperation) (Instal
 	if op.ID == "" {
 		op.ID = NewID("op")
 	}
-	op.Status, op.CreatedAt = OpRunning, s.now()
+	op.Status, op.CreatedAt = status.OpRunning, s.now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var inst Install
 		if err := tx.Where("org_id = ? AND id = ?", op.OrgID, op.InstallID).First(&inst).Error; err != nil {
@@ -155,7 +114,7 @@ func (s *Store) StartOperation(ctx context.Context, op InstallOperation) (Instal
 func (s *Store) AddSteps(ctx context.Context, opID string, names []string, destroy bool) error {
 	rows := make([]InstallStep, len(names))
 	for i, n := range names {
-		rows[i] = InstallStep{ID: NewID("stp"), OperationID: opID, Name: n, Destroy: destroy, Status: StepPending}
+		rows[i] = InstallStep{ID: NewID("stp"), OperationID: opID, Name: n, Destroy: destroy, Status: status.StepPending}
 	}
 	if len(rows) == 0 {
 		return nil
@@ -164,7 +123,7 @@ func (s *Store) AddSteps(ctx context.Context, opID string, names []string, destr
 }
 
 // FinishOperation records how an operation ended and releases the install.
-func (s *Store) FinishOperation(ctx context.Context, opID, status, errMsg, installStatus string) error {
+func (s *Store) FinishOperation(ctx context.Context, opID, opStatus, errMsg, installStatus string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var op InstallOperation
 		if err := tx.Where("id = ?", opID).First(&op).Error; err != nil {
@@ -172,12 +131,12 @@ func (s *Store) FinishOperation(ctx context.Context, opID, status, errMsg, insta
 		}
 		now := s.now()
 		if err := tx.Model(&InstallOperation{}).Where("id = ?", opID).
-			Updates(map[string]any{"status": status, "error": errMsg, "finished_at": now}).Error; err != nil {
+			Updates(map[string]any{"status": opStatus, "error": errMsg, "finished_at": now}).Error; err != nil {
 			return err
 		}
 		// Steps that never ran are skipped.
-		if err := tx.Model(&InstallStep{}).Where("operation_id = ? AND status IN ?", opID, []string{StepPending}).
-			Updates(map[string]any{"status": StepSkipped, "finished_at": now}).Error; err != nil {
+		if err := tx.Model(&InstallStep{}).Where("operation_id = ? AND status IN ?", opID, []string{status.StepPending}).
+			Updates(map[string]any{"status": status.StepSkipped, "finished_at": now}).Error; err != nil {
 			return err
 		}
 		if installStatus != "" {
@@ -276,8 +235,8 @@ func (s *Store) ListOutputs(ctx context.Context, installID string) (map[string]s
 
 // SetApprovalMode sets how an install's plans are approved.
 func (s *Store) SetApprovalMode(ctx context.Context, orgID, installID, mode string) error {
-	if mode != ApproveAll && mode != Prompt {
-		return fieldErr("approval_mode", "%q is not one of %s, %s", mode, ApproveAll, Prompt)
+	if mode != status.ApproveAll && mode != status.Prompt {
+		return fieldErr("approval_mode", "%q is not one of %s, %s", mode, status.ApproveAll, status.Prompt)
 	}
 	res := s.db.WithContext(ctx).Model(&Install{}).Where("org_id = ? AND id = ?", orgID, installID).Update("approval_mode", mode)
 	if res.Error != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
@@ -133,12 +134,12 @@ func TestJobLifecycle(t *testing.T) {
 			}
 		}
 		got, _ := f.s.GetJob(ctx, f.org.ID, j.ID)
-		if got.Status != store.JobSucceeded || got.Outputs != `{"x":"1"}` || *got.ExitCode != 0 {
+		if got.Status != status.JobSucceeded || got.Outputs != `{"x":"1"}` || *got.ExitCode != 0 {
 			t.Fatalf("job after completion: %+v", got)
 		}
 		// What an activity awaiting the job reads: how it ended, not its manifest.
 		outcome, err := f.s.GetJobOutcome(ctx, j.ID)
-		if err != nil || outcome.ID != j.ID || outcome.Status != store.JobSucceeded || outcome.Attempt != 1 ||
+		if err != nil || outcome.ID != j.ID || outcome.Status != status.JobSucceeded || outcome.Attempt != 1 ||
 			outcome.Outputs != `{"x":"1"}` || outcome.ExitCode == nil || *outcome.ExitCode != 0 || outcome.Manifest != "" {
 			t.Fatalf("job outcome: %+v, %v", outcome, err)
 		}
@@ -173,7 +174,7 @@ func TestLostAttemptIsFencedAndRetried(t *testing.T) {
 			t.Fatalf("completion of lost attempt: %v", err)
 		}
 		for range 2 { // the retry activity may run twice
-			if got, err := f.s.RetryJob(ctx, j.ID, 1); err != nil || got.Status != store.JobQueued {
+			if got, err := f.s.RetryJob(ctx, j.ID, 1); err != nil || got.Status != status.JobQueued {
 				t.Fatalf("retry: %+v %v", got, err)
 			}
 		}
@@ -188,7 +189,7 @@ func TestLostAttemptIsFencedAndRetried(t *testing.T) {
 			t.Fatalf("attempt 1 completed attempt 2's job: %v", err)
 		}
 		attempts, events, err := f.s.JobHistory(ctx, j.ID)
-		if err != nil || len(attempts) != 2 || attempts[0].Status != store.JobLost || attempts[1].Status != store.JobRunning {
+		if err != nil || len(attempts) != 2 || attempts[0].Status != status.JobLost || attempts[1].Status != status.JobRunning {
 			t.Fatalf("attempts = %+v %v", attempts, err)
 		}
 		if len(events) < 4 {
@@ -304,7 +305,7 @@ func TestCancelRacingAClaimAsksTheRunningAttempt(t *testing.T) {
 	tx := f.s.DB().Begin()
 	defer tx.Rollback()
 	if err := tx.Exec("UPDATE jobs SET status = ?, attempt = attempt + 1, lease_expires_at = ? WHERE id = ?",
-		store.JobRunning, time.Now().Add(time.Minute), j.ID).Error; err != nil {
+		status.JobRunning, time.Now().Add(time.Minute), j.ID).Error; err != nil {
 		t.Fatal(err)
 	}
 	type result struct {
@@ -338,7 +339,7 @@ func TestCancelRacingAClaimAsksTheRunningAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.job.Status != store.JobRunning || stored.Status != store.JobRunning || stored.CancelRequestedAt == nil || stored.Attempt != 1 {
+	if res.job.Status != status.JobRunning || stored.Status != status.JobRunning || stored.CancelRequestedAt == nil || stored.Attempt != 1 {
 		t.Errorf("after a cancel racing the claim: answered %s, stored %s attempt %d, cancel requested %v; want running attempt 1 with a cancel request",
 			res.job.Status, stored.Status, stored.Attempt, stored.CancelRequestedAt)
 	}

@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // Terraform state, kept by the control plane behind terraform's standard http
@@ -160,7 +161,7 @@ func (s *Store) AuthenticateState(ctx context.Context, jobID, token string) (Sta
 		return StateAccess{}, fmt.Errorf("authenticate state credential: %w", err)
 	case !hashesEqual(row.TokenHash, HashToken(token)):
 		return StateAccess{}, ErrUnauthorized
-	case row.Status != JobRunning:
+	case row.Status != status.JobRunning:
 		return StateAccess{}, fmt.Errorf("job %s is %s: %w", jobID, row.Status, ErrStateCredentialEnded)
 	}
 	return StateAccess{OrgID: row.OrgID, JobID: jobID, Attempt: row.Attempt, Workspace: row.Workspace}, nil
@@ -183,7 +184,7 @@ func (s *Store) checkAccess(tx *gorm.DB, a StateAccess) error {
 		}
 		return err
 	}
-	if j.Status != JobRunning || j.Attempt != a.Attempt {
+	if j.Status != status.JobRunning || j.Attempt != a.Attempt {
 		return fmt.Errorf("job %s attempt %d (now attempt %d, %s): %w", a.JobID, a.Attempt, j.Attempt, j.Status, ErrStateCredentialEnded)
 	}
 	return nil
@@ -362,7 +363,7 @@ func (s *Store) LockTerraformState(ctx context.Context, a StateAccess, info []by
 
 func attemptRunning(tx *gorm.DB, jobID string, attempt int) (bool, error) {
 	var n int64
-	err := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", jobID, attempt, JobRunning).Count(&n).Error
+	err := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", jobID, attempt, status.JobRunning).Count(&n).Error
 	return n > 0, err
 }
 

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // BuildInput names the build; everything else is in the store.
@@ -46,7 +46,7 @@ func BuildComponent(ctx workflow.Context, in BuildInput) (activities.BuildSummar
 		if err := workflow.ExecuteActivity(rctx, a.FailBuild, in.BuildID, msg).Get(dctx, nil); err != nil {
 			return activities.BuildSummary{}, err
 		}
-		return activities.BuildSummary{BuildID: in.BuildID, Status: store.BuildFailed, Error: msg},
+		return activities.BuildSummary{BuildID: in.BuildID, Status: status.BuildFailed, Error: msg},
 			temporal.NewNonRetryableApplicationError(msg, "BuildFailed", nil)
 	}
 	job, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
@@ -59,7 +59,7 @@ func BuildComponent(ctx workflow.Context, in BuildInput) (activities.BuildSummar
 	if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.RecordBuild, in.BuildID, job.JobID).Get(ctx, &sum); err != nil {
 		return fail("recording the build: " + rootMessage(err))
 	}
-	if sum.Status != store.BuildSucceeded {
+	if sum.Status != status.BuildSucceeded {
 		return sum, temporal.NewNonRetryableApplicationError(sum.Error, "BuildFailed", nil)
 	}
 	return sum, nil
@@ -72,10 +72,10 @@ func awaitBuild(ctx workflow.Context, opID, step string) (activities.BuildSummar
 	if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.ResolveBuild, opID, step).Get(ctx, &rb); err != nil {
 		return activities.BuildSummary{}, err
 	}
-	if store.BuildTerminal(rb.Status) {
+	if status.BuildTerminal(rb.Status) {
 		return rb.BuildSummary, nil
 	}
-	if rb.Status == store.BuildQueued {
+	if rb.Status == status.BuildQueued {
 		// Queued now by this step, or queued by a sync whose workflow
 		// start may have been lost: start it as a child that outlives this
 		// operation if need be (a build is the app's, not the install's).

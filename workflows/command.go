@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // InstallCommandWorkflowID is the ID of the workflow that runs a debug
@@ -41,9 +41,9 @@ func InstallCommand(ctx workflow.Context, in InstallCommandInput) (InstallComman
 	out := InstallCommandResult{CommandID: in.CommandID, JobID: res.JobID, Attempts: res.Attempt,
 		CommandResult: activities.CommandResultOf(res)}
 	if err != nil {
-		out.Status, out.Error = store.JobFailed, err.Error()
+		out.Status, out.Error = status.JobFailed, err.Error()
 		if ctx.Err() != nil {
-			out.Status, out.Error = store.JobCancelled, "cancelled"
+			out.Status, out.Error = status.JobCancelled, "cancelled"
 		}
 	}
 	// Record the outcome even when cancelled.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // These tests exercise RunJob's decisions (retry a lost attempt, give up
@@ -57,9 +57,9 @@ func TestInstallCommandRetriesLostAttempts(t *testing.T) {
 	env.OnActivity(a.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (activities.JobResult, error) {
 		awaits++
 		if awaits == 1 {
-			return activities.JobResult{JobID: "job_1", Status: store.JobLost, Attempt: 1}, nil
+			return activities.JobResult{JobID: "job_1", Status: status.JobLost, Attempt: 1}, nil
 		}
-		return activities.JobResult{JobID: "job_1", Status: store.JobSucceeded, Attempt: 2, ExitCode: &exit,
+		return activities.JobResult{JobID: "job_1", Status: status.JobSucceeded, Attempt: 2, ExitCode: &exit,
 			Outputs: outputs(t, protocol.CommandOutputs{Output: "hi\n"})}, nil
 	})
 	retried := 0
@@ -75,7 +75,7 @@ func TestInstallCommandRetriesLostAttempts(t *testing.T) {
 	}
 	var res InstallCommandResult
 	env.GetWorkflowResult(&res)
-	if retried != 1 || res.Attempts != 2 || res.Status != store.JobSucceeded || res.Output != "hi\n" || finished.Output != "hi\n" {
+	if retried != 1 || res.Attempts != 2 || res.Status != status.JobSucceeded || res.Output != "hi\n" || finished.Output != "hi\n" {
 		t.Fatalf("retried %d times, result %+v, recorded %+v", retried, res, finished)
 	}
 }
@@ -85,7 +85,7 @@ func TestInstallCommandGivesUpAfterThreeLostAttempts(t *testing.T) {
 	attempt := 0
 	env.OnActivity(a.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (activities.JobResult, error) {
 		attempt++
-		return activities.JobResult{JobID: "job_1", Status: store.JobLost, Attempt: attempt}, nil
+		return activities.JobResult{JobID: "job_1", Status: status.JobLost, Attempt: attempt}, nil
 	})
 	env.OnActivity(a.RetryJob, mockAny, "job_1", mockAny).Return(nil)
 	var finished activities.CommandResult
@@ -95,7 +95,7 @@ func TestInstallCommandGivesUpAfterThreeLostAttempts(t *testing.T) {
 	})
 	env.ExecuteWorkflow(InstallCommand, InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1"})
 	err := env.GetWorkflowError()
-	if err == nil || attempt != 3 || finished.Status != store.JobFailed {
+	if err == nil || attempt != 3 || finished.Status != status.JobFailed {
 		t.Fatalf("err %v after %d attempts, recorded %+v; want a failure after 3", err, attempt, finished)
 	}
 }
@@ -118,7 +118,7 @@ func TestCancellingTheWorkflowCancelsTheJob(t *testing.T) {
 	})
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
 	env.ExecuteWorkflow(InstallCommand, InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1"})
-	if cancelled != "workflow cancelled" || finished.Status != store.JobCancelled {
+	if cancelled != "workflow cancelled" || finished.Status != status.JobCancelled {
 		t.Fatalf("cancel reason %q, recorded %+v", cancelled, finished)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // OperationWorkflowID is the ID of an install operation's workflow, e.g.
@@ -79,11 +79,11 @@ func TeardownComponent(ctx workflow.Context, in OperationInput) (OperationResult
 func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, error) {
 	var plan activities.OperationPlan
 	if err := runLocal(ctx, a.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
-		return OperationResult{Status: store.OpFailed, Error: err.Error()}, err
+		return OperationResult{Status: status.OpFailed, Error: err.Error()}, err
 	}
 	runner, err := awaitRunner(ctx, in.OperationID, plan.RunnerTimeout)
 	if err != nil {
-		res := OperationResult{Status: store.OpFailed, Steps: map[string]string{}, Error: rootMessage(err)}
+		res := OperationResult{Status: status.OpFailed, Steps: map[string]string{}, Error: rootMessage(err)}
 		return finishOperation(ctx, in.OperationID, res, plan.FailedInstallStatus)
 	}
 	s := newScheduler(ctx, in.OperationID, plan, runner)
@@ -118,7 +118,7 @@ func awaitRunner(ctx workflow.Context, opID string, timeout time.Duration) (acti
 func finishOperation(ctx workflow.Context, opID string, res OperationResult, installStatus string) (OperationResult, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	err := runLocal(dctx, a.FinishOperation, opID, res.Status, res.Error, installStatus).Get(dctx, nil)
-	if res.Status == store.OpFailed && res.Error != "" {
+	if res.Status == status.OpFailed && res.Error != "" {
 		return res, temporal.NewNonRetryableApplicationError(res.Error, "OperationFailed", nil)
 	}
 	return res, err
@@ -126,11 +126,11 @@ func finishOperation(ctx workflow.Context, opID string, res OperationResult, ins
 
 // installStatus is the status the install takes when the operation ends
 // with status.
-func installStatus(plan activities.OperationPlan, status string) string {
+func installStatus(plan activities.OperationPlan, outcome string) string {
 	switch {
-	case status == store.OpFailed:
+	case outcome == status.OpFailed:
 		return plan.FailedInstallStatus
-	case status == store.OpDenied, status == store.OpCancelled:
+	case outcome == status.OpDenied, outcome == status.OpCancelled:
 		return plan.InterruptedInstallStatus
 	case plan.PlanOnly:
 		return plan.InterruptedInstallStatus

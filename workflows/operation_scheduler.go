@@ -9,7 +9,7 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // scheduler runs an operation's steps as a dependency graph: each step in a
@@ -50,7 +50,7 @@ type stepOutcome struct {
 
 func newScheduler(ctx workflow.Context, opID string, plan activities.OperationPlan, runner activities.RunnerInfo) *scheduler {
 	s := &scheduler{opID: opID, plan: plan, runner: runner,
-		syncInJob: runner.ModuleSync && runner.DeferredInputs && !plan.PlanOnly && plan.ApprovalMode != store.Prompt,
+		syncInJob: runner.ModuleSync && runner.DeferredInputs && !plan.PlanOnly && plan.ApprovalMode != status.Prompt,
 		specs:     map[string]activities.StepSpec{}, approvals: map[string]workflow.Channel{},
 		outcomes: map[string]stepOutcome{}, started: map[string]bool{}, launched: map[string]bool{}, queued: map[string]bool{}}
 	for _, st := range plan.Steps {
@@ -90,7 +90,7 @@ func (s *scheduler) run(ctx workflow.Context) {
 		results.Receive(ctx, &o)
 		running--
 		s.outcomes[o.Name] = o
-		if o.Status == store.StepDenied || ctx.Err() != nil {
+		if o.Status == status.StepDenied || ctx.Err() != nil {
 			s.stop = true
 		}
 	}
@@ -109,8 +109,8 @@ func (s *scheduler) startReady(ctx workflow.Context, results workflow.Channel) i
 		if blocked != "" {
 			msg := "skipped: " + blocked + " did not succeed"
 			s.started[st.Name] = true
-			s.outcomes[st.Name] = stepOutcome{Name: st.Name, Status: store.StepSkipped, Error: msg}
-			s.step(st).setStatus(ctx, store.StepSkipped, msg)
+			s.outcomes[st.Name] = stepOutcome{Name: st.Name, Status: status.StepSkipped, Error: msg}
+			s.step(st).setStatus(ctx, status.StepSkipped, msg)
 			continue
 		}
 		if !ready {
@@ -133,7 +133,7 @@ func (s *scheduler) readyToStart(st activities.StepSpec) (ready bool, blocked st
 		o, ok := s.outcomes[d]
 		if !ok {
 			ready = false
-		} else if !stepOK(o.Status) {
+		} else if !status.StepOK(o.Status) {
 			blocked = d
 		}
 	}
@@ -159,8 +159,8 @@ func startAfter(st activities.StepSpec, syncsBuild bool) []string {
 	case syncsBuild && st.Prestart && st.PrestartBeforeSandbox:
 		return nil
 	}
-	if slices.Contains(st.After, store.SandboxStep) {
-		return []string{store.SandboxStep}
+	if slices.Contains(st.After, status.SandboxStep) {
+		return []string{status.SandboxStep}
 	}
 	return nil
 }
@@ -199,7 +199,7 @@ func (s *scheduler) waitDeps(ctx workflow.Context, st activities.StepSpec) (skip
 		switch {
 		case !ok:
 			return "skipped: the operation stopped before " + d + " ran"
-		case !stepOK(o.Status):
+		case !status.StepOK(o.Status):
 			return "skipped: " + d + " did not succeed"
 		}
 	}
@@ -209,7 +209,7 @@ func (s *scheduler) waitDeps(ctx workflow.Context, st activities.StepSpec) (skip
 // failedDep names a step st comes after that ended without succeeding.
 func (s *scheduler) failedDep(st activities.StepSpec) string {
 	for _, d := range st.After {
-		if o, ok := s.outcomes[d]; ok && !stepOK(o.Status) {
+		if o, ok := s.outcomes[d]; ok && !status.StepOK(o.Status) {
 			return d
 		}
 	}
@@ -228,7 +228,7 @@ func (s *scheduler) ahead(d string) bool {
 	}
 	for _, dd := range s.specs[d].After {
 		o, ended := s.outcomes[dd]
-		if ended && !stepOK(o.Status) || !ended && !s.launched[dd] {
+		if ended && !status.StepOK(o.Status) || !ended && !s.launched[dd] {
 			return false // d will be skipped, or is not that far yet
 		}
 	}
@@ -258,7 +258,7 @@ func (s *scheduler) prestart(ctx workflow.Context, st activities.StepSpec) bool 
 	for _, d := range st.After {
 		o, ok := s.outcomes[d]
 		switch {
-		case ok && !stepOK(o.Status):
+		case ok && !status.StepOK(o.Status):
 			return false // it is skipped: waitDeps says so
 		case !ok && s.ahead(d):
 			running = true
@@ -272,38 +272,32 @@ func (s *scheduler) prestart(ctx workflow.Context, st activities.StepSpec) bool 
 // result is how the operation ended: each step's status and the
 // operation's, with the failures' messages.
 func (s *scheduler) result(ctx workflow.Context) OperationResult {
-	res := OperationResult{Status: store.OpSucceeded, Steps: map[string]string{}}
+	res := OperationResult{Status: status.OpSucceeded, Steps: map[string]string{}}
 	var failures []string
 	for _, st := range s.plan.Steps {
 		o, ok := s.outcomes[st.Name]
 		if !ok {
-			o = stepOutcome{Name: st.Name, Status: store.StepSkipped}
+			o = stepOutcome{Name: st.Name, Status: status.StepSkipped}
 		}
 		res.Steps[st.Name] = o.Status
 		switch o.Status {
-		case store.StepFailed:
-			res.Status = store.OpFailed
+		case status.StepFailed:
+			res.Status = status.OpFailed
 			failures = append(failures, fmt.Sprintf("%s: %s", st.Name, o.Error))
-		case store.StepDenied:
-			if res.Status != store.OpFailed {
-				res.Status = store.OpDenied
+		case status.StepDenied:
+			if res.Status != status.OpFailed {
+				res.Status = status.OpDenied
 			}
-		case store.StepCancelled:
-			if res.Status == store.OpSucceeded {
-				res.Status = store.OpCancelled
+		case status.StepCancelled:
+			if res.Status == status.OpSucceeded {
+				res.Status = status.OpCancelled
 			}
 		}
 	}
 	if ctx.Err() != nil {
-		res.Status = store.OpCancelled
+		res.Status = status.OpCancelled
 	}
 	slices.Sort(failures)
 	res.Error = strings.Join(failures, "\n")
 	return res
-}
-
-// stepOK: the steps after it may go on (in a plan-only operation, after a
-// plan).
-func stepOK(status string) bool {
-	return status == store.StepSucceeded || status == store.StepNoChanges || status == store.StepPlanned
 }

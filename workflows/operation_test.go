@@ -13,6 +13,7 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -51,7 +52,7 @@ func steps(specs ...string) []activities.StepSpec {
 	for _, s := range specs {
 		name, after, _ := strings.Cut(s, "<")
 		st := activities.StepSpec{Name: name, Type: appconfig.TypeTerraformModule}
-		if name == store.SandboxStep {
+		if name == status.SandboxStep {
 			st.Type = ""
 		}
 		if after != "" {
@@ -86,14 +87,14 @@ func (f *fakeInstall) mockOperation() {
 	f.env.OnActivity(a.RunnerOnline, mockAny, "op_1").Return(func(context.Context, string) (activities.RunnerCheck, error) {
 		return activities.RunnerCheck{Online: true, Runner: f.runner}, nil
 	})
-	f.env.OnActivity(a.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step, status, _ string) error {
+	f.env.OnActivity(a.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step, outcome, _ string) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.statuses[step] = append(f.statuses[step], status)
+		f.statuses[step] = append(f.statuses[step], outcome)
 		return nil
 	})
-	f.env.OnActivity(a.FinishOperation, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, status, msg, installStatus string) error {
-		f.finished = []string{status, msg, installStatus}
+	f.env.OnActivity(a.FinishOperation, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, outcome, msg, installStatus string) error {
+		f.finished = []string{outcome, msg, installStatus}
 		return nil
 	})
 	f.env.OnActivity(a.AwaitJob, mockAny, mockAny, false).Return(func(ctx context.Context, jobID string, _ bool) (activities.JobResult, error) {
@@ -103,7 +104,7 @@ func (f *fakeInstall) mockOperation() {
 			}
 		}
 		f.log("end " + jobID)
-		return activities.JobResult{JobID: jobID, Status: store.JobSucceeded, Attempt: 1}, nil
+		return activities.JobResult{JobID: jobID, Status: status.JobSucceeded, Attempt: 1}, nil
 	})
 	f.env.OnActivity(a.CancelJob, mockAny, mockAny, mockAny).Return(func(_ context.Context, jobID, reason string) error {
 		f.log("cancel " + jobID + ": " + reason)
@@ -114,7 +115,7 @@ func (f *fakeInstall) mockOperation() {
 // mockBuilds: every component's build is there; its sync job copies it.
 func (f *fakeInstall) mockBuilds() {
 	f.env.OnActivity(a.ResolveBuild, mockAny, "op_1", mockAny).Return(func(_ context.Context, _, step string) (activities.ResolvedBuild, error) {
-		return activities.ResolvedBuild{BuildSummary: activities.BuildSummary{BuildID: "build-" + step, Status: store.BuildSucceeded}}, nil
+		return activities.ResolvedBuild{BuildSummary: activities.BuildSummary{BuildID: "build-" + step, Status: status.BuildSucceeded}}, nil
 	})
 	f.env.OnActivity(a.EnqueueSyncJob, mockAny, mockAny).Return(func(_ context.Context, in activities.SyncJobInput) (activities.JobRef, error) {
 		f.log("enqueue " + in.Step + "/sync")
@@ -219,10 +220,10 @@ func (f *fakeInstall) wantSteps(res OperationResult, want map[string]string) {
 	}
 }
 
-func (f *fakeInstall) wantFinished(status, msg, installStatus string) {
+func (f *fakeInstall) wantFinished(outcome, msg, installStatus string) {
 	f.t.Helper()
-	if !slices.Equal(f.finished, []string{status, msg, installStatus}) {
-		f.t.Fatalf("FinishOperation(%q); want %q", f.finished, []string{status, msg, installStatus})
+	if !slices.Equal(f.finished, []string{outcome, msg, installStatus}) {
+		f.t.Fatalf("FinishOperation(%q); want %q", f.finished, []string{outcome, msg, installStatus})
 	}
 }
 
@@ -245,13 +246,13 @@ var provisionSteps = steps("sandbox", "network<sandbox", "cache<sandbox", "web<n
 func allSucceeded(names ...string) map[string]string {
 	out := map[string]string{}
 	for _, n := range names {
-		out[n] = store.StepSucceeded
+		out[n] = status.StepSucceeded
 	}
 	return out
 }
 
 func TestOperationRunsStepsInDependencyOrder(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.ApproveAll, Steps: provisionSteps})
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: provisionSteps})
 	// Independent steps run side by side: web's and worker's jobs, and
 	// network's and cache's, wait for each other to be queued.
 	side := map[string]string{"web/plan_apply": "worker/plan_apply", "worker/plan_apply": "web/plan_apply",
@@ -264,11 +265,11 @@ func TestOperationRunsStepsInDependencyOrder(t *testing.T) {
 		return activities.JobResult{}, nil, false
 	}
 	res := f.run()
-	if err := f.env.GetWorkflowError(); err != nil || res.Status != store.OpSucceeded {
+	if err := f.env.GetWorkflowError(); err != nil || res.Status != status.OpSucceeded {
 		t.Fatalf("result %+v, error %v", res, err)
 	}
 	f.wantSteps(res, allSucceeded("sandbox", "network", "cache", "web", "worker"))
-	f.wantFinished(store.OpSucceeded, "", "active")
+	f.wantFinished(status.OpSucceeded, "", "active")
 	if jobs := f.jobs(); jobs[0] != "sandbox/plan_apply" || len(jobs) != 9 {
 		t.Fatalf("jobs %q: want the sandbox's plan_apply first, then a sync and a plan_apply per component", jobs)
 	}
@@ -283,7 +284,7 @@ func TestOperationRunsStepsInDependencyOrder(t *testing.T) {
 }
 
 func TestFailedStepSkipsItsDependents(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.ApproveAll, Steps: provisionSteps})
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: provisionSteps})
 	f.planned = func(step string, applied bool) activities.PlanSummary {
 		if step == "network" {
 			return activities.PlanSummary{Failed: true, Error: "subnet overlaps"}
@@ -296,9 +297,9 @@ func TestFailedStepSkipsItsDependents(t *testing.T) {
 		t.Fatalf("workflow error %v; want network's failure", err)
 	}
 	// cache, which does not come after network, still runs.
-	f.wantSteps(OperationResult{Steps: f.final()}, map[string]string{"sandbox": store.StepSucceeded, "network": store.StepFailed, "cache": store.StepSucceeded,
-		"web": store.StepSkipped, "worker": store.StepSkipped})
-	f.wantFinished(store.OpFailed, "network: subnet overlaps", "failed")
+	f.wantSteps(OperationResult{Steps: f.final()}, map[string]string{"sandbox": status.StepSucceeded, "network": status.StepFailed, "cache": status.StepSucceeded,
+		"web": status.StepSkipped, "worker": status.StepSkipped})
+	f.wantFinished(status.OpFailed, "network: subnet overlaps", "failed")
 	if slices.Contains(f.jobs(), "web/plan_apply") || slices.Contains(f.jobs(), "worker/plan_apply") {
 		t.Fatalf("jobs %q: a skipped step's job was queued", f.jobs())
 	}
@@ -314,17 +315,17 @@ func (f *fakeInstall) approve(step string, ok bool, at time.Duration) {
 }
 
 func TestPromptWaitsForApproval(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.Prompt,
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.Prompt,
 		Steps: steps("sandbox", "network<sandbox")})
 	f.approve("sandbox", true, time.Minute)
 	f.approve("network", true, 2*time.Minute)
 	res := f.run()
-	if err := f.env.GetWorkflowError(); err != nil || res.Status != store.OpSucceeded {
+	if err := f.env.GetWorkflowError(); err != nil || res.Status != status.OpSucceeded {
 		t.Fatalf("result %+v, error %v", res, err)
 	}
 	f.wantSteps(res, allSucceeded("sandbox", "network"))
 	for _, step := range []string{"sandbox", "network"} {
-		if !slices.Contains(f.statuses[step], store.StepWaitingApproval) {
+		if !slices.Contains(f.statuses[step], status.StepWaitingApproval) {
 			t.Fatalf("%s went %q: never waited for approval", step, f.statuses[step])
 		}
 	}
@@ -338,38 +339,38 @@ func TestPromptWaitsForApproval(t *testing.T) {
 }
 
 func TestPromptDenialStopsTheOperation(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.Prompt,
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.Prompt,
 		Steps: steps("sandbox", "network<sandbox")})
 	f.approve("sandbox", false, time.Minute)
 	res := f.run()
-	if err := f.env.GetWorkflowError(); err != nil || res.Status != store.OpDenied {
+	if err := f.env.GetWorkflowError(); err != nil || res.Status != status.OpDenied {
 		t.Fatalf("result %+v, error %v; want denied", res, err)
 	}
-	if res.Steps["sandbox"] != store.StepDenied || res.Steps["network"] != store.StepSkipped || f.final()["sandbox"] != store.StepDenied {
+	if res.Steps["sandbox"] != status.StepDenied || res.Steps["network"] != status.StepSkipped || f.final()["sandbox"] != status.StepDenied {
 		t.Fatalf("steps %v, recorded %v", res.Steps, f.final())
 	}
-	f.wantFinished(store.OpDenied, "", "interrupted")
+	f.wantFinished(status.OpDenied, "", "interrupted")
 	if jobs := f.jobs(); !slices.Equal(jobs, []string{"sandbox/plan"}) {
 		t.Fatalf("jobs %q: want only the denied plan", jobs)
 	}
 }
 
 func TestPlanOnlyPlansEveryStepAndAppliesNothing(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.ApproveAll, PlanOnly: true,
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, PlanOnly: true,
 		Steps: steps("sandbox", "network<sandbox")})
 	res := f.run()
-	if err := f.env.GetWorkflowError(); err != nil || res.Status != store.OpSucceeded {
+	if err := f.env.GetWorkflowError(); err != nil || res.Status != status.OpSucceeded {
 		t.Fatalf("result %+v, error %v", res, err)
 	}
-	f.wantSteps(res, map[string]string{"sandbox": store.StepPlanned, "network": store.StepPlanned})
-	f.wantFinished(store.OpSucceeded, "", "interrupted")
+	f.wantSteps(res, map[string]string{"sandbox": status.StepPlanned, "network": status.StepPlanned})
+	f.wantFinished(status.OpSucceeded, "", "interrupted")
 	if jobs := f.jobs(); !slices.Equal(jobs, []string{"sandbox/plan", "network/sync", "network/plan"}) {
 		t.Fatalf("jobs %q: want plans only", jobs)
 	}
 }
 
 func TestCancellingTheOperationCancelsItsSteps(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.ApproveAll, Steps: provisionSteps})
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: provisionSteps})
 	// network's job runs until the operation is cancelled.
 	f.awaitJob = func(_ context.Context, job string) (activities.JobResult, error, bool) {
 		if job != "network/plan_apply" {
@@ -380,12 +381,12 @@ func TestCancellingTheOperationCancelsItsSteps(t *testing.T) {
 	}
 	f.env.RegisterDelayedCallback(f.env.CancelWorkflow, time.Minute)
 	res := f.run()
-	if res.Status != store.OpCancelled {
+	if res.Status != status.OpCancelled {
 		t.Fatalf("result %+v, error %v; want cancelled", res, f.env.GetWorkflowError())
 	}
-	f.wantSteps(res, map[string]string{"sandbox": store.StepSucceeded, "network": store.StepCancelled, "cache": store.StepSucceeded,
-		"web": store.StepCancelled, "worker": store.StepCancelled})
-	f.wantFinished(store.OpCancelled, "", "interrupted")
+	f.wantSteps(res, map[string]string{"sandbox": status.StepSucceeded, "network": status.StepCancelled, "cache": status.StepSucceeded,
+		"web": status.StepCancelled, "worker": status.StepCancelled})
+	f.wantFinished(status.OpCancelled, "", "interrupted")
 	if f.index("cancel network/plan_apply: workflow cancelled") < 0 {
 		t.Fatalf("network's job was not cancelled: %q", f.events)
 	}
@@ -399,7 +400,7 @@ func TestPrestartQueuesAJobTwoStepsAhead(t *testing.T) {
 	for i := range chain[1:] {
 		chain[i+1].Prestart, chain[i+1].PrestartBeforeSandbox = true, true
 	}
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: store.ApproveAll, Steps: chain})
+	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: chain})
 	f.runner = activities.RunnerInfo{DeferredInputs: true, ModuleSync: true}
 	// Each running job ends only once the job two steps after it is queued.
 	twoAhead := map[string]string{"sandbox/plan_apply": "b/plan_apply", "a/plan_apply": "c/plan_apply"}
@@ -410,7 +411,7 @@ func TestPrestartQueuesAJobTwoStepsAhead(t *testing.T) {
 		return activities.JobResult{}, nil, false
 	}
 	res := f.run()
-	if err := f.env.GetWorkflowError(); err != nil || res.Status != store.OpSucceeded {
+	if err := f.env.GetWorkflowError(); err != nil || res.Status != status.OpSucceeded {
 		t.Fatalf("result %+v, error %v", res, err)
 	}
 	f.wantSteps(res, allSucceeded("sandbox", "a", "b", "c"))

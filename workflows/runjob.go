@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // a is used only to name activities in ExecuteActivity calls.
@@ -108,7 +108,7 @@ func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future
 			cancelJob(reason)
 			return activities.JobResult{JobID: ref.JobID}, err
 		}
-		if res.Status != store.JobLost {
+		if res.Status != status.JobLost {
 			return res, nil
 		}
 		if res.Attempt >= p.MaxAttempts {

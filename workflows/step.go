@@ -9,7 +9,7 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // step is one step of an operation: it delivers its build, waits for the
@@ -28,33 +28,33 @@ type step struct {
 // run runs the step to its end.
 func (s *step) run(ctx workflow.Context) stepOutcome {
 	var tf terraformRun
-	done, status, msg := false, "", ""
+	done, outcome, msg := false, "", ""
 	switch {
 	case hasBuild(s.spec) && s.sched.syncsBuild(s.spec):
-		build, status, msg := s.readyBuildUnlessFailed(ctx)
-		if status != "" {
-			return s.end(ctx, status, msg)
+		build, outcome, msg := s.readyBuildUnlessFailed(ctx)
+		if outcome != "" {
+			return s.end(ctx, outcome, msg)
 		}
 		tf.syncBuild = build.BuildID
 	case hasBuild(s.spec):
-		done, status, msg = s.deliverBuild(ctx)
-		if done && status != store.StepSucceeded && status != store.StepPlanned {
-			return s.end(ctx, status, msg)
+		done, outcome, msg = s.deliverBuild(ctx)
+		if done && outcome != status.StepSucceeded && outcome != status.StepPlanned {
+			return s.end(ctx, outcome, msg)
 		}
 	}
 	tf.deferInputs = !done && s.oneJob() && s.spec.Type == appconfig.TypeTerraformModule && s.sched.prestart(ctx, s.spec)
-	tf.deferRegistry = tf.deferInputs && tf.syncBuild != "" && s.after(store.SandboxStep) && !s.sched.ended(store.SandboxStep)
+	tf.deferRegistry = tf.deferInputs && tf.syncBuild != "" && s.after(status.SandboxStep) && !s.sched.ended(status.SandboxStep)
 	if !tf.deferInputs {
 		if skipped := s.sched.waitDeps(ctx, s.spec); skipped != "" {
 			if ctx.Err() != nil {
-				return s.end(ctx, store.StepCancelled, "operation cancelled")
+				return s.end(ctx, status.StepCancelled, "operation cancelled")
 			}
-			return s.end(ctx, store.StepSkipped, skipped)
+			return s.end(ctx, status.StepSkipped, skipped)
 		}
 	}
 	switch {
 	case done:
-		return s.endImage(ctx, status, msg)
+		return s.endImage(ctx, outcome, msg)
 	case s.spec.Type == appconfig.TypeHelmChart:
 		return s.runChart(ctx)
 	case s.spec.Type == appconfig.TypeContainerImage: // a teardown: nothing runs
@@ -66,7 +66,7 @@ func (s *step) run(ctx workflow.Context) stepOutcome {
 // oneJob: one plan_apply job plans and applies (approve-all, not
 // plan-only).
 func (s *step) oneJob() bool {
-	return !s.plan.PlanOnly && s.plan.ApprovalMode != store.Prompt
+	return !s.plan.PlanOnly && s.plan.ApprovalMode != status.Prompt
 }
 
 // after says whether the step comes after step d.
@@ -76,17 +76,17 @@ func (s *step) after(d string) bool {
 
 // setStatus records the step's status (and error), even once the operation
 // is cancelled.
-func (s *step) setStatus(ctx workflow.Context, status, msg string) {
+func (s *step) setStatus(ctx workflow.Context, outcome, msg string) {
 	if ctx.Err() != nil {
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
-	_ = runLocal(ctx, a.SetStepStatus, s.opID, s.spec.Name, status, msg).Get(ctx, nil)
+	_ = runLocal(ctx, a.SetStepStatus, s.opID, s.spec.Name, outcome, msg).Get(ctx, nil)
 }
 
 // end records how the step ended and returns it.
-func (s *step) end(ctx workflow.Context, status, msg string) stepOutcome {
-	s.setStatus(ctx, status, msg)
-	return stepOutcome{Name: s.spec.Name, Status: status, Error: msg}
+func (s *step) end(ctx workflow.Context, outcome, msg string) stepOutcome {
+	s.setStatus(ctx, outcome, msg)
+	return stepOutcome{Name: s.spec.Name, Status: outcome, Error: msg}
 }
 
 // jobKey is the idempotency key of the step's job of the given kind.
@@ -98,15 +98,15 @@ func (s *step) jobKey(ctx workflow.Context, kind string) string {
 // (record(opID, step, args..., jobID) into out). status is what the step
 // ends with when either does not succeed ("" when both did).
 func (s *step) runAndRecord(ctx workflow.Context, job func(workflow.Context) (activities.JobResult, error), out any,
-	record any, args ...any) (jobID, status, msg string) {
+	record any, args ...any) (jobID, outcome, msg string) {
 	res, err := job(ctx)
 	if err != nil {
-		status, msg = interrupted(ctx, err)
-		return res.JobID, status, msg
+		outcome, msg = interrupted(ctx, err)
+		return res.JobID, outcome, msg
 	}
 	args = append(append([]any{s.opID, s.spec.Name}, args...), res.JobID)
 	if err := runLocal(ctx, record, args...).Get(ctx, out); err != nil {
-		return res.JobID, store.StepFailed, rootMessage(err)
+		return res.JobID, status.StepFailed, rootMessage(err)
 	}
 	return res.JobID, "", ""
 }
@@ -119,33 +119,33 @@ func (s *step) applyPlan(ctx workflow.Context, summary activities.PlanSummary,
 	apply func(workflow.Context) (activities.JobResult, error), record any) stepOutcome {
 	switch {
 	case summary.Failed:
-		return s.end(ctx, store.StepFailed, summary.Error)
+		return s.end(ctx, status.StepFailed, summary.Error)
 	case !summary.HasChanges:
-		return s.end(ctx, store.StepNoChanges, "")
+		return s.end(ctx, status.StepNoChanges, "")
 	case summary.Applied:
-		return s.end(ctx, store.StepSucceeded, "")
+		return s.end(ctx, status.StepSucceeded, "")
 	case s.plan.PlanOnly:
-		return s.end(ctx, store.StepPlanned, "")
+		return s.end(ctx, status.StepPlanned, "")
 	}
-	if s.plan.ApprovalMode == store.Prompt {
-		if status, msg := s.awaitApproval(ctx); status != "" {
-			return s.end(ctx, status, msg)
+	if s.plan.ApprovalMode == status.Prompt {
+		if outcome, msg := s.awaitApproval(ctx); outcome != "" {
+			return s.end(ctx, outcome, msg)
 		}
 	}
 	var applied activities.ApplySummary
-	if _, status, msg := s.runAndRecord(ctx, apply, &applied, record); status != "" {
-		return s.end(ctx, status, msg)
+	if _, outcome, msg := s.runAndRecord(ctx, apply, &applied, record); outcome != "" {
+		return s.end(ctx, outcome, msg)
 	}
 	if applied.Failed {
-		return s.end(ctx, store.StepFailed, applied.Error)
+		return s.end(ctx, status.StepFailed, applied.Error)
 	}
-	return s.end(ctx, store.StepSucceeded, "")
+	return s.end(ctx, status.StepSucceeded, "")
 }
 
 // awaitApproval waits for the step's approval signal. It returns the
 // status the step ends with when it is not approved ("" when it is).
-func (s *step) awaitApproval(ctx workflow.Context) (status, msg string) {
-	s.setStatus(ctx, store.StepWaitingApproval, "")
+func (s *step) awaitApproval(ctx workflow.Context) (outcome, msg string) {
+	s.setStatus(ctx, status.StepWaitingApproval, "")
 	var ap Approval
 	sel := workflow.NewSelector(ctx)
 	sel.AddReceive(s.approval, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ap) })
@@ -153,9 +153,9 @@ func (s *step) awaitApproval(ctx workflow.Context) (status, msg string) {
 	sel.Select(ctx)
 	switch {
 	case ctx.Err() != nil:
-		return store.StepCancelled, "operation cancelled while waiting for approval"
+		return status.StepCancelled, "operation cancelled while waiting for approval"
 	case !ap.Approve:
-		return store.StepDenied, "plan denied"
+		return status.StepDenied, "plan denied"
 	}
 	return "", ""
 }
@@ -172,11 +172,11 @@ func interrupted(ctx workflow.Context, err error) (string, string) {
 	var skipped skipError
 	switch {
 	case ctx.Err() != nil:
-		return store.StepCancelled, "operation cancelled"
+		return status.StepCancelled, "operation cancelled"
 	case errors.As(err, &skipped):
-		return store.StepSkipped, skipped.msg
+		return status.StepSkipped, skipped.msg
 	}
-	return store.StepFailed, rootMessage(err)
+	return status.StepFailed, rootMessage(err)
 }
 
 // rootMessage is the innermost message of a Temporal error chain, which is

@@ -5,23 +5,23 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // hasBuild says the step deploys a build: a component deploy (a destroy
 // uses what the install runs).
 func hasBuild(st activities.StepSpec) bool {
-	return !st.Destroy && st.Name != store.SandboxStep
+	return !st.Destroy && st.Name != status.SandboxStep
 }
 
 // deliverBuild waits for the component's build, then has the install's
 // runner copy it by digest into the install's own registry. done says the
 // step ended here: with an error, or because copying the image was the
 // whole deploy (container_image).
-func (s *step) deliverBuild(ctx workflow.Context) (done bool, status, msg string) {
-	build, status, msg := s.readyBuild(ctx)
-	if status != "" {
-		return true, status, msg
+func (s *step) deliverBuild(ctx workflow.Context) (done bool, outcome, msg string) {
+	build, outcome, msg := s.readyBuild(ctx)
+	if outcome != "" {
+		return true, outcome, msg
 	}
 	sync := func(ctx workflow.Context) (activities.JobResult, error) {
 		in := activities.SyncJobInput{OperationID: s.opID, Step: s.spec.Name, BuildID: build.BuildID, Key: s.jobKey(ctx, "sync")}
@@ -30,53 +30,53 @@ func (s *step) deliverBuild(ctx workflow.Context) (done bool, status, msg string
 		}, s.jobs)
 	}
 	var synced activities.SyncSummary
-	if _, status, msg := s.runAndRecord(ctx, sync, &synced, a.RecordSync, build.BuildID); status != "" {
-		return true, status, msg
+	if _, outcome, msg := s.runAndRecord(ctx, sync, &synced, a.RecordSync, build.BuildID); outcome != "" {
+		return true, outcome, msg
 	}
 	switch {
 	case synced.Failed:
-		return true, store.StepFailed, synced.Error
+		return true, status.StepFailed, synced.Error
 	case s.spec.Type == appconfig.TypeContainerImage && s.plan.PlanOnly:
-		return true, store.StepPlanned, ""
+		return true, status.StepPlanned, ""
 	case s.spec.Type == appconfig.TypeContainerImage:
-		return true, store.StepSucceeded, ""
+		return true, status.StepSucceeded, ""
 	}
 	return false, "", ""
 }
 
 // endImage ends a container_image step whose sync was its deploy, once its
 // dependencies are done: RecordImage records its outputs and build.
-func (s *step) endImage(ctx workflow.Context, status, msg string) stepOutcome {
-	if s.spec.Type == appconfig.TypeContainerImage && status == store.StepSucceeded {
+func (s *step) endImage(ctx workflow.Context, outcome, msg string) stepOutcome {
+	if s.spec.Type == appconfig.TypeContainerImage && outcome == status.StepSucceeded {
 		if err := runLocal(ctx, a.RecordImage, s.opID, s.spec.Name).Get(ctx, nil); err != nil {
-			return s.end(ctx, store.StepFailed, rootMessage(err))
+			return s.end(ctx, status.StepFailed, rootMessage(err))
 		}
 	}
-	return s.end(ctx, status, msg)
+	return s.end(ctx, outcome, msg)
 }
 
 // forgetImage tears a container_image component down: nothing runs, the
 // install forgets it.
 func (s *step) forgetImage(ctx workflow.Context) stepOutcome {
 	if s.plan.PlanOnly {
-		return s.end(ctx, store.StepPlanned, "")
+		return s.end(ctx, status.StepPlanned, "")
 	}
 	if err := runLocal(ctx, a.ForgetComponent, s.opID, s.spec.Name).Get(ctx, nil); err != nil {
-		return s.end(ctx, store.StepFailed, rootMessage(err))
+		return s.end(ctx, status.StepFailed, rootMessage(err))
 	}
-	return s.end(ctx, store.StepSucceeded, "")
+	return s.end(ctx, status.StepSucceeded, "")
 }
 
 // readyBuild waits for the step's build. status is what the step ends
 // with when there is none to deploy ("" when there is).
-func (s *step) readyBuild(ctx workflow.Context) (build activities.BuildSummary, status, msg string) {
+func (s *step) readyBuild(ctx workflow.Context) (build activities.BuildSummary, outcome, msg string) {
 	build, err := awaitBuild(ctx, s.opID, s.spec.Name)
 	if err != nil {
-		status, msg = interrupted(ctx, err)
-		return build, status, msg
+		outcome, msg = interrupted(ctx, err)
+		return build, outcome, msg
 	}
-	if build.Status != store.BuildSucceeded {
-		return build, store.StepFailed, "build " + build.BuildID + " failed: " + build.Error
+	if build.Status != status.BuildSucceeded {
+		return build, status.StepFailed, "build " + build.BuildID + " failed: " + build.Error
 	}
 	return build, "", ""
 }
@@ -84,12 +84,12 @@ func (s *step) readyBuild(ctx workflow.Context) (build activities.BuildSummary, 
 // readyBuildUnlessFailed is readyBuild for a step that started before the
 // steps it comes after ended: it stops waiting for the build (which goes on:
 // it is the app's) as soon as one of them fails, and the step is skipped.
-func (s *step) readyBuildUnlessFailed(ctx workflow.Context) (build activities.BuildSummary, status, msg string) {
+func (s *step) readyBuildUnlessFailed(ctx workflow.Context) (build activities.BuildSummary, outcome, msg string) {
 	bctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
 	done := false
 	workflow.Go(bctx, func(c workflow.Context) {
-		build, status, msg = s.readyBuild(c)
+		build, outcome, msg = s.readyBuild(c)
 		done = true
 	})
 	failed := ""
@@ -99,9 +99,9 @@ func (s *step) readyBuildUnlessFailed(ctx workflow.Context) (build activities.Bu
 	})
 	switch {
 	case done:
-		return build, status, msg
+		return build, outcome, msg
 	case failed != "":
-		return build, store.StepSkipped, "skipped: " + failed + " did not succeed"
+		return build, status.StepSkipped, "skipped: " + failed + " did not succeed"
 	}
-	return build, store.StepCancelled, "operation cancelled"
+	return build, status.StepCancelled, "operation cancelled"
 }

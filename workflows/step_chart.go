@@ -5,7 +5,7 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // runChart deploys a helm_chart component whose build is in the install's
@@ -20,10 +20,10 @@ func (s *step) runChart(ctx workflow.Context) stepOutcome {
 		// The plan of a teardown needs no job: the whole release goes.
 		release = protocol.HelmUninstall
 		if err := runLocal(ctx, a.PlanUninstall, s.opID, s.spec.Name).Get(ctx, &summary); err != nil {
-			return s.end(ctx, store.StepFailed, rootMessage(err))
+			return s.end(ctx, status.StepFailed, rootMessage(err))
 		}
-	} else if _, status, msg := s.runAndRecord(ctx, s.helmJob(protocol.HelmPlan), &summary, a.RecordHelmPlan); status != "" {
-		return s.end(ctx, status, msg)
+	} else if _, outcome, msg := s.runAndRecord(ctx, s.helmJob(protocol.HelmPlan), &summary, a.RecordHelmPlan); outcome != "" {
+		return s.end(ctx, outcome, msg)
 	}
 	return s.applyPlan(ctx, summary, s.helmJob(release), a.RecordHelmRelease)
 }

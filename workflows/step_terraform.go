@@ -33,9 +33,9 @@ func (s *step) runTerraform(ctx workflow.Context, tf terraformRun) stepOutcome {
 	}
 	plan := func(ctx workflow.Context) (activities.JobResult, error) { return s.terraformJob(ctx, planOp, "", tf) }
 	var summary activities.PlanSummary
-	planJobID, status, msg := s.runAndRecord(ctx, plan, &summary, recordPlan)
-	if status != "" {
-		return s.end(ctx, status, msg)
+	planJobID, outcome, msg := s.runAndRecord(ctx, plan, &summary, recordPlan)
+	if outcome != "" {
+		return s.end(ctx, outcome, msg)
 	}
 	apply := func(ctx workflow.Context) (activities.JobResult, error) {
 		return s.terraformJob(ctx, protocol.TerraformApply, planJobID, terraformRun{})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -117,7 +118,7 @@ func TestClaimLongPoll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stored.Status != store.JobRunning || stored.LeaseExpiresAt == nil || !stored.LeaseExpiresAt.Equal(res.job.LeaseExpiresAt.Truncate(time.Microsecond)) {
+		if stored.Status != status.JobRunning || stored.LeaseExpiresAt == nil || !stored.LeaseExpiresAt.Equal(res.job.LeaseExpiresAt.Truncate(time.Microsecond)) {
 			t.Errorf("stored job %s lease %v, want running with the lease handed out (%v)", stored.Status, stored.LeaseExpiresAt, res.job.LeaseExpiresAt)
 		}
 	})
@@ -275,7 +276,7 @@ func TestExpiredLeaseMakesTheAttemptStale(t *testing.T) {
 	// No heartbeat: the reaper marks the attempt lost.
 	waitFor(t, "the job to be marked lost", func() bool {
 		j, err := e.s.GetJobByID(ctx, queued.ID)
-		return err == nil && j.Status == store.JobLost
+		return err == nil && j.Status == status.JobLost
 	})
 
 	e.post(ctx, r.Token, jobPath(protocol.PathJobHeartbeat, job.ID), protocol.JobHeartbeatRequest{Attempt: job.Attempt}).
@@ -296,11 +297,11 @@ func TestExpiredLeaseMakesTheAttemptStale(t *testing.T) {
 		t.Errorf("stored logs %+v, %v", logs, err)
 	}
 	j, err := e.s.GetJobByID(ctx, queued.ID)
-	if err != nil || j.Status != store.JobLost || j.Attempt != 1 {
+	if err != nil || j.Status != status.JobLost || j.Attempt != 1 {
 		t.Errorf("job after the stale calls: %s attempt %d (%v); want lost attempt 1", j.Status, j.Attempt, err)
 	}
 	attempts, _, err := e.s.JobHistory(ctx, queued.ID)
-	if err != nil || len(attempts) != 1 || attempts[0].Status != store.JobLost {
+	if err != nil || len(attempts) != 1 || attempts[0].Status != status.JobLost {
 		t.Errorf("attempts %+v, %v; want one, lost", attempts, err)
 	}
 }
@@ -432,7 +433,7 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 	e.post(ctx, r.Token, donePath, protocol.CompleteRequest{Attempt: 1, Status: protocol.StatusFailed}).
 		wantError(t, http.StatusConflict, protocol.CodeStaleAttempt, "attempt")
 	j, err := e.s.GetJobByID(ctx, queued.ID)
-	if err != nil || j.Status != store.JobSucceeded || j.Outputs != `{"ok":true}` {
+	if err != nil || j.Status != status.JobSucceeded || j.Outputs != `{"ok":true}` {
 		t.Errorf("job %s outputs %q (%v); want succeeded with the outputs sent", j.Status, j.Outputs, err)
 	}
 	_, events, err := e.s.JobHistory(ctx, queued.ID)
@@ -441,7 +442,7 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 	}
 	n := 0
 	for _, ev := range events {
-		if ev.Status == store.JobSucceeded {
+		if ev.Status == status.JobSucceeded {
 			n++
 		}
 	}

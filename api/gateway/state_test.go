@@ -14,6 +14,7 @@ import (
 
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -245,7 +246,7 @@ func TestLostAttemptsLockIsReleasedAndTheRetryApplies(t *testing.T) {
 	// reaper marks it lost once the lease passed.
 	waitFor(t, "the attempt to be marked lost", func() bool {
 		j, err := e.s.GetJobByID(ctx, first.job.ID)
-		return err == nil && j.Status == store.JobLost
+		return err == nil && j.Status == status.JobLost
 	})
 	if l, err := e.s.GetTerraformStateLock(ctx, e.org.ID, first.ws); err != nil || l != nil {
 		t.Fatalf("the lost attempt's lock is still held: %+v %v", l, err)

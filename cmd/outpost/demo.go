@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // provisionExample syncs the example app config to the demo app through the
@@ -58,7 +58,7 @@ func provisionExample(ctx context.Context, log *slog.Logger, apiURL string, b bo
 	if _, err := call("GET", "/v1/installs/"+b.installID, "application/json", nil, &inst); err != nil {
 		return err
 	}
-	if inst.Status != store.InstallCreated {
+	if inst.Status != status.InstallCreated {
 		log.Info("dev: example app synced; the demo install was provisioned before", "config_version", cfg.Version, "install_status", inst.Status)
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
@@ -170,7 +171,7 @@ func (h *harness) wait(jobID string) store.Job {
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if j.Status != store.JobQueued && j.Status != store.JobRunning {
+		if j.Status != status.JobQueued && j.Status != status.JobRunning {
 			return j
 		}
 		if time.Now().After(deadline) {
@@ -192,7 +193,7 @@ func (h *harness) run(key string, m protocol.TerraformManifest) store.Job {
 // outputs into v (when v is not nil).
 func (h *harness) succeeded(j store.Job, v any) {
 	h.t.Helper()
-	if j.Status != store.JobSucceeded {
+	if j.Status != status.JobSucceeded {
 		h.t.Fatalf("job %s (%s) %s: %s\nlogs:\n%s", j.ID, j.Key, j.Status, j.Error, h.logs(j.ID))
 	}
 	if v == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/outpost-dev/outpost/internal/testutil/terraformtest"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -307,7 +308,7 @@ func TestPlanApplyWithDeferredVariables(t *testing.T) {
 	if err := h.s.ProvideJobInputs(context.Background(), bad.ID, []byte(`{"variables":{"no spaces":"x"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if j := h.wait(bad.ID); j.Status != store.JobFailed || !strings.Contains(j.Error, "variables.no spaces: not a valid terraform variable name") {
+	if j := h.wait(bad.ID); j.Status != status.JobFailed || !strings.Contains(j.Error, "variables.no spaces: not a valid terraform variable name") {
 		t.Errorf("deferred variables with a bad name: %s %q", j.Status, j.Error)
 	}
 	h.lockFree(ws)
@@ -336,7 +337,7 @@ resource "terraform_data" "a" {
 }
 `})
 	j := h.run("plan-bad", h.manifest(protocol.TerraformPlan, h.inst.ID+".bad", bad))
-	if j.Status != store.JobFailed || !strings.Contains(j.Error, "Error: Reference to undeclared resource") ||
+	if j.Status != status.JobFailed || !strings.Contains(j.Error, "Error: Reference to undeclared resource") ||
 		!strings.Contains(j.Error, "main.tf line 3") || !strings.Contains(j.Error, `"terraform_data" "missing"`) || len(j.Error) > 1000 {
 		t.Errorf("plan of a bad reference: %s: %q", j.Status, j.Error)
 	}
@@ -355,7 +356,7 @@ resource "terraform_data" "fail" {
 `})
 	_, plan := h.plan("plan-failing", ws, failing, nil, false)
 	j = h.apply("apply-failing", ws, failing, plan.PlanFile)
-	if j.Status != store.JobFailed || !strings.Contains(j.Error, "Error: local-exec provisioner error, with terraform_data.fail") ||
+	if j.Status != status.JobFailed || !strings.Contains(j.Error, "Error: local-exec provisioner error, with terraform_data.fail") ||
 		!strings.Contains(j.Error, "boom") || len(j.Error) > 1000 {
 		t.Errorf("apply of a failing provisioner: %s: %q", j.Status, j.Error)
 	}
@@ -371,7 +372,7 @@ resource "terraform_data" "fail" {
 	// A bad manifest is refused before terraform runs, naming the field.
 	m := h.manifest(protocol.TerraformApply, ws, failing)
 	j = h.run("apply-without-plan", m)
-	if j.Status != store.JobFailed || !strings.Contains(j.Error, "plan_file: required") {
+	if j.Status != status.JobFailed || !strings.Contains(j.Error, "plan_file: required") {
 		t.Errorf("apply without a plan: %s: %q", j.Status, j.Error)
 	}
 }
@@ -385,7 +386,7 @@ func TestStalePlanIsRefused(t *testing.T) {
 	h.succeeded(h.apply("apply-b", ws, mod, second.PlanFile), nil)
 
 	j := h.apply("apply-a", ws, mod, first.PlanFile)
-	if j.Status != store.JobFailed || !strings.Contains(j.Error, "Saved plan is stale") {
+	if j.Status != status.JobFailed || !strings.Contains(j.Error, "Saved plan is stale") {
 		t.Errorf("apply of a stale plan: %s: %q", j.Status, j.Error)
 	}
 	var read protocol.TerraformApplyOutputs
@@ -417,7 +418,7 @@ func TestLostAttemptsLockIsReleasedForTheRetry(t *testing.T) {
 	h.lock(ws, queued.ID, tok, "dead-1", "gone@nowhere")
 
 	// The gateway's reaper marks it lost, releasing the lock.
-	if j := h.wait(queued.ID); j.Status != store.JobLost {
+	if j := h.wait(queued.ID); j.Status != status.JobLost {
 		t.Fatalf("attempt 1 ended %s, want lost", j.Status)
 	}
 	h.lockFree(ws)
@@ -480,7 +481,7 @@ resource "terraform_data" "slow" {
 	}
 	done := h.wait(j.ID)
 	logs := h.logs(j.ID)
-	if done.Status != store.JobCancelled || !strings.Contains(logs, "Interrupt received") || strings.Contains(done.Error, "SIGKILL") {
+	if done.Status != status.JobCancelled || !strings.Contains(logs, "Interrupt received") || strings.Contains(done.Error, "SIGKILL") {
 		t.Errorf("cancelled apply: %s %q; logs:\n%s", done.Status, done.Error, logs)
 	}
 	h.lockFree(ws)
@@ -519,7 +520,7 @@ resource "terraform_data" "app" {
 	if _, err := h.s.RequestCancel(context.Background(), j.ID, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if done := h.wait(j.ID); done.Status != store.JobCancelled {
+	if done := h.wait(j.ID); done.Status != status.JobCancelled {
 		t.Errorf("cancelled while waiting for its variables: %s %q; logs:\n%s", done.Status, done.Error, h.logs(j.ID))
 	}
 	if waited := time.Since(start); waited > 20*time.Second {
@@ -554,7 +555,7 @@ func TestTerraformFailingBeforeItsVariablesFailsTheJob(t *testing.T) {
 	ws := h.inst.ID + ".sandbox"
 	j, _ := h.enqueueSpec("refused", h.manifest(protocol.TerraformPlanApply, ws, testutil.TarGz(t, app)), true)
 	done := h.wait(j.ID) // its inputs are never given
-	if done.Status != store.JobFailed || !strings.Contains(done.Error, "this terraform refuses to apply") {
+	if done.Status != status.JobFailed || !strings.Contains(done.Error, "this terraform refuses to apply") {
 		t.Errorf("job %s %q; want failed with terraform's error; logs:\n%s", done.Status, done.Error, h.logs(j.ID))
 	}
 	h.lockFree(ws)
@@ -608,7 +609,7 @@ func TestHeldLockStopsTerraform(t *testing.T) {
 	m := h.manifest(protocol.TerraformPlan, ws, testutil.TarGz(t, app1()))
 	j := h.run("plan", m)
 	t.Logf("the job's error: %s", j.Error)
-	if j.Status != store.JobFailed || !strings.Contains(j.Error, "Error acquiring the state lock") || !strings.Contains(j.Error, "held-by-2") {
+	if j.Status != status.JobFailed || !strings.Contains(j.Error, "Error acquiring the state lock") || !strings.Contains(j.Error, "held-by-2") {
 		t.Errorf("plan of a locked workspace: %s %q\nlogs:\n%s", j.Status, j.Error, h.logs(j.ID))
 	}
 	if l, _ := h.s.GetTerraformStateLock(ctx, h.org.ID, ws); l == nil || l.LockID != "held-by-2" {

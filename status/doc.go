@@ -1,0 +1,8 @@
+// Package status holds the statuses that the store records and the API,
+// activities and workflows read: of installs, operations and their steps,
+// jobs and builds. It also names the install's approval modes
+// and the sandbox's step, which the workflows need too.
+//
+// It imports nothing, so a workflow can read a status without linking the
+// store (gorm) or the app config (HCL, TOML).
+package status
