@@ -78,7 +78,7 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 	// which finds etcd and kube-apiserver through OUTPOST_KUBE_ASSETS.
 	bin := testutil.Build(t, "../cmd/outpost-registry", "../cmd/outpost-cluster")
 	wd, _ := os.Getwd()
-	assets, err := localcluster.FindAssets("", wd)
+	assets, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd)
 	if err != nil {
 		t.Fatal(err)
 	}
