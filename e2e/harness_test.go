@@ -67,7 +67,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	wd, _ := os.Getwd()
-	if kubeAssets, err = localcluster.FindAssets("", wd); err != nil {
+	if kubeAssets, err = localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
