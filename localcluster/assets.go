@@ -27,7 +27,7 @@ var Binaries = []string{"etcd", "kube-apiserver"}
 var ErrAssetsNotFound = errors.New("no etcd and kube-apiserver binaries found")
 
 // buildHint says how to get the binaries.
-const buildHint = "run `bash scripts/tools.sh` in the repository to build them from source (about 8 minutes, once), or set " + EnvAssets + " to a directory holding both"
+const buildHint = "run `bash scripts/tools.sh` in the repository to build them from source (about 18 minutes on two cores with empty Go caches, once), or set " + EnvAssets + " to a directory holding both"
 
 // FindAssets returns the absolute path of the directory holding etcd and
 // kube-apiserver:

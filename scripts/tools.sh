@@ -20,7 +20,7 @@
 # When OUTPOST_KUBE_ASSETS is unset and .tools/kube/v1.36.3/ lacks one of them,
 # this script builds both from source through the Go module proxy, from the
 # tools module tools/kube/go.mod (a module of its own, so the replace lines
-# Kubernetes needs stay out of the main go.mod). That takes about 8 minutes on
+# Kubernetes needs stay out of the main go.mod). That takes about 18 minutes (empty Go caches) on
 # two cores, once: the directory is named by version, so it is the cache.
 # No release binary is downloaded.
 #
@@ -103,7 +103,7 @@ kube_tools() {
     return
   fi
 
-  echo "tools: no etcd/kube-apiserver found: building Kubernetes $version's kube-apiserver and etcd from the Go module proxy into $dir (about 8 minutes on 2 cores, once)" >&2
+  echo "tools: no etcd/kube-apiserver found: building Kubernetes $version's kube-apiserver and etcd from the Go module proxy into $dir (about 18 minutes on 2 cores with empty Go caches, once)" >&2
   local start
   start=$(date +%s)
   newtmp "$dir"
