@@ -76,13 +76,8 @@ func awaitBuild(ctx workflow.Context, opID, step string) (activities.BuildSummar
 		return rb.BuildSummary, nil
 	}
 	if rb.Status == status.BuildQueued {
-		// Queued now by this step, or queued by a sync whose workflow
-		// start may have been lost: start it as a child that outlives this
-		// operation if need be (a build is the app's, not the install's).
-		// Its ID names the build, so a build already under way is not run
-		// twice.
-		// Started from a disconnected context: cancelling this operation
-		// must not cancel a build other installs may be waiting for.
+		// Start the build as an abandoned child from a disconnected context: it
+		// is the app's, not this operation's (see ARCHITECTURE.md, Temporal).
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		cctx := workflow.WithChildOptions(dctx, workflow.ChildWorkflowOptions{
 			WorkflowID:            rb.WorkflowID,
