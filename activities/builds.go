@@ -43,7 +43,7 @@ const installRepositoryPrefix = "outpost/"
 // sources).
 type BuildSummary struct {
 	BuildID string
-	Status  string
+	Status  status.Build
 	Digest  string
 	Error   string
 }
@@ -294,7 +294,7 @@ func (a *Activities) syncEnds(ctx context.Context, installID, buildID string, wi
 	}
 	if b.Status != status.BuildSucceeded {
 		return protocol.ArtifactRef{}, protocol.OCIDestination{},
-			temporal.NewNonRetryableApplicationError("build "+b.ID+" has not succeeded: "+b.Status, "BuildNotReady", nil)
+			temporal.NewNonRetryableApplicationError("build "+b.ID+" has not succeeded: "+string(b.Status), "BuildNotReady", nil)
 	}
 	dst := protocol.OCIDestination{Repository: installRepositoryPrefix + b.Component, Tag: b.Tag}
 	if withRegistry {

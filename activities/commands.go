@@ -32,7 +32,7 @@ func (a *Activities) EnqueueCommandJob(ctx context.Context, commandID, key strin
 
 // CommandResult is what a debug command produced.
 type CommandResult struct {
-	Status          string
+	Status          status.Job
 	ExitCode        *int
 	Output          string
 	OutputTruncated bool

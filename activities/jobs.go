@@ -38,7 +38,7 @@ type JobRef struct {
 // JobResult is how a job (or its latest attempt) ended.
 type JobResult struct {
 	JobID    string
-	Status   string // succeeded, failed, cancelled, lost
+	Status   status.Job // succeeded, failed, cancelled, lost
 	Attempt  int
 	ExitCode *int
 	Outputs  json.RawMessage

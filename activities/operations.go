@@ -43,16 +43,16 @@ type StepSpec struct {
 type OperationPlan struct {
 	InstallID     string
 	Kind          string
-	ApprovalMode  string
+	ApprovalMode  status.Approval
 	PlanOnly      bool
 	ConfigVersion int
 	Steps         []StepSpec
 	RunnerTimeout time.Duration
 	JobWait       time.Duration
 
-	SucceededInstallStatus   string
-	FailedInstallStatus      string
-	InterruptedInstallStatus string
+	SucceededInstallStatus   status.Install
+	FailedInstallStatus      status.Install
+	InterruptedInstallStatus status.Install
 }
 
 // OperationConfig are the operation settings of the activities.
@@ -231,7 +231,7 @@ type RunnerInfo struct {
 }
 
 // SetStepStatus records a step's status (and error), stamping its times.
-func (a *Activities) SetStepStatus(ctx context.Context, opID, step, stepStatus, errMsg string) error {
+func (a *Activities) SetStepStatus(ctx context.Context, opID, step string, stepStatus status.Step, errMsg string) error {
 	now := time.Now().UTC()
 	changes := map[string]any{"status": stepStatus, "error": errMsg}
 	switch stepStatus {
@@ -245,8 +245,8 @@ func (a *Activities) SetStepStatus(ctx context.Context, opID, step, stepStatus, 
 }
 
 // FinishOperation records the operation's end and frees the install.
-func (a *Activities) FinishOperation(ctx context.Context, opID, status, errMsg, installStatus string) error {
-	return classify(a.Store.FinishOperation(ctx, opID, status, errMsg, installStatus))
+func (a *Activities) FinishOperation(ctx context.Context, opID string, opStatus status.Op, errMsg string, installStatus status.Install) error {
+	return classify(a.Store.FinishOperation(ctx, opID, opStatus, errMsg, installStatus))
 }
 
 // PlanSummary is what the workflow learns of a plan (the plan itself stays
@@ -438,5 +438,5 @@ func jobError(j store.Job) string {
 	case j.ExitCode != nil:
 		return fmt.Sprintf("exited with code %d", *j.ExitCode)
 	}
-	return j.Status
+	return string(j.Status)
 }

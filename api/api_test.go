@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
@@ -76,7 +77,7 @@ func newTestEnvWithOps(t *testing.T, ops *recordingOps, configure ...func(*Confi
 
 // followState is where a log follower was when it started waiting.
 type followState struct {
-	status string
+	status status.Job
 	sent   store.LogCursor
 }
 

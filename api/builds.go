@@ -56,11 +56,11 @@ func buildSpec(cfg *appconfig.Config, component string) (store.BuildSpec, error)
 
 // syncBuild is a build a config version uses, as a sync answers it.
 type syncBuild struct {
-	ID            string `json:"id"`
-	Component     string `json:"component"`
-	ComponentType string `json:"component_type"`
-	SourceDigest  string `json:"source_digest"`
-	Status        string `json:"status"`
+	ID            string       `json:"id"`
+	Component     string       `json:"component"`
+	ComponentType string       `json:"component_type"`
+	SourceDigest  string       `json:"source_digest"`
+	Status        status.Build `json:"status"`
 	// Digest is the artifact's, once the build succeeded.
 	Digest string `json:"digest,omitempty"`
 	// ConfigVersion is the version that queued the build: an earlier one
@@ -357,7 +357,7 @@ func (s *Server) listInstallComponents(c echo.Context) error {
 
 // buildSchemas are the OpenAPI schemas of builds.
 func buildSchemas() map[string]any {
-	status := map[string]any{"type": "string", "enum": []string{status.BuildQueued, status.BuildRunning, status.BuildSucceeded, status.BuildFailed}}
+	status := map[string]any{"type": "string", "enum": []status.Build{status.BuildQueued, status.BuildRunning, status.BuildSucceeded, status.BuildFailed}}
 	return map[string]any{
 		"Build": object(props{"id": str, "app_id": str, "component": str, "component_type": str,
 			"config_version": described(integer, "the app config version that queued the build"),

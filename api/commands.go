@@ -64,7 +64,7 @@ type commandView struct {
 	TimeoutSeconds int64      `json:"timeout_seconds"`
 	WorkflowID     string     `json:"workflow_id"`
 	JobID          *string    `json:"job_id,omitempty"`
-	Status         string     `json:"status"`
+	Status         status.Job `json:"status"`
 	ExitCode       *int       `json:"exit_code,omitempty"`
 	Output         string     `json:"output"`
 	Error          string     `json:"error,omitempty"`

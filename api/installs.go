@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -26,15 +27,15 @@ type createInstallRequest struct {
 // installView is an install as the API shows it: sensitive input values are
 // left out.
 type installView struct {
-	ID        string      `json:"id"`
-	OrgID     string      `json:"org_id"`
-	AppID     string      `json:"app_id"`
-	Name      string      `json:"name"`
-	Status    string      `json:"status"`
-	Inputs    []inputView `json:"inputs"`
-	Runner    *runnerRef  `json:"runner,omitempty"`
-	CreatedAt time.Time   `json:"created_at"`
-	UpdatedAt time.Time   `json:"updated_at"`
+	ID        string         `json:"id"`
+	OrgID     string         `json:"org_id"`
+	AppID     string         `json:"app_id"`
+	Name      string         `json:"name"`
+	Status    status.Install `json:"status"`
+	Inputs    []inputView    `json:"inputs"`
+	Runner    *runnerRef     `json:"runner,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
 }
 
 type inputView struct {

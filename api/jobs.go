@@ -92,9 +92,9 @@ type logPage struct {
 
 // logEnd is the data of the `end` event that closes a followed log.
 type logEnd struct {
-	Status   string `json:"status"`
-	ExitCode *int   `json:"exit_code,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Status   status.Job `json:"status"`
+	ExitCode *int       `json:"exit_code,omitempty"`
+	Error    string     `json:"error,omitempty"`
 }
 
 func (s *Server) jobLogs(c echo.Context) error {

@@ -72,7 +72,7 @@ func TestJobsAndLogPages(t *testing.T) {
 		t.Fatalf("the job shows its manifest: %s", res.body)
 	}
 	var history struct {
-		Status   string
+		Status   status.Job
 		Attempts []store.JobAttempt
 		History  []store.JobEvent
 	}
@@ -111,17 +111,17 @@ func TestJobsAndLogPages(t *testing.T) {
 
 // awaitFollower returns once a log follower waits having seen the job in
 // status and sent the logs up to sent.
-func (e *testEnv) awaitFollower(status string, sent store.LogCursor) {
+func (e *testEnv) awaitFollower(want status.Job, sent store.LogCursor) {
 	e.t.Helper()
 	timeout := time.After(20 * time.Second)
 	for {
 		select {
 		case st := <-e.followIdle:
-			if st.status == status && st.sent == sent {
+			if st.status == want && st.sent == sent {
 				return
 			}
 		case <-timeout:
-			e.t.Fatalf("no log follower waits with the job %s and lines up to %v sent", status, sent)
+			e.t.Fatalf("no log follower waits with the job %s and lines up to %v sent", want, sent)
 		}
 	}
 }
@@ -195,13 +195,13 @@ func expectLines(t *testing.T, events <-chan sseEvent, seqs ...int64) {
 }
 
 // expectEnd reads the end event and then the end of the stream.
-func expectEnd(t *testing.T, events <-chan sseEvent, status string) {
+func expectEnd(t *testing.T, events <-chan sseEvent, want status.Job) {
 	t.Helper()
 	select {
 	case ev := <-events:
 		var end logEnd
-		if ev.event != "end" || json.Unmarshal([]byte(ev.data), &end) != nil || end.Status != status {
-			t.Fatalf("got %+v, want the end event with status %s", ev, status)
+		if ev.event != "end" || json.Unmarshal([]byte(ev.data), &end) != nil || end.Status != want {
+			t.Fatalf("got %+v, want the end event with status %s", ev, want)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("no end event within 20s")

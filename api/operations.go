@@ -220,7 +220,7 @@ func operationSchemas() map[string]any {
 			"id", "install_id", "kind", "workflow_id", "status"),
 		"OperationList": listOf("operations", "Operation"),
 		"Decision":      object(props{"operation_id": str, "step": str, "decision": str}, "operation_id", "step", "decision"),
-		"ApprovalMode":  request(props{"approval_mode": map[string]any{"type": "string", "enum": []string{status.ApproveAll, status.Prompt}}}, "approval_mode"),
+		"ApprovalMode":  request(props{"approval_mode": map[string]any{"type": "string", "enum": []status.Approval{status.ApproveAll, status.Prompt}}}, "approval_mode"),
 		"Outputs": object(props{"outputs": map[string]any{"type": "object",
 			"description": "by sandbox or component name, then output name: {value} or {sensitive: true}"}}, "outputs"),
 	}

@@ -491,7 +491,7 @@ func (p *provBench) startRunner(regToken string) func() time.Duration {
 // provBenchOp is the API's view of an operation.
 type provBenchOp struct {
 	ID         string     `json:"id"`
-	Status     string     `json:"status"`
+	Status     status.Op  `json:"status"`
 	Error      string     `json:"error"`
 	FinishedAt *time.Time `json:"finished_at"`
 }

@@ -92,8 +92,8 @@ func TestRunnerKilledMidJobIsRetried(t *testing.T) {
 	var job struct {
 		Attempt  int `json:"attempt"`
 		Attempts []struct {
-			Attempt int    `json:"attempt"`
-			Status  string `json:"status"`
+			Attempt int        `json:"attempt"`
+			Status  status.Job `json:"status"`
 		} `json:"attempts"`
 	}
 	if code := s.do("GET", "/v1/jobs/"+jobID, nil, &job); code != http.StatusOK {

@@ -323,13 +323,13 @@ func apiCall(tb testing.TB, base, token, method, path string, body any, out any)
 
 // command is the API's view of a debug command.
 type command struct {
-	ID         string `json:"id"`
-	WorkflowID string `json:"workflow_id"`
-	JobID      string `json:"job_id"`
-	Status     string `json:"status"`
-	ExitCode   *int   `json:"exit_code"`
-	Output     string `json:"output"`
-	Error      string `json:"error"`
+	ID         string     `json:"id"`
+	WorkflowID string     `json:"workflow_id"`
+	JobID      string     `json:"job_id"`
+	Status     status.Job `json:"status"`
+	ExitCode   *int       `json:"exit_code"`
+	Output     string     `json:"output"`
+	Error      string     `json:"error"`
 }
 
 // runCommand starts a debug command through the API.

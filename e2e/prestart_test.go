@@ -13,7 +13,7 @@ import (
 type installJob struct {
 	ID             string     `json:"id"`
 	Type           string     `json:"type"`
-	Status         string     `json:"status"`
+	Status         status.Job `json:"status"`
 	InputsDeferred bool       `json:"inputs_deferred"`
 	InputsAt       *time.Time `json:"inputs_at"`
 	StartedAt      *time.Time `json:"started_at"`

@@ -29,23 +29,23 @@ import (
 
 // step and operation are the API's views.
 type step struct {
-	Name       string     `json:"name"`
-	Status     string     `json:"status"`
-	PlanJobID  string     `json:"plan_job_id"`
-	ApplyJobID string     `json:"apply_job_id"`
-	SyncJobID  string     `json:"sync_job_id"`
-	HasChanges *bool      `json:"has_changes"`
-	Plan       string     `json:"plan"`
-	Error      string     `json:"error"`
-	StartedAt  *time.Time `json:"started_at"`
-	FinishedAt *time.Time `json:"finished_at"`
+	Name       string      `json:"name"`
+	Status     status.Step `json:"status"`
+	PlanJobID  string      `json:"plan_job_id"`
+	ApplyJobID string      `json:"apply_job_id"`
+	SyncJobID  string      `json:"sync_job_id"`
+	HasChanges *bool       `json:"has_changes"`
+	Plan       string      `json:"plan"`
+	Error      string      `json:"error"`
+	StartedAt  *time.Time  `json:"started_at"`
+	FinishedAt *time.Time  `json:"finished_at"`
 }
 
 type operation struct {
 	ID         string     `json:"id"`
 	Kind       string     `json:"kind"`
 	WorkflowID string     `json:"workflow_id"`
-	Status     string     `json:"status"`
+	Status     status.Op  `json:"status"`
 	Error      string     `json:"error"`
 	Steps      []step     `json:"steps"`
 	FinishedAt *time.Time `json:"finished_at"`
@@ -187,7 +187,7 @@ type jobTimes struct {
 	FinishedAt time.Time  `json:"finished_at"`
 	InputsAt   *time.Time `json:"inputs_at"`
 	Attempts   []struct {
-		Status string `json:"status"`
+		Status status.Job `json:"status"`
 	} `json:"attempts"`
 }
 
@@ -550,7 +550,7 @@ func TestProvisionWaitsForTheRunner(t *testing.T) {
 	s.do("POST", "/v1/installs", map[string]any{"app_id": s.install.AppID, "name": "no-runner"}, &created)
 	op := s.startOp(created.ID, "/provision", nil)
 	waitFor(t, time.Minute, "the operation to wait for the runner", func() bool {
-		var inst struct{ Status string }
+		var inst struct{ Status status.Install }
 		s.do("GET", "/v1/installs/"+created.ID, nil, &inst)
 		return s.getOp(created.ID, op.ID, 0).Status == status.OpWaitingForRunner && inst.Status == status.InstallWaitingForRunner
 	})

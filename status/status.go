@@ -1,63 +1,73 @@
 package status
 
+// Install is an install's status.
+type Install string
+
 // An install's statuses.
 const (
-	InstallCreated          = "created"
-	InstallWaitingForRunner = "waiting_for_runner"
-	InstallProvisioning     = "provisioning"
-	InstallActive           = "active"
-	InstallFailed           = "failed"
-	InstallDeprovisioning   = "deprovisioning"
-	InstallDeprovisioned    = "deprovisioned"
+	InstallCreated          Install = "created"
+	InstallWaitingForRunner Install = "waiting_for_runner"
+	InstallProvisioning     Install = "provisioning"
+	InstallActive           Install = "active"
+	InstallFailed           Install = "failed"
+	InstallDeprovisioning   Install = "deprovisioning"
+	InstallDeprovisioned    Install = "deprovisioned"
 )
+
+// Op is an install operation's status.
+type Op string
 
 // An install operation's statuses.
 const (
-	OpRunning          = "running"
-	OpWaitingForRunner = "waiting_for_runner"
-	OpSucceeded        = "succeeded"
-	OpFailed           = "failed"
-	OpCancelled        = "cancelled"
-	OpDenied           = "denied"
+	OpRunning          Op = "running"
+	OpWaitingForRunner Op = "waiting_for_runner"
+	OpSucceeded        Op = "succeeded"
+	OpFailed           Op = "failed"
+	OpCancelled        Op = "cancelled"
+	OpDenied           Op = "denied"
 )
+
+// Step is the status of one step of an operation.
+type Step string
 
 // The statuses of one step of an operation.
 const (
-	StepPending         = "pending"
-	StepBuilding        = "building" // waiting for the component's build
-	StepSyncing         = "syncing"  // copying the build into the install's registry
-	StepPlanning        = "planning"
-	StepWaitingApproval = "waiting_approval"
-	StepApplying        = "applying"
-	StepSucceeded       = "succeeded"
-	StepNoChanges       = "no_changes"
-	StepPlanned         = "planned" // plan-only operations stop here
-	StepFailed          = "failed"
-	StepSkipped         = "skipped" // a dependency failed or was denied
-	StepDenied          = "denied"
-	StepCancelled       = "cancelled"
+	StepPending         Step = "pending"
+	StepBuilding        Step = "building" // waiting for the component's build
+	StepSyncing         Step = "syncing"  // copying the build into the install's registry
+	StepPlanning        Step = "planning"
+	StepWaitingApproval Step = "waiting_approval"
+	StepApplying        Step = "applying"
+	StepSucceeded       Step = "succeeded"
+	StepNoChanges       Step = "no_changes"
+	StepPlanned         Step = "planned" // plan-only operations stop here
+	StepFailed          Step = "failed"
+	StepSkipped         Step = "skipped" // a dependency failed or was denied
+	StepDenied          Step = "denied"
+	StepCancelled       Step = "cancelled"
 )
 
 // StepOK says the steps after this one may go on (in a plan-only operation,
 // after a plan).
-func StepOK(s string) bool { return s == StepSucceeded || s == StepNoChanges || s == StepPlanned }
+func StepOK(s Step) bool { return s == StepSucceeded || s == StepNoChanges || s == StepPlanned }
 
-// A job's statuses: queued → running → succeeded | failed | cancelled,
+// Job is a job's status: queued → running → succeeded | failed | cancelled,
 // or running → lost (lease expired) → queued again by the workflow's retry.
 type Job string
 
+// A job's statuses.
 const (
-	JobQueued    = "queued"
-	JobRunning   = "running"
-	JobSucceeded = "succeeded"
-	JobFailed    = "failed"
-	JobCancelled = "cancelled"
-	JobLost      = "lost"
+	JobQueued    Job = "queued"
+	JobRunning   Job = "running"
+	JobSucceeded Job = "succeeded"
+	JobFailed    Job = "failed"
+	JobCancelled Job = "cancelled"
+	JobLost      Job = "lost"
 )
 
 // JobTerminal says no more attempt will change the job unless a workflow
 // retries it (lost is terminal for the attempt, not the job).
-func JobTerminal(s string) bool {
+func JobTerminal(s Job) bool {
 	switch s {
 	case JobSucceeded, JobFailed, JobCancelled, JobLost:
 		return true
@@ -65,21 +75,27 @@ func JobTerminal(s string) bool {
 	return false
 }
 
+// Build is a build's status.
+type Build string
+
 // A build's statuses.
 const (
-	BuildQueued    = "queued"
-	BuildRunning   = "running"
-	BuildSucceeded = "succeeded"
-	BuildFailed    = "failed"
+	BuildQueued    Build = "queued"
+	BuildRunning   Build = "running"
+	BuildSucceeded Build = "succeeded"
+	BuildFailed    Build = "failed"
 )
 
 // BuildTerminal says the build has ended.
-func BuildTerminal(s string) bool { return s == BuildSucceeded || s == BuildFailed }
+func BuildTerminal(s Build) bool { return s == BuildSucceeded || s == BuildFailed }
+
+// Approval is an install's approval mode.
+type Approval string
 
 // An install's approval modes.
 const (
-	ApproveAll = "approve-all"
-	Prompt     = "prompt"
+	ApproveAll Approval = "approve-all"
+	Prompt     Approval = "prompt"
 )
 
 // SandboxStep is the step name of the install's sandbox.

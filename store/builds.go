@@ -30,19 +30,19 @@ type Build struct {
 	ConfigVersion int `json:"config_version"`
 	// SourceDigest is the digest of what the build consumed
 	// (appconfig.BuildInput.Digest).
-	SourceDigest string     `gorm:"size:80;not null" json:"source_digest"`
-	Status       string     `gorm:"size:20;not null" json:"status"`
-	WorkflowID   string     `gorm:"size:300;not null" json:"workflow_id"`
-	JobID        *string    `gorm:"size:32" json:"job_id,omitempty"`
-	Repository   string     `gorm:"size:300;not null" json:"repository"`
-	Tag          string     `gorm:"size:128;not null" json:"tag"`
-	Digest       string     `gorm:"size:80" json:"digest,omitempty"`
-	MediaType    string     `gorm:"size:200" json:"media_type,omitempty"`
-	ArtifactType string     `gorm:"size:200" json:"artifact_type,omitempty"`
-	Size         int64      `json:"size,omitempty"`
-	Error        string     `gorm:"type:text" json:"error,omitempty"`
-	CreatedAt    time.Time  `json:"created_at"`
-	FinishedAt   *time.Time `json:"finished_at,omitempty"`
+	SourceDigest string       `gorm:"size:80;not null" json:"source_digest"`
+	Status       status.Build `gorm:"size:20;not null" json:"status"`
+	WorkflowID   string       `gorm:"size:300;not null" json:"workflow_id"`
+	JobID        *string      `gorm:"size:32" json:"job_id,omitempty"`
+	Repository   string       `gorm:"size:300;not null" json:"repository"`
+	Tag          string       `gorm:"size:128;not null" json:"tag"`
+	Digest       string       `gorm:"size:80" json:"digest,omitempty"`
+	MediaType    string       `gorm:"size:200" json:"media_type,omitempty"`
+	ArtifactType string       `gorm:"size:200" json:"artifact_type,omitempty"`
+	Size         int64        `json:"size,omitempty"`
+	Error        string       `gorm:"type:text" json:"error,omitempty"`
+	CreatedAt    time.Time    `json:"created_at"`
+	FinishedAt   *time.Time   `json:"finished_at,omitempty"`
 }
 
 // InstallComponent is which build an install's component runs: set when a
@@ -166,7 +166,7 @@ func (s *Store) FindBuild(ctx context.Context, appID, component, sourceDigest st
 
 // StartBuild records the build's job and marks it running.
 func (s *Store) StartBuild(ctx context.Context, buildID, jobID string) error {
-	res := s.db.WithContext(ctx).Model(&Build{}).Where("id = ? AND status IN ?", buildID, []string{status.BuildQueued, status.BuildRunning}).
+	res := s.db.WithContext(ctx).Model(&Build{}).Where("id = ? AND status IN ?", buildID, []status.Build{status.BuildQueued, status.BuildRunning}).
 		Updates(map[string]any{"job_id": jobID, "status": status.BuildRunning})
 	if res.Error != nil {
 		return res.Error
@@ -188,7 +188,7 @@ func (s *Store) FinishBuild(ctx context.Context, buildID string, art *BuildArtif
 		changes = map[string]any{"status": status.BuildSucceeded, "error": "", "finished_at": s.now(), "digest": art.Digest,
 			"media_type": art.MediaType, "artifact_type": art.ArtifactType, "size": art.Size}
 	}
-	res := s.db.WithContext(ctx).Model(&Build{}).Where("id = ? AND status IN ?", buildID, []string{status.BuildQueued, status.BuildRunning}).Updates(changes)
+	res := s.db.WithContext(ctx).Model(&Build{}).Where("id = ? AND status IN ?", buildID, []status.Build{status.BuildQueued, status.BuildRunning}).Updates(changes)
 	if res.Error != nil {
 		return res.Error
 	}

@@ -99,8 +99,8 @@ func (s *Store) EnqueueJob(ctx context.Context, spec JobSpec) (job Job, created 
 	return job, created, nil
 }
 
-func addEvent(tx *gorm.DB, jobID string, attempt int, status, msg string, at time.Time) error {
-	return tx.Create(&JobEvent{JobID: jobID, Attempt: attempt, Status: status, Message: msg, CreatedAt: at}).Error
+func addEvent(tx *gorm.DB, jobID string, attempt int, st status.Job, msg string, at time.Time) error {
+	return tx.Create(&JobEvent{JobID: jobID, Attempt: attempt, Status: st, Message: msg, CreatedAt: at}).Error
 }
 
 // ClaimJob gives the runner its oldest queued job it can run (c) with a
@@ -329,7 +329,7 @@ var ErrTooLarge = errors.New("too large")
 // terraform state locks the attempt still held are released in the same
 // transaction.
 func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req protocol.CompleteRequest) error {
-	switch req.Status {
+	switch status.Job(req.Status) {
 	case status.JobSucceeded, status.JobFailed, status.JobCancelled:
 	default:
 		return fieldErr("status", "%q is not one of succeeded, failed, cancelled", req.Status)
@@ -343,7 +343,7 @@ func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req pro
 	changed := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		j, err := currentAttempt(tx, runnerID, jobID, req.Attempt)
-		if errors.Is(err, ErrStaleAttempt) && j.Attempt == req.Attempt && j.Status == req.Status {
+		if errors.Is(err, ErrStaleAttempt) && j.Attempt == req.Attempt && j.Status == status.Job(req.Status) {
 			return nil // the same completion, again
 		}
 		if err != nil {
@@ -368,7 +368,7 @@ func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req pro
 			return err
 		}
 		changed = true
-		return addEvent(tx, jobID, req.Attempt, req.Status, req.Error, now)
+		return addEvent(tx, jobID, req.Attempt, status.Job(req.Status), req.Error, now)
 	})
 	if err != nil {
 		return fmt.Errorf("complete job: %w", err)

@@ -1,6 +1,10 @@
 package store
 
-import "time"
+import (
+	"time"
+
+	"github.com/outpost-dev/outpost/status"
+)
 
 // Org is a vendor (tenant). Everything else belongs to exactly one org.
 type Org struct {
@@ -65,17 +69,17 @@ type JSONMap map[string]any
 
 // Install is one customer's copy of an app.
 type Install struct {
-	ID     string `gorm:"primaryKey;size:32" json:"id"`
-	OrgID  string `gorm:"size:32;not null;uniqueIndex:idx_installs_org_name" json:"org_id"`
-	AppID  string `gorm:"size:32;not null;index" json:"app_id"`
-	Name   string `gorm:"size:200;not null;uniqueIndex:idx_installs_org_name" json:"name"`
-	Status string `gorm:"size:40;not null" json:"status"`
+	ID     string         `gorm:"primaryKey;size:32" json:"id"`
+	OrgID  string         `gorm:"size:32;not null;uniqueIndex:idx_installs_org_name" json:"org_id"`
+	AppID  string         `gorm:"size:32;not null;index" json:"app_id"`
+	Name   string         `gorm:"size:200;not null;uniqueIndex:idx_installs_org_name" json:"name"`
+	Status status.Install `gorm:"size:40;not null" json:"status"`
 	// ApprovalMode says whether plans apply at once (approve-all) or wait for
 	// an approval (prompt).
-	ApprovalMode string         `gorm:"size:20;not null;default:'approve-all'" json:"approval_mode"`
-	Inputs       []InstallInput `gorm:"foreignKey:InstallID;constraint:OnDelete:CASCADE" json:"inputs"`
-	CreatedAt    time.Time      `json:"created_at"`
-	UpdatedAt    time.Time      `json:"updated_at"`
+	ApprovalMode status.Approval `gorm:"size:20;not null;default:'approve-all'" json:"approval_mode"`
+	Inputs       []InstallInput  `gorm:"foreignKey:InstallID;constraint:OnDelete:CASCADE" json:"inputs"`
+	CreatedAt    time.Time       `json:"created_at"`
+	UpdatedAt    time.Time       `json:"updated_at"`
 }
 
 // InstallInput is one typed value an install is given. Sensitive values are
@@ -126,7 +130,7 @@ type Job struct {
 	Key               string     `gorm:"column:idempotency_key;size:400;not null;uniqueIndex" json:"idempotency_key"`
 	Type              string     `gorm:"size:40;not null" json:"type"`
 	Manifest          string     `gorm:"type:text;not null" json:"-"`
-	Status            string     `gorm:"size:20;not null;index:idx_jobs_claim,priority:2" json:"status"`
+	Status            status.Job `gorm:"size:20;not null;index:idx_jobs_claim,priority:2" json:"status"`
 	Attempt           int        `gorm:"not null;default:0" json:"attempt"`
 	TimeoutMS         int64      `gorm:"not null;default:0" json:"timeout_ms"`
 	LeaseExpiresAt    *time.Time `json:"lease_expires_at,omitempty"`
@@ -154,7 +158,7 @@ type JobAttempt struct {
 	JobID      string     `gorm:"primaryKey;size:32" json:"-"`
 	Attempt    int        `gorm:"primaryKey" json:"attempt"`
 	RunnerID   string     `gorm:"size:32;not null" json:"runner_id"`
-	Status     string     `gorm:"size:20;not null" json:"status"`
+	Status     status.Job `gorm:"size:20;not null" json:"status"`
 	ClaimedAt  time.Time  `json:"claimed_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	LastSeq    int64      `json:"last_seq"`
@@ -163,12 +167,12 @@ type JobAttempt struct {
 
 // JobEvent is one entry of a job's status history.
 type JobEvent struct {
-	ID        int64     `gorm:"primaryKey;autoIncrement" json:"-"`
-	JobID     string    `gorm:"size:32;not null;index" json:"-"`
-	Attempt   int       `json:"attempt"`
-	Status    string    `gorm:"size:20;not null" json:"status"`
-	Message   string    `gorm:"type:text" json:"message,omitempty"`
-	CreatedAt time.Time `json:"at"`
+	ID        int64      `gorm:"primaryKey;autoIncrement" json:"-"`
+	JobID     string     `gorm:"size:32;not null;index" json:"-"`
+	Attempt   int        `json:"attempt"`
+	Status    status.Job `gorm:"size:20;not null" json:"status"`
+	Message   string     `gorm:"type:text" json:"message,omitempty"`
+	CreatedAt time.Time  `json:"at"`
 }
 
 // JobLogChunk is one piece of a job attempt's output, stored once per
@@ -191,7 +195,7 @@ type InstallCommand struct {
 	TimeoutMS  int64      `json:"timeout_ms"`
 	WorkflowID string     `gorm:"size:300;not null" json:"workflow_id"`
 	JobID      *string    `gorm:"size:32" json:"job_id,omitempty"`
-	Status     string     `gorm:"size:20;not null" json:"status"`
+	Status     status.Job `gorm:"size:20;not null" json:"status"`
 	ExitCode   *int       `json:"exit_code,omitempty"`
 	Output     string     `gorm:"type:text" json:"output"`
 	Error      string     `gorm:"type:text" json:"error,omitempty"`

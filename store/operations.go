@@ -23,33 +23,33 @@ const (
 
 // InstallOperation is one mutating operation on an install (a workflow).
 type InstallOperation struct {
-	ID             string        `gorm:"primaryKey;size:32" json:"id"`
-	OrgID          string        `gorm:"size:32;not null;index" json:"org_id"`
-	InstallID      string        `gorm:"size:32;not null;index" json:"install_id"`
-	Kind           string        `gorm:"size:40;not null" json:"kind"`
-	Component      string        `gorm:"size:200" json:"component,omitempty"`
-	WithDependents bool          `json:"with_dependents,omitempty"`
-	PlanOnly       bool          `json:"plan_only"`
-	ApprovalMode   string        `gorm:"size:20;not null" json:"approval_mode"`
-	ConfigVersion  int           `json:"config_version"`
-	WorkflowID     string        `gorm:"size:300;not null" json:"workflow_id"`
-	Status         string        `gorm:"size:30;not null" json:"status"`
-	Error          string        `gorm:"type:text" json:"error,omitempty"`
-	CreatedAt      time.Time     `json:"created_at"`
-	FinishedAt     *time.Time    `json:"finished_at,omitempty"`
-	Steps          []InstallStep `gorm:"foreignKey:OperationID" json:"steps,omitempty"`
+	ID             string          `gorm:"primaryKey;size:32" json:"id"`
+	OrgID          string          `gorm:"size:32;not null;index" json:"org_id"`
+	InstallID      string          `gorm:"size:32;not null;index" json:"install_id"`
+	Kind           string          `gorm:"size:40;not null" json:"kind"`
+	Component      string          `gorm:"size:200" json:"component,omitempty"`
+	WithDependents bool            `json:"with_dependents,omitempty"`
+	PlanOnly       bool            `json:"plan_only"`
+	ApprovalMode   status.Approval `gorm:"size:20;not null" json:"approval_mode"`
+	ConfigVersion  int             `json:"config_version"`
+	WorkflowID     string          `gorm:"size:300;not null" json:"workflow_id"`
+	Status         status.Op       `gorm:"size:30;not null" json:"status"`
+	Error          string          `gorm:"type:text" json:"error,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
+	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
+	Steps          []InstallStep   `gorm:"foreignKey:OperationID" json:"steps,omitempty"`
 }
 
 // InstallStep is one user-visible step of an operation: the sandbox or one
 // component, planned then applied.
 type InstallStep struct {
-	ID          string  `gorm:"primaryKey;size:32" json:"id"`
-	OperationID string  `gorm:"size:32;not null;uniqueIndex:idx_steps_op_name" json:"-"`
-	Name        string  `gorm:"size:200;not null;uniqueIndex:idx_steps_op_name" json:"name"`
-	Destroy     bool    `json:"destroy"`
-	Status      string  `gorm:"size:30;not null" json:"status"`
-	PlanJobID   *string `gorm:"size:32" json:"plan_job_id,omitempty"`
-	ApplyJobID  *string `gorm:"size:32" json:"apply_job_id,omitempty"`
+	ID          string      `gorm:"primaryKey;size:32" json:"id"`
+	OperationID string      `gorm:"size:32;not null;uniqueIndex:idx_steps_op_name" json:"-"`
+	Name        string      `gorm:"size:200;not null;uniqueIndex:idx_steps_op_name" json:"name"`
+	Destroy     bool        `json:"destroy"`
+	Status      status.Step `gorm:"size:30;not null" json:"status"`
+	PlanJobID   *string     `gorm:"size:32" json:"plan_job_id,omitempty"`
+	ApplyJobID  *string     `gorm:"size:32" json:"apply_job_id,omitempty"`
 	// BuildID is the build a component step deployed; SyncJobID the job
 	// that copied its artifact into the install's registry first.
 	BuildID    *string    `gorm:"size:32" json:"build_id,omitempty"`
@@ -123,7 +123,7 @@ func (s *Store) AddSteps(ctx context.Context, opID string, names []string, destr
 }
 
 // FinishOperation records how an operation ended and releases the install.
-func (s *Store) FinishOperation(ctx context.Context, opID, opStatus, errMsg, installStatus string) error {
+func (s *Store) FinishOperation(ctx context.Context, opID string, opStatus status.Op, errMsg string, installStatus status.Install) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var op InstallOperation
 		if err := tx.Where("id = ?", opID).First(&op).Error; err != nil {
@@ -135,7 +135,7 @@ func (s *Store) FinishOperation(ctx context.Context, opID, opStatus, errMsg, ins
 			return err
 		}
 		// Steps that never ran are skipped.
-		if err := tx.Model(&InstallStep{}).Where("operation_id = ? AND status IN ?", opID, []string{status.StepPending}).
+		if err := tx.Model(&InstallStep{}).Where("operation_id = ? AND status IN ?", opID, []status.Step{status.StepPending}).
 			Updates(map[string]any{"status": status.StepSkipped, "finished_at": now}).Error; err != nil {
 			return err
 		}
@@ -149,13 +149,13 @@ func (s *Store) FinishOperation(ctx context.Context, opID, opStatus, errMsg, ins
 }
 
 // SetInstallStatus sets an install's status.
-func (s *Store) SetInstallStatus(ctx context.Context, installID, status string) error {
-	return s.db.WithContext(ctx).Model(&Install{}).Where("id = ?", installID).Update("status", status).Error
+func (s *Store) SetInstallStatus(ctx context.Context, installID string, st status.Install) error {
+	return s.db.WithContext(ctx).Model(&Install{}).Where("id = ?", installID).Update("status", st).Error
 }
 
 // SetOperationStatus sets an operation's status (e.g. waiting for runner).
-func (s *Store) SetOperationStatus(ctx context.Context, opID, status string) error {
-	return s.db.WithContext(ctx).Model(&InstallOperation{}).Where("id = ?", opID).Update("status", status).Error
+func (s *Store) SetOperationStatus(ctx context.Context, opID string, st status.Op) error {
+	return s.db.WithContext(ctx).Model(&InstallOperation{}).Where("id = ?", opID).Update("status", st).Error
 }
 
 // UpdateStep applies changes to a step.
@@ -235,7 +235,7 @@ func (s *Store) ListOutputs(ctx context.Context, installID string) (map[string]s
 
 // SetApprovalMode sets how an install's plans are approved.
 func (s *Store) SetApprovalMode(ctx context.Context, orgID, installID, mode string) error {
-	if mode != status.ApproveAll && mode != status.Prompt {
+	if m := status.Approval(mode); m != status.ApproveAll && m != status.Prompt {
 		return fieldErr("approval_mode", "%q is not one of %s, %s", mode, status.ApproveAll, status.Prompt)
 	}
 	res := s.db.WithContext(ctx).Model(&Install{}).Where("org_id = ? AND id = ?", orgID, installID).Update("approval_mode", mode)

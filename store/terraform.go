@@ -147,7 +147,7 @@ func (s *Store) AuthenticateState(ctx context.Context, jobID, token string) (Sta
 		OrgID     string
 		Workspace string
 		TokenHash string
-		Status    string
+		Status    status.Job
 		Attempt   int
 	}
 	err := s.db.WithContext(ctx).Table("job_state_credentials AS c").

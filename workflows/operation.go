@@ -36,8 +36,8 @@ type OperationInput struct {
 
 // OperationResult is how each step ended (no outputs: they may be secret).
 type OperationResult struct {
-	Status string
-	Steps  map[string]string
+	Status status.Op
+	Steps  map[string]status.Step
 	Error  string
 }
 
@@ -83,7 +83,7 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 	}
 	runner, err := awaitRunner(ctx, in.OperationID, plan.RunnerTimeout)
 	if err != nil {
-		res := OperationResult{Status: status.OpFailed, Steps: map[string]string{}, Error: rootMessage(err)}
+		res := OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{}, Error: rootMessage(err)}
 		return finishOperation(ctx, in.OperationID, res, plan.FailedInstallStatus)
 	}
 	s := newScheduler(ctx, in.OperationID, plan, runner)
@@ -115,7 +115,7 @@ func awaitRunner(ctx workflow.Context, opID string, timeout time.Duration) (acti
 
 // finishOperation records the operation's end (even when it was cancelled)
 // and releases the install's lock. A failed operation fails its workflow.
-func finishOperation(ctx workflow.Context, opID string, res OperationResult, installStatus string) (OperationResult, error) {
+func finishOperation(ctx workflow.Context, opID string, res OperationResult, installStatus status.Install) (OperationResult, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	err := runLocal(dctx, a.FinishOperation, opID, res.Status, res.Error, installStatus).Get(dctx, nil)
 	if res.Status == status.OpFailed && res.Error != "" {
@@ -126,7 +126,7 @@ func finishOperation(ctx workflow.Context, opID string, res OperationResult, ins
 
 // installStatus is the status the install takes when the operation ends
 // with status.
-func installStatus(plan activities.OperationPlan, outcome string) string {
+func installStatus(plan activities.OperationPlan, outcome status.Op) status.Install {
 	switch {
 	case outcome == status.OpFailed:
 		return plan.FailedInstallStatus

@@ -44,7 +44,7 @@ type scheduler struct {
 // stepOutcome is what one step ended with.
 type stepOutcome struct {
 	Name   string
-	Status string
+	Status status.Step
 	Error  string
 }
 
@@ -272,7 +272,7 @@ func (s *scheduler) prestart(ctx workflow.Context, st activities.StepSpec) bool 
 // result is how the operation ended: each step's status and the
 // operation's, with the failures' messages.
 func (s *scheduler) result(ctx workflow.Context) OperationResult {
-	res := OperationResult{Status: status.OpSucceeded, Steps: map[string]string{}}
+	res := OperationResult{Status: status.OpSucceeded, Steps: map[string]status.Step{}}
 	var failures []string
 	for _, st := range s.plan.Steps {
 		o, ok := s.outcomes[st.Name]

@@ -40,7 +40,7 @@ type fakeInstall struct {
 
 	mu        sync.Mutex
 	events    []string            // "enqueue <job>", "end <job>", "inputs <step>", "cancel <job>: <reason>"
-	statuses  map[string][]string // each step's statuses, in order
+	statuses  map[string][]status.Step // each step's statuses, in order
 	jobInputs map[string]activities.TerraformJobInput
 	finished  []string // FinishOperation's status, error and install status
 }
@@ -65,7 +65,7 @@ func steps(specs ...string) []activities.StepSpec {
 
 func newFakeInstall(t *testing.T, plan activities.OperationPlan) *fakeInstall {
 	f := &fakeInstall{t: t, env: newEnv(), plan: plan,
-		statuses: map[string][]string{}, jobInputs: map[string]activities.TerraformJobInput{}}
+		statuses: map[string][]status.Step{}, jobInputs: map[string]activities.TerraformJobInput{}}
 	f.plan.SucceededInstallStatus, f.plan.FailedInstallStatus, f.plan.InterruptedInstallStatus = "active", "failed", "interrupted"
 	f.env.RegisterActivity(&activities.Activities{})
 	f.mockOperation()
@@ -87,14 +87,14 @@ func (f *fakeInstall) mockOperation() {
 	f.env.OnActivity(a.RunnerOnline, mockAny, "op_1").Return(func(context.Context, string) (activities.RunnerCheck, error) {
 		return activities.RunnerCheck{Online: true, Runner: f.runner}, nil
 	})
-	f.env.OnActivity(a.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step, outcome, _ string) error {
+	f.env.OnActivity(a.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step string, outcome status.Step, _ string) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.statuses[step] = append(f.statuses[step], outcome)
 		return nil
 	})
-	f.env.OnActivity(a.FinishOperation, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, outcome, msg, installStatus string) error {
-		f.finished = []string{outcome, msg, installStatus}
+	f.env.OnActivity(a.FinishOperation, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _ string, outcome status.Op, msg string, installStatus status.Install) error {
+		f.finished = []string{string(outcome), msg, string(installStatus)}
 		return nil
 	})
 	f.env.OnActivity(a.AwaitJob, mockAny, mockAny, false).Return(func(ctx context.Context, jobID string, _ bool) (activities.JobResult, error) {
@@ -205,29 +205,29 @@ func (f *fakeInstall) before(events ...string) {
 }
 
 // final is each step's last status.
-func (f *fakeInstall) final() map[string]string {
-	out := map[string]string{}
+func (f *fakeInstall) final() map[string]status.Step {
+	out := map[string]status.Step{}
 	for step, l := range f.statuses {
 		out[step] = l[len(l)-1]
 	}
 	return out
 }
 
-func (f *fakeInstall) wantSteps(res OperationResult, want map[string]string) {
+func (f *fakeInstall) wantSteps(res OperationResult, want map[string]status.Step) {
 	f.t.Helper()
 	if !mapsEqual(res.Steps, want) || !mapsEqual(f.final(), want) {
 		f.t.Fatalf("steps: result %v, recorded %v; want %v (events %q)", res.Steps, f.final(), want, f.events)
 	}
 }
 
-func (f *fakeInstall) wantFinished(outcome, msg, installStatus string) {
+func (f *fakeInstall) wantFinished(outcome status.Op, msg string, installStatus status.Install) {
 	f.t.Helper()
-	if !slices.Equal(f.finished, []string{outcome, msg, installStatus}) {
-		f.t.Fatalf("FinishOperation(%q); want %q", f.finished, []string{outcome, msg, installStatus})
+	if want := []string{string(outcome), msg, string(installStatus)}; !slices.Equal(f.finished, want) {
+		f.t.Fatalf("FinishOperation(%q); want %q", f.finished, want)
 	}
 }
 
-func mapsEqual(a, b map[string]string) bool {
+func mapsEqual(a, b map[string]status.Step) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -243,8 +243,8 @@ func mapsEqual(a, b map[string]string) bool {
 // after network.
 var provisionSteps = steps("sandbox", "network<sandbox", "cache<sandbox", "web<network", "worker<network")
 
-func allSucceeded(names ...string) map[string]string {
-	out := map[string]string{}
+func allSucceeded(names ...string) map[string]status.Step {
+	out := map[string]status.Step{}
 	for _, n := range names {
 		out[n] = status.StepSucceeded
 	}
@@ -297,7 +297,7 @@ func TestFailedStepSkipsItsDependents(t *testing.T) {
 		t.Fatalf("workflow error %v; want network's failure", err)
 	}
 	// cache, which does not come after network, still runs.
-	f.wantSteps(OperationResult{Steps: f.final()}, map[string]string{"sandbox": status.StepSucceeded, "network": status.StepFailed, "cache": status.StepSucceeded,
+	f.wantSteps(OperationResult{Steps: f.final()}, map[string]status.Step{"sandbox": status.StepSucceeded, "network": status.StepFailed, "cache": status.StepSucceeded,
 		"web": status.StepSkipped, "worker": status.StepSkipped})
 	f.wantFinished(status.OpFailed, "network: subnet overlaps", "failed")
 	if slices.Contains(f.jobs(), "web/plan_apply") || slices.Contains(f.jobs(), "worker/plan_apply") {
@@ -362,7 +362,7 @@ func TestPlanOnlyPlansEveryStepAndAppliesNothing(t *testing.T) {
 	if err := f.env.GetWorkflowError(); err != nil || res.Status != status.OpSucceeded {
 		t.Fatalf("result %+v, error %v", res, err)
 	}
-	f.wantSteps(res, map[string]string{"sandbox": status.StepPlanned, "network": status.StepPlanned})
+	f.wantSteps(res, map[string]status.Step{"sandbox": status.StepPlanned, "network": status.StepPlanned})
 	f.wantFinished(status.OpSucceeded, "", "interrupted")
 	if jobs := f.jobs(); !slices.Equal(jobs, []string{"sandbox/plan", "network/sync", "network/plan"}) {
 		t.Fatalf("jobs %q: want plans only", jobs)
@@ -384,7 +384,7 @@ func TestCancellingTheOperationCancelsItsSteps(t *testing.T) {
 	if res.Status != status.OpCancelled {
 		t.Fatalf("result %+v, error %v; want cancelled", res, f.env.GetWorkflowError())
 	}
-	f.wantSteps(res, map[string]string{"sandbox": status.StepSucceeded, "network": status.StepCancelled, "cache": status.StepSucceeded,
+	f.wantSteps(res, map[string]status.Step{"sandbox": status.StepSucceeded, "network": status.StepCancelled, "cache": status.StepSucceeded,
 		"web": status.StepCancelled, "worker": status.StepCancelled})
 	f.wantFinished(status.OpCancelled, "", "interrupted")
 	if f.index("cancel network/plan_apply: workflow cancelled") < 0 {

@@ -28,7 +28,7 @@ type step struct {
 // run runs the step to its end.
 func (s *step) run(ctx workflow.Context) stepOutcome {
 	var tf terraformRun
-	done, outcome, msg := false, "", ""
+	done, outcome, msg := false, status.Step(""), ""
 	switch {
 	case hasBuild(s.spec) && s.sched.syncsBuild(s.spec):
 		build, outcome, msg := s.readyBuildUnlessFailed(ctx)
@@ -76,7 +76,7 @@ func (s *step) after(d string) bool {
 
 // setStatus records the step's status (and error), even once the operation
 // is cancelled.
-func (s *step) setStatus(ctx workflow.Context, outcome, msg string) {
+func (s *step) setStatus(ctx workflow.Context, outcome status.Step, msg string) {
 	if ctx.Err() != nil {
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
@@ -84,7 +84,7 @@ func (s *step) setStatus(ctx workflow.Context, outcome, msg string) {
 }
 
 // end records how the step ended and returns it.
-func (s *step) end(ctx workflow.Context, outcome, msg string) stepOutcome {
+func (s *step) end(ctx workflow.Context, outcome status.Step, msg string) stepOutcome {
 	s.setStatus(ctx, outcome, msg)
 	return stepOutcome{Name: s.spec.Name, Status: outcome, Error: msg}
 }
@@ -98,7 +98,7 @@ func (s *step) jobKey(ctx workflow.Context, kind string) string {
 // (record(opID, step, args..., jobID) into out). status is what the step
 // ends with when either does not succeed ("" when both did).
 func (s *step) runAndRecord(ctx workflow.Context, job func(workflow.Context) (activities.JobResult, error), out any,
-	record any, args ...any) (jobID, outcome, msg string) {
+	record any, args ...any) (jobID string, outcome status.Step, msg string) {
 	res, err := job(ctx)
 	if err != nil {
 		outcome, msg = interrupted(ctx, err)
@@ -144,7 +144,7 @@ func (s *step) applyPlan(ctx workflow.Context, summary activities.PlanSummary,
 
 // awaitApproval waits for the step's approval signal. It returns the
 // status the step ends with when it is not approved ("" when it is).
-func (s *step) awaitApproval(ctx workflow.Context) (outcome, msg string) {
+func (s *step) awaitApproval(ctx workflow.Context) (outcome status.Step, msg string) {
 	s.setStatus(ctx, status.StepWaitingApproval, "")
 	var ap Approval
 	sel := workflow.NewSelector(ctx)
@@ -168,7 +168,7 @@ func (e skipError) Error() string { return e.msg }
 // interrupted turns a RunJob error into a step status: cancelled with the
 // operation, skipped when a queued job's dependency did not succeed
 // (skipError), else failed.
-func interrupted(ctx workflow.Context, err error) (string, string) {
+func interrupted(ctx workflow.Context, err error) (status.Step, string) {
 	var skipped skipError
 	switch {
 	case ctx.Err() != nil:

@@ -18,7 +18,7 @@ func hasBuild(st activities.StepSpec) bool {
 // runner copy it by digest into the install's own registry. done says the
 // step ended here: with an error, or because copying the image was the
 // whole deploy (container_image).
-func (s *step) deliverBuild(ctx workflow.Context) (done bool, outcome, msg string) {
+func (s *step) deliverBuild(ctx workflow.Context) (done bool, outcome status.Step, msg string) {
 	build, outcome, msg := s.readyBuild(ctx)
 	if outcome != "" {
 		return true, outcome, msg
@@ -46,7 +46,7 @@ func (s *step) deliverBuild(ctx workflow.Context) (done bool, outcome, msg strin
 
 // endImage ends a container_image step whose sync was its deploy, once its
 // dependencies are done: RecordImage records its outputs and build.
-func (s *step) endImage(ctx workflow.Context, outcome, msg string) stepOutcome {
+func (s *step) endImage(ctx workflow.Context, outcome status.Step, msg string) stepOutcome {
 	if s.spec.Type == appconfig.TypeContainerImage && outcome == status.StepSucceeded {
 		if err := runLocal(ctx, a.RecordImage, s.opID, s.spec.Name).Get(ctx, nil); err != nil {
 			return s.end(ctx, status.StepFailed, rootMessage(err))
@@ -69,7 +69,7 @@ func (s *step) forgetImage(ctx workflow.Context) stepOutcome {
 
 // readyBuild waits for the step's build. status is what the step ends
 // with when there is none to deploy ("" when there is).
-func (s *step) readyBuild(ctx workflow.Context) (build activities.BuildSummary, outcome, msg string) {
+func (s *step) readyBuild(ctx workflow.Context) (build activities.BuildSummary, outcome status.Step, msg string) {
 	build, err := awaitBuild(ctx, s.opID, s.spec.Name)
 	if err != nil {
 		outcome, msg = interrupted(ctx, err)
@@ -84,7 +84,7 @@ func (s *step) readyBuild(ctx workflow.Context) (build activities.BuildSummary, 
 // readyBuildUnlessFailed is readyBuild for a step that started before the
 // steps it comes after ended: it stops waiting for the build (which goes on:
 // it is the app's) as soon as one of them fails, and the step is skipped.
-func (s *step) readyBuildUnlessFailed(ctx workflow.Context) (build activities.BuildSummary, outcome, msg string) {
+func (s *step) readyBuildUnlessFailed(ctx workflow.Context) (build activities.BuildSummary, outcome status.Step, msg string) {
 	bctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
 	done := false

@@ -53,7 +53,7 @@ func provisionExample(ctx context.Context, log *slog.Logger, apiURL string, b bo
 		return err
 	}
 	var inst struct {
-		Status string `json:"status"`
+		Status status.Install `json:"status"`
 	}
 	if _, err := call("GET", "/v1/installs/"+b.installID, "application/json", nil, &inst); err != nil {
 		return err
