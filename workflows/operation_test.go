@@ -39,7 +39,7 @@ type fakeInstall struct {
 	planned func(step string, applied bool) activities.PlanSummary
 
 	mu        sync.Mutex
-	events    []string            // "enqueue <job>", "end <job>", "inputs <step>", "cancel <job>: <reason>"
+	events    []string                 // "enqueue <job>", "end <job>", "inputs <step>", "cancel <job>: <reason>"
 	statuses  map[string][]status.Step // each step's statuses, in order
 	jobInputs map[string]activities.TerraformJobInput
 	finished  []string // FinishOperation's status, error and install status
