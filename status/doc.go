@@ -5,6 +5,6 @@
 // install's is meant. It also names the install's approval modes (Approval)
 // and the sandbox's step, which the workflows need too.
 //
-// It imports nothing, so a workflow can read a status without linking the
+// It imports nothing, so a workflow can read a status without importing the
 // store (gorm) or the app config (HCL, TOML).
 package status
