@@ -30,12 +30,7 @@ func (s *Store) ListApps(ctx context.Context, orgID string) ([]App, error) {
 
 // GetApp finds one of the org's apps.
 func (s *Store) GetApp(ctx context.Context, orgID, id string) (App, error) {
-	var app App
-	err := s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, id).First(&app).Error
-	if err != nil {
-		return App{}, notFound(err, "app "+id)
-	}
-	return app, nil
+	return first[App](s.db.WithContext(ctx), "app "+id, "org_id = ? AND id = ?", orgID, id)
 }
 
 // DeleteApp deletes an app and its components. An app that still has
@@ -115,12 +110,7 @@ func (s *Store) ListComponents(ctx context.Context, orgID, appID string) ([]Comp
 
 // GetComponent finds one of the org's components.
 func (s *Store) GetComponent(ctx context.Context, orgID, id string) (Component, error) {
-	var c Component
-	err := s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, id).First(&c).Error
-	if err != nil {
-		return Component{}, notFound(err, "component "+id)
-	}
-	return c, nil
+	return first[Component](s.db.WithContext(ctx), "component "+id, "org_id = ? AND id = ?", orgID, id)
 }
 
 // DeleteComponent deletes a component no other component depends on.

@@ -115,20 +115,12 @@ func (s *Store) QueueBuilds(ctx context.Context, orgID, appID string, configVers
 
 // GetBuild returns a build of the org.
 func (s *Store) GetBuild(ctx context.Context, orgID, buildID string) (Build, error) {
-	var b Build
-	if err := s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, buildID).First(&b).Error; err != nil {
-		return Build{}, notFound(err, "build "+buildID)
-	}
-	return b, nil
+	return first[Build](s.db.WithContext(ctx), "build "+buildID, "org_id = ? AND id = ?", orgID, buildID)
 }
 
 // GetBuildByID returns a build by its ID alone (workflows and activities).
 func (s *Store) GetBuildByID(ctx context.Context, buildID string) (Build, error) {
-	var b Build
-	if err := s.db.WithContext(ctx).Where("id = ?", buildID).First(&b).Error; err != nil {
-		return Build{}, notFound(err, "build "+buildID)
-	}
-	return b, nil
+	return first[Build](s.db.WithContext(ctx), "build "+buildID, "id = ?", buildID)
 }
 
 // BuildFilter narrows ListBuilds.

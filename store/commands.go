@@ -25,28 +25,17 @@ func (s *Store) CreateInstallCommand(ctx context.Context, c InstallCommand) (Ins
 
 // GetInstallCommand reads one of an install's commands.
 func (s *Store) GetInstallCommand(ctx context.Context, orgID, id string) (InstallCommand, error) {
-	var c InstallCommand
-	if err := s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, id).First(&c).Error; err != nil {
-		return InstallCommand{}, notFound(err, "command "+id)
-	}
-	return c, nil
+	return first[InstallCommand](s.db.WithContext(ctx), "command "+id, "org_id = ? AND id = ?", orgID, id)
 }
 
 // GetInstallCommandByID reads a command for the workflow that runs it.
 func (s *Store) GetInstallCommandByID(ctx context.Context, id string) (InstallCommand, error) {
-	var c InstallCommand
-	if err := s.db.WithContext(ctx).Where("id = ?", id).First(&c).Error; err != nil {
-		return InstallCommand{}, notFound(err, "command "+id)
-	}
-	return c, nil
+	return first[InstallCommand](s.db.WithContext(ctx), "command "+id, "id = ?", id)
 }
 
 // ListInstallCommands lists an install's commands, newest first.
 func (s *Store) ListInstallCommands(ctx context.Context, orgID, installID string, limit int) ([]InstallCommand, error) {
-	out := []InstallCommand{}
-	err := s.db.WithContext(ctx).Where("org_id = ? AND install_id = ?", orgID, installID).
-		Order("created_at DESC, id DESC").Limit(limit).Find(&out).Error
-	return out, err
+	return newestOfInstall[InstallCommand](s.db.WithContext(ctx), orgID, installID, limit)
 }
 
 // UpdateInstallCommand records the command's job and progress.

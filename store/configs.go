@@ -150,12 +150,8 @@ func (s *Store) GetAppConfig(ctx context.Context, orgID, appID string, version i
 	if _, err := s.GetApp(ctx, orgID, appID); err != nil {
 		return AppConfig{}, err
 	}
-	var ac AppConfig
-	err := s.db.WithContext(ctx).Where("org_id = ? AND app_id = ? AND version = ?", orgID, appID, version).First(&ac).Error
-	if err != nil {
-		return AppConfig{}, notFound(err, fmt.Sprintf("app %s config version %d", appID, version))
-	}
-	return ac, nil
+	return first[AppConfig](s.db.WithContext(ctx), fmt.Sprintf("app %s config version %d", appID, version),
+		"org_id = ? AND app_id = ? AND version = ?", orgID, appID, version)
 }
 
 // LatestAppConfig is the config in force for an app: its newest version.
@@ -165,12 +161,8 @@ func (s *Store) LatestAppConfig(ctx context.Context, orgID, appID string) (AppCo
 	if _, err := s.GetApp(ctx, orgID, appID); err != nil {
 		return AppConfig{}, err
 	}
-	var ac AppConfig
-	err := s.db.WithContext(ctx).Where("org_id = ? AND app_id = ?", orgID, appID).Order("version DESC").First(&ac).Error
-	if err != nil {
-		return AppConfig{}, notFound(err, fmt.Sprintf("app %s has no config yet", appID))
-	}
-	return ac, nil
+	return first[AppConfig](s.db.WithContext(ctx).Order("version DESC"), fmt.Sprintf("app %s has no config yet", appID),
+		"org_id = ? AND app_id = ?", orgID, appID)
 }
 
 // LatestConfigVersion is the version of the config in force for an app, 0

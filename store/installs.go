@@ -64,22 +64,13 @@ func (s *Store) ListInstalls(ctx context.Context, orgID, appID string) ([]Instal
 
 // GetInstall finds one of the org's installs, with its inputs.
 func (s *Store) GetInstall(ctx context.Context, orgID, id string) (Install, error) {
-	var inst Install
-	err := s.db.WithContext(ctx).Preload("Inputs").Where("org_id = ? AND id = ?", orgID, id).First(&inst).Error
-	if err != nil {
-		return Install{}, notFound(err, "install "+id)
-	}
-	return inst, nil
+	return first[Install](s.db.WithContext(ctx).Preload("Inputs"), "install "+id, "org_id = ? AND id = ?", orgID, id)
 }
 
 // GetInstallByID finds an install by ID alone, with its inputs (for the
 // worker, which is given IDs by workflows, not an org).
 func (s *Store) GetInstallByID(ctx context.Context, id string) (Install, error) {
-	var inst Install
-	if err := s.db.WithContext(ctx).Preload("Inputs").Where("id = ?", id).First(&inst).Error; err != nil {
-		return Install{}, notFound(err, "install "+id)
-	}
-	return inst, nil
+	return first[Install](s.db.WithContext(ctx).Preload("Inputs"), "install "+id, "id = ?", id)
 }
 
 // DeleteInstall deletes an install and its runner; the runner's tokens stop

@@ -501,11 +501,7 @@ func (s *Store) RequestCancel(ctx context.Context, jobID, reason string) (Job, e
 // GetJobByID reads a job without an org check, for activities that were given
 // the ID by the control plane itself.
 func (s *Store) GetJobByID(ctx context.Context, jobID string) (Job, error) {
-	var j Job
-	if err := s.db.WithContext(ctx).Where("id = ?", jobID).First(&j).Error; err != nil {
-		return Job{}, notFound(err, "job "+jobID)
-	}
-	return j, nil
+	return first[Job](s.db.WithContext(ctx), "job "+jobID, "id = ?", jobID)
 }
 
 // GetJobOutcome reads how a job stands or ended: its ID, status, attempt,
@@ -523,19 +519,12 @@ func (s *Store) GetJobOutcome(ctx context.Context, jobID string) (Job, error) {
 
 // GetJob reads one of the org's jobs.
 func (s *Store) GetJob(ctx context.Context, orgID, jobID string) (Job, error) {
-	var j Job
-	if err := s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, jobID).First(&j).Error; err != nil {
-		return Job{}, notFound(err, "job "+jobID)
-	}
-	return j, nil
+	return first[Job](s.db.WithContext(ctx), "job "+jobID, "org_id = ? AND id = ?", orgID, jobID)
 }
 
 // ListJobs lists an install's jobs, newest first.
 func (s *Store) ListJobs(ctx context.Context, orgID, installID string, limit int) ([]Job, error) {
-	out := []Job{}
-	err := s.db.WithContext(ctx).Where("org_id = ? AND install_id = ?", orgID, installID).
-		Order("created_at DESC, id DESC").Limit(limit).Find(&out).Error
-	return out, err
+	return newestOfInstall[Job](s.db.WithContext(ctx), orgID, installID, limit)
 }
 
 // JobHistory returns a job's attempts and status history.

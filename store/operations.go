@@ -172,41 +172,25 @@ func (s *Store) UpdateStep(ctx context.Context, opID, name string, changes map[s
 
 // GetStep reads one step of an operation.
 func (s *Store) GetStep(ctx context.Context, opID, name string) (InstallStep, error) {
-	var st InstallStep
-	if err := s.db.WithContext(ctx).Where("operation_id = ? AND name = ?", opID, name).First(&st).Error; err != nil {
-		return InstallStep{}, notFound(err, "step "+name+" of operation "+opID)
-	}
-	return st, nil
+	return first[InstallStep](s.db.WithContext(ctx), "step "+name+" of operation "+opID, "operation_id = ? AND name = ?", opID, name)
 }
 
 // GetOperation reads one of the org's operations with its steps.
 func (s *Store) GetOperation(ctx context.Context, orgID, opID string) (InstallOperation, error) {
-	var op InstallOperation
-	err := s.db.WithContext(ctx).Preload("Steps", func(db *gorm.DB) *gorm.DB { return db.Order("started_at IS NULL, started_at, name") }).
-		Where("org_id = ? AND id = ?", orgID, opID).First(&op).Error
-	if err != nil {
-		return InstallOperation{}, notFound(err, "operation "+opID)
-	}
-	return op, nil
+	db := s.db.WithContext(ctx).Preload("Steps", func(db *gorm.DB) *gorm.DB { return db.Order("started_at IS NULL, started_at, name") })
+	return first[InstallOperation](db, "operation "+opID, "org_id = ? AND id = ?", orgID, opID)
 }
 
 // GetOperationByID reads an operation for the workflow running it, without
 // its steps (GetOperation and GetStep read those): the workflow's activities
 // read it at almost every step.
 func (s *Store) GetOperationByID(ctx context.Context, opID string) (InstallOperation, error) {
-	var op InstallOperation
-	if err := s.db.WithContext(ctx).Where("id = ?", opID).First(&op).Error; err != nil {
-		return InstallOperation{}, notFound(err, "operation "+opID)
-	}
-	return op, nil
+	return first[InstallOperation](s.db.WithContext(ctx), "operation "+opID, "id = ?", opID)
 }
 
 // ListOperations lists an install's operations, newest first.
 func (s *Store) ListOperations(ctx context.Context, orgID, installID string, limit int) ([]InstallOperation, error) {
-	out := []InstallOperation{}
-	err := s.db.WithContext(ctx).Where("org_id = ? AND install_id = ?", orgID, installID).
-		Order("created_at DESC, id DESC").Limit(limit).Find(&out).Error
-	return out, err
+	return newestOfInstall[InstallOperation](s.db.WithContext(ctx), orgID, installID, limit)
 }
 
 // SaveOutputs records the latest outputs of the sandbox or a component.

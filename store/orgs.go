@@ -37,12 +37,7 @@ func (s *Store) CreateOrg(ctx context.Context, name string) (Org, string, error)
 
 // GetOrgByName finds an org by name.
 func (s *Store) GetOrgByName(ctx context.Context, name string) (Org, error) {
-	var org Org
-	err := s.db.WithContext(ctx).Where("name = ?", name).First(&org).Error
-	if err != nil {
-		return Org{}, notFound(err, "org "+name)
-	}
-	return org, nil
+	return first[Org](s.db.WithContext(ctx), "org "+name, "name = ?", name)
 }
 
 // CreateAPIToken issues a new API token for an org. The plain token is

@@ -168,22 +168,12 @@ func (s *Store) ListRunners(ctx context.Context, orgID string) ([]Runner, error)
 
 // GetRunner finds one of the org's runners.
 func (s *Store) GetRunner(ctx context.Context, orgID, id string) (Runner, error) {
-	var r Runner
-	err := s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, id).First(&r).Error
-	if err != nil {
-		return Runner{}, notFound(err, "runner "+id)
-	}
-	return r, nil
+	return first[Runner](s.db.WithContext(ctx), "runner "+id, "org_id = ? AND id = ?", orgID, id)
 }
 
 // GetInstallRunner finds the runner of one of the org's installs.
 func (s *Store) GetInstallRunner(ctx context.Context, orgID, installID string) (Runner, error) {
-	var r Runner
-	err := s.db.WithContext(ctx).Where("org_id = ? AND install_id = ?", orgID, installID).First(&r).Error
-	if err != nil {
-		return Runner{}, notFound(err, "runner of install "+installID)
-	}
-	return r, nil
+	return first[Runner](s.db.WithContext(ctx), "runner of install "+installID, "org_id = ? AND install_id = ?", orgID, installID)
 }
 
 // jsonList is a string list as its stored JSON text, for map updates (which
