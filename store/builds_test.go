@@ -14,9 +14,7 @@ import (
 // changed one (or one whose builds all failed) gets a new one; a build ends
 // once, and only a success names an artifact.
 func TestBuildsAreQueuedOncePerSource(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		specs := []store.BuildSpec{{Component: "db", ComponentType: "terraform_module", SourceDigest: "sha256:aa"},
 			{Component: "web", ComponentType: "helm_chart", SourceDigest: "sha256:bb"}}
 		first, created, err := f.s.QueueBuilds(ctx, f.org.ID, f.inst.AppID, 1, specs)
@@ -72,13 +70,12 @@ func TestBuildsAreQueuedOncePerSource(t *testing.T) {
 }
 
 func TestRegistryKeyIsCreatedOnceAndShared(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		a, err := f.s.RegistryKey(context.Background())
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
+		a, err := f.s.RegistryKey(ctx)
 		if err != nil || len(a) != 32 {
 			t.Fatalf("key: %d bytes, %v", len(a), err)
 		}
-		b, err := f.s.RegistryKey(context.Background())
+		b, err := f.s.RegistryKey(ctx)
 		if err != nil || !bytes.Equal(a, b) {
 			t.Fatalf("second read gave another key (%v)", err)
 		}

@@ -13,9 +13,7 @@ import (
 )
 
 func TestSyncAppConfig(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
-		f := newFixture(t, dialect)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		app := f.inst.AppID
 
 		if _, err := f.s.LatestAppConfig(ctx, f.org.ID, app); !errors.Is(err, store.ErrNotFound) {
@@ -117,9 +115,7 @@ func TestSyncAppConfig(t *testing.T) {
 // TestConcurrentSyncsGetDistinctVersions: syncs of one app at the same time
 // are serialised, each getting its own version.
 func TestConcurrentSyncsGetDistinctVersions(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
-		f := newFixture(t, dialect)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		const n = 6
 		var wg sync.WaitGroup
 		versions := make([]int, n)

@@ -38,6 +38,11 @@ func forEachDialect(t *testing.T, f func(t *testing.T, dialect string)) {
 	}
 }
 
+// forEachFixture runs test on a fresh fixture of each dialect.
+func forEachFixture(t *testing.T, test func(t *testing.T, ctx context.Context, f fixture)) {
+	forEachDialect(t, func(t *testing.T, d string) { test(t, context.Background(), newFixture(t, d)) })
+}
+
 func (f fixture) enqueue(t *testing.T, key string) store.Job {
 	t.Helper()
 	j, _, err := f.s.EnqueueJob(context.Background(), store.JobSpec{Key: key, OrgID: f.org.ID, RunnerID: f.runner.ID,
@@ -63,9 +68,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestTokensAreHashedAndRevocable(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		tok, err := f.s.AuthenticateAPIToken(ctx, f.adminTk)
 		if err != nil || tok.OrgID != f.org.ID {
 			t.Fatalf("authenticate admin token: %+v %v", tok, err)
@@ -101,9 +104,7 @@ func TestTokensAreHashedAndRevocable(t *testing.T) {
 }
 
 func TestJobLifecycle(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		j := f.enqueue(t, "wf/step-1")
 		again, created, err := f.s.EnqueueJob(ctx, store.JobSpec{Key: "wf/step-1", OrgID: f.org.ID, RunnerID: f.runner.ID, Type: protocol.JobTypeNoop})
 		if err != nil || created || again.ID != j.ID {
@@ -156,9 +157,7 @@ func TestJobLifecycle(t *testing.T) {
 }
 
 func TestLostAttemptIsFencedAndRetried(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		j := f.enqueue(t, "wf/lost")
 		if _, err := f.s.ClaimJob(ctx, f.runner.ID, -time.Second, store.Claimant{DeferredInputs: true}); err != nil { // already expired
 			t.Fatal(err)
@@ -199,9 +198,7 @@ func TestLostAttemptIsFencedAndRetried(t *testing.T) {
 }
 
 func TestRunnerIsolation(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		other, r2, _, err := f.s.CreateInstall(ctx, f.org.ID, f.inst.AppID, "customer-2", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -232,9 +229,7 @@ func TestRunnerIsolation(t *testing.T) {
 
 // TestConcurrentClaimsNeverShareAJob claims from many goroutines at once.
 func TestConcurrentClaimsNeverShareAJob(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		const jobs = 40
 		for i := range jobs {
 			f.enqueue(t, fmt.Sprintf("wf/c-%d", i))
@@ -277,9 +272,7 @@ func TestConcurrentClaimsNeverShareAJob(t *testing.T) {
 }
 
 func TestBadLogChunksAreRefusedWhole(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		j := f.enqueue(t, "wf/bad")
 		f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{DeferredInputs: true})
 		big := make([]byte, protocol.MaxLogChunkBytes+1)

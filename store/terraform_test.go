@@ -55,9 +55,7 @@ func state(serial int, lineage string) []byte {
 }
 
 func TestStateCredentialIsHashedAndValidOnlyWhileTheJobRuns(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		j, tok := f.enqueueTerraform(t, "wf/plan", "ins.sandbox")
 		if !strings.HasPrefix(tok, store.StateTokenPrefix) {
 			t.Errorf("state token %q lacks its prefix", tok)
@@ -101,8 +99,7 @@ func TestStateCredentialIsHashedAndValidOnlyWhileTheJobRuns(t *testing.T) {
 }
 
 func TestEnqueueChecksTheStateFields(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		base := store.JobSpec{Key: "k", OrgID: f.org.ID, RunnerID: f.runner.ID, Type: protocol.JobTypeTerraform}
 		for name, tc := range map[string]struct {
 			ws, tok, field string
@@ -115,7 +112,7 @@ func TestEnqueueChecksTheStateFields(t *testing.T) {
 		} {
 			spec := base
 			spec.Workspace, spec.StateToken = tc.ws, tc.tok
-			_, _, err := f.s.EnqueueJob(context.Background(), spec)
+			_, _, err := f.s.EnqueueJob(ctx, spec)
 			var fe *store.FieldError
 			if !errors.As(err, &fe) || fe.Field != tc.field {
 				t.Errorf("%s: %v, want an error about %s", name, err, tc.field)
@@ -125,9 +122,7 @@ func TestEnqueueChecksTheStateFields(t *testing.T) {
 }
 
 func TestStateVersionsAreKept(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		if _, err := f.s.GetTerraformState(ctx, f.org.ID, "ins.db"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("state before any write: %v", err)
 		}
@@ -187,9 +182,7 @@ func TestStateVersionsAreKept(t *testing.T) {
 }
 
 func TestStateLockIsExclusiveAndHonoursItsID(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		ja, toka := f.enqueueTerraform(t, "wf/a", "ins.app")
 		jb, tokb := f.enqueueTerraform(t, "wf/b", "ins.app")
 		f.claim(t, ja.ID, time.Minute)
@@ -248,9 +241,7 @@ func TestStateLockIsExclusiveAndHonoursItsID(t *testing.T) {
 }
 
 func TestLostAttemptReleasesItsStateLock(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d string) {
-		f := newFixture(t, d)
-		ctx := context.Background()
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
 		j, tok := f.enqueueTerraform(t, "wf/apply", "ins.sandbox")
 		f.claim(t, j.ID, 300*time.Millisecond)
 		a1 := f.access(t, j.ID, tok)
