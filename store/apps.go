@@ -23,9 +23,7 @@ func (s *Store) CreateApp(ctx context.Context, orgID, name, description string) 
 
 // ListApps lists an org's apps.
 func (s *Store) ListApps(ctx context.Context, orgID string) ([]App, error) {
-	out := []App{}
-	err := s.db.WithContext(ctx).Where("org_id = ?", orgID).Order("name").Find(&out).Error
-	return out, err
+	return list[App](s.db.WithContext(ctx), "name", "org_id = ?", orgID)
 }
 
 // GetApp finds one of the org's apps.
@@ -36,11 +34,7 @@ func (s *Store) GetApp(ctx context.Context, orgID, id string) (App, error) {
 // DeleteApp deletes an app and its components. An app that still has
 // installs cannot be deleted (ErrConflict): delete the installs first.
 func (s *Store) DeleteApp(ctx context.Context, orgID, id string) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var app App
-		if err := tx.Where("org_id = ? AND id = ?", orgID, id).First(&app).Error; err != nil {
-			return notFound(err, "app "+id)
-		}
+	return deleteOrgRow(s.db.WithContext(ctx), "app", orgID, id, func(tx *gorm.DB, app App) error {
 		var n int64
 		if err := tx.Model(&Install{}).Where("app_id = ?", id).Count(&n).Error; err != nil {
 			return err
@@ -53,7 +47,7 @@ func (s *Store) DeleteApp(ctx context.Context, orgID, id string) error {
 				return err
 			}
 		}
-		return tx.Delete(&app).Error
+		return nil
 	})
 }
 
@@ -103,9 +97,7 @@ func (s *Store) ListComponents(ctx context.Context, orgID, appID string) ([]Comp
 	if _, err := s.GetApp(ctx, orgID, appID); err != nil {
 		return nil, err
 	}
-	out := []Component{}
-	err := s.db.WithContext(ctx).Where("org_id = ? AND app_id = ?", orgID, appID).Order("name").Find(&out).Error
-	return out, err
+	return list[Component](s.db.WithContext(ctx), "name", "org_id = ? AND app_id = ?", orgID, appID)
 }
 
 // GetComponent finds one of the org's components.
@@ -115,11 +107,7 @@ func (s *Store) GetComponent(ctx context.Context, orgID, id string) (Component, 
 
 // DeleteComponent deletes a component no other component depends on.
 func (s *Store) DeleteComponent(ctx context.Context, orgID, id string) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var c Component
-		if err := tx.Where("org_id = ? AND id = ?", orgID, id).First(&c).Error; err != nil {
-			return notFound(err, "component "+id)
-		}
+	return deleteOrgRow(s.db.WithContext(ctx), "component", orgID, id, func(tx *gorm.DB, c Component) error {
 		var siblings []Component
 		if err := tx.Where("app_id = ? AND id <> ?", c.AppID, id).Find(&siblings).Error; err != nil {
 			return err
@@ -129,6 +117,6 @@ func (s *Store) DeleteComponent(ctx context.Context, orgID, id string) error {
 				return fmt.Errorf("component %s depends on %s: %w", o.Name, c.Name, ErrConflict)
 			}
 		}
-		return tx.Delete(&c).Error
+		return nil
 	})
 }

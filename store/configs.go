@@ -139,10 +139,7 @@ func (s *Store) ListAppConfigs(ctx context.Context, orgID, appID string) ([]AppC
 	if _, err := s.GetApp(ctx, orgID, appID); err != nil {
 		return nil, err
 	}
-	out := []AppConfig{}
-	err := s.db.WithContext(ctx).Omit("content").Where("org_id = ? AND app_id = ?", orgID, appID).
-		Order("version DESC").Find(&out).Error
-	return out, err
+	return list[AppConfig](s.db.WithContext(ctx).Omit("content"), "version DESC", "org_id = ? AND app_id = ?", orgID, appID)
 }
 
 // GetAppConfig finds one version of an app's config.

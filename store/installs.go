@@ -76,12 +76,8 @@ func (s *Store) GetInstallByID(ctx context.Context, id string) (Install, error) 
 // DeleteInstall deletes an install and its runner; the runner's tokens stop
 // working at once. Jobs and their logs are kept for the record.
 func (s *Store) DeleteInstall(ctx context.Context, orgID, id string) error {
-	var runnerIDs []string
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var inst Install
-		if err := tx.Where("org_id = ? AND id = ?", orgID, id).First(&inst).Error; err != nil {
-			return notFound(err, "install "+id)
-		}
+	err := deleteOrgRow(s.db.WithContext(ctx), "install", orgID, id, func(tx *gorm.DB, _ Install) error {
+		var runnerIDs []string
 		if err := tx.Model(&Runner{}).Where("install_id = ?", id).Pluck("id", &runnerIDs).Error; err != nil {
 			return err
 		}
@@ -93,10 +89,7 @@ func (s *Store) DeleteInstall(ctx context.Context, orgID, id string) error {
 				return err
 			}
 		}
-		if err := tx.Where("install_id = ?", id).Delete(&InstallInput{}).Error; err != nil {
-			return err
-		}
-		return tx.Delete(&inst).Error
+		return tx.Where("install_id = ?", id).Delete(&InstallInput{}).Error
 	})
 	if err != nil {
 		return fmt.Errorf("delete install: %w", err)

@@ -549,8 +549,6 @@ type LogCursor struct {
 // ListLogs returns up to limit chunks of a job after the cursor, in order of
 // attempt then seq.
 func (s *Store) ListLogs(ctx context.Context, jobID string, after LogCursor, limit int) ([]JobLogChunk, error) {
-	out := []JobLogChunk{}
-	err := s.db.WithContext(ctx).Where("job_id = ? AND (attempt > ? OR (attempt = ? AND seq > ?))", jobID, after.Attempt, after.Attempt, after.Seq).
-		Order("attempt, seq").Limit(limit).Find(&out).Error
-	return out, err
+	return list[JobLogChunk](s.db.WithContext(ctx).Limit(limit), "attempt, seq",
+		"job_id = ? AND (attempt > ? OR (attempt = ? AND seq > ?))", jobID, after.Attempt, after.Attempt, after.Seq)
 }

@@ -14,11 +14,32 @@ func first[T any](db *gorm.DB, what, cond string, args ...any) (T, error) {
 	return row, nil
 }
 
+// list reads the rows of T matching the condition, in order. No row is an
+// empty list, which the API shows as [] (not null).
+func list[T any](db *gorm.DB, order, cond string, args ...any) ([]T, error) {
+	out := []T{}
+	err := db.Where(cond, args...).Order(order).Find(&out).Error
+	return out, err
+}
+
+// deleteOrgRow deletes one of the org's rows of T (what: "app", …) in a
+// transaction, once before, given the row, has checked or cleared what
+// depends on it.
+func deleteOrgRow[T any](db *gorm.DB, what, orgID, id string, before func(tx *gorm.DB, row T) error) error {
+	return db.Transaction(func(tx *gorm.DB) error {
+		row, err := first[T](tx, what+" "+id, "org_id = ? AND id = ?", orgID, id)
+		if err != nil {
+			return err
+		}
+		if err := before(tx, row); err != nil {
+			return err
+		}
+		return tx.Delete(&row).Error
+	})
+}
+
 // newestOfInstall lists up to limit of an install's rows of T (jobs,
 // operations, commands), newest first.
 func newestOfInstall[T any](db *gorm.DB, orgID, installID string, limit int) ([]T, error) {
-	out := []T{}
-	err := db.Where("org_id = ? AND install_id = ?", orgID, installID).
-		Order("created_at DESC, id DESC").Limit(limit).Find(&out).Error
-	return out, err
+	return list[T](db.Limit(limit), "created_at DESC, id DESC", "org_id = ? AND install_id = ?", orgID, installID)
 }

@@ -161,9 +161,7 @@ func (s *Store) TouchRunners(ctx context.Context, ids []string, at time.Time) er
 
 // ListRunners lists the org's runners.
 func (s *Store) ListRunners(ctx context.Context, orgID string) ([]Runner, error) {
-	out := []Runner{}
-	err := s.db.WithContext(ctx).Where("org_id = ?", orgID).Order("kind, created_at").Find(&out).Error
-	return out, err
+	return list[Runner](s.db.WithContext(ctx), "kind, created_at", "org_id = ?", orgID)
 }
 
 // GetRunner finds one of the org's runners.

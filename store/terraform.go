@@ -205,9 +205,8 @@ func (s *Store) GetTerraformState(ctx context.Context, orgID, workspace string) 
 // ListTerraformStateVersions lists a workspace's state versions, newest
 // first, without the states themselves (discarded ones included).
 func (s *Store) ListTerraformStateVersions(ctx context.Context, orgID, workspace string) ([]TerraformStateVersion, error) {
-	out := []TerraformStateVersion{}
-	err := s.db.WithContext(ctx).Omit("state").Where("org_id = ? AND workspace = ?", orgID, workspace).
-		Order("version DESC").Find(&out).Error
+	out, err := list[TerraformStateVersion](s.db.WithContext(ctx).Omit("state"), "version DESC",
+		"org_id = ? AND workspace = ?", orgID, workspace)
 	if err != nil {
 		return nil, fmt.Errorf("list state versions: %w", err)
 	}
