@@ -11,6 +11,7 @@ import (
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/storetest"
 )
 
 // enqueueTerraform queues a terraform job on workspace ws and returns it with
@@ -264,15 +265,7 @@ func TestLostAttemptReleasesItsStateLock(t *testing.T) {
 		if _, err := f.s.AuthenticateState(ctx, j.ID, tok); !errors.Is(err, store.ErrStateCredentialEnded) {
 			t.Errorf("credential of a lost job: %v", err)
 		}
-		_, events, err := f.s.JobHistory(ctx, j.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var released bool
-		for _, e := range events {
-			released = released || (e.Status == "state_unlocked" && e.Attempt == 1 && strings.Contains(e.Message, "lock-1"))
-		}
-		if !released {
+		if events, ok := storetest.StateUnlocked(t, f.s, j.ID, 1, "lock-1"); !ok {
 			t.Errorf("no state_unlocked event in %+v", events)
 		}
 

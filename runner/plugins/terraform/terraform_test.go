@@ -16,6 +16,7 @@ import (
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/storetest"
 )
 
 // app is a module of terraform's built-in terraform_data with variables, a
@@ -433,15 +434,7 @@ func TestLostAttemptsLockIsReleasedForTheRetry(t *testing.T) {
 	if greeting := h.stateOutputs(ws)["greeting"].Value; j.Attempt != 2 || string(greeting) != `"hello retry"` {
 		t.Errorf("attempt %d, greeting %s", j.Attempt, greeting)
 	}
-	_, events, err := h.s.JobHistory(ctx, queued.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var released bool
-	for _, e := range events {
-		released = released || (e.Status == "state_unlocked" && e.Attempt == 1 && strings.Contains(e.Message, "dead-1"))
-	}
-	if !released {
+	if events, ok := storetest.StateUnlocked(t, h.s, queued.ID, 1, "dead-1"); !ok {
 		t.Errorf("the job's history does not say the lost attempt's lock was released: %+v", events)
 	}
 	h.lockFree(ws)
