@@ -26,10 +26,7 @@ func TestSyncAppConfig(t *testing.T) {
 			{Name: "net", Type: store.ComponentTerraformModule, Config: store.JSONMap{"source": "modules/net"}},
 			{Name: "db", Type: store.ComponentTerraformModule, Dependencies: []string{"net"}},
 		}}
-		ac, created, err := f.s.SyncAppConfig(ctx, f.org.ID, app, v1)
-		if err != nil || !created || ac.Version != 1 {
-			t.Fatalf("first sync: %+v created=%v err=%v", ac, created, err)
-		}
+		ac := f.sync(t, app, v1, true, 1)
 		cmps := appComponents(t, f, app)
 		if len(cmps) != 2 || cmps["db"].Dependencies[0] != "net" || cmps["net"].Config["source"] != "modules/net" {
 			t.Fatalf("components after v1 = %+v", cmps)
@@ -39,9 +36,8 @@ func TestSyncAppConfig(t *testing.T) {
 		}
 
 		// The same archive again: no new version.
-		again, created, err := f.s.SyncAppConfig(ctx, f.org.ID, app, v1)
-		if err != nil || created || again.ID != ac.ID || again.Version != 1 {
-			t.Fatalf("same sync again: %+v created=%v err=%v", again, created, err)
+		if again := f.sync(t, app, v1, false, 1); again.ID != ac.ID {
+			t.Fatalf("same sync again: %+v, want %s", again, ac.ID)
 		}
 
 		// v2: net goes, db changes in place, cache comes.
@@ -49,10 +45,7 @@ func TestSyncAppConfig(t *testing.T) {
 			{Name: "db", Type: store.ComponentTerraformModule, Config: store.JSONMap{"source": "modules/db2"}},
 			{Name: "cache", Type: store.ComponentTerraformModule, Dependencies: []string{"db"}},
 		}}
-		ac2, created, err := f.s.SyncAppConfig(ctx, f.org.ID, app, v2)
-		if err != nil || !created || ac2.Version != 2 {
-			t.Fatalf("second sync: %+v created=%v err=%v", ac2, created, err)
-		}
+		f.sync(t, app, v2, true, 2)
 		after := appComponents(t, f, app)
 		if _, ok := after["net"]; ok || len(after) != 2 {
 			t.Fatalf("components after v2 = %+v", after)
@@ -150,6 +143,16 @@ func TestConcurrentSyncsGetDistinctVersions(t *testing.T) {
 			t.Fatalf("components = %v, want %v", componentNames(got), want)
 		}
 	})
+}
+
+// sync syncs cfg into the app; it must give version want, a new one if created.
+func (f fixture) sync(t *testing.T, appID string, cfg store.NewAppConfig, created bool, want int) store.AppConfig {
+	t.Helper()
+	ac, gotCreated, err := f.s.SyncAppConfig(context.Background(), f.org.ID, appID, cfg)
+	if err != nil || gotCreated != created || ac.Version != want {
+		t.Fatalf("sync: %+v created=%v err=%v; want version %d created=%v", ac, gotCreated, err, want, created)
+	}
+	return ac
 }
 
 func appComponents(t *testing.T, f fixture, appID string) map[string]store.Component {
