@@ -183,10 +183,8 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	if err != nil {
 		return JobRef{}, nonRetryable("render "+in.Step, err)
 	}
-	// A component's module comes from the install's own registry: the
-	// step's build (synced there first) or, for a destroy, the build the
-	// component runs. The sandbox, which provides that registry, and a
-	// component deployed before builds existed travel in the manifest.
+	// A component's module comes from the install's registry (see deployedArtifact);
+	// the sandbox's, and one deployed before builds existed, travel in the manifest.
 	var (
 		artifact *protocol.ArtifactRef
 		modSync  *protocol.TerraformModuleSync

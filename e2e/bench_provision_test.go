@@ -947,10 +947,8 @@ func aggregateProvBench(runs []provBenchRun) provBenchAgg {
 			if j.last {
 				addGap("record", j.afterCompletion)
 			}
-			// A component's terraform job could work once the last step
-			// that completed before it was done: its dependency's, in the
-			// chain. ready is when it was queued, or given its deferred
-			// inputs.
+			// A component's job could work once the last step ended before it was (its
+			// dependency's, in the chain); ready is when it was queued or given its inputs.
 			if strings.HasPrefix(j.kind, "plan_apply") && j.step != status.SandboxStep {
 				var dep time.Time
 				for _, k := range r.jobs {

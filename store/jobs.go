@@ -133,10 +133,8 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 			if lock == "" {
 				return nil
 			}
-			// SKIP LOCKED also skips a queued job another transaction
-			// holds while it changes it (not only a concurrent claim): say
-			// so rather than "none", which the gateway would trust until
-			// the next notification.
+			// SKIP LOCKED skipped a queued job another transaction holds: say so rather
+			// than "none", which the gateway would trust until the next notification.
 			var busy bool
 			if err := tx.Raw("SELECT EXISTS (SELECT 1 "+claimable+")", runnerID, status.JobQueued).Scan(&busy).Error; err != nil {
 				return err
