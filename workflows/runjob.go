@@ -41,12 +41,8 @@ func shortActivity(ctx workflow.Context) workflow.Context {
 	})
 }
 
-// localActivity is the options of the quick store activities that run as
-// local activities: in the workflow's worker, during its workflow task,
-// without a round trip through a task queue. Used on the steps' critical
-// path (enqueue, record, step status). Their retries get a minute in all (a
-// local activity's default is its StartToCloseTimeout): attempts 1, 3, 7,
-// 15 and 31 s after the first ride out a database restart of half a minute.
+// localActivity is the options of the quick store activities on the steps' critical path
+// (docs/ARCHITECTURE.md, Local activities): retries for a minute ride out a database restart.
 func localActivity(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: time.Minute,

@@ -46,20 +46,9 @@ const (
 	lockFile = ".terraform.lock.hcl"
 )
 
-// initCache keeps, per module archive, terraform binary, CLI configuration
-// and TF_* environment, what terraform init left in the module's directory,
-// so that a later job of the runner on the same module copies it instead of
-// running init: terraform's start, the backend's first state read, and the
-// installation of providers and modules. It is what a user who keeps a
-// working directory does: init once, then plan and apply many times.
-//
-// The backend's per-job settings (address, lock addresses, credentials)
-// reach terraform through TF_HTTP_* variables, never through -backend-config,
-// so that the data directory holds none of them and serves every workspace.
-//
-// Jobs are processes of their own: an entry is made under an exclusive file
-// lock, so jobs of the same key that start together wait for one init
-// rather than each running their own.
+// initCache keeps what terraform init left in a module's directory, per initCacheKey,
+// for later jobs of the runner to copy instead of running init; an entry is made under
+// a file lock, so jobs that start together wait for one init (see the package doc).
 type initCache struct {
 	dir string
 	now func() time.Time
