@@ -174,11 +174,8 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 	return job, nil
 }
 
-// currentAttempt loads what the runner's calls about a job attempt need of
-// it (not its manifest, which may be large: heartbeats come every few
-// seconds), and checks the attempt is the one running now. A job of another
-// runner is ErrNotFound: a runner token never learns anything about another
-// runner's jobs.
+// currentAttempt loads what the runner's calls about an attempt need (not the manifest) and checks
+// it is the one running now; another runner's job is ErrNotFound.
 func currentAttempt(tx *gorm.DB, runnerID, jobID string, attempt int) (Job, error) {
 	var j Job
 	if err := tx.Select("id", "attempt", "status", "cancel_requested_at", "inputs").

@@ -328,11 +328,8 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 	return c.JSON(http.StatusOK, protocol.RunnerHeartbeatResponse{RunnerID: r.ID, Intervals: g.iv})
 }
 
-// claim is the long poll. It asks the database only when the runner may have
-// work: on the first poll, and after a notification for the runner; a runner
-// known to have none waits on its channel without a query. A job skipped
-// because another transaction held it (store.ErrJobsBusy) does not count as
-// none: the claim asks again shortly.
+// claim is the long poll: it asks the database only when the runner may have work (see the
+// package doc); a job another transaction held (store.ErrJobsBusy) is asked for again shortly.
 func (g *Gateway) claim(c echo.Context) error {
 	var req protocol.ClaimRequest
 	if err := apierr.Bind(c, &req); err != nil {

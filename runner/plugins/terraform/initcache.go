@@ -22,11 +22,8 @@ import (
 // terraform init.
 const EnvInitCache = "OUTPOST_TERRAFORM_INIT_CACHE"
 
-// initCacheTTL is how long an init is reused. terraform init resolves what
-// the module leaves open (a provider or module version constraint without a
-// lock file) against what its registries and mirrors hold at the time: after
-// this long an init is made again, as a working directory kept by hand would
-// be re-initialised now and then.
+// initCacheTTL is how long an init is reused: it resolved the module's open versions against its
+// registries then, and a working directory kept by hand is re-initialised now and then too.
 const initCacheTTL = time.Hour
 
 // initCacheWait bounds how long a job waits for another's init of the same
@@ -215,11 +212,8 @@ func clearInit(moduleDir string) error {
 	return os.RemoveAll(filepath.Join(moduleDir, dataDir))
 }
 
-// linkAbove is the size from which a provider's file (under .terraform's
-// providers/) is hard-linked rather than copied: provider binaries, tens to
-// hundreds of MB, which terraform only ever executes. Everything else (the
-// backend's configuration, installed modules' sources, which a module may
-// rewrite) is copied, so that nothing a job writes reaches an entry.
+// linkAbove is the size from which a provider's file is hard-linked rather than copied (binaries
+// terraform only executes); all else is copied, so nothing a job writes reaches an entry.
 const linkAbove = 1 << 20
 
 // copyTree copies the directory from to to (which must not exist): files,
