@@ -29,10 +29,8 @@ type TerraformJobInput struct {
 	Destroy     bool
 	PlanJobID   string // for apply: the plan job whose saved plan is applied
 	Key         string
-	// DeferInputs queues a component's plan or plan_apply job before its
-	// dependencies are done: its environment is rendered now, its variables
-	// by ProvideTerraformInputs once they are. The runner fetches the module
-	// and runs init meanwhile.
+	// DeferInputs queues the job before its dependencies are done, its variables rendered later by
+	// ProvideTerraformInputs; the runner fetches the module and runs init meanwhile.
 	DeferInputs bool
 	// SyncBuildID has a plan_apply job copy this build (the step's) into
 	// the install's registry itself, instead of a sync job before it

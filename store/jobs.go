@@ -27,18 +27,13 @@ type JobSpec struct {
 	Type      string
 	Manifest  json.RawMessage
 	TimeoutMS int64
-	// Workspace and StateToken give a terraform job its state: the job may
-	// use the state backend for this one workspace, authenticating with its
-	// ID and StateToken (from NewStateToken, also put in the manifest), while
-	// its current attempt runs. The store keeps only the token's hash. Both
-	// or neither; an enqueue that returns an existing job keeps that job's.
+	// Workspace and StateToken (from NewStateToken, also in the manifest; only its hash is kept)
+	// let a terraform job's current attempt use that workspace's state. Both or neither; an
+	// enqueue that returns an existing job keeps that job's.
 	Workspace  string
 	StateToken string
-	// InputsDeferred queues the job before its inputs are known: the runner
-	// may claim it and prepare (a terraform job fetches its module and runs
-	// init), then waits until ProvideJobInputs gives them; they reach it with
-	// a job heartbeat. The control plane uses this to start a step's job
-	// while its dependencies still run.
+	// InputsDeferred queues the job before its inputs are known: the runner claims it and prepares,
+	// then gets them with a job heartbeat once ProvideJobInputs gives them.
 	InputsDeferred bool
 	// InputsWaitMS bounds how long the runner waits for deferred inputs (a
 	// safety net for an operation that ended without giving them); 0: no

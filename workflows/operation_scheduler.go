@@ -18,10 +18,8 @@ type scheduler struct {
 	opID   string
 	plan   activities.OperationPlan
 	runner activities.RunnerInfo
-	// syncInJob: a terraform component's plan_apply job copies the step's
-	// build into the install's registry itself, on a runner that can: no
-	// sync job before it, and it may be queued while the sandbox, which
-	// provides that registry, still runs.
+	// syncInJob: a terraform component's plan_apply job syncs its build itself (on a runner that
+	// can), and may be queued while the sandbox still runs.
 	syncInJob bool
 	specs     map[string]activities.StepSpec
 	// approvals holds one channel per step, filled by receiveApprovals.

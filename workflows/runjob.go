@@ -26,10 +26,8 @@ type JobPolicy struct {
 	// WithOutputs returns the job's outputs in the result — and so in
 	// Temporal history. Only for small, non-secret outputs.
 	WithOutputs bool
-	// Queued, when set, runs once the job is queued and before RunJob waits
-	// for it: for a job queued with deferred inputs, it waits for what the
-	// inputs need and gives them. When it fails, the job is cancelled (with
-	// the error's message as the reason) and RunJob returns its error.
+	// Queued, when set, runs once the job is queued (to give deferred inputs); when it fails, the job
+	// is cancelled with its message and RunJob returns its error.
 	Queued func(ctx workflow.Context, jobID string) error
 }
 

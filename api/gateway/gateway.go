@@ -51,11 +51,8 @@ type Config struct {
 	// TouchInterval is how often runners' last-seen times are written, in one
 	// statement for all of them (default 10s).
 	TouchInterval time.Duration
-	// AuthCacheTTL bounds how long a runner token is trusted without asking
-	// the database (default 10m). Revocations and deleted installs clear the
-	// cache at once through the bus, as does a lost bus connection; the TTL
-	// is only a safety net, and must exceed two claim waits or idle runners
-	// would look their token up every other poll.
+	// AuthCacheTTL bounds how long a runner token is trusted without asking the database (default
+	// 10m; the bus clears the cache at once): a safety net, longer than two claim waits.
 	AuthCacheTTL time.Duration
 	// EmptyTTL bounds how long "this runner has no queued job" is trusted
 	// without a query, in case a notification was lost (default 10m).
