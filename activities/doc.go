@@ -9,8 +9,11 @@
 // store, so workflow inputs and histories carry IDs, not manifests or secrets.
 //
 // Every activity returns its error through classify (errors.go): a row that
-// is not there fails it for good, a classified input problem keeps its class,
-// and anything else (the database restarting) is retried by Temporal.
+// is not there (store.ErrNotFound) will not appear on a retry, so it fails
+// for good ("NotFound"); a classified input problem (an ApplicationError: bad
+// input, a config that cannot work) keeps its class, also when wrapped; and
+// anything else (the database restarting, a connection cut, a timeout) is
+// retried by Temporal under the workflow's retry policy.
 // BeginOperation plans an operation's steps from the app config's graph
 // (plan.go).
 package activities

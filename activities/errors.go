@@ -9,14 +9,8 @@ import (
 	"github.com/outpost-dev/outpost/store"
 )
 
-// classify is the error an activity returns to Temporal, which looks only
-// at the error's own type. A classified error (an ApplicationError: bad
-// input, a config that cannot work) keeps its class, also when wrapped (it
-// is returned itself, without the wrapping); a
-// row that is not there (store.ErrNotFound) will not appear on a retry, so
-// it is a non-retryable "NotFound". Anything else — the database
-// restarting, a connection cut, a timeout — is returned as it is, and
-// Temporal retries the activity under the workflow's retry policy.
+// classify is the error an activity returns to Temporal, which looks only at the error's own
+// type: a wrapped ApplicationError is returned itself (see the package doc for the classes).
 func classify(err error) error {
 	var app *temporal.ApplicationError
 	switch {

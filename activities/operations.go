@@ -23,17 +23,11 @@ type StepSpec struct {
 	Destroy bool
 	// Type is the component's type ("" for the sandbox).
 	Type string
-	// Prestart says the step's terraform job may be queued while its
-	// dependencies still run, with its variables given once they are done
-	// (EnqueueTerraformJob's DeferInputs, ProvideTerraformInputs): under
-	// approve-all, for a terraform component whose environment reads no
-	// other component's outputs, on a runner that takes deferred inputs
-	// (RunnerInfo).
+	// Prestart says the step's terraform job may be queued while its dependencies still run,
+	// its variables given once they are done (DeferInputs; docs/ARCHITECTURE.md, Prestart).
 	Prestart bool
-	// PrestartBeforeSandbox says a Prestart step's job may be queued even
-	// while the sandbox runs, when it syncs its own build (RunnerInfo's
-	// ModuleSync): its environment reads no sandbox output, and the
-	// install's registry comes with its variables.
+	// PrestartBeforeSandbox says a Prestart step that syncs its own build (ModuleSync) may be queued
+	// while the sandbox runs: it reads no sandbox output, and the registry comes with its variables.
 	PrestartBeforeSandbox bool
 }
 

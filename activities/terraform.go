@@ -29,10 +29,8 @@ type TerraformJobInput struct {
 	Destroy     bool
 	PlanJobID   string // for apply: the plan job whose saved plan is applied
 	Key         string
-	// DeferInputs queues a component's plan or plan_apply job before its
-	// dependencies are done: its environment is rendered now, its variables
-	// by ProvideTerraformInputs once they are. The runner fetches the module
-	// and runs init meanwhile.
+	// DeferInputs queues the job before its dependencies are done, its variables rendered later by
+	// ProvideTerraformInputs; the runner fetches the module and runs init meanwhile.
 	DeferInputs bool
 	// SyncBuildID has a plan_apply job copy this build (the step's) into
 	// the install's registry itself, instead of a sync job before it
@@ -183,10 +181,8 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	if err != nil {
 		return JobRef{}, nonRetryable("render "+in.Step, err)
 	}
-	// A component's module comes from the install's own registry: the
-	// step's build (synced there first) or, for a destroy, the build the
-	// component runs. The sandbox, which provides that registry, and a
-	// component deployed before builds existed travel in the manifest.
+	// A component's module comes from the install's registry (see deployedArtifact);
+	// the sandbox's, and one deployed before builds existed, travel in the manifest.
 	var (
 		artifact *protocol.ArtifactRef
 		modSync  *protocol.TerraformModuleSync

@@ -88,12 +88,9 @@ func buildStartFailed(err error) string {
 	return "could not start its workflow: the workflow service is not available"
 }
 
-// startBuilds starts the workflow of each build that was created (queued
-// now) or is still queued. A build whose workflow does not start is marked failed, never left
-// queued; so are the created builds after it, which are not tried once the
-// workflow service has failed. It returns the builds as they are then, and
-// the error of the first start that failed with the components it left
-// unbuilt.
+// startBuilds starts the workflow of each build created or still queued; one that does not
+// start is marked failed, and so are the created builds after it (not tried). It returns the
+// builds as they are then, and the first failed start's error with the components left unbuilt.
 func (s *Server) startBuilds(ctx context.Context, builds []store.Build, created []bool) ([]store.Build, *buildStartError) {
 	out := append([]store.Build(nil), builds...)
 	var failed *buildStartError

@@ -137,11 +137,8 @@ func (s *Server) jobLogs(c echo.Context) error {
 	return c.JSON(http.StatusOK, logPage{Chunks: chunks, NextCursor: formatCursor(cursor)})
 }
 
-// followLogs streams a job's logs after cursor as Server-Sent Events until
-// the job is finished and every line it reported was sent (or, if lines are
-// missing, logGrace after it finished), or the client goes away. It is woken
-// by the store's bus; followTick covers a lost notification and keeps idle
-// connections open.
+// followLogs streams a job's logs after cursor as Server-Sent Events, woken by the bus (and
+// followTick), until the job ended and every line was sent (or logGrace passed), or the client left.
 func (s *Server) followLogs(c echo.Context, job store.Job, cursor store.LogCursor) error {
 	ctx := c.Request().Context()
 	// Subscribe before the first read, so nothing that happens after it is missed.

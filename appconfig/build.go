@@ -21,12 +21,9 @@ type BuildInput struct {
 	// its registry.
 	Image     string `json:"image,omitempty"`
 	PlainHTTP bool   `json:"plain_http,omitempty"`
-	// Digest is "sha256:<hex>" over the type and the content: for a
-	// directory, the uncompressed tar stream inside Source (so neither file
-	// times, owners and permissions other than the executable bit, nor the
-	// gzip compression can change it); for an image, the reference as
-	// written. Equal digests mean equal inputs; an image referenced by a tag
-	// keeps its digest when the tag is moved in its registry.
+	// Digest is "sha256:<hex>" over the type and the content: a directory's uncompressed tar stream
+	// in Source (blind to times, owners, modes but the executable bit, and gzip), or an image's
+	// reference as written (a tag moved in its registry keeps the digest).
 	Digest string `json:"digest"`
 }
 

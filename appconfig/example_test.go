@@ -72,10 +72,8 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 	}
 	d := Data{InstallID: "ins_test", InstallName: "acme", Inputs: inputs, Components: map[string]map[string]Value{}}
 	work := t.TempDir()
-	// The sandbox starts the install's registry with outpost-registry from
-	// PATH: build it, and stop the registry when the test ends.
-	// The sandbox also starts the install's cluster with outpost-cluster,
-	// which finds etcd and kube-apiserver through OUTPOST_KUBE_ASSETS.
+	// The sandbox starts the install's registry and cluster with outpost-registry and
+	// outpost-cluster from PATH (etcd and kube-apiserver: OUTPOST_KUBE_ASSETS).
 	bin := testutil.Build(t, "../cmd/outpost-registry", "../cmd/outpost-cluster")
 	wd, _ := os.Getwd()
 	assets, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd)

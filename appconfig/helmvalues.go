@@ -11,10 +11,8 @@ type RenderedValues struct {
 	// Values is a JSON object: the component's values, rendered. It is
 	// merged over the chart's values.yaml and the values files.
 	Values json.RawMessage `json:"values"`
-	// Sensitive lists, sorted, the keys of the rendered values that read a
-	// sensitive input or output ("values.db.password", "values.hosts[1]"):
-	// the smallest value holding each such template. Show them only
-	// redacted (Redacted) in API answers, logs and workflow history.
+	// Sensitive lists, sorted, the keys of the smallest values holding a template that reads a
+	// sensitive input or output ("values.db.password", "values.hosts[1]"): show them only Redacted.
 	Sensitive []string `json:"sensitive"`
 }
 

@@ -44,10 +44,9 @@ func (d Data) templateData() map[string]any {
 type Rendered struct {
 	Variables map[string]json.RawMessage `json:"variables"`
 	EnvVars   map[string]string          `json:"env_vars"`
-	// Sensitive lists, sorted, the keys ("variables.<name>",
-	// "env_vars.<NAME>") whose values come from a sensitive input or output,
-	// or feed a variable the module declares sensitive. Show them only
-	// redacted (Redacted) in API answers, logs and workflow history.
+	// Sensitive lists, sorted, the keys ("variables.<name>", "env_vars.<NAME>") whose values come
+	// from a sensitive input or output, or feed a variable the module declares sensitive: show
+	// them only Redacted.
 	Sensitive []string `json:"sensitive"`
 }
 

@@ -8,12 +8,7 @@ import (
 	"text/template/parse"
 )
 
-// Templates see this data:
-//
-//	.install.id, .install.name
-//	.install.inputs.<input>
-//	.sandbox.outputs.<output>
-//	.components.<component>.outputs.<output>
+// refHelp names, for error messages, the data templates see.
 const refHelp = "templates can use .install.inputs.<name>, .install.id, .install.name, " +
 	".sandbox.outputs.<name> and .components.<component>.outputs.<name>"
 

@@ -95,13 +95,8 @@ func BenchmarkProvisionOverhead(b *testing.B) {
 
 // Script variants.
 const (
-	provScriptApply = iota // init + apply -auto-approve
-	// provScriptPlanApply: init + plan -out + apply of the saved plan — the
-	// terraform commands Outpost's plan_apply job runs per step under
-	// approve-all, so Outpost minus this is the cost of the orchestration
-	// itself: control plane, builds synced, runner, job processes, the http
-	// state backend.
-	provScriptPlanApply
+	provScriptApply     = iota // init + apply -auto-approve: what a plan_apply job runs
+	provScriptPlanApply        // init + plan -out + apply of the saved plan: a script keeping its plans
 	provNumScripts
 )
 
@@ -630,11 +625,8 @@ type provBenchJob struct {
 // provBenchRun is one timed provision.
 type provBenchRun struct {
 	total time.Duration
-	// runnerCPU is the CPU time of the runner process and its descendants
-	// (job processes, terraform), from start to stop; controlPlaneCPU that
-	// of this process (API, gateway, worker, the in-process Temporal server,
-	// the benchmark's HTTP client) during the provision. PostgreSQL's is in
-	// neither.
+	// runnerCPU is the CPU time of the runner and its descendants, start to stop; controlPlaneCPU
+	// this process's during the provision (API, gateway, worker, Temporal, client). Not PostgreSQL's.
 	runnerCPU, controlPlaneCPU time.Duration
 	jobs                       []provBenchJob
 	share                      provBenchShare
@@ -947,10 +939,8 @@ func aggregateProvBench(runs []provBenchRun) provBenchAgg {
 			if j.last {
 				addGap("record", j.afterCompletion)
 			}
-			// A component's terraform job could work once the last step
-			// that completed before it was done: its dependency's, in the
-			// chain. ready is when it was queued, or given its deferred
-			// inputs.
+			// A component's job could work once the last step ended before it was (its
+			// dependency's, in the chain); ready is when it was queued or given its inputs.
 			if strings.HasPrefix(j.kind, "plan_apply") && j.step != status.SandboxStep {
 				var dep time.Time
 				for _, k := range r.jobs {

@@ -76,10 +76,8 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 	case nextStep.StartedAt.Before(*slowStep.FinishedAt):
 		t.Fatalf("the next step started at %v, before the slow step ended at %v", nextStep.StartedAt, slowStep.FinishedAt)
 	}
-	// slow, the first component, syncs its build in its plan_apply job, and
-	// needs nothing the sandbox provides but the registry, which comes with
-	// its variables: its job was queued, fetched its module from the
-	// vendor's registry and ran init while the sandbox applied.
+	// slow syncs its build in its plan_apply job and needs only the sandbox's registry (with its
+	// variables): its job was queued, fetched its module and ran init while the sandbox applied.
 	sandbox := s.job(op.step(t, status.SandboxStep).ApplyJobID)
 	switch {
 	case slowStep.SyncJobID != slowStep.PlanJobID:

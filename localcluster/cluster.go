@@ -34,19 +34,14 @@ type Options struct {
 	// then AssetsPath in the working directory or one of its parents
 	// (FindAssets).
 	BinaryAssetsDir string
-	// Dir holds the cluster's files: etcd's data (etcd/), the API server's
-	// certificates (certs/) and the kubeconfig (kubeconfig). Default: a new
-	// temporary directory. Start removes what an earlier cluster left there
-	// (every cluster starts empty); Stop removes them (and the directory
-	// when Start made it).
+	// Dir holds the cluster's files (etcd/, certs/, kubeconfig; default: a new temporary directory).
+	// Start empties it of an earlier cluster's; Stop removes them (and the directory Start made).
 	Dir string
 	// Output receives what etcd and kube-apiserver write. Default: nothing is
 	// kept but the end of it, which a failed start quotes.
 	Output io.Writer
-	// StartTimeout bounds the start of each of etcd and kube-apiserver
-	// (default 2 minutes: a loaded two-core machine needs more than envtest's
-	// 20 seconds). StopTimeout bounds each stop before the process is killed
-	// (default 30 seconds).
+	// StartTimeout bounds each of etcd's and kube-apiserver's starts (default 2 minutes, not envtest's
+	// 20 s: a loaded two-core machine needs more); StopTimeout each stop before a kill (default 30 s).
 	StartTimeout, StopTimeout time.Duration
 }
 

@@ -41,11 +41,8 @@ type HelmManifest struct {
 	// Values is a JSON object rendered from the component's config, merged
 	// last, over the values files.
 	Values json.RawMessage `json:"values,omitempty"`
-	// SensitiveValues are the keys of Values whose values are sensitive, as
-	// the control plane writes them ("values.db.password", "values.hosts[1]";
-	// a key covers what lies within it). The runner shows their values only
-	// as "(sensitive value)": in the plan's diff, the chart's notes, the logs
-	// and errors.
+	// SensitiveValues are the keys of Values that are sensitive ("values.db.password", covering what
+	// lies within): the runner shows them only as "(sensitive value)", in diffs, notes, logs and errors.
 	SensitiveValues []string `json:"sensitive_values,omitempty"`
 	// TimeoutMS bounds each Kubernetes operation helm waits for (default 5
 	// minutes).
@@ -87,10 +84,8 @@ type HelmPlanOutputs struct {
 	Install bool `json:"install,omitempty"`
 	// Revision is the deployed revision the plan compares with (0: none).
 	Revision int `json:"revision"`
-	// Diff is a unified diff per changed object, "--- a/<Kind>/<namespace>/<name>"
-	// to "+++ b/…" ("/dev/null" for an added or removed object), of the
-	// objects as YAML with sorted keys. The values of Secrets show as
-	// "(sensitive value)", or "(sensitive value, changed)" where they change.
+	// Diff is a unified diff per changed object as YAML with sorted keys, "--- a/<Kind>/<namespace>/<name>"
+	// ("/dev/null": added or removed); Secrets' values show as "(sensitive value[, changed])".
 	Diff    string       `json:"diff"`
 	Added   []HelmObject `json:"added"`
 	Changed []HelmObject `json:"changed"`

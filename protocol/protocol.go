@@ -117,10 +117,8 @@ type RunnerHeartbeatResponse struct {
 // or 204 when the long poll ends with no job.
 type ClaimRequest struct {
 	Capabilities []string `json:"capabilities,omitempty"`
-	// GivenInputs, from a runner that runs jobs with deferred inputs but
-	// has no free place for one to wait in (so it leaves
-	// CapabilityDeferredInputs out): it takes such a job once its inputs
-	// are given, as it will not wait.
+	// GivenInputs: a runner with no free waiting place (so without CapabilityDeferredInputs) takes
+	// a job with deferred inputs once they are given.
 	GivenInputs bool `json:"given_inputs,omitempty"`
 }
 
@@ -134,10 +132,8 @@ type Job struct {
 	LeaseExpiresAt time.Time       `json:"lease_expires_at"`
 	TimeoutMS      int64           `json:"timeout_ms"`
 	Manifest       json.RawMessage `json:"manifest"`
-	// InputsDeferred: the job was queued before its inputs were known. Its
-	// process prepares what it can, then waits for them: the runner asks for
-	// them with its job heartbeats (WantInputs) and hands them to the process.
-	// The job's timeout counts from then.
+	// InputsDeferred: the job was queued before its inputs were known. It prepares, then waits for
+	// them (WantInputs on job heartbeats); its timeout counts from when they come.
 	InputsDeferred bool `json:"inputs_deferred,omitempty"`
 	// InputsWaitMS bounds the wait for deferred inputs: a job that has not
 	// had them by then fails (its operation ended without giving them). 0: no

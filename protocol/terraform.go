@@ -11,10 +11,8 @@ const (
 	TerraformPlan    = "plan"    // init + plan (Destroy: a destroy plan) → saved plan + text + JSON
 	TerraformApply   = "apply"   // init + apply exactly PlanFile
 	TerraformOutputs = "outputs" // init + output
-	// TerraformPlanApply plans and applies in one "terraform apply
-	// -auto-approve", for installs that approve every plan: a job, a second
-	// init, a workflow round trip and a terraform process fewer than a plan
-	// job and an apply job. The plan is what apply printed before applying.
+	// TerraformPlanApply plans and applies in one "terraform apply -auto-approve", for installs that
+	// approve every plan; its plan is what apply printed before applying.
 	TerraformPlanApply = "plan_apply"
 )
 
@@ -31,12 +29,9 @@ type TerraformManifest struct {
 	// own registry) the runner fetches it from.
 	Module         []byte       `json:"module,omitempty"`
 	ModuleArtifact *ArtifactRef `json:"module_artifact,omitempty"`
-	// ModuleSync, for a plan_apply job only, has the job copy the step's
-	// build into the install's own registry itself, as a sync job would,
-	// instead of a sync job before it (ModuleArtifact and Module are then
-	// empty). When the install's registry is not known yet (the sandbox,
-	// which provides it, still runs), its registry is empty and comes with
-	// the job's deferred inputs (TerraformInputs.Registry).
+	// ModuleSync has a plan_apply job copy the step's build into the install's registry itself, as a
+	// sync job would (ModuleArtifact and Module are then empty); a registry not known yet (the
+	// sandbox still runs) is empty here and comes with the deferred inputs (TerraformInputs.Registry).
 	ModuleSync *TerraformModuleSync `json:"module_sync,omitempty"`
 	// Variables are the module's input variables, rendered. For a job whose
 	// inputs are deferred (Job.InputsDeferred) they come later, as

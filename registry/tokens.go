@@ -14,10 +14,8 @@ import (
 
 // Scope grants actions on repositories.
 type Scope struct {
-	// Repository is an exact repository name ("org_1/app_2/db"), or a
-	// prefix ending in "/" ("org_1/") that covers every repository below
-	// it. A prefix never matches a longer name at its last component:
-	// "org_a/" does not cover "org_ab/x".
+	// Repository is an exact repository name ("org_1/app_2/db"), or a prefix ending in "/" ("org_1/")
+	// that covers every repository below it (but not "org_1x/…").
 	Repository string `json:"repository"`
 	// Actions are "pull" and/or "push" ("delete" for deleting manifests).
 	Actions []string `json:"actions"`

@@ -77,10 +77,8 @@ type Config struct {
 
 // HelmOptions configure helm jobs and chart builds (HelmJobTypes).
 type HelmOptions struct {
-	// JobBinary runs them, as "<JobBinary> job --dir DIR". Default:
-	// HelmJobBinary next to Config.Executable, then on PATH (helm's SDK,
-	// linked into every job process, would slow them all); without one
-	// the runner does not offer them.
+	// JobBinary runs them, as "<JobBinary> job --dir DIR". Default: HelmJobBinary next to
+	// Config.Executable, then on PATH; without one the runner does not offer them.
 	JobBinary string
 }
 

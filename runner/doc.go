@@ -11,7 +11,12 @@
 //     job.json) and re-executes the runner binary there as
 //     "outpost-runner job --dir DIR" (RunJobProcess), with a clean
 //     environment and in a process group of its own, which dies with the
-//     runner (Pdeathsig): no attempt outlives the runner that renews its lease;
+//     runner (Pdeathsig): no attempt outlives the runner that renews its lease.
+//     Until the job process handles that SIGHUP, its default action ends the
+//     process, which has started nothing yet; a runner that died before the
+//     fork finished is caught by the fork (Go re-checks the parent after
+//     setting Pdeathsig). There is no "parent is PID 1" check: in a container
+//     the runner itself is often PID 1;
 //   - reads the job's stdout and stderr line by line into a spool file, and
 //     ships the spool to the gateway in order, resending until acknowledged
 //     (the gateway stores each sequence number once);

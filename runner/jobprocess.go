@@ -172,13 +172,8 @@ func writeJSONFile(path string, v any) error {
 	return os.Rename(tmp, path)
 }
 
-// dieWithRunner kills the job's whole process group when the runner that
-// started this process dies: the runner asks the kernel for a SIGHUP then
-// (Pdeathsig). Until the handler is in place SIGHUP's default action ends
-// this process, before it has started anything; and a runner that died
-// before the fork finished is caught by the fork itself (Go re-checks the
-// parent after setting Pdeathsig). There is no "parent is PID 1" check: in a
-// container the runner itself is often PID 1.
+// dieWithRunner kills the job's process group on the SIGHUP the kernel sends when the
+// runner dies (Pdeathsig; no race is left open, see the package doc).
 func dieWithRunner() {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

@@ -59,12 +59,8 @@ func (s *supervisor) keepLease(ctx context.Context) *lease {
 	return l
 }
 
-// renewLease sends job heartbeats one after the other: the gateway holds each
-// for up to a heartbeat interval and answers early when cancellation is
-// requested, so a cancel reaches the job at once; for a job whose inputs are
-// deferred, the gateway also answers as soon as they are given, and they go
-// to l.inputs. After a failure it retries
-// with backoff; the supervisor kills the job if renewals fail for too long.
+// renewLease sends held job heartbeats one after the other (see docs/ARCHITECTURE.md, Gateway),
+// passing deferred inputs to l.inputs; it retries failures with backoff until the supervisor gives up.
 func (s *supervisor) renewLease(ctx context.Context, l *lease) {
 	every := s.intervals.JobHeartbeat()
 	b := retryPolicy{base: s.retry.base, max: min(s.retry.max, every)}.backoff()

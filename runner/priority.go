@@ -5,13 +5,8 @@ import (
 	"time"
 )
 
-// prestartNice is how much lower (in nice steps) a job queued with
-// deferred inputs runs while it prepares and waits for them: its work then
-// (fetching its module, terraform init, terraform's start) is done ahead of
-// need, and must not slow the jobs that have their inputs, which the
-// operation waits for. Once its inputs come, the job runs at the runner's
-// own priority again. At nice +10 a process gets about a tenth of the CPU a
-// busy normal one gets.
+// prestartNice is how many nice steps lower a job with deferred inputs runs until they come
+// (about a tenth of a busy normal process's CPU); see docs/ARCHITECTURE.md, Runner.
 const prestartNice = 10
 
 // restoreAgain is when the runner restores a job's priority a second time
@@ -27,11 +22,8 @@ type priorities struct {
 	lower int
 }
 
-// newPriorities: anyone may lower a process's priority, but raising it back
-// takes CAP_SYS_NICE (in the initial user namespace) or an RLIMIT_NICE that
-// allows the runner's own nice. Whether the runner may is found by trying,
-// on a thread of its own. If it may not, prestarted jobs keep the runner's
-// priority: lowered for good, they would lag behind jobs that never waited.
+// newPriorities finds, by trying on a thread of its own, whether the runner may raise a
+// priority back (CAP_SYS_NICE or RLIMIT_NICE); if not, prestarted jobs are not lowered.
 func newPriorities() priorities {
 	p := priorities{}
 	if prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0); err == nil {

@@ -19,12 +19,8 @@ func canRaiseBack(own int) bool {
 	return <-ok
 }
 
-// startLowered calls start, which starts a process, so that the process
-// starts at the lowered priority (and so does everything it starts): start
-// runs on an OS thread whose own priority is lowered for the time, and a
-// child is born with the nice value of the thread that forks it. (Lowering
-// the process once started would let it run its first instructions at the
-// runner's priority.)
+// startLowered calls start on an OS thread lowered for the time, so the process it forks is
+// born lowered (a child gets the nice value of its forking thread), and all it starts too.
 func (p priorities) startLowered(start func() error) error {
 	if p.lower == 0 {
 		return start()

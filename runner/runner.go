@@ -204,12 +204,8 @@ func (r *Runner) heartbeats(ctx context.Context, fail context.CancelCauseFunc) {
 	}
 }
 
-// jobSlots are the runner's places for jobs: Concurrency working places,
-// and as many again for jobs that wait for their deferred inputs. A job
-// waiting for its inputs never holds a working place (one it waits for may
-// need it, e.g. after a lost attempt was queued again), and runs in its
-// waiting place once its inputs come: so at most 2 × Concurrency jobs work
-// at once, and only while prestarted jobs wait.
+// jobSlots are the runner's places for jobs: Concurrency working places, and as many
+// waiting places for jobs with deferred inputs (docs/ARCHITECTURE.md, "On the runner").
 type jobSlots struct{ work, wait chan struct{} }
 
 func newJobSlots(n int) *jobSlots {

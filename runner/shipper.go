@@ -33,10 +33,8 @@ type shipper struct {
 	attempt int
 	retry   retryPolicy
 	log     *slog.Logger
-	// every is the least time between two requests while the job runs
-	// (protocol.Intervals.LogBatch): lines written meanwhile go together.
-	// The first lines go at once, and so do the last once the spool is
-	// closed.
+	// every is the least time between two requests while the job runs (Intervals.LogBatch); the
+	// first lines go at once, and so do the last once the spool is closed.
 	every time.Duration
 }
 

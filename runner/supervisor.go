@@ -126,10 +126,8 @@ func (s *supervisor) run(ctx context.Context) {
 		s.log.Error("the job's log could not all be delivered", "err", err)
 	}
 	req.LastSeq = spool.LastSeq()
-	// The completion itself ends the attempt: the gateway may tell a held
-	// heartbeat so before it answers the completion, which must not be cut
-	// off by that (a completion for an attempt truly gone is refused as
-	// stale).
+	// The completion ends the attempt, which a held heartbeat may say first: the completion
+	// must not be cut off by that (one for an attempt truly gone is refused as stale).
 	stopWatching()
 	s.complete(ctx, lease, req)
 }

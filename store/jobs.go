@@ -27,18 +27,13 @@ type JobSpec struct {
 	Type      string
 	Manifest  json.RawMessage
 	TimeoutMS int64
-	// Workspace and StateToken give a terraform job its state: the job may
-	// use the state backend for this one workspace, authenticating with its
-	// ID and StateToken (from NewStateToken, also put in the manifest), while
-	// its current attempt runs. The store keeps only the token's hash. Both
-	// or neither; an enqueue that returns an existing job keeps that job's.
+	// Workspace and StateToken (from NewStateToken, also in the manifest; only its hash is kept)
+	// let a terraform job's current attempt use that workspace's state. Both or neither; an
+	// enqueue that returns an existing job keeps that job's.
 	Workspace  string
 	StateToken string
-	// InputsDeferred queues the job before its inputs are known: the runner
-	// may claim it and prepare (a terraform job fetches its module and runs
-	// init), then waits until ProvideJobInputs gives them; they reach it with
-	// a job heartbeat. The control plane uses this to start a step's job
-	// while its dependencies still run.
+	// InputsDeferred queues the job before its inputs are known: the runner claims it and prepares,
+	// then gets them with a job heartbeat once ProvideJobInputs gives them.
 	InputsDeferred bool
 	// InputsWaitMS bounds how long the runner waits for deferred inputs (a
 	// safety net for an operation that ended without giving them); 0: no
@@ -133,10 +128,8 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 			if lock == "" {
 				return nil
 			}
-			// SKIP LOCKED also skips a queued job another transaction
-			// holds while it changes it (not only a concurrent claim): say
-			// so rather than "none", which the gateway would trust until
-			// the next notification.
+			// SKIP LOCKED skipped a queued job another transaction holds: say so rather
+			// than "none", which the gateway would trust until the next notification.
 			var busy bool
 			if err := tx.Raw("SELECT EXISTS (SELECT 1 "+claimable+")", runnerID, status.JobQueued).Scan(&busy).Error; err != nil {
 				return err
@@ -176,11 +169,8 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 	return job, nil
 }
 
-// currentAttempt loads what the runner's calls about a job attempt need of
-// it (not its manifest, which may be large: heartbeats come every few
-// seconds), and checks the attempt is the one running now. A job of another
-// runner is ErrNotFound: a runner token never learns anything about another
-// runner's jobs.
+// currentAttempt loads what the runner's calls about an attempt need (not the manifest) and checks
+// it is the one running now; another runner's job is ErrNotFound.
 func currentAttempt(tx *gorm.DB, runnerID, jobID string, attempt int) (Job, error) {
 	var j Job
 	if err := tx.Select("id", "attempt", "status", "cancel_requested_at", "inputs").

@@ -138,10 +138,8 @@ type Job struct {
 	ExitCode          *int       `json:"exit_code,omitempty"`
 	Outputs           string     `gorm:"type:text" json:"-"`
 	Error             string     `gorm:"type:text" json:"error,omitempty"`
-	// InputsDeferred: the job was queued before its inputs were known (see
-	// JobSpec.InputsDeferred). Inputs, once given (ProvideJobInputs), are
-	// handed to the runner with a heartbeat; like the manifest they may be
-	// secret and are never shown.
+	// InputsDeferred: queued before its inputs were known (JobSpec.InputsDeferred); Inputs, like the
+	// manifest, may be secret and are never shown.
 	InputsDeferred bool       `gorm:"not null;default:false" json:"inputs_deferred,omitempty"`
 	Inputs         *string    `gorm:"type:text" json:"-"`
 	InputsAt       *time.Time `json:"inputs_at,omitempty"`

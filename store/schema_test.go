@@ -15,11 +15,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/schema-<dialect>.txt from a freshly migrated database")
 
-// catalogQueries describe a schema from each dialect's catalog, one row per
-// table, column, index or constraint, the first field saying which. Columns
-// are compared by name, not position: a column a later migration adds comes
-// last, while a database whose first migration already had it has it where
-// the model put it.
+// catalogQueries describe a schema from each dialect's catalog, one row per table, column, index
+// or constraint (the first field says which); columns by name, not position (see ARCHITECTURE, Store).
 var catalogQueries = map[string][]string{
 	store.Postgres: {
 		`SELECT 'table', table_name, table_type FROM information_schema.tables WHERE table_schema = 'public'`,

@@ -188,13 +188,9 @@ func (s *Store) sqlConn(ctx context.Context) (*sql.Conn, error) {
 // warning) although it succeeded.
 const slowStatement = time.Second
 
-// quietLogger is gorm's slog logger at level Warn: it logs failed and slow
-// statements, with placeholders, not values (a job's manifest and inputs
-// may hold secrets). It drops the errors that are answers, not faults: a
-// record not found, a unique violation (a 409 for the caller) and a query
-// cancelled because its caller went away (a runner ending its long poll, a
-// shutdown). A statement it will not log is not handed to gorm's logger at
-// all, which would render its SQL first.
+// quietLogger is gorm's slog logger at level Warn: failed and slow statements, with
+// placeholders (values may be secrets), but not the errors that are answers (not found, a
+// unique violation, a caller gone); a statement it will not log is never rendered.
 type quietLogger struct {
 	logger.Interface
 	level logger.LogLevel

@@ -167,11 +167,8 @@ func (s *Store) AuthenticateState(ctx context.Context, jobID, token string) (Sta
 	return StateAccess{OrgID: row.OrgID, JobID: jobID, Attempt: row.Attempt, Workspace: row.Workspace}, nil
 }
 
-// checkAccess re-checks, inside a write's transaction, that the attempt is
-// still the job's current, running one. On PostgreSQL it locks the job's row,
-// so that ExpireLeases and CompleteJob (which update that row and release the
-// attempt's locks in the same transaction) happen wholly before or wholly
-// after the write.
+// checkAccess re-checks, in a write's transaction, that the attempt is still the job's running one;
+// on PostgreSQL it locks the job's row, so lease expiry and completion come wholly before or after it.
 func (s *Store) checkAccess(tx *gorm.DB, a StateAccess) error {
 	q := tx.Select("id", "status", "attempt").Where("id = ?", a.JobID)
 	if s.dialect == Postgres {

@@ -9,4 +9,15 @@
 // runs as a dependency graph (operation_scheduler.go); each kind of step has
 // its file (step_*.go). docs/ARCHITECTURE.md says why, and how a change to
 // released workflow code is versioned (replay_test.go).
+//
+// An operation begins with local activities (BeginOperation, then a look at
+// the runner) in its first workflow task. The scheduler starts each step in a
+// workflow goroutine of its own once what it starts after has ended
+// (startAfter: a step that deploys a build, only the sandbox, so its build and
+// sync overlap its dependencies' deploys; it waits for them before its own
+// deploy), skips a step after one that did not succeed, starts nothing new
+// after a denial or a cancellation, and may queue a terraform step's
+// plan_apply job up to two steps ahead of what runs (prestart), so that the
+// runner fetches its module and runs init meanwhile and gets its variables
+// once its dependencies are done.
 package workflows

@@ -70,12 +70,9 @@ func TeardownComponent(ctx workflow.Context, in OperationInput) (OperationResult
 	return runOperation(ctx, in)
 }
 
-// runOperation is every operation workflow: BeginOperation plans the steps,
-// the install's runner is waited for, the scheduler runs the steps, and
-// FinishOperation records the end. The operation begins with local
-// activities (BeginOperation, then a look at the runner) in its first
-// workflow task; only a runner that is not online now is waited for by the
-// WaitForRunner activity.
+// runOperation is every operation workflow: BeginOperation plans the steps, the runner is
+// waited for (WaitForRunner only when it is not online now), the scheduler runs the steps,
+// and FinishOperation records the end.
 func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, error) {
 	var plan activities.OperationPlan
 	if err := runLocal(ctx, a.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {

@@ -12,20 +12,14 @@ import (
 	"github.com/outpost-dev/outpost/status"
 )
 
-// scheduler runs an operation's steps as a dependency graph: each step in a
-// workflow goroutine of its own once what it starts after has ended, a step
-// after one that did not succeed skipped, nothing new started after a
-// denial or a cancellation, and a step's job queued up to two steps ahead of
-// what runs (prestart). Its state is read and written between the
-// goroutines' turns: Temporal runs them one at a time.
+// scheduler runs an operation's steps as a dependency graph, each in a workflow goroutine of
+// its own (see the package doc); its state needs no lock, as Temporal runs them one at a time.
 type scheduler struct {
 	opID   string
 	plan   activities.OperationPlan
 	runner activities.RunnerInfo
-	// syncInJob: a terraform component's plan_apply job copies the step's
-	// build into the install's registry itself, on a runner that can: no
-	// sync job before it, and it may be queued while the sandbox, which
-	// provides that registry, still runs.
+	// syncInJob: a terraform component's plan_apply job syncs its build itself (on a runner that
+	// can), and may be queued while the sandbox still runs.
 	syncInJob bool
 	specs     map[string]activities.StepSpec
 	// approvals holds one channel per step, filled by receiveApprovals.
@@ -146,12 +140,8 @@ func (s *scheduler) step(st activities.StepSpec) *step {
 		jobs: JobPolicy{MaxAttempts: 3, Wait: s.plan.JobWait}}
 }
 
-// startAfter is what a step waits for before it starts. A step that
-// deploys a build starts once the sandbox (which provides the install's
-// registry) is done: its build and sync then overlap the deploys of its
-// dependencies, and it waits for them before its own deploy. One whose
-// plan_apply job syncs the build (syncsBuild) and may be queued before the
-// sandbox is done starts at once.
+// startAfter is what a step waits for before it starts: a step that deploys a build only the
+// sandbox, at once when it syncs in a job that may be queued before it (syncsBuild).
 func startAfter(st activities.StepSpec, syncsBuild bool) []string {
 	switch {
 	case !hasBuild(st):
@@ -235,13 +225,9 @@ func (s *scheduler) ahead(d string) bool {
 	return true
 }
 
-// prestart waits until st's job may be queued before its dependencies end,
-// and says whether to (false: wait for them as usual). It may once every
-// one of them is ahead and one still runs: never more than two steps ahead
-// of what runs, so that a job has its dependency's time and its
-// dependency's dependency's to start, fetch its module and run init (the
-// runner keeps waiting jobs out of its working places, and takes the ones
-// it has no waiting place for once their inputs are given).
+// prestart waits until st's job may be queued before its dependencies end (every one of them
+// ahead, one still running), and says whether to (false: wait for them as usual). Why two
+// steps ahead: docs/ARCHITECTURE.md, Prestart.
 func (s *scheduler) prestart(ctx workflow.Context, st activities.StepSpec) bool {
 	if !st.Prestart || !s.runner.DeferredInputs {
 		return false

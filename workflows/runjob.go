@@ -26,10 +26,8 @@ type JobPolicy struct {
 	// WithOutputs returns the job's outputs in the result — and so in
 	// Temporal history. Only for small, non-secret outputs.
 	WithOutputs bool
-	// Queued, when set, runs once the job is queued and before RunJob waits
-	// for it: for a job queued with deferred inputs, it waits for what the
-	// inputs need and gives them. When it fails, the job is cancelled (with
-	// the error's message as the reason) and RunJob returns its error.
+	// Queued, when set, runs once the job is queued (to give deferred inputs); when it fails, the job
+	// is cancelled with its message and RunJob returns its error.
 	Queued func(ctx workflow.Context, jobID string) error
 }
 
@@ -41,12 +39,8 @@ func shortActivity(ctx workflow.Context) workflow.Context {
 	})
 }
 
-// localActivity is the options of the quick store activities that run as
-// local activities: in the workflow's worker, during its workflow task,
-// without a round trip through a task queue. Used on the steps' critical
-// path (enqueue, record, step status). Their retries get a minute in all (a
-// local activity's default is its StartToCloseTimeout): attempts 1, 3, 7,
-// 15 and 31 s after the first ride out a database restart of half a minute.
+// localActivity is the options of the quick store activities on the steps' critical path
+// (docs/ARCHITECTURE.md, Local activities): retries for a minute ride out a database restart.
 func localActivity(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: time.Minute,

@@ -8,11 +8,8 @@ import (
 	"github.com/outpost-dev/outpost/status"
 )
 
-// runChart deploys a helm_chart component whose build is in the install's
-// registry: a plan (a dry-run diffed against the live release), approval
-// when the install asks for it, then the deploy; a plan without changes
-// deploys nothing. Tearing it down uninstalls the release, after the same
-// approval (its plan says what goes).
+// runChart deploys a helm_chart component from the install's registry: a plan, approval when
+// asked, then the deploy; tearing it down uninstalls the release after the same approval.
 func (s *step) runChart(ctx workflow.Context) stepOutcome {
 	var summary activities.PlanSummary
 	release := protocol.HelmDeploy

@@ -20,12 +20,8 @@ type terraformRun struct {
 	deferRegistry bool
 }
 
-// runTerraform plans the step's module, waits for approval if the install
-// asks for it, and applies exactly the approved plan. When no approval is
-// needed (and not plan-only), one plan_apply job plans and applies; it may
-// be queued while the step's dependencies still run (tf.deferInputs), so
-// that the runner fetches the module and runs init meanwhile, and get its
-// variables once they are done.
+// runTerraform plans the step's module, waits for approval if the install asks for it, and
+// applies exactly the approved plan; without approval, one plan_apply job (maybe prestarted).
 func (s *step) runTerraform(ctx workflow.Context, tf terraformRun) stepOutcome {
 	planOp, recordPlan := protocol.TerraformPlan, a.RecordPlan
 	if s.oneJob() {

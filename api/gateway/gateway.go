@@ -51,11 +51,8 @@ type Config struct {
 	// TouchInterval is how often runners' last-seen times are written, in one
 	// statement for all of them (default 10s).
 	TouchInterval time.Duration
-	// AuthCacheTTL bounds how long a runner token is trusted without asking
-	// the database (default 10m). Revocations and deleted installs clear the
-	// cache at once through the bus, as does a lost bus connection; the TTL
-	// is only a safety net, and must exceed two claim waits or idle runners
-	// would look their token up every other poll.
+	// AuthCacheTTL bounds how long a runner token is trusted without asking the database (default
+	// 10m; the bus clears the cache at once): a safety net, longer than two claim waits.
 	AuthCacheTTL time.Duration
 	// EmptyTTL bounds how long "this runner has no queued job" is trusted
 	// without a query, in case a notification was lost (default 10m).
@@ -328,11 +325,8 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 	return c.JSON(http.StatusOK, protocol.RunnerHeartbeatResponse{RunnerID: r.ID, Intervals: g.iv})
 }
 
-// claim is the long poll. It asks the database only when the runner may have
-// work: on the first poll, and after a notification for the runner; a runner
-// known to have none waits on its channel without a query. A job skipped
-// because another transaction held it (store.ErrJobsBusy) does not count as
-// none: the claim asks again shortly.
+// claim is the long poll: it asks the database only when the runner may have work (see the
+// package doc); a job another transaction held (store.ErrJobsBusy) is asked for again shortly.
 func (g *Gateway) claim(c echo.Context) error {
 	var req protocol.ClaimRequest
 	if err := apierr.Bind(c, &req); err != nil {

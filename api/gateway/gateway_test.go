@@ -124,11 +124,8 @@ func TestClaimLongPoll(t *testing.T) {
 	})
 
 	t.Run("a queued job another transaction holds is claimed once it is let go", func(t *testing.T) {
-		// Giving a queued job its inputs locks its row for a moment, and
-		// sends no notification for the runner. A claim that comes then
-		// must not take the job it skipped for "no work", which the gateway
-		// would trust until the next notification; nor may it ask the
-		// database 50 times a second while the row stays locked.
+		// ProvideJobInputs locks a queued row without notifying the runner: the skipped job
+		// is not "no work", and the claim must not ask 50 times a second while it is locked.
 		r := e.newRunner("customer-locked")
 		queued := e.enqueue(r, "locked-1")
 		tx := e.s.DB().Begin()
@@ -177,10 +174,8 @@ func TestClaimLongPoll(t *testing.T) {
 				results <- j
 			}()
 		}
-		// The first poll to arrive asks the database; the other may find
-		// "no work" already known and wait without asking. Give both a moment
-		// to be waiting, so one notification wakes both (were one late, it
-		// would still have to find the job taken).
+		// The first poll asks the database, the other may wait on "no work" known:
+		// give both a moment to be waiting, so one notification wakes both.
 		waitFor(t, "a claim query", func() bool { return e.sql.claims(r2.ID) > before })
 		time.Sleep(200 * time.Millisecond)
 		queued := e.enqueue(r2, "shared-1")
@@ -463,10 +458,7 @@ func TestRevokedRunnerTokenIsRefusedAtOnce(t *testing.T) {
 	if err := e.s.RevokeRunnerTokens(ctx, e.org.ID, r.ID); err != nil {
 		t.Fatal(err)
 	}
-	// The revocation reaches the gateway over the bus (LISTEN/NOTIFY), as it
-	// would from another API process. Notifications arrive in commit order
-	// and each is handed to every watcher before the next, so once a marker
-	// published after the revocation arrives, the gateway has seen it.
+	// The revocation reaches the gateway over the bus, as from another API process.
 	e.busBarrier(t)
 
 	e.post(ctx, r.Token, protocol.PathRunnerHeartbeat, hb).wantError(t, http.StatusUnauthorized, protocol.CodeUnauthorized, "")
@@ -476,7 +468,7 @@ func TestRevokedRunnerTokenIsRefusedAtOnce(t *testing.T) {
 }
 
 // busBarrier returns once everything published on the bus before it has
-// been delivered to this process's watchers.
+// been delivered to this process's watchers (notifications keep commit order).
 func (e *env) busBarrier(t testing.TB) {
 	t.Helper()
 	topic := fmt.Sprintf("test-barrier:%d", time.Now().UnixNano())

@@ -22,19 +22,8 @@ import (
 // MaxStateBytes bounds one terraform state a job may write.
 const MaxStateBytes = 64 << 20
 
-// registerState mounts terraform's standard http backend (protocol.PathState
-// and protocol.PathLock) on the /runner/v1 group:
-//
-//	GET    /state/{workspace}         the latest state (204 when there is none)
-//	POST   /state/{workspace}?ID=…    a new state version (ID: the lock held)
-//	DELETE /state/{workspace}?ID=…    discard the workspace's state
-//	LOCK   /state/{workspace}/lock    take the lock (body: terraform's lock info)
-//	UNLOCK /state/{workspace}/lock    release it (body: the lock info, or ?ID=)
-//
-// Terraform authenticates with HTTP basic auth: the job ID and the job's state
-// credential, valid while the job's current attempt runs, for the job's own
-// workspace only. A lock held by someone else answers 423 with the holder's
-// lock info, as terraform expects.
+// registerState mounts terraform's standard http backend (protocol.PathState and
+// protocol.PathLock) on the /runner/v1 group: see the package doc, Terraform state.
 func (g *Gateway) registerState(grp *echo.Group) {
 	st := grp.Group("/state/:workspace", g.authenticateState)
 	small := middleware.BodyLimit("1M")

@@ -70,12 +70,8 @@ func TestRunnerDoesNotLinkTheControlPlane(t *testing.T) {
 		"gorm.io/",
 		"go.temporal.io/",
 		"github.com/labstack/echo",
-		// Heavy to initialise in every job process (helm's action package
-		// and what it brings: ~30 ms per process): helm jobs run in
-		// outpost-runner-helm. So do chart builds: chartutil brings a JSON
-		// Schema compiler and client-go's scheme (~10 ms per process). The
-		// oci plugin links helm's registry client and chart loader, which
-		// are light.
+		// Heavy to initialise in every job process: helm jobs and chart builds run in
+		// outpost-runner-helm (docs/ARCHITECTURE.md, Processes).
 		"helm.sh/helm/v3/pkg/action",
 		"helm.sh/helm/v3/pkg/chartutil",
 		"github.com/santhosh-tekuri/jsonschema/",

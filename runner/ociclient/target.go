@@ -53,11 +53,8 @@ func (t *Target) Copy(ctx context.Context, src content.ReadOnlyStorage, root oci
 	return t.copyError(root, oras.CopyGraph(ctx, src, t.Repo, root, copyOptions()))
 }
 
-// copyTagged is Copy, then the root is pushed by tag (by its digest when
-// tag is ""), also when the destination has it already, so that the tag
-// names it: oras.Copy, which pushes the manifest once, with the reference,
-// and checks the registry's answer (Docker-Content-Digest) against the
-// digest.
+// copyTagged is Copy with the root pushed by tag (by digest when tag is ""), also when the
+// destination has it: oras.Copy, which checks the registry's Docker-Content-Digest.
 func (t *Target) copyTagged(ctx context.Context, src oras.ReadOnlyTarget, root ocispec.Descriptor, tag string) error {
 	_, err := oras.Copy(ctx, src, root.Digest.String(), t.Repo, tag, oras.CopyOptions{CopyGraphOptions: copyOptions()})
 	return t.copyError(root, err)

@@ -5,7 +5,7 @@
 // and sync artifacts), helm (charts; run by outpost-runner-helm, not linked
 // into outpost-runner), and toolpath (finding the tools a plugin runs).
 //
-// A plugin runs inside the per-job process (outpost-runner job), never in the
-// runner itself: it may write to the job's stdout and stderr (those are the
+// A plugin runs inside the per-job process (outpost-runner job, or
+// outpost-runner-helm job), never in the runner itself: it may write to the job's stdout and stderr (those are the
 // job's logs), block or crash without hurting the runner or any other job.
 package plugins

@@ -18,12 +18,8 @@ type Plugin interface {
 	// Validate decodes and checks the job's manifest. Its error is shown to
 	// the user as it is, so it names the offending field.
 	Validate(manifest json.RawMessage) error
-	// Execute does the work and returns the job's exit code (0: success). An
-	// error means the work could not be done at all.
-	//
-	// ctx ends when the job process is asked to stop (SIGTERM or SIGINT).
-	// The runner signals the job's whole process group, so processes that
-	// Execute started receive the signal themselves.
+	// Execute does the work and returns the job's exit code (0: success); an error means it could not
+	// be done at all. ctx ends on SIGTERM or SIGINT, which Execute's own processes receive too.
 	Execute(ctx context.Context, run Run) (exitCode int, err error)
 	// Outputs returns the job's outputs as a JSON value, or nil for none.
 	Outputs() (json.RawMessage, error)

@@ -1,10 +1,10 @@
 // Package notify wakes waiters when something they wait for has changed: a
 // runner's long poll when a job is queued for it, a RunJob await when its job
-// finishes, a log follower when lines arrive.
+// finishes, a log follower when lines arrive, a build's await when it ends.
 //
 // A notification carries only a topic ("runner:<id>", "job:<id>",
-// "job-logs:<id>", "runner-tokens"); the waiter
-// then reads the store. Notifications may be coalesced, and after a lost
+// "job-logs:<id>", "build:<id>", "runner-tokens"); the waiter then reads the
+// store. Notifications may be coalesced, and after a lost
 // connection every waiter is woken (Bus.Reset), so a waiter must treat a wake
 // as "look again", never as data.
 //

@@ -238,14 +238,9 @@ type ports struct {
 	frontend, history, matching, worker, ui int
 }
 
-// allocatePorts picks free ports for everything left at 0 and checks that
-// explicitly requested ones can be bound, so that clashes surface as errors.
-//
-// The UI port's probe listener is returned still open and only closed right
-// before the UI binds it: on a bind error ui-server exits the whole process
-// (echo's Logger.Fatal), so that window must stay tiny. The other ports are
-// released at once; if one is taken before the server binds it, Start fails
-// with an error.
+// allocatePorts picks free ports for those left at 0 and checks that requested ones can be
+// bound. The UI's probe listener is returned open, to be closed just before the UI binds:
+// ui-server exits the process on a bind error (echo's Logger.Fatal).
 func allocatePorts(opts Options) (p ports, uiListener net.Listener, err error) {
 	if p.frontend, err = pickPort(opts.IP, opts.FrontendPort); err != nil {
 		return p, nil, fmt.Errorf("devserver: frontend port: %w", err)

@@ -14,6 +14,15 @@
 // This is one of only two packages allowed to link the Temporal server, which
 // is large; import it only from the dev-mode entry point and tests.
 //
+// # Logging
+//
+// The server logs through slog (serverLogger). Unlike the server's default
+// zap logger, Fatal and Panic only log at error level: a dev server must never
+// exit or crash the host process. Once Stop begins, every record is demoted to
+// debug: shutting down makes the server log a burst of warnings and errors
+// about cancelled polls and refused connections, and some of its internal SDK
+// workers are never stopped upstream and keep retrying the closed frontend.
+//
 // # Process-wide state and leaks
 //
 // Start may be called again after Stop in the same process (tests do
@@ -25,7 +34,9 @@
 //     the process exits, and a later Start on the same DataDir reuses that
 //     handle (so deleting DataDir and starting again on the same path in the
 //     same process is not supported). An in-memory database gets a fresh name
-//     per Start and its memory is only freed at process exit.
+//     per Start and its memory is only freed at process exit. (So the schema
+//     is created through a database/sql handle of its own, not
+//     sqliteschema.SetupSchema, lest the temporary file stay open.)
 //   - The worker service never stops its scanner and parent-close-policy SDK
 //     workers, so about a hundred goroutines (~10 MB) per Start/Stop cycle
 //     stay behind, occasionally retrying the closed frontend port. Their logs

@@ -60,17 +60,9 @@ func (m minLevelHandler) WithGroup(name string) slog.Handler {
 	return minLevelHandler{h: m.h.WithGroup(name), min: m.min}
 }
 
-// serverLogger adapts the Temporal server's log.Logger interface to slog
-// (level filtering is done by the slog logger, see newSlog).
-//
-// Unlike the server's default zap logger, Fatal and Panic only log at error
-// level: a dev server must never exit or crash the host process.
-//
-// Once quiet is set (when Stop begins) every record is demoted to debug:
-// shutting down makes the server log a burst of warnings and errors about
-// cancelled polls and refused connections, and some of its internal SDK
-// workers are never stopped upstream and keep retrying the closed frontend
-// in the background.
+// serverLogger adapts the Temporal server's log.Logger to slog (levels filtered by newSlog's
+// logger). Fatal and Panic only log at error level; once quiet is set, every record is
+// demoted to debug (see the package doc, Logging).
 type serverLogger struct {
 	sl    *slog.Logger
 	quiet *atomic.Bool

@@ -13,16 +13,9 @@ import (
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 )
 
-// createSchema creates a new SQLite database with Temporal's schema at path.
-//
-// The schema is written to a temporary file next to path and renamed into
-// place, so an interrupted first start never leaves a half-initialised
-// database behind (a later start would otherwise skip the setup and fail).
-//
-// It deliberately uses its own database/sql handle instead of
-// sqliteschema.SetupSchema: that goes through the Temporal SQLite plugin's
-// process-global connection pool, which never closes handles, so the
-// temporary file would stay open for the life of the process.
+// createSchema creates a new SQLite database with Temporal's schema at path: written to a
+// temporary file and renamed into place (an interrupted start leaves no half-made database),
+// through a handle of its own, not the plugin's pool (see the package doc).
 func createSchema(path string) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".init-*")
 	if err != nil {

@@ -273,11 +273,8 @@ func (r *releaseJob) state() (releaseState, error) {
 	return s, nil
 }
 
-// deploy installs the release, or upgrades it when a revision of it is
-// deployed. It is atomic: a failed install is uninstalled and a failed
-// upgrade rolled back to the deployed revision, so no half-done release
-// stays. (helm's own Atomic would also wait for every object to be ready,
-// which only Wait asks for.)
+// deploy installs the release, or upgrades a deployed one; a failed install is uninstalled and a
+// failed upgrade rolled back (not helm's Atomic, which would also wait for readiness).
 func (r *releaseJob) deploy(ctx context.Context, ch *chart.Chart, vals map[string]any) (protocol.HelmReleaseOutputs, error) {
 	s, err := r.state()
 	if err != nil {

@@ -19,8 +19,11 @@
 //     nobody reviews a saved plan. Its outputs
 //     (protocol.TerraformPlanApplyOutputs) are the plan's text as apply
 //     printed it before applying, its counts (from terraform's "Plan:" line;
-//     no JSON) and whether it changed anything. It runs the same two
-//     terraform commands a plain init/apply script would. When its
+//     no JSON: that is for plan jobs, whose plans a person reviews) and
+//     whether it changed anything. A plan without changes changes no
+//     resource, but terraform still stores the state it refreshed when that
+//     differs from the stored one (drift, a check block's result). It runs
+//     the same two terraform commands a plain init/apply script would. When its
 //     variables come later (deferred inputs), apply starts as soon as init
 //     is done, with a named pipe as its -var-file (varsPipe): terraform
 //     loads itself, its backend and the configuration, then blocks reading
@@ -31,6 +34,15 @@
 // The module comes in the manifest (Module, a gzipped tar archive) or, for
 // a component, from the install's own registry (ModuleArtifact, fetched by
 // digest with runner/ociclient).
+//
+// Module sync: a plan_apply job with a ModuleSync fetches the module from the
+// build's source, checked against its digest, and copies the build into the
+// install's registry itself: meanwhile when the destination is known (joinSync
+// waits for that copy before terraform plans), or once the job's inputs bring
+// the destination (awaitInputs). When the source cannot be read, the install's
+// registry may hold the build already: the module is fetched from there once
+// the copy (which then finds it there) is done, or, for a destination still to
+// come, once the job has its inputs (Execute).
 //
 // The job's directory holds the module (module/, extracted from the
 // manifest's archive), the variables (module/zz-outpost.auto.tfvars.json,

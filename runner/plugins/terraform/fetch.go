@@ -10,16 +10,9 @@ import (
 	"github.com/outpost-dev/outpost/runner/plugins"
 )
 
-// fetchModule fetches the module archive when the manifest does not carry
-// it: from the install's registry (module_artifact), or, for a module_sync,
-// from the build's source, checked against its digest. A module_sync whose
-// destination is known copies the build there meanwhile (joinSync waits for
-// that copy: it is done before terraform plans); one whose destination
-// comes with the job's inputs copies it once they come (awaitInputs). When
-// the source cannot be read, the install's registry may hold the build
-// already: the module is fetched from there once the copy (which then finds
-// it there) is done, and for a destination still to come, it is left out
-// (Execute then fetches it once the job has its inputs).
+// fetchModule fetches the module archive the manifest does not carry: from the install's
+// registry (module_artifact) or, for a module_sync, from the build's source, syncing it
+// meanwhile (see the package doc, "Module sync").
 func (p *plugin) fetchModule(ctx context.Context, run plugins.Run) error {
 	m := &p.m
 	s := m.ModuleSync

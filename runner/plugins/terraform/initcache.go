@@ -22,11 +22,8 @@ import (
 // terraform init.
 const EnvInitCache = "OUTPOST_TERRAFORM_INIT_CACHE"
 
-// initCacheTTL is how long an init is reused. terraform init resolves what
-// the module leaves open (a provider or module version constraint without a
-// lock file) against what its registries and mirrors hold at the time: after
-// this long an init is made again, as a working directory kept by hand would
-// be re-initialised now and then.
+// initCacheTTL is how long an init is reused: it resolved the module's open versions against its
+// registries then, and a working directory kept by hand is re-initialised now and then too.
 const initCacheTTL = time.Hour
 
 // initCacheWait bounds how long a job waits for another's init of the same
@@ -46,20 +43,9 @@ const (
 	lockFile = ".terraform.lock.hcl"
 )
 
-// initCache keeps, per module archive, terraform binary, CLI configuration
-// and TF_* environment, what terraform init left in the module's directory,
-// so that a later job of the runner on the same module copies it instead of
-// running init: terraform's start, the backend's first state read, and the
-// installation of providers and modules. It is what a user who keeps a
-// working directory does: init once, then plan and apply many times.
-//
-// The backend's per-job settings (address, lock addresses, credentials)
-// reach terraform through TF_HTTP_* variables, never through -backend-config,
-// so that the data directory holds none of them and serves every workspace.
-//
-// Jobs are processes of their own: an entry is made under an exclusive file
-// lock, so jobs of the same key that start together wait for one init
-// rather than each running their own.
+// initCache keeps what terraform init left in a module's directory, per initCacheKey,
+// for later jobs of the runner to copy instead of running init; an entry is made under
+// a file lock, so jobs that start together wait for one init (see the package doc).
 type initCache struct {
 	dir string
 	now func() time.Time
@@ -226,11 +212,8 @@ func clearInit(moduleDir string) error {
 	return os.RemoveAll(filepath.Join(moduleDir, dataDir))
 }
 
-// linkAbove is the size from which a provider's file (under .terraform's
-// providers/) is hard-linked rather than copied: provider binaries, tens to
-// hundreds of MB, which terraform only ever executes. Everything else (the
-// backend's configuration, installed modules' sources, which a module may
-// rewrite) is copied, so that nothing a job writes reaches an entry.
+// linkAbove is the size from which a provider's file is hard-linked rather than copied (binaries
+// terraform only executes); all else is copied, so nothing a job writes reaches an entry.
 const linkAbove = 1 << 20
 
 // copyTree copies the directory from to to (which must not exist): files,

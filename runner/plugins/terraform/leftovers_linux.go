@@ -10,11 +10,8 @@ import (
 // prSetChildSubreaper is prctl's PR_SET_CHILD_SUBREAPER.
 const prSetChildSubreaper = 36
 
-// adoptOrphans makes the job process the "subreaper" of what it starts:
-// terraform runs in a process group of its own (terraform-exec's choice), so
-// a process a provisioner left behind (the `sleep` of `sh -c "…; sleep 60"`
-// whose shell terraform killed on an interrupt) would otherwise outlive the
-// job, out of the runner's reach. Adopted, killLeftovers finds it.
+// adoptOrphans makes the job process the subreaper of what it starts, so that killLeftovers finds
+// what provisioners leave behind, out of the runner's reach in terraform's own process group.
 func adoptOrphans() error {
 	_, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 	if errno != 0 {

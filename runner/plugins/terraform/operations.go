@@ -32,19 +32,8 @@ func plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run, d
 	return fitPlanOutputs(out)
 }
 
-// planApply plans and applies in one terraform process, "apply
-// -auto-approve": under approve-all nobody approves the plan, so saving it
-// first and applying that file would only cost a terraform process (and a
-// state lock, read and unlock) more. It records the plan as apply printed it
-// before applying, and terraform's counts from its "Plan:" line; the plan's
-// JSON is left to plan jobs, whose plans a person reviews. A plan without
-// changes changes no resource, but terraform still stores the state it
-// refreshed when that differs from the stored one (drift, a check block's
-// result), where a saved plan without changes was never applied.
-//
-// With a pipe, the variables are still to come (deferred inputs): terraform
-// starts at once and reads them from the pipe, which giveVariables fills
-// once the job has its inputs.
+// planApply plans and applies in one "apply -auto-approve" (see the package doc), recording
+// the plan as apply printed it; with a pipe, giveVariables fills it once the inputs come.
 func (p *plugin) planApply(ctx context.Context, cmd cli, run plugins.Run, pipe *varsPipe) (json.RawMessage, error) {
 	args := []string{"apply", "-no-color", "-input=false", "-auto-approve"}
 	if p.m.Destroy {
@@ -79,13 +68,9 @@ func (p *plugin) planApply(ctx context.Context, cmd cli, run plugins.Run, pipe *
 	return fitPlanApplyOutputs(out, out.HasChanges, p.synced)
 }
 
-// giveVariables waits for the job's inputs (and syncs the module when they
-// bring its registry), then writes the variables to the pipe terraform
-// reads them from. When the inputs do not come (the job is cancelled, the
-// runner gives up), terraform is killed: blocked reading the pipe, it has
-// taken no lock and written no state. When terraform ends first (it failed
-// before reading them), the wait ends with it, and terraform's own error is
-// the job's (a nil error here: apply's wait reports it).
+// giveVariables waits for the job's inputs (syncing the module when they bring its registry)
+// and writes the variables to pipe. Inputs that never come kill terraform, which holds no lock
+// yet; terraform ending first ends the wait with a nil error (apply's wait reports its own).
 func (p *plugin) giveVariables(ctx context.Context, run plugins.Run, proc *process, pipe *varsPipe) error {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()

@@ -20,10 +20,8 @@ type Options struct {
 	// CLIConfig is the CLI configuration file jobs use
 	// (TF_CLI_CONFIG_FILE). Default: an empty one in each job's directory.
 	CLIConfig string
-	// NoInitCache makes every job run terraform init. By default a job
-	// reuses what init left when an earlier job of the runner initialised
-	// the same module archive with the same terraform and CLI
-	// configuration, within the hour (see EnvInitCache).
+	// NoInitCache makes every job run terraform init, rather than reuse an earlier job's init of the
+	// same module within the hour (see EnvInitCache).
 	NoInitCache bool
 	// KubeAssets is a directory holding etcd and kube-apiserver, passed to
 	// jobs as EnvKubeAssets: local sandboxes' provisioners start a cluster

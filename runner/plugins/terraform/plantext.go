@@ -13,10 +13,8 @@ var (
 	// noChanges starts terraform's text for a plan without changes ("No
 	// changes. Your infrastructure matches the configuration.").
 	noChanges = regexp.MustCompile(`(?m)^No changes\.`)
-	// planStart: the lines a plan's text starts with. What terraform prints
-	// before (acquiring the state lock, refreshing, reading data sources,
-	// preparing imports, opening ephemeral resources, warnings) is not the
-	// plan, and its lines are too varied to skip one by one.
+	// planStart: the lines a plan's text starts with; what terraform prints before (locking,
+	// refreshing, warnings, …) is too varied to skip line by line.
 	planStart = regexp.MustCompile(`^(Terraform used the selected providers|Terraform will perform the following actions|No changes\.|Changes to Outputs:|Note: Objects have changed outside of Terraform)`)
 	// afterPlan: what "apply -auto-approve" prints once the plan is shown
 	// (an action on a resource or its provisioner's output, the summary).

@@ -9,12 +9,9 @@ import (
 // Redacted replaces a sensitive value in the plan's JSON.
 const Redacted = "(sensitive value)"
 
-// redactPlanJSON replaces, in `terraform show -json` of a plan, every value
-// terraform marks sensitive: root variables declared sensitive, resource
-// attributes (the *_sensitive and sensitive_values masks), and sensitive
-// outputs, in resource_changes, resource_drift, output_changes,
-// planned_values and prior_state. What terraform shows as text redacts the
-// same values.
+// redactPlanJSON replaces every value terraform marks sensitive in `show -json` of a plan (sensitive
+// root variables, attributes under the *_sensitive and sensitive_values masks, sensitive outputs)
+// in resource_changes, resource_drift, output_changes, planned_values and prior_state.
 func redactPlanJSON(raw []byte) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

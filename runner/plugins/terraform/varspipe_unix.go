@@ -11,12 +11,8 @@ import (
 	"syscall"
 )
 
-// varsPipe hands terraform its variables through a named pipe given to it
-// as -var-file. Started before the variables are known, terraform loads
-// itself, its backend and its configuration, then blocks reading the pipe:
-// it takes the state lock, reads the state and plans only once they are
-// written. A job whose variables come late (deferred inputs) so pays
-// terraform's start while it waits, not after.
+// varsPipe hands terraform its variables through a named pipe given as -var-file, so that
+// terraform starts before deferred inputs come and blocks on the pipe (see the package doc).
 type varsPipe struct {
 	path string
 	// opened gets the pipe's writing end once terraform opened the pipe to
