@@ -34,20 +34,9 @@ func (s *Server) listApps(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"apps": apps})
 }
 
-func (s *Server) getApp(c echo.Context) error {
-	app, err := s.store.GetApp(c.Request().Context(), orgID(c), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, app)
-}
+func (s *Server) getApp(c echo.Context) error { return getByID(c, s.store.GetApp) }
 
-func (s *Server) deleteApp(c echo.Context) error {
-	if err := s.store.DeleteApp(c.Request().Context(), orgID(c), c.Param("id")); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
-}
+func (s *Server) deleteApp(c echo.Context) error { return deleteByID(c, s.store.DeleteApp) }
 
 type createComponentRequest struct {
 	Name         string        `json:"name"`
@@ -77,17 +66,6 @@ func (s *Server) listComponents(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"components": cmps})
 }
 
-func (s *Server) getComponent(c echo.Context) error {
-	cmp, err := s.store.GetComponent(c.Request().Context(), orgID(c), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, cmp)
-}
+func (s *Server) getComponent(c echo.Context) error { return getByID(c, s.store.GetComponent) }
 
-func (s *Server) deleteComponent(c echo.Context) error {
-	if err := s.store.DeleteComponent(c.Request().Context(), orgID(c), c.Param("id")); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
-}
+func (s *Server) deleteComponent(c echo.Context) error { return deleteByID(c, s.store.DeleteComponent) }

@@ -157,20 +157,8 @@ func (e *buildStartError) answer(done string) error {
 // appBuild reads the build named in the path, if it is one of the path's
 // app's (in the token's org).
 func (s *Server) appBuild(c echo.Context) (store.Build, error) {
-	ctx, org := c.Request().Context(), orgID(c)
-	app, err := s.store.GetApp(ctx, org, c.Param("id"))
-	if err != nil {
-		return store.Build{}, err
-	}
-	id := c.Param("build_id")
-	b, err := s.store.GetBuild(ctx, org, id)
-	if err != nil {
-		return store.Build{}, err
-	}
-	if b.AppID != app.ID {
-		return store.Build{}, fmt.Errorf("build %s: %w", id, store.ErrNotFound)
-	}
-	return b, nil
+	return pathChild(c, s.store.GetApp, func(a store.App) string { return a.ID }, "build_id", "build",
+		s.store.GetBuild, func(b store.Build) string { return b.AppID })
 }
 
 func (s *Server) getBuild(c echo.Context) error {

@@ -130,19 +130,14 @@ func (s *Server) createCommand(c echo.Context) error {
 }
 
 func (s *Server) listCommands(c echo.Context) error {
-	inst, limit, err := s.installList(c)
-	if err != nil {
-		return err
-	}
-	cmds, err := s.store.ListInstallCommands(c.Request().Context(), inst.OrgID, inst.ID, limit)
-	if err != nil {
-		return err
-	}
-	out := make([]commandView, len(cmds))
-	for i, cmd := range cmds {
-		out[i] = newCommandView(cmd)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"commands": out})
+	return listBelowInstall(s, c, "commands", func(ctx context.Context, org, inst string, limit int) ([]commandView, error) {
+		cmds, err := s.store.ListInstallCommands(ctx, org, inst, limit)
+		out := make([]commandView, len(cmds))
+		for i, cmd := range cmds {
+			out[i] = newCommandView(cmd)
+		}
+		return out, err
+	})
 }
 
 // installCommand reads the command named in the path, if it is one of the
@@ -150,28 +145,6 @@ func (s *Server) listCommands(c echo.Context) error {
 func (s *Server) installCommand(c echo.Context) (store.InstallCommand, error) {
 	return installChild(s, c, "cmd", "command", s.store.GetInstallCommand,
 		func(cmd store.InstallCommand) string { return cmd.InstallID })
-}
-
-// installChild reads the object named by the path parameter param with get,
-// and answers not found unless it belongs to the path's install (in the
-// token's org) — exactly as if it did not exist.
-func installChild[T any](s *Server, c echo.Context, param, what string,
-	get func(ctx context.Context, orgID, id string) (T, error), installOf func(T) string) (T, error) {
-	var zero T
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
-	if err != nil {
-		return zero, err
-	}
-	id := c.Param(param)
-	obj, err := get(ctx, org, id)
-	if err != nil {
-		return zero, err
-	}
-	if installOf(obj) != inst.ID {
-		return zero, fmt.Errorf("%s %s: %w", what, id, store.ErrNotFound)
-	}
-	return obj, nil
 }
 
 func (s *Server) getCommand(c echo.Context) error {

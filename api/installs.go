@@ -121,9 +121,4 @@ func (s *Server) getInstall(c echo.Context) error {
 	return c.JSON(http.StatusOK, newInstallView(inst, ref))
 }
 
-func (s *Server) deleteInstall(c echo.Context) error {
-	if err := s.store.DeleteInstall(c.Request().Context(), orgID(c), c.Param("id")); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
-}
+func (s *Server) deleteInstall(c echo.Context) error { return deleteByID(c, s.store.DeleteInstall) }

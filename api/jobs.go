@@ -27,27 +27,8 @@ const (
 	followBatch = 500
 )
 
-// installList reads what the list routes below an install take: the
-// install (in the token's org) and ?limit.
-func (s *Server) installList(c echo.Context) (store.Install, int, error) {
-	inst, err := s.store.GetInstall(c.Request().Context(), orgID(c), c.Param("id"))
-	if err != nil {
-		return store.Install{}, 0, err
-	}
-	limit, err := queryInt(c, "limit", defaultListLimit, 1, maxListLimit)
-	return inst, limit, err
-}
-
 func (s *Server) listInstallJobs(c echo.Context) error {
-	inst, limit, err := s.installList(c)
-	if err != nil {
-		return err
-	}
-	jobs, err := s.store.ListJobs(c.Request().Context(), inst.OrgID, inst.ID, limit)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs})
+	return listBelowInstall(s, c, "jobs", s.store.ListJobs)
 }
 
 // jobDetail is a job with its attempts and status history. The manifest and

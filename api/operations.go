@@ -77,15 +77,7 @@ func (s *Server) teardownComponent(c echo.Context) error {
 }
 
 func (s *Server) listOperations(c echo.Context) error {
-	inst, limit, err := s.installList(c)
-	if err != nil {
-		return err
-	}
-	ops, err := s.store.ListOperations(c.Request().Context(), inst.OrgID, inst.ID, limit)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"operations": ops})
+	return listBelowInstall(s, c, "operations", s.store.ListOperations)
 }
 
 // installOperation reads the operation named in the path, if it is one of

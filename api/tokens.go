@@ -42,9 +42,4 @@ func (s *Server) listTokens(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"tokens": toks})
 }
 
-func (s *Server) revokeToken(c echo.Context) error {
-	if err := s.store.RevokeAPIToken(c.Request().Context(), orgID(c), c.Param("id")); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
-}
+func (s *Server) revokeToken(c echo.Context) error { return deleteByID(c, s.store.RevokeAPIToken) }
