@@ -263,11 +263,17 @@ func newRecordingOps() *recordingOps {
 func (o *recordingOps) StartInstallCommand(_ context.Context, cmd store.InstallCommand) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.startErr != nil {
-		return o.startErr
+	return recordStart(o, o.startErr, &o.started, cmd, cmd.WorkflowID)
+}
+
+// recordStart fails with fail if set, or records item as started and its
+// workflow as open; o.mu is held.
+func recordStart[T any](o *recordingOps, fail error, started *[]T, item T, workflowID string) error {
+	if fail != nil {
+		return fail
 	}
-	o.started = append(o.started, cmd)
-	o.closed[cmd.WorkflowID] = make(chan struct{})
+	*started = append(*started, item)
+	o.closed[workflowID] = make(chan struct{})
 	return nil
 }
 
@@ -309,12 +315,7 @@ func (o *recordingOps) SignalApproval(context.Context, string, string, bool) err
 func (o *recordingOps) StartBuild(_ context.Context, b store.Build) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.buildErr != nil {
-		return o.buildErr
-	}
-	o.builds = append(o.builds, b)
-	o.closed[b.WorkflowID] = make(chan struct{})
-	return nil
+	return recordStart(o, o.buildErr, &o.builds, b, b.WorkflowID)
 }
 
 // failBuildStarts makes every StartBuild fail with err (nil: succeed again).

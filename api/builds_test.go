@@ -496,28 +496,14 @@ func TestBuildRoutesIsolated(t *testing.T) {
 	}
 	bld := builds["network"].ID
 	before := e.snapshot()
-	for _, c := range []struct {
-		method, path, id string
-		body             any
-	}{
+	e.checkForeignLikeMissing(other, []foreignCase{
 		{"GET", "/v1/apps/%s/builds", app.ID, nil},
 		{"GET", "/v1/apps/%s/builds?config_version=1", app.ID, nil},
 		{"POST", "/v1/apps/%s/builds", app.ID, map[string]any{"component": "network"}},
 		{"GET", "/v1/apps/%s/builds/" + bld, app.ID, nil},
 		{"GET", "/v1/apps/" + app.ID + "/builds/%s", bld, nil},
 		{"GET", "/v1/installs/%s/components", inst.ID, nil},
-	} {
-		missing := c.id[:strings.Index(c.id, "_")+1] + "0000000000000000"
-		foreign := e.send(c.method, strings.Replace(c.path, "%s", c.id, 1), other, c.body)
-		absent := e.send(c.method, strings.Replace(c.path, "%s", missing, 1), other, c.body)
-		if foreign.status != 404 {
-			t.Errorf("%s %s with another org's token: %s, want 404", c.method, c.path, foreign)
-			continue
-		}
-		if got, want := strings.ReplaceAll(string(foreign.body), c.id, "ID"), strings.ReplaceAll(string(absent.body), missing, "ID"); got != want {
-			t.Errorf("%s %s: another org's object answers %s, a missing one %s", c.method, c.path, got, want)
-		}
-	}
+	})
 	if after := e.snapshot(); !reflect.DeepEqual(before, after) {
 		t.Error("another org's requests changed stored rows")
 	}

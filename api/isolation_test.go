@@ -24,11 +24,7 @@ func TestOrgsAreIsolated(t *testing.T) {
 	}
 
 	before := e.snapshot()
-	cases := []struct {
-		method, path string // %s is acme's ID, or a missing one
-		id           string
-		body         any
-	}{
+	e.checkForeignLikeMissing(other, []foreignCase{
 		{"GET", "/v1/apps/%s", app.ID, nil},
 		{"DELETE", "/v1/apps/%s", app.ID, nil},
 		{"GET", "/v1/apps/%s/components", app.ID, nil},
@@ -51,19 +47,7 @@ func TestOrgsAreIsolated(t *testing.T) {
 		{"POST", "/v1/runners/%s/registration-token", inst.Runner.ID, nil},
 		{"POST", "/v1/runners/%s/revoke-tokens", inst.Runner.ID, nil},
 		{"DELETE", "/v1/tokens/%s", tokens.Tokens[0].ID, nil},
-	}
-	for _, c := range cases {
-		missing := c.id[:strings.Index(c.id, "_")+1] + "0000000000000000"
-		foreign := e.send(c.method, strings.Replace(c.path, "%s", c.id, 1), other, c.body)
-		absent := e.send(c.method, strings.Replace(c.path, "%s", missing, 1), other, c.body)
-		if foreign.status != 404 {
-			t.Errorf("%s %s with another org's token: %s, want 404", c.method, c.path, foreign)
-			continue
-		}
-		if got, want := strings.ReplaceAll(string(foreign.body), c.id, "ID"), strings.ReplaceAll(string(absent.body), missing, "ID"); got != want {
-			t.Errorf("%s %s: another org's object answers %s, a missing one %s", c.method, c.path, got, want)
-		}
-	}
+	})
 	// Creating an install of another org's app is refused like a missing app.
 	res := e.send("POST", "/v1/installs", other, map[string]any{"app_id": app.ID, "name": "stolen"})
 	if res.status != 400 || res.apiError(t).Field != "app_id" {
@@ -105,5 +89,30 @@ func TestOrgsAreIsolated(t *testing.T) {
 	e.call("GET", "/v1/apps", nil, 200, &apps)
 	if len(apps.Apps) != 1 {
 		t.Errorf("acme lists %d apps", len(apps.Apps))
+	}
+}
+
+// foreignCase is a request of another org on one of acme's objects.
+type foreignCase struct {
+	method, path string // %s is acme's ID, or a missing one
+	id           string
+	body         any
+}
+
+// checkForeignLikeMissing checks that each case, sent with the other org's
+// token, answers 404 exactly as it does for an ID that does not exist.
+func (e *testEnv) checkForeignLikeMissing(other string, cases []foreignCase) {
+	e.t.Helper()
+	for _, c := range cases {
+		missing := c.id[:strings.Index(c.id, "_")+1] + "0000000000000000"
+		foreign := e.send(c.method, strings.Replace(c.path, "%s", c.id, 1), other, c.body)
+		absent := e.send(c.method, strings.Replace(c.path, "%s", missing, 1), other, c.body)
+		if foreign.status != 404 {
+			e.t.Errorf("%s %s with another org's token: %s, want 404", c.method, c.path, foreign)
+			continue
+		}
+		if got, want := strings.ReplaceAll(string(foreign.body), c.id, "ID"), strings.ReplaceAll(string(absent.body), missing, "ID"); got != want {
+			e.t.Errorf("%s %s: another org's object answers %s, a missing one %s", c.method, c.path, got, want)
+		}
 	}
 }
