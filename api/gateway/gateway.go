@@ -404,11 +404,8 @@ func (g *Gateway) claim(c echo.Context) error {
 // than at its next heartbeat.
 func (g *Gateway) jobHeartbeat(c echo.Context) error {
 	var req protocol.JobHeartbeatRequest
-	if err := apierr.Bind(c, &req); err != nil {
+	if err := bindAttempt(c, &req, &req.Attempt); err != nil {
 		return err
-	}
-	if req.Attempt < 1 {
-		return apierr.Invalid("attempt", "must be 1 or more")
 	}
 	r := runnerFrom(c)
 	ctx := c.Request().Context()
@@ -464,13 +461,22 @@ func (g *Gateway) logs(c echo.Context) error {
 	return c.JSON(http.StatusOK, protocol.LogsResponse{AckedSeq: acked})
 }
 
-func (g *Gateway) complete(c echo.Context) error {
-	var req protocol.CompleteRequest
-	if err := apierr.Bind(c, &req); err != nil {
+// bindAttempt binds req, whose attempt (the field attempt points to) must be
+// 1 or more.
+func bindAttempt(c echo.Context, req any, attempt *int) error {
+	if err := apierr.Bind(c, req); err != nil {
 		return err
 	}
-	if req.Attempt < 1 {
+	if *attempt < 1 {
 		return apierr.Invalid("attempt", "must be 1 or more")
+	}
+	return nil
+}
+
+func (g *Gateway) complete(c echo.Context) error {
+	var req protocol.CompleteRequest
+	if err := bindAttempt(c, &req, &req.Attempt); err != nil {
+		return err
 	}
 	r := runnerFrom(c)
 	g.markSeen(r.ID)
