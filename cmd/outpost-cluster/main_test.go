@@ -20,14 +20,8 @@ import (
 	"github.com/outpost-dev/outpost/localcluster"
 )
 
-// build builds outpost-cluster into a temporary directory.
-func build(t *testing.T) string {
-	t.Helper()
-	return filepath.Join(testutil.Build(t, "."), "outpost-cluster")
-}
-
 func TestRunsUntilSIGTERMThenStopsCleanly(t *testing.T) {
-	bin := build(t)
+	bin := testutil.BuildMain(t, "outpost-cluster")
 	// The binaries as the test finds them, so that the process started in
 	// another directory finds the same ones.
 	wd, _ := os.Getwd()
@@ -128,7 +122,7 @@ func TestRunsUntilSIGTERMThenStopsCleanly(t *testing.T) {
 }
 
 func TestMissingBinariesAreExplained(t *testing.T) {
-	bin := build(t)
+	bin := testutil.BuildMain(t, "outpost-cluster")
 	empty := t.TempDir()
 	cmd := exec.Command(bin, "-kube-assets", empty)
 	cmd.Dir = empty

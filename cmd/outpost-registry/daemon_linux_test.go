@@ -113,19 +113,6 @@ func gone(pid int) bool {
 	return fields[0] == "Z" || fields[0] == "X"
 }
 
-func readPidFile(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("pid file: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatalf("pid file holds %q", b)
-	}
-	return pid
-}
-
 func getV2(t *testing.T, addr string, auth bool) int {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v2/", nil)

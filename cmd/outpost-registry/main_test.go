@@ -21,19 +21,7 @@ import (
 
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "outpost-registry-test")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "outpost-registry")
-	if err := testutil.BuildBinaries(dir, "."); err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.RunWithMain(m, "outpost-registry", &binary) }
 
 // process is a running outpost-registry.
 type process struct {
@@ -80,13 +68,9 @@ func startBinary(t *testing.T, dir string, env ...string) *process {
 // stop signals the pid of the pid file, as a sandbox's destroy does.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
-	b, err := os.ReadFile(p.pidFile)
-	if err != nil {
-		t.Fatalf("pid file: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid != p.cmd.Process.Pid {
-		t.Fatalf("pid file holds %q, the process is %d", b, p.cmd.Process.Pid)
+	pid := readPidFile(t, p.pidFile)
+	if pid != p.cmd.Process.Pid {
+		t.Fatalf("pid file holds %d, the process is %d", pid, p.cmd.Process.Pid)
 	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -99,6 +83,20 @@ func (p *process) stop(t *testing.T) {
 			t.Errorf("%s still there after a graceful stop", f)
 		}
 	}
+}
+
+// readPidFile reads the pid a pid file holds.
+func readPidFile(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("pid file: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("pid file holds %q", b)
+	}
+	return pid
 }
 
 func TestServesWithBasicAuthAndKeepsDataAcrossRestarts(t *testing.T) {

@@ -14,12 +14,6 @@ import (
 	"github.com/outpost-dev/outpost/runner"
 )
 
-// build builds the binary into a temp dir.
-func build(t *testing.T) string {
-	t.Helper()
-	return filepath.Join(testutil.Build(t, "."), "outpost-runner-helm")
-}
-
 // runJob runs the job as the runner would, "<bin> job --dir DIR", and
 // returns the result it wrote.
 func runJob(t *testing.T, bin string, job protocol.Job) runner.Result {
@@ -43,7 +37,7 @@ func runJob(t *testing.T, bin string, job protocol.Job) runner.Result {
 // The binary runs helm jobs and chart builds only, writes the job's result
 // as outpost-runner does, and names what is wrong with its arguments.
 func TestRunsHelmJobsOnly(t *testing.T) {
-	bin := build(t)
+	bin := testutil.BuildMain(t, "outpost-runner-helm")
 	res := runJob(t, bin, protocol.Job{ID: "job_1", Type: protocol.JobTypeTerraform, Attempt: 1, Manifest: json.RawMessage(`{}`)})
 	if res.Status != protocol.StatusFailed || res.Error != `unknown job type "terraform": this runner runs helm, helm_chart` {
 		t.Errorf("a terraform job: %+v, want refused, naming helm and helm_chart", res)

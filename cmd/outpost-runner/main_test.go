@@ -23,21 +23,7 @@ import (
 // binary is the outpost-runner binary, built once by TestMain.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "outpost-runner-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "outpost-runner")
-	if err := testutil.BuildBinaries(dir, "."); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.RunWithMain(m, "outpost-runner", &binary) }
 
 // outpostRunner runs the binary with args and only the given environment.
 func outpostRunner(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {

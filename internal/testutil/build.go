@@ -2,7 +2,9 @@ package testutil
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -28,4 +30,33 @@ func Build(t testing.TB, pkgs ...string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// BuildMain builds the test's own main package as name into a temporary
+// directory of the test, and returns the binary's path.
+func BuildMain(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(Build(t, "."), name)
+}
+
+// RunWithMain is a TestMain for a command's tests: it builds the test's own
+// main package as name, sets *binary to its path, runs the tests and exits
+// with their code, the binary removed.
+func RunWithMain(m *testing.M, name string, binary *string) {
+	os.Exit(runWithMain(m, name, binary))
+}
+
+func runWithMain(m *testing.M, name string, binary *string) int {
+	dir, err := os.MkdirTemp("", name+"-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	*binary = filepath.Join(dir, name)
+	if err := BuildBinaries(dir, "."); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
 }
