@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/outpost-dev/outpost/internal/syncio"
 )
 
 // Defaults of Options.
@@ -109,7 +111,7 @@ func Start(opts Options) (*Cluster, error) {
 	quietControllerRuntime.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 	etcdOut, apiOut := &tail{}, &tail{}
 	if opts.Output != nil {
-		opts.Output = &lockedWriter{w: opts.Output}
+		opts.Output = &syncio.Writer{W: opts.Output} // the four streams write into one writer
 	}
 	useExisting := false
 	c.env = &envtest.Environment{
@@ -218,18 +220,6 @@ func output(t *tail, w io.Writer) io.Writer {
 		return t
 	}
 	return io.MultiWriter(t, w)
-}
-
-// lockedWriter serialises the writes of the four streams into one writer.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // tail keeps the last bytes a process wrote, for the error of a failed

@@ -1,26 +1,7 @@
 package testutil
 
-import (
-	"bytes"
-	"sync"
-)
+import "github.com/outpost-dev/outpost/internal/syncio"
 
 // LockedBuffer is a bytes.Buffer that goroutines (a logger, a process's
 // output, the test) may share.
-type LockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *LockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (b *LockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type LockedBuffer = syncio.Buffer

@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -21,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/outpost-dev/outpost/internal/syncio"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/plugins"
 )
@@ -158,7 +158,7 @@ func (p *plugin) execute(ctx context.Context, run plugins.Run) error {
 	m := &p.m
 	// helm logs from several goroutines at once (it deletes objects in
 	// parallel).
-	run.Stdout = &syncWriter{w: run.Stdout}
+	run.Stdout = &syncio.Writer{W: run.Stdout}
 	var ch *chart.Chart
 	if p.chart != nil {
 		var err error
@@ -216,18 +216,6 @@ func (p *plugin) logger(w io.Writer) action.DebugLog {
 	return func(format string, v ...any) {
 		fmt.Fprintln(w, "helm: "+p.redact(fmt.Sprintf(format, v...)))
 	}
-}
-
-// syncWriter serialises writes.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(b)
 }
 
 func (p *plugin) Outputs() (json.RawMessage, error) { return p.outputs, nil }
