@@ -13,7 +13,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 
@@ -38,23 +37,12 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	switch args[0] {
-	case "job":
-		return runner.JobCommand("outpost-runner-helm", args[1:], plugins.Registry{
-			protocol.JobTypeHelm:      helm.New,
-			protocol.JobTypeHelmChart: oci.ChartBuilder(chartutil.Save),
-		}, stderr)
-	case "version", "--version":
-		fmt.Fprintf(stdout, "outpost-runner-helm %s (protocol %s)\n", runner.Version, protocol.Version)
-		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	}
-	fmt.Fprintf(stderr, "outpost-runner-helm: unknown command %q\n\n%s", args[0], usage)
-	return 2
+	return runner.Command("outpost-runner-helm", usage, args, stdout, stderr, map[string]func([]string) int{
+		"job": func(args []string) int {
+			return runner.JobCommand("outpost-runner-helm", args, plugins.Registry{
+				protocol.JobTypeHelm:      helm.New,
+				protocol.JobTypeHelmChart: oci.ChartBuilder(chartutil.Save),
+			}, stderr)
+		},
+	})
 }

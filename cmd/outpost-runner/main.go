@@ -22,7 +22,6 @@ import (
 	"syscall"
 
 	"github.com/outpost-dev/outpost/internal/envflag"
-	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner"
 )
 
@@ -45,25 +44,10 @@ func main() {
 
 // run executes the command line args and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	switch args[0] {
-	case "run":
-		return runRunner(args[1:], stderr)
-	case "job":
-		return runner.JobCommand("outpost-runner", args[1:], nil, stderr)
-	case "version", "--version":
-		fmt.Fprintf(stdout, "outpost-runner %s (protocol %s)\n", runner.Version, protocol.Version)
-		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "outpost-runner: unknown command %q\n\n%s", args[0], usage)
-		return 2
-	}
+	return runner.Command("outpost-runner", usage, args, stdout, stderr, map[string]func([]string) int{
+		"run": func(args []string) int { return runRunner(args, stderr) },
+		"job": func(args []string) int { return runner.JobCommand("outpost-runner", args, nil, stderr) },
+	})
 }
 
 func runRunner(args []string, stderr io.Writer) int {
