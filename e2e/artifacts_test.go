@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -193,14 +194,7 @@ func (s *stack) installRegistry(installID string) string {
 // password).
 func (s *stack) installRegistryAuth(installID string) (string, authn.Authenticator) {
 	s.t.Helper()
-	outs, err := s.store.ListOutputs(context.Background(), installID)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	var sb protocol.TerraformApplyOutputs
-	if err := json.Unmarshal([]byte(outs[status.SandboxStep]), &sb); err != nil {
-		s.t.Fatal(err)
-	}
+	sb := s.sandboxOutputs(installID)
 	str := func(name string) string {
 		var v string
 		_ = json.Unmarshal(sb.Outputs[name].Value, &v)
@@ -208,7 +202,7 @@ func (s *stack) installRegistryAuth(installID string) (string, authn.Authenticat
 	}
 	addr := str("registry_address")
 	if addr == "" {
-		s.t.Fatalf("sandbox outputs %s: no registry_address", outs[status.SandboxStep])
+		s.t.Fatalf("sandbox outputs %v: no registry_address", slices.Sorted(maps.Keys(sb.Outputs)))
 	}
 	if user := str("registry_username"); user != "" {
 		return addr, &authn.Basic{Username: user, Password: str("registry_password")}

@@ -39,7 +39,6 @@ import (
 	"go.temporal.io/api/enums/v1"
 	history "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api"
@@ -358,17 +357,8 @@ func newProvBench(tb testing.TB, tf string) *provBench {
 	tb.Helper()
 	log := slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s := storetest.Open(tb, store.Postgres)
-	ctx, cancel := context.WithCancel(context.Background())
-	gwDone := make(chan struct{})
-	tb.Cleanup(func() { cancel(); <-gwDone })
-	tc, err := client.Dial(client.Options{HostPort: temporal.FrontendAddress(), Namespace: temporal.Namespace(),
-		Logger: tlog.NewStructuredLogger(log)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(tc.Close)
-	g := gateway.New(gateway.Config{Store: s, Logger: log})
-	go func() { g.Run(ctx); close(gwDone) }()
+	ctx, g := startGateway(tb, gateway.Config{Store: s, Logger: log})
+	tc := dialTemporal(tb, log)
 	queue := "bench-" + strings.NewReplacer("/", "-", "=", "-").Replace(tb.Name())
 	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: queue}, Logger: log})
 	p := &provBench{tb: tb, tf: tf, store: s, temporal: tc, api: httptest.NewServer(a.Handler()), gw: httptest.NewServer(g.Handler())}

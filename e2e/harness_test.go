@@ -132,22 +132,12 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	} else {
 		s = storetest.Open(t, o.dialect)
 	}
-	// Registered after the store, so it runs before the store closes.
-	ctx, cancel := context.WithCancel(context.Background())
-	gwDone := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-gwDone })
-	tc, err := client.Dial(client.Options{HostPort: temporal.FrontendAddress(), Namespace: temporal.Namespace(),
-		Logger: tlog.NewStructuredLogger(log)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tc.Close)
 	iv := o.intervals
 	if iv.ClaimWaitMS == 0 {
 		iv = protocol.Intervals{ClaimWaitMS: 2000, JobHeartbeatMS: 500, LeaseMS: 4000, RunnerHeartbeatMS: 2000}
 	}
-	g := gateway.New(gateway.Config{Store: s, Logger: log, Intervals: iv, ReapInterval: 250 * time.Millisecond, TouchInterval: time.Second})
-	go func() { g.Run(ctx); close(gwDone) }()
+	ctx, g := startGateway(t, gateway.Config{Store: s, Logger: log, Intervals: iv, ReapInterval: 250 * time.Millisecond, TouchInterval: time.Second})
+	tc := dialTemporal(t, log)
 	st := &stack{t: t, store: s, client: tc, queue: "e2e-" + strings.ReplaceAll(t.Name(), "/", "-")}
 	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: st.queue}, Logger: log})
 	st.api = httptest.NewServer(a.Handler())
@@ -184,6 +174,44 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// startGateway runs a gateway until the test ends (registered after the
+// store, so it stops before the store closes); ctx ends with the test.
+func startGateway(tb testing.TB, c gateway.Config) (context.Context, *gateway.Gateway) {
+	ctx, cancel := context.WithCancel(context.Background())
+	g := gateway.New(c)
+	gwDone := make(chan struct{})
+	go func() { g.Run(ctx); close(gwDone) }()
+	tb.Cleanup(func() { cancel(); <-gwDone })
+	return ctx, g
+}
+
+// dialTemporal is a client of TestMain's Temporal server, closed when the
+// test ends.
+func dialTemporal(tb testing.TB, log *slog.Logger) client.Client {
+	tc, err := client.Dial(client.Options{HostPort: temporal.FrontendAddress(), Namespace: temporal.Namespace(),
+		Logger: tlog.NewStructuredLogger(log)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(tc.Close)
+	return tc
+}
+
+// sandboxOutputs are the outputs of the install's sandbox, read from the
+// store (the API hides sensitive ones).
+func (s *stack) sandboxOutputs(installID string) protocol.TerraformApplyOutputs {
+	s.t.Helper()
+	outs, err := s.store.ListOutputs(context.Background(), installID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var sb protocol.TerraformApplyOutputs
+	if err := json.Unmarshal([]byte(outs[status.SandboxStep]), &sb); err != nil {
+		s.t.Fatal(err)
+	}
+	return sb
 }
 
 // stopSandboxRegistries stops, when the test ends, the registry a test

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
 )
 
@@ -21,14 +20,7 @@ import (
 // sandbox output (read from the store: the API never shows it).
 func (s *stack) kube(installID string) *kubernetes.Clientset {
 	s.t.Helper()
-	outs, err := s.store.ListOutputs(context.Background(), installID)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	var sb protocol.TerraformApplyOutputs
-	if err := json.Unmarshal([]byte(outs[status.SandboxStep]), &sb); err != nil {
-		s.t.Fatal(err)
-	}
+	sb := s.sandboxOutputs(installID)
 	var kubeconfig string
 	if err := json.Unmarshal(sb.Outputs["kubeconfig"].Value, &kubeconfig); err != nil || kubeconfig == "" || !sb.Outputs["kubeconfig"].Sensitive {
 		s.t.Fatalf("the sandbox's kubeconfig output: %v (sensitive %v)", err, sb.Outputs["kubeconfig"].Sensitive)
