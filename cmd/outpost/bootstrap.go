@@ -20,37 +20,14 @@ type bootResult struct {
 }
 
 // bootstrap creates (once) the dev org, its admin token, the demo app and
-// install, and issues fresh runner tokens for this run. The admin token is
-// kept in the data directory (mode 0600) so it stays the same across restarts.
+// install, and issues fresh runner tokens for this run.
 func bootstrap(ctx context.Context, s *store.Store, dataDir string) (bootResult, error) {
 	var b bootResult
-	tokenFile := filepath.Join(dataDir, "admin-token")
-	org, err := s.GetOrgByName(ctx, devOrg)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		org, b.token, err = s.CreateOrg(ctx, devOrg)
-		if err != nil {
-			return b, err
-		}
-		if err := os.WriteFile(tokenFile, []byte(b.token+"\n"), 0o600); err != nil {
-			return b, err
-		}
-	case err != nil:
+	org, token, err := adminToken(ctx, s, filepath.Join(dataDir, "admin-token"))
+	if err != nil {
 		return b, err
-	default:
-		raw, rerr := os.ReadFile(tokenFile)
-		b.token = strings.TrimSpace(string(raw))
-		if _, aerr := s.AuthenticateAPIToken(ctx, b.token); rerr != nil || aerr != nil {
-			// Lost or revoked: issue a new one.
-			_, b.token, err = s.CreateAPIToken(ctx, org.ID, fmt.Sprintf("dev-%d", time.Now().Unix()))
-			if err != nil {
-				return b, err
-			}
-			if err := os.WriteFile(tokenFile, []byte(b.token+"\n"), 0o600); err != nil {
-				return b, err
-			}
-		}
 	}
+	b.token = token
 	build, err := s.EnsureBuildRunner(ctx, org.ID)
 	if err != nil {
 		return b, err
@@ -59,35 +36,25 @@ func bootstrap(ctx context.Context, s *store.Store, dataDir string) (bootResult,
 	if err != nil {
 		return b, err
 	}
-	for _, app := range apps {
-		if app.Name == devApp {
-			b.appID = app.ID
-		}
-	}
-	if b.appID == "" {
+	b.appID, err = findOrCreate(apps, devApp, func(a store.App) (string, string) { return a.Name, a.ID }, func() (string, error) {
 		app, err := s.CreateApp(ctx, org.ID, devApp, "the demo app of `outpost dev`")
-		if err != nil {
-			return b, err
-		}
-		b.appID = app.ID
+		return app.ID, err
+	})
+	if err != nil {
+		return b, err
 	}
 	installs, err := s.ListInstalls(ctx, org.ID, b.appID)
 	if err != nil {
 		return b, err
 	}
-	for _, in := range installs {
-		if in.Name == devInstall {
-			b.installID = in.ID
-		}
-	}
-	if b.installID == "" {
+	b.installID, err = findOrCreate(installs, devInstall, func(i store.Install) (string, string) { return i.Name, i.ID }, func() (string, error) {
 		// The example app's one required input, a secret.
 		in, _, _, err := s.CreateInstall(ctx, org.ID, b.appID, devInstall,
 			[]store.InstallInput{{Name: "db_password", Value: store.NewID("pw"), Sensitive: true}})
-		if err != nil {
-			return b, err
-		}
-		b.installID = in.ID
+		return in.ID, err
+	})
+	if err != nil {
+		return b, err
 	}
 	ir, err := s.GetInstallRunner(ctx, org.ID, b.installID)
 	if err != nil {
@@ -104,4 +71,40 @@ func bootstrap(ctx context.Context, s *store.Store, dataDir string) (bootResult,
 		b.runners = append(b.runners, devRunner{name: r.name, token: tok})
 	}
 	return b, nil
+}
+
+// adminToken is the dev org, created the first time, and its admin token,
+// kept in tokenFile (mode 0600) so it stays the same across restarts; a
+// token lost or revoked is replaced.
+func adminToken(ctx context.Context, s *store.Store, tokenFile string) (store.Org, string, error) {
+	var token string
+	org, err := s.GetOrgByName(ctx, devOrg)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		org, token, err = s.CreateOrg(ctx, devOrg)
+	case err != nil:
+		return org, "", err
+	default:
+		raw, rerr := os.ReadFile(tokenFile)
+		token = strings.TrimSpace(string(raw))
+		if _, aerr := s.AuthenticateAPIToken(ctx, token); rerr == nil && aerr == nil {
+			return org, token, nil
+		}
+		_, token, err = s.CreateAPIToken(ctx, org.ID, fmt.Sprintf("dev-%d", time.Now().Unix()))
+	}
+	if err != nil {
+		return org, "", err
+	}
+	return org, token, os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
+}
+
+// findOrCreate is the ID of the item named name, or else of the one create
+// makes; nameID gives an item's name and ID.
+func findOrCreate[T any](items []T, name string, nameID func(T) (string, string), create func() (string, error)) (string, error) {
+	for _, it := range items {
+		if n, id := nameID(it); n == name {
+			return id, nil
+		}
+	}
+	return create()
 }
