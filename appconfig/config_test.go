@@ -99,6 +99,33 @@ func problemsOf(t *testing.T, files fstest.MapFS) Problems {
 	return ps
 }
 
+// problemCase changes a valid config so that it has a problem in file at
+// key, whose message contains wantContains.
+type problemCase struct {
+	name         string
+	change       func(fstest.MapFS)
+	file, key    string
+	wantContains string
+}
+
+// checkProblems checks each case on a fresh copy of the config valid makes.
+func checkProblems(t *testing.T, valid func() fstest.MapFS, cases []problemCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			files := valid()
+			tc.change(files)
+			ps := problemsOf(t, files)
+			for _, p := range ps {
+				if p.File == tc.file && p.Key == tc.key && strings.Contains(p.Message, tc.wantContains) {
+					return
+				}
+			}
+			t.Fatalf("want a problem in %s at %q containing %q; got:\n%v", tc.file, tc.key, tc.wantContains, ps)
+		})
+	}
+}
+
 func TestBaseConfig(t *testing.T) {
 	c := load(t, base())
 	if c.App != (App{Name: "shop", Description: "a shop"}) {
@@ -125,12 +152,7 @@ func TestBaseConfig(t *testing.T) {
 // TestProblems: each kind of mistake is reported with its file, its key and
 // why.
 func TestProblems(t *testing.T) {
-	cases := []struct {
-		name         string
-		change       func(fstest.MapFS)
-		file, key    string
-		wantContains string
-	}{
+	checkProblems(t, base, []problemCase{
 		{"unknown key with suggestion", func(f fstest.MapFS) {
 			f["components/web.toml"] = file("name = \"web\"\ntype = \"terraform_module\"\nsource = \"modules/web\"\ndependecies = [\"db\"]\n[variables]\ndb_host = \"x\"\n")
 		}, "components/web.toml", "dependecies", `unknown key "dependecies" (did you mean "dependencies"?)`},
@@ -273,20 +295,7 @@ func TestProblems(t *testing.T) {
 			appendTo(f, "components/web.toml", "[env_vars]\nTF_LOG = \"{{ .sandbox.outputs.log }}\"\n")
 		},
 			"components/web.toml", "env_vars.TF_LOG", `has no output "log"`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			files := base()
-			tc.change(files)
-			ps := problemsOf(t, files)
-			for _, p := range ps {
-				if p.File == tc.file && p.Key == tc.key && strings.Contains(p.Message, tc.wantContains) {
-					return
-				}
-			}
-			t.Fatalf("want a problem in %s at %q containing %q; got:\n%v", tc.file, tc.key, tc.wantContains, ps)
-		})
-	}
+	})
 }
 
 // TestNoEchoes: a problem is reported once, not again at every place that

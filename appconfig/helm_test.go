@@ -146,12 +146,7 @@ func TestHelmDefaults(t *testing.T) {
 // TestHelmAndImageProblems: each mistake in a helm_chart or container_image
 // component is reported with its file, its key and why.
 func TestHelmAndImageProblems(t *testing.T) {
-	cases := []struct {
-		name         string
-		change       func(fstest.MapFS)
-		file, key    string
-		wantContains string
-	}{
+	checkProblems(t, mixed, []problemCase{
 		// helm_chart
 		{"missing source", func(f fstest.MapFS) { replace(f, "components/frontend.toml", `source = "charts/web"`, "") },
 			"components/frontend.toml", "source", "is required"},
@@ -302,20 +297,7 @@ func TestHelmAndImageProblems(t *testing.T) {
 		{"index into a helm output", func(f fstest.MapFS) {
 			appendTo(f, "components/web.toml", "replicas = '{{ index .components.frontend.outputs \"revision\" \"x\" }}'\n")
 		}, "components/web.toml", "variables.replicas", `output "revision" of component "frontend" (helm_chart) is a number, it has no fields`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			files := mixed()
-			tc.change(files)
-			ps := problemsOf(t, files)
-			for _, p := range ps {
-				if p.File == tc.file && p.Key == tc.key && strings.Contains(p.Message, tc.wantContains) {
-					return
-				}
-			}
-			t.Fatalf("want a problem in %s at %q containing %q; got:\n%v", tc.file, tc.key, tc.wantContains, ps)
-		})
-	}
+	})
 }
 
 // TestHelmNoEchoes: a chart or values file shared by several components is
