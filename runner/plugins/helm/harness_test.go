@@ -179,6 +179,20 @@ func (e *env) configMap(ns, name string) map[string]string {
 	return cm.Data
 }
 
+// checkNothingLeft fails the test unless, after what happened, ns holds no
+// release and none of the ConfigMaps.
+func (e *env) checkNothingLeft(ns, after string, configMaps ...string) {
+	e.t.Helper()
+	if rels := e.releases(ns); len(rels) != 0 {
+		e.t.Errorf("releases after %s: %s", after, describe(rels))
+	}
+	for _, cm := range configMaps {
+		if got := e.configMap(ns, cm); got != nil {
+			e.t.Errorf("ConfigMap %s stayed after %s: %v", cm, after, got)
+		}
+	}
+}
+
 func (e *env) createNamespace(ns string) {
 	e.t.Helper()
 	_, err := e.cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})

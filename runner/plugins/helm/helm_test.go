@@ -131,14 +131,7 @@ func TestDeployPlanUpgradeAndUninstall(t *testing.T) {
 	if !un.Uninstalled || len(un.Objects) != 3 {
 		t.Errorf("uninstall: %+v; want 3 objects removed", un)
 	}
-	if rels := e.releases(ns); len(rels) != 0 {
-		t.Errorf("releases after the uninstall: %s", describe(rels))
-	}
-	for _, cm := range []string{"shop-settings", "shop-extra"} {
-		if got := e.configMap(ns, cm); got != nil {
-			t.Errorf("ConfigMap %s is still there: %v", cm, got)
-		}
-	}
+	e.checkNothingLeft(ns, "the uninstall", "shop-settings", "shop-extra")
 	if _, err := e.cs.AppsV1().Deployments(ns).Get(ctx, "shop", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Deployment after the uninstall: %v; want not found", err)
 	}
@@ -204,14 +197,7 @@ func TestObjectsTheAPIServerRefusesAreRolledBack(t *testing.T) {
 	if !strings.Contains(msg, apiMessage) || !strings.HasSuffix(msg, "(the failed release was uninstalled)") {
 		t.Errorf("refused install: %q", msg)
 	}
-	if rels := e.releases(ns); len(rels) != 0 {
-		t.Errorf("a refused install left %s", describe(rels))
-	}
-	for _, cm := range []string{"shop-settings", "ok-extra"} {
-		if got := e.configMap(ns, cm); got != nil {
-			t.Errorf("ConfigMap %s stayed after the refused install: %v", cm, got)
-		}
-	}
+	e.checkNothingLeft(ns, "the refused install", "shop-settings", "ok-extra")
 
 	// An upgrade the API server refuses: back to revision 1's objects,
 	// deployed (a rollback is a revision of its own).
