@@ -32,8 +32,8 @@ type HelmJobInput struct {
 
 // EnqueueHelmJob renders a helm_chart step's job — the chart in the
 // install's registry (its build, synced there), values rendered from
-// templates, the cluster's kubeconfig from the sandbox — and queues it on
-// the install's runner. Idempotent by key.
+// templates, the cluster's kubeconfig (its template's, or the sandbox's) —
+// and queues it on the install's runner. Idempotent by key.
 func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ JobRef, err error) {
 	defer classified(&err)
 	oc, err := a.loadOperation(ctx, in.OperationID)
@@ -45,21 +45,17 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 	if !ok || c.Helm == nil {
 		return JobRef{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+in.Step+" in the app config", "InvalidConfig", nil)
 	}
-	var kubeconfig string
-	if raw, ok, err := a.sandboxOutput(ctx, op.InstallID, OutputKubeconfig); err != nil {
+	data, err := a.renderData(ctx, cfg, inst)
+	if err != nil {
 		return JobRef{}, err
-	} else if !ok || json.Unmarshal(raw, &kubeconfig) != nil || kubeconfig == "" {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"the install's sandbox has no %q output: helm_chart components deploy into the cluster the sandbox provides (see docs/APP_CONFIG.md)",
-			OutputKubeconfig), "NoCluster", nil)
+	}
+	kubeconfig, err := a.kubeconfig(ctx, cfg, in.Step, op.InstallID, data)
+	if err != nil {
+		return JobRef{}, err
 	}
 	m := protocol.HelmManifest{Operation: in.Operation, Kubeconfig: kubeconfig, Release: c.Helm.ReleaseName,
 		Namespace: c.Helm.Namespace, CreateNamespace: c.Helm.CreateNamespace, TimeoutMS: c.Helm.Timeout.Milliseconds(), Wait: c.Helm.Wait}
 	if in.Operation != protocol.HelmUninstall {
-		data, err := a.renderData(ctx, cfg, inst)
-		if err != nil {
-			return JobRef{}, err
-		}
 		values, err := cfg.RenderHelmValues(in.Step, data)
 		if err != nil {
 			return JobRef{}, nonRetryable("render "+in.Step, err)
@@ -86,6 +82,28 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 		}
 		return map[string]any{"status": status.StepApplying, "apply_job_id": jobID}
 	})
+}
+
+// kubeconfig is the kubeconfig of the cluster a helm_chart component
+// deploys to: its kubeconfig template rendered, or the sandbox's output.
+func (a *Activities) kubeconfig(ctx context.Context, cfg *appconfig.Config, step, installID string, data appconfig.Data) (string, error) {
+	kc, err := cfg.RenderHelmKubeconfig(step, data)
+	if err != nil {
+		return "", nonRetryable("render the kubeconfig of "+step, err)
+	}
+	if kc != "" {
+		return kc, nil
+	}
+	raw, ok, err := a.sandboxOutput(ctx, installID, OutputKubeconfig)
+	if err != nil {
+		return "", err
+	}
+	if !ok || json.Unmarshal(raw, &kc) != nil || kc == "" {
+		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the install's sandbox has no %q output, and component %s sets no kubeconfig: helm_chart components deploy into the cluster the sandbox provides, or the one their kubeconfig names (see docs/APP_CONFIG.md)",
+			OutputKubeconfig, step), "NoCluster", nil)
+	}
+	return kc, nil
 }
 
 // RecordHelmPlan stores a helm plan's diff on its step, as a terraform

@@ -33,6 +33,9 @@ type HelmChart struct {
 	// set (helm's default, 5 minutes).
 	Timeout time.Duration `json:"timeout,omitempty"`
 	Wait    bool          `json:"wait"`
+	// Kubeconfig is a template rendering the kubeconfig of the cluster the
+	// release goes to; "" for the sandbox's kubeconfig output.
+	Kubeconfig string `json:"kubeconfig,omitempty"`
 	// Chart is what the chart's Chart.yaml says.
 	Chart *Chart `json:"-"`
 
@@ -134,6 +137,7 @@ func helmChart(ps *problems, file, name string, m map[string]any) *HelmChart {
 	}
 	h.CreateNamespace, _ = m["create_namespace"].(bool)
 	h.Wait, _ = m["wait"].(bool)
+	h.Kubeconfig, _ = m["kubeconfig"].(string)
 	if v, ok := m["values"].(map[string]any); ok {
 		h.Values = v
 	}

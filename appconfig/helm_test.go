@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -241,7 +242,7 @@ func TestHelmAndImageProblems(t *testing.T) {
 			"components/frontend.toml", "chart", `unknown key "chart"`},
 		{"terraform key in a helm component", func(f fstest.MapFS) {
 			replace(f, "components/frontend.toml", `wait = true`, "wait = true\n[variables]\nx = 1\n")
-		}, "components/frontend.toml", "variables", `unknown key "variables" (known keys: name, type, dependencies, source, release_name, namespace, create_namespace, values, values_files, timeout, wait)`},
+		}, "components/frontend.toml", "variables", `unknown key "variables" (known keys: name, type, dependencies, source, release_name, namespace, create_namespace, values, values_files, timeout, wait, kubeconfig)`},
 		{"template in values: unknown input", func(f fstest.MapFS) {
 			replace(f, "components/frontend.toml", "{{ .install.inputs.region }}", "{{ .install.inputs.replicas }}")
 		}, "components/frontend.toml", "values.replicaCount", `.install.inputs.replicas: no input "replicas" is declared in outpost.toml`},
@@ -251,6 +252,14 @@ func TestHelmAndImageProblems(t *testing.T) {
 		{"template in values: own outputs", func(f fstest.MapFS) {
 			replace(f, "components/frontend.toml", ".components.db.outputs.host", ".components.frontend.outputs.namespace")
 		}, "components/frontend.toml", "values.db.host", "a component cannot use its own outputs"},
+
+		{"kubeconfig not a string", func(f fstest.MapFS) {
+			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nkubeconfig = 3")
+		},
+			"components/frontend.toml", "kubeconfig", "must be a string, not an integer (3)"},
+		{"kubeconfig: unknown component", func(f fstest.MapFS) {
+			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nkubeconfig = \"{{ .components.cluster.outputs.kubeconfig }}\"")
+		}, "components/frontend.toml", "kubeconfig", `no component "cluster"`},
 
 		// container_image
 		{"missing image", func(f fstest.MapFS) { replace(f, "components/api_image.toml", `image = "ghcr.io/acme/api:1.4.2"`, "") },
@@ -412,6 +421,31 @@ func TestRenderHelmValues(t *testing.T) {
 	}
 	if got, want := r.Secrets(), []string{"admin-hunter2.example.com", "postgres://x", "hunter2"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("secrets = %q, want %q", got, want)
+	}
+}
+
+// TestHelmKubeconfig: a chart's kubeconfig template reads a component's
+// output, which makes the chart depend on that component; with none, the
+// sandbox's cluster is meant ("" rendered).
+func TestHelmKubeconfig(t *testing.T) {
+	f := mixed()
+	c := load(t, f)
+	if kc, err := c.RenderHelmKubeconfig("frontend", helmData(t, c)); err != nil || kc != "" {
+		t.Fatalf("no kubeconfig key: %q, %v; want \"\" (the sandbox's)", kc, err)
+	}
+	replace(f, "components/frontend.toml", `wait = true`, "wait = true\nkubeconfig = \"{{ .components.db.outputs.url }}\"")
+	c = load(t, f)
+	fe, _ := c.Component("frontend")
+	if !slices.Contains(fe.Dependencies, "db") {
+		t.Errorf("dependencies %v: the kubeconfig template reads db's output", fe.Dependencies)
+	}
+	d := helmData(t, c)
+	if kc, err := c.RenderHelmKubeconfig("frontend", d); err != nil || kc != "postgres://x" {
+		t.Errorf("rendered %q, %v; want db's url", kc, err)
+	}
+	d.Components["db"]["url"] = Value{Value: ""}
+	if _, err := c.RenderHelmKubeconfig("frontend", d); err == nil || !strings.Contains(err.Error(), "kubeconfig: rendered an empty string") {
+		t.Errorf("an empty kubeconfig: %v", err)
 	}
 }
 

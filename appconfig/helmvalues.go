@@ -89,6 +89,39 @@ func (c *Config) RenderHelmValues(name string, d Data) (*RenderedValues, error) 
 	return out, nil
 }
 
+// RenderHelmKubeconfig renders a helm component's kubeconfig template; ""
+// when it has none (the release goes to the sandbox's cluster). A value
+// that is not a string is a Problem naming the key.
+func (c *Config) RenderHelmKubeconfig(name string, d Data) (string, error) {
+	cmp, ok := c.byName[name]
+	if !ok || cmp.Helm == nil {
+		return "", fmt.Errorf("appconfig: no helm_chart component %q", name)
+	}
+	if cmp.Helm.Kubeconfig == "" {
+		return "", nil
+	}
+	var ps problems
+	o := owner{file: cmp.File, self: &cmp.Name}
+	v, _, _ := c.renderValue(&ps, o, "kubeconfig", cmp.Helm.Kubeconfig, d, d.templateData(), nil)
+	if err := ps.err(); err != nil {
+		return "", err
+	}
+	s, ok := v.(string)
+	if !ok || s == "" {
+		ps.add(cmp.File, "kubeconfig", "rendered %s, not a kubeconfig's text", describeRendered(v))
+		return "", ps.err()
+	}
+	return s, nil
+}
+
+// describeRendered names what a template rendered, for an error message.
+func describeRendered(v any) string {
+	if s, ok := v.(string); ok && s == "" {
+		return "an empty string"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
 // HelmValuesFiles returns the contents of a helm component's values files,
 // in order (as protocol.HelmManifest.ValuesFiles takes them). They are not
 // templates, and what they hold is not tracked as sensitive.

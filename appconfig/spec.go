@@ -71,6 +71,7 @@ var (
 		{key: "values_files", kind: kStringList},
 		{key: "timeout", kind: kString},
 		{key: "wait", kind: kBool},
+		{key: "kubeconfig", kind: kString},
 	}
 	containerImageFields = []field{
 		{key: "image", kind: kString, required: true},

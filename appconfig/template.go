@@ -284,7 +284,11 @@ func (cmp *Component) templatedSettings() []templated {
 	case cmp.Terraform != nil:
 		return cmp.Terraform.templatedSettings()
 	case cmp.Helm != nil:
-		return []templated{{"values", cmp.Helm.Values}}
+		settings := []templated{{"values", cmp.Helm.Values}}
+		if cmp.Helm.Kubeconfig != "" {
+			settings = append(settings, templated{"kubeconfig", cmp.Helm.Kubeconfig})
+		}
+		return settings
 	}
 	return nil
 }
