@@ -1,9 +1,11 @@
 package localcluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/outpost-dev/outpost/runner/plugins/toolpath"
 )
@@ -69,4 +71,31 @@ func checkAssets(dir string) error {
 		}
 	}
 	return nil
+}
+
+// assetsPollInterval is how often WaitForAssets looks again.
+var assetsPollInterval = 2 * time.Second
+
+// WaitForAssets is FindAssets, repeated while the binaries are missing (a
+// build still under way): every couple of seconds it calls check with the
+// time waited so far, and gives up with check's error, joined with
+// FindAssets', when check returns one, or when ctx ends.
+func WaitForAssets(ctx context.Context, configured, dir string, check func(waited time.Duration) error) (string, error) {
+	start := time.Now()
+	tick := time.NewTicker(assetsPollInterval)
+	defer tick.Stop()
+	for {
+		p, err := FindAssets(configured, dir)
+		if err == nil {
+			return p, nil
+		}
+		if stop := check(time.Since(start)); stop != nil {
+			return "", errors.Join(stop, err)
+		}
+		select {
+		case <-ctx.Done():
+			return "", errors.Join(ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
 }

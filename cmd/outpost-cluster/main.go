@@ -2,7 +2,7 @@
 // kube-apiserver on loopback, package localcluster) until it gets SIGTERM or
 // SIGINT, then stops it cleanly and removes its files.
 //
-//	outpost-cluster [-dir DIR] [-kubeconfig-file FILE] [-pid-file FILE] [-kube-assets DIR]
+//	outpost-cluster [-dir DIR] [-kubeconfig-file FILE] [-pid-file FILE] [-kube-assets DIR] [-assets-wait DURATION]
 //
 // It writes its process ID to -pid-file at once, and the admin kubeconfig to
 // -kubeconfig-file (mode 0600, by a rename) only when the API server is
@@ -19,7 +19,9 @@
 // OUTPOST_KUBE_ASSETS for -kube-assets, the runner's name for that directory.
 // The binaries are found as localcluster.FindAssets says: -kube-assets (or
 // OUTPOST_KUBE_ASSETS), then .tools/kube/v1.36.3/ in the working directory or
-// a parent (bash scripts/tools.sh builds them).
+// a parent (bash scripts/tools.sh builds them). With -assets-wait (or
+// OUTPOST_CLUSTER_ASSETS_WAIT), missing binaries are waited for, up to that
+// long: `outpost dev` sets it while they still build in the background.
 package main
 
 import (
@@ -33,6 +35,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/outpost-dev/outpost/internal/envflag"
 	"github.com/outpost-dev/outpost/localcluster"
@@ -50,6 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	pidFile := fs.String("pid-file", "", "where to write this process's ID")
 	assets := fs.String("kube-assets", "", "directory holding etcd and kube-apiserver (default: "+localcluster.AssetsPath+" here or in a parent)")
 	fs.Env("kube-assets", localcluster.EnvAssets)
+	assetsWait := fs.Duration("assets-wait", 0, "how long to wait for etcd and kube-apiserver when they are missing (a build under way), saying so each minute (default: fail at once)")
 	verbose := fs.Bool("v", false, "pass etcd's and kube-apiserver's output through to stderr")
 	if err := fs.Parse(args, os.Getenv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -61,14 +65,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "outpost-cluster: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if err := serve(*dir, *kubeconfig, *pidFile, *assets, *verbose, stdout, stderr); err != nil {
+	if err := serve(*dir, *kubeconfig, *pidFile, *assets, *assetsWait, *verbose, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "outpost-cluster: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func serve(dir, kubeconfig, pidFile, assets string, verbose bool, stdout, stderr io.Writer) error {
+func serve(dir, kubeconfig, pidFile, assets string, assetsWait time.Duration, verbose bool, stdout, stderr io.Writer) error {
 	// Signals are caught from the start: a SIGTERM while the cluster starts
 	// stops it as soon as it is up, never leaving etcd behind.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -79,6 +83,13 @@ func serve(dir, kubeconfig, pidFile, assets string, verbose bool, stdout, stderr
 			return fmt.Errorf("-pid-file: %w", err)
 		}
 		defer os.Remove(pidFile)
+	}
+	if assetsWait > 0 {
+		found, err := waitForAssets(ctx, assets, assetsWait, stdout)
+		if err != nil {
+			return err
+		}
+		assets = found
 	}
 	opts := localcluster.Options{BinaryAssetsDir: assets, Dir: dir}
 	if verbose {
@@ -109,6 +120,26 @@ func serve(dir, kubeconfig, pidFile, assets string, verbose bool, stdout, stderr
 	}
 	fmt.Fprintln(stdout, "outpost-cluster: stopped")
 	return nil
+}
+
+// waitForAssets finds etcd and kube-apiserver, waiting up to wait for them
+// to appear and saying so each minute.
+func waitForAssets(ctx context.Context, configured string, wait time.Duration, out io.Writer) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	next := time.Duration(0)
+	return localcluster.WaitForAssets(ctx, configured, wd, func(waited time.Duration) error {
+		if waited > wait {
+			return fmt.Errorf("-assets-wait: etcd and kube-apiserver did not appear within %s", wait)
+		}
+		if waited >= next {
+			fmt.Fprintf(out, "outpost-cluster: waiting for etcd and kube-apiserver (%s so far, up to %s)\n", waited.Round(time.Second), wait)
+			next = waited + time.Minute
+		}
+		return nil
+	})
 }
 
 // writeFile writes a file with mode 0600 by a rename, making its directory.
