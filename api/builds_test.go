@@ -60,12 +60,13 @@ func buildIDs(bs []store.Build) []string {
 	return out
 }
 
-var demoComponents = []string{"api", "cache", "database", "network", "web"}
+var demoComponents = []string{"api", "cache", "cluster", "database", "network", "web"}
 
 // demoComponentTypes are the types of examples/demo-app's components.
 var demoComponentTypes = map[string]string{
 	"api":      "terraform_module",
 	"cache":    "terraform_module",
+	"cluster":  "terraform_module",
 	"database": "terraform_module",
 	"network":  "terraform_module",
 	"web":      "helm_chart",
@@ -81,7 +82,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 
 	v1 := e.syncBuilds(app.ID, exampleFiles(t), 201)
 	first := byComponent(v1.Builds)
-	if got := slices.Sorted(maps.Keys(first)); !reflect.DeepEqual(got, demoComponents) || len(v1.Builds) != 5 {
+	if got := slices.Sorted(maps.Keys(first)); !reflect.DeepEqual(got, demoComponents) || len(v1.Builds) != len(demoComponents) {
 		t.Fatalf("version 1's builds: %+v", v1.Builds)
 	}
 	for _, b := range v1.Builds {
@@ -91,8 +92,8 @@ func TestSyncQueuesBuilds(t *testing.T) {
 		}
 	}
 	started := e.ops.startedBuilds()
-	if len(started) != 5 {
-		t.Fatalf("started %d build workflows, want 5", len(started))
+	if len(started) != len(demoComponents) {
+		t.Fatalf("started %d build workflows, want %d", len(started), len(demoComponents))
 	}
 	for _, b := range started {
 		if first[b.Component].ID != b.ID || b.WorkflowID != first[b.Component].WorkflowID {
@@ -102,7 +103,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 
 	// The same config again: every build is reused, none started.
 	again := e.syncBuilds(app.ID, exampleFiles(t), 200)
-	if again.Version != 1 || len(again.Builds) != 5 {
+	if again.Version != 1 || len(again.Builds) != len(demoComponents) {
 		t.Fatalf("identical sync: %+v", again)
 	}
 	for _, b := range again.Builds {
@@ -112,7 +113,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 	}
 	// A build still queued (none runs here) is started again — harmless,
 	// its workflow ID names it — but no new build is.
-	if n := len(distinctBuilds(e.ops.startedBuilds())); n != 5 {
+	if n := len(distinctBuilds(e.ops.startedBuilds())); n != len(demoComponents) {
 		t.Errorf("an identical sync started new builds: %d in all", n)
 	}
 
@@ -123,7 +124,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 	replaceIn(t, files, "components/cache.toml", "memory_mb = 256", "memory_mb = 512")
 	v2 := e.syncBuilds(app.ID, files, 201)
 	second := byComponent(v2.Builds)
-	if v2.Version != 2 || len(v2.Builds) != 5 {
+	if v2.Version != 2 || len(v2.Builds) != len(demoComponents) {
 		t.Fatalf("version 2: %+v", v2)
 	}
 	for _, name := range demoComponents {
@@ -138,8 +139,8 @@ func TestSyncQueuesBuilds(t *testing.T) {
 			t.Errorf("version 2's build of %s = %+v, want version 1's reused", name, b)
 		}
 	}
-	if ids := distinctBuilds(e.ops.startedBuilds()); len(ids) != 6 || !ids[second["cache"].ID] {
-		t.Errorf("after version 2, started %v; want version 1's five and the new cache build", ids)
+	if ids := distinctBuilds(e.ops.startedBuilds()); len(ids) != len(demoComponents)+1 || !ids[second["cache"].ID] {
+		t.Errorf("after version 2, started %v; want version 1's builds and the new cache build", ids)
 	}
 
 	// Variables only: a new version, no new build.
@@ -165,15 +166,15 @@ func TestSyncQueuesBuilds(t *testing.T) {
 	if after := e.snapshot(); !reflect.DeepEqual(before, after) {
 		t.Error("a refused config changed the database")
 	}
-	if n := len(distinctBuilds(e.ops.startedBuilds())); n != 6 {
+	if n := len(distinctBuilds(e.ops.startedBuilds())); n != len(demoComponents)+1 {
 		t.Errorf("a refused config started new builds: %d in all", n)
 	}
 
 	// Listing: every build, newest first; by component; by config version
 	// (the builds it uses, reused ones included).
 	all := e.listBuilds(app.ID, "")
-	if len(all) != 6 || all[0].ID != second["cache"].ID {
-		t.Errorf("builds = %v, want 6, the newest first", buildIDs(all))
+	if len(all) != len(demoComponents)+1 || all[0].ID != second["cache"].ID {
+		t.Errorf("builds = %v, want %d, the newest first", buildIDs(all), len(demoComponents)+1)
 	}
 	if got := e.listBuilds(app.ID, "?component=cache"); !reflect.DeepEqual(buildIDs(got), []string{second["cache"].ID, first["cache"].ID}) {
 		t.Errorf("cache's builds = %v", buildIDs(got))
@@ -318,7 +319,7 @@ func TestSyncBuildStartFails(t *testing.T) {
 	// The service is back: the same config again queues new builds.
 	e.ops.failBuildStarts(nil)
 	again := e.syncBuilds(app.ID, exampleFiles(t), 200)
-	if len(again.Builds) != 5 {
+	if len(again.Builds) != len(demoComponents) {
 		t.Fatalf("second sync: %+v", again)
 	}
 	for _, b := range again.Builds {
@@ -326,8 +327,8 @@ func TestSyncBuildStartFails(t *testing.T) {
 			t.Errorf("second sync's build of %s = %+v, want a new one", b.Component, b)
 		}
 	}
-	if n := len(e.ops.startedBuilds()); n != 5 {
-		t.Errorf("started %d build workflows, want 5", n)
+	if n := len(e.ops.startedBuilds()); n != len(demoComponents) {
+		t.Errorf("started %d build workflows, want %d", n, len(demoComponents))
 	}
 }
 
@@ -383,7 +384,7 @@ func TestRebuild(t *testing.T) {
 		t.Errorf("rebuild of a succeeded build = %+v", b)
 	}
 	// (The queued one is started again — harmless, its workflow ID names it.)
-	if n := len(distinctBuilds(e.ops.startedBuilds())); n != 5 {
+	if n := len(distinctBuilds(e.ops.startedBuilds())); n != len(demoComponents) {
 		t.Errorf("rebuilds of good builds started new builds: %d in all", n)
 	}
 
@@ -395,7 +396,7 @@ func TestRebuild(t *testing.T) {
 	if b.ID == builds["database"].ID || b.Status != status.BuildQueued || b.SourceDigest != builds["database"].SourceDigest || b.ConfigVersion != 1 {
 		t.Errorf("rebuild of a failed build = %+v", b)
 	}
-	if s := e.ops.startedBuilds(); len(distinctBuilds(s)) != 6 || s[len(s)-1].ID != b.ID {
+	if s := e.ops.startedBuilds(); len(distinctBuilds(s)) != len(demoComponents)+1 || s[len(s)-1].ID != b.ID {
 		t.Errorf("started builds %+v, want the rebuild last", s)
 	}
 	// Now the version uses the new one.
@@ -437,7 +438,7 @@ func TestRebuild(t *testing.T) {
 		}
 	}
 	if !strings.Contains(e.send("POST", "/v1/apps/"+app.ID+"/builds", e.token, map[string]any{"component": "queue"}).apiError(t).Message,
-		"api, cache, database, network, web") {
+		strings.Join(demoComponents, ", ")) {
 		t.Error("an unknown component's 422 does not list the components")
 	}
 	if after := e.snapshot(); !reflect.DeepEqual(before, after) {
@@ -507,7 +508,7 @@ func TestBuildRoutesIsolated(t *testing.T) {
 	if after := e.snapshot(); !reflect.DeepEqual(before, after) {
 		t.Error("another org's requests changed stored rows")
 	}
-	if n := len(e.ops.startedBuilds()); n != 5 {
+	if n := len(e.ops.startedBuilds()); n != len(demoComponents) {
 		t.Errorf("another org's requests started builds: %d in all", n)
 	}
 }

@@ -90,7 +90,7 @@ func (e *testEnv) componentsOf(appID string) map[string]componentSummary {
 }
 
 // demoDescription is the app description of examples/demo-app/outpost.toml.
-const demoDescription = "Demo app: a sandbox, four terraform components in a diamond (network → database, cache → api) and a helm chart (web)"
+const demoDescription = "Demo app: a sandbox, four terraform components in a diamond (network → database, cache → api), a local cluster and a helm chart in it (web)"
 
 func TestSyncExampleConfig(t *testing.T) {
 	e := newTestEnv(t)
@@ -106,7 +106,8 @@ func TestSyncExampleConfig(t *testing.T) {
 		"database": {"terraform_module", []string{"network"}},
 		"cache":    {"terraform_module", []string{"network"}},
 		"api":      {"terraform_module", []string{"cache", "database", "network"}},
-		"web":      {"helm_chart", []string{"api"}},
+		"cluster":  {"terraform_module", []string{}},
+		"web":      {"helm_chart", []string{"api", "cluster"}},
 	}
 	got := map[string]componentSummary{}
 	for _, c := range v.Components {
@@ -115,7 +116,7 @@ func TestSyncExampleConfig(t *testing.T) {
 	if !reflect.DeepEqual(got, wantComponents) {
 		t.Errorf("answer's components = %v, want %v", got, wantComponents)
 	}
-	if want := [][]string{{"network"}, {"cache", "database"}, {"api"}, {"web"}}; !reflect.DeepEqual(v.Levels, want) {
+	if want := [][]string{{"cluster", "network"}, {"cache", "database"}, {"api"}, {"web"}}; !reflect.DeepEqual(v.Levels, want) {
 		t.Errorf("levels = %v, want %v", v.Levels, want)
 	}
 	// The app's components are the config's.
@@ -185,7 +186,7 @@ func TestSyncExampleConfig(t *testing.T) {
 	}
 	archive, _ := ac.Archive()
 	cfg, err := appconfig.FromArchive(archive)
-	if err != nil || ac.Version != 2 || len(cfg.Components) != 4 {
+	if err != nil || ac.Version != 2 || len(cfg.Components) != len(demoComponents)-1 {
 		t.Fatalf("latest config: v%d %v, %v", ac.Version, cfg, err)
 	}
 }
@@ -287,7 +288,7 @@ func TestSyncInvalidConfig(t *testing.T) {
 	}
 	var latest configView
 	e.call("GET", "/v1/apps/"+app.ID+"/configs/latest", nil, 200, &latest)
-	if latest.Version != 1 || len(latest.Components) != 5 {
+	if latest.Version != 1 || len(latest.Components) != len(demoComponents) {
 		t.Fatalf("config in force after refusals: %+v", latest)
 	}
 }

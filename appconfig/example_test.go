@@ -3,6 +3,7 @@ package appconfig
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -33,15 +34,15 @@ func TestExampleValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := [][]string{{"network"}, {"cache", "database"}, {"api"}, {"web"}}; !reflect.DeepEqual(levels, want) {
-		t.Errorf("levels = %v, want the diamond then the chart %v", levels, want)
+	if want := [][]string{{"cluster", "network"}, {"cache", "database"}, {"api"}, {"web"}}; !reflect.DeepEqual(levels, want) {
+		t.Errorf("levels = %v, want the cluster beside the diamond, then the chart %v", levels, want)
 	}
-	if down, _ := g.TeardownLevels(); !reflect.DeepEqual(down, [][]string{{"web"}, {"api"}, {"cache", "database"}, {"network"}}) {
+	if down, _ := g.TeardownLevels(); !reflect.DeepEqual(down, [][]string{{"web"}, {"api", "cluster"}, {"cache", "database"}, {"network"}}) {
 		t.Errorf("teardown levels = %v", down)
 	}
 	web, _ := c.Component("web")
-	if web.Type != TypeHelmChart || web.Helm == nil || web.Helm.Namespace != "demo" || !reflect.DeepEqual(web.Dependencies, []string{"api"}) {
-		t.Errorf("web: %s %+v, dependencies %v; want a helm chart in namespace demo after api", web.Type, web.Helm, web.Dependencies)
+	if web.Type != TypeHelmChart || web.Helm == nil || web.Helm.Namespace != "demo" || !reflect.DeepEqual(web.Dependencies, []string{"api", "cluster"}) {
+		t.Errorf("web: %s %+v, dependencies %v; want a helm chart in namespace demo after api and cluster (its kubeconfig)", web.Type, web.Helm, web.Dependencies)
 	}
 	db, _ := c.Component("database")
 	if len(db.DeclaredDependencies) != 0 || !reflect.DeepEqual(db.Dependencies, []string{"network"}) {
@@ -72,8 +73,8 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 	}
 	d := Data{InstallID: "ins_test", InstallName: "acme", Inputs: inputs, Components: map[string]map[string]Value{}}
 	work := t.TempDir()
-	// The sandbox starts the install's registry and cluster with outpost-registry and
-	// outpost-cluster from PATH (etcd and kube-apiserver: OUTPOST_KUBE_ASSETS).
+	// The sandbox starts the install's registry with outpost-registry from PATH,
+	// the cluster component its cluster with outpost-cluster (OUTPOST_KUBE_ASSETS).
 	bin := testutil.Build(t, "../cmd/outpost-registry", "../cmd/outpost-cluster")
 	wd, _ := os.Getwd()
 	assets, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd)
@@ -157,9 +158,6 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 		t.Fatal(err)
 	}
 	rendered := map[string]*Rendered{}
-	if kc, _ := d.SandboxOutputs["kubeconfig"].Value.(string); !strings.Contains(kc, "server: ") || !d.SandboxOutputs["kubeconfig"].Sensitive {
-		t.Errorf("sandbox kubeconfig: want a sensitive kubeconfig, got %d bytes (sensitive %v)", len(kc), d.SandboxOutputs["kubeconfig"].Sensitive)
-	}
 	for _, name := range order {
 		cmp, _ := c.Component(name)
 		if cmp.Terraform == nil {
@@ -171,6 +169,13 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 		}
 		rendered[name] = r
 		d.Components[name] = apply(name, cmp.Terraform, r)
+	}
+
+	// The chart's kubeconfig is the cluster component's (sensitive) output.
+	if kc := d.Components["cluster"]["kubeconfig"]; !strings.Contains(fmt.Sprint(kc.Value), "server: ") || !kc.Sensitive {
+		t.Errorf("cluster's kubeconfig: want a sensitive kubeconfig, got %d bytes (sensitive %v)", len(fmt.Sprint(kc.Value)), kc.Sensitive)
+	} else if got, err := c.RenderHelmKubeconfig("web", d); err != nil || got != kc.Value {
+		t.Errorf("web's kubeconfig rendered %d bytes, %v; want the cluster's", len(got), err)
 	}
 
 	// Outputs flowed through the templates, with their types.
@@ -199,9 +204,12 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 		}
 		run(filepath.Join(work, name), r.EnvVars, "destroy", "-auto-approve", "-input=false", "-no-color")
 	}
-	run(filepath.Join(work, "sandbox"), nil, "destroy", "-auto-approve", "-input=false", "-no-color")
 	if _, err := os.Stat(filepath.Join(localDir, d.InstallID, "cluster")); !os.IsNotExist(err) {
-		t.Errorf("the sandbox's destroy left its cluster's directory (%v)", err)
+		t.Errorf("the cluster component's destroy left its directory (%v)", err)
+	}
+	run(filepath.Join(work, "sandbox"), nil, "destroy", "-auto-approve", "-input=false", "-no-color")
+	if _, err := os.Stat(filepath.Join(localDir, d.InstallID)); !os.IsNotExist(err) {
+		t.Errorf("the sandbox's destroy left the install's directory (%v)", err)
 	}
 }
 

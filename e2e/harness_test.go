@@ -203,15 +203,22 @@ func dialTemporal(tb testing.TB, log *slog.Logger) client.Client {
 // store (the API hides sensitive ones).
 func (s *stack) sandboxOutputs(installID string) protocol.TerraformApplyOutputs {
 	s.t.Helper()
+	return s.stepOutputs(installID, status.SandboxStep)
+}
+
+// stepOutputs are the recorded outputs of an install's sandbox or
+// terraform component, as the store holds them.
+func (s *stack) stepOutputs(installID, step string) protocol.TerraformApplyOutputs {
+	s.t.Helper()
 	outs, err := s.store.ListOutputs(context.Background(), installID)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	var sb protocol.TerraformApplyOutputs
-	if err := json.Unmarshal([]byte(outs[status.SandboxStep]), &sb); err != nil {
-		s.t.Fatal(err)
+	var o protocol.TerraformApplyOutputs
+	if err := json.Unmarshal([]byte(outs[step]), &o); err != nil {
+		s.t.Fatalf("outputs of %s: %v", step, err)
 	}
-	return sb
+	return o
 }
 
 // stopSandboxRegistries stops, when the test ends, the registry a test

@@ -17,13 +17,13 @@ import (
 )
 
 // kube is a client of the install's cluster, with the kubeconfig its
-// sandbox output (read from the store: the API never shows it).
+// cluster component outputs (read from the store: the API never shows it).
 func (s *stack) kube(installID string) *kubernetes.Clientset {
 	s.t.Helper()
-	sb := s.sandboxOutputs(installID)
+	cluster := s.stepOutputs(installID, "cluster")
 	var kubeconfig string
-	if err := json.Unmarshal(sb.Outputs["kubeconfig"].Value, &kubeconfig); err != nil || kubeconfig == "" || !sb.Outputs["kubeconfig"].Sensitive {
-		s.t.Fatalf("the sandbox's kubeconfig output: %v (sensitive %v)", err, sb.Outputs["kubeconfig"].Sensitive)
+	if err := json.Unmarshal(cluster.Outputs["kubeconfig"].Value, &kubeconfig); err != nil || kubeconfig == "" || !cluster.Outputs["kubeconfig"].Sensitive {
+		s.t.Fatalf("the cluster component's kubeconfig output: %v (sensitive %v)", err, cluster.Outputs["kubeconfig"].Sensitive)
 	}
 	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(kubeconfig))
 	if err != nil {
@@ -58,9 +58,9 @@ func (s *stack) checkWebChart(inst string, op operation, apiURL string) {
 	t := s.t
 	t.Helper()
 	ctx := context.Background()
-	web, api := s.job(op.step(t, "web").ApplyJobID), s.job(op.step(t, "api").ApplyJobID)
-	if web.StartedAt.Before(api.FinishedAt) {
-		t.Fatalf("web deployed at %v, before its dependency api finished at %v", web.StartedAt, api.FinishedAt)
+	web, api, cluster := s.job(op.step(t, "web").ApplyJobID), s.job(op.step(t, "api").ApplyJobID), s.job(op.step(t, "cluster").ApplyJobID)
+	if web.StartedAt.Before(api.FinishedAt) || web.StartedAt.Before(cluster.FinishedAt) {
+		t.Fatalf("web deployed at %v, before its dependencies api and cluster finished at %v and %v", web.StartedAt, api.FinishedAt, cluster.FinishedAt)
 	}
 	cs := s.kube(inst)
 	cm, err := cs.CoreV1().ConfigMaps("demo").Get(ctx, "web-config", metav1.GetOptions{})

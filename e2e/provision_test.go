@@ -229,7 +229,7 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 	if op.WorkflowID != "install/"+inst+"/provision" {
 		t.Fatalf("workflow ID %q", op.WorkflowID)
 	}
-	for _, name := range []string{"sandbox", "network", "database", "cache", "api", "web"} {
+	for _, name := range []string{"sandbox", "network", "database", "cache", "api", "cluster", "web"} {
 		st := op.step(t, name)
 		if st.Status != status.StepSucceeded || st.Plan == "" || st.ApplyJobID == "" {
 			t.Fatalf("step %s = %+v", name, st)
@@ -276,8 +276,8 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 		Components []installComponent `json:"components"`
 	}
 	s.do("GET", "/v1/installs/"+inst+"/components", nil, &comps)
-	if len(comps.Components) != 5 {
-		t.Fatalf("install components %+v, want the five", comps.Components)
+	if len(comps.Components) != 6 {
+		t.Fatalf("install components %+v, want the six", comps.Components)
 	}
 	s.checkInstallRegistryHoldsBuilds(inst, comps.Components)
 
@@ -297,7 +297,7 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 	if len(outs.Outputs) != 0 {
 		t.Fatalf("outputs left after deprovision: %+v", outs.Outputs)
 	}
-	for _, name := range []string{"sandbox", "network", "database", "cache", "api"} {
+	for _, name := range []string{"sandbox", "network", "database", "cache", "api", "cluster"} {
 		ws := activities.Workspace(inst, name)
 		if _, err := s.store.GetTerraformState(context.Background(), s.orgID, ws); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("state of %s left after deprovision: %v", ws, err)
@@ -386,8 +386,8 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if len(approved) != 6 {
-		t.Fatalf("approved %v, want all six steps", approved)
+	if len(approved) != 7 {
+		t.Fatalf("approved %v, want all seven steps", approved)
 	}
 	s.replay(op.WorkflowID) // the approvals, signals and helm steps replay
 
@@ -418,7 +418,7 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 		Outputs map[string]any `json:"outputs"`
 	}
 	s.do("GET", "/v1/installs/"+inst+"/outputs", nil, &outs)
-	if len(outs.Outputs) != 6 {
+	if len(outs.Outputs) != 7 {
 		t.Fatalf("a plan-only deprovision changed the outputs: %+v", outs.Outputs)
 	}
 
@@ -583,7 +583,7 @@ func TestEmbeddedSQLiteStack(t *testing.T) {
 	}
 	for _, path := range []string{"/provision", "/deprovision"} {
 		op := s.waitOp(inst, s.startOp(inst, path, nil).ID, 5*time.Minute)
-		if op.Status != status.OpSucceeded || len(op.Steps) != 6 {
+		if op.Status != status.OpSucceeded || len(op.Steps) != 7 {
 			t.Fatalf("%s on SQLite: %s %q %+v", path, op.Status, op.Error, op.Steps)
 		}
 	}

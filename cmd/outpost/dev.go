@@ -77,6 +77,15 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 			})
 		}
 	}
+	if kube.building() {
+		// Progress only: the demo's cluster step waits for the binaries.
+		more = append(more, func(ctx context.Context) error {
+			if err := kube.wait(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("dev: no etcd/kube-apiserver: the demo's cluster and web steps fail", "err", err)
+			}
+			return nil
+		})
+	}
 	apiURL := p.apiURL()
 	fmt.Printf(`
 Outpost is running (embedded mode; state in %s)
@@ -98,13 +107,6 @@ Try:  curl -s -H "Authorization: Bearer $OUTPOST_TOKEN" $OUTPOST_API/v1/runners
 		devOrg, devApp, boot.appID, devInstall, boot.installID, boot.token, apiURL, boot.appID, boot.installID)
 	if *example != "" {
 		more = append(more, func(ctx context.Context) error {
-			// The sandbox starts a cluster: while its binaries build, the
-			// provision waits for them, saying so.
-			if kube.building() {
-				if err := kube.wait(ctx); err != nil {
-					log.Warn("dev: provisioning the example app without etcd/kube-apiserver", "err", err)
-				}
-			}
 			if err := provisionExample(ctx, log, apiURL, boot, *example); err != nil {
 				log.Warn("dev: the example app was not provisioned", "err", err)
 			}

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"github.com/outpost-dev/outpost/localcluster"
 )
 
 // devRunner is a runner `outpost dev` launches, with a fresh token.
@@ -57,12 +55,10 @@ func superviseRunner(ctx context.Context, log *slog.Logger, bin, gatewayURL stri
 		// are next to the runner.
 		cmd.Env = append(os.Environ(), "OUTPOST_TOKEN="+r.token,
 			"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-		if assets := kube.dir(); assets != "" {
-			// The example sandbox's cluster (outpost-cluster) finds etcd
-			// and kube-apiserver there.
-			cmd.Env = append(cmd.Env, localcluster.EnvAssets+"="+assets)
+		if env := kube.env(); env != nil {
+			cmd.Env = append(cmd.Env, env...)
 		} else {
-			log.Warn("no etcd/kube-apiserver: a sandbox that starts a local cluster will fail (bash scripts/tools.sh kube builds them)")
+			log.Warn("no etcd/kube-apiserver: a component that starts a local cluster will fail (bash scripts/tools.sh kube builds them)")
 		}
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -56,33 +55,47 @@ func (k kubeTools) dir() string {
 	return d
 }
 
+// clusterAssetsWait is how long the demo's cluster component waits for a
+// background build of its binaries (cold: about 12 of its job's 30 minutes).
+const clusterAssetsWait = 25 * time.Minute
+
+// env is what runners pass their jobs so that outpost-cluster finds etcd
+// and kube-apiserver, and waits for them while they build; nil when there
+// are none and no build.
+func (k kubeTools) env() []string {
+	d := k.dir()
+	if d == "" {
+		return nil
+	}
+	env := []string{localcluster.EnvAssets + "=" + d}
+	if k.building() {
+		env = append(env, "OUTPOST_CLUSTER_ASSETS_WAIT="+clusterAssetsWait.String())
+	}
+	return env
+}
+
 // wait returns once both binaries are there, reporting progress on out
 // while the background build runs. It fails when there is no build to wait
 // for, the build fails, or ctx ends.
 func (k kubeTools) wait(ctx context.Context) error {
-	start := time.Now()
-	var reported time.Time
-	tick := time.NewTicker(2 * time.Second)
-	defer tick.Stop()
-	for {
-		_, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), ".")
-		switch {
-		case err == nil:
-			if !reported.IsZero() {
-				fmt.Fprintf(k.out, "kube-apiserver: ready after %s\n", time.Since(start).Round(time.Second))
-			}
-			return nil
-		case !k.building():
-			return fmt.Errorf("no etcd/kube-apiserver (see %s; bash scripts/tools.sh kube builds them): %w", k.toolsLog, err)
-		case time.Since(reported) >= k.every:
-			reported = time.Now()
-			fmt.Fprintf(k.out, "kube-apiserver: building (see %s; %s so far); the demo's cluster waits for it\n",
-				k.toolsLog, time.Since(start).Round(time.Second))
+	var reported time.Duration
+	check := func(waited time.Duration) error {
+		if !k.building() {
+			return fmt.Errorf("no etcd/kube-apiserver (see %s; bash scripts/tools.sh kube builds them)", k.toolsLog)
 		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(ctx.Err(), err)
-		case <-tick.C:
+		if reported == 0 || waited-reported >= k.every {
+			reported = max(waited, time.Nanosecond)
+			fmt.Fprintf(k.out, "kube-apiserver: building (see %s; %s so far); the demo's cluster component waits for it\n",
+				k.toolsLog, waited.Round(time.Second))
 		}
+		return nil
 	}
+	start := time.Now()
+	if _, err := localcluster.WaitForAssets(ctx, os.Getenv(localcluster.EnvAssets), ".", check); err != nil {
+		return err
+	}
+	if reported != 0 {
+		fmt.Fprintf(k.out, "kube-apiserver: ready after %s\n", time.Since(start).Round(time.Second))
+	}
+	return nil
 }

@@ -1,5 +1,6 @@
 # The sandbox: the base infrastructure of an install. Here a stand-in for a
-# cluster and a network, made of terraform_data so it needs no provider.
+# cloud network made of terraform_data (no provider needed), and the
+# install's own registry. The Kubernetes cluster is a component (cluster).
 
 terraform {
   required_version = ">= 1.5.0"
@@ -137,58 +138,7 @@ output "registry_plain_http" {
   value = true
 }
 
-# The install's Kubernetes cluster, where helm_chart components deploy. A
-# cloud sandbox would create EKS or AKS; this local one runs etcd and
-# kube-apiserver (no kubelet: objects are stored, pods never run) with
-# outpost-cluster as a daemon, found through OUTPOST_KUBE_ASSETS.
-
-resource "terraform_data" "cluster_api" {
-  input = {
-    dir = "${var.local_dir}/${var.install_id}/cluster"
-  }
-
-  provisioner "local-exec" {
-    command = <<-EOT
-      mkdir -p "$DIR"
-      # A cluster left by an earlier, failed attempt: stopped first.
-      if [ -s "$DIR/pid" ]; then kill "$(cat "$DIR/pid")" 2>/dev/null || true; sleep 1; fi
-      rm -f "$DIR/kubeconfig"
-      OUTPOST_DAEMON=1 setsid nohup outpost-cluster -dir "$DIR/data" -kubeconfig-file "$DIR/kubeconfig" -pid-file "$DIR/pid" \
-        >"$DIR/log" 2>&1 </dev/null &
-      i=0
-      while [ ! -s "$DIR/kubeconfig" ]; do
-        i=$((i+1))
-        if [ $i -gt 1200 ]; then echo "the install's cluster did not start:" >&2; cat "$DIR/log" >&2; exit 1; fi
-        sleep 0.1
-      done
-      echo "install cluster ready"
-    EOT
-    environment = {
-      DIR = self.input.dir
-    }
-  }
-
-  provisioner "local-exec" {
-    when    = destroy
-    command = <<-EOT
-      if [ -s "$DIR/pid" ]; then
-        pid=$(cat "$DIR/pid"); kill "$pid" 2>/dev/null || true
-        while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-      fi
-      rm -rf "$DIR"
-      rmdir "$(dirname "$DIR")" 2>/dev/null || true
-      echo "install cluster stopped"
-    EOT
-    environment = {
-      DIR = self.output.dir
-    }
-  }
-}
-
-output "kubeconfig" {
-  # Read once the cluster is up: the resource's ID is unknown until then,
-  # which defers the file's reading to the apply.
-  # try: a later plan after the cluster is gone (a reboot) must not fail.
-  value     = terraform_data.cluster_api.id != "" ? try(file("${terraform_data.cluster_api.output.dir}/kubeconfig"), "") : ""
-  sensitive = true
+output "local_dir" {
+  # Where the local stand-ins keep their data: the cluster component's too.
+  value = var.local_dir
 }
