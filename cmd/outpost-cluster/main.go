@@ -20,8 +20,9 @@
 // The binaries are found as localcluster.FindAssets says: -kube-assets (or
 // OUTPOST_KUBE_ASSETS), then .tools/kube/v1.36.3/ in the working directory or
 // a parent (bash scripts/tools.sh builds them). With -assets-wait (or
-// OUTPOST_CLUSTER_ASSETS_WAIT), missing binaries are waited for, up to that
-// long: `outpost dev` sets it while they still build in the background.
+// OUTPOST_KUBE_ASSETS_WAIT, which runners started with --kube-assets-wait
+// pass their jobs), missing binaries are waited for, up to that long:
+// `outpost dev` sets it while they still build in the background.
 package main
 
 import (
@@ -54,6 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	assets := fs.String("kube-assets", "", "directory holding etcd and kube-apiserver (default: "+localcluster.AssetsPath+" here or in a parent)")
 	fs.Env("kube-assets", localcluster.EnvAssets)
 	assetsWait := fs.Duration("assets-wait", 0, "how long to wait for etcd and kube-apiserver when they are missing (a build under way), saying so each minute (default: fail at once)")
+	fs.Env("assets-wait", "OUTPOST_KUBE_ASSETS_WAIT")
 	verbose := fs.Bool("v", false, "pass etcd's and kube-apiserver's output through to stderr")
 	if err := fs.Parse(args, os.Getenv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

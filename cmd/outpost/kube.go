@@ -69,7 +69,7 @@ func (k kubeTools) env() []string {
 	}
 	env := []string{localcluster.EnvAssets + "=" + d}
 	if k.building() {
-		env = append(env, "OUTPOST_CLUSTER_ASSETS_WAIT="+clusterAssetsWait.String())
+		env = append(env, "OUTPOST_KUBE_ASSETS_WAIT="+clusterAssetsWait.String())
 	}
 	return env
 }

@@ -4,11 +4,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // EnvKubeAssets names, in a job's environment, the directory holding etcd
 // and kube-apiserver (Options.KubeAssets).
 const EnvKubeAssets = "OUTPOST_KUBE_ASSETS"
+
+// EnvKubeAssetsWait names, in a job's environment, how long outpost-cluster
+// waits for missing binaries (Options.KubeAssetsWait).
+const EnvKubeAssetsWait = "OUTPOST_KUBE_ASSETS_WAIT"
 
 // Options are a runner's settings for its terraform jobs, handed to each
 // job in its environment (Env). Zero values take the defaults.
@@ -27,6 +32,9 @@ type Options struct {
 	// jobs as EnvKubeAssets: local sandboxes' provisioners start a cluster
 	// with outpost-cluster, which finds them there.
 	KubeAssets string
+	// KubeAssetsWait, passed to jobs as EnvKubeAssetsWait, is how long
+	// outpost-cluster waits for binaries still being built (0: not at all).
+	KubeAssetsWait time.Duration
 }
 
 // Resolve checks o and makes its paths absolute, finding the binary from
@@ -76,6 +84,9 @@ func (o Options) Env(cacheDir string) []string {
 	}
 	if o.KubeAssets != "" {
 		env = append(env, EnvKubeAssets+"="+o.KubeAssets)
+	}
+	if o.KubeAssetsWait > 0 {
+		env = append(env, EnvKubeAssetsWait+"="+o.KubeAssetsWait.String())
 	}
 	return env
 }

@@ -26,7 +26,7 @@ resource "terraform_data" "cluster_api" {
 
   provisioner "local-exec" {
     # Waits while outpost-cluster lives (it may first wait for its binaries,
-    # when OUTPOST_CLUSTER_ASSETS_WAIT says so), passing its log on.
+    # when OUTPOST_KUBE_ASSETS_WAIT says so), passing its log on.
     command = <<-EOT
       mkdir -p "$DIR"
       # A cluster left by an earlier, failed attempt: stopped first.
