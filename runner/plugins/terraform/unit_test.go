@@ -6,8 +6,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/outpost-dev/outpost/internal/testutil"
 )
@@ -387,5 +389,20 @@ func TestVarsPipe(t *testing.T) {
 	close(exited)
 	if err := other.give([]byte(`{}`), exited); !errors.Is(err, errNotRead) {
 		t.Errorf("give to a pipe nobody reads, its reader gone: %v, want errNotRead", err)
+	}
+}
+
+// Env hands jobs the runner's terraform settings, and nothing it was not
+// given: a local cluster's assets and how long it waits for them.
+func TestOptionsEnv(t *testing.T) {
+	o := Options{Binary: "/opt/tf", CLIConfig: "/etc/tf.rc", NoInitCache: true}
+	want := []string{EnvTerraform + "=/opt/tf", "TF_CLI_CONFIG_FILE=/etc/tf.rc"}
+	if got := o.Env("/cache"); !slices.Equal(got, want) {
+		t.Errorf("env %q, want %q", got, want)
+	}
+	o = Options{KubeAssets: "/kube", KubeAssetsWait: 25 * time.Minute}
+	want = []string{EnvInitCache + "=/cache", "OUTPOST_KUBE_ASSETS=/kube", "OUTPOST_KUBE_ASSETS_WAIT=25m0s"}
+	if got := o.Env("/cache"); !slices.Equal(got, want) {
+		t.Errorf("env %q, want %q", got, want)
 	}
 }
