@@ -90,6 +90,7 @@ type stack struct {
 	queue    string
 	worker   sdkworker.Worker
 	api      *httptest.Server
+	apiURL   string // where do calls the API (api's, or a process's)
 	gw       *httptest.Server
 	gateway  string // the URL runners are given (may be a proxy)
 	token    string // the org's API token
@@ -105,7 +106,7 @@ type stack struct {
 	// token.
 	registry    *registry.Server
 	buildTok    string
-	buildRunner *runnerProc // started by syncConfig
+	buildRunner *process // started by syncConfig
 }
 
 type stackOptions struct {
@@ -142,6 +143,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: st.queue}, Logger: log})
 	st.api = httptest.NewServer(a.Handler())
 	t.Cleanup(st.api.Close)
+	st.apiURL = st.api.URL
 	st.gw = httptest.NewServer(g.Handler())
 	t.Cleanup(st.gw.Close)
 	st.gateway = st.gw.URL
@@ -265,7 +267,7 @@ func runnerPath() string {
 }
 
 // startBuildRunner launches the org's build runner.
-func (s *stack) startBuildRunner() *runnerProc {
+func (s *stack) startBuildRunner() *process {
 	s.t.Helper()
 	return s.launchRunner("OUTPOST_TOKEN=" + s.buildTok)
 }
@@ -281,45 +283,53 @@ func (s *stack) startWorker() {
 	s.t.Cleanup(w.Stop)
 }
 
-// runnerProc is a real outpost-runner process.
-type runnerProc struct {
+// process is a real process of the test (a runner, or a control plane's).
+type process struct {
 	cmd  *exec.Cmd
+	out  *testutil.LockedBuffer // its stdout and stderr
 	done chan struct{}
 }
 
 // startRunner launches outpost-runner against the stack's gateway URL, as
 // the install's runner.
-func (s *stack) startRunner(env ...string) *runnerProc {
+func (s *stack) startRunner(env ...string) *process {
 	s.t.Helper()
 	return s.launchRunner(append([]string{"OUTPOST_TOKEN=" + s.runTok}, env...)...)
 }
 
-func (s *stack) launchRunner(env ...string) *runnerProc {
+func (s *stack) launchRunner(env ...string) *process {
 	s.t.Helper()
 	cmd := exec.Command(runnerBin, "run", "--gateway-url", s.gateway, "--work-dir", s.t.TempDir(), "--cancel-grace", "2s")
 	cmd.Env = append([]string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets}, env...)
+	return startProcess(s.t, cmd)
+}
+
+// startProcess starts cmd, which is stopped (SIGTERM, then SIGKILL after
+// 10 s) when the test ends; its output is logged if the test failed.
+func startProcess(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
 	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
-	p := &runnerProc{cmd: cmd, done: make(chan struct{})}
+	p := &process{cmd: cmd, out: out, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(p.done) }()
-	s.t.Cleanup(func() {
+	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-p.done:
 		case <-time.After(10 * time.Second):
 			cmd.Process.Kill()
 		}
-		if s.t.Failed() {
-			s.t.Logf("runner %d output:\n%s", cmd.Process.Pid, out.String())
+		if t.Failed() {
+			t.Logf("%s %d output:\n%s", filepath.Base(cmd.Path), cmd.Process.Pid, out.String())
 		}
 	})
 	return p
 }
 
-func (p *runnerProc) kill() {
+func (p *process) kill() {
 	p.cmd.Process.Kill()
 	<-p.done
 }
@@ -327,7 +337,7 @@ func (p *runnerProc) kill() {
 // do calls the API with the org's token and decodes a JSON answer into out.
 func (s *stack) do(method, path string, body any, out any) int {
 	s.t.Helper()
-	return apiCall(s.t, s.api.URL, s.token, method, path, body, out)
+	return apiCall(s.t, s.apiURL, s.token, method, path, body, out)
 }
 
 // apiCall calls the API at base with token and decodes a JSON answer into

@@ -68,7 +68,7 @@ func (s *stack) syncConfig(dir string) {
 	if s.buildRunner == nil {
 		s.buildRunner = s.startBuildRunner()
 	}
-	syncConfig(s.t, s.api.URL, s.token, s.install.AppID, dir)
+	syncConfig(s.t, s.apiURL, s.token, s.install.AppID, dir)
 }
 
 // syncConfig uploads dir as app appID's config through the API at base. A
@@ -125,14 +125,14 @@ func sandboxHasRegistry(tb testing.TB, dir string) bool {
 
 // newInstall creates an install through the API and starts its runner with
 // the registration token the API answered (the runner registers itself).
-func (s *stack) newInstall(name string, inputs ...map[string]any) (string, *runnerProc) {
+func (s *stack) newInstall(name string, inputs ...map[string]any) (string, *process) {
 	s.t.Helper()
 	return s.newInstallWithRunner(name, nil, inputs...)
 }
 
 // newInstallWithRunner is newInstall, with runnerEnv added to its runner's
 // environment (e.g. OUTPOST_CONCURRENCY=1).
-func (s *stack) newInstallWithRunner(name string, runnerEnv []string, inputs ...map[string]any) (string, *runnerProc) {
+func (s *stack) newInstallWithRunner(name string, runnerEnv []string, inputs ...map[string]any) (string, *process) {
 	s.t.Helper()
 	var created struct {
 		ID     string `json:"id"`

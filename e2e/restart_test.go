@@ -33,32 +33,7 @@ func TestProvisionRidesOutPostgresRestarts(t *testing.T) {
 	if op.Status != status.OpSucceeded {
 		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
 	}
-	stepJobs := map[string]bool{}
-	for _, name := range []string{status.SandboxStep, "slow", "next", "third"} {
-		st := op.step(t, name)
-		if st.Status != status.StepSucceeded {
-			t.Fatalf("step %s: %+v", name, st)
-		}
-		for _, id := range []string{st.PlanJobID, st.ApplyJobID, st.SyncJobID} {
-			if id != "" {
-				stepJobs[id] = true
-			}
-		}
-	}
-	// No job was queued twice, nor run twice: the install's jobs are the
-	// steps' jobs, each with one attempt.
-	jobs := s.installJobs(inst)
-	for _, j := range jobs {
-		if !stepJobs[j.ID] {
-			t.Errorf("job %s (%s) belongs to no step: a job queued twice?", j.ID, j.Type)
-		}
-		if a := s.job(j.ID).Attempts; len(a) != 1 {
-			t.Errorf("job %s ran %d attempts: %+v", j.ID, len(a), a)
-		}
-	}
-	if len(jobs) != len(stepJobs) {
-		t.Errorf("%d jobs for the install, the steps name %d", len(jobs), len(stepJobs))
-	}
+	s.checkJobsRanOnce(inst, op, status.SandboxStep, "slow", "next", "third")
 	s.checkBuiltOnce(inst)
 	ctx := context.Background()
 	if i, err := s.store.GetInstall(ctx, s.orgID, inst); err != nil || i.Status != status.InstallActive {
@@ -91,6 +66,37 @@ func (s *stack) restartWhileRunning(pg *storetest.Server, opID string) int {
 		pg.Start()
 	}
 	return 10
+}
+
+// checkJobsRanOnce checks the operation's steps succeeded and that no job
+// was queued twice, nor run twice: the install's jobs are the steps' jobs,
+// each with one attempt.
+func (s *stack) checkJobsRanOnce(inst string, op operation, steps ...string) {
+	s.t.Helper()
+	stepJobs := map[string]bool{}
+	for _, name := range steps {
+		st := op.step(s.t, name)
+		if st.Status != status.StepSucceeded {
+			s.t.Fatalf("step %s: %+v", name, st)
+		}
+		for _, id := range []string{st.PlanJobID, st.ApplyJobID, st.SyncJobID} {
+			if id != "" {
+				stepJobs[id] = true
+			}
+		}
+	}
+	jobs := s.installJobs(inst)
+	for _, j := range jobs {
+		if !stepJobs[j.ID] {
+			s.t.Errorf("job %s (%s) belongs to no step: a job queued twice?", j.ID, j.Type)
+		}
+		if a := s.job(j.ID).Attempts; len(a) != 1 {
+			s.t.Errorf("job %s ran %d attempts: %+v", j.ID, len(a), a)
+		}
+	}
+	if len(jobs) != len(stepJobs) {
+		s.t.Errorf("%d jobs for the install, the steps name %d", len(jobs), len(stepJobs))
+	}
 }
 
 // checkBuiltOnce checks each component of the install's app was built

@@ -32,6 +32,10 @@ type Config struct {
 	Dir string
 	// Auth decides who may pull and push; nil is an open registry.
 	Auth Authorizer
+	// UploadSecret signs a blob upload's state between its requests:
+	// registries serving one Dir behind one address must share it, so that
+	// any of them continues an upload another began. nil: a random one.
+	UploadSecret []byte
 }
 
 // Server is a running registry.
@@ -160,9 +164,12 @@ func newApp(ctx context.Context, cfg Config) (app *handlers.App, err error) {
 }
 
 func configure(cfg Config) (*configuration.Configuration, error) {
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
-		return nil, fmt.Errorf("registry http secret: %w", err)
+	secret := cfg.UploadSecret
+	if secret == nil {
+		secret = make([]byte, 32)
+		if _, err := rand.Read(secret); err != nil {
+			return nil, fmt.Errorf("registry http secret: %w", err)
+		}
 	}
 	storage := configuration.Storage{
 		"delete":      {"enabled": true},

@@ -60,6 +60,10 @@ func IssueCredential(key []byte, subject string, scopes []Scope, ttl time.Durati
 	return subject, encoded + "." + base64.RawURLEncoding.EncodeToString(sign(key, encoded))
 }
 
+// UploadSecret is the Config.UploadSecret of registries that share the key:
+// derived from it, so replicas agree without another secret to hand out.
+func (t Tokens) UploadSecret() []byte { return sign(t.Key, "registry upload state") }
+
 func sign(key []byte, encodedClaims string) []byte {
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte(encodedClaims))

@@ -26,8 +26,8 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	cfg.serve.listen.register(fs)
 	registryListen := registryListenFlag(fs)
 	gatewayURL := gatewayURLFlag(fs, "", " (default: this process's gateway)")
-	tPort := fs.Int("temporal-port", 7233, "port of the embedded Temporal frontend")
-	uiPort := fs.Int("temporal-ui-port", 8233, "port of the Temporal web UI (-1: none)")
+	var tf temporalFlags
+	tf.register(fs)
 	runnerBin := fs.String("runner-bin", "", "the outpost-runner binary (default: next to this binary, then PATH)")
 	runners := fs.Bool("runners", true, "launch the demo install's runner and the org's build runner")
 	example := fs.String("example", "examples/demo-app", "app config synced to the demo app and provisioned on the demo install at start (\"\" for none)")
@@ -47,8 +47,8 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 
 	// Temporal first: everything else needs it.
-	ts, err := devserver.Start(ctx, devserver.Options{DataDir: filepath.Join(cfg.dataDir, "temporal"),
-		FrontendPort: *tPort, UIPort: *uiPort, Namespace: cfg.namespace})
+	ts, err := devserver.Start(ctx, devserver.Options{DataDir: temporalDir(cfg.dataDir),
+		FrontendPort: tf.port, UIPort: tf.uiPort, Namespace: cfg.namespace})
 	if err != nil {
 		return fmt.Errorf("start embedded temporal: %w", err)
 	}

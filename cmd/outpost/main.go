@@ -1,7 +1,8 @@
 // Command outpost is Outpost's control plane: the HTTP API and runner
 // gateway (`api`), the Temporal worker (`worker`), database migrations
-// (`migrate`), org bootstrap (`org create`), and `dev`, everything in one
-// process on an embedded Temporal server and SQLite.
+// (`migrate`), org bootstrap (`org create`), a Temporal server of its own
+// (`temporal`), and `dev`, everything in one process on an embedded
+// Temporal server and SQLite.
 package main
 
 import (
@@ -22,14 +23,18 @@ const usage = `outpost — the Outpost control plane
 
 Usage:
   outpost dev      [flags]   everything in one process: embedded Temporal (+ UI), SQLite, API, gateway, worker, runners
-  outpost api      [flags]   the control API (/v1) and the runner gateway (/runner/v1)
+  outpost api      [flags]   the control API (/v1), the runner gateway (/runner/v1) and the vendor registry
   outpost worker   [flags]   the Temporal worker
+  outpost temporal [flags]   a Temporal server (+ UI) on its own, its state in <data-dir>/temporal (SQLite)
   outpost migrate  [flags]   apply database migrations
   outpost org create NAME    create an org and print its first API token
   outpost version
 
 Every flag can also be set in the environment: -gateway-url is OUTPOST_GATEWAY_URL,
 -data-dir OUTPOST_DATA_DIR (default .outpost), and so on; the command line wins.
+Run as many api and worker processes as you like against one PostgreSQL database and one
+Temporal server (outpost temporal, or a Temporal cluster); api processes that serve the vendor
+registry share its directory (see docs/ARCHITECTURE.md, "Replicas").
 DATABASE_URL, TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE are read when their OUTPOST_
 variables are unset. Run 'outpost <command> -h' for a command's flags and variables.
 `
@@ -51,6 +56,8 @@ func main() {
 		err = runAPI(ctx, args, log)
 	case "worker":
 		err = runWorker(ctx, args, log)
+	case "temporal":
+		err = runTemporal(ctx, args, log)
 	case "migrate":
 		err = runMigrate(ctx, args, log)
 	case "org":

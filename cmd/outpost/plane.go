@@ -63,8 +63,9 @@ type plane struct {
 // assemble opens the store, dials Temporal and builds the parts cfg asks
 // for, listening already, so that the addresses are known (and taken)
 // before anything runs.
-func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (p *plane, err error) {
-	p = &plane{log: log, gatewayURL: cfg.gatewayURL}
+func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane, err error) {
+	// Not the named result, which a failing return sets to nil.
+	p := &plane{log: log, gatewayURL: cfg.gatewayURL}
 	defer func() {
 		if err != nil {
 			p.Close()

@@ -16,12 +16,14 @@ import (
 // registry a control-plane process serves (api, dev).
 func registryListenFlag(fs *envflag.FlagSet) *string {
 	return fs.String("registry-listen", "127.0.0.1:5000",
-		"address of the vendor's OCI registry, its blobs kept in <data-dir>/registry (\"\": serve none, when another outpost api process serves it)")
+		"address of the vendor's OCI registry, its blobs kept in <data-dir>/registry (\"\": serve none, when another outpost api process serves it; replicas that serve it share the directory)")
 }
 
 // startRegistry serves the vendor registry on addr, its blobs in the data
 // directory: pushes and pulls need a short-lived credential signed with the
-// store's registry key (see activities). Nil when addr is empty.
+// store's registry key (see activities), from which the upload secret is
+// derived too, so API replicas may serve one shared directory. Nil when addr
+// is empty.
 func startRegistry(ctx context.Context, s *store.Store, addr, dataDir string) (*registry.Server, error) {
 	if addr == "" {
 		return nil, nil
@@ -30,7 +32,9 @@ func startRegistry(ctx context.Context, s *store.Store, addr, dataDir string) (*
 	if err != nil {
 		return nil, err
 	}
-	srv, err := registry.Start(ctx, registry.Config{Addr: addr, Dir: filepath.Join(dataDir, "registry"), Auth: registry.Tokens{Key: key}})
+	auth := registry.Tokens{Key: key}
+	srv, err := registry.Start(ctx, registry.Config{Addr: addr, Dir: filepath.Join(dataDir, "registry"), Auth: auth,
+		UploadSecret: auth.UploadSecret()})
 	if err != nil {
 		return nil, fmt.Errorf("vendor registry: %w", err)
 	}

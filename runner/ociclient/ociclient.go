@@ -3,6 +3,7 @@ package ociclient
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -20,13 +21,30 @@ import (
 const Concurrency = 8
 
 // transport keeps enough idle connections per registry for Concurrency
-// parallel transfers, and retries what registries answer with 429 or 5xx.
+// parallel transfers, and retries what registries answer with 429 or 5xx
+// and connections closed before an answer (retryPolicy).
 var transport = func() http.RoundTripper {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 2 * Concurrency
 	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	return retry.NewTransport(t)
+	rt := retry.NewTransport(t)
+	rt.Policy = func() retry.Policy { return retryPolicy }
+	return rt
 }()
+
+// retryPolicy is oras-go's default, which also retries a request whose
+// connection closed before any answer (io.EOF on a fresh connection, which
+// net/http does not retry): what a client sees when the registry replica a
+// load balancer gave it dies.
+var retryPolicy = &retry.GenericPolicy{
+	Retryable: func(resp *http.Response, err error) (bool, error) {
+		if errors.Is(err, io.EOF) {
+			return true, nil
+		}
+		return retry.DefaultPredicate(resp, err)
+	},
+	Backoff: retry.DefaultBackoff, MinWait: 200 * time.Millisecond, MaxWait: 3 * time.Second, MaxRetry: 5,
+}
 
 // Repository is repository in the registry of access, for oras-go, with
 // the access's credential (anonymous without one).

@@ -2,8 +2,9 @@
 // matching and worker services) inside the current process, backed by
 // SQLite, optionally together with the Temporal web UI.
 //
-// It exists for Outpost's embedded dev mode (`outpost dev`) and for tests
-// that need a real Temporal server: nothing is downloaded or spawned at run
+// It exists for Outpost's embedded dev mode (`outpost dev`), for a Temporal
+// server in a process of its own (`outpost temporal`), and for tests that
+// need a real Temporal server: nothing is downloaded or spawned at run
 // time, everything is compiled in from go.temporal.io/server and
 // github.com/temporalio/ui-server/v2.
 //
@@ -12,7 +13,7 @@
 // 24h retention); an empty DataDir keeps everything in memory.
 //
 // This is one of only two packages allowed to link the Temporal server, which
-// is large; import it only from the dev-mode entry point and tests.
+// is large; import it only from cmd/outpost (dev, temporal) and tests.
 //
 // # Logging
 //
@@ -45,6 +46,6 @@
 //     reconnect to the new server; the default (FrontendPort 0) avoids that.
 //   - The web UI keeps one idle gRPC client connection per Start.
 //
-// None of this matters for `outpost dev`, which starts one server per
-// process.
+// None of this matters for `outpost dev` or `outpost temporal`, which start
+// one server per process.
 package devserver
