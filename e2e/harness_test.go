@@ -84,7 +84,7 @@ func run(m *testing.M) int {
 // gateway and API over real HTTP, and a Temporal worker on a task queue of
 // its own, against the shared in-process Temporal server.
 type stack struct {
-	t        *testing.T
+	t        testing.TB
 	store    *store.Store
 	client   client.Client
 	queue    string
@@ -306,7 +306,7 @@ func (s *stack) launchRunner(env ...string) *process {
 
 // startProcess starts cmd, which is stopped (SIGTERM, then SIGKILL after
 // 10 s) when the test ends; its output is logged if the test failed.
-func startProcess(t *testing.T, cmd *exec.Cmd) *process {
+func startProcess(t testing.TB, cmd *exec.Cmd) *process {
 	t.Helper()
 	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -438,7 +438,7 @@ func (s *stack) logs(jobID string) []logChunk {
 }
 
 // waitFor polls cond (reading through the API or store) until it holds.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {

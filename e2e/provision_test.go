@@ -51,7 +51,7 @@ type operation struct {
 	FinishedAt *time.Time `json:"finished_at"`
 }
 
-func (o operation) step(t *testing.T, name string) step {
+func (o operation) step(t testing.TB, name string) step {
 	t.Helper()
 	for _, s := range o.Steps {
 		if s.Name == name {

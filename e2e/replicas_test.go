@@ -25,18 +25,8 @@ import (
 // one worker are SIGKILLed while jobs run. Every operation succeeds, every
 // job ran once, and the runners finished their jobs on the surviving API.
 func TestReplicasSurviveKills(t *testing.T) {
-	rp := startReplicas(t)
-	s := &stack{t: t, apiURL: rp.apis[0], token: rp.token, gateway: "http://" + rp.gateway.addr(), store: rp.store}
-	var app struct {
-		ID    string `json:"id"`
-		OrgID string `json:"org_id"`
-	}
-	if code := s.do("POST", "/v1/apps", map[string]any{"name": "demo"}, &app); code != http.StatusCreated {
-		t.Fatalf("create app: %d", code)
-	}
-	s.install.AppID, s.orgID = app.ID, app.OrgID
-	s.buildTok = rp.buildRunnerToken(s)
-	s.syncConfig(exampleDir)
+	rp := startReplicas(t, 2, 2)
+	s := rp.demoApp(t)
 
 	installs := make([]string, 3)
 	ops := make([]string, 3)
@@ -61,11 +51,28 @@ func TestReplicasSurviveKills(t *testing.T) {
 		if op.Status != status.OpSucceeded {
 			t.Fatalf("provision of %s: %s %q %+v", inst, op.Status, op.Error, op.Steps)
 		}
-		s.checkJobsRanOnce(inst, op, status.SandboxStep, "network", "database", "cache", "api", "web")
+		s.checkJobsRanOnce(inst, op, status.SandboxStep, "network", "database", "cache", "api", "cluster", "web")
 		s.checkFinishedAfter(inst, killed)
 	}
 	t.Logf("the provisions ended %s after the kills", time.Since(killed).Round(time.Millisecond))
 	s.checkBuiltOnce(installs[0])
+}
+
+// demoApp is a stack on the replicas, through the first API, with the
+// example app synced (and so its build runner started).
+func (rp *replicas) demoApp(t testing.TB) *stack {
+	s := &stack{t: t, apiURL: rp.apis[0], token: rp.token, gateway: "http://" + rp.gateway.addr(), store: rp.store}
+	var app struct {
+		ID    string `json:"id"`
+		OrgID string `json:"org_id"`
+	}
+	if code := s.do("POST", "/v1/apps", map[string]any{"name": "demo"}, &app); code != http.StatusCreated {
+		t.Fatalf("create app: %d", code)
+	}
+	s.install.AppID, s.orgID = app.ID, app.OrgID
+	s.buildTok = rp.buildRunnerToken(s)
+	s.syncConfig(exampleDir)
+	return s
 }
 
 // replicas is the control plane as processes: the URLs of its APIs, the
@@ -75,6 +82,7 @@ type replicas struct {
 	apis     []string
 	apiProcs []*process
 	workers  []*process
+	temporal *process
 	gateway  *spreadProxy
 	registry *spreadProxy
 	token    string // the org's API token
@@ -82,33 +90,37 @@ type replicas struct {
 }
 
 // startReplicas builds outpost and starts the Temporal server, migrates a
-// fresh database, creates an org, and starts two APIs and two workers.
-func startReplicas(t *testing.T) *replicas {
+// fresh database, creates an org, and starts the APIs and the workers.
+func startReplicas(t testing.TB, apis, workers int) *replicas {
 	bin := filepath.Join(testutil.Build(t, "../cmd/outpost"), "outpost")
-	addrs := freeAddrs(t, 7)
-	temporalAddr, gateways, registries, apis := addrs[0], addrs[1:3], addrs[3:5], addrs[5:7]
+	addrs := freeAddrs(t, 1+3*apis)
+	temporalAddr, gateways, registries, apiAddrs := addrs[0], addrs[1:1+apis], addrs[1+apis:1+2*apis], addrs[1+2*apis:]
 	_, port, _ := net.SplitHostPort(temporalAddr)
 	temporal := startProcess(t, exec.Command(bin, "temporal", "-data-dir", t.TempDir(), "-temporal-port", port, "-temporal-ui-port", "-1"))
 	db := storetest.NewPostgresDatabase(t)
 	common := []string{"-database-url", db, "-temporal-address", temporalAddr, "-task-queue", "replicas"}
 	runOutpost(t, bin, append([]string{"migrate"}, common...)...)
-	rp := &replicas{token: strings.TrimSpace(runOutpost(t, bin, append(append([]string{"org", "create"}, common...), "acme")...))}
+	rp := &replicas{token: strings.TrimSpace(runOutpost(t, bin, append(append([]string{"org", "create"}, common...), "acme")...)), temporal: temporal}
 
 	rp.gateway, rp.registry = newSpreadProxy(t, gateways...), newSpreadProxy(t, registries...)
 	waitOutput(t, temporal, "temporal ready")
 	data := t.TempDir() // one for both APIs: the vendor registry's blobs
-	for i := range 2 {
-		p := startProcess(t, exec.Command(bin, append([]string{"api", "-api-listen", apis[i], "-gateway-listen", gateways[i],
+	for i := range apis {
+		p := startProcess(t, exec.Command(bin, append([]string{"api", "-api-listen", apiAddrs[i], "-gateway-listen", gateways[i],
 			"-registry-listen", registries[i], "-data-dir", data, "-claim-wait", "2s", "-job-heartbeat", "500ms",
 			"-lease", "15s", "-runner-heartbeat", "2s"}, common...)...))
-		rp.apis, rp.apiProcs = append(rp.apis, "http://"+apis[i]), append(rp.apiProcs, p)
+		rp.apis, rp.apiProcs = append(rp.apis, "http://"+apiAddrs[i]), append(rp.apiProcs, p)
+	}
+	for range workers {
 		w := startProcess(t, exec.Command(bin, append([]string{"worker", "-gateway-url", "http://" + rp.gateway.addr(),
 			"-registry-url", "http://" + rp.registry.addr()}, common...)...))
 		rp.workers = append(rp.workers, w)
 	}
-	for i, p := range rp.apiProcs {
+	for _, p := range rp.apiProcs {
 		waitOutput(t, p, "server=gateway")
-		waitOutput(t, rp.workers[i], "worker started")
+	}
+	for _, w := range rp.workers {
+		waitOutput(t, w, "worker started")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -122,7 +134,7 @@ func startReplicas(t *testing.T) *replicas {
 
 // runOutpost runs an outpost command to its end and returns its standard
 // output.
-func runOutpost(t *testing.T, bin string, args ...string) string {
+func runOutpost(t testing.TB, bin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	var stderr strings.Builder
@@ -186,7 +198,7 @@ func (s *stack) checkFinishedAfter(inst string, t time.Time) {
 }
 
 // waitOutput waits until the process has written text.
-func waitOutput(t *testing.T, p *process, text string) {
+func waitOutput(t testing.TB, p *process, text string) {
 	t.Helper()
 	waitFor(t, time.Minute, filepath.Base(p.cmd.Path)+" to say "+text, func() bool {
 		select {
@@ -199,7 +211,7 @@ func waitOutput(t *testing.T, p *process, text string) {
 }
 
 // freeAddrs are n loopback addresses with distinct ports, free now.
-func freeAddrs(t *testing.T, n int) []string {
+func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
 	addrs := make([]string, n)
 	for i := range addrs {

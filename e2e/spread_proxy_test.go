@@ -16,7 +16,7 @@ type spreadProxy struct {
 	next    atomic.Uint64
 }
 
-func newSpreadProxy(t *testing.T, targets ...string) *spreadProxy {
+func newSpreadProxy(t testing.TB, targets ...string) *spreadProxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
