@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/outpost-dev/outpost/apiclient"
-	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/appconfig/configarchive"
 )
 
 func (c *cli) appsSyncCmd() *cobra.Command {
@@ -25,7 +25,7 @@ func (c *cli) appsSyncCmd() *cobra.Command {
 			if fi, err := os.Stat(args[0]); err != nil || !fi.IsDir() {
 				return fail(exitUsage, "%s is not a directory", args[0])
 			}
-			archive, err := appconfig.ArchiveDir(os.DirFS(args[0]), ".")
+			archive, err := configarchive.Pack(os.DirFS(args[0]), ".", nil)
 			if err != nil {
 				return fail(exitUsage, "%w", err)
 			}
