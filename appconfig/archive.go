@@ -3,7 +3,6 @@ package appconfig
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing/fstest"
 
+	"github.com/outpost-dev/outpost/appconfig/configarchive"
 	"github.com/outpost-dev/outpost/internal/tarball"
 )
 
@@ -21,17 +21,6 @@ const (
 	MaxArchiveFiles = 5000
 	MaxArchiveBytes = 64 << 20
 )
-
-// skipped reports whether a file or directory is left out of archives:
-// terraform's working data and state, VCS data, macOS metadata.
-func skipped(name string, dir bool) bool {
-	base := path.Base(name)
-	if dir {
-		return base == ".terraform" || base == ".git" || base == "__MACOSX"
-	}
-	return strings.HasPrefix(base, "._") || base == ".DS_Store" ||
-		strings.HasSuffix(base, ".tfstate") || strings.HasSuffix(base, ".tfstate.backup")
-}
 
 // ArchiveDir packs the directory dir of fsys ("." for all of it) as a
 // gzipped tar whose bytes depend only on the files' paths, contents and
@@ -47,31 +36,8 @@ func ArchiveDir(fsys fs.FS, dir string) ([]byte, error) {
 // archiveDir is ArchiveDir; the uncompressed tar stream is also written to
 // tarCopy, when it is not nil.
 func archiveDir(fsys fs.FS, dir string, tarCopy io.Writer) ([]byte, error) {
-	if dir != "." {
-		sub, err := fs.Sub(fsys, dir)
-		if err != nil {
-			return nil, fmt.Errorf("appconfig: archive %s: %w", dir, err)
-		}
-		fsys = sub
-	}
-	var buf bytes.Buffer
-	w, err := tarball.NewWriter(&buf, archiveFormat, tarCopy)
-	if err != nil {
-		return nil, err
-	}
-	err = w.AddFS(fsys, tarball.Tree{Dirs: true, Skip: skipped})
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("appconfig: archive %s: %w", dir, err)
-	}
-	return buf.Bytes(), nil
+	return configarchive.Pack(fsys, dir, tarCopy)
 }
-
-// archiveFormat is the format of config archives. A build's key is the
-// digest of its packed source: changing this changes every key.
-var archiveFormat = tarball.Format{Tar: tar.FormatPAX, Level: gzip.BestCompression}
 
 // ErrArchive is wrapped by the errors of ReadArchive and FileSet about the
 // files themselves (not gzip, not tar, unsafe paths, too large); ErrTooLarge,
@@ -178,11 +144,11 @@ func (s *FileSet) FS() (fs.FS, error) {
 func skippedPath(p string) bool {
 	parts := strings.Split(p, "/")
 	for i := range parts[:len(parts)-1] {
-		if skipped(strings.Join(parts[:i+1], "/"), true) {
+		if configarchive.Skipped(strings.Join(parts[:i+1], "/"), true) {
 			return true
 		}
 	}
-	return skipped(p, false)
+	return configarchive.Skipped(p, false)
 }
 
 // stripTopDir makes a single top-level directory the root when the config

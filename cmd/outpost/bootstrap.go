@@ -12,6 +12,9 @@ import (
 	"github.com/outpost-dev/outpost/store"
 )
 
+// adminTokenFile, in the data directory, holds the dev org's admin token.
+const adminTokenFile = "admin-token"
+
 type bootResult struct {
 	token     string
 	appID     string
@@ -23,7 +26,7 @@ type bootResult struct {
 // install, and issues fresh runner tokens for this run.
 func bootstrap(ctx context.Context, s *store.Store, dataDir string) (bootResult, error) {
 	var b bootResult
-	org, token, err := adminToken(ctx, s, filepath.Join(dataDir, "admin-token"))
+	org, token, err := adminToken(ctx, s, filepath.Join(dataDir, adminTokenFile))
 	if err != nil {
 		return b, err
 	}

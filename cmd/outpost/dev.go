@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/outpost-dev/outpost/internal/cliconfig"
 	"github.com/outpost-dev/outpost/worker/devserver"
 )
 
@@ -87,6 +88,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 		})
 	}
 	apiURL := p.apiURL()
+	cliContext := writeCLIContext(log, apiURL, cfg.dataDir)
 	fmt.Printf(`
 Outpost is running (embedded mode; state in %s)
 
@@ -102,9 +104,9 @@ Outpost is running (embedded mode; state in %s)
   export INSTALL=%s
 
 Try:  curl -s -H "Authorization: Bearer $OUTPOST_TOKEN" $OUTPOST_API/v1/runners
-
+%s
 `, cfg.dataDir, apiURL, apiURL, p.gatewayURL, orNone(ts.UIURL()), ts.FrontendAddress(), ts.Namespace(),
-		devOrg, devApp, boot.appID, devInstall, boot.installID, boot.token, apiURL, boot.appID, boot.installID)
+		devOrg, devApp, boot.appID, devInstall, boot.installID, boot.token, apiURL, boot.appID, boot.installID, cliContext)
 	if *example != "" {
 		more = append(more, func(ctx context.Context) error {
 			if err := provisionExample(ctx, log, apiURL, boot, *example); err != nil {
@@ -114,6 +116,20 @@ Try:  curl -s -H "Authorization: Bearer $OUTPOST_TOKEN" $OUTPOST_API/v1/runners
 		})
 	}
 	return p.run(ctx, more...)
+}
+
+// writeCLIContext makes the CLI's context "dev" (its token: the admin token
+// file) the current one, and is the banner's line about it.
+func writeCLIContext(log *slog.Logger, apiURL, dataDir string) string {
+	path, err := cliconfig.Path()
+	if err == nil {
+		err = cliconfig.Write(path, cliconfig.Context{Name: devOrg, API: apiURL, TokenFile: filepath.Join(dataDir, adminTokenFile)}, true)
+	}
+	if err != nil {
+		log.Warn("dev: the CLI's context was not written", "err", err)
+		return ""
+	}
+	return fmt.Sprintf("      outpostctl installs list   (context %q, current, in %s)\n", devOrg, path)
 }
 
 func orNone(s string) string {

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outpost-dev/outpost/apiclient"
+)
+
+func (c *cli) appsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "apps", Short: "List and create apps, sync their configs"}
+	cmd.AddCommand(c.appsListCmd(), c.appsCreateCmd(), c.appsSyncCmd())
+	return cmd
+}
+
+func (c *cli) appsListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the org's apps",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := c.api()
+			if err != nil {
+				return err
+			}
+			r, err := check(a.ListAppsWithResponse(cmd.Context()))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			var rows [][]string
+			for _, app := range r.JSON200.Apps {
+				rows = append(rows, []string{app.Name, app.Id, app.Description})
+			}
+			return table(c.stdout, "NAME\tID\tDESCRIPTION", rows)
+		},
+	}
+}
+
+func (c *cli) appsCreateCmd() *cobra.Command {
+	var description string
+	cmd := &cobra.Command{
+		Use:   "create NAME [--description TEXT]",
+		Short: "Create an app",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := c.api()
+			if err != nil {
+				return err
+			}
+			body := apiclient.CreateAppRequest{Name: args[0]}
+			if description != "" {
+				body.Description = &description
+			}
+			r, err := check(a.CreateAppWithResponse(cmd.Context(), body))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			fmt.Fprintf(c.stdout, "app %s created: %s\n", r.JSON201.Name, r.JSON201.Id)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&description, "description", "", "what the app is")
+	return cmd
+}
+
+// apiForApp is the context's client and the app ref names.
+func (c *cli) apiForApp(ctx context.Context, ref string) (*api, apiclient.App, error) {
+	a, err := c.api()
+	if err != nil {
+		return nil, apiclient.App{}, err
+	}
+	app, err := a.app(ctx, ref)
+	return a, app, err
+}
+
+// app finds an app by name or ID.
+func (a *api) app(ctx context.Context, ref string) (apiclient.App, error) {
+	r, err := check(a.ListAppsWithResponse(ctx))
+	if err != nil {
+		return apiclient.App{}, err
+	}
+	for _, app := range r.JSON200.Apps {
+		if app.Id == ref || app.Name == ref {
+			return app, nil
+		}
+	}
+	return apiclient.App{}, fail(exitNotFound, "no app %q (`outpostctl apps list` shows them; `outpostctl apps create %s` makes it)",
+		ref, ref)
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outpost-dev/outpost/apiclient"
+)
+
+func (c *cli) installsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "installs", Short: "Create, list and show installs"}
+	cmd.AddCommand(c.installsCreateCmd(), c.installsListCmd(), c.installsShowCmd())
+	return cmd
+}
+
+func (c *cli) installsCreateCmd() *cobra.Command {
+	var appRef, name, inputFile string
+	var inputs []string
+	cmd := &cobra.Command{
+		Use:   "create --app APP --name NAME [--input name=value]... [--input-file FILE]",
+		Short: "Create an install and its runner",
+		Long: "Create an install of an app, and its runner. Inputs come from --input-file (a YAML or JSON map\n" +
+			"of name to value) and --input name=value (which wins); those the app's latest config declares\n" +
+			"sensitive are sent as sensitive. The runner's registration token is printed once: start the\n" +
+			"runner with it (outpost-runner run --token ...).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, err := parseInputs(inputs, inputFile)
+			if err != nil {
+				return err
+			}
+			a, app, err := c.apiForApp(cmd.Context(), appRef)
+			if err != nil {
+				return err
+			}
+			reqs, err := a.inputRequests(cmd.Context(), app.Id, in)
+			if err != nil {
+				return err
+			}
+			r, err := check(a.CreateInstallWithResponse(cmd.Context(),
+				apiclient.CreateInstallRequest{AppId: app.Id, Name: name, Inputs: &reqs}))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			n := r.JSON201
+			fmt.Fprintf(c.stdout, "install %s created: %s\nrunner %s, registration token (shown only now): %s\n",
+				n.Name, n.Id, n.Runner.Id, n.Runner.RegistrationToken)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&appRef, "app", "", "the app, by name or ID")
+	f.StringVar(&name, "name", "", "the install's name")
+	f.StringArrayVar(&inputs, "input", nil, "an input, name=value (repeat for more)")
+	f.StringVar(&inputFile, "input-file", "", "a YAML or JSON file mapping input names to values")
+	_ = cmd.MarkFlagRequired("app")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func (c *cli) installsListCmd() *cobra.Command {
+	var appRef string
+	cmd := &cobra.Command{
+		Use:   "list [--app APP]",
+		Short: "List installs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := c.api()
+			if err != nil {
+				return err
+			}
+			var params apiclient.ListInstallsParams
+			if appRef != "" {
+				app, err := a.app(cmd.Context(), appRef)
+				if err != nil {
+					return err
+				}
+				params.AppId = &app.Id
+			}
+			r, err := check(a.ListInstallsWithResponse(cmd.Context(), &params))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			var rows [][]string
+			for _, i := range r.JSON200.Installs {
+				rows = append(rows, []string{i.Name, i.Id, i.AppId, i.Status})
+			}
+			return table(c.stdout, "NAME\tID\tAPP\tSTATUS", rows)
+		},
+	}
+	cmd.Flags().StringVar(&appRef, "app", "", "only the installs of this app (name or ID)")
+	return cmd
+}
+
+// install finds an install by ID or name; a name two apps' installs share
+// is refused.
+func (a *api) install(ctx context.Context, ref string) (apiclient.Install, error) {
+	r, err := check(a.ListInstallsWithResponse(ctx, &apiclient.ListInstallsParams{}))
+	if err != nil {
+		return apiclient.Install{}, err
+	}
+	var found []apiclient.Install
+	for _, i := range r.JSON200.Installs {
+		if i.Id == ref || i.Name == ref {
+			found = append(found, i)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return apiclient.Install{}, fail(exitNotFound, "no install %q (`outpostctl installs list` shows them)", ref)
+	case 1:
+		return found[0], nil
+	}
+	return apiclient.Install{}, fail(exitUsage, "%d installs are named %q: name one by its ID (`outpostctl installs list`)", len(found), ref)
+}

@@ -1,0 +1,28 @@
+package testutil
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// CheckDeps fails t when the package in the working directory links a
+// package of forbidden (a path, or a prefix ending in "/"), or does not link
+// mustLink (so the list is the real one, or the check proves nothing).
+func CheckDeps(t *testing.T, binary, mustLink string, forbidden []string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range forbidden {
+			if f = strings.TrimSuffix(f, "/"); dep == f || strings.HasPrefix(dep, f+"/") {
+				t.Errorf("%s depends on %s", binary, dep)
+			}
+		}
+	}
+	if !strings.Contains(string(out), mustLink+"\n") {
+		t.Errorf("go list -deps lacks %s:\n%s", mustLink, out)
+	}
+}
