@@ -3,7 +3,9 @@
 // terraform 1.5.7) and the tests that build and run them through
 // scripts/docker.sh: non-root users, labels, the runner's tools, the control
 // plane's migrate and org create on PostgreSQL, and the runner container
-// running a terraform job and a helm chart job from a real gateway.
+// running a terraform job, a helm chart build and a helm deploy (on a local
+// kube-apiserver: the package needs OUTPOST_KUBE_ASSETS, as the charts tests do)
+// from a real gateway.
 //
 // The tests start a Docker engine when none answers (scripts/docker.sh engine:
 // root installs and starts Debian's docker.io) and are skipped only when that

@@ -6,12 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/internal/testutil"
+	"github.com/outpost-dev/outpost/localcluster/localclustertest"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/status"
@@ -71,6 +73,30 @@ func TestRunnerImageRunsATerraformAndAHelmChartJob(t *testing.T) {
 	p.succeeded(hc.ID, &artifact)
 	if !strings.HasPrefix(artifact.Digest, "sha256:") || artifact.ArtifactType != protocol.MediaTypeHelmChartConfig {
 		t.Errorf("helm chart job's artifact: %+v", artifact)
+	}
+}
+
+func TestRunnerImageDeploysAHelmChart(t *testing.T) {
+	im := buildImages(t)
+	c := localclustertest.Start(t)
+	kubeconfig, err := os.ReadFile(c.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPlane(t)
+	p.startRunner(im.runner)
+
+	under := map[string]string{}
+	for name, content := range chart {
+		under["web/"+name] = content
+	}
+	j := p.enqueue(store.JobSpec{Type: protocol.JobTypeHelm}, protocol.HelmManifest{Operation: protocol.HelmDeploy,
+		Kubeconfig: string(kubeconfig), Release: "web", Namespace: "images", CreateNamespace: true, ChartArchive: testutil.TarGz(t, under)})
+	var release protocol.HelmReleaseOutputs
+	p.succeeded(j.ID, &release)
+	if release.Status != "deployed" || release.Chart != "web-1.0.0" || len(release.Objects) != 1 ||
+		release.Objects[0].Kind != "ConfigMap" || release.Objects[0].Name != "web" {
+		t.Errorf("helm release: %+v", release)
 	}
 }
 
