@@ -164,21 +164,7 @@ func (h *harness) enqueueSpec(key string, m protocol.TerraformManifest, deferInp
 // wait returns the job once it ended (a wait for a state, not a timing
 // assertion).
 func (h *harness) wait(jobID string) store.Job {
-	h.t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		j, err := h.s.GetJobByID(context.Background(), jobID)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		if j.Status != status.JobQueued && j.Status != status.JobRunning {
-			return j
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("job %s still %s after 3 minutes", jobID, j.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return storetest.WaitJob(h.t, h.s, jobID, 3*time.Minute)
 }
 
 // run queues a job and waits for it to end.
@@ -242,17 +228,7 @@ func (h *harness) stateOutputs(ws string) map[string]protocol.TerraformOutput {
 }
 
 // logs is everything the job wrote, in order.
-func (h *harness) logs(jobID string) string {
-	chunks, err := h.s.ListLogs(context.Background(), jobID, store.LogCursor{}, 100_000)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, c := range chunks {
-		b.WriteString(c.Data)
-	}
-	return b.String()
-}
+func (h *harness) logs(jobID string) string { return storetest.JobLogs(h.t, h.s, jobID) }
 
 // lockFree checks nobody holds the workspace's lock.
 func (h *harness) lockFree(ws string) {
