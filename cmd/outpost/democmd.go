@@ -23,6 +23,7 @@ func runDemo(ctx context.Context, args []string, log *slog.Logger) error {
 	publicUI := fs.String("public-temporal-ui-url", "", "the Temporal UI's URL as users reach it, printed")
 	example := fs.String("example", "examples/demo-app", "app config synced to the demo app and provisioned on the demo install")
 	tokenDir := fs.String("runner-token-dir", "", "write each runner's token to DIR/<runner>/token (default: <data-dir>/runners)")
+	tokenUID := fs.Int("runner-token-uid", -1, "give the token files and their directories to this user and group ID (as root: the runners' user)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func runDemo(ctx context.Context, args []string, log *slog.Logger) error {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	for _, r := range boot.runners {
-		if err := writeRunnerToken(*tokenDir, r); err != nil {
+		if err := writeRunnerToken(*tokenDir, r, *tokenUID); err != nil {
 			return err
 		}
 	}
@@ -68,15 +69,23 @@ Watch:  curl -s -H "Authorization: Bearer $OUTPOST_TOKEN" $OUTPOST_API/v1/instal
 }
 
 // writeRunnerToken writes r's token to dir/<r.name>/token (mode 0600),
-// replacing the file at once so a runner never reads half of it.
-func writeRunnerToken(dir string, r devRunner) error {
+// replacing the file at once so a runner never reads half of it; uid, when
+// not -1, owns the directory and the file.
+func writeRunnerToken(dir string, r devRunner, uid int) error {
 	d := filepath.Join(dir, r.name)
+	tmp := filepath.Join(d, ".token.tmp")
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return fmt.Errorf("runner token directory: %w", err)
 	}
-	tmp := filepath.Join(d, ".token.tmp")
 	if err := os.WriteFile(tmp, []byte(r.token+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write %s's token: %w", r.name, err)
+	}
+	if uid != -1 {
+		for _, p := range []string{d, tmp} {
+			if err := os.Chown(p, uid, uid); err != nil {
+				return fmt.Errorf("%s's token: %w", r.name, err)
+			}
+		}
 	}
 	return os.Rename(tmp, filepath.Join(d, "token"))
 }
