@@ -2,6 +2,7 @@ package compose
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -25,9 +26,13 @@ func (s *stack) badInput(t *testing.T) {
 		}
 	})
 	t.Run("runner with a wrong gateway URL", func(t *testing.T) {
-		// It retries for ever, saying why: stopped after 15 s.
-		out := s.runFor(15*time.Second, append(runner, "--gateway-url=http://nowhere:8081", "--token-file=/run/outpost/token")...)
-		if !strings.Contains(out, "failed, retrying") || !strings.Contains(out, "nowhere") {
+		// It retries for ever, saying why: its log after 15 s.
+		name := s.project + "-wrong-gateway"
+		s.compose("run", "-d", "--no-deps", "--name", name, "install-runner", "run", "--gateway-url=http://nowhere:8081", "--token-file=/run/outpost/token")
+		defer exec.Command("docker", "rm", "-f", name).Run()
+		time.Sleep(15 * time.Second)
+		out, _ := exec.Command("docker", "logs", name).CombinedOutput()
+		if !strings.Contains(string(out), "failed, retrying") || !strings.Contains(string(out), "nowhere") {
 			t.Errorf("want retries naming the gateway's host:\n%s", out)
 		}
 	})
