@@ -6,7 +6,7 @@
 #   tool    Docker Compose built from source (scripts/tools.sh compose) and
 #           installed as the docker CLI plugin ~/.docker/cli-plugins/docker-compose
 #   images  scripts/docker.sh (engine, base images, the outpost and runner
-#           images), then, when missing (cached by name), the stand-ins:
+#           images), then the stand-ins (docker's layer cache makes a rebuild quick):
 #           $POSTGRES_IMAGE (build/postgres.Dockerfile on the local Debian base)
 #           and $DEMO_RUNNER_IMAGE (build/demo-runner.Dockerfile: the runner
 #           image plus outpost-registry, outpost-cluster, etcd and kube-apiserver)
@@ -28,10 +28,8 @@ tool() {
   docker compose version >&2
 }
 
-has_image() { docker image inspect "$1" >/dev/null 2>&1; }
 
 postgres_image() {
-  has_image "$POSTGRES_IMAGE" && return
   log "building $POSTGRES_IMAGE (Debian's postgresql-15 on outpost-local/debian:bookworm)"
   docker build -q --build-arg BASE_IMAGE=outpost-local/debian:bookworm \
     -f "$root/build/postgres.Dockerfile" -t "$POSTGRES_IMAGE" "$root/build" >/dev/null

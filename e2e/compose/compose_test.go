@@ -12,7 +12,7 @@ import (
 func TestComposeStack(t *testing.T) {
 	s := newStack(t)
 	start := time.Now()
-	t.Logf("docker compose up (healthy, bootstrap done) in %s", s.up().Round(time.Second))
+	t.Logf("docker compose up (healthy, bootstrap done) in %s", s.up(t).Round(time.Second))
 	token, install := s.demo()
 	s.waitInstall(token, install, 10*time.Minute)
 	t.Logf("demo install provisioned %s after docker compose up began", time.Since(start).Round(time.Second))
@@ -64,7 +64,7 @@ func TestComposeStack(t *testing.T) {
 		}
 		s.call(token, "GET", "/v1/installs/"+install+"/operations", nil, &before)
 		s.compose("down")
-		s.up()
+		s.up(t)
 		s.call(token, "GET", "/v1/installs/"+install+"/operations", nil, &after)
 		if len(before.Operations) == 0 || fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Fatalf("operations before down: %v, after up: %v", before, after)

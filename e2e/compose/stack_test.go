@@ -95,11 +95,11 @@ func (s *stack) command(ctx context.Context, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// up starts the stack and waits for every service to be healthy (or done).
-func (s *stack) up(args ...string) time.Duration {
+// up starts the stack (failing t, the running test, if it cannot) and waits for every service to be healthy (or done).
+func (s *stack) up(t *testing.T, args ...string) time.Duration {
 	start := time.Now()
 	if out, err := s.run(append([]string{"up", "-d", "--wait", "--wait-timeout", "600"}, args...)...); err != nil {
-		s.t.Fatalf("docker compose up: %v\n%s\nlogs:\n%s", err, out, s.compose("logs", "--no-color", "--tail", "40"))
+		t.Fatalf("docker compose up: %v\n%s\nlogs:\n%s", err, out, s.compose("logs", "--no-color", "--tail", "40"))
 	}
 	return time.Since(start)
 }
