@@ -24,8 +24,14 @@
 # two cores, once: the directory is named by version, so it is the cache.
 # No release binary is downloaded.
 #
-# Usage: scripts/tools.sh [--background LOG] [terraform] [kube]
-# With no tool named, both. With --background LOG, a missing tool is built in
+# Docker Compose (v2.40.3), for the compose stack's tests (scripts/compose.sh):
+# built from source through the Go module proxy, from the tools module
+# tools/compose/go.mod, into .tools/compose/v2.40.3/docker-compose (about 10
+# minutes on two cores with empty Go caches, once; named by version, so cached).
+# Only when named: `scripts/tools.sh compose`.
+#
+# Usage: scripts/tools.sh [--background LOG] [terraform] [kube] [compose]
+# With no tool named, terraform and kube. With --background LOG, a missing tool is built in
 # a background process that writes to LOG (and records its pid in LOG.pid,
 # so a second start while it runs only says so); LOG's last line ends in
 # "done" or "failed". `go tool task dev` builds kube so, while the control
@@ -124,6 +130,22 @@ kube_tools() {
   echo "tools: etcd and kube-apiserver $version built in $(( $(date +%s) - start ))s: $dir" >&2
 }
 
+compose_tool() {
+  # Keep in step with tools/compose/go.mod and scripts/compose.sh.
+  local version=v2.40.3
+  local dir="$root/.tools/compose/$version"
+  [ -x "$dir/docker-compose" ] && return
+  echo "tools: building Docker Compose $version from the Go module proxy into $dir (about 10 minutes on 2 cores with empty Go caches, once)" >&2
+  local start=$SECONDS
+  newtmp "$dir"
+  (cd "$root/tools/compose" && GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-w -X github.com/docker/compose/v2/internal.Version=$version" -o "$tmp/docker-compose" github.com/docker/compose/v2/cmd)
+  mkdir -p "$dir" && mv -f "$tmp/docker-compose" "$dir/docker-compose"
+  echo "tools: Docker Compose $version built in $(( SECONDS - start ))s: $dir/docker-compose" >&2
+}
+
+compose_missing() { [ ! -x "$root/.tools/compose/v2.40.3/docker-compose" ]; }
+
 # kube_missing and terraform_missing say whether a build is needed.
 kube_missing() {
   local dir="$root/.tools/kube/v1.36.3"
@@ -156,8 +178,8 @@ kube_tool() { kube_tools; }
 
 for tool in "${want[@]}"; do
   case $tool in
-    terraform | kube) ;;
-    *) echo "tools: unknown tool $tool (want terraform or kube)" >&2; exit 2 ;;
+    terraform | kube | compose) ;;
+    *) echo "tools: unknown tool $tool (want terraform, kube or compose)" >&2; exit 2 ;;
   esac
   if [ -n "$background" ]; then
     in_background "$tool"

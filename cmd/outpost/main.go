@@ -28,6 +28,9 @@ Usage:
   outpost temporal [flags]   a Temporal server (+ UI) on its own, its state in <data-dir>/temporal (SQLite)
   outpost migrate  [flags]   apply database migrations
   outpost org create NAME    create an org and print its first API token
+  outpost demo     [flags]   set up dev's demo org, app and install on a running control plane, start its provision
+  outpost proxy    [flags]   forward TCP ports to (every replica of) a host, as a load balancer does
+  outpost probe    URL...    exit 0 when each http(s) URL answers 2xx and each tcp://HOST:PORT accepts
   outpost version
 
 Every flag can also be set in the environment: -gateway-url is OUTPOST_GATEWAY_URL,
@@ -62,6 +65,12 @@ func main() {
 		err = runMigrate(ctx, args, log)
 	case "org":
 		err = runOrg(ctx, args, log)
+	case "demo":
+		err = runDemo(ctx, args, log)
+	case "proxy":
+		err = runProxy(ctx, args, log)
+	case "probe":
+		err = runProbe(ctx, args, log)
 	case "version":
 		fmt.Println(version)
 	case "-h", "--help", "help":

@@ -1,0 +1,79 @@
+package compose
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestComposeStack brings docker-compose.yml up with the local images, and
+// checks the demo, the topology and a restart.
+func TestComposeStack(t *testing.T) {
+	s := newStack(t)
+	start := time.Now()
+	t.Logf("docker compose up (healthy, bootstrap done) in %s", s.up(t).Round(time.Second))
+	token, install := s.demo()
+	s.waitInstall(token, install, 10*time.Minute)
+	t.Logf("demo install provisioned %s after docker compose up began", time.Since(start).Round(time.Second))
+
+	t.Run("debug command on the runner", func(t *testing.T) {
+		var cmd struct {
+			ID string `json:"id"`
+		}
+		if code := s.call(token, "POST", "/v1/installs/"+install+"/commands",
+			map[string]any{"command": []string{"sh", "-c", "echo hello from $(hostname)"}}, &cmd); code != 201 && code != 202 && code != 200 {
+			t.Fatalf("POST commands: %d", code)
+		}
+		var got struct {
+			Status   string `json:"status"`
+			ExitCode *int   `json:"exit_code"`
+			Output   string `json:"output"`
+		}
+		s.call(token, "GET", "/v1/installs/"+install+"/commands/"+cmd.ID+"?wait=60", nil, &got)
+		if got.ExitCode == nil || *got.ExitCode != 0 || !strings.Contains(got.Output, "hello from") {
+			t.Fatalf("command: %+v", got)
+		}
+	})
+
+	t.Run("topology", func(t *testing.T) {
+		for _, addr := range []string{"edge:8081", "edge:5000"} {
+			if ok, out := s.canConnect("install-runner", addr); !ok {
+				t.Errorf("install runner cannot reach %s: %s", addr, out)
+			}
+		}
+		for _, addr := range []string{"postgres:5432", "temporal:7233", "api:8080", "api:8081", "worker:80", "lb:8080"} {
+			if ok, _ := s.canConnect("install-runner", addr); ok {
+				t.Errorf("install runner reaches %s", addr)
+			}
+		}
+		ip := s.containerIP("install-runner", "install")
+		for _, from := range []string{"api", "worker", "lb"} {
+			ok, out := s.canConnect(from, ip+":8090")
+			if ok || strings.Contains(out, "connection refused") {
+				t.Errorf("%s has a route to the install runner (%s): %s", from, ip, out)
+			}
+		}
+	})
+
+	t.Run("bad input", s.badInput)
+
+	t.Run("down and up keeps installs", func(t *testing.T) {
+		var before, after struct {
+			Operations []struct{ ID, Status string } `json:"operations"`
+		}
+		s.call(token, "GET", "/v1/installs/"+install+"/operations", nil, &before)
+		s.compose("down")
+		s.up(t)
+		s.call(token, "GET", "/v1/installs/"+install+"/operations", nil, &after)
+		if len(before.Operations) == 0 || fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("operations before down: %v, after up: %v", before, after)
+		}
+		var in struct {
+			Status string `json:"status"`
+		}
+		if s.call(token, "GET", "/v1/installs/"+install, nil, &in); in.Status != "active" {
+			t.Fatalf("install after down and up: %q", in.Status)
+		}
+	})
+}
