@@ -58,6 +58,25 @@ func TestComposeStack(t *testing.T) {
 
 	t.Run("bad input", s.badInput)
 
+	t.Run("two APIs and two workers", func(t *testing.T) {
+		s.up(t, "--scale", "api=2", "--scale", "worker=2")
+		for _, svc := range []string{"api", "worker"} {
+			if ids := strings.Fields(s.compose("ps", "-q", "--status", "running", svc)); len(ids) != 2 {
+				t.Fatalf("%s: %d running replicas, want 2", svc, len(ids))
+			}
+		}
+		var op struct{ ID, Status, Error string }
+		if code := s.call(token, "POST", "/v1/installs/"+install+"/reprovision", nil, &op); code != 202 {
+			t.Fatalf("POST reprovision: %d", code)
+		}
+		for deadline := time.Now().Add(5 * time.Minute); op.Status != "succeeded"; {
+			if op.Status == "failed" || op.Status == "cancelled" || time.Now().After(deadline) {
+				t.Fatalf("reprovision on the scaled stack: %+v", op)
+			}
+			s.call(token, "GET", "/v1/installs/"+install+"/operations/"+op.ID+"?wait=30", nil, &op)
+		}
+	})
+
 	t.Run("down and up keeps installs", func(t *testing.T) {
 		var before, after struct {
 			Operations []struct{ ID, Status string } `json:"operations"`
