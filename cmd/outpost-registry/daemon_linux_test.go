@@ -19,23 +19,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/outpost-dev/outpost/internal/testutil"
 )
 
 const testPassword = "s3cret-Pa55word"
 
 var testCreds = []string{"OUTPOST_REGISTRY_USERNAME=install", "OUTPOST_REGISTRY_PASSWORD=" + testPassword}
-
-// freeAddr is a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 type result struct {
 	stdout, stderr string
@@ -129,7 +119,7 @@ func getV2(t *testing.T, addr string, auth bool) int {
 
 func TestUpDown(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "install", "registry")
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	killOnCleanup(t, filepath.Join(dir, "pid"))
 	var outputs []string
 
@@ -194,7 +184,7 @@ func TestUpDown(t *testing.T) {
 		t.Fatalf("up again: pid %d, was %d", p, pid)
 	}
 	// Up again elsewhere: refused, naming down.
-	moved := runBinary(t, testCreds, "up", "-dir", dir, "-addr", freeAddr(t))
+	moved := runBinary(t, testCreds, "up", "-dir", dir, "-addr", testutil.FreeAddr(t))
 	outputs = append(outputs, moved.stdout, moved.stderr)
 	if moved.code == 0 || !strings.Contains(moved.stderr, "already runs") || !strings.Contains(moved.stderr, "down") {
 		t.Errorf("up on another address while running: %s", moved)
@@ -240,7 +230,7 @@ func contains(list []string, s string) bool {
 
 func TestUpAfterTheDaemonWasKilled(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "registry")
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	killOnCleanup(t, filepath.Join(dir, "pid"))
 	if r := runBinary(t, testCreds, "up", "-dir", dir, "-addr", addr); r.code != 0 {
 		t.Fatalf("up: %s", r)

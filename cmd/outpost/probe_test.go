@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/outpost-dev/outpost/internal/testutil"
 )
 
 // The images' health check: a 2xx answer and an open port pass; anything
@@ -19,7 +21,7 @@ func TestProbe(t *testing.T) {
 	defer ok.Close()
 	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
 	defer bad.Close()
-	closed := closedAddr(t)
+	closed := testutil.FreeAddr(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		args []string
@@ -59,7 +61,7 @@ func TestProxyForwards(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
-	for target, want := range map[string]string{echo.Addr().String(): "hello", closedAddr(t): ""} {
+	for target, want := range map[string]string{echo.Addr().String(): "hello", testutil.FreeAddr(t): ""} {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -82,15 +84,4 @@ func TestProxyForwards(t *testing.T) {
 	if err := runProxy(ctx, []string{"-forward", "nonsense"}, log); err == nil || !strings.Contains(err.Error(), "want LISTEN=HOST:PORT") {
 		t.Errorf("a bad -forward: %v", err)
 	}
-}
-
-// closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
