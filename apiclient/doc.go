@@ -9,5 +9,8 @@
 //	go generate ./apiclient
 //
 // The generator runs at a pinned version through `go run pkg@version`, so it
-// is no dependency of the module. outpostctl, the vendor's CLI, is its user.
+// is no dependency of the module. It writes two files by concern: the
+// request and answer types (types.gen.go) and the calls (client.gen.go, one
+// generator output: its Client type is shared by every call, so it is not
+// split further). outpostctl, the vendor's CLI, is its user.
 package apiclient
