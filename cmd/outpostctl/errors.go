@@ -13,7 +13,7 @@ const (
 	exitAuth        = 3 // the API refused the token (401)
 	exitNotFound    = 4 // no such app, install, operation (404)
 	exitConflict    = 5 // the API answered 409: e.g. an operation already runs on the install
-	exitOperation   = 6 // a waited-for operation ended failed, cancelled or denied
+	exitOperation   = 6 // a waited-for operation ended failed, cancelled or denied; a waited-for build failed
 )
 
 const exitCodesHelp = `Exit codes:
@@ -23,7 +23,7 @@ const exitCodesHelp = `Exit codes:
   3  the API refused the token (401)
   4  not found (404)
   5  conflict (409), e.g. an operation already runs on the install
-  6  a waited-for operation failed, was cancelled or denied`
+  6  a waited-for operation failed, was cancelled or denied, or a waited-for build failed`
 
 // exitError is an error with the exit code it ends the process with.
 type exitError struct {

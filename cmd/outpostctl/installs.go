@@ -10,8 +10,8 @@ import (
 )
 
 func (c *cli) installsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "installs", Short: "Create, list and show installs"}
-	cmd.AddCommand(c.installsCreateCmd(), c.installsListCmd(), c.installsShowCmd())
+	cmd := &cobra.Command{Use: "installs", Short: "Create, list, show and delete installs"}
+	cmd.AddCommand(c.installsCreateCmd(), c.installsListCmd(), c.installsShowCmd(), c.installsDeleteCmd())
 	return cmd
 }
 
@@ -98,6 +98,48 @@ func (c *cli) installsListCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&appRef, "app", "", "only the installs of this app (name or ID)")
 	return cmd
+}
+
+func (c *cli) installsDeleteCmd() *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "delete INSTALL --yes",
+		Short: "Delete an install and its runner",
+		Long: "Delete an install and its runner: the runner's tokens stop working at once; its jobs and logs are\n" +
+			"kept. What the install provisioned is not destroyed: deprovision it first. --yes confirms.\n" +
+			"With -o json, the install as it was.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if !yes {
+				return fail(exitUsage, "not deleting install %s (status %s) without --yes: it deletes the install and its runner, not what it provisioned (`outpostctl deprovision %s` first)",
+					inst.Name, inst.Status, inst.Name)
+			}
+			if _, err := check(a.DeleteInstallWithResponse(cmd.Context(), inst.Id)); err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printJSON(inst)
+			}
+			fmt.Fprintf(c.stdout, "install %s (%s) deleted\n", inst.Name, inst.Id)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "confirm the deletion")
+	return cmd
+}
+
+// apiForInstall is the context's client and the install ref names.
+func (c *cli) apiForInstall(ctx context.Context, ref string) (*api, apiclient.Install, error) {
+	a, err := c.api()
+	if err != nil {
+		return nil, apiclient.Install{}, err
+	}
+	inst, err := a.install(ctx, ref)
+	return a, inst, err
 }
 
 // install finds an install by ID or name; a name two apps' installs share

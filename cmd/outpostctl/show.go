@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -69,11 +68,7 @@ func (c *cli) showInstall(in apiclient.Install, runner *apiclient.Runner, comps 
 	w := c.stdout
 	fmt.Fprintf(w, "install %s (%s), app %s: %s\n", in.Name, in.Id, in.AppId, in.Status)
 	if runner != nil {
-		seen := "never seen"
-		if runner.LastSeenAt != nil {
-			seen = "last seen " + time.Since(*runner.LastSeenAt).Round(time.Second).String() + " ago"
-		}
-		fmt.Fprintf(w, "runner %s: %s, %s, version %q\n", runner.Id, runner.Status, seen, runner.Version)
+		fmt.Fprintf(w, "runner %s: %s, %s, version %q\n", runner.Id, runner.Status, lastSeen(*runner), runner.Version)
 	}
 	fmt.Fprintln(w, "inputs:")
 	for _, i := range in.Inputs {

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+
+	"github.com/outpost-dev/outpost/apiclient"
+)
+
+func (c *cli) configsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "configs", Short: "List, show and compare an app's config versions"}
+	cmd.AddCommand(c.configsListCmd(), c.configsShowCmd(), c.configsDiffCmd())
+	return cmd
+}
+
+// appFlag is the required --app flag of a command about one app.
+func appFlag(cmd *cobra.Command, ref *string) {
+	cmd.Flags().StringVar(ref, "app", "", "the app, by name or ID")
+	_ = cmd.MarkFlagRequired("app")
+}
+
+func (c *cli) configsListCmd() *cobra.Command {
+	var appRef string
+	cmd := &cobra.Command{
+		Use:   "list --app APP",
+		Short: "List an app's config versions, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, app, err := c.apiForApp(cmd.Context(), appRef)
+			if err != nil {
+				return err
+			}
+			r, err := check(a.ListAppConfigsWithResponse(cmd.Context(), app.Id))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			var rows [][]string
+			for _, v := range r.JSON200.Configs {
+				rows = append(rows, []string{fmt.Sprint(v.Version), stamp(v.CreatedAt)})
+			}
+			return table(c.stdout, "VERSION\tCREATED", rows)
+		},
+	}
+	appFlag(cmd, &appRef)
+	return cmd
+}
+
+func (c *cli) configsShowCmd() *cobra.Command {
+	var appRef string
+	cmd := &cobra.Command{
+		Use:   "show --app APP [VERSION|latest]",
+		Short: "Show a config version as the API validated it (default: the latest)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			version := "latest"
+			if len(args) == 1 {
+				version = args[0]
+			}
+			a, app, err := c.apiForApp(cmd.Context(), appRef)
+			if err != nil {
+				return err
+			}
+			r, err := a.config(cmd.Context(), app, version)
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			cfg := r.JSON200
+			fmt.Fprintf(c.stdout, "app %s, config version %d, synced %s\n", app.Name, cfg.Version, stamp(cfg.CreatedAt))
+			_, err = fmt.Fprint(c.stdout, strings.Join(configLines(*cfg), ""))
+			return err
+		},
+	}
+	appFlag(cmd, &appRef)
+	return cmd
+}
+
+// configDiff is what `configs diff -o json` prints: the two versions as the
+// API shows them, and the unified diff of their renderings.
+type configDiff struct {
+	From json.RawMessage `json:"from"`
+	To   json.RawMessage `json:"to"`
+	Diff string          `json:"diff"`
+}
+
+func (c *cli) configsDiffCmd() *cobra.Command {
+	var appRef string
+	cmd := &cobra.Command{
+		Use:   "diff --app APP V1 V2",
+		Short: "Compare two config versions (numbers, or latest), as a unified diff",
+		Long: "Compare two config versions as `configs show` renders them: app, sandbox, inputs, components,\n" +
+			"levels and files. Prints \"no differences\" when they are the same; the exit code is 0 either way.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, app, err := c.apiForApp(cmd.Context(), appRef)
+			if err != nil {
+				return err
+			}
+			from, err := a.config(cmd.Context(), app, args[0])
+			if err != nil {
+				return err
+			}
+			to, err := a.config(cmd.Context(), app, args[1])
+			if err != nil {
+				return err
+			}
+			diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+				A: configLines(*from.JSON200), B: configLines(*to.JSON200), Context: 3,
+				FromFile: fmt.Sprintf("%s version %d", app.Name, from.JSON200.Version),
+				ToFile:   fmt.Sprintf("%s version %d", app.Name, to.JSON200.Version),
+			})
+			if err != nil {
+				return fmt.Errorf("diff: %w", err)
+			}
+			switch {
+			case c.output == "json":
+				return c.printJSON(configDiff{From: from.Body, To: to.Body, Diff: diff})
+			case diff == "":
+				fmt.Fprintf(c.stdout, "no differences between versions %d and %d\n", from.JSON200.Version, to.JSON200.Version)
+			default:
+				fmt.Fprint(c.stdout, diff)
+			}
+			return nil
+		},
+	}
+	appFlag(cmd, &appRef)
+	return cmd
+}
+
+// config gets a config version of the app.
+func (a *api) config(ctx context.Context, app apiclient.App, version string) (*apiclient.GetAppConfigResponse, error) {
+	r, err := check(a.GetAppConfigWithResponse(ctx, app.Id, version))
+	if e, ok := errors.AsType[*apiError](err); ok && e.Status == http.StatusNotFound {
+		return nil, fail(exitNotFound, "app %s has no config version %s (`outpostctl configs list --app %s` shows them)",
+			app.Name, version, app.Name)
+	}
+	return r, err
+}
+
+// configLines renders a config, one fact a line (each ending in a newline),
+// in the API's order: what `configs show` prints and `configs diff` compares.
+func configLines(cfg apiclient.AppConfig) []string {
+	l := []string{fmt.Sprintf("app: %s\n", cfg.App.Name), fmt.Sprintf("description: %s\n", cfg.App.Description),
+		fmt.Sprintf("sandbox: %s\n", cfg.Sandbox.Source), "inputs:\n"}
+	for _, in := range cfg.Inputs {
+		facts := []string{string(in.Type)}
+		if in.Required {
+			facts = append(facts, "required")
+		}
+		if in.Sensitive {
+			facts = append(facts, "sensitive")
+		}
+		if in.Default != nil {
+			b, _ := json.Marshal(in.Default)
+			facts = append(facts, "default "+string(b))
+		}
+		line := fmt.Sprintf("  %s: %s", in.Name, strings.Join(facts, ", "))
+		if in.Description != nil && *in.Description != "" {
+			line += " — " + *in.Description
+		}
+		l = append(l, line+"\n")
+	}
+	l = append(l, "components:\n")
+	for _, comp := range cfg.Components {
+		line := fmt.Sprintf("  %s: %s in %s", comp.Name, comp.Type, comp.File)
+		if comp.Source != nil {
+			line += ", source " + *comp.Source
+		}
+		if comp.Image != nil {
+			line += ", image " + *comp.Image
+		}
+		if len(comp.Dependencies) > 0 {
+			line += ", after " + strings.Join(comp.Dependencies, ", ")
+		}
+		l = append(l, line+"\n")
+	}
+	l = append(l, "levels:\n")
+	for i, level := range cfg.Levels {
+		l = append(l, fmt.Sprintf("  %d: %s\n", i+1, strings.Join(level, ", ")))
+	}
+	l = append(l, "files:\n")
+	for _, f := range cfg.Files {
+		l = append(l, "  "+f+"\n")
+	}
+	return l
+}
+
+// stamp is a time as the CLI prints it: UTC, to the second.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outpost-dev/outpost/apiclient"
+)
+
+func (c *cli) runnersCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "runners", Short: "List and show runners, issue their tokens, print their helm install"}
+	cmd.AddCommand(c.runnersListCmd(), c.runnersShowCmd(), c.runnersTokenCmd(), c.runnersHelmInstallCmd(), c.runnersRevokeCmd())
+	return cmd
+}
+
+func (c *cli) runnersListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the org's runners: one per install, and the build runner",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := c.api()
+			if err != nil {
+				return err
+			}
+			r, err := check(a.ListRunnersWithResponse(cmd.Context()))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			var rows [][]string
+			for _, rn := range r.JSON200.Runners {
+				install := "-"
+				if rn.InstallId != nil {
+					install = *rn.InstallId
+				}
+				rows = append(rows, []string{rn.Id, rn.Kind, install, string(rn.Status), lastSeen(rn), rn.Version})
+			}
+			return table(c.stdout, "ID\tKIND\tINSTALL\tSTATUS\tLAST SEEN\tVERSION", rows)
+		},
+	}
+}
+
+func (c *cli) runnersShowCmd() *cobra.Command {
+	var installRef string
+	cmd := &cobra.Command{
+		Use:   "show RUNNER_ID | --install INSTALL",
+		Short: "Show a runner: online or offline, when last seen, its version and capabilities",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 1) == (installRef != "") {
+				return fail(exitUsage, "name the runner by its ID or by --install INSTALL, one of the two")
+			}
+			a, err := c.api()
+			if err != nil {
+				return err
+			}
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			} else if id, err = a.installRunner(cmd.Context(), installRef); err != nil {
+				return err
+			}
+			r, err := check(a.GetRunnerWithResponse(cmd.Context(), id))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			c.showRunner(*r.JSON200)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&installRef, "install", "", "the runner of this install (name or ID)")
+	return cmd
+}
+
+func (c *cli) showRunner(r apiclient.Runner) {
+	w := c.stdout
+	of := "the org's build runner"
+	if r.InstallId != nil {
+		of = "install " + *r.InstallId
+	}
+	fmt.Fprintf(w, "runner %s (%s runner, %s): %s, %s\n", r.Id, r.Kind, of, r.Status, lastSeen(r))
+	version := r.Version
+	if version == "" {
+		version = "unknown"
+	}
+	registered := "not registered yet"
+	if r.RegisteredAt != nil {
+		registered = "registered " + stamp(*r.RegisteredAt)
+	}
+	fmt.Fprintf(w, "version %s, %s\n", version, registered)
+	if len(r.Capabilities) > 0 {
+		fmt.Fprintf(w, "capabilities: %s\n", strings.Join(r.Capabilities, ", "))
+	}
+}
+
+// lastSeen is when the runner last called the gateway, as an age.
+func lastSeen(r apiclient.Runner) string {
+	if r.LastSeenAt == nil {
+		return "never seen"
+	}
+	return "last seen " + time.Since(*r.LastSeenAt).Round(time.Second).String() + " ago"
+}
+
+// installRunner is the ID of the install's runner.
+func (a *api) installRunner(ctx context.Context, ref string) (string, error) {
+	inst, err := a.install(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	if inst.Runner == nil {
+		return "", fail(exitNotFound, "install %s has no runner", inst.Name)
+	}
+	return inst.Runner.Id, nil
+}
+
+func (c *cli) runnersTokenCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "token INSTALL",
+		Short: "Issue a new one-time registration token for the install's runner, and print it once",
+		Long: "Issue a new one-time registration token for the install's runner; the previous one stops\n" +
+			"working, the tokens the runner already holds stay valid. It is printed only now.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := c.api()
+			if err != nil {
+				return err
+			}
+			id, err := a.installRunner(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			r, err := check(a.RotateRegistrationTokenWithResponse(cmd.Context(), id))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			fmt.Fprintf(c.stdout, "runner %s, registration token (shown only now): %s\n", id, r.JSON200.RegistrationToken)
+			return nil
+		},
+	}
+}
+
+func (c *cli) runnersHelmInstallCmd() *cobra.Command {
+	var namespace, secret, image, chart, version string
+	cmd := &cobra.Command{
+		Use:   "helm-install INSTALL [--namespace NS] [--token-secret NAME] [--image REF] [--chart REF] [--version V]",
+		Short: "Print the commands that install the install's runner in a Kubernetes cluster with helm",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			p := apiclient.GetRunnerHelmInstallParams{Namespace: optional(namespace), TokenSecret: optional(secret),
+				Image: optional(image), Chart: optional(chart), Version: optional(version)}
+			r, err := check(a.GetRunnerHelmInstallWithResponse(cmd.Context(), inst.Id, &p))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			h := r.JSON200
+			fmt.Fprintf(c.stdout, "%s\n# Replace <TOKEN> with a registration token (`outpostctl runners token %s` issues one):\n%s\n%s\n",
+				h.NamespaceCommand, inst.Name, h.SecretCommand, h.Command)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&namespace, "namespace", "", "the runner's namespace (default outpost-runner)")
+	f.StringVar(&secret, "token-secret", "", "the Secret holding the runner's token (default outpost-runner-token)")
+	f.StringVar(&image, "image", "", "the runner image, repository[:tag][@sha256:digest] (default: the control plane's)")
+	f.StringVar(&chart, "chart", "", "the chart reference (default: the API's)")
+	f.StringVar(&version, "version", "", "the chart's version (default: the API's)")
+	return cmd
+}
+
+func (c *cli) runnersRevokeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke-tokens RUNNER_ID",
+		Short: "Revoke every access token of a runner",
+		Long: "Revoke every access token the runner holds: it stops working at once, until it registers again\n" +
+			"with a new registration token (`outpostctl runners token INSTALL`). With -o json, the runner.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := c.api()
+			if err != nil {
+				return err
+			}
+			if _, err := check(a.RevokeRunnerTokensWithResponse(cmd.Context(), args[0])); err != nil {
+				return err
+			}
+			if c.output == "json" {
+				r, err := check(a.GetRunnerWithResponse(cmd.Context(), args[0]))
+				if err != nil {
+					return err
+				}
+				return c.printBody(r.Body)
+			}
+			fmt.Fprintf(c.stdout, "runner %s: every access token revoked\n", args[0])
+			return nil
+		},
+	}
+}
+
+// optional is nil for a flag left empty, so the API applies its default.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
