@@ -165,8 +165,12 @@ func (c *cli) checkShown(id string) {
 			c.t.Fatalf("db_password is not sensitive: %+v", in)
 		}
 	}
-	if text := c.ok("", "installs", "show", "cust-a"); strings.Contains(text, "s3cret") || !strings.Contains(text, "db_password = (sensitive)") {
-		c.t.Fatalf("installs show:\n%s", text)
+	text := c.ok("", "installs", "show", "cust-a")
+	for _, want := range []string{"db_password = (sensitive)", ": online, last seen ", "  web  build bld_",
+		`sandbox.region = "eu-central-1"`, "database.url = (sensitive)"} {
+		if strings.Contains(text, "s3cret") || !strings.Contains(text, want) {
+			c.t.Fatalf("installs show lacks %q or shows the password:\n%s", want, text)
+		}
 	}
 }
 

@@ -140,13 +140,13 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	ctx, g := startGateway(t, gateway.Config{Store: s, Logger: log, Intervals: iv, ReapInterval: 250 * time.Millisecond, TouchInterval: time.Second})
 	tc := dialTemporal(t, log)
 	st := &stack{t: t, store: s, client: tc, queue: "e2e-" + strings.ReplaceAll(t.Name(), "/", "-")}
-	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: st.queue}, Logger: log})
-	st.api = httptest.NewServer(a.Handler())
-	t.Cleanup(st.api.Close)
-	st.apiURL = st.api.URL
 	st.gw = httptest.NewServer(g.Handler())
 	t.Cleanup(st.gw.Close)
 	st.gateway = st.gw.URL
+	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: st.queue}, Logger: log, GatewayURL: st.gw.URL})
+	st.api = httptest.NewServer(a.Handler())
+	t.Cleanup(st.api.Close)
+	st.apiURL = st.api.URL
 	st.runnerTimeout = o.runnerTimeout
 	if st.runnerTimeout == 0 {
 		st.runnerTimeout = 2 * time.Minute

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,16 +72,15 @@ func (c *cli) configsShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := a.config(cmd.Context(), app, version)
+			v, err := a.config(cmd.Context(), app, version)
 			if err != nil {
 				return err
 			}
 			if c.output == "json" {
-				return c.printBody(r.Body)
+				return c.printBody(v.body)
 			}
-			cfg := r.JSON200
-			fmt.Fprintf(c.stdout, "app %s, config version %d, synced %s\n", app.Name, cfg.Version, stamp(cfg.CreatedAt))
-			_, err = fmt.Fprint(c.stdout, strings.Join(configLines(*cfg), ""))
+			fmt.Fprintf(c.stdout, "app %s, config version %d, synced %s\n", app.Name, v.Version, stamp(v.CreatedAt))
+			_, err = fmt.Fprint(c.stdout, strings.Join(v.lines(), ""))
 			return err
 		},
 	}
@@ -102,7 +102,8 @@ func (c *cli) configsDiffCmd() *cobra.Command {
 		Use:   "diff --app APP V1 V2",
 		Short: "Compare two config versions (numbers, or latest), as a unified diff",
 		Long: "Compare two config versions as `configs show` renders them: app, sandbox, inputs, components,\n" +
-			"levels and files. Prints \"no differences\" when they are the same; the exit code is 0 either way.",
+			"levels, files, and the digest of each built component's source (which changes with its module or\n" +
+			"chart). Prints \"no differences\" when they are the same; the exit code is 0 either way.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, app, err := c.apiForApp(cmd.Context(), appRef)
@@ -118,18 +119,18 @@ func (c *cli) configsDiffCmd() *cobra.Command {
 				return err
 			}
 			diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-				A: configLines(*from.JSON200), B: configLines(*to.JSON200), Context: 3,
-				FromFile: fmt.Sprintf("%s version %d", app.Name, from.JSON200.Version),
-				ToFile:   fmt.Sprintf("%s version %d", app.Name, to.JSON200.Version),
+				A: from.lines(), B: to.lines(), Context: 3,
+				FromFile: fmt.Sprintf("%s version %d", app.Name, from.Version),
+				ToFile:   fmt.Sprintf("%s version %d", app.Name, to.Version),
 			})
 			if err != nil {
 				return fmt.Errorf("diff: %w", err)
 			}
 			switch {
 			case c.output == "json":
-				return c.printJSON(configDiff{From: from.Body, To: to.Body, Diff: diff})
+				return c.printJSON(configDiff{From: from.body, To: to.body, Diff: diff})
 			case diff == "":
-				fmt.Fprintf(c.stdout, "no differences between versions %d and %d\n", from.JSON200.Version, to.JSON200.Version)
+				fmt.Fprintf(c.stdout, "no differences between versions %d and %d\n", from.Version, to.Version)
 			default:
 				fmt.Fprint(c.stdout, diff)
 			}
@@ -140,19 +141,36 @@ func (c *cli) configsDiffCmd() *cobra.Command {
 	return cmd
 }
 
-// config gets a config version of the app.
-func (a *api) config(ctx context.Context, app apiclient.App, version string) (*apiclient.GetAppConfigResponse, error) {
-	r, err := check(a.GetAppConfigWithResponse(ctx, app.Id, version))
-	if e, ok := errors.AsType[*apiError](err); ok && e.Status == http.StatusNotFound {
-		return nil, fail(exitNotFound, "app %s has no config version %s (`outpostctl configs list --app %s` shows them)",
-			app.Name, version, app.Name)
-	}
-	return r, err
+// configVersion is a config version as the API shows it (body), and the
+// builds it uses.
+type configVersion struct {
+	apiclient.AppConfig
+	body   []byte
+	builds []apiclient.Build
 }
 
-// configLines renders a config, one fact a line (each ending in a newline),
-// in the API's order: what `configs show` prints and `configs diff` compares.
-func configLines(cfg apiclient.AppConfig) []string {
+// config gets a config version of the app and the builds it uses.
+func (a *api) config(ctx context.Context, app apiclient.App, version string) (configVersion, error) {
+	r, err := check(a.GetAppConfigWithResponse(ctx, app.Id, version))
+	if e, ok := errors.AsType[*apiError](err); ok && e.Status == http.StatusNotFound {
+		return configVersion{}, fail(exitNotFound, "app %s has no config version %s (`outpostctl configs list --app %s` shows them)",
+			app.Name, version, app.Name)
+	}
+	if err != nil {
+		return configVersion{}, err
+	}
+	n := strconv.Itoa(r.JSON200.Version)
+	b, err := check(a.ListBuildsWithResponse(ctx, app.Id, &apiclient.ListBuildsParams{ConfigVersion: &n}))
+	if err != nil {
+		return configVersion{}, err
+	}
+	return configVersion{AppConfig: *r.JSON200, body: r.Body, builds: b.JSON200.Builds}, nil
+}
+
+// lines render a config version, one fact a line (each ending in a
+// newline), in the API's order: what `configs show` prints and `configs
+// diff` compares.
+func (cfg configVersion) lines() []string {
 	l := []string{fmt.Sprintf("app: %s\n", cfg.App.Name), fmt.Sprintf("description: %s\n", cfg.App.Description),
 		fmt.Sprintf("sandbox: %s\n", cfg.Sandbox.Source), "inputs:\n"}
 	for _, in := range cfg.Inputs {
@@ -173,7 +191,13 @@ func configLines(cfg apiclient.AppConfig) []string {
 		}
 		l = append(l, line+"\n")
 	}
-	l = append(l, "components:\n")
+	return append(l, cfg.componentLines()...)
+}
+
+// componentLines are the components, their levels, the files and the digest
+// of each built component's source.
+func (cfg configVersion) componentLines() []string {
+	l := []string{"components:\n"}
 	for _, comp := range cfg.Components {
 		line := fmt.Sprintf("  %s: %s in %s", comp.Name, comp.Type, comp.File)
 		if comp.Source != nil {
@@ -194,6 +218,10 @@ func configLines(cfg apiclient.AppConfig) []string {
 	l = append(l, "files:\n")
 	for _, f := range cfg.Files {
 		l = append(l, "  "+f+"\n")
+	}
+	l = append(l, "built sources:\n")
+	for _, b := range cfg.builds {
+		l = append(l, fmt.Sprintf("  %s: %s\n", b.Component, b.SourceDigest))
 	}
 	return l
 }
