@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/outpost-dev/outpost/registry"
 )
 
 // wantLines fails the test unless out holds every line.
@@ -92,6 +95,15 @@ func TestCLIConfigsAndBuilds(t *testing.T) {
 		"build "+builds.Builds[0].ID+" of api (terraform_module), config version 1: succeeded\n", "digest: sha256:")
 	c.fails(1, "web2", "builds", "start", "--app", "demo", "--component", "web2")
 	c.fails(4, "not found", "builds", "show", "--app", "demo", "bld_0000000000000000")
+
+	// A build that fails, of an image its registry lacks: exit code 6.
+	public, err := registry.Start(context.Background(), registry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer public.Close()
+	s.syncConfig(writeArtifactsApp(t, public.Addr()+"/library/missing:1.0"))
+	c.fails(6, " of web failed: ", "builds", "start", "--app", "demo", "--component", "web", "--wait")
 }
 
 // The vendor looks at the install's runner, issues a registration token and
@@ -99,7 +111,7 @@ func TestCLIConfigsAndBuilds(t *testing.T) {
 func TestCLIRunnersTokensDelete(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	c := newCLI(t, s)
-	s.startRunner("OUTPOST_TOKEN_FILE=" + filepath.Join(t.TempDir(), "token"))
+	old := s.startRunner("OUTPOST_TOKEN_FILE=" + filepath.Join(t.TempDir(), "token"))
 	var runner struct{ ID, Status string }
 	waitFor(t, time.Minute, "the runner online", func() bool {
 		c.json("", &runner, "runners", "show", "--install", "customer-1")
@@ -114,7 +126,23 @@ func TestCLIRunnersTokensDelete(t *testing.T) {
 		"helm install ", "--namespace team-a", "<TOKEN>", s.gw.URL)
 	c.fails(1, "namespace", "runners", "helm-install", "customer-1", "--namespace", "Not_A_Label")
 	c.fails(1, "one of the two", "runners", "show", s.runnerID, "--install", "customer-1")
+
+	// Revoked, the runner registers again with a new registration token.
+	var before, after struct {
+		RegisteredAt time.Time `json:"registered_at"`
+	}
+	c.json("", &before, "runners", "show", s.runnerID)
 	wantLines(t, "runners revoke-tokens", c.ok("", "runners", "revoke-tokens", s.runnerID), "every access token revoked")
+	old.kill()
+	var reg struct {
+		Token string `json:"registration_token"`
+	}
+	c.json("", &reg, "runners", "token", "customer-1")
+	s.launchRunner("OUTPOST_TOKEN="+reg.Token, "OUTPOST_TOKEN_FILE="+filepath.Join(t.TempDir(), "token"))
+	waitFor(t, time.Minute, "the runner registered again", func() bool {
+		c.json("", &after, "runners", "show", s.runnerID)
+		return after.RegisteredAt.After(before.RegisteredAt)
+	})
 
 	var tok struct{ ID, Token string }
 	c.json("", &tok, "tokens", "create", "--name", "ci")

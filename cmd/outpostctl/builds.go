@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -126,7 +127,7 @@ func (c *cli) buildsStartCmd() *cobra.Command {
 				fmt.Fprintf(c.stdout, "build %s of %s %s: %s\n", b.Id, b.Component, how, b.Status)
 				return nil
 			}
-			return c.waitBuild(cmd.Context(), a, *b, how)
+			return c.waitBuild(cmd.Context(), a, app, *b, how)
 		},
 	}
 	appFlag(cmd, &appRef)
@@ -141,7 +142,7 @@ const buildPoll = time.Second
 
 // waitBuild polls the build (queued or reused) until it finishes, printing
 // each status change.
-func (c *cli) waitBuild(ctx context.Context, a *api, b apiclient.Build, how string) error {
+func (c *cli) waitBuild(ctx context.Context, a *api, app apiclient.App, b apiclient.Build, how string) error {
 	progress := c.stdout
 	if c.output == "json" {
 		progress = c.stderr
@@ -159,7 +160,7 @@ func (c *cli) waitBuild(ctx context.Context, a *api, b apiclient.Build, how stri
 			fmt.Fprintf(progress, "%s build %s of %s: %s\n", time.Now().Format("15:04:05"), b.Id, b.Component, b.Status)
 		}
 		if b.Status == apiclient.BuildStatusSucceeded || b.Status == apiclient.BuildStatusFailed {
-			return c.builtOrFailed(b, r.Body)
+			return c.builtOrFailed(app, b, r.Body)
 		}
 		select {
 		case <-ctx.Done():
@@ -169,7 +170,7 @@ func (c *cli) waitBuild(ctx context.Context, a *api, b apiclient.Build, how stri
 	}
 }
 
-func (c *cli) builtOrFailed(b apiclient.Build, body []byte) error {
+func (c *cli) builtOrFailed(app apiclient.App, b apiclient.Build, body []byte) error {
 	if c.output == "json" {
 		if err := c.printBody(body); err != nil {
 			return err
@@ -180,9 +181,9 @@ func (c *cli) builtOrFailed(b apiclient.Build, body []byte) error {
 	if b.Status == apiclient.BuildStatusFailed {
 		msg := ""
 		if b.Error != nil {
-			msg = ": " + *b.Error
+			msg = ": " + strings.Join(strings.Fields(*b.Error), " ") // on the error's one line
 		}
-		return fail(exitOperation, "build %s of %s failed%s", b.Id, b.Component, msg)
+		return fail(exitOperation, "build %s of %s failed%s (`outpostctl builds show --app %s %s`)", b.Id, b.Component, msg, app.Name, b.Id)
 	}
 	return nil
 }
