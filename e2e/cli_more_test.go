@@ -77,6 +77,14 @@ func TestCLIConfigsAndBuilds(t *testing.T) {
 		"--- demo version 1\n+++ demo version 2\n", `-  region: string, default "eu-west-1"`, `+  region: string, default "us-west-2"`,
 		"-  cache: ", "+  cache: ")
 	wantLines(t, "configs diff 2 latest", c.ok("", "configs", "diff", "--app", "demo", "2", "latest"), "no differences between versions 2 and 2")
+	var diffed struct {
+		From, To struct{ Version int }
+		Diff     string
+	}
+	c.json("", &diffed, "configs", "diff", "--app", "demo", "1", "latest")
+	if diffed.From.Version != 1 || diffed.To.Version != 2 || !strings.Contains(diffed.Diff, `+  region: string, default "us-west-2"`) {
+		t.Fatalf("configs diff -o json: %+v", diffed)
+	}
 	c.fails(4, "app demo has no config version 9", "configs", "show", "--app", "demo", "9")
 	c.fails(1, `"x" must be a version number`, "configs", "diff", "--app", "demo", "1", "x")
 	c.fails(4, `no app "ghost"`, "configs", "list", "--app", "ghost")
@@ -94,7 +102,7 @@ func TestCLIConfigsAndBuilds(t *testing.T) {
 	wantLines(t, "builds show", c.ok("", "builds", "show", "--app", "demo", builds.Builds[0].ID),
 		"build "+builds.Builds[0].ID+" of api (terraform_module), config version 1: succeeded\n", "digest: sha256:")
 	c.fails(1, "web2", "builds", "start", "--app", "demo", "--component", "web2")
-	c.fails(4, "not found", "builds", "show", "--app", "demo", "bld_0000000000000000")
+	c.fails(4, `app demo has no build "bld_0000000000000000"`, "builds", "show", "--app", "demo", "bld_0000000000000000")
 
 	// A build that fails, of an image its registry lacks: exit code 6.
 	public, err := registry.Start(context.Background(), registry.Config{})
@@ -126,6 +134,7 @@ func TestCLIRunnersTokensDelete(t *testing.T) {
 		"helm install ", "--namespace team-a", "<TOKEN>", s.gw.URL)
 	c.fails(1, "namespace", "runners", "helm-install", "customer-1", "--namespace", "Not_A_Label")
 	c.fails(1, "one of the two", "runners", "show", s.runnerID, "--install", "customer-1")
+	c.fails(4, `no runner "run_0000000000000000"`, "runners", "revoke-tokens", "run_0000000000000000")
 
 	// Revoked, the runner registers again with a new registration token.
 	var before, after struct {

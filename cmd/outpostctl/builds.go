@@ -62,7 +62,7 @@ func (c *cli) buildsShowCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.GetBuildWithResponse(cmd.Context(), app.Id, args[0]))
-			if err != nil {
+			if err = notFound(err, "app %s has no build %q (`outpostctl builds list --app %s` shows them)", app.Name, args[0], app.Name); err != nil {
 				return err
 			}
 			if c.output == "json" {

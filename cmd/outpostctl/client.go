@@ -110,6 +110,14 @@ func check[R answer](r R, err error) (R, error) {
 	return r, nil
 }
 
+// notFound is err, or the message when err is the API's 404.
+func notFound(err error, format string, args ...any) error {
+	if e, ok := errors.AsType[*apiError](err); ok && e.Status == http.StatusNotFound {
+		return fail(exitNotFound, format, args...)
+	}
+	return err
+}
+
 // explain is a one-line error naming what to do, and its exit code.
 func explain(e *apiError, ctx cliconfig.Context) error {
 	if e.Err != nil {

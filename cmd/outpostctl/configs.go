@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -152,11 +150,8 @@ type configVersion struct {
 // config gets a config version of the app and the builds it uses.
 func (a *api) config(ctx context.Context, app apiclient.App, version string) (configVersion, error) {
 	r, err := check(a.GetAppConfigWithResponse(ctx, app.Id, version))
-	if e, ok := errors.AsType[*apiError](err); ok && e.Status == http.StatusNotFound {
-		return configVersion{}, fail(exitNotFound, "app %s has no config version %s (`outpostctl configs list --app %s` shows them)",
-			app.Name, version, app.Name)
-	}
-	if err != nil {
+	if err = notFound(err, "app %s has no config version %s (`outpostctl configs list --app %s` shows them)",
+		app.Name, version, app.Name); err != nil {
 		return configVersion{}, err
 	}
 	n := strconv.Itoa(r.JSON200.Version)

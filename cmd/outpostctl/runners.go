@@ -68,7 +68,7 @@ func (c *cli) runnersShowCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.GetRunnerWithResponse(cmd.Context(), id))
-			if err != nil {
+			if err = notFound(err, "no runner %q (`outpostctl runners list` shows them)", id); err != nil {
 				return err
 			}
 			if c.output == "json" {
@@ -199,7 +199,8 @@ func (c *cli) runnersRevokeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := check(a.RevokeRunnerTokensWithResponse(cmd.Context(), args[0])); err != nil {
+			_, err = check(a.RevokeRunnerTokensWithResponse(cmd.Context(), args[0]))
+			if err = notFound(err, "no runner %q (`outpostctl runners list` shows them)", args[0]); err != nil {
 				return err
 			}
 			if c.output == "json" {
