@@ -130,6 +130,18 @@ func TestUpdateInputsExampleApp(t *testing.T) {
 	if !slices.Equal(approved, []string{"cache", "api"}) {
 		t.Fatalf("approved %v, want cache then api", approved)
 	}
+	s.replay(op.WorkflowID)
+
+	// A change that changes nothing is no new version; removing an optional
+	// input (back to its default) is one.
+	same := map[string]any{"set": []map[string]any{{"name": "cache_enabled", "value": "false"}}}
+	if code, raw, ans := s.patchInputs(inst, same); code != http.StatusOK || ans.InputsVersion != 3 || ans.Version != nil {
+		t.Fatalf("PATCH of the same value = %d %s, want version 3 and no new one", code, raw)
+	}
+	code, raw, ans = s.patchInputs(inst, map[string]any{"remove": []string{"region"}})
+	if code != http.StatusOK || ans.InputsVersion != 4 || ans.Version == nil || !slices.Equal(ans.Version.Removed, []string{"region"}) {
+		t.Fatalf("PATCH remove region = %d %s", code, raw)
+	}
 }
 
 // checkInputSteps checks an update_inputs that ended well: the changed steps
