@@ -53,6 +53,7 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 	if err != nil {
 		return JobRef{}, err
 	}
+	var digest string
 	m := protocol.HelmManifest{Operation: in.Operation, Kubeconfig: kubeconfig, Release: c.Helm.ReleaseName,
 		Namespace: c.Helm.Namespace, CreateNamespace: c.Helm.CreateNamespace, TimeoutMS: c.Helm.Timeout.Milliseconds(), Wait: c.Helm.Wait}
 	if in.Operation != protocol.HelmUninstall {
@@ -64,6 +65,7 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 			return JobRef{}, nonRetryable("values files of "+in.Step, err)
 		}
 		m.Values, m.SensitiveValues = values.Values, values.Sensitive
+		digest = helmDigest(values, kubeconfig)
 		st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
 		if err != nil {
 			return JobRef{}, err
@@ -78,7 +80,7 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeHelm, TimeoutMS: helmJobTimeout.Milliseconds()}
 	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
 		if in.Operation == protocol.HelmPlan {
-			return map[string]any{"status": status.StepPlanning, "plan_job_id": jobID}
+			return map[string]any{"status": status.StepPlanning, "plan_job_id": jobID, "render_digest": digest}
 		}
 		return map[string]any{"status": status.StepApplying, "apply_job_id": jobID}
 	})

@@ -29,6 +29,12 @@ type StepSpec struct {
 	// PrestartBeforeSandbox says a Prestart step that syncs its own build (ModuleSync) may be queued
 	// while the sandbox runs: it reads no sandbox output, and the registry comes with its variables.
 	PrestartBeforeSandbox bool
+	// Unchanged: an update_inputs step whose job renders as it was last
+	// applied, downstream of no changed step: it runs nothing.
+	Unchanged bool
+	// IfChanged: an update_inputs step after a changed one; it runs only if
+	// its job renders differently once those have ended (StepRenderChanged).
+	IfChanged bool
 }
 
 // OperationPlan is what a workflow needs to run an operation: the steps in a
@@ -99,6 +105,13 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 	if err != nil {
 		return OperationPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidOperation", err)
 	}
+	if op.Kind == store.OpUpdateInputs {
+		changed, err := a.changedSteps(ctx, op, p.Steps)
+		if err != nil {
+			return OperationPlan{}, err
+		}
+		markInputsUpdate(p.Steps, changed)
+	}
 	names := make([]string, len(p.Steps))
 	for i, st := range p.Steps {
 		names[i] = st.Name
@@ -113,8 +126,8 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 	default:
 		p.SucceededInstallStatus, p.FailedInstallStatus, p.InterruptedInstallStatus = status.InstallActive, status.InstallFailed, status.InstallFailed
 	}
-	if op.Kind == store.OpDeployComponent || op.Kind == store.OpTeardownComponent {
-		// A component operation does not change what the install is.
+	if op.Kind == store.OpDeployComponent || op.Kind == store.OpTeardownComponent || op.Kind == store.OpUpdateInputs {
+		// A component operation or an input update does not change what the install is.
 		inst, err := a.Store.GetInstall(ctx, op.OrgID, op.InstallID)
 		if err != nil {
 			return OperationPlan{}, err
@@ -228,11 +241,16 @@ type RunnerInfo struct {
 func (a *Activities) SetStepStatus(ctx context.Context, opID, step string, stepStatus status.Step, errMsg string) error {
 	now := time.Now().UTC()
 	changes := map[string]any{"status": stepStatus, "error": errMsg}
+	if stepStatus == status.StepSucceeded || stepStatus == status.StepNoChanges {
+		if err := a.recordAppliedRender(ctx, opID, step); err != nil {
+			return classify(err)
+		}
+	}
 	switch stepStatus {
 	case status.StepPlanning:
 		changes["started_at"] = now
 	case status.StepSucceeded, status.StepNoChanges, status.StepFailed, status.StepSkipped, status.StepDenied,
-		status.StepCancelled, status.StepPlanned:
+		status.StepCancelled, status.StepPlanned, status.StepUnchanged:
 		changes["finished_at"] = now
 	}
 	return classify(a.Store.UpdateStep(ctx, opID, step, changes))

@@ -38,7 +38,8 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 		return nil, err
 	}
 	destroy := op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent
-	withSandbox := op.Kind == store.OpProvision || op.Kind == store.OpReprovision || op.Kind == store.OpDeprovision
+	withSandbox := op.Kind == store.OpProvision || op.Kind == store.OpReprovision || op.Kind == store.OpDeprovision ||
+		op.Kind == store.OpUpdateInputs
 	dependents := g.Deps.Reverse()
 	var steps []StepSpec
 	var names []string
@@ -62,7 +63,8 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 				}
 			}
 		}
-		prestart := op.ApprovalMode != status.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
+		// An input update decides whether a step runs once what it waits for has ended: none starts early.
+		prestart := op.Kind != store.OpUpdateInputs && op.ApprovalMode != status.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
 		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart,
 			PrestartBeforeSandbox: prestart && !c.EnvReadsSandbox})
 	}

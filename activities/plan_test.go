@@ -79,6 +79,10 @@ func TestPlanSteps(t *testing.T) {
 		{"deploy with dependents", op(store.OpDeployComponent, "db", true), []string{
 			"db < prestart", "api < db", "web < api",
 		}},
+		{"update inputs: the sandbox and every component, nothing starts early", op(store.OpUpdateInputs, "", false), []string{
+			"sandbox <", "network < sandbox", "cache < network sandbox", "db < network sandbox",
+			"api < db cache sandbox", "web < api sandbox",
+		}},
 		{"teardown one component", op(store.OpTeardownComponent, "web", false), []string{
 			"web < destroy",
 		}},
@@ -114,10 +118,57 @@ func describeStep(st StepSpec) string {
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{st.Destroy, "destroy"}, {st.Prestart, "prestart"}, {st.PrestartBeforeSandbox, "prestart-before-sandbox"}} {
+	}{{st.Destroy, "destroy"}, {st.Prestart, "prestart"}, {st.PrestartBeforeSandbox, "prestart-before-sandbox"},
+		{st.Unchanged, "unchanged"}, {st.IfChanged, "if-changed"}} {
 		if f.on {
 			s += " " + f.name
 		}
 	}
 	return s
+}
+
+// An input update runs the steps whose rendering changed, looks again at
+// those after them once they end, and leaves every other one unchanged.
+func TestMarkInputsUpdate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		changed []string
+		steps   []string
+	}{
+		{"nothing changed", nil, []string{
+			"sandbox < unchanged", "network < sandbox unchanged", "cache < network sandbox unchanged",
+			"db < network sandbox unchanged", "api < db cache sandbox unchanged", "web < api sandbox unchanged",
+		}},
+		{"one component in the middle: its dependents, transitively, are looked at again", []string{"db"}, []string{
+			"sandbox < unchanged", "network < sandbox unchanged", "cache < network sandbox unchanged",
+			"db < network sandbox", "api < db cache sandbox if-changed", "web < api sandbox if-changed",
+		}},
+		{"a leaf", []string{"web"}, []string{
+			"sandbox < unchanged", "network < sandbox unchanged", "cache < network sandbox unchanged",
+			"db < network sandbox unchanged", "api < db cache sandbox unchanged", "web < api sandbox",
+		}},
+		{"the sandbox: every component comes after it", []string{"sandbox", "cache"}, []string{
+			"sandbox <", "network < sandbox if-changed", "cache < network sandbox",
+			"db < network sandbox if-changed", "api < db cache sandbox if-changed", "web < api sandbox if-changed",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps, err := planSteps(store.InstallOperation{Kind: store.OpUpdateInputs, ApprovalMode: status.ApproveAll}, testGraph(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := map[string]bool{}
+			for _, name := range tc.changed {
+				changed[name] = true
+			}
+			markInputsUpdate(steps, changed)
+			got := make([]string, len(steps))
+			for i, st := range steps {
+				got[i] = describeStep(st)
+			}
+			if !slices.Equal(got, tc.steps) {
+				t.Errorf("steps:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.steps, "\n  "))
+			}
+		})
+	}
 }

@@ -225,7 +225,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: ws, Module: module, ModuleArtifact: artifact,
 		ModuleSync: modSync, Variables: vars, Env: env,
 		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: token}}
-	stepChanges := map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC()}
+	stepChanges := map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(), "render_digest": terraformDigest(rendered)}
 	if in.Operation == protocol.TerraformApply {
 		plan, err := a.Store.GetJobByID(ctx, in.PlanJobID)
 		if err != nil {
@@ -311,7 +311,8 @@ func (a *Activities) ProvideTerraformInputs(ctx context.Context, in TerraformJob
 	if err := a.Store.ProvideJobInputs(ctx, jobID, raw); err != nil {
 		return err
 	}
-	changes := stepJobChanges(map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC()}, in, jobID)
+	changes := stepJobChanges(map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(),
+		"render_digest": terraformDigest(rendered)}, in, jobID)
 	return a.Store.UpdateStep(ctx, in.OperationID, in.Step, changes)
 }
 

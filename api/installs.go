@@ -27,15 +27,17 @@ type createInstallRequest struct {
 // installView is an install as the API shows it: sensitive input values are
 // left out.
 type installView struct {
-	ID        string         `json:"id"`
-	OrgID     string         `json:"org_id"`
-	AppID     string         `json:"app_id"`
-	Name      string         `json:"name"`
-	Status    status.Install `json:"status"`
-	Inputs    []inputView    `json:"inputs"`
-	Runner    *runnerRef     `json:"runner,omitempty"`
-	CreatedAt time.Time      `json:"created_at"`
-	UpdatedAt time.Time      `json:"updated_at"`
+	ID     string         `json:"id"`
+	OrgID  string         `json:"org_id"`
+	AppID  string         `json:"app_id"`
+	Name   string         `json:"name"`
+	Status status.Install `json:"status"`
+	Inputs []inputView    `json:"inputs"`
+	// InputsVersion counts the accepted changes of the inputs.
+	InputsVersion int        `json:"inputs_version"`
+	Runner        *runnerRef `json:"runner,omitempty"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
 }
 
 type inputView struct {
@@ -53,7 +55,7 @@ type runnerRef struct {
 
 func newInstallView(inst store.Install, runner *runnerRef) installView {
 	v := installView{ID: inst.ID, OrgID: inst.OrgID, AppID: inst.AppID, Name: inst.Name, Status: inst.Status,
-		Inputs: make([]inputView, len(inst.Inputs)), Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
+		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
 	for i, in := range inst.Inputs {
 		v.Inputs[i] = inputView{Name: in.Name, Sensitive: in.Sensitive}
 		if !in.Sensitive {

@@ -38,7 +38,7 @@ func openAPIDocument(routes []route) map[string]any {
 		"security": []any{map[string]any{"bearer": []string{}}},
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
-			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas(), buildSchemas(), runnerInstallSchemas()),
+			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas(), inputSchemas(), buildSchemas(), runnerInstallSchemas()),
 		},
 	}
 }
@@ -226,10 +226,10 @@ func schemas() map[string]any {
 			"name", "sensitive"),
 		"RunnerRef": object(props{"id": str}, "id"),
 		"Install": object(props{"id": str, "org_id": str, "app_id": str, "name": str, "status": str,
-			"inputs": arrayOf(ref("Input")), "runner": nullable(ref("RunnerRef")), "created_at": dateTime, "updated_at": dateTime},
+			"inputs": arrayOf(ref("Input")), "inputs_version": integer, "runner": nullable(ref("RunnerRef")), "created_at": dateTime, "updated_at": dateTime},
 			"id", "org_id", "app_id", "name", "status", "inputs", "created_at", "updated_at"),
 		"NewInstall": object(props{"id": str, "org_id": str, "app_id": str, "name": str, "status": str,
-			"inputs": arrayOf(ref("Input")), "runner": ref("NewRunner"), "created_at": dateTime, "updated_at": dateTime},
+			"inputs": arrayOf(ref("Input")), "inputs_version": integer, "runner": ref("NewRunner"), "created_at": dateTime, "updated_at": dateTime},
 			"id", "org_id", "app_id", "name", "status", "inputs", "runner", "created_at", "updated_at"),
 		"NewRunner": object(props{"id": str, "registration_token": described(str,
 			"one-time token the runner exchanges for its access token; shown only here")}, "id", "registration_token"),

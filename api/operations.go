@@ -40,30 +40,56 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 	if req.WithDependents && component == "" {
 		return apierr.Invalid("with_dependents", "only applies to a component's deploy or teardown")
 	}
-	if s.ops == nil {
-		return errNoOps()
-	}
-	version, err := s.store.LatestConfigVersion(ctx, org, inst.AppID)
+	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: kind, Component: component,
+		WithDependents: req.WithDependents, PlanOnly: req.PlanOnly})
 	if err != nil {
 		return err
 	}
-	if version == 0 {
-		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "the app has no config yet: sync one with POST /v1/apps/%s/configs", inst.AppID)
-	}
-	op, err := s.store.StartOperation(ctx, store.InstallOperation{OrgID: org, InstallID: inst.ID, Kind: kind,
-		Component: component, WithDependents: req.WithDependents, PlanOnly: req.PlanOnly,
-		ApprovalMode: inst.ApprovalMode, ConfigVersion: version,
-		WorkflowID: workflows.OperationWorkflowID(inst.ID, kind, component)})
-	if err != nil {
+	if err := s.launchOperation(ctx, op); err != nil {
 		return err
-	}
-	if err := s.ops.StartOperation(ctx, op); err != nil {
-		if ferr := s.store.FinishOperation(context.WithoutCancel(ctx), op.ID, status.OpFailed, "the operation's workflow could not be started", ""); ferr != nil {
-			s.log.Error("recording an operation that did not start failed", "operation", op.ID, "err", ferr)
-		}
-		return opsFailed("starting the operation", err)
 	}
 	return c.JSON(http.StatusAccepted, op)
+}
+
+// beginOperation records op (its kind, component and options set) on inst
+// with the app's latest config version, and takes the install's lock (409
+// when another operation holds it).
+func (s *Server) beginOperation(ctx context.Context, inst store.Install, op store.InstallOperation) (store.InstallOperation, error) {
+	if s.ops == nil {
+		return op, errNoOps()
+	}
+	version, err := s.store.LatestConfigVersion(ctx, inst.OrgID, inst.AppID)
+	if err != nil {
+		return op, err
+	}
+	if version == 0 {
+		return op, errNoConfig(inst.AppID)
+	}
+	op.OrgID, op.InstallID, op.ApprovalMode, op.ConfigVersion = inst.OrgID, inst.ID, inst.ApprovalMode, version
+	op.WorkflowID = workflows.OperationWorkflowID(inst.ID, op.Kind, op.Component)
+	return s.store.StartOperation(ctx, op)
+}
+
+// launchOperation starts a begun operation's workflow; one that cannot start
+// is recorded as failed, releasing the install.
+func (s *Server) launchOperation(ctx context.Context, op store.InstallOperation) error {
+	if err := s.ops.StartOperation(ctx, op); err != nil {
+		s.abandonOperation(ctx, op, "the operation's workflow could not be started")
+		return opsFailed("starting the operation", err)
+	}
+	return nil
+}
+
+// abandonOperation records a begun operation that will not run as failed.
+func (s *Server) abandonOperation(ctx context.Context, op store.InstallOperation, why string) {
+	if err := s.store.FinishOperation(context.WithoutCancel(ctx), op.ID, status.OpFailed, why, ""); err != nil {
+		s.log.Error("recording an operation that did not start failed", "operation", op.ID, "err", err)
+	}
+}
+
+// errNoConfig answers an operation on an install whose app has no config.
+func errNoConfig(appID string) error {
+	return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "the app has no config yet: sync one with POST /v1/apps/%s/configs", appID)
 }
 
 func (s *Server) provision(c echo.Context) error   { return s.startOperation(c, store.OpProvision) }
@@ -75,6 +101,7 @@ func (s *Server) deployComponent(c echo.Context) error {
 func (s *Server) teardownComponent(c echo.Context) error {
 	return s.startOperation(c, store.OpTeardownComponent)
 }
+func (s *Server) updateInputs(c echo.Context) error { return s.startOperation(c, store.OpUpdateInputs) }
 
 func (s *Server) listOperations(c echo.Context) error {
 	return listBelowInstall(s, c, "operations", s.store.ListOperations)
@@ -194,7 +221,7 @@ func (s *Server) getOutputs(c echo.Context) error {
 // operationSchemas are the OpenAPI schemas of operations.
 func operationSchemas() map[string]any {
 	step := object(props{"name": str, "destroy": boolean, "status": described(str,
-		"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled"),
+		"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs: its job renders as last applied; nothing ran)"),
 		"plan_job_id":  described(str, "the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)"),
 		"apply_job_id": str,
 		"build_id":     described(str, "the build a component step deploys"),

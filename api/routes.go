@@ -48,7 +48,7 @@ var limitParam = queryParam{"limit", "integer", "how many to return, newest firs
 
 // routeTable lists every /v1 route.
 func (s *Server) routeTable() []route {
-	const get, post, put, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete
+	const get, post, put, patch, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
 	return []route{
 		{get, "/openapi.json", s.serveOpenAPI, operation{id: "getOpenAPI", tag: "meta", public: true,
 			summary: "This document", status: 200, result: "OpenAPIDocument"}},
@@ -132,6 +132,18 @@ func (s *Server) routeTable() []route {
 		{del, "/installs/:id", s.deleteInstall, operation{id: "deleteInstall", tag: "installs",
 			summary: "Delete an install and its runner", description: "The runner's tokens stop working at once; jobs and logs are kept.",
 			status: 204}},
+		{patch, "/installs/:id/inputs", s.patchInputs, operation{id: "patchInstallInputs", tag: "installs",
+			summary: "Set, change or remove some of the install's inputs",
+			description: "Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared " +
+				"input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing " +
+				"changes. An accepted change that changes something is the install's next inputs version (it records the names, " +
+				"never the values); sensitive values are never shown (an input the config declares sensitive is stored so). " +
+				"Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); " +
+				"while any operation runs the inputs cannot change (409).",
+			body: "UpdateInputsRequest", status: 200, result: "UpdatedInputs", errors: []int{409, 422, 503}}},
+		{get, "/installs/:id/inputs/versions", s.listInputVersions, operation{id: "listInputVersions", tag: "installs",
+			summary: "List the install's inputs versions, newest first (the names each changed, never the values)",
+			status:  200, result: "InputVersionList"}},
 		{get, "/installs/:id/runner/helm-install", s.runnerHelmInstall, operation{id: "getRunnerHelmInstall", tag: "installs",
 			summary: "The helm install command of the install's runner", description: runnerHelmInstallDescription,
 			query: runnerHelmInstallQuery, status: 200, result: "RunnerHelmInstall", errors: []int{409}}},
@@ -194,6 +206,13 @@ func (s *Server) routeTable() []route {
 			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
 		{post, "/installs/:id/components/:name/teardown", s.teardownComponent, operation{id: "teardownComponent", tag: "operations",
 			summary: "Tear one component down", description: "with_dependents first tears down the components that depend on it.",
+			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+		{post, "/installs/:id/update-inputs", s.updateInputs, operation{id: "updateInputs", tag: "operations",
+			summary: "Apply the install's inputs",
+			description: "Workflow install/<id>/update_inputs. Renders the sandbox's and every component's job with the current " +
+				"inputs and runs (plans, and applies under the install's approval mode) only those that render differently from " +
+				"their last apply, then each step after a changed one whose rendering changed with its outputs; every other step " +
+				"ends unchanged. PATCH /installs/{id}/inputs with apply does the same in one call.",
 			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
 		{get, "/installs/:id/operations", s.listOperations, operation{id: "listOperations", tag: "operations",
 			summary: "List an install's operations", query: []queryParam{limitParam}, status: 200, result: "OperationList"}},

@@ -355,6 +355,29 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/installs/{id}/deprovision (the `DeprovisionInstall` operationId).
 	DeprovisionInstall(ctx context.Context, id string, body DeprovisionInstallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PatchInstallInputsWithBody Set, change or remove some of the install's inputs
+	//
+	// Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/installs/{id}/inputs (the `PatchInstallInputs` operationId).
+	PatchInstallInputsWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchInstallInputs Set, change or remove some of the install's inputs
+	//
+	// Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/installs/{id}/inputs (the `PatchInstallInputs` operationId).
+	PatchInstallInputs(ctx context.Context, id string, body PatchInstallInputsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListInputVersions List the install's inputs versions, newest first (the names each changed, never the values)
+	//
+	// Corresponds with GET /v1/installs/{id}/inputs/versions (the `ListInputVersions` operationId).
+	ListInputVersions(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListInstallJobs List an install's jobs
 	//
 	// Corresponds with GET /v1/installs/{id}/jobs (the `ListInstallJobs` operationId).
@@ -433,6 +456,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/installs/{id}/runner/helm-install (the `GetRunnerHelmInstall` operationId).
 	GetRunnerHelmInstall(ctx context.Context, id string, params *GetRunnerHelmInstallParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateInputsWithBody Apply the install's inputs
+	//
+	// Workflow install/<id>/update_inputs. Renders the sandbox's and every component's job with the current inputs and runs (plans, and applies under the install's approval mode) only those that render differently from their last apply, then each step after a changed one whose rendering changed with its outputs; every other step ends unchanged. PATCH /installs/{id}/inputs with apply does the same in one call.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/update-inputs (the `UpdateInputs` operationId).
+	UpdateInputsWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateInputs Apply the install's inputs
+	//
+	// Workflow install/<id>/update_inputs. Renders the sandbox's and every component's job with the current inputs and runs (plans, and applies under the install's approval mode) only those that render differently from their last apply, then each step after a changed one whose rendering changed with its outputs; every other step ends unchanged. PATCH /installs/{id}/inputs with apply does the same in one call.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/update-inputs (the `UpdateInputs` operationId).
+	UpdateInputs(ctx context.Context, id string, body UpdateInputsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetJob Get a job with its attempts and status history
 	//
@@ -1139,6 +1180,59 @@ func (c *Client) DeprovisionInstall(ctx context.Context, id string, body Deprovi
 	return c.Client.Do(req)
 }
 
+// PatchInstallInputsWithBody Set, change or remove some of the install's inputs
+//
+// Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/installs/{id}/inputs (the `PatchInstallInputs` operationId).
+func (c *Client) PatchInstallInputsWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchInstallInputsRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchInstallInputs Set, change or remove some of the install's inputs
+//
+// Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/installs/{id}/inputs (the `PatchInstallInputs` operationId).
+func (c *Client) PatchInstallInputs(ctx context.Context, id string, body PatchInstallInputsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchInstallInputsRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListInputVersions List the install's inputs versions, newest first (the names each changed, never the values)
+//
+// Corresponds with GET /v1/installs/{id}/inputs/versions (the `ListInputVersions` operationId).
+func (c *Client) ListInputVersions(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInputVersionsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListInstallJobs List an install's jobs
 //
 // Corresponds with GET /v1/installs/{id}/jobs (the `ListInstallJobs` operationId).
@@ -1318,6 +1412,44 @@ func (c *Client) ReprovisionInstall(ctx context.Context, id string, body Reprovi
 // Corresponds with GET /v1/installs/{id}/runner/helm-install (the `GetRunnerHelmInstall` operationId).
 func (c *Client) GetRunnerHelmInstall(ctx context.Context, id string, params *GetRunnerHelmInstallParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRunnerHelmInstallRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateInputsWithBody Apply the install's inputs
+//
+// Workflow install/<id>/update_inputs. Renders the sandbox's and every component's job with the current inputs and runs (plans, and applies under the install's approval mode) only those that render differently from their last apply, then each step after a changed one whose rendering changed with its outputs; every other step ends unchanged. PATCH /installs/{id}/inputs with apply does the same in one call.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/installs/{id}/update-inputs (the `UpdateInputs` operationId).
+func (c *Client) UpdateInputsWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateInputsRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateInputs Apply the install's inputs
+//
+// Workflow install/<id>/update_inputs. Renders the sandbox's and every component's job with the current inputs and runs (plans, and applies under the install's approval mode) only those that render differently from their last apply, then each step after a changed one whose rendering changed with its outputs; every other step ends unchanged. PATCH /installs/{id}/inputs with apply does the same in one call.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/installs/{id}/update-inputs (the `UpdateInputs` operationId).
+func (c *Client) UpdateInputs(ctx context.Context, id string, body UpdateInputsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateInputsRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2705,6 +2837,87 @@ func NewDeprovisionInstallRequestWithBody(server string, id string, contentType 
 	return req, nil
 }
 
+// NewPatchInstallInputsRequest calls the generic PatchInstallInputs builder with application/json body
+func NewPatchInstallInputsRequest(server string, id string, body PatchInstallInputsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchInstallInputsRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPatchInstallInputsRequestWithBody constructs an http.Request for the PatchInstallInputs method, with any body, and a specified content type
+func NewPatchInstallInputsRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/inputs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListInputVersionsRequest constructs an http.Request for the ListInputVersions method
+func NewListInputVersionsRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/inputs/versions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListInstallJobsRequest constructs an http.Request for the ListInstallJobs method
 func NewListInstallJobsRequest(server string, id string, params *ListInstallJobsParams) (*http.Request, error) {
 	var err error
@@ -3224,6 +3437,53 @@ func NewGetRunnerHelmInstallRequest(server string, id string, params *GetRunnerH
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewUpdateInputsRequest calls the generic UpdateInputs builder with application/json body
+func NewUpdateInputsRequest(server string, id string, body UpdateInputsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateInputsRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateInputsRequestWithBody constructs an http.Request for the UpdateInputs method, with any body, and a specified content type
+func NewUpdateInputsRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/update-inputs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -3949,6 +4209,31 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/installs/{id}/deprovision (the `DeprovisionInstall` operationId).
 	DeprovisionInstallWithResponse(ctx context.Context, id string, body DeprovisionInstallJSONRequestBody, reqEditors ...RequestEditorFn) (*DeprovisionInstallResponse, error)
 
+	// PatchInstallInputsWithBodyWithResponse Set, change or remove some of the install's inputs
+	//
+	// Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/installs/{id}/inputs (the `PatchInstallInputs` operationId).
+	PatchInstallInputsWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchInstallInputsResponse, error)
+
+	// PatchInstallInputsWithResponse Set, change or remove some of the install's inputs
+	//
+	// Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/installs/{id}/inputs (the `PatchInstallInputs` operationId).
+	PatchInstallInputsWithResponse(ctx context.Context, id string, body PatchInstallInputsJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchInstallInputsResponse, error)
+
+	// ListInputVersionsWithResponse List the install's inputs versions, newest first (the names each changed, never the values)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/inputs/versions (the `ListInputVersions` operationId).
+	ListInputVersionsWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ListInputVersionsResponse, error)
+
 	// ListInstallJobsWithResponse List an install's jobs
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -4041,6 +4326,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/installs/{id}/runner/helm-install (the `GetRunnerHelmInstall` operationId).
 	GetRunnerHelmInstallWithResponse(ctx context.Context, id string, params *GetRunnerHelmInstallParams, reqEditors ...RequestEditorFn) (*GetRunnerHelmInstallResponse, error)
+
+	// UpdateInputsWithBodyWithResponse Apply the install's inputs
+	//
+	// Workflow install/<id>/update_inputs. Renders the sandbox's and every component's job with the current inputs and runs (plans, and applies under the install's approval mode) only those that render differently from their last apply, then each step after a changed one whose rendering changed with its outputs; every other step ends unchanged. PATCH /installs/{id}/inputs with apply does the same in one call.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/update-inputs (the `UpdateInputs` operationId).
+	UpdateInputsWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateInputsResponse, error)
+
+	// UpdateInputsWithResponse Apply the install's inputs
+	//
+	// Workflow install/<id>/update_inputs. Renders the sandbox's and every component's job with the current inputs and runs (plans, and applies under the install's approval mode) only those that render differently from their last apply, then each step after a changed one whose rendering changed with its outputs; every other step ends unchanged. PATCH /installs/{id}/inputs with apply does the same in one call.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/update-inputs (the `UpdateInputs` operationId).
+	UpdateInputsWithResponse(ctx context.Context, id string, body UpdateInputsJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateInputsResponse, error)
 
 	// GetJobWithResponse Get a job with its attempts and status history
 	//
@@ -5957,6 +6260,151 @@ func (r DeprovisionInstallResponse) ContentType() string {
 	return ""
 }
 
+type PatchInstallInputsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UpdatedInputs
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchInstallInputsResponse) GetJSON200() *UpdatedInputs {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchInstallInputsResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchInstallInputsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchInstallInputsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PatchInstallInputsResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PatchInstallInputsResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PatchInstallInputsResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchInstallInputsResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchInstallInputsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchInstallInputsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchInstallInputsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchInstallInputsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListInputVersionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InputVersionList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInputVersionsResponse) GetJSON200() *InputVersionList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListInputVersionsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListInputVersionsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInputVersionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInputVersionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInputVersionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInputVersionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListInstallJobsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6565,6 +7013,89 @@ func (r GetRunnerHelmInstallResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetRunnerHelmInstallResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateInputsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Operation
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r UpdateInputsResponse) GetJSON202() *Operation {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateInputsResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateInputsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateInputsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateInputsResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateInputsResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateInputsResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateInputsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateInputsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateInputsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateInputsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7616,6 +8147,49 @@ func (c *ClientWithResponses) DeprovisionInstallWithResponse(ctx context.Context
 	return ParseDeprovisionInstallResponse(rsp)
 }
 
+// PatchInstallInputsWithBodyWithResponse Set, change or remove some of the install's inputs
+//
+// Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/installs/{id}/inputs (the `PatchInstallInputs` operationId).
+func (c *ClientWithResponses) PatchInstallInputsWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchInstallInputsResponse, error) {
+	rsp, err := c.PatchInstallInputsWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchInstallInputsResponse(rsp)
+}
+
+// PatchInstallInputsWithResponse Set, change or remove some of the install's inputs
+//
+// Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/installs/{id}/inputs (the `PatchInstallInputs` operationId).
+func (c *ClientWithResponses) PatchInstallInputsWithResponse(ctx context.Context, id string, body PatchInstallInputsJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchInstallInputsResponse, error) {
+	rsp, err := c.PatchInstallInputs(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchInstallInputsResponse(rsp)
+}
+
+// ListInputVersionsWithResponse List the install's inputs versions, newest first (the names each changed, never the values)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/inputs/versions (the `ListInputVersions` operationId).
+func (c *ClientWithResponses) ListInputVersionsWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ListInputVersionsResponse, error) {
+	rsp, err := c.ListInputVersions(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInputVersionsResponse(rsp)
+}
+
 // ListInstallJobsWithResponse List an install's jobs
 //
 // Returns a wrapper object for the known response body format(s).
@@ -7773,6 +8347,36 @@ func (c *ClientWithResponses) GetRunnerHelmInstallWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseGetRunnerHelmInstallResponse(rsp)
+}
+
+// UpdateInputsWithBodyWithResponse Apply the install's inputs
+//
+// Workflow install/<id>/update_inputs. Renders the sandbox's and every component's job with the current inputs and runs (plans, and applies under the install's approval mode) only those that render differently from their last apply, then each step after a changed one whose rendering changed with its outputs; every other step ends unchanged. PATCH /installs/{id}/inputs with apply does the same in one call.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/update-inputs (the `UpdateInputs` operationId).
+func (c *ClientWithResponses) UpdateInputsWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateInputsResponse, error) {
+	rsp, err := c.UpdateInputsWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateInputsResponse(rsp)
+}
+
+// UpdateInputsWithResponse Apply the install's inputs
+//
+// Workflow install/<id>/update_inputs. Renders the sandbox's and every component's job with the current inputs and runs (plans, and applies under the install's approval mode) only those that render differently from their last apply, then each step after a changed one whose rendering changed with its outputs; every other step ends unchanged. PATCH /installs/{id}/inputs with apply does the same in one call.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/update-inputs (the `UpdateInputs` operationId).
+func (c *ClientWithResponses) UpdateInputsWithResponse(ctx context.Context, id string, body UpdateInputsJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateInputsResponse, error) {
+	rsp, err := c.UpdateInputs(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateInputsResponse(rsp)
 }
 
 // GetJobWithResponse Get a job with its attempts and status history
@@ -9344,6 +9948,121 @@ func ParseDeprovisionInstallResponse(rsp *http.Response) (*DeprovisionInstallRes
 	return response, nil
 }
 
+// ParsePatchInstallInputsResponse parses an HTTP response from a PatchInstallInputsWithResponse call
+func ParsePatchInstallInputsResponse(rsp *http.Response) (*PatchInstallInputsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchInstallInputsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UpdatedInputs
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListInputVersionsResponse parses an HTTP response from a ListInputVersionsWithResponse call
+func ParseListInputVersionsResponse(rsp *http.Response) (*ListInputVersionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInputVersionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InputVersionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListInstallJobsResponse parses an HTTP response from a ListInstallJobsWithResponse call
 func ParseListInstallJobsResponse(rsp *http.Response) (*ListInstallJobsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9817,6 +10536,74 @@ func ParseGetRunnerHelmInstallResponse(rsp *http.Response) (*GetRunnerHelmInstal
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateInputsResponse parses an HTTP response from a UpdateInputsWithResponse call
+func ParseUpdateInputsResponse(rsp *http.Response) (*UpdateInputsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateInputsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Operation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

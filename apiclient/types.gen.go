@@ -568,17 +568,35 @@ type InputRequest struct {
 	Value     *string `json:"value,omitempty"`
 }
 
+// InputVersion defines model for InputVersion.
+type InputVersion struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Removed the inputs it removed
+	Removed []string `json:"removed"`
+
+	// Set the inputs it set (names only)
+	Set     []string `json:"set"`
+	Version int      `json:"version"`
+}
+
+// InputVersionList defines model for InputVersionList.
+type InputVersionList struct {
+	Versions []InputVersion `json:"versions"`
+}
+
 // Install defines model for Install.
 type Install struct {
-	AppId     string     `json:"app_id"`
-	CreatedAt time.Time  `json:"created_at"`
-	Id        string     `json:"id"`
-	Inputs    []Input    `json:"inputs"`
-	Name      string     `json:"name"`
-	OrgId     string     `json:"org_id"`
-	Runner    *RunnerRef `json:"runner,omitempty"`
-	Status    string     `json:"status"`
-	UpdatedAt time.Time  `json:"updated_at"`
+	AppId         string     `json:"app_id"`
+	CreatedAt     time.Time  `json:"created_at"`
+	Id            string     `json:"id"`
+	Inputs        []Input    `json:"inputs"`
+	InputsVersion *int       `json:"inputs_version,omitempty"`
+	Name          string     `json:"name"`
+	OrgId         string     `json:"org_id"`
+	Runner        *RunnerRef `json:"runner,omitempty"`
+	Status        string     `json:"status"`
+	UpdatedAt     time.Time  `json:"updated_at"`
 }
 
 // InstallComponent defines model for InstallComponent.
@@ -708,15 +726,16 @@ type LogPage struct {
 
 // NewInstall defines model for NewInstall.
 type NewInstall struct {
-	AppId     string    `json:"app_id"`
-	CreatedAt time.Time `json:"created_at"`
-	Id        string    `json:"id"`
-	Inputs    []Input   `json:"inputs"`
-	Name      string    `json:"name"`
-	OrgId     string    `json:"org_id"`
-	Runner    NewRunner `json:"runner"`
-	Status    string    `json:"status"`
-	UpdatedAt time.Time `json:"updated_at"`
+	AppId         string    `json:"app_id"`
+	CreatedAt     time.Time `json:"created_at"`
+	Id            string    `json:"id"`
+	Inputs        []Input   `json:"inputs"`
+	InputsVersion *int      `json:"inputs_version,omitempty"`
+	Name          string    `json:"name"`
+	OrgId         string    `json:"org_id"`
+	Runner        NewRunner `json:"runner"`
+	Status        string    `json:"status"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // NewRunner defines model for NewRunner.
@@ -777,7 +796,7 @@ type Operation struct {
 		PlanJobId *string    `json:"plan_job_id,omitempty"`
 		StartedAt *time.Time `json:"started_at,omitempty"`
 
-		// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled
+		// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs: its job renders as last applied; nothing ran)
 		Status string `json:"status"`
 
 		// SyncJobId the job that copied the build into the install's registry
@@ -932,6 +951,30 @@ type TokenList struct {
 	Tokens []Token `json:"tokens"`
 }
 
+// UpdateInputsRequest defines model for UpdateInputsRequest.
+type UpdateInputsRequest struct {
+	// Apply start the update_inputs operation that applies the change
+	Apply *bool `json:"apply,omitempty"`
+
+	// PlanOnly with apply: plan the changed steps and stop
+	PlanOnly *bool `json:"plan_only,omitempty"`
+
+	// Remove names of inputs to remove (back to their default)
+	Remove *[]string `json:"remove,omitempty"`
+
+	// Set inputs to set (added or changed)
+	Set *[]InputRequest `json:"set,omitempty"`
+}
+
+// UpdatedInputs defines model for UpdatedInputs.
+type UpdatedInputs struct {
+	Inputs        []Input      `json:"inputs"`
+	InputsVersion int          `json:"inputs_version"`
+	InstallId     string       `json:"install_id"`
+	Operation     *Operation   `json:"operation,omitempty"`
+	Version       InputVersion `json:"version"`
+}
+
 // ListBuildsParams defines parameters for ListBuilds.
 type ListBuildsParams struct {
 	// Component only the builds of this component
@@ -1037,11 +1080,17 @@ type TeardownComponentJSONRequestBody = OperationRequest
 // DeprovisionInstallJSONRequestBody defines body for DeprovisionInstall for application/json ContentType.
 type DeprovisionInstallJSONRequestBody = OperationRequest
 
+// PatchInstallInputsJSONRequestBody defines body for PatchInstallInputs for application/json ContentType.
+type PatchInstallInputsJSONRequestBody = UpdateInputsRequest
+
 // ProvisionInstallJSONRequestBody defines body for ProvisionInstall for application/json ContentType.
 type ProvisionInstallJSONRequestBody = OperationRequest
 
 // ReprovisionInstallJSONRequestBody defines body for ReprovisionInstall for application/json ContentType.
 type ReprovisionInstallJSONRequestBody = OperationRequest
+
+// UpdateInputsJSONRequestBody defines body for UpdateInputs for application/json ContentType.
+type UpdateInputsJSONRequestBody = OperationRequest
 
 // CreateTokenJSONRequestBody defines body for CreateToken for application/json ContentType.
 type CreateTokenJSONRequestBody = CreateTokenRequest

@@ -45,11 +45,16 @@ const (
 	StepSkipped         Step = "skipped" // a dependency failed or was denied
 	StepDenied          Step = "denied"
 	StepCancelled       Step = "cancelled"
+	// StepUnchanged: an update_inputs step whose rendered job is the one
+	// last applied; nothing ran.
+	StepUnchanged Step = "unchanged"
 )
 
 // StepOK says the steps after this one may go on (in a plan-only operation,
 // after a plan).
-func StepOK(s Step) bool { return s == StepSucceeded || s == StepNoChanges || s == StepPlanned }
+func StepOK(s Step) bool {
+	return s == StepSucceeded || s == StepNoChanges || s == StepPlanned || s == StepUnchanged
+}
 
 // Job is a job's status: queued → running → succeeded | failed | cancelled,
 // or running → lost (lease expired) → queued again by the workflow's retry.

@@ -26,10 +26,12 @@ func (s *Store) CreateInstall(ctx context.Context, orgID, appID, name string, in
 		}
 		seen[in.Name] = true
 	}
-	inst := Install{ID: NewID("ins"), OrgID: orgID, AppID: appID, Name: name, Status: status.InstallCreated}
+	inst := Install{ID: NewID("ins"), OrgID: orgID, AppID: appID, Name: name, Status: status.InstallCreated, InputsVersion: 1}
+	first := InputVersion{InstallID: inst.ID, Version: 1, Set: []string{}, Removed: []string{}, CreatedAt: s.now()}
 	for _, in := range inputs {
 		in.InstallID = inst.ID
 		inst.Inputs = append(inst.Inputs, in)
+		first.Set = append(first.Set, in.Name)
 	}
 	regToken := newRegistrationToken()
 	hash := HashToken(regToken)
@@ -42,6 +44,9 @@ func (s *Store) CreateInstall(ctx context.Context, orgID, appID, name string, in
 		}
 		if err := tx.Create(&inst).Error; err != nil {
 			return uniqueConflict(err, "install", name)
+		}
+		if err := tx.Create(&first).Error; err != nil {
+			return err
 		}
 		return tx.Create(&r).Error
 	})
@@ -89,7 +94,12 @@ func (s *Store) DeleteInstall(ctx context.Context, orgID, id string) error {
 				return err
 			}
 		}
-		return tx.Where("install_id = ?", id).Delete(&InstallInput{}).Error
+		for _, rows := range []any{&InstallInput{}, &InputVersion{}, &AppliedRender{}} {
+			if err := tx.Where("install_id = ?", id).Delete(rows).Error; err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("delete install: %w", err)

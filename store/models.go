@@ -78,8 +78,10 @@ type Install struct {
 	// an approval (prompt).
 	ApprovalMode status.Approval `gorm:"size:20;not null;default:'approve-all'" json:"approval_mode"`
 	Inputs       []InstallInput  `gorm:"foreignKey:InstallID;constraint:OnDelete:CASCADE" json:"inputs"`
-	CreatedAt    time.Time       `json:"created_at"`
-	UpdatedAt    time.Time       `json:"updated_at"`
+	// InputsVersion counts the accepted changes of the inputs (1 at create).
+	InputsVersion int       `gorm:"not null;default:0" json:"inputs_version"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // InstallInput is one typed value an install is given. Sensitive values are

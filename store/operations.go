@@ -19,6 +19,7 @@ const (
 	OpReprovision       = "reprovision"
 	OpDeployComponent   = "deploy_component"
 	OpTeardownComponent = "teardown_component"
+	OpUpdateInputs      = "update_inputs"
 )
 
 // InstallOperation is one mutating operation on an install (a workflow).
@@ -52,16 +53,19 @@ type InstallStep struct {
 	ApplyJobID  *string     `gorm:"size:32" json:"apply_job_id,omitempty"`
 	// BuildID is the build a component step deployed; SyncJobID the job
 	// that copied its artifact into the install's registry first.
-	BuildID    *string    `gorm:"size:32" json:"build_id,omitempty"`
-	SyncJobID  *string    `gorm:"size:32" json:"sync_job_id,omitempty"`
-	HasChanges *bool      `json:"has_changes,omitempty"`
-	Add        int        `json:"add"`
-	Change     int        `json:"change"`
-	Remove     int        `gorm:"column:destroy_count" json:"destroy_count"`
-	PlanText   string     `gorm:"type:text" json:"plan,omitempty"`
-	Error      string     `gorm:"type:text" json:"error,omitempty"`
-	StartedAt  *time.Time `json:"started_at,omitempty"`
-	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	BuildID    *string `gorm:"size:32" json:"build_id,omitempty"`
+	SyncJobID  *string `gorm:"size:32" json:"sync_job_id,omitempty"`
+	HasChanges *bool   `json:"has_changes,omitempty"`
+	Add        int     `json:"add"`
+	Change     int     `json:"change"`
+	Remove     int     `gorm:"column:destroy_count" json:"destroy_count"`
+	PlanText   string  `gorm:"type:text" json:"plan,omitempty"`
+	// RenderDigest is the digest of the job the step rendered (variables,
+	// environment or values): never shown, it tells update_inputs what changed.
+	RenderDigest string     `gorm:"size:80" json:"-"`
+	Error        string     `gorm:"type:text" json:"error,omitempty"`
+	StartedAt    *time.Time `json:"started_at,omitempty"`
+	FinishedAt   *time.Time `json:"finished_at,omitempty"`
 }
 
 // InstallOutput is the latest outputs of an install's sandbox or of one of

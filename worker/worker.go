@@ -79,6 +79,7 @@ var operationWorkflows = map[string]func(workflow.Context, workflows.OperationIn
 	store.OpReprovision:       workflows.ReprovisionInstall,
 	store.OpDeployComponent:   workflows.DeployComponent,
 	store.OpTeardownComponent: workflows.TeardownComponent,
+	store.OpUpdateInputs:      workflows.UpdateInputs,
 }
 
 // StartOperation starts the workflow of an install operation. Its ID is

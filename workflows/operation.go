@@ -70,6 +70,13 @@ func TeardownComponent(ctx workflow.Context, in OperationInput) (OperationResult
 	return runOperation(ctx, in)
 }
 
+// UpdateInputs applies a change of the install's inputs: it runs the sandbox
+// and the components whose job renders differently now; the others end
+// unchanged.
+func UpdateInputs(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
 // runOperation is every operation workflow: BeginOperation plans the steps, the runner is
 // waited for (WaitForRunner only when it is not online now), the scheduler runs the steps,
 // and FinishOperation records the end.

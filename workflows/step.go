@@ -27,6 +27,9 @@ type step struct {
 
 // run runs the step to its end.
 func (s *step) run(ctx workflow.Context) stepOutcome {
+	if out, ended := s.skipUnchanged(ctx); ended {
+		return out
+	}
 	var tf terraformRun
 	done, outcome, msg := false, status.Step(""), ""
 	switch {
@@ -45,11 +48,8 @@ func (s *step) run(ctx workflow.Context) stepOutcome {
 	tf.deferInputs = !done && s.oneJob() && s.spec.Type == appconfig.TypeTerraformModule && s.sched.prestart(ctx, s.spec)
 	tf.deferRegistry = tf.deferInputs && tf.syncBuild != "" && s.after(status.SandboxStep) && !s.sched.ended(status.SandboxStep)
 	if !tf.deferInputs {
-		if skipped := s.sched.waitDeps(ctx, s.spec); skipped != "" {
-			if ctx.Err() != nil {
-				return s.end(ctx, status.StepCancelled, "operation cancelled")
-			}
-			return s.end(ctx, status.StepSkipped, skipped)
+		if out, ended := s.waitDeps(ctx); ended {
+			return out
 		}
 	}
 	switch {
@@ -61,6 +61,42 @@ func (s *step) run(ctx workflow.Context) stepOutcome {
 		return s.forgetImage(ctx)
 	}
 	return s.runTerraform(ctx, tf)
+}
+
+// waitDeps waits for the steps this one comes after; ended says it cannot
+// run (skipped, or cancelled with the operation) and has ended.
+func (s *step) waitDeps(ctx workflow.Context) (stepOutcome, bool) {
+	skipped := s.sched.waitDeps(ctx, s.spec)
+	switch {
+	case skipped == "":
+		return stepOutcome{}, false
+	case ctx.Err() != nil:
+		return s.end(ctx, status.StepCancelled, "operation cancelled"), true
+	}
+	return s.end(ctx, status.StepSkipped, skipped), true
+}
+
+// skipUnchanged ends an update_inputs step whose job renders as it was last
+// applied: known when the operation began (Unchanged), or once the steps it
+// comes after have ended (IfChanged).
+func (s *step) skipUnchanged(ctx workflow.Context) (stepOutcome, bool) {
+	switch {
+	case s.spec.Unchanged:
+		return s.end(ctx, status.StepUnchanged, ""), true
+	case !s.spec.IfChanged:
+		return stepOutcome{}, false
+	}
+	if out, ended := s.waitDeps(ctx); ended {
+		return out, true
+	}
+	var changed bool
+	if err := runLocal(ctx, a.StepRenderChanged, s.opID, s.spec.Name).Get(ctx, &changed); err != nil {
+		return s.end(ctx, status.StepFailed, rootMessage(err)), true
+	}
+	if !changed {
+		return s.end(ctx, status.StepUnchanged, ""), true
+	}
+	return stepOutcome{}, false
 }
 
 // oneJob: one plan_apply job plans and applies (approve-all, not

@@ -20,6 +20,7 @@ var All = []Migration{
 	{3, "install operations, steps, outputs", v3},
 	{4, "builds, install components, settings", v4},
 	{5, "jobs with deferred inputs", v5},
+	{6, "input versions and applied renders", v6},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.
