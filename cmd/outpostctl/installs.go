@@ -11,7 +11,7 @@ import (
 
 func (c *cli) installsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "installs", Short: "Create, list and show installs"}
-	cmd.AddCommand(c.installsCreateCmd(), c.installsListCmd(), c.installsShowCmd())
+	cmd.AddCommand(c.installsCreateCmd(), c.installsListCmd(), c.installsShowCmd(), c.installsApprovalModeCmd())
 	return cmd
 }
 

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outpost-dev/outpost/apiclient"
+)
+
+func (c *cli) execCmd() *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "exec [--timeout D] INSTALL [--] COMMAND [ARGS...]",
+		Short: "Run a debug command on the install's runner and print its output as it comes",
+		Long: "Run COMMAND with ARGS (no shell: use `sh -c '...'` for one) on the install's runner; its stdout\n" +
+			"and stderr stream to outpostctl's as they come. Ctrl-C cancels the command.\n" +
+			"With -o json, nothing streams: the finished command as the API shows it (output included).\n\n" +
+			"Exit code: the command's own, passed through as is (0 when it succeeded), so 1-6 may be the\n" +
+			"command's too: stderr then says `outpostctl: the command exited N`. When the command could\n" +
+			"not run (the API refused it or was unreachable: 1-5; it was cancelled, timed out or lost\n" +
+			"without an exit code: 6), the exit code is outpostctl's own, with its message on stderr.",
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 && args[1] == "--" {
+				args = append(args[:1], args[2:]...) // flags end at INSTALL: -- is optional
+			}
+			if len(args) < 2 {
+				return fail(exitUsage, "no command: `outpostctl exec INSTALL -- COMMAND [ARGS...]`")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			a, inst, err := c.apiForInstall(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			req := apiclient.CreateCommandRequest{Command: args[1:]}
+			if timeout > 0 {
+				secs := int(timeout.Seconds())
+				req.TimeoutSeconds = &secs
+			}
+			r, err := check(a.CreateCommandWithResponse(ctx, inst.Id, req))
+			if err != nil {
+				return err
+			}
+			done, err := c.runCommand(ctx, a, *r.JSON202)
+			if ctx.Err() != nil {
+				stop() // a second Ctrl-C ends outpostctl at once
+				return c.cancelCommand(a, *r.JSON202)
+			}
+			if err != nil {
+				return err
+			}
+			return c.commandResult(done)
+		},
+	}
+	cmd.Flags().SetInterspersed(false) // what follows INSTALL is the command's
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop the command after this long (default: the API's, 5m; at most 1h)")
+	return cmd
+}
+
+// runCommand streams the command's job logs (unless -o json) and waits
+// until the command has finished.
+func (c *cli) runCommand(ctx context.Context, a *api, cmd apiclient.Command) (apiclient.Command, error) {
+	streamed := false
+	for cmd.FinishedAt == nil {
+		if cmd.JobId != nil && !streamed && c.output != "json" {
+			if _, err := a.followLogs(ctx, *cmd.JobId, c.chunkPrinter(true)); err != nil {
+				return cmd, err
+			}
+			streamed = true
+		}
+		wait := 0 // until the job exists, look again soon
+		if cmd.JobId != nil || c.output == "json" {
+			wait = 20
+		} else if err := pause(ctx, 250*time.Millisecond); err != nil {
+			return cmd, err
+		}
+		r, err := check(a.GetCommandWithResponse(ctx, cmd.InstallId, cmd.Id, &apiclient.GetCommandParams{Wait: &wait}))
+		if err != nil {
+			return cmd, err
+		}
+		cmd = *r.JSON200
+	}
+	if !streamed && c.output != "json" {
+		_, err := io.WriteString(c.stdout, cmd.Output) // it ended before its job could be followed
+		return cmd, err
+	}
+	return cmd, nil
+}
+
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// commandResult is the exit of a finished command: its own exit code, or
+// outpostctl's when it has none.
+func (c *cli) commandResult(cmd apiclient.Command) error {
+	if c.output == "json" {
+		if err := c.printJSON(cmd); err != nil {
+			return err
+		}
+	}
+	switch {
+	case cmd.ExitCode != nil && *cmd.ExitCode == 0:
+		return nil
+	case cmd.ExitCode != nil:
+		return fail(*cmd.ExitCode, "the command exited %d", *cmd.ExitCode)
+	}
+	msg := ""
+	if cmd.Error != nil && *cmd.Error != "" {
+		msg = ": " + *cmd.Error
+	}
+	return fail(exitOperation, "command %s (%s) %s%s", cmd.Id, strings.Join(cmd.Command, " "), cmd.Status, msg)
+}
+
+// cancelCommand cancels the command after Ctrl-C and waits a little for it
+// to end.
+func (c *cli) cancelCommand(a *api, cmd apiclient.Command) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fmt.Fprintf(c.stderr, "cancelling command %s\n", cmd.Id)
+	if _, err := check(a.CancelCommandWithResponse(ctx, cmd.InstallId, cmd.Id)); err != nil {
+		return err
+	}
+	wait := 20
+	r, err := check(a.GetCommandWithResponse(ctx, cmd.InstallId, cmd.Id, &apiclient.GetCommandParams{Wait: &wait}))
+	if err == nil {
+		cmd = *r.JSON200
+	}
+	return fail(exitOperation, "command %s cancelled (it is %s)", cmd.Id, cmd.Status)
+}
