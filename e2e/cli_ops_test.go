@@ -95,7 +95,12 @@ func (s *stack) waitApproval(inst, op, step string) {
 		if cur.FinishedAt != nil {
 			s.t.Fatalf("operation %s finished (%s) before %s waited for approval: %+v", op, cur.Status, step, cur.Steps)
 		}
-		return cur.step(s.t, step).Status == status.StepWaitingApproval
+		for _, st := range cur.Steps {
+			if st.Name == step && st.Status == status.StepWaitingApproval {
+				return true
+			}
+		}
+		return false
 	})
 }
 

@@ -69,31 +69,46 @@ func (c *cli) execCmd() *cobra.Command {
 // runCommand streams the command's job logs (unless -o json) and waits
 // until the command has finished.
 func (c *cli) runCommand(ctx context.Context, a *api, cmd apiclient.Command) (apiclient.Command, error) {
-	streamed := false
-	for cmd.FinishedAt == nil {
-		if cmd.JobId != nil && !streamed && c.output != "json" {
-			if _, err := a.followLogs(ctx, *cmd.JobId, c.chunkPrinter(true)); err != nil {
-				return cmd, err
-			}
-			streamed = true
-		}
-		wait := 0 // until the job exists, look again soon
-		if cmd.JobId != nil || c.output == "json" {
-			wait = 20
-		} else if err := pause(ctx, 250*time.Millisecond); err != nil {
+	var err error
+	for cmd.FinishedAt == nil && (cmd.JobId == nil || c.output == "json") {
+		if cmd, err = a.command(ctx, cmd, c.output == "json"); err != nil {
 			return cmd, err
 		}
-		r, err := check(a.GetCommandWithResponse(ctx, cmd.InstallId, cmd.Id, &apiclient.GetCommandParams{Wait: &wait}))
-		if err != nil {
-			return cmd, err
-		}
-		cmd = *r.JSON200
 	}
-	if !streamed && c.output != "json" {
-		_, err := io.WriteString(c.stdout, cmd.Output) // it ended before its job could be followed
-		return cmd, err
+	switch {
+	case c.output == "json":
+	case cmd.JobId != nil:
+		if _, err := a.followLogs(ctx, *cmd.JobId, c.chunkPrinter(true)); err != nil {
+			return cmd, err
+		}
+	default: // it ended before it had a job
+		if _, err := io.WriteString(c.stdout, cmd.Output); err != nil {
+			return cmd, err
+		}
+	}
+	for cmd.FinishedAt == nil {
+		if cmd, err = a.command(ctx, cmd, true); err != nil {
+			return cmd, err
+		}
 	}
 	return cmd, nil
+}
+
+// command reads the command again: with wait, once it finished or after
+// 20 s; else after a short pause (its job is about to be queued).
+func (a *api) command(ctx context.Context, cmd apiclient.Command, wait bool) (apiclient.Command, error) {
+	secs := 20
+	if !wait {
+		secs = 0
+		if err := pause(ctx, 250*time.Millisecond); err != nil {
+			return cmd, err
+		}
+	}
+	r, err := check(a.GetCommandWithResponse(ctx, cmd.InstallId, cmd.Id, &apiclient.GetCommandParams{Wait: &secs}))
+	if err != nil {
+		return cmd, err
+	}
+	return *r.JSON200, nil
 }
 
 func pause(ctx context.Context, d time.Duration) error {

@@ -50,9 +50,10 @@ func (c *cli) logsCmd() *cobra.Command {
 	return cmd
 }
 
-// chunkPrinter prints a chunk's data (with split, a stderr or system one on
-// stderr), or with -o json the chunk as a line.
-func (c *cli) chunkPrinter(split bool) func(apiclient.LogChunk) error {
+// chunkPrinter prints a chunk's data, or with -o json the chunk as a line.
+// With command, only the command's own: stdout on stdout, stderr on stderr
+// (the runner's system lines are left out).
+func (c *cli) chunkPrinter(command bool) func(apiclient.LogChunk) error {
 	return func(ch apiclient.LogChunk) error {
 		if c.output == "json" {
 			b, err := json.Marshal(ch)
@@ -63,7 +64,10 @@ func (c *cli) chunkPrinter(split bool) func(apiclient.LogChunk) error {
 			return err
 		}
 		w := c.stdout
-		if split && ch.Stream != apiclient.Stdout {
+		switch {
+		case command && ch.Stream == apiclient.System:
+			return nil
+		case command && ch.Stream == apiclient.Stderr:
 			w = c.stderr
 		}
 		_, err := io.WriteString(w, ch.Data)
