@@ -15,7 +15,8 @@ import (
 
 // Day two with the CLI alone: an install provisioned, then under prompt
 // approval a teardown denied and a redeploy approved (its plan shown
-// first), operations, jobs and logs read, debug commands run on the runner.
+// first), operations, jobs and logs read, debug commands run on the runner,
+// a reprovision with nothing to change.
 func TestCLIOps(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	s.buildRunner = s.startBuildRunner()
@@ -85,6 +86,11 @@ func TestCLIOps(t *testing.T) {
 
 	t.Run("operations", func(t *testing.T) { c.checkOperations(t, prov.ID, td.ID, dep.ID) })
 	t.Run("jobs and logs", func(t *testing.T) { c.checkJobsAndLogs(t, s, dep.ID, deployed.step(t, "web").ApplyJobID) })
+
+	// Nothing changed: under prompt too, a reprovision waits for nothing.
+	if out := c.ok("", "reprovision", "cust-a", "--wait"); !strings.Contains(out, "web: no_changes") || !strings.Contains(out, " succeeded in ") {
+		t.Fatalf("reprovision --wait:\n%s", out)
+	}
 }
 
 // waitApproval waits until the operation's step waits for approval.

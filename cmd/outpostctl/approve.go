@@ -63,36 +63,28 @@ func (c *cli) approveCmd(approve bool) *cobra.Command {
 
 // waitingStep is the step named (or else the only one) waiting for approval.
 func waitingStep(op apiclient.Operation, inst apiclient.Install, name string) (stepView, error) {
-	var waiting, names []string
-	steps := stepViews(op)
-	for _, s := range steps {
+	var waiting []stepView
+	var names, waitingNames []string
+	for _, s := range stepViews(op) {
 		names = append(names, s.name)
-		if s.status == "waiting_approval" {
-			waiting = append(waiting, s.name)
+		if name != "" && s.name == name && s.status != "waiting_approval" {
+			return s, fail(exitConflict, "step %s of %s %s is %s, not waiting for approval", name, opTitle(op), op.Id, s.status)
 		}
-		if name != "" && s.name == name {
-			if s.status != "waiting_approval" {
-				return s, fail(exitConflict, "step %s of %s %s is %s, not waiting for approval", name, opTitle(op), op.Id, s.status)
-			}
-			return s, nil
+		if s.status == "waiting_approval" && (name == "" || s.name == name) {
+			waiting, waitingNames = append(waiting, s), append(waitingNames, s.name)
 		}
 	}
 	switch {
+	case len(waiting) == 1:
+		return waiting[0], nil
 	case name != "":
 		return stepView{}, fail(exitNotFound, "%s %s has no step %q (steps: %s)", opTitle(op), op.Id, name, strings.Join(names, ", "))
 	case len(waiting) == 0:
 		return stepView{}, fail(exitConflict, "no step of %s %s (%s) waits for approval (`outpostctl operations show %s %s`)",
 			opTitle(op), op.Id, op.Status, inst.Name, op.Id)
-	case len(waiting) > 1:
-		return stepView{}, fail(exitUsage, "%d steps of %s %s wait for approval (%s): name one, e.g. `outpostctl approve %s %s`",
-			len(waiting), opTitle(op), op.Id, strings.Join(waiting, ", "), inst.Name, waiting[0])
 	}
-	for _, s := range steps {
-		if s.name == waiting[0] {
-			return s, nil
-		}
-	}
-	return stepView{}, nil // not reached
+	return stepView{}, fail(exitUsage, "%d steps of %s %s wait for approval (%s): name one, e.g. `outpostctl approve %s %s`",
+		len(waiting), opTitle(op), op.Id, strings.Join(waitingNames, ", "), inst.Name, waitingNames[0])
 }
 
 // confirm prints the step's plan (on stderr with -o json) and, unless yes,

@@ -21,17 +21,8 @@ func stepViews(op apiclient.Operation) []stepView {
 	}
 	var out []stepView
 	for _, s := range *op.Steps {
-		var jobs []string
-		for _, j := range []struct {
-			what string
-			id   *string
-		}{{"sync", s.SyncJobId}, {"plan", s.PlanJobId}, {"apply", s.ApplyJobId}} {
-			if j.id != nil && *j.id != "" && (j.what != "apply" || s.PlanJobId == nil || *j.id != *s.PlanJobId) {
-				jobs = append(jobs, j.what+" "+*j.id)
-			}
-		}
 		v := stepView{name: s.Name, status: s.Status, started: clock(s.StartedAt), took: took(s.StartedAt, s.FinishedAt),
-			jobs: strings.Join(jobs, ", ")}
+			jobs: jobRoles([]string{"sync", "plan", "apply"}, s.SyncJobId, s.PlanJobId, s.ApplyJobId)}
 		if s.Error != nil {
 			v.err = *s.Error
 		}
@@ -41,6 +32,27 @@ func stepViews(op apiclient.Operation) []stepView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// jobRoles is each job once, with what it did for the step: one job may
+// sync, plan and apply ("job_1 (sync, plan, apply)").
+func jobRoles(roles []string, ids ...*string) string {
+	var order []string
+	did := map[string][]string{}
+	for i, id := range ids {
+		if id == nil || *id == "" {
+			continue
+		}
+		if did[*id] == nil {
+			order = append(order, *id)
+		}
+		did[*id] = append(did[*id], roles[i])
+	}
+	var out []string
+	for _, id := range order {
+		out = append(out, id+" ("+strings.Join(did[id], ", ")+")")
+	}
+	return strings.Join(out, ", ")
 }
 
 // showOperation prints the operation and its steps as a tree: each step
