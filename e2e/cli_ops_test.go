@@ -16,7 +16,7 @@ import (
 // Day two with the CLI alone: an install provisioned, then under prompt
 // approval a teardown denied and a redeploy approved (its plan shown
 // first), operations, jobs and logs read, debug commands run on the runner,
-// a reprovision with nothing to change.
+// a reprovision with nothing to change, a deprovision approved step by step.
 func TestCLIOps(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	s.buildRunner = s.startBuildRunner()
@@ -90,6 +90,37 @@ func TestCLIOps(t *testing.T) {
 	// Nothing changed: under prompt too, a reprovision waits for nothing.
 	if out := c.ok("", "reprovision", "cust-a", "--wait"); !strings.Contains(out, "web: no_changes") || !strings.Contains(out, " succeeded in ") {
 		t.Fatalf("reprovision --wait:\n%s", out)
+	}
+	c.deprovisionApprovingEach(s, inst.ID)
+}
+
+// deprovisionApprovingEach deprovisions under prompt, approving each step as
+// it waits; database and cache wait together: approve then names them.
+func (c *cli) deprovisionApprovingEach(s *stack, inst string) {
+	t := c.t
+	var de struct{ ID string }
+	c.json("", &de, "deprovision", "cust-a")
+	several, approved := false, map[string]bool{}
+	waitFor(t, 3*time.Minute, "the deprovision, approved step by step", func() bool {
+		cur := s.getOp(inst, de.ID, 0)
+		var waiting []string
+		for _, st := range cur.Steps {
+			if st.Status == status.StepWaitingApproval && !approved[st.Name] {
+				waiting = append(waiting, st.Name)
+			}
+		}
+		if len(waiting) > 1 && !several {
+			c.fails(1, "steps of deprovision "+de.ID+" wait for approval (", "approve", "cust-a", "--yes")
+			several = true
+		}
+		for _, name := range waiting {
+			c.ok("", "approve", "cust-a", name, "--yes")
+			approved[name] = true
+		}
+		return cur.FinishedAt != nil
+	})
+	if op := s.getOp(inst, de.ID, 0); op.Status != status.OpSucceeded || !several {
+		t.Fatalf("deprovision under prompt: %s, several steps waited at once: %v", op.Status, several)
 	}
 }
 
