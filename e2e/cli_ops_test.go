@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,10 +149,11 @@ func (c *cli) checkExec(t *testing.T) {
 	if out != "hello from the runner\n" {
 		t.Errorf("exec stdout %q", out)
 	}
-	stdout, stderr, code := c.run("", "exec", "cust-a", "sh", "-c", "echo about to fail; exit 3")
+	stdout, stderr, code := c.run("", "exec", "cust-a", "--timeout", "1m", "--", "sh", "-c", "echo about to fail; exit 3")
 	if code != 3 || stdout != "about to fail\n" || !strings.Contains(stderr, "the command exited 3") {
 		t.Errorf("exec of a command exiting 3: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
+	c.fails(6, "(no-such-program) failed: ", "exec", "cust-a", "--", "no-such-program")
 
 	// The first line arrives while the command still runs: it waits for a
 	// file the test writes once it has seen that line.
@@ -264,4 +266,10 @@ func (c *cli) checkJobsAndLogs(t *testing.T, s *stack, deploy, applyJob string) 
 		}
 	}
 	c.fails(4, "not found: ", "logs", "job_nope", "--follow")
+	// -o json: one LogChunk a line.
+	lines := strings.Split(strings.TrimSpace(c.ok("", "logs", applyJob, "--follow", "-o", "json")), "\n")
+	var first struct{ Seq int }
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Seq != 1 || len(lines) != len(s.logs(applyJob)) {
+		t.Errorf("logs -o json: %d lines, first %q (%v)", len(lines), lines[0], err)
+	}
 }

@@ -46,7 +46,7 @@ func (c *cli) approveCmd(approve bool) *cobra.Command {
 			if len(args) == 2 {
 				name = args[1]
 			}
-			step, err := waitingStep(op, inst, name)
+			step, err := waitingStep(op, inst, name, verb)
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ func (c *cli) approveCmd(approve bool) *cobra.Command {
 }
 
 // waitingStep is the step named (or else the only one) waiting for approval.
-func waitingStep(op apiclient.Operation, inst apiclient.Install, name string) (stepView, error) {
+func waitingStep(op apiclient.Operation, inst apiclient.Install, name, verb string) (stepView, error) {
 	var waiting []stepView
 	var names, waitingNames []string
 	for _, s := range stepViews(op) {
@@ -83,8 +83,8 @@ func waitingStep(op apiclient.Operation, inst apiclient.Install, name string) (s
 		return stepView{}, fail(exitConflict, "no step of %s %s (%s) waits for approval (`outpostctl operations show %s %s`)",
 			opTitle(op), op.Id, op.Status, inst.Name, op.Id)
 	}
-	return stepView{}, fail(exitUsage, "%d steps of %s %s wait for approval (%s): name one, e.g. `outpostctl approve %s %s`",
-		len(waiting), opTitle(op), op.Id, strings.Join(waitingNames, ", "), inst.Name, waitingNames[0])
+	return stepView{}, fail(exitUsage, "%d steps of %s %s wait for approval (%s): name one, e.g. `outpostctl %s %s %s`",
+		len(waiting), opTitle(op), op.Id, strings.Join(waitingNames, ", "), verb, inst.Name, waitingNames[0])
 }
 
 // confirm prints the step's plan (on stderr with -o json) and, unless yes,

@@ -18,22 +18,23 @@ import (
 func (c *cli) execCmd() *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "exec [--timeout D] INSTALL [--] COMMAND [ARGS...]",
+		Use:   "exec INSTALL [--timeout D] -- COMMAND [ARGS...]",
 		Short: "Run a debug command on the install's runner and print its output as it comes",
-		Long: "Run COMMAND with ARGS (no shell: use `sh -c '...'` for one) on the install's runner; its stdout\n" +
-			"and stderr stream to outpostctl's as they come. Ctrl-C cancels the command.\n" +
-			"With -o json, nothing streams: the finished command as the API shows it (output included).\n\n" +
-			"Exit code: the command's own, passed through as is (0 when it succeeded), so 1-6 may be the\n" +
-			"command's too: stderr then says `outpostctl: the command exited N`. When the command could\n" +
-			"not run (the API refused it or was unreachable: 1-5; it was cancelled, timed out or lost\n" +
-			"without an exit code: 6), the exit code is outpostctl's own, with its message on stderr.",
+		Long: "Run COMMAND with ARGS on the install's runner (no shell: use `sh -c '...'` for one); what\n" +
+			"follows `--` is the command's, flags included. Its stdout and stderr stream to outpostctl's as\n" +
+			"they come. Ctrl-C cancels the command. With -o json, nothing streams: the finished command as\n" +
+			"the API shows it (output included).\n\n" +
+			"Exit code: the command's own, passed through as is when it ran to its end (0 when it succeeded),\n" +
+			"so 1-6 may be the command's too: stderr then says `outpostctl: the command exited N`. When it\n" +
+			"could not run or did not end by itself, the exit code is outpostctl's own, with its message on\n" +
+			"stderr: 1-5 when the API refused it or was unreachable, 6 when it was cancelled or lost.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 && args[1] == "--" {
-				args = append(args[:1], args[2:]...) // flags end at INSTALL: -- is optional
-			}
 			if len(args) < 2 {
 				return fail(exitUsage, "no command: `outpostctl exec INSTALL -- COMMAND [ARGS...]`")
+			}
+			if timeout != 0 && (timeout < time.Second || timeout > time.Hour) {
+				return fail(exitUsage, "--timeout %s: want 1s to 1h", timeout)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -61,7 +62,6 @@ func (c *cli) execCmd() *cobra.Command {
 			return c.commandResult(done)
 		},
 	}
-	cmd.Flags().SetInterspersed(false) // what follows INSTALL is the command's
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop the command after this long (default: the API's, 5m; at most 1h)")
 	return cmd
 }
@@ -128,15 +128,15 @@ func (c *cli) commandResult(cmd apiclient.Command) error {
 			return err
 		}
 	}
-	switch {
-	case cmd.ExitCode != nil && *cmd.ExitCode == 0:
-		return nil
-	case cmd.ExitCode != nil:
-		return fail(*cmd.ExitCode, "the command exited %d", *cmd.ExitCode)
-	}
 	msg := ""
 	if cmd.Error != nil && *cmd.Error != "" {
 		msg = ": " + *cmd.Error
+	}
+	switch {
+	case cmd.Status == apiclient.CommandStatusSucceeded:
+		return nil
+	case cmd.Status == apiclient.CommandStatusFailed && cmd.ExitCode != nil && *cmd.ExitCode != 0:
+		return fail(*cmd.ExitCode, "the command exited %d", *cmd.ExitCode)
 	}
 	return fail(exitOperation, "command %s (%s) %s%s", cmd.Id, strings.Join(cmd.Command, " "), cmd.Status, msg)
 }
