@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,7 +117,11 @@ func (c *cli) deprovisionApprovingEach(s *stack, inst string) {
 			several = true
 		}
 		for _, name := range waiting {
-			c.ok("", "approve", "cust-a", name, "--yes")
+			if len(approved) == 0 {
+				c.approveOnTerminal(name)
+			} else {
+				c.ok("", "approve", "cust-a", name, "--yes")
+			}
 			approved[name] = true
 		}
 		return cur.FinishedAt != nil
@@ -271,5 +277,32 @@ func (c *cli) checkJobsAndLogs(t *testing.T, s *stack, deploy, applyJob string) 
 	var first struct{ Seq int }
 	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Seq != 1 || len(lines) != len(s.logs(applyJob)) {
 		t.Errorf("logs -o json: %d lines, first %q (%v)", len(lines), lines[0], err)
+	}
+}
+
+// approveOnTerminal approves the step on a terminal (script(1) gives the CLI
+// one): answered n, it stays waiting; answered y, it is approved.
+func (c *cli) approveOnTerminal(step string) {
+	c.t.Helper()
+	for _, answer := range []string{"n", "y"} {
+		cmd := exec.Command("script", "-q", "-e", "-c", c.bin+" approve cust-a "+step, "/dev/null")
+		cmd.Env = c.env
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			c.t.Fatal(err)
+		}
+		io.WriteString(in, answer+"\n")
+		err = cmd.Wait()
+		prompted := strings.Contains(out.String(), "plan of step "+step) && strings.Contains(out.String(), "Approve step "+step+"? [y/N]")
+		switch {
+		case answer == "n" && (!prompted || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(out.String(), "step "+step+" left waiting")),
+			answer == "y" && (!prompted || err != nil || !strings.Contains(out.String(), "approved step "+step)):
+			c.t.Fatalf("approve on a terminal, answered %s: %v\n%s", answer, err, out.String())
+		}
 	}
 }

@@ -83,7 +83,7 @@ func (c *cli) operationsShowCmd() *cobra.Command {
 			if c.output == "json" {
 				return c.printBody(body)
 			}
-			c.showOperation(op, a.dependencies(cmd.Context(), inst, op), plans)
+			c.showOperation(op, inst.Name, a.dependencies(cmd.Context(), inst, op), plans)
 			return nil
 		},
 	}

@@ -57,7 +57,7 @@ func jobRoles(roles []string, ids ...*string) string {
 
 // showOperation prints the operation and its steps as a tree: each step
 // below the first step it depends on (deps from the app config).
-func (c *cli) showOperation(op apiclient.Operation, deps map[string][]string, plans bool) {
+func (c *cli) showOperation(op apiclient.Operation, inst string, deps map[string][]string, plans bool) {
 	fmt.Fprintf(c.stdout, "%s %s: %s, started %s, took %s\n", opTitle(op), op.Id, op.Status, clock(op.CreatedAt), took(op.CreatedAt, op.FinishedAt))
 	if op.Error != nil && *op.Error != "" {
 		fmt.Fprintf(c.stdout, "error: %s\n", *op.Error)
@@ -76,7 +76,7 @@ func (c *cli) showOperation(op apiclient.Operation, deps map[string][]string, pl
 			fmt.Fprintf(c.stdout, "%s failed: %s\n", s.name, s.err)
 		}
 		if s.status == "waiting_approval" {
-			fmt.Fprintf(c.stdout, "%s waits for approval: `outpostctl approve %s %s --operation %s` (or deny)\n", s.name, op.InstallId, s.name, op.Id)
+			fmt.Fprintf(c.stdout, "%s waits for approval: `outpostctl approve %s %s --operation %s` (or deny)\n", s.name, inst, s.name, op.Id)
 		}
 		if plans && s.plan != "" {
 			fmt.Fprintf(c.stdout, "\nplan of %s:\n%s\n", s.name, strings.TrimRight(s.plan, "\n"))

@@ -24,7 +24,7 @@ func TestShowOperationTree(t *testing.T) {
 	}
 	var out bytes.Buffer
 	c := &cli{stdout: &out}
-	c.showOperation(op, map[string][]string{"database": {"network"}, "cache": {"network"}, "api": {"database", "cache"}}, false)
+	c.showOperation(op, "cust-a", map[string][]string{"database": {"network"}, "cache": {"network"}, "api": {"database", "cache"}}, false)
 	want := []string{
 		"├─ sandbox      succeeded         -        -     job_s (plan, apply)\n",
 		"└─ network      succeeded         -        -     job_n (sync, plan, apply)\n",
@@ -32,7 +32,7 @@ func TestShowOperationTree(t *testing.T) {
 		"   │  └─ api    pending ",
 		"   └─ cache     failed ",
 		"cache failed: boom",
-		"database waits for approval: `outpostctl approve",
+		"database waits for approval: `outpostctl approve cust-a database --operation op_1` (or deny)",
 	}
 	for _, w := range want {
 		if !strings.Contains(out.String(), w) {
