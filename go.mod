@@ -11,6 +11,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/stretchr/testify v1.12.1
 	github.com/temporalio/ui-server/v2 v2.55.0
+	github.com/tmaxmax/go-sse v0.12.0
 	github.com/zclconf/go-cty v1.19.0
 	go.temporal.io/api v1.63.5
 	go.temporal.io/sdk v1.50.0

@@ -23,7 +23,8 @@ const exitCodesHelp = `Exit codes:
   3  the API refused the token (401)
   4  not found (404)
   5  conflict (409), e.g. an operation already runs on the install
-  6  a waited-for operation failed, was cancelled or denied, or a waited-for build failed`
+  6  a waited-for operation failed, was cancelled or denied, or a waited-for build failed
+` + "`exec`" + ` exits with the remote command's own exit code (see ` + "`outpostctl exec --help`" + `).`
 
 // exitError is an error with the exit code it ends the process with.
 type exitError struct {

@@ -10,8 +10,8 @@ import (
 )
 
 func (c *cli) installsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "installs", Short: "Create, list, show and delete installs"}
-	cmd.AddCommand(c.installsCreateCmd(), c.installsListCmd(), c.installsShowCmd(), c.installsDeleteCmd())
+	cmd := &cobra.Command{Use: "installs", Short: "Create, list, show and delete installs; set their approval mode"}
+	cmd.AddCommand(c.installsCreateCmd(), c.installsListCmd(), c.installsShowCmd(), c.installsDeleteCmd(), c.installsApprovalModeCmd())
 	return cmd
 }
 

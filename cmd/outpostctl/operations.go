@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,17 +15,54 @@ import (
 	"github.com/outpost-dev/outpost/apiclient"
 )
 
-// operationCmd is provision or deprovision.
-func (c *cli) operationCmd(kind string) *cobra.Command {
-	var wait bool
+// opKind is an operation the CLI starts: its command and its API call.
+type opKind struct {
+	name, short string
+	component   bool // takes a COMPONENT argument and --with-dependents
+	start       func(ctx context.Context, a *api, inst, comp string, req apiclient.OperationRequest) (answer, error)
+}
+
+// call turns a generated call's typed answer into an answer.
+func call[R answer](r R, err error) (answer, error) { return r, err }
+
+var (
+	opProvision = opKind{name: "provision", short: "Provision an install: its sandbox, then every component",
+		start: func(ctx context.Context, a *api, inst, _ string, req apiclient.OperationRequest) (answer, error) {
+			return call(a.ProvisionInstallWithResponse(ctx, inst, req))
+		}}
+	opDeprovision = opKind{name: "deprovision", short: "Deprovision an install: every component, then its sandbox",
+		start: func(ctx context.Context, a *api, inst, _ string, req apiclient.OperationRequest) (answer, error) {
+			return call(a.DeprovisionInstallWithResponse(ctx, inst, req))
+		}}
+	opReprovision = opKind{name: "reprovision", short: "Plan and apply the sandbox and every component again (no changes, no apply)",
+		start: func(ctx context.Context, a *api, inst, _ string, req apiclient.OperationRequest) (answer, error) {
+			return call(a.ReprovisionInstallWithResponse(ctx, inst, req))
+		}}
+	opDeploy = opKind{name: "deploy", component: true, short: "Deploy one component (--with-dependents: then those that depend on it)",
+		start: func(ctx context.Context, a *api, inst, comp string, req apiclient.OperationRequest) (answer, error) {
+			return call(a.DeployComponentWithResponse(ctx, inst, comp, req))
+		}}
+	opTeardown = opKind{name: "teardown", component: true, short: "Tear one component down (--with-dependents: those that depend on it first)",
+		start: func(ctx context.Context, a *api, inst, comp string, req apiclient.OperationRequest) (answer, error) {
+			return call(a.TeardownComponentWithResponse(ctx, inst, comp, req))
+		}}
+)
+
+// operationCmd starts an operation of kind k, and with --wait follows it.
+func (c *cli) operationCmd(k opKind) *cobra.Command {
+	var wait, dependents bool
 	var timeout time.Duration
+	use, nargs := k.name+" INSTALL [--wait]", 1
+	if k.component {
+		use, nargs = k.name+" INSTALL COMPONENT [--with-dependents] [--wait]", 2
+	}
 	cmd := &cobra.Command{
-		Use:   kind + " INSTALL [--wait]",
-		Short: map[string]string{"provision": "Provision an install: its sandbox, then every component", "deprovision": "Deprovision an install: every component, then its sandbox"}[kind],
+		Use:   use,
+		Short: k.short,
 		Long: "Start the operation and print its ID; with --wait, follow it: a line per change of a step's status,\n" +
 			"then a summary (exit code 6 unless it succeeded). With -o json, the operation as the API shows it\n" +
 			"(with --wait, once it has finished; the progress lines go to stderr).",
-		Args: cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(nargs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := c.api()
 			if err != nil {
@@ -32,7 +72,17 @@ func (c *cli) operationCmd(kind string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			op, body, err := a.startOperation(cmd.Context(), kind, inst.Id)
+			comp := ""
+			if k.component {
+				if comp, err = a.component(cmd.Context(), inst, args[1]); err != nil {
+					return err
+				}
+			}
+			req := apiclient.OperationRequest{}
+			if dependents {
+				req.WithDependents = &dependents
+			}
+			op, body, err := a.startOperation(cmd.Context(), k, inst.Id, comp, req)
 			if err != nil {
 				return err
 			}
@@ -40,7 +90,7 @@ func (c *cli) operationCmd(kind string) *cobra.Command {
 				if c.output == "json" {
 					return c.printBody(body)
 				}
-				fmt.Fprintf(c.stdout, "%s %s started on install %s (workflow %s)\n", kind, op.Id, inst.Name, op.WorkflowId)
+				fmt.Fprintf(c.stdout, "%s %s started on install %s (workflow %s)\n", k.name, op.Id, inst.Name, op.WorkflowId)
 				return nil
 			}
 			ctx := cmd.Context()
@@ -54,18 +104,17 @@ func (c *cli) operationCmd(kind string) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&wait, "wait", false, "follow the operation until it finishes")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait, stop waiting after this long (the operation goes on; 0: no limit)")
+	if k.component {
+		cmd.Flags().BoolVar(&dependents, "with-dependents", false, map[string]string{
+			"deploy":   "then deploy the components that depend on it",
+			"teardown": "first tear down the components that depend on it"}[k.name])
+	}
 	return cmd
 }
 
-func (a *api) startOperation(ctx context.Context, kind, installID string) (apiclient.Operation, []byte, error) {
-	var r answer
-	var err error
-	if kind == "provision" {
-		r, err = a.ProvisionInstallWithResponse(ctx, installID, apiclient.OperationRequest{})
-	} else {
-		r, err = a.DeprovisionInstallWithResponse(ctx, installID, apiclient.OperationRequest{})
-	}
-	if r, err = check(r, err); err != nil {
+func (a *api) startOperation(ctx context.Context, k opKind, installID, comp string, req apiclient.OperationRequest) (apiclient.Operation, []byte, error) {
+	r, err := check(k.start(ctx, a, installID, comp, req))
+	if err != nil {
 		return apiclient.Operation{}, nil, err
 	}
 	var op apiclient.Operation
@@ -140,4 +189,25 @@ func (c *cli) finished(op apiclient.Operation, body []byte, took time.Duration) 
 		return fail(exitOperation, "%s %s %s%s", op.Kind, op.Id, op.Status, msg)
 	}
 	return nil
+}
+
+// component checks that the app's latest config has the component (the API
+// would accept any name and fail the operation later).
+func (a *api) component(ctx context.Context, inst apiclient.Install, name string) (string, error) {
+	r, err := check(a.GetAppConfigWithResponse(ctx, inst.AppId, "latest"))
+	if e, ok := errors.AsType[*apiError](err); ok && e.Status == http.StatusNotFound {
+		return name, nil // no config yet: the API says so
+	}
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for _, comp := range r.JSON200.Components {
+		if comp.Name == name {
+			return name, nil
+		}
+		names = append(names, comp.Name)
+	}
+	return "", fail(exitNotFound, "no component %q in the latest config (version %d) of install %s's app (components: %s)",
+		name, r.JSON200.Version, inst.Name, strings.Join(names, ", "))
 }

@@ -43,7 +43,8 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cli) {
 	f := root.PersistentFlags()
 	f.StringVar(&c.context, "context", "", "the context to use (default: $OUTPOST_CONTEXT, then the current one)")
 	f.StringVarP(&c.output, "output", "o", "text", "output format: text or json (the API's objects)")
-	root.AddCommand(c.contextCmd(), c.appsCmd(), c.installsCmd(), c.operationCmd("provision"), c.operationCmd("deprovision"),
-		c.configsCmd(), c.buildsCmd(), c.runnersCmd(), c.tokensCmd())
+	root.AddCommand(c.contextCmd(), c.appsCmd(), c.installsCmd(), c.operationCmd(opProvision), c.operationCmd(opDeprovision),
+		c.operationCmd(opReprovision), c.operationCmd(opDeploy), c.operationCmd(opTeardown), c.operationsCmd(), c.approveCmd(true), c.approveCmd(false),
+		c.jobsCmd(), c.logsCmd(), c.execCmd(), c.configsCmd(), c.buildsCmd(), c.runnersCmd(), c.tokensCmd())
 	return root, c
 }

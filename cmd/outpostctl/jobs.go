@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outpost-dev/outpost/apiclient"
+)
+
+func (c *cli) jobsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "jobs", Short: "List an install's jobs, show one (its logs: `outpostctl logs JOB`)"}
+	cmd.AddCommand(c.jobsListCmd(), c.jobsShowCmd())
+	return cmd
+}
+
+func (c *cli) jobsListCmd() *cobra.Command {
+	return c.installListCmd("List the jobs of an install's runner, newest first", "ID\tTYPE\tSTATUS\tATTEMPT\tCREATED\tTOOK\tEXIT",
+		func(ctx context.Context, a *api, inst string, limit *int) (answer, [][]string, error) {
+			r, err := check(a.ListInstallJobsWithResponse(ctx, inst, &apiclient.ListInstallJobsParams{Limit: limit}))
+			if err != nil {
+				return nil, nil, err
+			}
+			var rows [][]string
+			for _, j := range r.JSON200.Jobs {
+				rows = append(rows, []string{j.Id, j.Type, string(j.Status), fmt.Sprint(j.Attempt), clock(&j.CreatedAt),
+					took(j.StartedAt, j.FinishedAt), exitText(j.ExitCode)})
+			}
+			return r, rows, nil
+		})
+}
+
+func (c *cli) jobsShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show JOB",
+		Short: "Show a job: its attempts and the history of its status",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := c.api()
+			if err != nil {
+				return err
+			}
+			r, err := check(a.GetJobWithResponse(cmd.Context(), args[0]))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			return c.showJob(*r.JSON200)
+		},
+	}
+}
+
+func (c *cli) showJob(j apiclient.JobDetail) error {
+	w := c.stdout
+	fmt.Fprintf(w, "job %s (%s): %s, attempt %d, exit %s, runner %s\n", j.Id, j.Type, j.Status, j.Attempt, exitText(j.ExitCode), j.RunnerId)
+	fmt.Fprintf(w, "created %s, started %s, finished %s\n", clock(&j.CreatedAt), clock(j.StartedAt), clock(j.FinishedAt))
+	if j.Error != nil && *j.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", *j.Error)
+	}
+	fmt.Fprintln(w, "\nattempts:")
+	var rows [][]string
+	for _, at := range j.Attempts {
+		rows = append(rows, []string{fmt.Sprint(at.Attempt), at.Status, at.RunnerId, clock(&at.ClaimedAt), took(&at.ClaimedAt, at.FinishedAt), deref(at.Error)})
+	}
+	if err := table(w, "ATTEMPT\tSTATUS\tRUNNER\tCLAIMED\tTOOK\tERROR", rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nhistory:")
+	rows = nil
+	for _, ev := range j.History {
+		rows = append(rows, []string{clock(&ev.At), fmt.Sprint(ev.Attempt), ev.Status, deref(ev.Message)})
+	}
+	return table(w, "AT\tATTEMPT\tSTATUS\tMESSAGE", rows)
+}
+
+func exitText(code *int) string {
+	if code == nil {
+		return "-"
+	}
+	return fmt.Sprint(*code)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/outpost-dev/outpost/apiclient"
+)
+
+// operations show draws the steps as a tree of their dependencies, each
+// job once with what it did.
+func TestShowOperationTree(t *testing.T) {
+	var op apiclient.Operation
+	err := json.Unmarshal([]byte(`{"id": "op_1", "kind": "provision", "status": "running", "steps": [
+		{"name": "sandbox", "status": "succeeded", "plan_job_id": "job_s", "apply_job_id": "job_s"},
+		{"name": "network", "status": "succeeded", "sync_job_id": "job_n", "plan_job_id": "job_n", "apply_job_id": "job_n"},
+		{"name": "database", "status": "waiting_approval", "plan_job_id": "job_d"},
+		{"name": "cache", "status": "failed", "error": "boom"},
+		{"name": "api", "status": "pending"}]}`), &op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c := &cli{stdout: &out}
+	c.showOperation(op, "cust-a", map[string][]string{"database": {"network"}, "cache": {"network"}, "api": {"database", "cache"}}, false)
+	want := []string{
+		"├─ sandbox      succeeded         -        -     job_s (plan, apply)\n",
+		"└─ network      succeeded         -        -     job_n (sync, plan, apply)\n",
+		"   ├─ database  waiting_approval  -        -     job_d (plan)\n",
+		"   │  └─ api    pending ",
+		"   └─ cache     failed ",
+		"cache failed: boom",
+		"database waits for approval: `outpostctl approve cust-a database --operation op_1` (or deny)",
+	}
+	for _, w := range want {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("lacks %q:\n%s", w, out.String())
+		}
+	}
+}
