@@ -14,6 +14,7 @@ const (
 	exitNotFound    = 4 // no such app, install, operation (404)
 	exitConflict    = 5 // the API answered 409: e.g. an operation already runs on the install
 	exitOperation   = 6 // a waited-for operation ended failed, cancelled or denied
+	exitDetached    = 130 // Ctrl-C while following an operation: detached, it goes on (as a shell's SIGINT)
 )
 
 const exitCodesHelp = `Exit codes:
@@ -23,7 +24,8 @@ const exitCodesHelp = `Exit codes:
   3  the API refused the token (401)
   4  not found (404)
   5  conflict (409), e.g. an operation already runs on the install
-  6  a waited-for operation failed, was cancelled or denied`
+  6  a waited-for operation failed, was cancelled or denied (or --timeout ended the wait)
+  130  Ctrl-C while following an operation: detached, the operation goes on (outpostctl wait follows it again)`
 
 // exitError is an error with the exit code it ends the process with.
 type exitError struct {

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/outpost-dev/outpost/apiclient"
+)
+
+// stepView is what the progress views show of one step.
+type stepView struct {
+	Name, Status, Error, Plan string
+	Job                       string // the job it runs now, if any
+	Add, Change, Destroy      int
+	Started, Finished         *time.Time
+}
+
+// snapshot is the operation as last read, with the last log line of each
+// running step's job (by step name).
+type snapshot struct {
+	op    apiclient.Operation
+	body  []byte
+	steps []stepView
+	logs  map[string]string
+}
+
+// pollWait is how long each read of the operation is held by the API when
+// it has not finished (seconds): a change shows within about that.
+const pollWait = 1
+
+// watcher reads an operation until it finishes and, when logs, the
+// running steps' jobs' logs from where it last read them.
+type watcher struct {
+	a      *api
+	inst   apiclient.Install
+	opID   string
+	logs   bool
+	cursor map[string]string // by job: the log cursor to read on from
+	last   map[string]string // by job: its last log line
+}
+
+func newWatcher(a *api, inst apiclient.Install, opID string, logs bool) *watcher {
+	return &watcher{a: a, inst: inst, opID: opID, logs: logs, cursor: map[string]string{}, last: map[string]string{}}
+}
+
+// run sends each snapshot until the operation has finished (nil) or a
+// read fails (ctx's end included).
+func (w *watcher) run(ctx context.Context, send func(snapshot)) error {
+	for {
+		s, err := w.read(ctx)
+		if err != nil {
+			return err
+		}
+		send(s)
+		if s.op.FinishedAt != nil {
+			return nil
+		}
+	}
+}
+
+func (w *watcher) read(ctx context.Context) (snapshot, error) {
+	wait := pollWait
+	r, err := check(w.a.GetOperationWithResponse(ctx, w.inst.Id, w.opID, &apiclient.GetOperationParams{Wait: &wait}))
+	if err != nil {
+		return snapshot{}, err
+	}
+	s := snapshot{op: *r.JSON200, body: r.Body, steps: stepsOf(*r.JSON200), logs: map[string]string{}}
+	if !w.logs {
+		return s, nil
+	}
+	for _, st := range s.steps {
+		if st.Job == "" {
+			continue
+		}
+		if err := w.readLog(ctx, st.Job); err != nil {
+			return snapshot{}, err
+		}
+		s.logs[st.Name] = w.last[st.Job]
+	}
+	return s, nil
+}
+
+// readLog reads the job's log chunks after its cursor and keeps the last
+// non-blank line.
+func (w *watcher) readLog(ctx context.Context, job string) error {
+	limit := 1000
+	p := apiclient.GetJobLogsParams{Limit: &limit}
+	if c := w.cursor[job]; c != "" {
+		p.After = &c
+	}
+	r, err := check(w.a.GetJobLogsWithResponse(ctx, job, &p))
+	if err != nil {
+		return err
+	}
+	for _, ch := range r.JSON200.Chunks {
+		for _, line := range strings.Split(ansi.Strip(ch.Data), "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				w.last[job] = line
+			}
+		}
+	}
+	if r.JSON200.NextCursor != "" {
+		w.cursor[job] = r.JSON200.NextCursor
+	}
+	return nil
+}
+
+// stepsOf is the operation's steps in the order given (the API gives no
+// dependencies between them).
+func stepsOf(op apiclient.Operation) []stepView {
+	if op.Steps == nil {
+		return nil
+	}
+	var out []stepView
+	for _, s := range *op.Steps {
+		v := stepView{Name: s.Name, Status: s.Status, Error: deref(s.Error), Plan: deref(s.Plan),
+			Add: derefInt(s.Add), Change: derefInt(s.Change), Destroy: derefInt(s.DestroyCount),
+			Started: s.StartedAt, Finished: s.FinishedAt}
+		switch s.Status {
+		case "syncing":
+			v.Job = deref(s.SyncJobId)
+		case "planning":
+			v.Job = deref(s.PlanJobId)
+		case "applying":
+			v.Job = deref(s.ApplyJobId)
+			if v.Job == "" {
+				v.Job = deref(s.PlanJobId)
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func derefInt(n *int) int {
+	if n == nil {
+		return 0
+	}
+	return *n
+}
