@@ -8,12 +8,12 @@ import (
 // Exit codes, documented in the root command's help and docs/ARCHITECTURE.md.
 const (
 	exitOK          = 0
-	exitUsage       = 1 // bad usage or input, a request or config the API refused (400, 413, 415, 422), no context
-	exitUnreachable = 2 // the API could not be reached, or failed (5xx)
-	exitAuth        = 3 // the API refused the token (401)
-	exitNotFound    = 4 // no such app, install, operation (404)
-	exitConflict    = 5 // the API answered 409: e.g. an operation already runs on the install
-	exitOperation   = 6 // a waited-for operation ended failed, cancelled or denied
+	exitUsage       = 1   // bad usage or input, a request or config the API refused (400, 413, 415, 422), no context
+	exitUnreachable = 2   // the API could not be reached, or failed (5xx)
+	exitAuth        = 3   // the API refused the token (401)
+	exitNotFound    = 4   // no such app, install, operation (404)
+	exitConflict    = 5   // the API answered 409: e.g. an operation already runs on the install
+	exitOperation   = 6   // a waited-for operation ended failed, cancelled or denied
 	exitDetached    = 130 // Ctrl-C while following an operation: detached, it goes on (as a shell's SIGINT)
 )
 
