@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 type stepView struct {
 	Name, Status, Error, Plan string
 	Job                       string // the job it runs now, if any
+	Destroys                  bool   // it destroys (a deprovision's or teardown's step)
 	Add, Change, Destroy      int
 	Started, Finished         *time.Time
 }
@@ -40,6 +43,7 @@ type watcher struct {
 	logs   bool
 	cursor map[string]string // by job: the log cursor to read on from
 	last   map[string]string // by job: its last log line
+	levels map[string]int    // by step: its depth in the app's dependencies (stepLevels)
 }
 
 func newWatcher(a *api, inst apiclient.Install, opID string, logs bool) *watcher {
@@ -49,6 +53,7 @@ func newWatcher(a *api, inst apiclient.Install, opID string, logs bool) *watcher
 // run sends each snapshot until the operation has finished (nil) or a
 // read fails (ctx's end included).
 func (w *watcher) run(ctx context.Context, send func(snapshot)) error {
+	w.levels = w.a.stepLevels(ctx, w.inst.AppId)
 	for {
 		s, err := w.read(ctx)
 		if err != nil {
@@ -68,6 +73,7 @@ func (w *watcher) read(ctx context.Context) (snapshot, error) {
 		return snapshot{}, err
 	}
 	s := snapshot{op: *r.JSON200, body: r.Body, steps: stepsOf(*r.JSON200), logs: map[string]string{}}
+	sortSteps(s.steps, w.levels)
 	if !w.logs {
 		return s, nil
 	}
@@ -108,8 +114,8 @@ func (w *watcher) readLog(ctx context.Context, job string) error {
 	return nil
 }
 
-// stepsOf is the operation's steps in the order given (the API gives no
-// dependencies between them).
+// stepsOf is the operation's steps in the order the API gives (no fixed
+// one: see sortSteps).
 func stepsOf(op apiclient.Operation) []stepView {
 	if op.Steps == nil {
 		return nil
@@ -118,7 +124,7 @@ func stepsOf(op apiclient.Operation) []stepView {
 	for _, s := range *op.Steps {
 		v := stepView{Name: s.Name, Status: s.Status, Error: deref(s.Error), Plan: deref(s.Plan),
 			Add: derefInt(s.Add), Change: derefInt(s.Change), Destroy: derefInt(s.DestroyCount),
-			Started: s.StartedAt, Finished: s.FinishedAt}
+			Started: s.StartedAt, Finished: s.FinishedAt, Destroys: s.Destroy != nil && *s.Destroy}
 		switch s.Status {
 		case "syncing":
 			v.Job = deref(s.SyncJobId)
@@ -147,4 +153,58 @@ func derefInt(n *int) int {
 		return 0
 	}
 	return *n
+}
+
+// stepLevels is each step's depth in the app's dependencies: the sandbox
+// 0, a component one more than the deepest it depends on. The operation's
+// steps carry no dependencies, so they come from the app's components (nil
+// when those cannot be read: the steps are then in name order).
+func (a *api) stepLevels(ctx context.Context, appID string) map[string]int {
+	r, err := check(a.ListComponentsWithResponse(ctx, appID))
+	if err != nil {
+		return nil
+	}
+	deps := map[string][]string{}
+	for _, c := range r.JSON200.Components {
+		deps[c.Name] = c.Dependencies
+	}
+	levels := map[string]int{"sandbox": 0}
+	var level func(name string, depth int) int
+	level = func(name string, depth int) int {
+		if l, ok := levels[name]; ok || depth > len(deps) { // depth: a cycle ends
+			return l
+		}
+		l := 1
+		for _, d := range deps[name] {
+			l = max(l, level(d, depth+1)+1)
+		}
+		levels[name] = l
+		return l
+	}
+	for name := range deps {
+		level(name, 0)
+	}
+	return levels
+}
+
+// sortSteps puts the steps in the order they run: by dependency level
+// (reversed for a step that destroys), then by name; a step the levels
+// lack comes last.
+func sortSteps(steps []stepView, levels map[string]int) {
+	key := func(s stepView) int {
+		l, ok := levels[s.Name]
+		switch {
+		case !ok && s.Name == "sandbox":
+			l = 0
+		case !ok:
+			return 1 << 20
+		}
+		if s.Destroys {
+			return -l
+		}
+		return l
+	}
+	slices.SortStableFunc(steps, func(a, b stepView) int {
+		return cmp.Or(cmp.Compare(key(a), key(b)), strings.Compare(a.Name, b.Name))
+	})
 }
