@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/status"
 )
 
@@ -92,7 +93,8 @@ func row(screen, step string) (int, int) {
 // (the gated step running with its job's last log line, then succeeded, on
 // the same row, never repeated) and the summary stays on screen. A Ctrl-C
 // during deprovision detaches (exit 130) naming `outpostctl wait`, which
-// follows the operation, still running, to its end; with
+// follows the operation, still running, to its end. A plan waiting for
+// approval shows with the commands that approve or deny it. With
 // --cancel-on-interrupt a Ctrl-C cancels the operation.
 func TestCLITUI(t *testing.T) {
 	s := newStack(t, stackOptions{})
@@ -114,7 +116,7 @@ func TestCLITUI(t *testing.T) {
 			t.Errorf("the final screen lacks %s", want)
 		}
 	}
-	if after, n := row(done, "gated"); after != before || n != 1 || strings.Contains(done, "Ctrl-C") {
+	if after, n := row(done, "gated"); after != before || n != 1 || strings.Contains(done, "Ctrl-C") || strings.Count(done, " on cust-tui: ") != 1 {
 		t.Errorf("the gated step was on row %d, then on row %d (%d times): want it redrawn in place, the hint gone", before, after, n)
 	}
 
@@ -137,6 +139,27 @@ func TestCLITUI(t *testing.T) {
 	}
 
 	os.Remove(gate)
+	// A plan waiting for approval shows with the commands that decide it.
+	if code := s.do("PUT", "/v1/installs/"+inst+"/approval-mode", map[string]string{"approval_mode": "prompt"}, nil); code != 200 {
+		t.Fatalf("approval mode: %d", code)
+	}
+	ask := c.newPane("provision", "cust-tui", "--wait")
+	// (The sandbox first: deprovision destroyed it.)
+	asking := ask.waitScreen("a plan waiting for approval", `(?m)^├── \? sandbox +waiting_approval`,
+		`(?m)^│ +├── plan: 2 to add, 0 to change, 0 to destroy`, `(?m)^│ +├── # terraform_data\.sandbox will be created`,
+		"(?m)^│ +└── `outpostctl approve cust-tui sandbox` or `outpostctl deny cust-tui sandbox`")
+	askID := regexp.MustCompile(`provision (op_\w+) on`).FindStringSubmatch(asking)[1]
+	if code := s.do("POST", "/v1/installs/"+inst+"/operations/"+askID+"/steps/sandbox/deny", nil, nil); code != 202 {
+		t.Fatalf("deny: %d", code)
+	}
+	denied := ask.waitScreen("the denied summary", `exit code 6`, `(?m)^├── ✗ sandbox +denied`, "provision "+askID+" denied in ")
+	if n := strings.Count(denied, "provision "+askID+" on cust-tui"); n != 1 || strings.Contains(denied, "will be created") {
+		t.Errorf("the denied tree is drawn %d times, or the plan is left over: want the last frame alone", n)
+	}
+	if code := s.do("PUT", "/v1/installs/"+inst+"/approval-mode", map[string]string{"approval_mode": "approve-all"}, nil); code != 200 {
+		t.Fatalf("approval mode: %d", code)
+	}
+
 	cancel := c.newPane("provision", "cust-tui", "--wait", "--cancel-on-interrupt")
 	id := regexp.MustCompile(`provision (op_\w+) on`).FindStringSubmatch(cancel.waitScreen("the third tree", `provision op_\w+ on`))[1]
 	s.waitAtGate(inst, id, "waiting for the gate")
@@ -148,5 +171,35 @@ func TestCLITUI(t *testing.T) {
 	}
 	if op := s.getOp(inst, id, 0); op.Status != status.OpCancelled {
 		t.Fatalf("operation %s is %s, want cancelled", id, op.Status)
+	}
+
+	// Without a terminal: plain lines, SIGINT detaches, `cancel` cancels.
+	plain := exec.Command(c.bin, "provision", "cust-tui", "--wait")
+	var out, errOut testutil.LockedBuffer
+	plain.Env, plain.Stdout, plain.Stderr = c.env, &out, &errOut
+	if err := plain.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var last operation
+	waitFor(t, time.Minute, "the plain provision's operation", func() bool {
+		var ops struct{ Operations []operation }
+		s.do("GET", "/v1/installs/"+inst+"/operations?limit=1", nil, &ops)
+		last = ops.Operations[0]
+		return last.ID != id
+	})
+	s.waitAtGate(inst, last.ID, "waiting for the gate")
+	waitFor(t, time.Minute, "the plain line of the gated step", func() bool { return strings.Contains(out.String(), "gated: planning") })
+	plain.Process.Signal(os.Interrupt)
+	plain.Wait()
+	if code := plain.ProcessState.ExitCode(); code != 130 || !strings.Contains(out.String(), "gated: planning") ||
+		!strings.Contains(errOut.String(), "detached from provision "+last.ID+"; it goes on: `outpostctl wait cust-tui "+last.ID+"`") {
+		t.Fatalf("plain provision --wait, interrupted: exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if cancelled := c.ok("", "cancel", "cust-tui"); !strings.Contains(cancelled, "cancelling provision "+last.ID) {
+		t.Fatalf("cancel: %s", cancelled)
+	}
+	waited, stderr, code := c.run("", "wait", "cust-tui", last.ID)
+	if code != 6 || !strings.Contains(waited, "provision "+last.ID+" cancelled in ") || !strings.Contains(stderr, "cancelled") {
+		t.Fatalf("wait for the cancelled operation: exit %d\n%s\n%s", code, waited, stderr)
 	}
 }

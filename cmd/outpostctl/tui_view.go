@@ -52,7 +52,10 @@ func (m tuiModel) view(now time.Time) string {
 	out := t.String() + "\n"
 	if op.FinishedAt == nil {
 		hint := "Ctrl-C detaches (the operation goes on)"
-		if m.cancelOnCC {
+		switch {
+		case m.cancelling:
+			hint = "Ctrl-C again detaches (the cancel goes on)"
+		case m.cancelOnCC:
 			hint = "Ctrl-C cancels the operation"
 		}
 		out += styleQuiet.Render(hint) + "\n"
@@ -86,7 +89,7 @@ func (m tuiModel) details(st stepView) []string {
 	switch {
 	case st.Status == "waiting_approval":
 		out = append(out, styleAsk.Render(fmt.Sprintf("plan: %d to add, %d to change, %d to destroy", st.Add, st.Change, st.Destroy)))
-		lines := strings.Split(strings.TrimRight(st.Plan, "\n"), "\n")
+		lines := planSummary(st.Plan)
 		if len(lines) > planLines {
 			lines = append(lines[:planLines], fmt.Sprintf("… %d more lines", len(lines)-planLines))
 		}
@@ -100,6 +103,22 @@ func (m tuiModel) details(st stepView) []string {
 		out = append(out, styleQuiet.Render(m.fit("› "+m.snap.logs[st.Name])))
 	}
 	return out
+}
+
+// planSummary is the lines of a plan worth a glance: terraform's "# x
+// will be created" line of each resource, else the plan's lines.
+func planSummary(plan string) []string {
+	lines := strings.Split(strings.TrimRight(plan, "\n"), "\n")
+	var actions []string
+	for _, l := range lines {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "# ") {
+			actions = append(actions, t)
+		}
+	}
+	if len(actions) > 0 {
+		return actions
+	}
+	return lines
 }
 
 // fit cuts a line to the terminal's width (less the tree's indent).

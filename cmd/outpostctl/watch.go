@@ -54,8 +54,8 @@ func newWatcher(a *api, inst apiclient.Install, opID string, logs bool) *watcher
 // read fails (ctx's end included).
 func (w *watcher) run(ctx context.Context, send func(snapshot)) error {
 	w.levels = w.a.stepLevels(ctx, w.inst.AppId)
-	for {
-		s, err := w.read(ctx)
+	for wait := 0; ; wait = pollWait { // the first read at once
+		s, err := w.read(ctx, wait)
 		if err != nil {
 			return err
 		}
@@ -66,8 +66,7 @@ func (w *watcher) run(ctx context.Context, send func(snapshot)) error {
 	}
 }
 
-func (w *watcher) read(ctx context.Context) (snapshot, error) {
-	wait := pollWait
+func (w *watcher) read(ctx context.Context, wait int) (snapshot, error) {
 	r, err := check(w.a.GetOperationWithResponse(ctx, w.inst.Id, w.opID, &apiclient.GetOperationParams{Wait: &wait}))
 	if err != nil {
 		return snapshot{}, err
