@@ -70,18 +70,18 @@ func (c *cli) followPlain(ctx context.Context, a *api, inst apiclient.Install, o
 		fmt.Fprintf(c.stderr, "cancelling %s %s…\n", op.Kind, op.Id)
 		err = newWatcher(a, inst, op.Id, false).run(ctx, show)
 	}
-	return c.ended(ctx, err, inst, last, time.Since(start))
+	return c.ended(ctx, err, inst, op, last, time.Since(start))
 }
 
 // ended is how following ended: the operation finished (its summary),
 // the wait timed out, or a read failed.
-func (c *cli) ended(ctx context.Context, err error, inst apiclient.Install, last snapshot, took time.Duration) error {
+func (c *cli) ended(ctx context.Context, err error, inst apiclient.Install, op apiclient.Operation, last snapshot, took time.Duration) error {
 	switch {
 	case last.op.FinishedAt != nil:
 		return c.finished(last, took)
 	case ctx.Err() != nil:
 		return fail(exitOperation, "stopped waiting for %s %s; it goes on: `outpostctl wait %s %s` follows it again",
-			last.op.Kind, last.op.Id, inst.Name, last.op.Id)
+			op.Kind, op.Id, inst.Name, op.Id)
 	}
 	return err
 }

@@ -118,5 +118,5 @@ func (c *cli) followTUI(ctx context.Context, a *api, inst apiclient.Install, op 
 	if end.detached {
 		return detached(inst, op)
 	}
-	return c.ended(ctx, end.err, inst, end.snap, time.Since(start))
+	return c.ended(ctx, end.err, inst, op, end.snap, time.Since(start))
 }
