@@ -179,22 +179,40 @@ func (s *Server) cancelCommand(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.ops == nil {
-		return errNoOps()
-	}
-	if !commandFinished(cmd) {
-		err := s.ops.CancelWorkflow(c.Request().Context(), cmd.WorkflowID)
-		if err == nil {
-			return c.JSON(http.StatusAccepted, newCommandView(cmd))
-		}
-		// It may have finished meanwhile; if not, the cancel really failed.
-		var rerr error
-		if cmd, rerr = s.store.GetInstallCommand(c.Request().Context(), cmd.OrgID, cmd.ID); rerr != nil {
-			return rerr
-		}
-		if !commandFinished(cmd) {
-			return opsFailed("cancelling the command", err)
-		}
+	ctx := c.Request().Context()
+	asked, err := s.cancelWorkflow(ctx, "command", cmd.WorkflowID, commandFinished(cmd), func() (bool, error) {
+		cmd, err = s.store.GetInstallCommand(ctx, cmd.OrgID, cmd.ID)
+		return commandFinished(cmd), err
+	})
+	switch {
+	case err != nil:
+		return err
+	case asked:
+		return c.JSON(http.StatusAccepted, newCommandView(cmd))
 	}
 	return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "command %s has already finished (%s)", cmd.ID, cmd.Status)
+}
+
+// cancelWorkflow asks the workflow of a command or an operation (what) to
+// stop unless it has finished, and says whether it asked. When the ask
+// fails, reread says whether it finished meanwhile; if not, that is the error.
+func (s *Server) cancelWorkflow(ctx context.Context, what, workflowID string, finished bool, reread func() (bool, error)) (bool, error) {
+	if s.ops == nil {
+		return false, errNoOps()
+	}
+	if finished {
+		return false, nil
+	}
+	err := s.ops.CancelWorkflow(ctx, workflowID)
+	if err == nil {
+		return true, nil
+	}
+	done, rerr := reread()
+	switch {
+	case rerr != nil:
+		return false, rerr
+	case !done:
+		return false, opsFailed("cancelling the "+what, err)
+	}
+	return false, nil
 }

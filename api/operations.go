@@ -136,6 +136,27 @@ func (s *Server) getOperation(c echo.Context) error {
 	return c.JSON(http.StatusOK, op)
 }
 
+// cancelOperation cancels an operation's workflow, which records the end
+// (cancelled) itself; one that has already finished is a conflict.
+func (s *Server) cancelOperation(c echo.Context) error {
+	op, err := s.installOperation(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	asked, err := s.cancelWorkflow(ctx, "operation", op.WorkflowID, operationFinished(op), func() (bool, error) {
+		op, err = s.store.GetOperation(ctx, op.OrgID, op.ID)
+		return operationFinished(op), err
+	})
+	switch {
+	case err != nil:
+		return err
+	case asked:
+		return c.JSON(http.StatusAccepted, op)
+	}
+	return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "operation %s has already finished (%s)", op.ID, op.Status)
+}
+
 func (s *Server) approveStep(c echo.Context) error { return s.decideStep(c, true) }
 func (s *Server) denyStep(c echo.Context) error    { return s.decideStep(c, false) }
 

@@ -226,6 +226,12 @@ func (s *Server) routeTable() []route {
 		{post, "/installs/:id/operations/:op/steps/:step/deny", s.denyStep, operation{id: "denyStep", tag: "operations",
 			summary: "Deny a step's plan", description: "Ends the operation: nothing more starts; steps already running finish.",
 			status: 202, result: "Decision", errors: []int{409, 503}}},
+		{post, "/installs/:id/operations/:op/cancel", s.cancelOperation, operation{id: "cancelOperation", tag: "operations",
+			summary: "Cancel an operation",
+			description: "Cancels the operation's workflow: nothing more starts, the running steps' jobs are cancelled (the runner " +
+				"stops their processes), a step waiting for approval ends; the operation ends cancelled and the install's lock " +
+				"is released. Answers at once (poll or wait on the operation); one that has already finished is 409.",
+			status: 202, result: "Operation", errors: []int{409, 503}}},
 		{put, "/installs/:id/approval-mode", s.setApprovalMode, operation{id: "setApprovalMode", tag: "installs",
 			summary: "Set how the install's plans are approved", body: "ApprovalMode", status: 200, result: "ApprovalMode"}},
 		{get, "/installs/:id/components", s.listInstallComponents, operation{id: "listInstallComponents", tag: "builds",

@@ -393,6 +393,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/installs/{id}/operations/{op} (the `GetOperation` operationId).
 	GetOperation(ctx context.Context, id string, op string, params *GetOperationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CancelOperation Cancel an operation
+	//
+	// Cancels the operation's workflow: nothing more starts, the running steps' jobs are cancelled (the runner stops their processes), a step waiting for approval ends; the operation ends cancelled and the install's lock is released. Answers at once (poll or wait on the operation); one that has already finished is 409.
+	//
+	// Corresponds with POST /v1/installs/{id}/operations/{op}/cancel (the `CancelOperation` operationId).
+	CancelOperation(ctx context.Context, id string, op string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ApproveStep Approve a step's plan
 	//
 	// Only a step waiting for approval (install approval mode prompt); 409 otherwise.
@@ -1268,6 +1275,23 @@ func (c *Client) ListOperations(ctx context.Context, id string, params *ListOper
 // Corresponds with GET /v1/installs/{id}/operations/{op} (the `GetOperation` operationId).
 func (c *Client) GetOperation(ctx context.Context, id string, op string, params *GetOperationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOperationRequest(c.Server, id, op, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelOperation Cancel an operation
+//
+// Cancels the operation's workflow: nothing more starts, the running steps' jobs are cancelled (the runner stops their processes), a step waiting for approval ends; the operation ends cancelled and the install's lock is released. Answers at once (poll or wait on the operation); one that has already finished is 409.
+//
+// Corresponds with POST /v1/installs/{id}/operations/{op}/cancel (the `CancelOperation` operationId).
+func (c *Client) CancelOperation(ctx context.Context, id string, op string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelOperationRequest(c.Server, id, op)
 	if err != nil {
 		return nil, err
 	}
@@ -3108,6 +3132,47 @@ func NewGetOperationRequest(server string, id string, op string, params *GetOper
 	return req, nil
 }
 
+// NewCancelOperationRequest constructs an http.Request for the CancelOperation method
+func NewCancelOperationRequest(server string, id string, op string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "op", op, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/operations/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewApproveStepRequest constructs an http.Request for the ApproveStep method
 func NewApproveStepRequest(server string, id string, op string, step string) (*http.Request, error) {
 	var err error
@@ -4254,6 +4319,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/installs/{id}/operations/{op} (the `GetOperation` operationId).
 	GetOperationWithResponse(ctx context.Context, id string, op string, params *GetOperationParams, reqEditors ...RequestEditorFn) (*GetOperationResponse, error)
+
+	// CancelOperationWithResponse Cancel an operation
+	//
+	// Cancels the operation's workflow: nothing more starts, the running steps' jobs are cancelled (the runner stops their processes), a step waiting for approval ends; the operation ends cancelled and the install's lock is released. Answers at once (poll or wait on the operation); one that has already finished is 409.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/operations/{op}/cancel (the `CancelOperation` operationId).
+	CancelOperationWithResponse(ctx context.Context, id string, op string, reqEditors ...RequestEditorFn) (*CancelOperationResponse, error)
 
 	// ApproveStepWithResponse Approve a step's plan
 	//
@@ -6591,6 +6665,75 @@ func (r GetOperationResponse) ContentType() string {
 	return ""
 }
 
+type CancelOperationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Operation
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CancelOperationResponse) GetJSON202() *Operation {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelOperationResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelOperationResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelOperationResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelOperationResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelOperationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelOperationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelOperationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelOperationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ApproveStepResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8227,6 +8370,21 @@ func (c *ClientWithResponses) GetOperationWithResponse(ctx context.Context, id s
 		return nil, err
 	}
 	return ParseGetOperationResponse(rsp)
+}
+
+// CancelOperationWithResponse Cancel an operation
+//
+// Cancels the operation's workflow: nothing more starts, the running steps' jobs are cancelled (the runner stops their processes), a step waiting for approval ends; the operation ends cancelled and the install's lock is released. Answers at once (poll or wait on the operation); one that has already finished is 409.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/operations/{op}/cancel (the `CancelOperation` operationId).
+func (c *ClientWithResponses) CancelOperationWithResponse(ctx context.Context, id string, op string, reqEditors ...RequestEditorFn) (*CancelOperationResponse, error) {
+	rsp, err := c.CancelOperation(ctx, id, op, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelOperationResponse(rsp)
 }
 
 // ApproveStepWithResponse Approve a step's plan
@@ -10198,6 +10356,60 @@ func ParseGetOperationResponse(rsp *http.Response) (*GetOperationResponse, error
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelOperationResponse parses an HTTP response from a CancelOperationWithResponse call
+func ParseCancelOperationResponse(rsp *http.Response) (*CancelOperationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelOperationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Operation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -30,8 +30,11 @@
 # minutes on two cores with empty Go caches, once; named by version, so cached).
 # Only when named: `scripts/tools.sh compose`.
 #
-# Usage: scripts/tools.sh [--background LOG] [terraform] [kube] [compose]
-# With no tool named, terraform and kube. With --background LOG, a missing tool is built in
+# tmux, for the CLI's real-terminal test (e2e/cli_tui_test.go): Debian's
+# package, installed with apt-get when there is no tmux on PATH (needs root).
+#
+# Usage: scripts/tools.sh [--background LOG] [terraform] [kube] [compose] [tmux]
+# With no tool named, terraform, kube and tmux. With --background LOG, a missing tool is built in
 # a background process that writes to LOG (and records its pid in LOG.pid,
 # so a second start while it runs only says so); LOG's last line ends in
 # "done" or "failed". `go tool task dev` builds kube so, while the control
@@ -44,7 +47,7 @@ if [ "${1:-}" = "--background" ]; then
   shift 2
 fi
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(terraform kube)
+[ ${#want[@]} -gt 0 ] || want=(terraform kube tmux)
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -144,6 +147,15 @@ compose_tool() {
   echo "tools: Docker Compose $version built in $(( SECONDS - start ))s: $dir/docker-compose" >&2
 }
 
+tmux_tool() {
+  command -v tmux >/dev/null 2>&1 && return
+  echo "tools: no tmux: installing Debian's tmux" >&2
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q tmux >&2
+}
+
+tmux_missing() { ! command -v tmux >/dev/null 2>&1; }
+
 compose_missing() { [ ! -x "$root/.tools/compose/v2.40.3/docker-compose" ]; }
 
 # kube_missing and terraform_missing say whether a build is needed.
@@ -178,8 +190,8 @@ kube_tool() { kube_tools; }
 
 for tool in "${want[@]}"; do
   case $tool in
-    terraform | kube | compose) ;;
-    *) echo "tools: unknown tool $tool (want terraform, kube or compose)" >&2; exit 2 ;;
+    terraform | kube | compose | tmux) ;;
+    *) echo "tools: unknown tool $tool (want terraform, kube, compose or tmux)" >&2; exit 2 ;;
   esac
   if [ -n "$background" ]; then
     in_background "$tool"

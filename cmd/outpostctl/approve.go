@@ -62,10 +62,10 @@ func (c *cli) approveCmd(approve bool) *cobra.Command {
 }
 
 // waitingStep is the step named (or else the only one) waiting for approval.
-func waitingStep(op apiclient.Operation, inst apiclient.Install, name, verb string) (stepView, error) {
-	var waiting []stepView
+func waitingStep(op apiclient.Operation, inst apiclient.Install, name, verb string) (stepRow, error) {
+	var waiting []stepRow
 	var names, waitingNames []string
-	for _, s := range stepViews(op) {
+	for _, s := range stepRows(op) {
 		names = append(names, s.name)
 		if name != "" && s.name == name && s.status != "waiting_approval" {
 			return s, fail(exitConflict, "step %s of %s %s is %s, not waiting for approval", name, opTitle(op), op.Id, s.status)
@@ -78,18 +78,18 @@ func waitingStep(op apiclient.Operation, inst apiclient.Install, name, verb stri
 	case len(waiting) == 1:
 		return waiting[0], nil
 	case name != "":
-		return stepView{}, fail(exitNotFound, "%s %s has no step %q (steps: %s)", opTitle(op), op.Id, name, strings.Join(names, ", "))
+		return stepRow{}, fail(exitNotFound, "%s %s has no step %q (steps: %s)", opTitle(op), op.Id, name, strings.Join(names, ", "))
 	case len(waiting) == 0:
-		return stepView{}, fail(exitConflict, "no step of %s %s (%s) waits for approval (`outpostctl operations show %s %s`)",
+		return stepRow{}, fail(exitConflict, "no step of %s %s (%s) waits for approval (`outpostctl operations show %s %s`)",
 			opTitle(op), op.Id, op.Status, inst.Name, op.Id)
 	}
-	return stepView{}, fail(exitUsage, "%d steps of %s %s wait for approval (%s): name one, e.g. `outpostctl %s %s %s`",
+	return stepRow{}, fail(exitUsage, "%d steps of %s %s wait for approval (%s): name one, e.g. `outpostctl %s %s %s`",
 		len(waiting), opTitle(op), op.Id, strings.Join(waitingNames, ", "), verb, inst.Name, waitingNames[0])
 }
 
 // confirm prints the step's plan (on stderr with -o json) and, unless yes,
 // asks on the terminal.
-func (c *cli) confirm(verb string, op apiclient.Operation, step stepView, yes bool) error {
+func (c *cli) confirm(verb string, op apiclient.Operation, step stepRow, yes bool) error {
 	w := c.stdout
 	if c.output == "json" {
 		w = c.stderr

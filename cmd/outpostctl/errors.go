@@ -8,12 +8,13 @@ import (
 // Exit codes, documented in the root command's help and docs/ARCHITECTURE.md.
 const (
 	exitOK          = 0
-	exitUsage       = 1 // bad usage or input, a request or config the API refused (400, 413, 415, 422), no context
-	exitUnreachable = 2 // the API could not be reached, or failed (5xx)
-	exitAuth        = 3 // the API refused the token (401)
-	exitNotFound    = 4 // no such app, install, operation (404)
-	exitConflict    = 5 // the API answered 409: e.g. an operation already runs on the install
-	exitOperation   = 6 // a waited-for operation ended failed, cancelled or denied; a waited-for build failed
+	exitUsage       = 1   // bad usage or input, a request or config the API refused (400, 413, 415, 422), no context
+	exitUnreachable = 2   // the API could not be reached, or failed (5xx)
+	exitAuth        = 3   // the API refused the token (401)
+	exitNotFound    = 4   // no such app, install, operation (404)
+	exitConflict    = 5   // the API answered 409: e.g. an operation already runs on the install
+	exitOperation   = 6   // a waited-for operation ended failed, cancelled or denied; a waited-for build failed
+	exitDetached    = 130 // Ctrl-C while following an operation: detached, it goes on (as a shell's SIGINT)
 )
 
 const exitCodesHelp = `Exit codes:
@@ -23,7 +24,8 @@ const exitCodesHelp = `Exit codes:
   3  the API refused the token (401)
   4  not found (404)
   5  conflict (409), e.g. an operation already runs on the install
-  6  a waited-for operation failed, was cancelled or denied, or a waited-for build failed
+  6  a waited-for operation failed, was cancelled or denied (or --timeout ended the wait), or a waited-for build failed
+  130  Ctrl-C while following an operation: detached, the operation goes on (outpostctl wait follows it again)
 ` + "`exec`" + ` exits with the remote command's own exit code (see ` + "`outpostctl exec --help`" + `).`
 
 // exitError is an error with the exit code it ends the process with.

@@ -82,10 +82,3 @@ func exitText(code *int) string {
 	}
 	return fmt.Sprint(*code)
 }
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}

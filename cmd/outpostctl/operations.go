@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -46,6 +45,10 @@ var (
 		start: func(ctx context.Context, a *api, inst, comp string, req apiclient.OperationRequest) (answer, error) {
 			return call(a.TeardownComponentWithResponse(ctx, inst, comp, req))
 		}}
+	opUpdateInputs = opKind{name: "update-inputs", short: "Apply the install's inputs: plan and apply only the steps whose rendered job changed",
+		start: func(ctx context.Context, a *api, inst, _ string, req apiclient.OperationRequest) (answer, error) {
+			return call(a.UpdateInputsWithResponse(ctx, inst, req))
+		}}
 )
 
 // operationCmd starts an operation of kind k, and with --wait follows it.
@@ -59,9 +62,12 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: k.short,
-		Long: "Start the operation and print its ID; with --wait, follow it: a line per change of a step's status,\n" +
-			"then a summary (exit code 6 unless it succeeded). With -o json, the operation as the API shows it\n" +
-			"(with --wait, once it has finished; the progress lines go to stderr).",
+		Long: "Start the operation and print its ID; with --wait, follow it: on a terminal, a tree of its steps\n" +
+			"updated in place (status, time, the running job's last log line, a plan waiting for approval), else\n" +
+			"a line per change of a step's status; then a summary (exit code 6 unless it succeeded). Ctrl-C\n" +
+			"detaches (exit 130; `outpostctl wait` follows it again), or with --cancel-on-interrupt cancels it.\n" +
+			"With -o json, the operation as the API shows it (with --wait, once it has finished; the progress\n" +
+			"lines go to stderr).",
 		Args: cobra.ExactArgs(nargs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := c.api()
@@ -93,17 +99,12 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 				fmt.Fprintf(c.stdout, "%s %s started on install %s (workflow %s)\n", k.name, op.Id, inst.Name, op.WorkflowId)
 				return nil
 			}
-			ctx := cmd.Context()
-			if timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-			}
+			ctx, cancel := withTimeout(cmd.Context(), timeout)
+			defer cancel()
 			return c.follow(ctx, a, inst, op)
 		},
 	}
-	cmd.Flags().BoolVar(&wait, "wait", false, "follow the operation until it finishes")
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait, stop waiting after this long (the operation goes on; 0: no limit)")
+	c.waitFlags(cmd, &wait, &timeout)
 	if k.component {
 		cmd.Flags().BoolVar(&dependents, "with-dependents", false, map[string]string{
 			"deploy":   "then deploy the components that depend on it",
@@ -122,73 +123,6 @@ func (a *api) startOperation(ctx context.Context, k opKind, installID, comp stri
 		return op, nil, fmt.Errorf("read the API's answer: %w", err)
 	}
 	return op, r.GetBody(), nil
-}
-
-// follow polls the operation (the API holds each call up to 20 s) and
-// prints each status change until it finishes.
-func (c *cli) follow(ctx context.Context, a *api, inst apiclient.Install, op apiclient.Operation) error {
-	progress := c.stdout
-	if c.output == "json" {
-		progress = c.stderr
-	}
-	start, seen := time.Now(), map[string]string{}
-	wait := 20
-	for {
-		r, err := check(a.GetOperationWithResponse(ctx, inst.Id, op.Id, &apiclient.GetOperationParams{Wait: &wait}))
-		if ctx.Err() != nil {
-			return fail(exitOperation, "stopped waiting for %s %s; it goes on: `outpostctl installs show %s`", op.Kind, op.Id, inst.Name)
-		}
-		if err != nil {
-			return err
-		}
-		cur := *r.JSON200
-		printChanges(progress, cur, seen)
-		if cur.FinishedAt != nil {
-			return c.finished(cur, r.Body, time.Since(start))
-		}
-	}
-}
-
-// printChanges prints a line for the operation's and each step's status
-// that differs from seen, and records it.
-func printChanges(w io.Writer, op apiclient.Operation, seen map[string]string) {
-	now := time.Now().Format("15:04:05")
-	if seen["\x00op"] != op.Status {
-		seen["\x00op"] = op.Status
-		fmt.Fprintf(w, "%s %s %s: %s\n", now, op.Kind, op.Id, op.Status)
-	}
-	if op.Steps == nil {
-		return
-	}
-	for _, s := range *op.Steps {
-		if seen[s.Name] == s.Status {
-			continue
-		}
-		seen[s.Name] = s.Status
-		line := fmt.Sprintf("%s   %s: %s", now, s.Name, s.Status)
-		if s.Error != nil && *s.Error != "" {
-			line += " (" + *s.Error + ")"
-		}
-		fmt.Fprintln(w, line)
-	}
-}
-
-func (c *cli) finished(op apiclient.Operation, body []byte, took time.Duration) error {
-	if c.output == "json" {
-		if err := c.printBody(body); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(c.stdout, "%s %s %s in %s\n", op.Kind, op.Id, op.Status, took.Round(time.Second))
-	}
-	if op.Status != "succeeded" {
-		msg := ""
-		if op.Error != nil {
-			msg = ": " + *op.Error
-		}
-		return fail(exitOperation, "%s %s %s%s", op.Kind, op.Id, op.Status, msg)
-	}
-	return nil
 }
 
 // component checks that the app's latest config has the component (the API

@@ -83,7 +83,7 @@ func (c *cli) operationsShowCmd() *cobra.Command {
 			if c.output == "json" {
 				return c.printBody(body)
 			}
-			c.showOperation(op, inst.Name, a.dependencies(cmd.Context(), inst, op), plans)
+			c.showOperation(op, inst.Name, a.dependencies(cmd.Context(), inst.AppId, op.ConfigVersion), plans)
 			return nil
 		},
 	}
@@ -114,12 +114,12 @@ func (a *api) operation(ctx context.Context, inst apiclient.Install, ref string)
 
 // dependencies are the components' dependencies in the config version the
 // operation ran; nil if it cannot be read (the steps are then listed).
-func (a *api) dependencies(ctx context.Context, inst apiclient.Install, op apiclient.Operation) map[string][]string {
+func (a *api) dependencies(ctx context.Context, appID string, configVersion *int) map[string][]string {
 	version := "latest"
-	if op.ConfigVersion != nil {
-		version = fmt.Sprint(*op.ConfigVersion)
+	if configVersion != nil {
+		version = fmt.Sprint(*configVersion)
 	}
-	r, err := check(a.GetAppConfigWithResponse(ctx, inst.AppId, version))
+	r, err := check(a.GetAppConfigWithResponse(ctx, appID, version))
 	if err != nil {
 		return nil
 	}

@@ -10,18 +10,18 @@ import (
 	"github.com/outpost-dev/outpost/apiclient"
 )
 
-// stepView is what `operations show` prints of a step.
-type stepView struct {
+// stepRow is what `operations show` and `approve` print of a step.
+type stepRow struct {
 	name, status, started, took, jobs, err, plan string
 }
 
-func stepViews(op apiclient.Operation) []stepView {
+func stepRows(op apiclient.Operation) []stepRow {
 	if op.Steps == nil {
 		return nil
 	}
-	var out []stepView
+	var out []stepRow
 	for _, s := range *op.Steps {
-		v := stepView{name: s.Name, status: s.Status, started: clock(s.StartedAt), took: took(s.StartedAt, s.FinishedAt),
+		v := stepRow{name: s.Name, status: s.Status, started: clock(s.StartedAt), took: took(s.StartedAt, s.FinishedAt),
 			jobs: jobRoles([]string{"sync", "plan", "apply"}, s.SyncJobId, s.PlanJobId, s.ApplyJobId)}
 		if s.Error != nil {
 			v.err = *s.Error
@@ -62,8 +62,8 @@ func (c *cli) showOperation(op apiclient.Operation, inst string, deps map[string
 	if op.Error != nil && *op.Error != "" {
 		fmt.Fprintf(c.stdout, "error: %s\n", *op.Error)
 	}
-	steps := stepViews(op)
-	children := map[string][]stepView{}
+	steps := stepRows(op)
+	children := map[string][]stepRow{}
 	for _, s := range steps {
 		children[parentStep(s.name, deps, steps)] = append(children[parentStep(s.name, deps, steps)], s)
 	}
@@ -85,16 +85,16 @@ func (c *cli) showOperation(op apiclient.Operation, inst string, deps map[string
 }
 
 // parentStep is the first of name's dependencies that is a step too, or "".
-func parentStep(name string, deps map[string][]string, steps []stepView) string {
+func parentStep(name string, deps map[string][]string, steps []stepRow) string {
 	for _, d := range deps[name] {
-		if slices.ContainsFunc(steps, func(s stepView) bool { return s.name == d }) {
+		if slices.ContainsFunc(steps, func(s stepRow) bool { return s.name == d }) {
 			return d
 		}
 	}
 	return ""
 }
 
-func printTree(w io.Writer, children map[string][]stepView, parent, indent string) {
+func printTree(w io.Writer, children map[string][]stepRow, parent, indent string) {
 	kids := children[parent]
 	for i, s := range kids {
 		branch, next := "├─ ", "│  "

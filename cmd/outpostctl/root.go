@@ -14,6 +14,9 @@ type cli struct {
 	context        string            // --context: a context name other than the current one
 	output         string            // -o: text or json
 	used           cliconfig.Context // the context of the API called, once one is
+	// cancelOnInterrupt: Ctrl-C while following an operation cancels it
+	// (--cancel-on-interrupt) instead of detaching.
+	cancelOnInterrupt bool
 }
 
 func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cli) {
@@ -43,8 +46,10 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cli) {
 	f := root.PersistentFlags()
 	f.StringVar(&c.context, "context", "", "the context to use (default: $OUTPOST_CONTEXT, then the current one)")
 	f.StringVarP(&c.output, "output", "o", "text", "output format: text or json (the API's objects)")
-	root.AddCommand(c.contextCmd(), c.appsCmd(), c.installsCmd(), c.operationCmd(opProvision), c.operationCmd(opDeprovision),
-		c.operationCmd(opReprovision), c.operationCmd(opDeploy), c.operationCmd(opTeardown), c.operationsCmd(), c.approveCmd(true), c.approveCmd(false),
-		c.jobsCmd(), c.logsCmd(), c.execCmd(), c.configsCmd(), c.buildsCmd(), c.runnersCmd(), c.tokensCmd())
+	root.AddCommand(c.contextCmd(), c.appsCmd(), c.installsCmd(), c.inputsCmd(),
+		c.operationCmd(opProvision), c.operationCmd(opDeprovision), c.operationCmd(opReprovision), c.operationCmd(opDeploy),
+		c.operationCmd(opTeardown), c.operationCmd(opUpdateInputs), c.waitCmd(), c.cancelCmd(), c.operationsCmd(),
+		c.approveCmd(true), c.approveCmd(false), c.jobsCmd(), c.logsCmd(), c.execCmd(),
+		c.configsCmd(), c.buildsCmd(), c.runnersCmd(), c.tokensCmd())
 	return root, c
 }

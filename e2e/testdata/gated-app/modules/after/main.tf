@@ -1,0 +1,7 @@
+variable "gated" {
+  type = string
+}
+
+resource "terraform_data" "after" {
+  input = var.gated
+}
