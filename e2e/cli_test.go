@@ -123,6 +123,7 @@ func TestCLIEndToEnd(t *testing.T) {
 		}
 	}
 	c.checkShown(inst.ID)
+	c.checkInputsUpdate("cust-a")
 
 	// A second operation while one runs is a conflict; the first goes on.
 	var de struct{ ID string }
@@ -130,6 +131,38 @@ func TestCLIEndToEnd(t *testing.T) {
 	c.fails(5, "conflict: ", "provision", "cust-a")
 	if op := s.waitOp(inst.ID, de.ID, 5*time.Minute); op.Status != "succeeded" {
 		t.Fatalf("deprovision: %+v", op)
+	}
+}
+
+// checkInputsUpdate changes a sensitive input of a provisioned demo
+// install with `inputs set --apply --wait`: only the components it reaches
+// are applied, the others end unchanged, and the value is never printed.
+func (c *cli) checkInputsUpdate(install string) {
+	c.t.Helper()
+	c.fails(1, `nothing to change: give --input`, "inputs", "set", install)
+	c.fails(1, `"nope"`, "inputs", "set", install, "--input", "nope=1")
+	stdout, stderr, code := c.run("", "inputs", "set", install, "--input", "db_password=rotated-by-the-cli", "--apply", "--wait")
+	if code != 0 {
+		c.t.Fatalf("inputs set --apply --wait: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, line := range []string{"inputs version 2, set db_password", "update_inputs op_", "database: succeeded",
+		"api: succeeded", "network: unchanged", "web: unchanged", " succeeded in "} {
+		if !strings.Contains(stdout, line) {
+			c.t.Fatalf("inputs set --apply --wait lacks %q:\n%s", line, stdout)
+		}
+	}
+	var versions struct {
+		Versions []struct {
+			Version int      `json:"version"`
+			Set     []string `json:"set"`
+		} `json:"versions"`
+	}
+	c.json("", &versions, "inputs", "versions", install)
+	if len(versions.Versions) != 2 || versions.Versions[0].Version != 2 || strings.Join(versions.Versions[0].Set, ",") != "db_password" {
+		c.t.Fatalf("inputs versions: %+v", versions)
+	}
+	if all := stdout + stderr + c.ok("", "installs", "show", install, "-o", "json"); strings.Contains(all, "rotated-by-the-cli") {
+		c.t.Fatal("the new db_password was printed")
 	}
 }
 
