@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,9 +69,11 @@ func TestCLIOps(t *testing.T) {
 	c.fails(5, "step api of teardown_component api "+td.ID+" is denied, not waiting for approval", "approve", "cust-a", "api", "--operation", td.ID, "--yes")
 
 	// Approve: web torn down, then deployed again: its plan creates it.
+	// approve --wait waits for the step to wait, as a script would.
 	c.json("", &td, "teardown", "cust-a", "web")
-	s.waitApproval(inst.ID, td.ID, "web")
-	c.ok("", "approve", "cust-a", "web", "--yes")
+	if out := c.ok("", "approve", "cust-a", "web", "--wait", "--yes"); !strings.Contains(out, "approved step web of teardown_component web "+td.ID) {
+		t.Fatalf("approve --wait:\n%s", out)
+	}
 	if op := s.waitOp(inst.ID, td.ID, 2*time.Minute); op.Status != status.OpSucceeded {
 		t.Fatalf("approved teardown: %+v", op)
 	}
@@ -111,6 +114,11 @@ func (c *cli) deprovisionApprovingEach(s *stack, inst string) {
 			if st.Status == status.StepWaitingApproval && !approved[st.Name] {
 				waiting = append(waiting, st.Name)
 			}
+		}
+		// database and cache both wait once api is destroyed: hold them
+		// until both do, so that approve sees two waiting.
+		if slices.Contains(waiting, "database") != slices.Contains(waiting, "cache") {
+			waiting = slices.DeleteFunc(waiting, func(n string) bool { return n == "database" || n == "cache" })
 		}
 		if len(waiting) > 1 && !several {
 			c.fails(1, "steps of deprovision "+de.ID+" wait for approval (", "approve", "cust-a", "--yes")

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -24,13 +25,15 @@ func (c *cli) approveCmd(approve bool) *cobra.Command {
 		verb, effect = "deny", "the operation ends: nothing more starts, steps already running finish"
 	}
 	var opRef string
-	var yes bool
+	var yes, wait bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   verb + " INSTALL [STEP] [--operation OP] [--yes]",
 		Short: strings.ToUpper(verb[:1]) + verb[1:] + " the plan of a step waiting for approval (approval mode prompt)",
 		Long: "Find the step waiting for approval in the operation (default: the install's latest) — STEP names\n" +
 			"one when several wait —, print its plan, ask to confirm (y/N) and " + verb + " it: " + effect + ".\n" +
-			"Without a terminal, --yes is needed. A step that does not wait (any more) is exit code 5.",
+			"Without a terminal, --yes is needed. A step that does not wait (any more) is exit code 5; with --wait,\n" +
+			"a step of a running operation that does not wait yet is waited for (up to --timeout).",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -46,7 +49,12 @@ func (c *cli) approveCmd(approve bool) *cobra.Command {
 			if len(args) == 2 {
 				name = args[1]
 			}
-			step, err := waitingStep(op, inst, name, verb)
+			if wait {
+				var cancel context.CancelFunc
+				ctx, cancel = withTimeout(ctx, timeout)
+				defer cancel()
+			}
+			step, op, err := a.awaitStep(ctx, op, inst, name, verb, wait)
 			if err != nil {
 				return err
 			}
@@ -58,7 +66,28 @@ func (c *cli) approveCmd(approve bool) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&opRef, "operation", "", "the operation (default: the install's latest)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, verb+" without asking")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the step to wait for approval while the operation runs")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --wait, how long to wait for it")
 	return cmd
+}
+
+// awaitStep is waitingStep; with wait, it reads the operation again each
+// second while it runs and no such step waits yet.
+func (a *api) awaitStep(ctx context.Context, op apiclient.Operation, inst apiclient.Install, name, verb string, wait bool) (stepRow, apiclient.Operation, error) {
+	for {
+		step, err := waitingStep(op, inst, name, verb)
+		if err == nil || !wait || op.FinishedAt != nil || exitCode(err) != exitConflict {
+			return step, op, err
+		}
+		select {
+		case <-ctx.Done():
+			return step, op, fail(exitConflict, "%v (waited until --timeout)", err)
+		case <-time.After(time.Second):
+		}
+		if op, _, err = a.operation(ctx, inst, op.Id); err != nil {
+			return step, op, err
+		}
+	}
 }
 
 // waitingStep is the step named (or else the only one) waiting for approval.
