@@ -75,22 +75,9 @@ func (a *Activities) planConfigDeploy(ctx context.Context, op store.InstallOpera
 	if err != nil {
 		return nil, err
 	}
-	running, err := a.Store.ListInstallComponents(ctx, op.InstallID)
+	builds, removed, err := a.runningComponents(ctx, oc)
 	if err != nil {
 		return nil, err
-	}
-	builds := map[string]string{}
-	var removed []removedComponent
-	for _, ic := range running {
-		if _, ok := oc.cfg.Component(ic.Component); ok {
-			builds[ic.Component] = ic.BuildID
-			continue
-		}
-		r, err := a.removedComponent(ctx, oc.inst, ic)
-		if err != nil {
-			return nil, err
-		}
-		removed = append(removed, r)
 	}
 	for _, st := range steps {
 		if st.Name != status.SandboxStep && !changed[st.Name] {
@@ -103,6 +90,58 @@ func (a *Activities) planConfigDeploy(ctx context.Context, op store.InstallOpera
 	markChanged(steps, changed)
 	down, err := teardownSteps(removed, steps)
 	return append(steps, down...), err
+}
+
+// planDeprovision adds, to a deprovision's steps, the teardowns of the
+// components the install runs beyond its config version (left by a config
+// deploy that failed): before every other step.
+func (a *Activities) planDeprovision(ctx context.Context, op store.InstallOperation, steps []StepSpec) ([]StepSpec, error) {
+	oc, err := a.loadOperation(ctx, op.ID, "")
+	if err != nil {
+		return nil, err
+	}
+	_, removed, err := a.runningComponents(ctx, oc)
+	if err != nil {
+		return nil, err
+	}
+	first, err := teardownSteps(removed, nil)
+	return destroyFirst(first, steps), err
+}
+
+// destroyFirst puts the steps first before every one of steps.
+func destroyFirst(first, steps []StepSpec) []StepSpec {
+	var names []string
+	for _, st := range first {
+		names = append(names, st.Name)
+	}
+	for i := range steps {
+		steps[i].After = slices.Concat(steps[i].After, names)
+	}
+	return append(first, steps...)
+}
+
+// runningComponents splits what the install runs: the builds of the
+// components of the operation's config version, by name, and the components
+// that version does not have.
+func (a *Activities) runningComponents(ctx context.Context, oc operationContext) (map[string]string, []removedComponent, error) {
+	running, err := a.Store.ListInstallComponents(ctx, oc.inst.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	builds := map[string]string{}
+	var removed []removedComponent
+	for _, ic := range running {
+		if _, ok := oc.cfg.Component(ic.Component); ok {
+			builds[ic.Component] = ic.BuildID
+			continue
+		}
+		r, err := a.removedComponent(ctx, oc.inst, ic)
+		if err != nil {
+			return nil, nil, err
+		}
+		removed = append(removed, r)
+	}
+	return builds, removed, nil
 }
 
 // buildChanged says whether the component's source in cfg differs from that

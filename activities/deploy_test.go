@@ -58,3 +58,25 @@ func TestPlanConfigDeploy(t *testing.T) {
 		})
 	}
 }
+
+// A deprovision destroys first the components the install runs beyond its
+// config version (a failed config deploy's), then the rest as always.
+func TestPlanDeprovisionBeyondVersion(t *testing.T) {
+	steps, err := planSteps(store.InstallOperation{Kind: store.OpDeprovision, ApprovalMode: status.ApproveAll}, testGraph(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := teardownSteps([]removedComponent{{Name: "queue", Type: appconfig.TypeTerraformModule, Deps: []string{"api"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSteps(t, destroyFirst(first, steps), []string{
+		"queue < destroy",
+		"network < cache db queue destroy prestart prestart-before-sandbox",
+		"cache < api queue destroy",
+		"db < api queue destroy prestart",
+		"api < web queue destroy",
+		"web < queue destroy",
+		"sandbox < network cache db api web queue destroy",
+	})
+}

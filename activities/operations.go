@@ -116,6 +116,10 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 		if p.Steps, err = a.planConfigDeploy(ctx, op, p.Steps); err != nil {
 			return OperationPlan{}, err
 		}
+	case store.OpDeprovision:
+		if p.Steps, err = a.planDeprovision(ctx, op, p.Steps); err != nil {
+			return OperationPlan{}, err
+		}
 	}
 	rows := make([]store.NewStep, len(p.Steps))
 	for i, st := range p.Steps {

@@ -52,11 +52,15 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 }
 
 // beginOperation records op (its kind, component and options set) on inst
-// with its config version (when not set, the app's latest), and takes the
-// install's lock (409 when another operation holds it).
+// with its config version: when not set, the one the install runs for an
+// operation on what it runs (runsInstalledVersion), else the app's latest.
+// It takes the install's lock (409 when another operation holds it).
 func (s *Server) beginOperation(ctx context.Context, inst store.Install, op store.InstallOperation) (store.InstallOperation, error) {
 	if s.ops == nil {
 		return op, errNoOps()
+	}
+	if op.ConfigVersion == 0 && runsInstalledVersion(op.Kind) {
+		op.ConfigVersion = inst.ConfigVersion
 	}
 	if op.ConfigVersion == 0 {
 		version, err := s.store.LatestConfigVersion(ctx, inst.OrgID, inst.AppID)
@@ -71,6 +75,15 @@ func (s *Server) beginOperation(ctx context.Context, inst store.Install, op stor
 	op.OrgID, op.InstallID, op.ApprovalMode = inst.OrgID, inst.ID, inst.ApprovalMode
 	op.WorkflowID = workflows.OperationWorkflowID(inst.ID, op.Kind, op.Component)
 	return s.store.StartOperation(ctx, op)
+}
+
+// runsInstalledVersion: an operation of kind acts on what the install runs
+// (a deprovision, a reprovision, a component's teardown, an input update),
+// so it runs the install's config version; a provision and a component's
+// deploy run the latest, a deploy_config the one it names.
+func runsInstalledVersion(kind string) bool {
+	return kind == store.OpDeprovision || kind == store.OpReprovision || kind == store.OpTeardownComponent ||
+		kind == store.OpUpdateInputs
 }
 
 // launchOperation starts a begun operation's workflow; one that cannot start

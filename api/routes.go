@@ -221,7 +221,9 @@ func (s *Server) routeTable() []route {
 				"order (under the install's approval mode), then each step after a changed one whose job changed with its outputs; " +
 				"every other step ends unchanged and runs no job. Builds the version needs are waited for (and queued again if " +
 				"they failed), as in a provision. Components the install runs that the version does not have are torn down last, " +
-				"once every deploy step ended well, in reverse dependency order. The install then shows config_version. An unknown " +
+				"once every deploy step ended well, in reverse dependency order. The install then shows config_version, which " +
+				"deprovision, reprovision, a component's teardown and update-inputs run (provision and a component's deploy run " +
+				"the latest). An unknown " +
 				"version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.",
 			body: "DeployConfigRequest", status: 202, result: "Operation", errors: []int{409, 422, 503}}},
 		{get, "/installs/:id/operations", s.listOperations, operation{id: "listOperations", tag: "operations",

@@ -17,7 +17,8 @@ import (
 // module (a new build) and removes web, which nothing depends on. Deploying
 // it applies cache with its new build, tears web down, and leaves the rest
 // unchanged with no job; deploying version 1 again brings the old builds
-// (and web) back. An unknown version is a 422 naming config_version.
+// (and web) back, and a deprovision then runs version 1. An unknown version
+// is a 422 naming config_version.
 func TestDeployConfigVersions(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	dir := t.TempDir()
@@ -83,6 +84,16 @@ func TestDeployConfigVersions(t *testing.T) {
 		t.Fatalf("install config version %d after deploying version 1", v)
 	}
 	s.replay(op.WorkflowID)
+
+	// A deprovision runs the version the install runs (1, not the latest):
+	// web, which only version 1 has, goes too.
+	de := s.waitOp(inst, s.startOp(inst, "/deprovision", nil).ID, 5*time.Minute)
+	if de.Status != status.OpSucceeded || !de.step(t, "web").Destroy || de.step(t, "web").Status != status.StepSucceeded {
+		t.Fatalf("deprovision: %s %q %+v", de.Status, de.Error, de.Steps)
+	}
+	if left := s.installComponents(inst); len(left) != 0 {
+		t.Fatalf("components left after the deprovision: %+v", left)
+	}
 }
 
 // writeVersion2 changes cache's module (its resource gets a new input, so
