@@ -38,6 +38,18 @@ func TestDeployConfigVersions(t *testing.T) {
 	s.syncConfig(dir)
 	s.checkBadDeploys(inst)
 
+	// Plan only: cache's new build and web's teardown are planned, nothing
+	// changes.
+	plan := s.waitOp(inst, s.startOp(inst, "/deploy", map[string]any{"config_version": 2, "plan_only": true}).ID, 5*time.Minute)
+	for name, want := range map[string]status.Step{"cache": status.StepPlanned, "web": status.StepPlanned, "api": status.StepUnchanged} {
+		if st := plan.step(t, name); plan.Status != status.OpSucceeded || st.Status != want || st.ApplyJobID != "" {
+			t.Fatalf("plan-only deploy: %s %q, step %s %+v, want %s", plan.Status, plan.Error, name, st, want)
+		}
+	}
+	if got := s.installComponents(inst); got["cache"] != v1["cache"] || s.installVersions(inst).ConfigVersion != 1 {
+		t.Fatalf("after a plan-only deploy the install runs %+v", got)
+	}
+
 	deploy := s.startOp(inst, "/deploy", nil) // the latest: version 2
 	if deploy.Kind != "deploy_config" || deploy.WorkflowID != "install/"+inst+"/deploy_config" {
 		t.Fatalf("deploy operation %+v", deploy)
