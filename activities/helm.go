@@ -65,7 +65,7 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 			return JobRef{}, nonRetryable("values files of "+in.Step, err)
 		}
 		m.Values, m.SensitiveValues = values.Values, values.Sensitive
-		digest = helmDigest(values, kubeconfig)
+		digest = helmDigest(values, m.ValuesFiles, kubeconfig)
 		st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
 		if err != nil {
 			return JobRef{}, err

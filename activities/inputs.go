@@ -95,11 +95,15 @@ func (a *Activities) renderDigest(ctx context.Context, oc operationContext, step
 		if err != nil {
 			return "", err
 		}
+		files, err := oc.cfg.HelmValuesFiles(step)
+		if err != nil {
+			return "", err
+		}
 		kc, err := a.kubeconfig(ctx, oc.cfg, step, oc.op.InstallID, data)
 		if err != nil {
 			return "", err
 		}
-		return helmDigest(values, kc), nil
+		return helmDigest(values, files, kc), nil
 	}
 	return "", nil
 }
@@ -129,9 +133,10 @@ func sourceDigest(cfg *appconfig.Config, step string) string {
 	return d
 }
 
-// helmDigest is the digest of a chart's values and kubeconfig.
-func helmDigest(values *appconfig.RenderedValues, kubeconfig string) string {
-	return digestOf(map[string]any{"values": values.Values, "sensitive": values.Sensitive, "kubeconfig": kubeconfig})
+// helmDigest is the digest of a chart's values, values files and
+// kubeconfig.
+func helmDigest(values *appconfig.RenderedValues, files []string, kubeconfig string) string {
+	return digestOf(map[string]any{"values": values.Values, "sensitive": values.Sensitive, "files": files, "kubeconfig": kubeconfig})
 }
 
 // digestOf is the sha256 of v as JSON (map keys sorted).
