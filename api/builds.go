@@ -377,7 +377,7 @@ func buildSchemas() map[string]any {
 			"digest":         described(str, "the artifact's digest in the install's registry"),
 			"reference":      described(str, "the artifact in the install's registry (repository@digest)"),
 			"config_version": described(integer, "the app config version the component was deployed from"),
-			"updated_at":     dateTime}, "component", "build_id", "digest", "reference", "updated_at"),
+			"updated_at":     dateTime}, "component", "build_id", "digest", "reference", "config_version", "updated_at"),
 		"InstallComponentList": listOf("components", "InstallComponent"),
 	}
 }

@@ -229,7 +229,7 @@ func schemas() map[string]any {
 			"inputs": arrayOf(ref("Input")), "inputs_version": integer,
 			"config_version": described(integer, "the app config version the install runs: the one its last provision, reprovision or deploy_config that succeeded brought it to (0 before any)"),
 			"runner":         nullable(ref("RunnerRef")), "created_at": dateTime, "updated_at": dateTime},
-			"id", "org_id", "app_id", "name", "status", "inputs", "created_at", "updated_at"),
+			"id", "org_id", "app_id", "name", "status", "inputs", "config_version", "created_at", "updated_at"),
 		"NewInstall": object(props{"id": str, "org_id": str, "app_id": str, "name": str, "status": str,
 			"inputs": arrayOf(ref("Input")), "inputs_version": integer, "runner": ref("NewRunner"), "created_at": dateTime, "updated_at": dateTime},
 			"id", "org_id", "app_id", "name", "status", "inputs", "runner", "created_at", "updated_at"),

@@ -599,7 +599,7 @@ type Install struct {
 	AppId string `json:"app_id"`
 
 	// ConfigVersion the app config version the install runs: the one its last provision, reprovision or deploy_config that succeeded brought it to (0 before any)
-	ConfigVersion *int       `json:"config_version,omitempty"`
+	ConfigVersion int        `json:"config_version"`
 	CreatedAt     time.Time  `json:"created_at"`
 	Id            string     `json:"id"`
 	Inputs        []Input    `json:"inputs"`
@@ -617,7 +617,7 @@ type InstallComponent struct {
 	Component string `json:"component"`
 
 	// ConfigVersion the app config version the component was deployed from
-	ConfigVersion *int `json:"config_version,omitempty"`
+	ConfigVersion int `json:"config_version"`
 
 	// Digest the artifact's digest in the install's registry
 	Digest string `json:"digest"`
