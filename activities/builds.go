@@ -180,7 +180,7 @@ type ResolvedBuild struct {
 // failed ones) it queues one; the workflow starts a queued build.
 func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (_ ResolvedBuild, err error) {
 	defer classified(&err)
-	oc, err := a.loadOperation(ctx, opID)
+	oc, err := a.loadOperation(ctx, opID, step)
 	if err != nil {
 		return ResolvedBuild{}, err
 	}
@@ -376,7 +376,7 @@ func (a *Activities) RecordImage(ctx context.Context, opID, step string) (err er
 	if err != nil {
 		return err
 	}
-	return a.recordImage(ctx, op.InstallID, step, b)
+	return a.recordImage(ctx, op, step, b)
 }
 
 // ForgetComponent forgets what an install's component ran (its outputs and
@@ -395,8 +395,10 @@ func (a *Activities) ForgetComponent(ctx context.Context, opID, step string) (er
 }
 
 // recordImage records that an install's container_image component runs a
-// build, and its outputs: the image in the install's registry.
-func (a *Activities) recordImage(ctx context.Context, installID, step string, b store.Build) error {
+// build (from the operation's config version), and its outputs: the image
+// in the install's registry.
+func (a *Activities) recordImage(ctx context.Context, op store.InstallOperation, step string, b store.Build) error {
+	installID := op.InstallID
 	reg, err := a.installRegistry(ctx, installID)
 	if err != nil {
 		return err
@@ -407,7 +409,7 @@ func (a *Activities) recordImage(ctx context.Context, installID, step string, b 
 		return err
 	}
 	return a.Store.SetInstallComponent(ctx, store.InstallComponent{InstallID: installID, Component: step, BuildID: b.ID,
-		Digest: b.Digest, Reference: ref})
+		Digest: b.Digest, Reference: ref, ConfigVersion: op.ConfigVersion})
 }
 
 // deployedArtifact is where the install's registry holds the build a

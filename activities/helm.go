@@ -36,7 +36,7 @@ type HelmJobInput struct {
 // and queues it on the install's runner. Idempotent by key.
 func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ JobRef, err error) {
 	defer classified(&err)
-	oc, err := a.loadOperation(ctx, in.OperationID)
+	oc, err := a.loadOperation(ctx, in.OperationID, in.Step)
 	if err != nil {
 		return JobRef{}, err
 	}
@@ -65,7 +65,7 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 			return JobRef{}, nonRetryable("values files of "+in.Step, err)
 		}
 		m.Values, m.SensitiveValues = values.Values, values.Sensitive
-		digest = helmDigest(values, kubeconfig)
+		digest = helmDigest(values, m.ValuesFiles, kubeconfig)
 		st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
 		if err != nil {
 			return JobRef{}, err
@@ -129,7 +129,7 @@ func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID strin
 // chart's, and all of them go.
 func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (_ PlanSummary, err error) {
 	defer classified(&err)
-	oc, err := a.loadOperation(ctx, opID)
+	oc, err := a.loadOperation(ctx, opID, step)
 	if err != nil {
 		return PlanSummary{}, err
 	}
@@ -147,11 +147,11 @@ func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (_ Pl
 // uninstall, it forgets both.
 func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID string) (_ ApplySummary, err error) {
 	defer classified(&err)
-	op, err := a.Store.GetOperationByID(ctx, opID)
+	op, st, err := a.stepOf(ctx, opID, step)
 	if err != nil {
 		return ApplySummary{}, err
 	}
-	if op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent {
+	if st.Destroy {
 		if failed, err := a.jobOutputs(ctx, opID, step, jobID, nil); err != nil || failed != "" {
 			return ApplySummary{Failed: failed != "", Error: failed}, err
 		}

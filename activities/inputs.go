@@ -18,11 +18,11 @@ import (
 // that ends well records it as the install's (store.AppliedRender). Digests
 // stay in the store: the workflow learns only "changed" or not.
 
-// markInputsUpdate decides, before an update_inputs runs, what each step
-// does: a changed one runs; one after a changed one (its rendering may read
-// outputs that change) is looked at again when it starts (IfChanged); any
-// other is Unchanged.
-func markInputsUpdate(steps []StepSpec, changed map[string]bool) {
+// markChanged decides, before an update_inputs or a deploy_config runs,
+// what each step does: a changed one runs; one after a changed one (its
+// rendering may read outputs that change) is looked at again when it starts
+// (IfChanged); any other is Unchanged.
+func markChanged(steps []StepSpec, changed map[string]bool) {
 	downstream := map[string]bool{}
 	for i := range steps { // steps come after what they wait for
 		st := &steps[i]
@@ -39,7 +39,7 @@ func markInputsUpdate(steps []StepSpec, changed map[string]bool) {
 // changedSteps are the steps whose job renders differently now than when
 // it was last applied (or was never applied, or cannot render yet).
 func (a *Activities) changedSteps(ctx context.Context, op store.InstallOperation, steps []StepSpec) (map[string]bool, error) {
-	oc, data, err := a.loadStep(ctx, op.ID)
+	oc, data, err := a.loadStep(ctx, op.ID, "")
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (a *Activities) changedSteps(ctx context.Context, op store.InstallOperation
 // was last applied.
 func (a *Activities) StepRenderChanged(ctx context.Context, opID, step string) (_ bool, err error) {
 	defer classified(&err)
-	oc, data, err := a.loadStep(ctx, opID)
+	oc, data, err := a.loadStep(ctx, opID, step)
 	if err != nil {
 		return false, err
 	}
@@ -80,7 +80,7 @@ func (a *Activities) renderDigest(ctx context.Context, oc operationContext, step
 		if err != nil {
 			return "", err
 		}
-		return terraformDigest(r), nil
+		return terraformDigest(r, sourceDigest(oc.cfg, step)), nil
 	}
 	c, ok := oc.cfg.Component(step)
 	switch {
@@ -89,9 +89,13 @@ func (a *Activities) renderDigest(ctx context.Context, oc operationContext, step
 		if err != nil {
 			return "", err
 		}
-		return terraformDigest(r), nil
+		return terraformDigest(r, ""), nil
 	case ok && c.Helm != nil:
 		values, err := oc.cfg.RenderHelmValues(step, data)
+		if err != nil {
+			return "", err
+		}
+		files, err := oc.cfg.HelmValuesFiles(step)
 		if err != nil {
 			return "", err
 		}
@@ -99,21 +103,40 @@ func (a *Activities) renderDigest(ctx context.Context, oc operationContext, step
 		if err != nil {
 			return "", err
 		}
-		return helmDigest(values, kc), nil
+		return helmDigest(values, files, kc), nil
 	}
 	return "", nil
 }
 
 // terraformDigest is the digest of a terraform job's variables and
-// environment.
-func terraformDigest(r *appconfig.Rendered) string {
+// environment, and of its module's source when given (the sandbox's: a
+// component's module is its build).
+func terraformDigest(r *appconfig.Rendered, source string) string {
 	vars, env := variablesFromEnv(r.Variables, r.EnvVars)
-	return digestOf(map[string]any{"variables": vars, "env": env})
+	d := map[string]any{"variables": vars, "env": env}
+	if source != "" {
+		d["source"] = source
+	}
+	return digestOf(d)
 }
 
-// helmDigest is the digest of a chart's values and kubeconfig.
-func helmDigest(values *appconfig.RenderedValues, kubeconfig string) string {
-	return digestOf(map[string]any{"values": values.Values, "sensitive": values.Sensitive, "kubeconfig": kubeconfig})
+// sourceDigest is the digest of the sandbox's module for the sandbox step,
+// "" for a component's.
+func sourceDigest(cfg *appconfig.Config, step string) string {
+	if step != status.SandboxStep {
+		return ""
+	}
+	d, err := cfg.SandboxDigest()
+	if err != nil {
+		return "unreadable"
+	}
+	return d
+}
+
+// helmDigest is the digest of a chart's values, values files and
+// kubeconfig.
+func helmDigest(values *appconfig.RenderedValues, files []string, kubeconfig string) string {
+	return digestOf(map[string]any{"values": values.Values, "sensitive": values.Sensitive, "files": files, "kubeconfig": kubeconfig})
 }
 
 // digestOf is the sha256 of v as JSON (map keys sorted).
@@ -127,16 +150,15 @@ func digestOf(v any) string {
 // job rendered as the one the install's step is applied with; a destroyed
 // step's is forgotten. A plan-only operation changes nothing.
 func (a *Activities) recordAppliedRender(ctx context.Context, opID, step string) error {
-	op, err := a.Store.GetOperationByID(ctx, opID)
+	op, st, err := a.stepOf(ctx, opID, step)
 	if err != nil || op.PlanOnly {
 		return err
 	}
-	if op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent {
+	if st.Destroy {
 		return a.Store.DeleteAppliedRender(ctx, op.InstallID, step)
 	}
-	st, err := a.Store.GetStep(ctx, opID, step)
-	if err != nil || st.RenderDigest == "" {
-		return err
+	if st.RenderDigest == "" {
+		return nil
 	}
 	return a.Store.SetAppliedRender(ctx, store.AppliedRender{InstallID: op.InstallID, Name: step, Digest: st.RenderDigest, OperationID: opID})
 }

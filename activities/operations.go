@@ -105,19 +105,27 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 	if err != nil {
 		return OperationPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidOperation", err)
 	}
-	if op.Kind == store.OpUpdateInputs {
+	switch op.Kind {
+	case store.OpUpdateInputs:
 		changed, err := a.changedSteps(ctx, op, p.Steps)
 		if err != nil {
 			return OperationPlan{}, err
 		}
-		markInputsUpdate(p.Steps, changed)
+		markChanged(p.Steps, changed)
+	case store.OpDeployConfig:
+		if p.Steps, err = a.planConfigDeploy(ctx, op, p.Steps); err != nil {
+			return OperationPlan{}, err
+		}
+	case store.OpDeprovision:
+		if p.Steps, err = a.planDeprovision(ctx, op, p.Steps); err != nil {
+			return OperationPlan{}, err
+		}
 	}
-	names := make([]string, len(p.Steps))
+	rows := make([]store.NewStep, len(p.Steps))
 	for i, st := range p.Steps {
-		names[i] = st.Name
+		rows[i] = store.NewStep{Name: st.Name, Destroy: st.Destroy}
 	}
-	destroy := op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent
-	if err := a.Store.AddSteps(ctx, opID, names, destroy); err != nil {
+	if err := a.Store.AddSteps(ctx, opID, rows); err != nil {
 		return OperationPlan{}, err
 	}
 	switch op.Kind {
@@ -126,13 +134,18 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 	default:
 		p.SucceededInstallStatus, p.FailedInstallStatus, p.InterruptedInstallStatus = status.InstallActive, status.InstallFailed, status.InstallFailed
 	}
-	if op.Kind == store.OpDeployComponent || op.Kind == store.OpTeardownComponent || op.Kind == store.OpUpdateInputs {
-		// A component operation or an input update does not change what the install is.
+	if op.Kind == store.OpDeployComponent || op.Kind == store.OpTeardownComponent || op.Kind == store.OpUpdateInputs ||
+		op.Kind == store.OpDeployConfig {
+		// A component operation or an input update does not change what the install is; a
+		// config deploy that ends well leaves it active, one denied or plan-only as it was.
 		inst, err := a.Store.GetInstall(ctx, op.OrgID, op.InstallID)
 		if err != nil {
 			return OperationPlan{}, err
 		}
 		p.SucceededInstallStatus, p.InterruptedInstallStatus = inst.Status, inst.Status
+		if op.Kind == store.OpDeployConfig {
+			p.SucceededInstallStatus = status.InstallActive
+		}
 	}
 	installStatus := status.InstallProvisioning
 	if op.Kind == store.OpDeprovision {
@@ -336,8 +349,8 @@ func (a *Activities) recordPlan(ctx context.Context, opID, step string, out prot
 	if err != nil || out.HasChanges || step == status.SandboxStep {
 		return s, err
 	}
-	op, err := a.Store.GetOperationByID(ctx, opID)
-	if err != nil || op.PlanOnly || op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent {
+	op, st, err := a.stepOf(ctx, opID, step)
+	if err != nil || op.PlanOnly || st.Destroy {
 		return s, err
 	}
 	return s, a.recordDeployedBuild(ctx, opID, op.InstallID, step)
@@ -361,12 +374,12 @@ func (a *Activities) RecordApply(ctx context.Context, opID, step, jobID string) 
 // recordOutputs stores the outputs in the step's latest state as the
 // install's outputs of the step — or, after a destroy, forgets them.
 func (a *Activities) recordOutputs(ctx context.Context, opID, step string) error {
-	op, err := a.Store.GetOperationByID(ctx, opID)
+	op, st, err := a.stepOf(ctx, opID, step)
 	if err != nil {
 		return err
 	}
 	ws := Workspace(op.InstallID, step)
-	if op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent {
+	if st.Destroy {
 		// Nothing is left of it: forget its outputs and retire its state
 		// (every version is kept for the record; a GET finds none).
 		if err := a.Store.DeleteOutputs(ctx, op.InstallID, step); err != nil {
@@ -391,10 +404,10 @@ func (a *Activities) recordOutputs(ctx context.Context, opID, step string) error
 	return a.Store.SaveOutputs(ctx, op.InstallID, step, string(raw))
 }
 
-// recordDeployedBuild records the build a component step deployed as the
-// one the install's component runs.
+// recordDeployedBuild records the build a component step deployed, and
+// the config version it came from, as what the install's component runs.
 func (a *Activities) recordDeployedBuild(ctx context.Context, opID, installID, step string) error {
-	st, err := a.Store.GetStep(ctx, opID, step)
+	op, st, err := a.stepOf(ctx, opID, step)
 	if err != nil || st.BuildID == nil {
 		return err
 	}
@@ -403,7 +416,18 @@ func (a *Activities) recordDeployedBuild(ctx context.Context, opID, installID, s
 		return err
 	}
 	return a.Store.SetInstallComponent(ctx, store.InstallComponent{InstallID: installID, Component: step, BuildID: *st.BuildID,
-		Digest: ref.Digest, Reference: ref.Registry.Address + "/" + ref.Repository + "@" + ref.Digest})
+		Digest: ref.Digest, Reference: ref.Registry.Address + "/" + ref.Repository + "@" + ref.Digest, ConfigVersion: op.ConfigVersion})
+}
+
+// stepOf reads an operation and one of its steps (whether a step destroys
+// is the step's: a deploy_config deploys some and tears others down).
+func (a *Activities) stepOf(ctx context.Context, opID, step string) (store.InstallOperation, store.InstallStep, error) {
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return op, store.InstallStep{}, err
+	}
+	st, err := a.Store.GetStep(ctx, opID, step)
+	return op, st, err
 }
 
 // enqueueStepJob queues a step's job on the install's runner (idempotent by

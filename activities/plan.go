@@ -39,7 +39,7 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 	}
 	destroy := op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent
 	withSandbox := op.Kind == store.OpProvision || op.Kind == store.OpReprovision || op.Kind == store.OpDeprovision ||
-		op.Kind == store.OpUpdateInputs
+		op.Kind == store.OpUpdateInputs || op.Kind == store.OpDeployConfig
 	dependents := g.Deps.Reverse()
 	var steps []StepSpec
 	var names []string
@@ -63,8 +63,10 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 				}
 			}
 		}
-		// An input update decides whether a step runs once what it waits for has ended: none starts early.
-		prestart := op.Kind != store.OpUpdateInputs && op.ApprovalMode != status.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
+		// An input update or a config deploy decides whether a step runs once what it waits for has
+		// ended: none starts early.
+		early := op.Kind != store.OpUpdateInputs && op.Kind != store.OpDeployConfig
+		prestart := early && op.ApprovalMode != status.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
 		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart,
 			PrestartBeforeSandbox: prestart && !c.EnvReadsSandbox})
 	}

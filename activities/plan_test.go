@@ -95,13 +95,7 @@ func TestPlanSteps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := make([]string, len(steps))
-			for i, st := range steps {
-				got[i] = describeStep(st)
-			}
-			if !slices.Equal(got, tc.steps) {
-				t.Errorf("steps:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.steps, "\n  "))
-			}
+			checkSteps(t, steps, tc.steps)
 		})
 	}
 }
@@ -111,6 +105,26 @@ func TestPlanStepsUnknownComponent(t *testing.T) {
 	if want := `the app config (version 3) has no component "queue"`; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)
 	}
+}
+
+// checkSteps compares the steps, as describeStep shows them, with want.
+func checkSteps(t *testing.T, steps []StepSpec, want []string) {
+	t.Helper()
+	got := make([]string, len(steps))
+	for i, st := range steps {
+		got[i] = describeStep(st)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("steps:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func nameSet(names []string) map[string]bool {
+	set := map[string]bool{}
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
 }
 
 func describeStep(st StepSpec) string {
@@ -157,18 +171,8 @@ func TestMarkInputsUpdate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			changed := map[string]bool{}
-			for _, name := range tc.changed {
-				changed[name] = true
-			}
-			markInputsUpdate(steps, changed)
-			got := make([]string, len(steps))
-			for i, st := range steps {
-				got[i] = describeStep(st)
-			}
-			if !slices.Equal(got, tc.steps) {
-				t.Errorf("steps:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.steps, "\n  "))
-			}
+			markChanged(steps, nameSet(tc.changed))
+			checkSteps(t, steps, tc.steps)
 		})
 	}
 }

@@ -154,7 +154,7 @@ func (a *Activities) renderData(ctx context.Context, cfg *appconfig.Config, inst
 // runner. Idempotent by key.
 func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInput) (_ JobRef, err error) {
 	defer classified(&err)
-	oc, data, err := a.loadStep(ctx, in.OperationID)
+	oc, data, err := a.loadStep(ctx, in.OperationID, in.Step)
 	if err != nil {
 		return JobRef{}, err
 	}
@@ -225,7 +225,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: ws, Module: module, ModuleArtifact: artifact,
 		ModuleSync: modSync, Variables: vars, Env: env,
 		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: token}}
-	stepChanges := map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(), "render_digest": terraformDigest(rendered)}
+	stepChanges := map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(), "render_digest": terraformDigest(rendered, sourceDigest(cfg, in.Step))}
 	if in.Operation == protocol.TerraformApply {
 		plan, err := a.Store.GetJobByID(ctx, in.PlanJobID)
 		if err != nil {
@@ -287,7 +287,7 @@ func stepJobChanges(stepChanges map[string]any, in TerraformJobInput, jobID stri
 // them to the job. The step starts now. Idempotent.
 func (a *Activities) ProvideTerraformInputs(ctx context.Context, in TerraformJobInput, jobID string) (err error) {
 	defer classified(&err)
-	oc, data, err := a.loadStep(ctx, in.OperationID)
+	oc, data, err := a.loadStep(ctx, in.OperationID, in.Step)
 	if err != nil {
 		return err
 	}
@@ -312,7 +312,7 @@ func (a *Activities) ProvideTerraformInputs(ctx context.Context, in TerraformJob
 		return err
 	}
 	changes := stepJobChanges(map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(),
-		"render_digest": terraformDigest(rendered)}, in, jobID)
+		"render_digest": terraformDigest(rendered, "")}, in, jobID)
 	return a.Store.UpdateStep(ctx, in.OperationID, in.Step, changes)
 }
 
@@ -326,8 +326,10 @@ type operationContext struct {
 }
 
 // loadOperation loads an operation, its install and the config version it
-// runs.
-func (a *Activities) loadOperation(ctx context.Context, opID string) (operationContext, error) {
+// runs for step ("": the operation's): a component the operation's version
+// does not have (one a deploy_config tears down) is read from the version
+// it was deployed from.
+func (a *Activities) loadOperation(ctx context.Context, opID, step string) (operationContext, error) {
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
 		return operationContext{}, err
@@ -340,12 +342,20 @@ func (a *Activities) loadOperation(ctx context.Context, opID string) (operationC
 	if err != nil {
 		return operationContext{}, err
 	}
-	return operationContext{op: op, inst: inst, cfg: cfg, version: version}, nil
+	if _, ok := cfg.Component(step); ok || step == "" || step == status.SandboxStep {
+		return operationContext{op: op, inst: inst, cfg: cfg, version: version}, nil
+	}
+	deployed, err := a.deployedVersion(ctx, inst, step)
+	if err != nil {
+		return operationContext{}, err
+	}
+	cfg, version, err = a.installConfig(ctx, op.OrgID, inst.AppID, deployed)
+	return operationContext{op: op, inst: inst, cfg: cfg, version: version}, err
 }
 
 // loadStep is loadOperation, with what templates may read now.
-func (a *Activities) loadStep(ctx context.Context, opID string) (operationContext, appconfig.Data, error) {
-	oc, err := a.loadOperation(ctx, opID)
+func (a *Activities) loadStep(ctx context.Context, opID, step string) (operationContext, appconfig.Data, error) {
+	oc, err := a.loadOperation(ctx, opID, step)
 	if err != nil {
 		return operationContext{}, appconfig.Data{}, err
 	}

@@ -374,9 +374,10 @@ func buildSchemas() map[string]any {
 			"builds": described(arrayOf(ref("ConfigBuild")), "the builds this version uses, one per component that has a build")},
 			"builds")}},
 		"InstallComponent": object(props{"component": str, "build_id": str,
-			"digest":     described(str, "the artifact's digest in the install's registry"),
-			"reference":  described(str, "the artifact in the install's registry (repository@digest)"),
-			"updated_at": dateTime}, "component", "build_id", "digest", "reference", "updated_at"),
+			"digest":         described(str, "the artifact's digest in the install's registry"),
+			"reference":      described(str, "the artifact in the install's registry (repository@digest)"),
+			"config_version": described(integer, "the app config version the component was deployed from"),
+			"updated_at":     dateTime}, "component", "build_id", "digest", "reference", "config_version", "updated_at"),
 		"InstallComponentList": listOf("components", "InstallComponent"),
 	}
 }

@@ -476,7 +476,7 @@ func TestInstallComponents(t *testing.T) {
 	}
 	var shown struct{ Components []map[string]any }
 	json.Unmarshal(res.body, &shown)
-	if got := slices.Sorted(maps.Keys(shown.Components[0])); !reflect.DeepEqual(got, []string{"build_id", "component", "digest", "reference", "updated_at"}) {
+	if got := slices.Sorted(maps.Keys(shown.Components[0])); !reflect.DeepEqual(got, []string{"build_id", "component", "config_version", "digest", "reference", "updated_at"}) {
 		t.Errorf("an install component shows %v", got)
 	}
 }

@@ -34,7 +34,9 @@ type installView struct {
 	Status status.Install `json:"status"`
 	Inputs []inputView    `json:"inputs"`
 	// InputsVersion counts the accepted changes of the inputs.
-	InputsVersion int        `json:"inputs_version"`
+	InputsVersion int `json:"inputs_version"`
+	// ConfigVersion is the app config version the install runs.
+	ConfigVersion int        `json:"config_version"`
 	Runner        *runnerRef `json:"runner,omitempty"`
 	CreatedAt     time.Time  `json:"created_at"`
 	UpdatedAt     time.Time  `json:"updated_at"`
@@ -55,7 +57,7 @@ type runnerRef struct {
 
 func newInstallView(inst store.Install, runner *runnerRef) installView {
 	v := installView{ID: inst.ID, OrgID: inst.OrgID, AppID: inst.AppID, Name: inst.Name, Status: inst.Status,
-		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
+		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, ConfigVersion: inst.ConfigVersion, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
 	for i, in := range inst.Inputs {
 		v.Inputs[i] = inputView{Name: in.Name, Sensitive: in.Sensitive}
 		if !in.Sensitive {

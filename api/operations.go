@@ -52,22 +52,38 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 }
 
 // beginOperation records op (its kind, component and options set) on inst
-// with the app's latest config version, and takes the install's lock (409
-// when another operation holds it).
+// with its config version: when not set, the one the install runs for an
+// operation on what it runs (runsInstalledVersion), else the app's latest.
+// It takes the install's lock (409 when another operation holds it).
 func (s *Server) beginOperation(ctx context.Context, inst store.Install, op store.InstallOperation) (store.InstallOperation, error) {
 	if s.ops == nil {
 		return op, errNoOps()
 	}
-	version, err := s.store.LatestConfigVersion(ctx, inst.OrgID, inst.AppID)
-	if err != nil {
-		return op, err
+	if op.ConfigVersion == 0 && runsInstalledVersion(op.Kind) {
+		op.ConfigVersion = inst.ConfigVersion
 	}
-	if version == 0 {
-		return op, errNoConfig(inst.AppID)
+	if op.ConfigVersion == 0 {
+		version, err := s.store.LatestConfigVersion(ctx, inst.OrgID, inst.AppID)
+		if err != nil {
+			return op, err
+		}
+		if version == 0 {
+			return op, errNoConfig(inst.AppID)
+		}
+		op.ConfigVersion = version
 	}
-	op.OrgID, op.InstallID, op.ApprovalMode, op.ConfigVersion = inst.OrgID, inst.ID, inst.ApprovalMode, version
+	op.OrgID, op.InstallID, op.ApprovalMode = inst.OrgID, inst.ID, inst.ApprovalMode
 	op.WorkflowID = workflows.OperationWorkflowID(inst.ID, op.Kind, op.Component)
 	return s.store.StartOperation(ctx, op)
+}
+
+// runsInstalledVersion: an operation of kind acts on what the install runs
+// (a deprovision, a reprovision, a component's teardown, an input update),
+// so it runs the install's config version; a provision and a component's
+// deploy run the latest, a deploy_config the one it names.
+func runsInstalledVersion(kind string) bool {
+	return kind == store.OpDeprovision || kind == store.OpReprovision || kind == store.OpTeardownComponent ||
+		kind == store.OpUpdateInputs
 }
 
 // launchOperation starts a begun operation's workflow; one that cannot start
@@ -242,7 +258,7 @@ func (s *Server) getOutputs(c echo.Context) error {
 // operationSchemas are the OpenAPI schemas of operations.
 func operationSchemas() map[string]any {
 	step := object(props{"name": str, "destroy": boolean, "status": described(str,
-		"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs: its job renders as last applied; nothing ran)"),
+		"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran)"),
 		"plan_job_id":  described(str, "the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)"),
 		"apply_job_id": str,
 		"build_id":     described(str, "the build a component step deploys"),
@@ -253,7 +269,8 @@ func operationSchemas() map[string]any {
 	return map[string]any{
 		"OperationRequest": request(props{"plan_only": described(boolean, "plan every step and stop"),
 			"with_dependents": described(boolean, "component operations: include the components that depend on it")}),
-		"Operation": object(props{"id": str, "install_id": str, "kind": str, "component": str, "plan_only": boolean,
+		"Operation": object(props{"id": str, "install_id": str,
+			"kind": described(str, "provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config"), "component": str, "plan_only": boolean,
 			"approval_mode": str, "config_version": integer, "workflow_id": str,
 			"status": described(str, "running, waiting_for_runner, succeeded, failed, cancelled, denied"),
 			"error":  str, "created_at": dateTime, "finished_at": dateTime, "steps": map[string]any{"type": "array", "items": step}},

@@ -214,6 +214,18 @@ func (s *Server) routeTable() []route {
 				"their last apply, then each step after a changed one whose rendering changed with its outputs; every other step " +
 				"ends unchanged. PATCH /installs/{id}/inputs with apply does the same in one call.",
 			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+		{post, "/installs/:id/deploy", s.deployConfig, operation{id: "deployConfig", tag: "operations",
+			summary: "Bring the install to a config version",
+			description: "Workflow install/<id>/deploy_config; config_version left out is the latest. The sandbox and the components " +
+				"whose build (their source) or rendered job differs from what the install runs are planned and applied in dependency " +
+				"order (under the install's approval mode), then each step after a changed one whose job changed with its outputs; " +
+				"every other step ends unchanged and runs no job. Builds the version needs are waited for (and queued again if " +
+				"they failed), as in a provision. Components the install runs that the version does not have are torn down last, " +
+				"once every deploy step ended well, in reverse dependency order. The install then shows config_version, which " +
+				"deprovision, reprovision, a component's teardown and update-inputs run (provision and a component's deploy run " +
+				"the latest). An unknown " +
+				"version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.",
+			body: "DeployConfigRequest", status: 202, result: "Operation", errors: []int{409, 422, 503}}},
 		{get, "/installs/:id/operations", s.listOperations, operation{id: "listOperations", tag: "operations",
 			summary: "List an install's operations", query: []queryParam{limitParam}, status: 200, result: "OperationList"}},
 		{get, "/installs/:id/operations/:op", s.getOperation, operation{id: "getOperation", tag: "operations",

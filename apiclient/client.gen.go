@@ -337,6 +337,24 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/installs/{id}/components/{name}/teardown (the `TeardownComponent` operationId).
 	TeardownComponent(ctx context.Context, id string, name string, body TeardownComponentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeployConfigWithBody Bring the install to a config version
+	//
+	// Workflow install/<id>/deploy_config; config_version left out is the latest. The sandbox and the components whose build (their source) or rendered job differs from what the install runs are planned and applied in dependency order (under the install's approval mode), then each step after a changed one whose job changed with its outputs; every other step ends unchanged and runs no job. Builds the version needs are waited for (and queued again if they failed), as in a provision. Components the install runs that the version does not have are torn down last, once every deploy step ended well, in reverse dependency order. The install then shows config_version, which deprovision, reprovision, a component's teardown and update-inputs run (provision and a component's deploy run the latest). An unknown version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/deploy (the `DeployConfig` operationId).
+	DeployConfigWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeployConfig Bring the install to a config version
+	//
+	// Workflow install/<id>/deploy_config; config_version left out is the latest. The sandbox and the components whose build (their source) or rendered job differs from what the install runs are planned and applied in dependency order (under the install's approval mode), then each step after a changed one whose job changed with its outputs; every other step ends unchanged and runs no job. Builds the version needs are waited for (and queued again if they failed), as in a provision. Components the install runs that the version does not have are torn down last, once every deploy step ended well, in reverse dependency order. The install then shows config_version, which deprovision, reprovision, a component's teardown and update-inputs run (provision and a component's deploy run the latest). An unknown version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/deploy (the `DeployConfig` operationId).
+	DeployConfig(ctx context.Context, id string, body DeployConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeprovisionInstallWithBody Deprovision the install
 	//
 	// Destroys every component in reverse dependency order, then the sandbox.
@@ -1139,6 +1157,44 @@ func (c *Client) TeardownComponentWithBody(ctx context.Context, id string, name 
 // Corresponds with POST /v1/installs/{id}/components/{name}/teardown (the `TeardownComponent` operationId).
 func (c *Client) TeardownComponent(ctx context.Context, id string, name string, body TeardownComponentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTeardownComponentRequest(c.Server, id, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeployConfigWithBody Bring the install to a config version
+//
+// Workflow install/<id>/deploy_config; config_version left out is the latest. The sandbox and the components whose build (their source) or rendered job differs from what the install runs are planned and applied in dependency order (under the install's approval mode), then each step after a changed one whose job changed with its outputs; every other step ends unchanged and runs no job. Builds the version needs are waited for (and queued again if they failed), as in a provision. Components the install runs that the version does not have are torn down last, once every deploy step ended well, in reverse dependency order. The install then shows config_version, which deprovision, reprovision, a component's teardown and update-inputs run (provision and a component's deploy run the latest). An unknown version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/installs/{id}/deploy (the `DeployConfig` operationId).
+func (c *Client) DeployConfigWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeployConfigRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeployConfig Bring the install to a config version
+//
+// Workflow install/<id>/deploy_config; config_version left out is the latest. The sandbox and the components whose build (their source) or rendered job differs from what the install runs are planned and applied in dependency order (under the install's approval mode), then each step after a changed one whose job changed with its outputs; every other step ends unchanged and runs no job. Builds the version needs are waited for (and queued again if they failed), as in a provision. Components the install runs that the version does not have are torn down last, once every deploy step ended well, in reverse dependency order. The install then shows config_version, which deprovision, reprovision, a component's teardown and update-inputs run (provision and a component's deploy run the latest). An unknown version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/installs/{id}/deploy (the `DeployConfig` operationId).
+func (c *Client) DeployConfig(ctx context.Context, id string, body DeployConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeployConfigRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2814,6 +2870,53 @@ func NewTeardownComponentRequestWithBody(server string, id string, name string, 
 	return req, nil
 }
 
+// NewDeployConfigRequest calls the generic DeployConfig builder with application/json body
+func NewDeployConfigRequest(server string, id string, body DeployConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeployConfigRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewDeployConfigRequestWithBody constructs an http.Request for the DeployConfig method, with any body, and a specified content type
+func NewDeployConfigRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/deploy", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewDeprovisionInstallRequest calls the generic DeprovisionInstall builder with application/json body
 func NewDeprovisionInstallRequest(server string, id string, body DeprovisionInstallJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4255,6 +4358,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/installs/{id}/components/{name}/teardown (the `TeardownComponent` operationId).
 	TeardownComponentWithResponse(ctx context.Context, id string, name string, body TeardownComponentJSONRequestBody, reqEditors ...RequestEditorFn) (*TeardownComponentResponse, error)
+
+	// DeployConfigWithBodyWithResponse Bring the install to a config version
+	//
+	// Workflow install/<id>/deploy_config; config_version left out is the latest. The sandbox and the components whose build (their source) or rendered job differs from what the install runs are planned and applied in dependency order (under the install's approval mode), then each step after a changed one whose job changed with its outputs; every other step ends unchanged and runs no job. Builds the version needs are waited for (and queued again if they failed), as in a provision. Components the install runs that the version does not have are torn down last, once every deploy step ended well, in reverse dependency order. The install then shows config_version, which deprovision, reprovision, a component's teardown and update-inputs run (provision and a component's deploy run the latest). An unknown version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/deploy (the `DeployConfig` operationId).
+	DeployConfigWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeployConfigResponse, error)
+
+	// DeployConfigWithResponse Bring the install to a config version
+	//
+	// Workflow install/<id>/deploy_config; config_version left out is the latest. The sandbox and the components whose build (their source) or rendered job differs from what the install runs are planned and applied in dependency order (under the install's approval mode), then each step after a changed one whose job changed with its outputs; every other step ends unchanged and runs no job. Builds the version needs are waited for (and queued again if they failed), as in a provision. Components the install runs that the version does not have are torn down last, once every deploy step ended well, in reverse dependency order. The install then shows config_version, which deprovision, reprovision, a component's teardown and update-inputs run (provision and a component's deploy run the latest). An unknown version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/deploy (the `DeployConfig` operationId).
+	DeployConfigWithResponse(ctx context.Context, id string, body DeployConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*DeployConfigResponse, error)
 
 	// DeprovisionInstallWithBodyWithResponse Deprovision the install
 	//
@@ -6245,6 +6366,96 @@ func (r TeardownComponentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r TeardownComponentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeployConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Operation
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r DeployConfigResponse) GetJSON202() *Operation {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeployConfigResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeployConfigResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeployConfigResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeployConfigResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeployConfigResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeployConfigResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeployConfigResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeployConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeployConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeployConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeployConfigResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8260,6 +8471,36 @@ func (c *ClientWithResponses) TeardownComponentWithResponse(ctx context.Context,
 	return ParseTeardownComponentResponse(rsp)
 }
 
+// DeployConfigWithBodyWithResponse Bring the install to a config version
+//
+// Workflow install/<id>/deploy_config; config_version left out is the latest. The sandbox and the components whose build (their source) or rendered job differs from what the install runs are planned and applied in dependency order (under the install's approval mode), then each step after a changed one whose job changed with its outputs; every other step ends unchanged and runs no job. Builds the version needs are waited for (and queued again if they failed), as in a provision. Components the install runs that the version does not have are torn down last, once every deploy step ended well, in reverse dependency order. The install then shows config_version, which deprovision, reprovision, a component's teardown and update-inputs run (provision and a component's deploy run the latest). An unknown version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/deploy (the `DeployConfig` operationId).
+func (c *ClientWithResponses) DeployConfigWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeployConfigResponse, error) {
+	rsp, err := c.DeployConfigWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeployConfigResponse(rsp)
+}
+
+// DeployConfigWithResponse Bring the install to a config version
+//
+// Workflow install/<id>/deploy_config; config_version left out is the latest. The sandbox and the components whose build (their source) or rendered job differs from what the install runs are planned and applied in dependency order (under the install's approval mode), then each step after a changed one whose job changed with its outputs; every other step ends unchanged and runs no job. Builds the version needs are waited for (and queued again if they failed), as in a provision. Components the install runs that the version does not have are torn down last, once every deploy step ended well, in reverse dependency order. The install then shows config_version, which deprovision, reprovision, a component's teardown and update-inputs run (provision and a component's deploy run the latest). An unknown version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/deploy (the `DeployConfig` operationId).
+func (c *ClientWithResponses) DeployConfigWithResponse(ctx context.Context, id string, body DeployConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*DeployConfigResponse, error) {
+	rsp, err := c.DeployConfig(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeployConfigResponse(rsp)
+}
+
 // DeprovisionInstallWithBodyWithResponse Deprovision the install
 //
 // Destroys every component in reverse dependency order, then the sandbox.
@@ -10025,6 +10266,81 @@ func ParseTeardownComponentResponse(rsp *http.Response) (*TeardownComponentRespo
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeployConfigResponse parses an HTTP response from a DeployConfigWithResponse call
+func ParseDeployConfigResponse(rsp *http.Response) (*DeployConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeployConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Operation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Error

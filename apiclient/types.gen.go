@@ -534,6 +534,15 @@ type Decision struct {
 	Step        string `json:"step"`
 }
 
+// DeployConfigRequest defines model for DeployConfigRequest.
+type DeployConfigRequest struct {
+	// ConfigVersion the app config version to bring the install to (1, 2, …); left out: the latest
+	ConfigVersion *int `json:"config_version,omitempty"`
+
+	// PlanOnly plan the changed steps and stop
+	PlanOnly *bool `json:"plan_only,omitempty"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	// Code machine-readable, e.g. invalid_field, not_found, conflict, unauthorized, too_large
@@ -587,7 +596,10 @@ type InputVersionList struct {
 
 // Install defines model for Install.
 type Install struct {
-	AppId         string     `json:"app_id"`
+	AppId string `json:"app_id"`
+
+	// ConfigVersion the app config version the install runs: the one its last provision, reprovision or deploy_config that succeeded brought it to (0 before any)
+	ConfigVersion int        `json:"config_version"`
 	CreatedAt     time.Time  `json:"created_at"`
 	Id            string     `json:"id"`
 	Inputs        []Input    `json:"inputs"`
@@ -603,6 +615,9 @@ type Install struct {
 type InstallComponent struct {
 	BuildId   string `json:"build_id"`
 	Component string `json:"component"`
+
+	// ConfigVersion the app config version the component was deployed from
+	ConfigVersion int `json:"config_version"`
 
 	// Digest the artifact's digest in the install's registry
 	Digest string `json:"digest"`
@@ -770,8 +785,10 @@ type Operation struct {
 	FinishedAt    *time.Time `json:"finished_at,omitempty"`
 	Id            string     `json:"id"`
 	InstallId     string     `json:"install_id"`
-	Kind          string     `json:"kind"`
-	PlanOnly      *bool      `json:"plan_only,omitempty"`
+
+	// Kind provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config
+	Kind     string `json:"kind"`
+	PlanOnly *bool  `json:"plan_only,omitempty"`
 
 	// Status running, waiting_for_runner, succeeded, failed, cancelled, denied
 	Status string `json:"status"`
@@ -796,7 +813,7 @@ type Operation struct {
 		PlanJobId *string    `json:"plan_job_id,omitempty"`
 		StartedAt *time.Time `json:"started_at,omitempty"`
 
-		// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs: its job renders as last applied; nothing ran)
+		// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran)
 		Status string `json:"status"`
 
 		// SyncJobId the job that copied the build into the install's registry
@@ -1076,6 +1093,9 @@ type DeployComponentJSONRequestBody = OperationRequest
 
 // TeardownComponentJSONRequestBody defines body for TeardownComponent for application/json ContentType.
 type TeardownComponentJSONRequestBody = OperationRequest
+
+// DeployConfigJSONRequestBody defines body for DeployConfig for application/json ContentType.
+type DeployConfigJSONRequestBody = DeployConfigRequest
 
 // DeprovisionInstallJSONRequestBody defines body for DeprovisionInstall for application/json ContentType.
 type DeprovisionInstallJSONRequestBody = OperationRequest

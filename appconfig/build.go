@@ -102,3 +102,15 @@ func (c *Config) BuildKey(name string) (BuildInput, error) {
 	c.builds.mu.Unlock()
 	return in, nil
 }
+
+// SandboxDigest is "sha256:<hex>" over the sandbox's module, as BuildInput's
+// digest is over a component's source: it tells whether two config versions
+// have the same sandbox module.
+func (c *Config) SandboxDigest() (string, error) {
+	h := sha256.New()
+	io.WriteString(h, "sandbox\n")
+	if _, err := archiveDir(c.fsys, c.Sandbox.Source, h); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}

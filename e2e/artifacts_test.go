@@ -30,6 +30,8 @@ type installComponent struct {
 	BuildID   string `json:"build_id"`
 	Digest    string `json:"digest"`
 	Reference string `json:"reference"`
+	// ConfigVersion is the config version it was deployed from.
+	ConfigVersion int `json:"config_version"`
 }
 
 // writeArtifactsApp writes an app whose components are an external image

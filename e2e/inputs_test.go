@@ -38,14 +38,18 @@ func (s *stack) patchInputs(inst string, body map[string]any) (int, string, inpu
 	return code, string(raw), ans
 }
 
-// inputsVersion is the install's inputs version as the API shows it.
-func (s *stack) inputsVersion(inst string) int {
+// installVersions is the install's inputs and config versions as the API
+// shows them.
+type installVersions struct {
+	InputsVersion int `json:"inputs_version"`
+	ConfigVersion int `json:"config_version"`
+}
+
+func (s *stack) installVersions(inst string) installVersions {
 	s.t.Helper()
-	var got struct {
-		InputsVersion int `json:"inputs_version"`
-	}
+	var got installVersions
 	s.do("GET", "/v1/installs/"+inst, nil, &got)
-	return got.InputsVersion
+	return got
 }
 
 // Changing the demo install's inputs re-applies only what renders
@@ -80,7 +84,7 @@ func TestUpdateInputsExampleApp(t *testing.T) {
 			t.Fatalf("PATCH %v = %d %s, want 422 on %s naming %s", bad.body, code, raw, bad.field, bad.name)
 		}
 	}
-	if v := s.inputsVersion(inst); v != 1 {
+	if v := s.installVersions(inst).InputsVersion; v != 1 {
 		t.Fatalf("inputs version %d after rejected changes, want 1", v)
 	}
 
@@ -104,7 +108,7 @@ func TestUpdateInputsExampleApp(t *testing.T) {
 		t.Fatalf("a second update_inputs = %d, want 409", code)
 	}
 	op := s.waitOp(inst, ans.Operation.ID, 5*time.Minute)
-	checkInputSteps(t, op, status.StepSucceeded, []string{"database", "api"},
+	checkChangedSteps(t, op, status.StepSucceeded, []string{"database", "api"},
 		[]string{"sandbox", "network", "cache", "cluster", "web"})
 	s.assertSecretHidden(inst, op, secret)
 	var versions json.RawMessage
@@ -125,7 +129,7 @@ func TestUpdateInputsExampleApp(t *testing.T) {
 	prompted := s.startOp(inst, "/update-inputs", nil)
 	approved := s.approveEach(inst, prompted.ID)
 	op = s.waitOp(inst, prompted.ID, 5*time.Minute)
-	checkInputSteps(t, op, status.StepSucceeded, []string{"cache", "api"},
+	checkChangedSteps(t, op, status.StepSucceeded, []string{"cache", "api"},
 		[]string{"sandbox", "network", "database", "cluster", "web"})
 	if !slices.Equal(approved, []string{"cache", "api"}) {
 		t.Fatalf("approved %v, want cache then api", approved)
@@ -144,12 +148,13 @@ func TestUpdateInputsExampleApp(t *testing.T) {
 	}
 }
 
-// checkInputSteps checks an update_inputs that ended well: the changed steps
-// ended with want and ran a job, the unchanged ones none.
-func checkInputSteps(t *testing.T, op operation, want status.Step, changed, unchanged []string) {
+// checkChangedSteps checks an update_inputs or deploy_config that ended
+// well: the changed steps ended with want and ran a job, the unchanged ones
+// none.
+func checkChangedSteps(t *testing.T, op operation, want status.Step, changed, unchanged []string) {
 	t.Helper()
 	if op.Status != status.OpSucceeded {
-		t.Fatalf("update_inputs: %s %q %+v", op.Status, op.Error, op.Steps)
+		t.Fatalf("%s: %s %q %+v", op.Kind, op.Status, op.Error, op.Steps)
 	}
 	for _, name := range changed {
 		if st := op.step(t, name); st.Status != want || st.ApplyJobID == "" {

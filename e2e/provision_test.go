@@ -30,6 +30,7 @@ import (
 // step and operation are the API's views.
 type step struct {
 	Name       string      `json:"name"`
+	Destroy    bool        `json:"destroy"`
 	Status     status.Step `json:"status"`
 	PlanJobID  string      `json:"plan_job_id"`
 	ApplyJobID string      `json:"apply_job_id"`
@@ -616,7 +617,14 @@ func (s *stack) recordHistory(dir, workflowID string, h *history.History) {
 		s.t.Fatal(err)
 	}
 	name := strings.NewReplacer("/", "_", " ", "_").Replace(s.t.Name() + "-" + workflowID)
-	if err := os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644); err != nil {
+	file := filepath.Join(dir, name+".json")
+	for n := 2; ; n++ { // a later run of the same workflow ID is kept beside the first
+		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		file = filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, n))
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
 		s.t.Fatal(err)
 	}
 }

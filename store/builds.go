@@ -52,9 +52,12 @@ type InstallComponent struct {
 	Component string `gorm:"primaryKey;size:200" json:"component"`
 	BuildID   string `gorm:"size:32;not null" json:"build_id"`
 	// Digest and Reference are the artifact in the install's registry.
-	Digest    string    `gorm:"size:80;not null" json:"digest"`
-	Reference string    `gorm:"size:600;not null" json:"reference"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Digest    string `gorm:"size:80;not null" json:"digest"`
+	Reference string `gorm:"size:600;not null" json:"reference"`
+	// ConfigVersion is the app config version the component was deployed
+	// from (0 when deployed before it was recorded).
+	ConfigVersion int       `gorm:"not null;default:0" json:"config_version"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // Setting is a control-plane secret or setting shared by its processes.

@@ -79,7 +79,11 @@ type Install struct {
 	ApprovalMode status.Approval `gorm:"size:20;not null;default:'approve-all'" json:"approval_mode"`
 	Inputs       []InstallInput  `gorm:"foreignKey:InstallID;constraint:OnDelete:CASCADE" json:"inputs"`
 	// InputsVersion counts the accepted changes of the inputs (1 at create).
-	InputsVersion int       `gorm:"not null;default:0" json:"inputs_version"`
+	InputsVersion int `gorm:"not null;default:0" json:"inputs_version"`
+	// ConfigVersion is the app config version the install runs: the one
+	// its last provision, reprovision or deploy_config that succeeded
+	// brought it to (0 before any).
+	ConfigVersion int       `gorm:"not null;default:0" json:"config_version"`
 	CreatedAt     time.Time `json:"created_at"`
 	UpdatedAt     time.Time `json:"updated_at"`
 }

@@ -20,7 +20,14 @@ const (
 	OpDeployComponent   = "deploy_component"
 	OpTeardownComponent = "teardown_component"
 	OpUpdateInputs      = "update_inputs"
+	OpDeployConfig      = "deploy_config"
 )
+
+// bringsToVersion says an operation of kind that succeeds (not plan-only)
+// brings the install to its config version.
+func bringsToVersion(kind string) bool {
+	return kind == OpProvision || kind == OpReprovision || kind == OpDeployConfig
+}
 
 // InstallOperation is one mutating operation on an install (a workflow).
 type InstallOperation struct {
@@ -114,11 +121,17 @@ func (s *Store) StartOperation(ctx context.Context, op InstallOperation) (Instal
 	return op, nil
 }
 
+// NewStep is a step to record: its name, and whether it destroys.
+type NewStep struct {
+	Name    string
+	Destroy bool
+}
+
 // AddSteps records an operation's steps (once: a retried call adds nothing).
-func (s *Store) AddSteps(ctx context.Context, opID string, names []string, destroy bool) error {
-	rows := make([]InstallStep, len(names))
-	for i, n := range names {
-		rows[i] = InstallStep{ID: NewID("stp"), OperationID: opID, Name: n, Destroy: destroy, Status: status.StepPending}
+func (s *Store) AddSteps(ctx context.Context, opID string, steps []NewStep) error {
+	rows := make([]InstallStep, len(steps))
+	for i, st := range steps {
+		rows[i] = InstallStep{ID: NewID("stp"), OperationID: opID, Name: st.Name, Destroy: st.Destroy, Status: status.StepPending}
 	}
 	if len(rows) == 0 {
 		return nil
@@ -127,6 +140,8 @@ func (s *Store) AddSteps(ctx context.Context, opID string, names []string, destr
 }
 
 // FinishOperation records how an operation ended and releases the install.
+// A provision, reprovision or deploy_config that succeeded (not plan-only)
+// brings the install to its config version.
 func (s *Store) FinishOperation(ctx context.Context, opID string, opStatus status.Op, errMsg string, installStatus status.Install) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var op InstallOperation
@@ -143,8 +158,15 @@ func (s *Store) FinishOperation(ctx context.Context, opID string, opStatus statu
 			Updates(map[string]any{"status": status.StepSkipped, "finished_at": now}).Error; err != nil {
 			return err
 		}
+		changes := map[string]any{}
 		if installStatus != "" {
-			if err := tx.Model(&Install{}).Where("id = ?", op.InstallID).Update("status", installStatus).Error; err != nil {
+			changes["status"] = installStatus
+		}
+		if opStatus == status.OpSucceeded && !op.PlanOnly && bringsToVersion(op.Kind) {
+			changes["config_version"] = op.ConfigVersion
+		}
+		if len(changes) > 0 {
+			if err := tx.Model(&Install{}).Where("id = ?", op.InstallID).Updates(changes).Error; err != nil {
 				return err
 			}
 		}

@@ -80,6 +80,7 @@ var operationWorkflows = map[string]func(workflow.Context, workflows.OperationIn
 	store.OpDeployComponent:   workflows.DeployComponent,
 	store.OpTeardownComponent: workflows.TeardownComponent,
 	store.OpUpdateInputs:      workflows.UpdateInputs,
+	store.OpDeployConfig:      workflows.DeployConfig,
 }
 
 // StartOperation starts the workflow of an install operation. Its ID is

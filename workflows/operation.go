@@ -77,6 +77,13 @@ func UpdateInputs(ctx workflow.Context, in OperationInput) (OperationResult, err
 	return runOperation(ctx, in)
 }
 
+// DeployConfig brings the install to a config version: the sandbox and the
+// components whose build or job changed run, the others end unchanged, and
+// the components the version removed are torn down last.
+func DeployConfig(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
 // runOperation is every operation workflow: BeginOperation plans the steps, the runner is
 // waited for (WaitForRunner only when it is not online now), the scheduler runs the steps,
 // and FinishOperation records the end.

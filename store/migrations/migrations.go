@@ -21,6 +21,7 @@ var All = []Migration{
 	{4, "builds, install components, settings", v4},
 	{5, "jobs with deferred inputs", v5},
 	{6, "input versions and applied renders", v6},
+	{7, "install and component config versions", v7},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.

@@ -1,0 +1,125 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// deployConfigRequest brings an install to a config version (nil: the
+// latest).
+type deployConfigRequest struct {
+	ConfigVersion *int `json:"config_version"`
+	PlanOnly      bool `json:"plan_only"`
+}
+
+// deployConfig starts a deploy_config operation: the install is brought to
+// the version asked for. An unknown version, or one the install's inputs do
+// not satisfy, is a 422 naming config_version.
+func (s *Server) deployConfig(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	var req deployConfigRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	version, err := s.deployVersion(ctx, inst, req.ConfigVersion)
+	if err != nil {
+		return err
+	}
+	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: store.OpDeployConfig, PlanOnly: req.PlanOnly, ConfigVersion: version})
+	if err != nil {
+		return err
+	}
+	if err := s.launchOperation(ctx, op); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, op)
+}
+
+// deployVersion is the config version a deploy asks for, checked: it
+// exists, and the install's inputs satisfy it. nil is the latest.
+func (s *Server) deployVersion(ctx context.Context, inst store.Install, asked *int) (int, error) {
+	var (
+		ac  store.AppConfig
+		err error
+	)
+	switch {
+	case asked == nil:
+		ac, err = s.store.LatestAppConfig(ctx, inst.OrgID, inst.AppID)
+		if errors.Is(err, store.ErrNotFound) {
+			return 0, errNoConfig(inst.AppID)
+		}
+	case *asked < 1:
+		return 0, apierr.Invalid("config_version", "%d is not a version (1, 2, …); leave it out for the latest", *asked)
+	default:
+		ac, err = s.store.GetAppConfig(ctx, inst.OrgID, inst.AppID, *asked)
+		if errors.Is(err, store.ErrNotFound) {
+			return 0, s.unknownVersion(ctx, inst, *asked)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	cfg, err := loadConfig(ac)
+	if err != nil {
+		return 0, err
+	}
+	return ac.Version, takesInputs(cfg, ac.Version, inst)
+}
+
+// takesInputs checks that the install's inputs satisfy a config version:
+// every required input is set, every value parses (never echoed).
+func takesInputs(cfg *appconfig.Config, version int, inst store.Install) error {
+	given := map[string]string{}
+	for _, in := range inst.Inputs {
+		given[in.Name] = in.Value
+	}
+	for _, in := range cfg.Inputs {
+		v, ok := given[in.Name]
+		switch {
+		case !ok && in.Required:
+			return unprocessable("config_version", "config version %d requires input %q, which the install does not set", version, in.Name)
+		case !ok:
+		case parses(in.Type, v) != nil:
+			return unprocessable("config_version", "config version %d takes input %q as a %s: the install's value is not one", version, in.Name, in.Type)
+		}
+	}
+	return nil
+}
+
+func parses(typ, value string) error {
+	_, err := appconfig.ParseInput(typ, value)
+	return err
+}
+
+// unknownVersion is the 422 of a config version the app does not have,
+// naming the latest it has.
+func (s *Server) unknownVersion(ctx context.Context, inst store.Install, asked int) error {
+	latest, err := s.store.LatestConfigVersion(ctx, inst.OrgID, inst.AppID)
+	if err != nil {
+		return err
+	}
+	if latest == 0 {
+		return unprocessable("config_version", "the app has no config version %d: it has no config yet", asked)
+	}
+	return unprocessable("config_version", "the app has no config version %d (the latest is %d)", asked, latest)
+}
+
+// deploySchemas are the OpenAPI schemas of config deploys.
+func deploySchemas() map[string]any {
+	return map[string]any{
+		"DeployConfigRequest": request(props{
+			"config_version": described(integer, "the app config version to bring the install to (1, 2, …); left out: the latest"),
+			"plan_only":      described(boolean, "plan the changed steps and stop")}),
+	}
+}
