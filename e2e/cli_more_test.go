@@ -37,9 +37,7 @@ func wantRow(t *testing.T, what, out string, want ...string) {
 // The vendor reads the app's config versions and compares two, then its
 // builds: listed, shown, and started again (reused) with --wait.
 func TestCLIConfigsAndBuilds(t *testing.T) {
-	s := newStack(t, stackOptions{})
-	s.buildRunner = s.startBuildRunner()
-	c := newCLI(t, s)
+	s, c := newCLIStack(t)
 	c.ok(exampleDir, "apps", "sync", ".", "--app", "demo")
 	changed := t.TempDir()
 	copyDir(t, exampleDir, changed)

@@ -22,19 +22,9 @@ import (
 // first), operations, jobs and logs read, debug commands run on the runner,
 // a reprovision with nothing to change, a deprovision approved step by step.
 func TestCLIOps(t *testing.T) {
-	s := newStack(t, stackOptions{})
-	s.buildRunner = s.startBuildRunner()
-	c := newCLI(t, s)
+	s, c := newCLIStack(t)
 	c.ok(exampleDir, "apps", "sync", ".", "--app", "demo")
-	var inst struct {
-		ID     string `json:"id"`
-		Runner struct {
-			RegistrationToken string `json:"registration_token"`
-		} `json:"runner"`
-	}
-	c.json("", &inst, "installs", "create", "--app", "demo", "--name", "cust-a", "--input", "db_password=pw")
-	s.stopSandboxRegistries(inst.ID)
-	s.launchRunner("OUTPOST_TOKEN="+inst.Runner.RegistrationToken, "OUTPOST_TOKEN_FILE="+filepath.Join(t.TempDir(), "token"))
+	inst := c.createInstall(s, "cust-a", "--input", "db_password=pw")
 	var prov struct{ ID string }
 	c.json("", &prov, "provision", "cust-a", "--wait")
 
@@ -57,13 +47,13 @@ func TestCLIOps(t *testing.T) {
 	// Deny: api's teardown waits, is denied; the operation ends denied.
 	var td struct{ ID string }
 	c.json("", &td, "teardown", "cust-a", "api")
-	s.waitApproval(inst.ID, td.ID, "api")
+	s.waitApproval(inst, td.ID, "api")
 	c.fails(1, "pass --yes to deny step api", "deny", "cust-a")
 	out := c.ok("", "deny", "cust-a", "--yes")
 	if !strings.Contains(out, "plan of step api") || !strings.Contains(out, "terraform_data") || !strings.Contains(out, "denied step api of teardown_component api "+td.ID) {
 		t.Fatalf("deny:\n%s", out)
 	}
-	if op := s.waitOp(inst.ID, td.ID, time.Minute); op.Status != status.OpDenied {
+	if op := s.waitOp(inst, td.ID, time.Minute); op.Status != status.OpDenied {
 		t.Fatalf("denied teardown: %+v", op)
 	}
 	c.fails(5, "step api of teardown_component api "+td.ID+" is denied, not waiting for approval", "approve", "cust-a", "api", "--operation", td.ID, "--yes")
@@ -74,18 +64,18 @@ func TestCLIOps(t *testing.T) {
 	if out := c.ok("", "approve", "cust-a", "web", "--wait", "--yes"); !strings.Contains(out, "approved step web of teardown_component web "+td.ID) {
 		t.Fatalf("approve --wait:\n%s", out)
 	}
-	if op := s.waitOp(inst.ID, td.ID, 2*time.Minute); op.Status != status.OpSucceeded {
+	if op := s.waitOp(inst, td.ID, 2*time.Minute); op.Status != status.OpSucceeded {
 		t.Fatalf("approved teardown: %+v", op)
 	}
 	var dep struct{ ID string }
 	c.json("", &dep, "deploy", "cust-a", "web")
-	s.waitApproval(inst.ID, dep.ID, "web")
+	s.waitApproval(inst, dep.ID, "web")
 	out = c.ok("", "approve", "cust-a", "--yes")
 	plan, approved := strings.Index(out, "+++ b/Deployment/demo/web"), strings.Index(out, "approved step web of deploy_component web "+dep.ID)
 	if plan < 0 || approved < plan {
 		t.Fatalf("approve: want the plan, then the approval:\n%s", out)
 	}
-	deployed := s.waitOp(inst.ID, dep.ID, 2*time.Minute)
+	deployed := s.waitOp(inst, dep.ID, 2*time.Minute)
 	if deployed.Status != status.OpSucceeded {
 		t.Fatalf("approved deploy: %+v", deployed)
 	}
@@ -97,7 +87,7 @@ func TestCLIOps(t *testing.T) {
 	if out := c.ok("", "reprovision", "cust-a", "--wait"); !strings.Contains(out, "web: no_changes") || !strings.Contains(out, " succeeded in ") {
 		t.Fatalf("reprovision --wait:\n%s", out)
 	}
-	c.deprovisionApprovingEach(s, inst.ID)
+	c.deprovisionApprovingEach(s, inst)
 }
 
 // deprovisionApprovingEach deprovisions under prompt, approving each step as

@@ -34,6 +34,13 @@ func newCLI(t *testing.T, s *stack) *cli {
 	return c
 }
 
+// newCLIStack is a stack with its build runner, and the CLI against it.
+func newCLIStack(t *testing.T) (*stack, *cli) {
+	s := newStack(t, stackOptions{})
+	s.buildRunner = s.startBuildRunner()
+	return s, newCLI(t, s)
+}
+
 // run runs the CLI in dir ("" for the test's) and returns its output and
 // exit code.
 func (c *cli) run(dir string, args ...string) (stdout, stderr string, code int) {
@@ -81,9 +88,7 @@ func (c *cli) fails(code int, want string, args ...string) {
 // directory, create an install with inputs from flags and a file, start its
 // runner, provision with --wait, read the outputs, deprovision.
 func TestCLIEndToEnd(t *testing.T) {
-	s := newStack(t, stackOptions{})
-	s.buildRunner = s.startBuildRunner()
-	c := newCLI(t, s)
+	s, c := newCLIStack(t)
 
 	var created struct{ ID, Name string }
 	c.json("", &created, "apps", "create", "shop", "--description", "a second app")
@@ -106,15 +111,7 @@ func TestCLIEndToEnd(t *testing.T) {
 	if err := os.WriteFile(inputs, []byte("db_password: s3cret-from-a-file\nregion: us-east-1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var inst struct {
-		ID     string `json:"id"`
-		Runner struct {
-			RegistrationToken string `json:"registration_token"`
-		} `json:"runner"`
-	}
-	c.json("", &inst, "installs", "create", "--app", "demo", "--name", "cust-a", "--input", "region=eu-central-1", "--input-file", inputs)
-	s.stopSandboxRegistries(inst.ID)
-	s.launchRunner("OUTPOST_TOKEN="+inst.Runner.RegistrationToken, "OUTPOST_TOKEN_FILE="+filepath.Join(t.TempDir(), "token"))
+	inst := c.createInstall(s, "cust-a", "--input", "region=eu-central-1", "--input-file", inputs)
 
 	out := c.ok("", "provision", "cust-a", "--wait")
 	for _, line := range []string{"provision op_", "sandbox: succeeded", "web: succeeded", " succeeded in "} {
@@ -122,14 +119,14 @@ func TestCLIEndToEnd(t *testing.T) {
 			t.Fatalf("provision --wait lacks %q:\n%s", line, out)
 		}
 	}
-	c.checkShown(inst.ID)
+	c.checkShown(inst)
 	c.checkInputsUpdate("cust-a")
 
 	// A second operation while one runs is a conflict; the first goes on.
 	var de struct{ ID string }
 	c.json("", &de, "deprovision", "cust-a")
 	c.fails(5, "conflict: ", "provision", "cust-a")
-	if op := s.waitOp(inst.ID, de.ID, 5*time.Minute); op.Status != "succeeded" {
+	if op := s.waitOp(inst, de.ID, 5*time.Minute); op.Status != "succeeded" {
 		t.Fatalf("deprovision: %+v", op)
 	}
 }
@@ -164,6 +161,23 @@ func (c *cli) checkInputsUpdate(install string) {
 	if all := stdout + stderr + c.ok("", "installs", "show", install, "-o", "json"); strings.Contains(all, "rotated-by-the-cli") {
 		c.t.Fatal("the new db_password was printed")
 	}
+}
+
+// createInstall creates an install of demo with the CLI (args: its
+// inputs), starts its runner with the registration token the answer holds,
+// and is the install's ID.
+func (c *cli) createInstall(s *stack, name string, args ...string) string {
+	c.t.Helper()
+	var inst struct {
+		ID     string `json:"id"`
+		Runner struct {
+			RegistrationToken string `json:"registration_token"`
+		} `json:"runner"`
+	}
+	c.json("", &inst, append([]string{"installs", "create", "--app", "demo", "--name", name}, args...)...)
+	s.stopSandboxRegistries(inst.ID)
+	s.launchRunner("OUTPOST_TOKEN="+inst.Runner.RegistrationToken, "OUTPOST_TOKEN_FILE="+filepath.Join(c.t.TempDir(), "token"))
+	return inst.ID
 }
 
 // checkShown reads the provisioned install through `installs show`.

@@ -130,6 +130,9 @@ func explain(e *apiError, ctx cliconfig.Context) error {
 	if msg == "" {
 		msg = http.StatusText(e.Status)
 	}
+	if body.Field != nil && *body.Field != "" && !strings.HasPrefix(msg, *body.Field) {
+		msg = *body.Field + ": " + msg
+	}
 	switch {
 	case e.Status == http.StatusUnauthorized:
 		return fail(exitAuth, "the API refused the token of context %q (%s): put a valid API token in its token file, or `outpostctl context add %s --api %s --token-file FILE`",

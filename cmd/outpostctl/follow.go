@@ -147,7 +147,11 @@ func summary(s snapshot, took time.Duration) string {
 	}
 	line := fmt.Sprintf("%s %s %s in %s", s.op.Kind, s.op.Id, s.op.Status, took.Round(time.Second))
 	if len(parts) > 0 {
-		line += fmt.Sprintf(" (%d steps: %s)", len(s.steps), strings.Join(parts, ", "))
+		noun := "steps"
+		if len(s.steps) == 1 {
+			noun = "step"
+		}
+		line += fmt.Sprintf(" (%d %s: %s)", len(s.steps), noun, strings.Join(parts, ", "))
 	}
 	return line
 }

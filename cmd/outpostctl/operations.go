@@ -18,7 +18,15 @@ import (
 type opKind struct {
 	name, short string
 	component   bool // takes a COMPONENT argument and --with-dependents
-	start       func(ctx context.Context, a *api, inst, comp string, req apiclient.OperationRequest) (answer, error)
+	versioned   bool // COMPONENT is optional: without it, the whole install, to --config-version
+	start       func(ctx context.Context, a *api, inst string, o opOptions) (answer, error)
+}
+
+// opOptions are what a command passes to its operation.
+type opOptions struct {
+	comp    string // the component, if the command names one
+	req     apiclient.OperationRequest
+	version *int // --config-version, when given
 }
 
 // call turns a generated call's typed answer into an answer.
@@ -26,38 +34,46 @@ func call[R answer](r R, err error) (answer, error) { return r, err }
 
 var (
 	opProvision = opKind{name: "provision", short: "Provision an install: its sandbox, then every component",
-		start: func(ctx context.Context, a *api, inst, _ string, req apiclient.OperationRequest) (answer, error) {
-			return call(a.ProvisionInstallWithResponse(ctx, inst, req))
+		start: func(ctx context.Context, a *api, inst string, o opOptions) (answer, error) {
+			return call(a.ProvisionInstallWithResponse(ctx, inst, o.req))
 		}}
 	opDeprovision = opKind{name: "deprovision", short: "Deprovision an install: every component, then its sandbox",
-		start: func(ctx context.Context, a *api, inst, _ string, req apiclient.OperationRequest) (answer, error) {
-			return call(a.DeprovisionInstallWithResponse(ctx, inst, req))
+		start: func(ctx context.Context, a *api, inst string, o opOptions) (answer, error) {
+			return call(a.DeprovisionInstallWithResponse(ctx, inst, o.req))
 		}}
 	opReprovision = opKind{name: "reprovision", short: "Plan and apply the sandbox and every component again (no changes, no apply)",
-		start: func(ctx context.Context, a *api, inst, _ string, req apiclient.OperationRequest) (answer, error) {
-			return call(a.ReprovisionInstallWithResponse(ctx, inst, req))
+		start: func(ctx context.Context, a *api, inst string, o opOptions) (answer, error) {
+			return call(a.ReprovisionInstallWithResponse(ctx, inst, o.req))
 		}}
-	opDeploy = opKind{name: "deploy", component: true, short: "Deploy one component (--with-dependents: then those that depend on it)",
-		start: func(ctx context.Context, a *api, inst, comp string, req apiclient.OperationRequest) (answer, error) {
-			return call(a.DeployComponentWithResponse(ctx, inst, comp, req))
+	opDeploy = opKind{name: "deploy", component: true, versioned: true,
+		short: "Bring the install to a config version (default: the latest), or deploy one component (--with-dependents: then those that depend on it)",
+		start: func(ctx context.Context, a *api, inst string, o opOptions) (answer, error) {
+			if o.comp == "" {
+				return call(a.DeployConfigWithResponse(ctx, inst, apiclient.DeployConfigRequest{ConfigVersion: o.version, PlanOnly: o.req.PlanOnly}))
+			}
+			return call(a.DeployComponentWithResponse(ctx, inst, o.comp, o.req))
 		}}
 	opTeardown = opKind{name: "teardown", component: true, short: "Tear one component down (--with-dependents: those that depend on it first)",
-		start: func(ctx context.Context, a *api, inst, comp string, req apiclient.OperationRequest) (answer, error) {
-			return call(a.TeardownComponentWithResponse(ctx, inst, comp, req))
+		start: func(ctx context.Context, a *api, inst string, o opOptions) (answer, error) {
+			return call(a.TeardownComponentWithResponse(ctx, inst, o.comp, o.req))
 		}}
 	opUpdateInputs = opKind{name: "update-inputs", short: "Apply the install's inputs: plan and apply only the steps whose rendered job changed",
-		start: func(ctx context.Context, a *api, inst, _ string, req apiclient.OperationRequest) (answer, error) {
-			return call(a.UpdateInputsWithResponse(ctx, inst, req))
+		start: func(ctx context.Context, a *api, inst string, o opOptions) (answer, error) {
+			return call(a.UpdateInputsWithResponse(ctx, inst, o.req))
 		}}
 )
 
 // operationCmd starts an operation of kind k, and with --wait follows it.
 func (c *cli) operationCmd(k opKind) *cobra.Command {
-	var wait, dependents bool
+	var wait, dependents, planOnly bool
+	var version int
 	var timeout time.Duration
-	use, nargs := k.name+" INSTALL [--wait]", 1
-	if k.component {
-		use, nargs = k.name+" INSTALL COMPONENT [--with-dependents] [--wait]", 2
+	use, args := k.name+" INSTALL [--wait]", cobra.ExactArgs(1)
+	switch {
+	case k.versioned:
+		use, args = k.name+" INSTALL [COMPONENT [--with-dependents] | --config-version N] [--wait]", cobra.RangeArgs(1, 2)
+	case k.component:
+		use, args = k.name+" INSTALL COMPONENT [--with-dependents] [--wait]", cobra.ExactArgs(2)
 	}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -68,27 +84,22 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 			"detaches (exit 130; `outpostctl wait` follows it again), or with --cancel-on-interrupt cancels it.\n" +
 			"With -o json, the operation as the API shows it (with --wait, once it has finished; the progress\n" +
 			"lines go to stderr).",
-		Args: cobra.ExactArgs(nargs),
+		Args: args,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
+			o, err := c.opOptions(cmd, k, args, dependents, planOnly, version)
 			if err != nil {
 				return err
 			}
-			inst, err := a.install(cmd.Context(), args[0])
+			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			comp := ""
-			if k.component {
-				if comp, err = a.component(cmd.Context(), inst, args[1]); err != nil {
+			if o.comp != "" {
+				if o.comp, err = a.component(cmd.Context(), inst, o.comp); err != nil {
 					return err
 				}
 			}
-			req := apiclient.OperationRequest{}
-			if dependents {
-				req.WithDependents = &dependents
-			}
-			op, body, err := a.startOperation(cmd.Context(), k, inst.Id, comp, req)
+			op, body, err := a.startOperation(cmd.Context(), k, inst.Id, o)
 			if err != nil {
 				return err
 			}
@@ -96,7 +107,7 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 				if c.output == "json" {
 					return c.printBody(body)
 				}
-				fmt.Fprintf(c.stdout, "%s %s started on install %s (workflow %s)\n", k.name, op.Id, inst.Name, op.WorkflowId)
+				fmt.Fprintf(c.stdout, "%s %s started on install %s (workflow %s)\n", op.Kind, op.Id, inst.Name, op.WorkflowId)
 				return nil
 			}
 			ctx, cancel := withTimeout(cmd.Context(), timeout)
@@ -105,16 +116,48 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 		},
 	}
 	c.waitFlags(cmd, &wait, &timeout)
+	f := cmd.Flags()
+	f.BoolVar(&planOnly, "plan-only", false, "plan the steps and stop: nothing is applied")
 	if k.component {
-		cmd.Flags().BoolVar(&dependents, "with-dependents", false, map[string]string{
+		f.BoolVar(&dependents, "with-dependents", false, map[string]string{
 			"deploy":   "then deploy the components that depend on it",
 			"teardown": "first tear down the components that depend on it"}[k.name])
+	}
+	if k.versioned {
+		f.IntVar(&version, "config-version", 0, "without COMPONENT: the app config version to bring the install to (default: the latest; an earlier one rolls back)")
 	}
 	return cmd
 }
 
-func (a *api) startOperation(ctx context.Context, k opKind, installID, comp string, req apiclient.OperationRequest) (apiclient.Operation, []byte, error) {
-	r, err := check(k.start(ctx, a, installID, comp, req))
+// opOptions checks the flags that go together and makes the operation's
+// options.
+func (c *cli) opOptions(cmd *cobra.Command, k opKind, args []string, dependents, planOnly bool, version int) (opOptions, error) {
+	var o opOptions
+	if len(args) == 2 {
+		o.comp = args[1]
+	}
+	switch {
+	case o.comp != "" && cmd.Flags().Changed("config-version"):
+		return o, fail(exitUsage, "--config-version brings the whole install to a version: leave out COMPONENT (%s)", o.comp)
+	case o.comp == "" && dependents:
+		return o, fail(exitUsage, "--with-dependents goes with a COMPONENT")
+	case cmd.Flags().Changed("config-version") && version < 1:
+		return o, fail(exitUsage, "--config-version %d: want a version (1, 2, …), or leave it out for the latest", version)
+	}
+	if cmd.Flags().Changed("config-version") {
+		o.version = &version
+	}
+	if dependents {
+		o.req.WithDependents = &dependents
+	}
+	if planOnly {
+		o.req.PlanOnly = &planOnly
+	}
+	return o, nil
+}
+
+func (a *api) startOperation(ctx context.Context, k opKind, installID string, o opOptions) (apiclient.Operation, []byte, error) {
+	r, err := check(k.start(ctx, a, installID, o))
 	if err != nil {
 		return apiclient.Operation{}, nil, err
 	}
