@@ -102,6 +102,19 @@ func (s *stack) drift(inst string) map[string]driftRow {
 	return out
 }
 
+// provisionedDriftApp is a stack with an install of the drift app,
+// provisioned.
+func provisionedDriftApp(t *testing.T, name string) (*stack, driftApp, string) {
+	s := newStack(t, stackOptions{})
+	app := newDriftApp(t)
+	s.syncConfig(app.dir)
+	inst, _ := s.newInstall(name)
+	if op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute); op.Status != status.OpSucceeded {
+		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
+	}
+	return s, app, inst
+}
+
 func (s *stack) put(path string, body any) (int, map[string]any) {
 	s.t.Helper()
 	var out map[string]any
@@ -112,13 +125,7 @@ func (s *stack) put(path string, body any) (int, map[string]any) {
 // with its plan, by a scheduled check; a deploy started while a check runs
 // (held up in a plan) starts at once, and its apply clears the drift.
 func TestDriftScheduledCheckAndDeploy(t *testing.T) {
-	s := newStack(t, stackOptions{})
-	app := newDriftApp(t)
-	s.syncConfig(app.dir)
-	inst, _ := s.newInstall("cust-drift")
-	if op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute); op.Status != status.OpSucceeded {
-		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
-	}
+	s, app, inst := provisionedDriftApp(t, "cust-drift")
 	check := s.waitOp(inst, s.startOp(inst, "/drift-check", nil).ID, 2*time.Minute)
 	if check.Status != status.OpSucceeded || check.step(t, "watched").Status != status.StepNoChanges ||
 		check.step(t, "gated").Status != status.StepNoChanges || check.step(t, status.SandboxStep).Status != status.StepNoChanges {
@@ -138,10 +145,12 @@ func TestDriftScheduledCheckAndDeploy(t *testing.T) {
 	if found.Since == nil || !strings.Contains(found.Plan, `"two"`) || s.drift(inst)["gated"].Drifted {
 		t.Fatalf("drift of watched: %+v; of gated: %+v", found, s.drift(inst)["gated"])
 	}
-	if by := s.getOp(inst, found.OperationID, 0); by.Kind != "drift_check" || !strings.HasPrefix(by.WorkflowID, "install/"+inst+"/drift_check-") ||
+	by := s.getOp(inst, found.OperationID, 0)
+	if by.Kind != "drift_check" || !strings.HasPrefix(by.WorkflowID, "install/"+inst+"/drift_check-") ||
 		by.step(t, "watched").Status != status.StepDrifted {
 		t.Fatalf("the check that found it: %+v", by)
 	}
+	s.replay(by.WorkflowID)
 	// A scheduled check may still run: wait for it before holding one up.
 	app.gate.open.Store(false)
 	var held operation
@@ -149,7 +158,12 @@ func TestDriftScheduledCheckAndDeploy(t *testing.T) {
 		return s.do("POST", "/v1/installs/"+inst+"/drift-check", nil, &held) == http.StatusAccepted
 	})
 	waitFor(t, time.Minute, "the check's plan of gated to start", func() bool {
-		return s.getOp(inst, held.ID, 0).step(t, "gated").StartedAt != nil
+		for _, st := range s.getOp(inst, held.ID, 0).Steps {
+			if st.Name == "gated" && st.StartedAt != nil {
+				return true
+			}
+		}
+		return false
 	})
 
 	asked := time.Now()
@@ -167,5 +181,94 @@ func TestDriftScheduledCheckAndDeploy(t *testing.T) {
 	app.gate.open.Store(true)
 	if h := s.waitOp(inst, held.ID, 2*time.Minute); h.Status != status.OpSucceeded {
 		t.Fatalf("the held check: %s %q %+v", h.Status, h.Error, h.Steps)
+	}
+}
+
+// waitingOp is an operation as it waits for a maintenance window.
+type waitingOp struct {
+	Status       status.Op  `json:"status"`
+	WaitingUntil *time.Time `json:"waiting_until"`
+}
+
+// waitShowsWindow waits until the operation shows it waits for the window
+// that opens at opens.
+func (s *stack) waitShowsWindow(inst, opID string, opens time.Time) {
+	s.t.Helper()
+	var w waitingOp
+	waitFor(s.t, 2*time.Minute, "operation "+opID+" to wait for the maintenance window", func() bool {
+		s.do("GET", "/v1/installs/"+inst+"/operations/"+opID, nil, &w)
+		return w.Status == status.OpWaitingForWindow
+	})
+	if w.WaitingUntil == nil || !w.WaitingUntil.Equal(opens) {
+		s.t.Fatalf("operation %s waits until %v, want %s", opID, w.WaitingUntil, opens)
+	}
+}
+
+// everyDay is a window of every day from start (UTC, HH:MM) for duration.
+func everyDay(start time.Time, duration string) []map[string]any {
+	return []map[string]any{{"days": []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"},
+		"start": start.UTC().Format("15:04"), "duration": duration, "time_zone": "UTC"}}
+}
+
+// An install that reconciles drift waits for its maintenance window (the
+// check shows waiting_for_maintenance_window until it opens), and inside
+// its window reconciles at once: a reprovision applies the drift. A user's
+// operation asked to wait for the window waits the same way.
+func TestDriftReconcileInMaintenanceWindow(t *testing.T) {
+	s, app, inst := provisionedDriftApp(t, "cust-window")
+	windows := "/v1/installs/" + inst + "/maintenance-windows"
+	bad := []map[string]any{{"days": []string{"sat"}, "start": "02:00", "duration": "4h", "time_zone": "Europe/Atlantis"}}
+	if code, body := s.put(windows, map[string]any{"windows": bad}); code != http.StatusBadRequest || body["field"] != "windows[0].time_zone" ||
+		!strings.Contains(body["message"].(string), "Europe/Atlantis") {
+		t.Fatalf("a window in a bad time zone: %d %v", code, body)
+	}
+	now := time.Now().UTC()
+	later := now.Add(3 * time.Hour).Truncate(time.Minute)
+	if code, body := s.put(windows, map[string]any{"windows": everyDay(later, "1h")}); code != http.StatusOK {
+		t.Fatalf("PUT windows: %d %v", code, body)
+	}
+	if code, body := s.put("/v1/installs/"+inst+"/drift-schedule", map[string]any{"every": "", "reconcile": true}); code != http.StatusOK {
+		t.Fatalf("PUT drift-schedule: %d %v", code, body)
+	}
+
+	app.write(t, "two")
+	check := s.startOp(inst, "/drift-check", nil)
+	s.waitShowsWindow(inst, check.ID, later)
+	if !s.drift(inst)["watched"].Drifted {
+		t.Fatalf("drift before the window: %+v", s.drift(inst))
+	}
+	s.do("POST", "/v1/installs/"+inst+"/operations/"+check.ID+"/cancel", nil, nil)
+	if done := s.waitOp(inst, check.ID, time.Minute); done.Status != status.OpCancelled {
+		t.Fatalf("a check cancelled while it waited: %s %q", done.Status, done.Error)
+	}
+	s.replay(check.WorkflowID)
+
+	user := s.startOp(inst, "/reprovision", map[string]any{"in_maintenance_window": true})
+	s.waitShowsWindow(inst, user.ID, later)
+	s.do("POST", "/v1/installs/"+inst+"/operations/"+user.ID+"/cancel", nil, nil)
+	s.waitOp(inst, user.ID, time.Minute)
+
+	if code, body := s.put(windows, map[string]any{"windows": everyDay(now.Add(-time.Minute), "2h")}); code != http.StatusOK {
+		t.Fatalf("PUT windows: %d %v", code, body)
+	}
+	check = s.waitOp(inst, s.startOp(inst, "/drift-check", nil).ID, 2*time.Minute)
+	if check.Status != status.OpSucceeded || check.Error != "" {
+		t.Fatalf("a check inside the window: %s %q %+v", check.Status, check.Error, check.Steps)
+	}
+	s.replay(check.WorkflowID)
+	var reconcile operation
+	waitFor(t, time.Minute, "the reconcile to start", func() bool {
+		var ops struct {
+			Operations []operation `json:"operations"`
+		}
+		s.do("GET", "/v1/installs/"+inst+"/operations", nil, &ops)
+		reconcile = ops.Operations[0]
+		return reconcile.Kind == "reprovision" && reconcile.ID != user.ID
+	})
+	if done := s.waitOp(inst, reconcile.ID, 3*time.Minute); done.Status != status.OpSucceeded || done.step(t, "watched").Status != status.StepSucceeded {
+		t.Fatalf("the reconcile: %s %q %+v", done.Status, done.Error, done.Steps)
+	}
+	if d := s.drift(inst)["watched"]; d.Drifted || d.OperationID != reconcile.ID {
+		t.Fatalf("drift of watched after the reconcile: %+v", d)
 	}
 }
