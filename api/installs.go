@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/maintenance"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -36,10 +37,15 @@ type installView struct {
 	// InputsVersion counts the accepted changes of the inputs.
 	InputsVersion int `json:"inputs_version"`
 	// ConfigVersion is the app config version the install runs.
-	ConfigVersion int        `json:"config_version"`
-	Runner        *runnerRef `json:"runner,omitempty"`
-	CreatedAt     time.Time  `json:"created_at"`
-	UpdatedAt     time.Time  `json:"updated_at"`
+	ConfigVersion int `json:"config_version"`
+	// MaintenanceWindows are when platform-started work may run.
+	MaintenanceWindows []maintenance.Window `json:"maintenance_windows"`
+	// DriftEvery and DriftReconcile are the install's drift schedule.
+	DriftEvery     string     `json:"drift_every"`
+	DriftReconcile bool       `json:"drift_reconcile"`
+	Runner         *runnerRef `json:"runner,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
 }
 
 type inputView struct {
@@ -57,7 +63,11 @@ type runnerRef struct {
 
 func newInstallView(inst store.Install, runner *runnerRef) installView {
 	v := installView{ID: inst.ID, OrgID: inst.OrgID, AppID: inst.AppID, Name: inst.Name, Status: inst.Status,
-		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, ConfigVersion: inst.ConfigVersion, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
+		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, ConfigVersion: inst.ConfigVersion,
+		MaintenanceWindows: inst.MaintenanceWindows, DriftEvery: inst.DriftEvery, DriftReconcile: inst.DriftReconcile, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
+	if v.MaintenanceWindows == nil {
+		v.MaintenanceWindows = []maintenance.Window{}
+	}
 	for i, in := range inst.Inputs {
 		v.Inputs[i] = inputView{Name: in.Name, Sensitive: in.Sensitive}
 		if !in.Sensitive {
@@ -125,4 +135,6 @@ func (s *Server) getInstall(c echo.Context) error {
 	return c.JSON(http.StatusOK, newInstallView(inst, ref))
 }
 
-func (s *Server) deleteInstall(c echo.Context) error { return deleteByID(c, s.store.DeleteInstall) }
+func (s *Server) deleteInstall(c echo.Context) error {
+	return deleteByID(c, s.deleteInstallAndSchedule)
+}

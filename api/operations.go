@@ -20,8 +20,9 @@ import (
 const maxOperationWait = 60
 
 type operationRequest struct {
-	PlanOnly       bool `json:"plan_only"`
-	WithDependents bool `json:"with_dependents"`
+	PlanOnly            bool `json:"plan_only"`
+	WithDependents      bool `json:"with_dependents"`
+	InMaintenanceWindow bool `json:"in_maintenance_window"`
 }
 
 // startOperation records an operation of kind on the path's install (and
@@ -41,7 +42,7 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 		return apierr.Invalid("with_dependents", "only applies to a component's deploy or teardown")
 	}
 	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: kind, Component: component,
-		WithDependents: req.WithDependents, PlanOnly: req.PlanOnly})
+		WithDependents: req.WithDependents, PlanOnly: req.PlanOnly, InMaintenanceWindow: req.InMaintenanceWindow})
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func (s *Server) beginOperation(ctx context.Context, inst store.Install, op stor
 // deploy run the latest, a deploy_config the one it names.
 func runsInstalledVersion(kind string) bool {
 	return kind == store.OpDeprovision || kind == store.OpReprovision || kind == store.OpTeardownComponent ||
-		kind == store.OpUpdateInputs
+		kind == store.OpUpdateInputs || kind == store.OpDriftCheck
 }
 
 // launchOperation starts a begun operation's workflow; one that cannot start
@@ -258,7 +259,7 @@ func (s *Server) getOutputs(c echo.Context) error {
 // operationSchemas are the OpenAPI schemas of operations.
 func operationSchemas() map[string]any {
 	step := object(props{"name": str, "destroy": boolean, "status": described(str,
-		"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran)"),
+		"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)"),
 		"plan_job_id":  described(str, "the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)"),
 		"apply_job_id": str,
 		"build_id":     described(str, "the build a component step deploys"),
@@ -268,12 +269,15 @@ func operationSchemas() map[string]any {
 		"error": str, "started_at": dateTime, "finished_at": dateTime}, "name", "status")
 	return map[string]any{
 		"OperationRequest": request(props{"plan_only": described(boolean, "plan every step and stop"),
-			"with_dependents": described(boolean, "component operations: include the components that depend on it")}),
+			"with_dependents":       described(boolean, "component operations: include the components that depend on it"),
+			"in_maintenance_window": described(boolean, windowOption)}),
 		"Operation": object(props{"id": str, "install_id": str,
-			"kind": described(str, "provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config"), "component": str, "plan_only": boolean,
+			"kind": described(str, "provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config, drift_check"), "component": str, "plan_only": boolean,
 			"approval_mode": str, "config_version": integer, "workflow_id": str,
-			"status": described(str, "running, waiting_for_runner, succeeded, failed, cancelled, denied"),
-			"error":  str, "created_at": dateTime, "finished_at": dateTime, "steps": map[string]any{"type": "array", "items": step}},
+			"status":                described(str, "running, waiting_for_maintenance_window, waiting_for_runner, succeeded, failed, cancelled, denied"),
+			"in_maintenance_window": described(boolean, "the operation waits for the install's maintenance window before it runs"),
+			"waiting_until":         described(dateTime, "while waiting_for_maintenance_window: when the window opens and the operation runs"),
+			"error":                 str, "created_at": dateTime, "finished_at": dateTime, "steps": map[string]any{"type": "array", "items": step}},
 			"id", "install_id", "kind", "workflow_id", "status"),
 		"OperationList": listOf("operations", "Operation"),
 		"Decision":      object(props{"operation_id": str, "step": str, "decision": str}, "operation_id", "step", "decision"),

@@ -58,6 +58,9 @@ type Operations interface {
 	SignalApproval(ctx context.Context, workflowID, step string, approve bool) error
 	// StartBuild starts the workflow b.WorkflowID that runs a queued build.
 	StartBuild(ctx context.Context, b store.Build) error
+	// SetDriftSchedule creates or updates the install's schedule of drift
+	// checks, one every interval; 0 deletes it.
+	SetDriftSchedule(ctx context.Context, installID string, every time.Duration) error
 }
 
 // DefaultOnlineWindow is how recently a runner must have been seen to be

@@ -539,8 +539,55 @@ type DeployConfigRequest struct {
 	// ConfigVersion the app config version to bring the install to (1, 2, …); left out: the latest
 	ConfigVersion *int `json:"config_version,omitempty"`
 
+	// InMaintenanceWindow wait for the install's next maintenance window before running (at once when one is open or the install has none); meanwhile the operation is waiting_for_maintenance_window until waiting_until, and holds the install (cancel it to run another). Left out: run at once
+	InMaintenanceWindow *bool `json:"in_maintenance_window,omitempty"`
+
 	// PlanOnly plan the changed steps and stop
 	PlanOnly *bool `json:"plan_only,omitempty"`
+}
+
+// Drift defines model for Drift.
+type Drift struct {
+	Components []struct {
+		CheckedAt time.Time `json:"checked_at"`
+		Drifted   bool      `json:"drifted"`
+
+		// Name sandbox or a terraform component
+		Name string `json:"name"`
+
+		// OperationId the check that found it, or the operation whose apply cleared it
+		OperationId string `json:"operation_id"`
+
+		// Plan the plan that would bring it back (terraform's text, sensitive values redacted)
+		Plan *string `json:"plan,omitempty"`
+
+		// Since when a check first found it drifted
+		Since *time.Time `json:"since,omitempty"`
+	} `json:"components"`
+
+	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
+	Every string `json:"every"`
+
+	// Reconcile under approve-all, apply the drift a check finds (a reprovision), inside the install's maintenance window
+	Reconcile bool `json:"reconcile"`
+}
+
+// DriftSchedule defines model for DriftSchedule.
+type DriftSchedule struct {
+	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
+	Every string `json:"every"`
+
+	// Reconcile under approve-all, apply the drift a check finds (a reprovision), inside the install's maintenance window
+	Reconcile bool `json:"reconcile"`
+}
+
+// DriftScheduleRequest defines model for DriftScheduleRequest.
+type DriftScheduleRequest struct {
+	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
+	Every string `json:"every"`
+
+	// Reconcile under approve-all, apply the drift a check finds (a reprovision), inside the install's maintenance window
+	Reconcile *bool `json:"reconcile,omitempty"`
 }
 
 // Error defines model for Error.
@@ -599,16 +646,25 @@ type Install struct {
 	AppId string `json:"app_id"`
 
 	// ConfigVersion the app config version the install runs: the one its last provision, reprovision or deploy_config that succeeded brought it to (0 before any)
-	ConfigVersion int        `json:"config_version"`
-	CreatedAt     time.Time  `json:"created_at"`
-	Id            string     `json:"id"`
-	Inputs        []Input    `json:"inputs"`
-	InputsVersion *int       `json:"inputs_version,omitempty"`
-	Name          string     `json:"name"`
-	OrgId         string     `json:"org_id"`
-	Runner        *RunnerRef `json:"runner,omitempty"`
-	Status        string     `json:"status"`
-	UpdatedAt     time.Time  `json:"updated_at"`
+	ConfigVersion int       `json:"config_version"`
+	CreatedAt     time.Time `json:"created_at"`
+
+	// DriftEvery the interval of the install's drift checks ("": no schedule)
+	DriftEvery *string `json:"drift_every,omitempty"`
+
+	// DriftReconcile drift found is applied (under approve-all) in the install's maintenance window
+	DriftReconcile *bool   `json:"drift_reconcile,omitempty"`
+	Id             string  `json:"id"`
+	Inputs         []Input `json:"inputs"`
+	InputsVersion  *int    `json:"inputs_version,omitempty"`
+
+	// MaintenanceWindows when work the platform starts on its own (a drift reconcile, a release) may run; empty: at any time
+	MaintenanceWindows []MaintenanceWindow `json:"maintenance_windows"`
+	Name               string              `json:"name"`
+	OrgId              string              `json:"org_id"`
+	Runner             *RunnerRef          `json:"runner,omitempty"`
+	Status             string              `json:"status"`
+	UpdatedAt          time.Time           `json:"updated_at"`
 }
 
 // InstallComponent defines model for InstallComponent.
@@ -739,6 +795,40 @@ type LogPage struct {
 	NextCursor string `json:"next_cursor"`
 }
 
+// MaintenanceWindow defines model for MaintenanceWindow.
+type MaintenanceWindow struct {
+	// Days mon, tue, wed, thu, fri, sat, sun
+	Days []string `json:"days"`
+
+	// Duration elapsed time (a Go duration: 30m, 4h, 1h30m), more than 0 and at most 168h
+	Duration string `json:"duration"`
+
+	// Start local time of day HH:MM in time_zone; on a day the clock skips it, the window opens when the clock jumps past it; on one it reads it twice, at the first
+	Start string `json:"start"`
+
+	// TimeZone an IANA time zone, e.g. Europe/Berlin or UTC
+	TimeZone string `json:"time_zone"`
+}
+
+// MaintenanceWindows defines model for MaintenanceWindows.
+type MaintenanceWindows struct {
+	// Next the window open now, or the next to open; null without windows
+	Next *struct {
+		End time.Time `json:"end"`
+
+		// Open a window is open now (start is in the past)
+		Open  bool      `json:"open"`
+		Start time.Time `json:"start"`
+	} `json:"next"`
+	Windows []MaintenanceWindow `json:"windows"`
+}
+
+// MaintenanceWindowsRequest defines model for MaintenanceWindowsRequest.
+type MaintenanceWindowsRequest struct {
+	// Windows replaces the install's windows; empty: none (work may run at any time)
+	Windows []MaintenanceWindow `json:"windows"`
+}
+
 // NewInstall defines model for NewInstall.
 type NewInstall struct {
 	AppId         string    `json:"app_id"`
@@ -784,13 +874,16 @@ type Operation struct {
 	Error         *string    `json:"error,omitempty"`
 	FinishedAt    *time.Time `json:"finished_at,omitempty"`
 	Id            string     `json:"id"`
-	InstallId     string     `json:"install_id"`
 
-	// Kind provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config
+	// InMaintenanceWindow the operation waits for the install's maintenance window before it runs
+	InMaintenanceWindow *bool  `json:"in_maintenance_window,omitempty"`
+	InstallId           string `json:"install_id"`
+
+	// Kind provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config, drift_check
 	Kind     string `json:"kind"`
 	PlanOnly *bool  `json:"plan_only,omitempty"`
 
-	// Status running, waiting_for_runner, succeeded, failed, cancelled, denied
+	// Status running, waiting_for_maintenance_window, waiting_for_runner, succeeded, failed, cancelled, denied
 	Status string `json:"status"`
 	Steps  *[]struct {
 		Add        *int    `json:"add,omitempty"`
@@ -813,13 +906,16 @@ type Operation struct {
 		PlanJobId *string    `json:"plan_job_id,omitempty"`
 		StartedAt *time.Time `json:"started_at,omitempty"`
 
-		// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran)
+		// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)
 		Status string `json:"status"`
 
 		// SyncJobId the job that copied the build into the install's registry
 		SyncJobId *string `json:"sync_job_id,omitempty"`
 	} `json:"steps,omitempty"`
-	WorkflowId string `json:"workflow_id"`
+
+	// WaitingUntil while waiting_for_maintenance_window: when the window opens and the operation runs
+	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
+	WorkflowId   string     `json:"workflow_id"`
 }
 
 // OperationList defines model for OperationList.
@@ -829,6 +925,9 @@ type OperationList struct {
 
 // OperationRequest defines model for OperationRequest.
 type OperationRequest struct {
+	// InMaintenanceWindow wait for the install's next maintenance window before running (at once when one is open or the install has none); meanwhile the operation is waiting_for_maintenance_window until waiting_until, and holds the install (cancel it to run another). Left out: run at once
+	InMaintenanceWindow *bool `json:"in_maintenance_window,omitempty"`
+
 	// PlanOnly plan every step and stop
 	PlanOnly *bool `json:"plan_only,omitempty"`
 
@@ -1100,8 +1199,14 @@ type DeployConfigJSONRequestBody = DeployConfigRequest
 // DeprovisionInstallJSONRequestBody defines body for DeprovisionInstall for application/json ContentType.
 type DeprovisionInstallJSONRequestBody = OperationRequest
 
+// SetDriftScheduleJSONRequestBody defines body for SetDriftSchedule for application/json ContentType.
+type SetDriftScheduleJSONRequestBody = DriftScheduleRequest
+
 // PatchInstallInputsJSONRequestBody defines body for PatchInstallInputs for application/json ContentType.
 type PatchInstallInputsJSONRequestBody = UpdateInputsRequest
+
+// SetMaintenanceWindowsJSONRequestBody defines body for SetMaintenanceWindows for application/json ContentType.
+type SetMaintenanceWindowsJSONRequestBody = MaintenanceWindowsRequest
 
 // ProvisionInstallJSONRequestBody defines body for ProvisionInstall for application/json ContentType.
 type ProvisionInstallJSONRequestBody = OperationRequest

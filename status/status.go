@@ -25,6 +25,9 @@ const (
 	OpFailed           Op = "failed"
 	OpCancelled        Op = "cancelled"
 	OpDenied           Op = "denied"
+	// OpWaitingForWindow: the operation waits for the install's next
+	// maintenance window (its waiting_until) before it starts.
+	OpWaitingForWindow Op = "waiting_for_maintenance_window"
 )
 
 // Step is the status of one step of an operation.
@@ -48,6 +51,8 @@ const (
 	// StepUnchanged: an update_inputs step whose rendered job is the one
 	// last applied; nothing ran.
 	StepUnchanged Step = "unchanged"
+	// StepDrifted: a drift check's plan of the step is not empty.
+	StepDrifted Step = "drifted"
 )
 
 // StepOK says the steps after this one may go on (in a plan-only operation,
