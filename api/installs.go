@@ -19,9 +19,10 @@ type inputRequest struct {
 }
 
 type createInstallRequest struct {
-	AppID  string         `json:"app_id"`
-	Name   string         `json:"name"`
-	Inputs []inputRequest `json:"inputs"`
+	AppID  string            `json:"app_id"`
+	Name   string            `json:"name"`
+	Inputs []inputRequest    `json:"inputs"`
+	Labels map[string]string `json:"labels"`
 }
 
 // installView is an install as the API shows it: sensitive input values are
@@ -36,10 +37,12 @@ type installView struct {
 	// InputsVersion counts the accepted changes of the inputs.
 	InputsVersion int `json:"inputs_version"`
 	// ConfigVersion is the app config version the install runs.
-	ConfigVersion int        `json:"config_version"`
-	Runner        *runnerRef `json:"runner,omitempty"`
-	CreatedAt     time.Time  `json:"created_at"`
-	UpdatedAt     time.Time  `json:"updated_at"`
+	ConfigVersion int `json:"config_version"`
+	// Labels select the install in a release.
+	Labels    map[string]string `json:"labels"`
+	Runner    *runnerRef        `json:"runner,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+	UpdatedAt time.Time         `json:"updated_at"`
 }
 
 type inputView struct {
@@ -57,7 +60,10 @@ type runnerRef struct {
 
 func newInstallView(inst store.Install, runner *runnerRef) installView {
 	v := installView{ID: inst.ID, OrgID: inst.OrgID, AppID: inst.AppID, Name: inst.Name, Status: inst.Status,
-		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, ConfigVersion: inst.ConfigVersion, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
+		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, ConfigVersion: inst.ConfigVersion, Labels: inst.Labels, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
+	if v.Labels == nil {
+		v.Labels = map[string]string{}
+	}
 	for i, in := range inst.Inputs {
 		v.Inputs[i] = inputView{Name: in.Name, Sensitive: in.Sensitive}
 		if !in.Sensitive {
@@ -75,6 +81,9 @@ func (s *Server) createInstall(c echo.Context) error {
 	if req.AppID == "" {
 		return apierr.Invalid("app_id", "is required")
 	}
+	if err := checkLabels("labels", req.Labels); err != nil {
+		return err
+	}
 	inputs := make([]store.InstallInput, len(req.Inputs))
 	for i, in := range req.Inputs {
 		inputs[i] = store.InstallInput{Name: in.Name, Value: in.Value, Sensitive: in.Sensitive}
@@ -82,6 +91,11 @@ func (s *Server) createInstall(c echo.Context) error {
 	inst, runner, regToken, err := s.store.CreateInstall(c.Request().Context(), orgID(c), req.AppID, req.Name, inputs)
 	if err != nil {
 		return onField(err, "name")
+	}
+	if len(req.Labels) > 0 {
+		if inst, err = s.store.SetInstallLabels(c.Request().Context(), inst.OrgID, inst.ID, req.Labels); err != nil {
+			return err
+		}
 	}
 	return c.JSON(http.StatusCreated, newInstallView(inst, &runnerRef{ID: runner.ID, RegistrationToken: regToken}))
 }

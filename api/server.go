@@ -58,6 +58,10 @@ type Operations interface {
 	SignalApproval(ctx context.Context, workflowID, step string, approve bool) error
 	// StartBuild starts the workflow b.WorkflowID that runs a queued build.
 	StartBuild(ctx context.Context, b store.Build) error
+	// StartRelease starts the workflow r.WorkflowID that runs a release.
+	StartRelease(ctx context.Context, r store.Release) error
+	// SignalRelease pauses, resumes or cancels a running release.
+	SignalRelease(ctx context.Context, workflowID, action string) error
 }
 
 // DefaultOnlineWindow is how recently a runner must have been seen to be

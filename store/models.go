@@ -83,9 +83,11 @@ type Install struct {
 	// ConfigVersion is the app config version the install runs: the one
 	// its last provision, reprovision or deploy_config that succeeded
 	// brought it to (0 before any).
-	ConfigVersion int       `gorm:"not null;default:0" json:"config_version"`
-	CreatedAt     time.Time `json:"created_at"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	ConfigVersion int `gorm:"not null;default:0" json:"config_version"`
+	// Labels select the install in a release (Kubernetes label syntax).
+	Labels    map[string]string `gorm:"serializer:json;type:text" json:"labels"`
+	CreatedAt time.Time         `json:"created_at"`
+	UpdatedAt time.Time         `json:"updated_at"`
 }
 
 // InstallInput is one typed value an install is given. Sensitive values are

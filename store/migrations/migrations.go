@@ -22,6 +22,7 @@ var All = []Migration{
 	{5, "jobs with deferred inputs", v5},
 	{6, "input versions and applied renders", v6},
 	{7, "install and component config versions", v7},
+	{8, "install labels and releases", v8},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.
