@@ -186,6 +186,13 @@ func (s *Server) controlRelease(c echo.Context, action string) error {
 	if err := s.ops.SignalRelease(ctx, r.WorkflowID, action); err != nil {
 		return opsFailed(action+" release", err)
 	}
+	if action == workflows.ReleaseResume && r.Status != store.ReleaseRunning {
+		// resuming now: a follower must not read the halt it resumes from
+		r.Status, r.Error = store.ReleaseRunning, ""
+		if err := s.store.SetReleaseStatus(ctx, r.ID, r.Status, ""); err != nil {
+			return err
+		}
+	}
 	return c.JSON(http.StatusAccepted, newReleaseView(r))
 }
 
