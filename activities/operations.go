@@ -46,9 +46,11 @@ type OperationPlan struct {
 	ApprovalMode  status.Approval
 	PlanOnly      bool
 	ConfigVersion int
-	Steps         []StepSpec
-	RunnerTimeout time.Duration
-	JobWait       time.Duration
+	// InMaintenanceWindow: wait for the install's maintenance window first.
+	InMaintenanceWindow bool
+	Steps               []StepSpec
+	RunnerTimeout       time.Duration
+	JobWait             time.Duration
 
 	SucceededInstallStatus   status.Install
 	FailedInstallStatus      status.Install
@@ -100,7 +102,8 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 	}
 	cfg := a.opConfig()
 	p := OperationPlan{InstallID: op.InstallID, Kind: op.Kind, ApprovalMode: op.ApprovalMode, PlanOnly: op.PlanOnly,
-		ConfigVersion: graph.Version, RunnerTimeout: cfg.RunnerTimeout, JobWait: cfg.JobWait}
+		ConfigVersion: graph.Version, RunnerTimeout: cfg.RunnerTimeout, JobWait: cfg.JobWait,
+		InMaintenanceWindow: op.InMaintenanceWindow}
 	p.Steps, err = planSteps(op, graph)
 	if err != nil {
 		return OperationPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidOperation", err)

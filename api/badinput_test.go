@@ -33,6 +33,7 @@ func TestBadInput(t *testing.T) {
 		components = "/v1/apps/" + app.ID + "/components"
 		installs   = "/v1/installs"
 		commands   = "/v1/installs/" + inst.ID + "/commands"
+		windows    = "/v1/installs/" + inst.ID + "/maintenance-windows"
 	)
 	cases := []struct {
 		name         string
@@ -69,6 +70,12 @@ func TestBadInput(t *testing.T) {
 		{"input value not a string", "POST", installs, `{"app_id":"` + app.ID + `","name":"c2","inputs":[{"name":"a","value":5}]}`, 400, "inputs.value", ""},
 		{"input unknown field", "POST", installs, `{"app_id":"` + app.ID + `","name":"c2","inputs":[{"name":"a","secret":true}]}`, 400, "secret", ""},
 		{"install name taken", "POST", installs, `{"app_id":"` + app.ID + `","name":"customer-1"}`, 409, "name", ""},
+
+		{"window with a bad time zone", "PUT", windows, `{"windows":[{"days":["sat"],"start":"02:00","duration":"4h","time_zone":"Mars/Olympus"}]}`, 400, "windows[0].time_zone", "Mars/Olympus"},
+		{"window with a bad day", "PUT", windows, `{"windows":[{"days":["someday"],"start":"02:00","duration":"4h","time_zone":"UTC"}]}`, 400, "windows[0].days[0]", ""},
+		{"window with a bad start", "PUT", windows, `{"windows":[{"days":["sat"],"start":"2am","duration":"4h","time_zone":"UTC"}]}`, 400, "windows[0].start", ""},
+		{"window over a week", "PUT", windows, `{"windows":[{"days":["sat"],"start":"02:00","duration":"200h","time_zone":"UTC"}]}`, 400, "windows[0].duration", "168h"},
+		{"window of nothing", "PUT", windows, `{"windows":[{"days":["sat"],"start":"02:00","duration":"0s","time_zone":"UTC"}]}`, 400, "windows[0].duration", ""},
 
 		{"token without name", "POST", "/v1/tokens", `{}`, 400, "name", ""},
 

@@ -15,8 +15,9 @@ import (
 // deployConfigRequest brings an install to a config version (nil: the
 // latest).
 type deployConfigRequest struct {
-	ConfigVersion *int `json:"config_version"`
-	PlanOnly      bool `json:"plan_only"`
+	ConfigVersion       *int `json:"config_version"`
+	PlanOnly            bool `json:"plan_only"`
+	InMaintenanceWindow bool `json:"in_maintenance_window"`
 }
 
 // deployConfig starts a deploy_config operation: the install is brought to
@@ -36,7 +37,8 @@ func (s *Server) deployConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: store.OpDeployConfig, PlanOnly: req.PlanOnly, ConfigVersion: version})
+	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: store.OpDeployConfig, PlanOnly: req.PlanOnly, ConfigVersion: version,
+		InMaintenanceWindow: req.InMaintenanceWindow})
 	if err != nil {
 		return err
 	}
@@ -126,7 +128,8 @@ func (s *Server) unknownVersion(ctx context.Context, org, appID string, asked in
 func deploySchemas() map[string]any {
 	return map[string]any{
 		"DeployConfigRequest": request(props{
-			"config_version": described(integer, "the app config version to bring the install to (1, 2, …); left out: the latest"),
-			"plan_only":      described(boolean, "plan the changed steps and stop")}),
+			"config_version":        described(integer, "the app config version to bring the install to (1, 2, …); left out: the latest"),
+			"plan_only":             described(boolean, "plan the changed steps and stop"),
+			"in_maintenance_window": described(boolean, windowOption)}),
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/maintenance"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -39,10 +40,12 @@ type installView struct {
 	// ConfigVersion is the app config version the install runs.
 	ConfigVersion int `json:"config_version"`
 	// Labels select the install in a release.
-	Labels    map[string]string `json:"labels"`
-	Runner    *runnerRef        `json:"runner,omitempty"`
-	CreatedAt time.Time         `json:"created_at"`
-	UpdatedAt time.Time         `json:"updated_at"`
+	Labels map[string]string `json:"labels"`
+	// MaintenanceWindows are when platform-started work may run.
+	MaintenanceWindows []maintenance.Window `json:"maintenance_windows"`
+	Runner             *runnerRef           `json:"runner,omitempty"`
+	CreatedAt          time.Time            `json:"created_at"`
+	UpdatedAt          time.Time            `json:"updated_at"`
 }
 
 type inputView struct {
@@ -60,9 +63,13 @@ type runnerRef struct {
 
 func newInstallView(inst store.Install, runner *runnerRef) installView {
 	v := installView{ID: inst.ID, OrgID: inst.OrgID, AppID: inst.AppID, Name: inst.Name, Status: inst.Status,
-		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, ConfigVersion: inst.ConfigVersion, Labels: inst.Labels, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
+		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, ConfigVersion: inst.ConfigVersion, Labels: inst.Labels,
+		MaintenanceWindows: inst.MaintenanceWindows, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
 	if v.Labels == nil {
 		v.Labels = map[string]string{}
+	}
+	if v.MaintenanceWindows == nil {
+		v.MaintenanceWindows = []maintenance.Window{}
 	}
 	for i, in := range inst.Inputs {
 		v.Inputs[i] = inputView{Name: in.Name, Sensitive: in.Sensitive}

@@ -20,8 +20,9 @@ import (
 const maxOperationWait = 60
 
 type operationRequest struct {
-	PlanOnly       bool `json:"plan_only"`
-	WithDependents bool `json:"with_dependents"`
+	PlanOnly            bool `json:"plan_only"`
+	WithDependents      bool `json:"with_dependents"`
+	InMaintenanceWindow bool `json:"in_maintenance_window"`
 }
 
 // startOperation records an operation of kind on the path's install (and
@@ -41,7 +42,7 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 		return apierr.Invalid("with_dependents", "only applies to a component's deploy or teardown")
 	}
 	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: kind, Component: component,
-		WithDependents: req.WithDependents, PlanOnly: req.PlanOnly})
+		WithDependents: req.WithDependents, PlanOnly: req.PlanOnly, InMaintenanceWindow: req.InMaintenanceWindow})
 	if err != nil {
 		return err
 	}
@@ -268,12 +269,15 @@ func operationSchemas() map[string]any {
 		"error": str, "started_at": dateTime, "finished_at": dateTime}, "name", "status")
 	return map[string]any{
 		"OperationRequest": request(props{"plan_only": described(boolean, "plan every step and stop"),
-			"with_dependents": described(boolean, "component operations: include the components that depend on it")}),
+			"with_dependents":       described(boolean, "component operations: include the components that depend on it"),
+			"in_maintenance_window": described(boolean, windowOption)}),
 		"Operation": object(props{"id": str, "install_id": str,
 			"kind": described(str, "provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config"), "component": str, "plan_only": boolean,
 			"approval_mode": str, "config_version": integer, "workflow_id": str,
-			"status": described(str, "running, waiting_for_runner, succeeded, failed, cancelled, denied"),
-			"error":  str, "created_at": dateTime, "finished_at": dateTime, "steps": map[string]any{"type": "array", "items": step}},
+			"status":                described(str, "running, waiting_for_maintenance_window, waiting_for_runner, succeeded, failed, cancelled, denied"),
+			"in_maintenance_window": described(boolean, "the operation waits for the install's maintenance window before it runs"),
+			"waiting_until":         described(dateTime, "while waiting_for_maintenance_window: when the window opens and the operation runs"),
+			"error":                 str, "created_at": dateTime, "finished_at": dateTime, "steps": map[string]any{"type": "array", "items": step}},
 			"id", "install_id", "kind", "workflow_id", "status"),
 		"OperationList": listOf("operations", "Operation"),
 		"Decision":      object(props{"operation_id": str, "step": str, "decision": str}, "operation_id", "step", "decision"),

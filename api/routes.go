@@ -283,6 +283,15 @@ func (s *Server) routeTable() []route {
 				"stops their processes), a step waiting for approval ends; the operation ends cancelled and the install's lock " +
 				"is released. Answers at once (poll or wait on the operation); one that has already finished is 409.",
 			status: 202, result: "Operation", errors: []int{409, 503}}},
+		{get, "/installs/:id/maintenance-windows", s.getMaintenanceWindows, operation{id: "getMaintenanceWindows", tag: "installs",
+			summary: "The install's maintenance windows and the one open now or next", status: 200, result: "MaintenanceWindows"}},
+		{put, "/installs/:id/maintenance-windows", s.putMaintenanceWindows, operation{id: "setMaintenanceWindows", tag: "installs",
+			summary: "Set the install's maintenance windows",
+			description: "Replaces them (an empty list: none). Work the platform starts on its own (a drift reconcile, a release " +
+				"batch) waits for the next window, with the operation showing waiting_for_maintenance_window and waiting_until; " +
+				"an operation a user starts runs at once unless its request sets in_maintenance_window. A window with a bad day, " +
+				"start, duration (0, or over 168h) or time zone is 400 naming the field (windows[i].time_zone, …).",
+			body: "MaintenanceWindowsRequest", status: 200, result: "MaintenanceWindows"}},
 		{put, "/installs/:id/approval-mode", s.setApprovalMode, operation{id: "setApprovalMode", tag: "installs",
 			summary: "Set how the install's plans are approved", body: "ApprovalMode", status: 200, result: "ApprovalMode"}},
 		{get, "/installs/:id/components", s.listInstallComponents, operation{id: "listInstallComponents", tag: "builds",

@@ -493,6 +493,29 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
 	PutInstallLabels(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMaintenanceWindows The install's maintenance windows and the one open now or next
+	//
+	// Corresponds with GET /v1/installs/{id}/maintenance-windows (the `GetMaintenanceWindows` operationId).
+	GetMaintenanceWindows(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetMaintenanceWindowsWithBody Set the install's maintenance windows
+	//
+	// Replaces them (an empty list: none). Work the platform starts on its own (a drift reconcile, a release batch) waits for the next window, with the operation showing waiting_for_maintenance_window and waiting_until; an operation a user starts runs at once unless its request sets in_maintenance_window. A window with a bad day, start, duration (0, or over 168h) or time zone is 400 naming the field (windows[i].time_zone, …).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/installs/{id}/maintenance-windows (the `SetMaintenanceWindows` operationId).
+	SetMaintenanceWindowsWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetMaintenanceWindows Set the install's maintenance windows
+	//
+	// Replaces them (an empty list: none). Work the platform starts on its own (a drift reconcile, a release batch) waits for the next window, with the operation showing waiting_for_maintenance_window and waiting_until; an operation a user starts runs at once unless its request sets in_maintenance_window. A window with a bad day, start, duration (0, or over 168h) or time zone is 400 naming the field (windows[i].time_zone, …).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/installs/{id}/maintenance-windows (the `SetMaintenanceWindows` operationId).
+	SetMaintenanceWindows(ctx context.Context, id string, body SetMaintenanceWindowsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListOperations List an install's operations
 	//
 	// Corresponds with GET /v1/installs/{id}/operations (the `ListOperations` operationId).
@@ -1605,6 +1628,59 @@ func (c *Client) PutInstallLabelsWithBody(ctx context.Context, id string, conten
 // Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
 func (c *Client) PutInstallLabels(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutInstallLabelsRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMaintenanceWindows The install's maintenance windows and the one open now or next
+//
+// Corresponds with GET /v1/installs/{id}/maintenance-windows (the `GetMaintenanceWindows` operationId).
+func (c *Client) GetMaintenanceWindows(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMaintenanceWindowsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetMaintenanceWindowsWithBody Set the install's maintenance windows
+//
+// Replaces them (an empty list: none). Work the platform starts on its own (a drift reconcile, a release batch) waits for the next window, with the operation showing waiting_for_maintenance_window and waiting_until; an operation a user starts runs at once unless its request sets in_maintenance_window. A window with a bad day, start, duration (0, or over 168h) or time zone is 400 naming the field (windows[i].time_zone, …).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/installs/{id}/maintenance-windows (the `SetMaintenanceWindows` operationId).
+func (c *Client) SetMaintenanceWindowsWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetMaintenanceWindowsRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetMaintenanceWindows Set the install's maintenance windows
+//
+// Replaces them (an empty list: none). Work the platform starts on its own (a drift reconcile, a release batch) waits for the next window, with the operation showing waiting_for_maintenance_window and waiting_until; an operation a user starts runs at once unless its request sets in_maintenance_window. A window with a bad day, start, duration (0, or over 168h) or time zone is 400 naming the field (windows[i].time_zone, …).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/installs/{id}/maintenance-windows (the `SetMaintenanceWindows` operationId).
+func (c *Client) SetMaintenanceWindows(ctx context.Context, id string, body SetMaintenanceWindowsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetMaintenanceWindowsRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3790,6 +3866,87 @@ func NewPutInstallLabelsRequestWithBody(server string, id string, contentType st
 	return req, nil
 }
 
+// NewGetMaintenanceWindowsRequest constructs an http.Request for the GetMaintenanceWindows method
+func NewGetMaintenanceWindowsRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/maintenance-windows", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetMaintenanceWindowsRequest calls the generic SetMaintenanceWindows builder with application/json body
+func NewSetMaintenanceWindowsRequest(server string, id string, body SetMaintenanceWindowsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetMaintenanceWindowsRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewSetMaintenanceWindowsRequestWithBody constructs an http.Request for the SetMaintenanceWindows method, with any body, and a specified content type
+func NewSetMaintenanceWindowsRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/maintenance-windows", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListOperationsRequest constructs an http.Request for the ListOperations method
 func NewListOperationsRequest(server string, id string, params *ListOperationsParams) (*http.Request, error) {
 	var err error
@@ -5214,6 +5371,31 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
 	PutInstallLabelsWithResponse(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutInstallLabelsResponse, error)
+
+	// GetMaintenanceWindowsWithResponse The install's maintenance windows and the one open now or next
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/maintenance-windows (the `GetMaintenanceWindows` operationId).
+	GetMaintenanceWindowsWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetMaintenanceWindowsResponse, error)
+
+	// SetMaintenanceWindowsWithBodyWithResponse Set the install's maintenance windows
+	//
+	// Replaces them (an empty list: none). Work the platform starts on its own (a drift reconcile, a release batch) waits for the next window, with the operation showing waiting_for_maintenance_window and waiting_until; an operation a user starts runs at once unless its request sets in_maintenance_window. A window with a bad day, start, duration (0, or over 168h) or time zone is 400 naming the field (windows[i].time_zone, …).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/installs/{id}/maintenance-windows (the `SetMaintenanceWindows` operationId).
+	SetMaintenanceWindowsWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetMaintenanceWindowsResponse, error)
+
+	// SetMaintenanceWindowsWithResponse Set the install's maintenance windows
+	//
+	// Replaces them (an empty list: none). Work the platform starts on its own (a drift reconcile, a release batch) waits for the next window, with the operation showing waiting_for_maintenance_window and waiting_until; an operation a user starts runs at once unless its request sets in_maintenance_window. A window with a bad day, start, duration (0, or over 168h) or time zone is 400 naming the field (windows[i].time_zone, …).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/installs/{id}/maintenance-windows (the `SetMaintenanceWindows` operationId).
+	SetMaintenanceWindowsWithResponse(ctx context.Context, id string, body SetMaintenanceWindowsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetMaintenanceWindowsResponse, error)
 
 	// ListOperationsWithResponse List an install's operations
 	//
@@ -8161,6 +8343,130 @@ func (r PutInstallLabelsResponse) ContentType() string {
 	return ""
 }
 
+type GetMaintenanceWindowsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MaintenanceWindows
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMaintenanceWindowsResponse) GetJSON200() *MaintenanceWindows {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMaintenanceWindowsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMaintenanceWindowsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMaintenanceWindowsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMaintenanceWindowsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMaintenanceWindowsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMaintenanceWindowsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetMaintenanceWindowsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MaintenanceWindows
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetMaintenanceWindowsResponse) GetJSON200() *MaintenanceWindows {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetMaintenanceWindowsResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetMaintenanceWindowsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SetMaintenanceWindowsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SetMaintenanceWindowsResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r SetMaintenanceWindowsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetMaintenanceWindowsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetMaintenanceWindowsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetMaintenanceWindowsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListOperationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10170,6 +10476,49 @@ func (c *ClientWithResponses) PutInstallLabelsWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParsePutInstallLabelsResponse(rsp)
+}
+
+// GetMaintenanceWindowsWithResponse The install's maintenance windows and the one open now or next
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/maintenance-windows (the `GetMaintenanceWindows` operationId).
+func (c *ClientWithResponses) GetMaintenanceWindowsWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetMaintenanceWindowsResponse, error) {
+	rsp, err := c.GetMaintenanceWindows(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMaintenanceWindowsResponse(rsp)
+}
+
+// SetMaintenanceWindowsWithBodyWithResponse Set the install's maintenance windows
+//
+// Replaces them (an empty list: none). Work the platform starts on its own (a drift reconcile, a release batch) waits for the next window, with the operation showing waiting_for_maintenance_window and waiting_until; an operation a user starts runs at once unless its request sets in_maintenance_window. A window with a bad day, start, duration (0, or over 168h) or time zone is 400 naming the field (windows[i].time_zone, …).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/installs/{id}/maintenance-windows (the `SetMaintenanceWindows` operationId).
+func (c *ClientWithResponses) SetMaintenanceWindowsWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetMaintenanceWindowsResponse, error) {
+	rsp, err := c.SetMaintenanceWindowsWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetMaintenanceWindowsResponse(rsp)
+}
+
+// SetMaintenanceWindowsWithResponse Set the install's maintenance windows
+//
+// Replaces them (an empty list: none). Work the platform starts on its own (a drift reconcile, a release batch) waits for the next window, with the operation showing waiting_for_maintenance_window and waiting_until; an operation a user starts runs at once unless its request sets in_maintenance_window. A window with a bad day, start, duration (0, or over 168h) or time zone is 400 naming the field (windows[i].time_zone, …).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/installs/{id}/maintenance-windows (the `SetMaintenanceWindows` operationId).
+func (c *ClientWithResponses) SetMaintenanceWindowsWithResponse(ctx context.Context, id string, body SetMaintenanceWindowsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetMaintenanceWindowsResponse, error) {
+	rsp, err := c.SetMaintenanceWindows(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetMaintenanceWindowsResponse(rsp)
 }
 
 // ListOperationsWithResponse List an install's operations
@@ -12617,6 +12966,100 @@ func ParsePutInstallLabelsResponse(rsp *http.Response) (*PutInstallLabelsRespons
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest Install
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMaintenanceWindowsResponse parses an HTTP response from a GetMaintenanceWindowsWithResponse call
+func ParseGetMaintenanceWindowsResponse(rsp *http.Response) (*GetMaintenanceWindowsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMaintenanceWindowsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MaintenanceWindows
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetMaintenanceWindowsResponse parses an HTTP response from a SetMaintenanceWindowsWithResponse call
+func ParseSetMaintenanceWindowsResponse(rsp *http.Response) (*SetMaintenanceWindowsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetMaintenanceWindowsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MaintenanceWindows
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

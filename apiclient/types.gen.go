@@ -618,6 +618,9 @@ type DeployConfigRequest struct {
 	// ConfigVersion the app config version to bring the install to (1, 2, …); left out: the latest
 	ConfigVersion *int `json:"config_version,omitempty"`
 
+	// InMaintenanceWindow wait for the install's next maintenance window before running (at once when one is open or the install has none); meanwhile the operation is waiting_for_maintenance_window until waiting_until, and holds the install (cancel it to run another). Left out: run at once
+	InMaintenanceWindow *bool `json:"in_maintenance_window,omitempty"`
+
 	// PlanOnly plan the changed steps and stop
 	PlanOnly *bool `json:"plan_only,omitempty"`
 }
@@ -685,12 +688,15 @@ type Install struct {
 	InputsVersion *int      `json:"inputs_version,omitempty"`
 
 	// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
-	Labels    Labels     `json:"labels"`
-	Name      string     `json:"name"`
-	OrgId     string     `json:"org_id"`
-	Runner    *RunnerRef `json:"runner,omitempty"`
-	Status    string     `json:"status"`
-	UpdatedAt time.Time  `json:"updated_at"`
+	Labels Labels `json:"labels"`
+
+	// MaintenanceWindows when work the platform starts on its own (a drift reconcile, a release) may run; empty: at any time
+	MaintenanceWindows []MaintenanceWindow `json:"maintenance_windows"`
+	Name               string              `json:"name"`
+	OrgId              string              `json:"org_id"`
+	Runner             *RunnerRef          `json:"runner,omitempty"`
+	Status             string              `json:"status"`
+	UpdatedAt          time.Time           `json:"updated_at"`
 }
 
 // InstallComponent defines model for InstallComponent.
@@ -824,6 +830,40 @@ type LogPage struct {
 	NextCursor string `json:"next_cursor"`
 }
 
+// MaintenanceWindow defines model for MaintenanceWindow.
+type MaintenanceWindow struct {
+	// Days mon, tue, wed, thu, fri, sat, sun
+	Days []string `json:"days"`
+
+	// Duration elapsed time (a Go duration: 30m, 4h, 1h30m), more than 0 and at most 168h
+	Duration string `json:"duration"`
+
+	// Start local time of day HH:MM in time_zone; on a day the clock skips it, the window opens when the clock jumps past it; on one it reads it twice, at the first
+	Start string `json:"start"`
+
+	// TimeZone an IANA time zone, e.g. Europe/Berlin or UTC
+	TimeZone string `json:"time_zone"`
+}
+
+// MaintenanceWindows defines model for MaintenanceWindows.
+type MaintenanceWindows struct {
+	// Next the window open now, or the next to open; null without windows
+	Next *struct {
+		End time.Time `json:"end"`
+
+		// Open a window is open now (start is in the past)
+		Open  bool      `json:"open"`
+		Start time.Time `json:"start"`
+	} `json:"next"`
+	Windows []MaintenanceWindow `json:"windows"`
+}
+
+// MaintenanceWindowsRequest defines model for MaintenanceWindowsRequest.
+type MaintenanceWindowsRequest struct {
+	// Windows replaces the install's windows; empty: none (work may run at any time)
+	Windows []MaintenanceWindow `json:"windows"`
+}
+
 // NewInstall defines model for NewInstall.
 type NewInstall struct {
 	AppId         string    `json:"app_id"`
@@ -869,13 +909,16 @@ type Operation struct {
 	Error         *string    `json:"error,omitempty"`
 	FinishedAt    *time.Time `json:"finished_at,omitempty"`
 	Id            string     `json:"id"`
-	InstallId     string     `json:"install_id"`
+
+	// InMaintenanceWindow the operation waits for the install's maintenance window before it runs
+	InMaintenanceWindow *bool  `json:"in_maintenance_window,omitempty"`
+	InstallId           string `json:"install_id"`
 
 	// Kind provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config
 	Kind     string `json:"kind"`
 	PlanOnly *bool  `json:"plan_only,omitempty"`
 
-	// Status running, waiting_for_runner, succeeded, failed, cancelled, denied
+	// Status running, waiting_for_maintenance_window, waiting_for_runner, succeeded, failed, cancelled, denied
 	Status string `json:"status"`
 	Steps  *[]struct {
 		Add        *int    `json:"add,omitempty"`
@@ -904,7 +947,10 @@ type Operation struct {
 		// SyncJobId the job that copied the build into the install's registry
 		SyncJobId *string `json:"sync_job_id,omitempty"`
 	} `json:"steps,omitempty"`
-	WorkflowId string `json:"workflow_id"`
+
+	// WaitingUntil while waiting_for_maintenance_window: when the window opens and the operation runs
+	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
+	WorkflowId   string     `json:"workflow_id"`
 }
 
 // OperationList defines model for OperationList.
@@ -914,6 +960,9 @@ type OperationList struct {
 
 // OperationRequest defines model for OperationRequest.
 type OperationRequest struct {
+	// InMaintenanceWindow wait for the install's next maintenance window before running (at once when one is open or the install has none); meanwhile the operation is waiting_for_maintenance_window until waiting_until, and holds the install (cancel it to run another). Left out: run at once
+	InMaintenanceWindow *bool `json:"in_maintenance_window,omitempty"`
+
 	// PlanOnly plan every step and stop
 	PlanOnly *bool `json:"plan_only,omitempty"`
 
@@ -1290,6 +1339,9 @@ type PatchInstallLabelsJSONRequestBody = PatchLabelsRequest
 
 // PutInstallLabelsJSONRequestBody defines body for PutInstallLabels for application/json ContentType.
 type PutInstallLabelsJSONRequestBody = PutLabelsRequest
+
+// SetMaintenanceWindowsJSONRequestBody defines body for SetMaintenanceWindows for application/json ContentType.
+type SetMaintenanceWindowsJSONRequestBody = MaintenanceWindowsRequest
 
 // ProvisionInstallJSONRequestBody defines body for ProvisionInstall for application/json ContentType.
 type ProvisionInstallJSONRequestBody = OperationRequest

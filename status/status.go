@@ -25,6 +25,9 @@ const (
 	OpFailed           Op = "failed"
 	OpCancelled        Op = "cancelled"
 	OpDenied           Op = "denied"
+	// OpWaitingForWindow: the operation waits for the install's next
+	// maintenance window (its waiting_until) before it starts.
+	OpWaitingForWindow Op = "waiting_for_maintenance_window"
 )
 
 // Step is the status of one step of an operation.

@@ -3,6 +3,7 @@ package store
 import (
 	"time"
 
+	"github.com/outpost-dev/outpost/maintenance"
 	"github.com/outpost-dev/outpost/status"
 )
 
@@ -85,9 +86,16 @@ type Install struct {
 	// brought it to (0 before any).
 	ConfigVersion int `gorm:"not null;default:0" json:"config_version"`
 	// Labels select the install in a release (Kubernetes label syntax).
-	Labels    map[string]string `gorm:"serializer:json;type:text" json:"labels"`
-	CreatedAt time.Time         `json:"created_at"`
-	UpdatedAt time.Time         `json:"updated_at"`
+	Labels map[string]string `gorm:"serializer:json;type:text" json:"labels"`
+	// MaintenanceWindows are when work the platform starts on its own may
+	// run (none: at any time).
+	MaintenanceWindows []maintenance.Window `gorm:"serializer:json;type:text" json:"maintenance_windows"`
+	// DriftEvery is the drift schedule's interval ("" without one);
+	// DriftReconcile applies drift found, under approve-all, in a window.
+	DriftEvery     string    `gorm:"size:40;not null;default:''" json:"drift_every,omitempty"`
+	DriftReconcile bool      `gorm:"not null;default:false" json:"drift_reconcile"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 }
 
 // InstallInput is one typed value an install is given. Sensitive values are

@@ -42,10 +42,14 @@ type InstallOperation struct {
 	ConfigVersion  int             `json:"config_version"`
 	WorkflowID     string          `gorm:"size:300;not null" json:"workflow_id"`
 	Status         status.Op       `gorm:"size:30;not null" json:"status"`
-	Error          string          `gorm:"type:text" json:"error,omitempty"`
-	CreatedAt      time.Time       `json:"created_at"`
-	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
-	Steps          []InstallStep   `gorm:"foreignKey:OperationID" json:"steps,omitempty"`
+	// InMaintenanceWindow: the operation waits for the install's next
+	// maintenance window (until WaitingUntil, while it waits).
+	InMaintenanceWindow bool          `gorm:"not null;default:false" json:"in_maintenance_window,omitempty"`
+	WaitingUntil        *time.Time    `json:"waiting_until,omitempty"`
+	Error               string        `gorm:"type:text" json:"error,omitempty"`
+	CreatedAt           time.Time     `json:"created_at"`
+	FinishedAt          *time.Time    `json:"finished_at,omitempty"`
+	Steps               []InstallStep `gorm:"foreignKey:OperationID" json:"steps,omitempty"`
 }
 
 // InstallStep is one user-visible step of an operation: the sandbox or one

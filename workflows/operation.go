@@ -84,13 +84,23 @@ func DeployConfig(ctx workflow.Context, in OperationInput) (OperationResult, err
 	return runOperation(ctx, in)
 }
 
-// runOperation is every operation workflow: BeginOperation plans the steps, the runner is
+// runOperation is every operation workflow: BeginOperation plans the steps, the install's
+// maintenance window is waited for when the operation asks (a timer), the runner is
 // waited for (WaitForRunner only when it is not online now), the scheduler runs the steps,
 // and FinishOperation records the end.
 func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, error) {
 	var plan activities.OperationPlan
 	if err := runLocal(ctx, a.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
 		return OperationResult{Status: status.OpFailed, Error: err.Error()}, err
+	}
+	if plan.InMaintenanceWindow {
+		if _, err := AwaitMaintenanceWindow(ctx, plan.InstallID, in.OperationID); err != nil {
+			res := OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{}, Error: rootMessage(err)}
+			if temporal.IsCanceledError(err) {
+				res.Status, res.Error = status.OpCancelled, ""
+			}
+			return finishOperation(ctx, in.OperationID, res, installStatus(plan, res.Status))
+		}
 	}
 	runner, err := awaitRunner(ctx, in.OperationID, plan.RunnerTimeout)
 	if err != nil {

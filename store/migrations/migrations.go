@@ -22,7 +22,8 @@ var All = []Migration{
 	{5, "jobs with deferred inputs", v5},
 	{6, "input versions and applied renders", v6},
 	{7, "install and component config versions", v7},
-	{8, "install labels and releases", v8},
+	{8, "maintenance windows and drift", v8},
+	{9, "install labels and releases", v9},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.

@@ -6,52 +6,40 @@ import (
 	"gorm.io/gorm"
 )
 
-// v8 adds releases across installs: install labels, releases and the
-// installs each one deploys.
+// v8 adds maintenance windows and drift: an install's windows, drift
+// schedule and reconcile setting; an operation that waits for a window; the
+// drift each check found per sandbox and component.
 func v8(tx *gorm.DB) error {
-	if err := addColumns(tx, "installs", &v8Install{}, "Labels"); err != nil {
+	if err := addColumns(tx, "installs", &v8Install{}, "MaintenanceWindows", "DriftEvery", "DriftReconcile"); err != nil {
 		return err
 	}
-	return tx.Migrator().CreateTable(&v8Release{}, &v8ReleaseInstall{})
+	if err := addColumns(tx, "install_operations", &v8Operation{}, "InMaintenanceWindow", "WaitingUntil"); err != nil {
+		return err
+	}
+	return tx.Migrator().CreateTable(&v8Drift{})
 }
 
-// v8Install is the column v8 adds to installs.
+// v8Install is the columns v8 adds to installs.
 type v8Install struct {
-	Labels map[string]string `gorm:"serializer:json;type:text"`
+	MaintenanceWindows string `gorm:"type:text"`
+	DriftEvery         string `gorm:"size:40;not null;default:''"`
+	DriftReconcile     bool   `gorm:"not null;default:false"`
 }
 
-type v8Release struct {
-	ID               string `gorm:"primaryKey;size:32"`
-	OrgID            string `gorm:"size:32;not null;index"`
-	AppID            string `gorm:"size:32;not null;index"`
-	ConfigVersion    int    `gorm:"not null;default:0"`
-	RollbackOf       string `gorm:"size:32"`
-	Selector         string `gorm:"type:text"`
-	BatchSize        int    `gorm:"not null"`
-	PauseMS          int64  `gorm:"not null;default:0"`
-	FailureThreshold int    `gorm:"not null"`
-	WorkflowID       string `gorm:"size:200;not null"`
-	Status           string `gorm:"size:20;not null"`
-	Paused           bool   `gorm:"not null;default:false"`
-	Error            string `gorm:"type:text"`
-	CreatedAt        time.Time
-	FinishedAt       *time.Time
+// v8Operation is the columns v8 adds to install_operations.
+type v8Operation struct {
+	InMaintenanceWindow bool `gorm:"not null;default:false"`
+	WaitingUntil        *time.Time
 }
 
-func (v8Release) TableName() string { return "releases" }
-
-type v8ReleaseInstall struct {
-	ReleaseID    string `gorm:"primaryKey;size:32"`
-	InstallID    string `gorm:"primaryKey;size:32"`
-	InstallName  string `gorm:"size:200;not null"`
-	Batch        int    `gorm:"not null"`
-	FromVersion  int    `gorm:"not null;default:0"`
-	ToVersion    int    `gorm:"not null"`
-	OperationID  string `gorm:"size:32"`
-	Status       string `gorm:"size:20;not null"`
-	Error        string `gorm:"type:text"`
-	WaitingUntil *time.Time
-	UpdatedAt    time.Time
+type v8Drift struct {
+	InstallID   string `gorm:"primaryKey;size:32"`
+	Name        string `gorm:"primaryKey;size:200"`
+	Drifted     bool   `gorm:"not null"`
+	Since       *time.Time
+	Plan        string `gorm:"type:text"`
+	OperationID string `gorm:"size:32;not null"`
+	CheckedAt   time.Time
 }
 
-func (v8ReleaseInstall) TableName() string { return "release_installs" }
+func (v8Drift) TableName() string { return "install_drift" }
