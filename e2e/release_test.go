@@ -285,3 +285,42 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// A release waits for each install's maintenance window: the install shows
+// waiting until the window the API names next, with no operation started;
+// a cancel ends the wait, the install skipped and still untouched.
+func TestReleaseWaitsForMaintenanceWindow(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	dir := t.TempDir()
+	copyDir(t, "testdata/release-app", dir)
+	s.syncConfig(dir)
+	inst, _ := s.newInstall("cust-w")
+	day := strings.ToLower(time.Now().UTC().Add(72 * time.Hour).Weekday().String()[:3])
+	var windows struct {
+		Next struct {
+			Start time.Time `json:"start"`
+		} `json:"next"`
+	}
+	body := map[string]any{"windows": []map[string]any{{"days": []string{day}, "start": "03:00", "duration": "1h", "time_zone": "UTC"}}}
+	if code := s.do("PUT", "/v1/installs/"+inst+"/maintenance-windows", body, &windows); code != http.StatusOK || windows.Next.Start.IsZero() {
+		t.Fatalf("setting a window: %d %+v", code, windows)
+	}
+	r := s.startRelease(map[string]any{"installs": map[string]any{"names": []string{"cust-w"}}})
+	want := "cust-w: waiting for the maintenance window until " + windows.Next.Start.UTC().Format(time.RFC3339)
+	waitFor(t, time.Minute, "the release to wait for cust-w's window", func() bool {
+		r = s.getRelease(r.ID)
+		return r.Batches[0].Installs[0].Status == "waiting"
+	})
+	if got := r.Batches[0].Progress[0]; got != want || r.Batches[0].Installs[0].OperationID != "" {
+		t.Fatalf("progress %q (%+v), want %q", got, r.Batches[0].Installs[0], want)
+	}
+	s.controlRelease(r.ID, "cancel")
+	r = s.waitRelease(r.ID, "cancelled")
+	var ops struct {
+		Operations []operation `json:"operations"`
+	}
+	if s.do("GET", "/v1/installs/"+inst+"/operations", nil, &ops); r.Batches[0].Installs[0].Status != "skipped" || len(ops.Operations) != 0 {
+		t.Fatalf("after the cancel: %+v, operations %+v", r.Batches[0].Installs[0], ops.Operations)
+	}
+	s.replay(r.WorkflowID)
+}

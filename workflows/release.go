@@ -41,14 +41,14 @@ type release struct {
 	paused, cancelled bool
 	resumed           bool // a resume arrived since the release halted
 	failed            int
-	window            bool // wait for each install's maintenance window
 }
 
 // Release deploys a config version to an app's installs batch by batch:
 // each install's deploy is its deploy_config operation, run as a child
-// workflow. A batch that brings the failed installs to the threshold halts
-// the release until it is resumed (the failed ones are deployed again) or
-// cancelled; pause and cancel take effect between batches.
+// workflow once the install's maintenance window is open. A batch that
+// brings the failed installs to the threshold halts the release until it is
+// resumed (the failed ones are deployed again) or cancelled; pause and
+// cancel take effect between batches (and end a wait for a window).
 func Release(ctx workflow.Context, in ReleaseInput) error {
 	r := &release{id: in.ReleaseID}
 	if err := runLocal(ctx, a.LoadRelease, in.ReleaseID).Get(ctx, &r.plan); err != nil {
@@ -62,6 +62,9 @@ func Release(ctx workflow.Context, in ReleaseInput) error {
 		if !r.awaitUnpaused(ctx) || !r.runBatch(ctx, batch) {
 			return r.cancel(ctx)
 		}
+	}
+	if r.cancelled { // while the last batch waited for windows
+		return r.cancel(ctx)
 	}
 	return runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseSucceeded, "").Get(ctx, nil)
 }
@@ -149,6 +152,12 @@ func (r *release) deployAll(ctx workflow.Context, installs []string) ([]string, 
 // not killed, if the release's workflow ends: the operation finishes and
 // frees the install); it returns why it failed, "" when it succeeded.
 func (r *release) deploy(ctx workflow.Context, installID string) string {
+	if err := r.awaitWindow(ctx, installID); err != nil {
+		return rootMessage(err)
+	}
+	if r.cancelled {
+		return "" // it stays waiting: the cancel skips it
+	}
 	var d activities.ReleaseDeploy
 	if err := runLocal(ctx, a.BeginReleaseDeploy, r.id, installID).Get(ctx, &d); err != nil {
 		return rootMessage(err)
@@ -173,6 +182,25 @@ func (r *release) deploy(ctx workflow.Context, installID string) string {
 		return rootMessage(err)
 	}
 	return why
+}
+
+// awaitWindow waits, with a timer, until the install's next maintenance
+// window opens (at once when one is open or it has none), the release
+// showing the install waiting until then; a cancel ends the wait.
+func (r *release) awaitWindow(ctx workflow.Context, installID string) error {
+	var w activities.Window
+	if err := runLocal(ctx, a.NextMaintenanceWindow, installID).Get(ctx, &w); err != nil {
+		return err
+	}
+	wait := w.Start.Sub(workflow.Now(ctx))
+	if w.None || w.Open || wait <= 0 {
+		return nil
+	}
+	if err := runLocal(ctx, a.WaitForWindow, r.id, installID, w.Start).Get(ctx, nil); err != nil {
+		return err
+	}
+	_, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return r.cancelled })
+	return err
 }
 
 // cancel ends a cancelled release: the installs it did not deploy are
