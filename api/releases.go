@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 
@@ -183,7 +184,16 @@ func (s *Server) controlRelease(c echo.Context, action string) error {
 		}
 		r.Paused = action == workflows.ReleasePause
 	}
-	if err := s.ops.SignalRelease(ctx, r.WorkflowID, action); err != nil {
+	err = s.ops.SignalRelease(ctx, r.WorkflowID, action)
+	if errors.Is(err, store.ErrNotFound) && action == workflows.ReleaseCancel {
+		// its workflow ended without recording it (it failed): the cancel records it
+		r.Status, r.Error = store.ReleaseCancelled, "cancelled after its workflow had ended"
+		if err := s.store.SetReleaseStatus(ctx, r.ID, r.Status, r.Error); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusAccepted, newReleaseView(r))
+	}
+	if err != nil {
 		return opsFailed(action+" release", err)
 	}
 	if action == workflows.ReleaseResume && r.Status != store.ReleaseRunning {

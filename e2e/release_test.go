@@ -49,7 +49,7 @@ func TestReleaseAcrossInstalls(t *testing.T) {
 	dir := t.TempDir()
 	copyDir(t, "testdata/release-app", dir)
 	s.syncConfig(dir)
-	insts := s.releaseInstalls(6)
+	insts := s.releaseInstalls(6, "cust-4")
 	s.checkBadLabels(insts["cust-1"])
 	v1 := map[string]map[string]installComponent{}
 	for name, id := range insts {
@@ -114,14 +114,14 @@ func TestReleaseAcrossInstalls(t *testing.T) {
 	s.replay(back.WorkflowID)
 }
 
-// releaseInstalls creates n installs cust-1… labelled env=prod (cust-4's
+// releaseInstalls creates n installs cust-1… labelled env=prod (failing's
 // input mode fails version 2), each with its runner, and provisions them.
-func (s *stack) releaseInstalls(n int) map[string]string {
+func (s *stack) releaseInstalls(n int, failing string) map[string]string {
 	s.t.Helper()
 	insts, ops := map[string]string{}, map[string]string{}
 	for i := 1; i <= n; i++ {
 		name, mode := fmt.Sprintf("cust-%d", i), "ok"
-		if i == 4 {
+		if name == failing {
 			mode = "fail"
 		}
 		id, _ := s.newInstall(name, map[string]any{"name": "mode", "value": mode})
@@ -275,7 +275,7 @@ func checkBatch(t *testing.T, r release, batch int, want map[string]string) {
 	}
 }
 
-func copyFile(t *testing.T, from, to string) {
+func copyFile(t testing.TB, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
 	if err != nil {

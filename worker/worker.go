@@ -134,9 +134,13 @@ func (o *Operations) StartRelease(ctx context.Context, r store.Release) error {
 	return nil
 }
 
-// SignalRelease pauses, resumes or cancels a release (workflows.ReleasePause…).
+// SignalRelease pauses, resumes or cancels a release (workflows.ReleasePause…);
+// a workflow that has ended is store.ErrNotFound.
 func (o *Operations) SignalRelease(ctx context.Context, workflowID, action string) error {
 	err := o.Client.SignalWorkflow(ctx, workflowID, "", workflows.ReleaseSignal, workflows.ReleaseControl{Action: action})
+	if nf := (*serviceerror.NotFound)(nil); errors.As(err, &nf) {
+		return fmt.Errorf("workflow %s has ended: %w", workflowID, store.ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("signal %s: %w", workflowID, err)
 	}
