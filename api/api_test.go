@@ -322,6 +322,10 @@ func (o *recordingOps) StartBuild(_ context.Context, b store.Build) error {
 	return recordStart(o, o.buildErr, &o.builds, b, b.WorkflowID)
 }
 
+// StartRelease and SignalRelease are tested on the e2e stack.
+func (o *recordingOps) StartRelease(context.Context, store.Release) error   { return nil }
+func (o *recordingOps) SignalRelease(context.Context, string, string) error { return nil }
+
 // failBuildStarts makes every StartBuild fail with err (nil: succeed again).
 func (o *recordingOps) failBuildStarts(err error) {
 	o.mu.Lock()

@@ -51,32 +51,39 @@ func (s *Server) deployConfig(c echo.Context) error {
 // deployVersion is the config version a deploy asks for, checked: it
 // exists, and the install's inputs satisfy it. nil is the latest.
 func (s *Server) deployVersion(ctx context.Context, inst store.Install, asked *int) (int, error) {
+	version, cfg, err := s.appVersion(ctx, inst.OrgID, inst.AppID, asked)
+	if err != nil {
+		return 0, err
+	}
+	return version, takesInputs(cfg, version, inst)
+}
+
+// appVersion is the app's config version asked for (nil: the latest),
+// loaded; an unknown one is a 422 naming config_version.
+func (s *Server) appVersion(ctx context.Context, org, appID string, asked *int) (int, *appconfig.Config, error) {
 	var (
 		ac  store.AppConfig
 		err error
 	)
 	switch {
 	case asked == nil:
-		ac, err = s.store.LatestAppConfig(ctx, inst.OrgID, inst.AppID)
+		ac, err = s.store.LatestAppConfig(ctx, org, appID)
 		if errors.Is(err, store.ErrNotFound) {
-			return 0, errNoConfig(inst.AppID)
+			return 0, nil, errNoConfig(appID)
 		}
 	case *asked < 1:
-		return 0, apierr.Invalid("config_version", "%d is not a version (1, 2, …); leave it out for the latest", *asked)
+		return 0, nil, apierr.Invalid("config_version", "%d is not a version (1, 2, …); leave it out for the latest", *asked)
 	default:
-		ac, err = s.store.GetAppConfig(ctx, inst.OrgID, inst.AppID, *asked)
+		ac, err = s.store.GetAppConfig(ctx, org, appID, *asked)
 		if errors.Is(err, store.ErrNotFound) {
-			return 0, s.unknownVersion(ctx, inst, *asked)
+			return 0, nil, s.unknownVersion(ctx, org, appID, *asked)
 		}
 	}
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	cfg, err := loadConfig(ac)
-	if err != nil {
-		return 0, err
-	}
-	return ac.Version, takesInputs(cfg, ac.Version, inst)
+	return ac.Version, cfg, err
 }
 
 // takesInputs checks that the install's inputs satisfy a config version:
@@ -106,8 +113,8 @@ func parses(typ, value string) error {
 
 // unknownVersion is the 422 of a config version the app does not have,
 // naming the latest it has.
-func (s *Server) unknownVersion(ctx context.Context, inst store.Install, asked int) error {
-	latest, err := s.store.LatestConfigVersion(ctx, inst.OrgID, inst.AppID)
+func (s *Server) unknownVersion(ctx context.Context, org, appID string, asked int) error {
+	latest, err := s.store.LatestConfigVersion(ctx, org, appID)
 	if err != nil {
 		return err
 	}

@@ -20,9 +20,10 @@ type inputRequest struct {
 }
 
 type createInstallRequest struct {
-	AppID  string         `json:"app_id"`
-	Name   string         `json:"name"`
-	Inputs []inputRequest `json:"inputs"`
+	AppID  string            `json:"app_id"`
+	Name   string            `json:"name"`
+	Inputs []inputRequest    `json:"inputs"`
+	Labels map[string]string `json:"labels"`
 }
 
 // installView is an install as the API shows it: sensitive input values are
@@ -38,6 +39,8 @@ type installView struct {
 	InputsVersion int `json:"inputs_version"`
 	// ConfigVersion is the app config version the install runs.
 	ConfigVersion int `json:"config_version"`
+	// Labels select the install in a release.
+	Labels map[string]string `json:"labels"`
 	// MaintenanceWindows are when platform-started work may run.
 	MaintenanceWindows []maintenance.Window `json:"maintenance_windows"`
 	// DriftEvery and DriftReconcile are the install's drift schedule.
@@ -63,8 +66,11 @@ type runnerRef struct {
 
 func newInstallView(inst store.Install, runner *runnerRef) installView {
 	v := installView{ID: inst.ID, OrgID: inst.OrgID, AppID: inst.AppID, Name: inst.Name, Status: inst.Status,
-		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, ConfigVersion: inst.ConfigVersion,
+		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, ConfigVersion: inst.ConfigVersion, Labels: inst.Labels,
 		MaintenanceWindows: inst.MaintenanceWindows, DriftEvery: inst.DriftEvery, DriftReconcile: inst.DriftReconcile, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
+	if v.Labels == nil {
+		v.Labels = map[string]string{}
+	}
 	if v.MaintenanceWindows == nil {
 		v.MaintenanceWindows = []maintenance.Window{}
 	}
@@ -85,6 +91,9 @@ func (s *Server) createInstall(c echo.Context) error {
 	if req.AppID == "" {
 		return apierr.Invalid("app_id", "is required")
 	}
+	if err := checkLabels("labels", req.Labels); err != nil {
+		return err
+	}
 	inputs := make([]store.InstallInput, len(req.Inputs))
 	for i, in := range req.Inputs {
 		inputs[i] = store.InstallInput{Name: in.Name, Value: in.Value, Sensitive: in.Sensitive}
@@ -92,6 +101,11 @@ func (s *Server) createInstall(c echo.Context) error {
 	inst, runner, regToken, err := s.store.CreateInstall(c.Request().Context(), orgID(c), req.AppID, req.Name, inputs)
 	if err != nil {
 		return onField(err, "name")
+	}
+	if len(req.Labels) > 0 {
+		if inst, err = s.store.SetInstallLabels(c.Request().Context(), inst.OrgID, inst.ID, req.Labels); err != nil {
+			return err
+		}
 	}
 	return c.JSON(http.StatusCreated, newInstallView(inst, &runnerRef{ID: runner.ID, RegistrationToken: regToken}))
 }

@@ -132,6 +132,14 @@ func (s *Server) routeTable() []route {
 		{del, "/installs/:id", s.deleteInstall, operation{id: "deleteInstall", tag: "installs",
 			summary: "Delete an install and its runner", description: "The runner's tokens stop working at once; jobs and logs are kept.",
 			status: 204}},
+		{patch, "/installs/:id/labels", s.patchLabels, operation{id: "patchInstallLabels", tag: "installs",
+			summary: "Set and remove some of the install's labels",
+			description: "Labels select installs in a release (installs.selector). Kubernetes label syntax: a bad key or value is a 400 " +
+				"naming it (field set.<key>); removing a label the install does not have, 400 on remove[i].",
+			body: "PatchLabelsRequest", status: 200, result: "Install"}},
+		{put, "/installs/:id/labels", s.putLabels, operation{id: "putInstallLabels", tag: "installs",
+			summary: "Replace the install's labels", description: "A bad key or value is a 400 naming it (field labels.<key>).",
+			body: "PutLabelsRequest", status: 200, result: "Install"}},
 		{patch, "/installs/:id/inputs", s.patchInputs, operation{id: "patchInstallInputs", tag: "installs",
 			summary: "Set, change or remove some of the install's inputs",
 			description: "Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared " +
@@ -226,6 +234,37 @@ func (s *Server) routeTable() []route {
 				"the latest). An unknown " +
 				"version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.",
 			body: "DeployConfigRequest", status: 202, result: "Operation", errors: []int{409, 422, 503}}},
+		{post, "/apps/:id/releases", s.createRelease, operation{id: "createRelease", tag: "releases",
+			summary: "Deploy a config version to some of the app's installs, in batches",
+			description: "Workflow app/<app id>/release/<release id>. Installs are taken in name order, batch_size (or batch_percent) " +
+				"at a time; each install's deploy is its deploy_config operation (workflow install/<id>/deploy_config, a child of the " +
+				"release's, shown on the install like any operation). An install busy with another operation fails in the release, " +
+				"with the reason. Once failure_threshold installs have failed the release halts (status halted, error naming the " +
+				"install and why) at the end of the batch; resume deploys the failed ones again, then goes on. Each install records " +
+				"the version it ran before (from_version), which a rollback brings it back to. Bad input is a 4xx naming the field: " +
+				"config_version (unknown, or an install's inputs do not satisfy it), installs (none given, an unknown id or name, a " +
+				"bad selector, one matching nothing), batch_size, batch_percent, pause_between_batches, failure_threshold; a release " +
+				"of the app that has not ended (running, paused or halted) is 409.",
+			body: "CreateReleaseRequest", status: 202, result: "Release", errors: []int{409, 422, 503}}},
+		{get, "/apps/:id/releases", s.listReleases, operation{id: "listReleases", tag: "releases",
+			summary: "List the app's releases, newest first (50)", status: 200, result: "ReleaseList"}},
+		{get, "/apps/:id/releases/:rid", s.getRelease, operation{id: "getRelease", tag: "releases",
+			summary: "Get a release: its status and each batch's installs (state, operation, versions, progress)",
+			status:  200, result: "Release"}},
+		{post, "/apps/:id/releases/:rid/pause", s.pauseRelease, operation{id: "pauseRelease", tag: "releases",
+			summary:     "Pause a release before its next batch (the running batch finishes)",
+			description: "A release that has ended is 409.", status: 202, result: "Release", errors: []int{409, 503}}},
+		{post, "/apps/:id/releases/:rid/resume", s.resumeRelease, operation{id: "resumeRelease", tag: "releases",
+			summary:     "Resume a paused or halted release (a halted one deploys its failed installs again first)",
+			description: "A release that has ended is 409.", status: 202, result: "Release", errors: []int{409, 503}}},
+		{post, "/apps/:id/releases/:rid/cancel", s.cancelRelease, operation{id: "cancelRelease", tag: "releases",
+			summary:     "Cancel a release: the running batch finishes, the installs not reached are skipped",
+			description: "A release that has ended is 409.", status: 202, result: "Release", errors: []int{409, 503}}},
+		{post, "/apps/:id/releases/:rid/rollback", s.rollbackRelease, operation{id: "rollbackRelease", tag: "releases",
+			summary: "Roll a release back: a new release bringing every install it deployed back to the version it ran before",
+			description: "In the same batches and pacing (rollback_of names the release). A release of the app that has not ended is 409; " +
+				"one that deployed no install, 422.",
+			status: 202, result: "Release", errors: []int{409, 422, 503}}},
 		{get, "/installs/:id/operations", s.listOperations, operation{id: "listOperations", tag: "operations",
 			summary: "List an install's operations", query: []queryParam{limitParam}, status: 200, result: "OperationList"}},
 		{get, "/installs/:id/operations/:op", s.getOperation, operation{id: "getOperation", tag: "operations",

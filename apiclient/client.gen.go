@@ -198,6 +198,62 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/apps/{id}/configs/{version} (the `GetAppConfig` operationId).
 	GetAppConfig(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListReleases List the app's releases, newest first (50)
+	//
+	// Corresponds with GET /v1/apps/{id}/releases (the `ListReleases` operationId).
+	ListReleases(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateReleaseWithBody Deploy a config version to some of the app's installs, in batches
+	//
+	// Workflow app/<app id>/release/<release id>. Installs are taken in name order, batch_size (or batch_percent) at a time; each install's deploy is its deploy_config operation (workflow install/<id>/deploy_config, a child of the release's, shown on the install like any operation). An install busy with another operation fails in the release, with the reason. Once failure_threshold installs have failed the release halts (status halted, error naming the install and why) at the end of the batch; resume deploys the failed ones again, then goes on. Each install records the version it ran before (from_version), which a rollback brings it back to. Bad input is a 4xx naming the field: config_version (unknown, or an install's inputs do not satisfy it), installs (none given, an unknown id or name, a bad selector, one matching nothing), batch_size, batch_percent, pause_between_batches, failure_threshold; a release of the app that has not ended (running, paused or halted) is 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/apps/{id}/releases (the `CreateRelease` operationId).
+	CreateReleaseWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateRelease Deploy a config version to some of the app's installs, in batches
+	//
+	// Workflow app/<app id>/release/<release id>. Installs are taken in name order, batch_size (or batch_percent) at a time; each install's deploy is its deploy_config operation (workflow install/<id>/deploy_config, a child of the release's, shown on the install like any operation). An install busy with another operation fails in the release, with the reason. Once failure_threshold installs have failed the release halts (status halted, error naming the install and why) at the end of the batch; resume deploys the failed ones again, then goes on. Each install records the version it ran before (from_version), which a rollback brings it back to. Bad input is a 4xx naming the field: config_version (unknown, or an install's inputs do not satisfy it), installs (none given, an unknown id or name, a bad selector, one matching nothing), batch_size, batch_percent, pause_between_batches, failure_threshold; a release of the app that has not ended (running, paused or halted) is 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/apps/{id}/releases (the `CreateRelease` operationId).
+	CreateRelease(ctx context.Context, id string, body CreateReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRelease Get a release: its status and each batch's installs (state, operation, versions, progress)
+	//
+	// Corresponds with GET /v1/apps/{id}/releases/{rid} (the `GetRelease` operationId).
+	GetRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelRelease Cancel a release: the running batch finishes, the installs not reached are skipped
+	//
+	// A release that has ended is 409.
+	//
+	// Corresponds with POST /v1/apps/{id}/releases/{rid}/cancel (the `CancelRelease` operationId).
+	CancelRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseRelease Pause a release before its next batch (the running batch finishes)
+	//
+	// A release that has ended is 409.
+	//
+	// Corresponds with POST /v1/apps/{id}/releases/{rid}/pause (the `PauseRelease` operationId).
+	PauseRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeRelease Resume a paused or halted release (a halted one deploys its failed installs again first)
+	//
+	// A release that has ended is 409.
+	//
+	// Corresponds with POST /v1/apps/{id}/releases/{rid}/resume (the `ResumeRelease` operationId).
+	ResumeRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RollbackRelease Roll a release back: a new release bringing every install it deployed back to the version it ran before
+	//
+	// In the same batches and pacing (rollback_of names the release). A release of the app that has not ended is 409; one that deployed no install, 422.
+	//
+	// Corresponds with POST /v1/apps/{id}/releases/{rid}/rollback (the `RollbackRelease` operationId).
+	RollbackRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteComponent Delete a component
 	//
 	// A component another one depends on is not deleted (409).
@@ -430,6 +486,42 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/installs/{id}/jobs (the `ListInstallJobs` operationId).
 	ListInstallJobs(ctx context.Context, id string, params *ListInstallJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchInstallLabelsWithBody Set and remove some of the install's labels
+	//
+	// Labels select installs in a release (installs.selector). Kubernetes label syntax: a bad key or value is a 400 naming it (field set.<key>); removing a label the install does not have, 400 on remove[i].
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/installs/{id}/labels (the `PatchInstallLabels` operationId).
+	PatchInstallLabelsWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchInstallLabels Set and remove some of the install's labels
+	//
+	// Labels select installs in a release (installs.selector). Kubernetes label syntax: a bad key or value is a 400 naming it (field set.<key>); removing a label the install does not have, 400 on remove[i].
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/installs/{id}/labels (the `PatchInstallLabels` operationId).
+	PatchInstallLabels(ctx context.Context, id string, body PatchInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutInstallLabelsWithBody Replace the install's labels
+	//
+	// A bad key or value is a 400 naming it (field labels.<key>).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
+	PutInstallLabelsWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutInstallLabels Replace the install's labels
+	//
+	// A bad key or value is a 400 naming it (field labels.<key>).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
+	PutInstallLabels(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMaintenanceWindows The install's maintenance windows and the one open now or next
 	//
@@ -881,6 +973,142 @@ func (c *Client) SyncAppConfigWithBody(ctx context.Context, id string, contentTy
 // Corresponds with GET /v1/apps/{id}/configs/{version} (the `GetAppConfig` operationId).
 func (c *Client) GetAppConfig(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAppConfigRequest(c.Server, id, version)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListReleases List the app's releases, newest first (50)
+//
+// Corresponds with GET /v1/apps/{id}/releases (the `ListReleases` operationId).
+func (c *Client) ListReleases(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListReleasesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateReleaseWithBody Deploy a config version to some of the app's installs, in batches
+//
+// Workflow app/<app id>/release/<release id>. Installs are taken in name order, batch_size (or batch_percent) at a time; each install's deploy is its deploy_config operation (workflow install/<id>/deploy_config, a child of the release's, shown on the install like any operation). An install busy with another operation fails in the release, with the reason. Once failure_threshold installs have failed the release halts (status halted, error naming the install and why) at the end of the batch; resume deploys the failed ones again, then goes on. Each install records the version it ran before (from_version), which a rollback brings it back to. Bad input is a 4xx naming the field: config_version (unknown, or an install's inputs do not satisfy it), installs (none given, an unknown id or name, a bad selector, one matching nothing), batch_size, batch_percent, pause_between_batches, failure_threshold; a release of the app that has not ended (running, paused or halted) is 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/apps/{id}/releases (the `CreateRelease` operationId).
+func (c *Client) CreateReleaseWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReleaseRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateRelease Deploy a config version to some of the app's installs, in batches
+//
+// Workflow app/<app id>/release/<release id>. Installs are taken in name order, batch_size (or batch_percent) at a time; each install's deploy is its deploy_config operation (workflow install/<id>/deploy_config, a child of the release's, shown on the install like any operation). An install busy with another operation fails in the release, with the reason. Once failure_threshold installs have failed the release halts (status halted, error naming the install and why) at the end of the batch; resume deploys the failed ones again, then goes on. Each install records the version it ran before (from_version), which a rollback brings it back to. Bad input is a 4xx naming the field: config_version (unknown, or an install's inputs do not satisfy it), installs (none given, an unknown id or name, a bad selector, one matching nothing), batch_size, batch_percent, pause_between_batches, failure_threshold; a release of the app that has not ended (running, paused or halted) is 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/apps/{id}/releases (the `CreateRelease` operationId).
+func (c *Client) CreateRelease(ctx context.Context, id string, body CreateReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReleaseRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRelease Get a release: its status and each batch's installs (state, operation, versions, progress)
+//
+// Corresponds with GET /v1/apps/{id}/releases/{rid} (the `GetRelease` operationId).
+func (c *Client) GetRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReleaseRequest(c.Server, id, rid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelRelease Cancel a release: the running batch finishes, the installs not reached are skipped
+//
+// A release that has ended is 409.
+//
+// Corresponds with POST /v1/apps/{id}/releases/{rid}/cancel (the `CancelRelease` operationId).
+func (c *Client) CancelRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelReleaseRequest(c.Server, id, rid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseRelease Pause a release before its next batch (the running batch finishes)
+//
+// A release that has ended is 409.
+//
+// Corresponds with POST /v1/apps/{id}/releases/{rid}/pause (the `PauseRelease` operationId).
+func (c *Client) PauseRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseReleaseRequest(c.Server, id, rid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeRelease Resume a paused or halted release (a halted one deploys its failed installs again first)
+//
+// A release that has ended is 409.
+//
+// Corresponds with POST /v1/apps/{id}/releases/{rid}/resume (the `ResumeRelease` operationId).
+func (c *Client) ResumeRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeReleaseRequest(c.Server, id, rid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RollbackRelease Roll a release back: a new release bringing every install it deployed back to the version it ran before
+//
+// In the same batches and pacing (rollback_of names the release). A release of the app that has not ended is 409; one that deployed no install, 422.
+//
+// Corresponds with POST /v1/apps/{id}/releases/{rid}/rollback (the `RollbackRelease` operationId).
+func (c *Client) RollbackRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRollbackReleaseRequest(c.Server, id, rid)
 	if err != nil {
 		return nil, err
 	}
@@ -1424,6 +1652,82 @@ func (c *Client) ListInputVersions(ctx context.Context, id string, reqEditors ..
 // Corresponds with GET /v1/installs/{id}/jobs (the `ListInstallJobs` operationId).
 func (c *Client) ListInstallJobs(ctx context.Context, id string, params *ListInstallJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListInstallJobsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchInstallLabelsWithBody Set and remove some of the install's labels
+//
+// Labels select installs in a release (installs.selector). Kubernetes label syntax: a bad key or value is a 400 naming it (field set.<key>); removing a label the install does not have, 400 on remove[i].
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/installs/{id}/labels (the `PatchInstallLabels` operationId).
+func (c *Client) PatchInstallLabelsWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchInstallLabelsRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchInstallLabels Set and remove some of the install's labels
+//
+// Labels select installs in a release (installs.selector). Kubernetes label syntax: a bad key or value is a 400 naming it (field set.<key>); removing a label the install does not have, 400 on remove[i].
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/installs/{id}/labels (the `PatchInstallLabels` operationId).
+func (c *Client) PatchInstallLabels(ctx context.Context, id string, body PatchInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchInstallLabelsRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutInstallLabelsWithBody Replace the install's labels
+//
+// A bad key or value is a 400 naming it (field labels.<key>).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
+func (c *Client) PutInstallLabelsWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutInstallLabelsRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutInstallLabels Replace the install's labels
+//
+// A bad key or value is a 400 naming it (field labels.<key>).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
+func (c *Client) PutInstallLabels(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutInstallLabelsRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2403,6 +2707,292 @@ func NewGetAppConfigRequest(server string, id string, version string) (*http.Req
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListReleasesRequest constructs an http.Request for the ListReleases method
+func NewListReleasesRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/releases", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateReleaseRequest calls the generic CreateRelease builder with application/json body
+func NewCreateReleaseRequest(server string, id string, body CreateReleaseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateReleaseRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewCreateReleaseRequestWithBody constructs an http.Request for the CreateRelease method, with any body, and a specified content type
+func NewCreateReleaseRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/releases", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetReleaseRequest constructs an http.Request for the GetRelease method
+func NewGetReleaseRequest(server string, id string, rid string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "rid", rid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/releases/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelReleaseRequest constructs an http.Request for the CancelRelease method
+func NewCancelReleaseRequest(server string, id string, rid string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "rid", rid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/releases/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPauseReleaseRequest constructs an http.Request for the PauseRelease method
+func NewPauseReleaseRequest(server string, id string, rid string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "rid", rid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/releases/%s/pause", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewResumeReleaseRequest constructs an http.Request for the ResumeRelease method
+func NewResumeReleaseRequest(server string, id string, rid string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "rid", rid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/releases/%s/resume", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRollbackReleaseRequest constructs an http.Request for the RollbackRelease method
+func NewRollbackReleaseRequest(server string, id string, rid string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "rid", rid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/releases/%s/rollback", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -3393,6 +3983,100 @@ func NewListInstallJobsRequest(server string, id string, params *ListInstallJobs
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPatchInstallLabelsRequest calls the generic PatchInstallLabels builder with application/json body
+func NewPatchInstallLabelsRequest(server string, id string, body PatchInstallLabelsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchInstallLabelsRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPatchInstallLabelsRequestWithBody constructs an http.Request for the PatchInstallLabels method, with any body, and a specified content type
+func NewPatchInstallLabelsRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/labels", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPutInstallLabelsRequest calls the generic PutInstallLabels builder with application/json body
+func NewPutInstallLabelsRequest(server string, id string, body PutInstallLabelsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutInstallLabelsRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPutInstallLabelsRequestWithBody constructs an http.Request for the PutInstallLabels method, with any body, and a specified content type
+func NewPutInstallLabelsRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/labels", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4574,6 +5258,74 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/apps/{id}/configs/{version} (the `GetAppConfig` operationId).
 	GetAppConfigWithResponse(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*GetAppConfigResponse, error)
 
+	// ListReleasesWithResponse List the app's releases, newest first (50)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/apps/{id}/releases (the `ListReleases` operationId).
+	ListReleasesWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ListReleasesResponse, error)
+
+	// CreateReleaseWithBodyWithResponse Deploy a config version to some of the app's installs, in batches
+	//
+	// Workflow app/<app id>/release/<release id>. Installs are taken in name order, batch_size (or batch_percent) at a time; each install's deploy is its deploy_config operation (workflow install/<id>/deploy_config, a child of the release's, shown on the install like any operation). An install busy with another operation fails in the release, with the reason. Once failure_threshold installs have failed the release halts (status halted, error naming the install and why) at the end of the batch; resume deploys the failed ones again, then goes on. Each install records the version it ran before (from_version), which a rollback brings it back to. Bad input is a 4xx naming the field: config_version (unknown, or an install's inputs do not satisfy it), installs (none given, an unknown id or name, a bad selector, one matching nothing), batch_size, batch_percent, pause_between_batches, failure_threshold; a release of the app that has not ended (running, paused or halted) is 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{id}/releases (the `CreateRelease` operationId).
+	CreateReleaseWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReleaseResponse, error)
+
+	// CreateReleaseWithResponse Deploy a config version to some of the app's installs, in batches
+	//
+	// Workflow app/<app id>/release/<release id>. Installs are taken in name order, batch_size (or batch_percent) at a time; each install's deploy is its deploy_config operation (workflow install/<id>/deploy_config, a child of the release's, shown on the install like any operation). An install busy with another operation fails in the release, with the reason. Once failure_threshold installs have failed the release halts (status halted, error naming the install and why) at the end of the batch; resume deploys the failed ones again, then goes on. Each install records the version it ran before (from_version), which a rollback brings it back to. Bad input is a 4xx naming the field: config_version (unknown, or an install's inputs do not satisfy it), installs (none given, an unknown id or name, a bad selector, one matching nothing), batch_size, batch_percent, pause_between_batches, failure_threshold; a release of the app that has not ended (running, paused or halted) is 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{id}/releases (the `CreateRelease` operationId).
+	CreateReleaseWithResponse(ctx context.Context, id string, body CreateReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReleaseResponse, error)
+
+	// GetReleaseWithResponse Get a release: its status and each batch's installs (state, operation, versions, progress)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/apps/{id}/releases/{rid} (the `GetRelease` operationId).
+	GetReleaseWithResponse(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*GetReleaseResponse, error)
+
+	// CancelReleaseWithResponse Cancel a release: the running batch finishes, the installs not reached are skipped
+	//
+	// A release that has ended is 409.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{id}/releases/{rid}/cancel (the `CancelRelease` operationId).
+	CancelReleaseWithResponse(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*CancelReleaseResponse, error)
+
+	// PauseReleaseWithResponse Pause a release before its next batch (the running batch finishes)
+	//
+	// A release that has ended is 409.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{id}/releases/{rid}/pause (the `PauseRelease` operationId).
+	PauseReleaseWithResponse(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*PauseReleaseResponse, error)
+
+	// ResumeReleaseWithResponse Resume a paused or halted release (a halted one deploys its failed installs again first)
+	//
+	// A release that has ended is 409.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{id}/releases/{rid}/resume (the `ResumeRelease` operationId).
+	ResumeReleaseWithResponse(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*ResumeReleaseResponse, error)
+
+	// RollbackReleaseWithResponse Roll a release back: a new release bringing every install it deployed back to the version it ran before
+	//
+	// In the same batches and pacing (rollback_of names the release). A release of the app that has not ended is 409; one that deployed no install, 422.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{id}/releases/{rid}/rollback (the `RollbackRelease` operationId).
+	RollbackReleaseWithResponse(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*RollbackReleaseResponse, error)
+
 	// DeleteComponentWithResponse Delete a component
 	//
 	// A component another one depends on is not deleted (409).
@@ -4832,6 +5584,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/installs/{id}/jobs (the `ListInstallJobs` operationId).
 	ListInstallJobsWithResponse(ctx context.Context, id string, params *ListInstallJobsParams, reqEditors ...RequestEditorFn) (*ListInstallJobsResponse, error)
+
+	// PatchInstallLabelsWithBodyWithResponse Set and remove some of the install's labels
+	//
+	// Labels select installs in a release (installs.selector). Kubernetes label syntax: a bad key or value is a 400 naming it (field set.<key>); removing a label the install does not have, 400 on remove[i].
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/installs/{id}/labels (the `PatchInstallLabels` operationId).
+	PatchInstallLabelsWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchInstallLabelsResponse, error)
+
+	// PatchInstallLabelsWithResponse Set and remove some of the install's labels
+	//
+	// Labels select installs in a release (installs.selector). Kubernetes label syntax: a bad key or value is a 400 naming it (field set.<key>); removing a label the install does not have, 400 on remove[i].
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/installs/{id}/labels (the `PatchInstallLabels` operationId).
+	PatchInstallLabelsWithResponse(ctx context.Context, id string, body PatchInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchInstallLabelsResponse, error)
+
+	// PutInstallLabelsWithBodyWithResponse Replace the install's labels
+	//
+	// A bad key or value is a 400 naming it (field labels.<key>).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
+	PutInstallLabelsWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutInstallLabelsResponse, error)
+
+	// PutInstallLabelsWithResponse Replace the install's labels
+	//
+	// A bad key or value is a 400 naming it (field labels.<key>).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
+	PutInstallLabelsWithResponse(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutInstallLabelsResponse, error)
 
 	// GetMaintenanceWindowsWithResponse The install's maintenance windows and the one open now or next
 	//
@@ -5887,6 +6675,489 @@ func (r GetAppConfigResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAppConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListReleasesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReleaseList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListReleasesResponse) GetJSON200() *ReleaseList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListReleasesResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListReleasesResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ListReleasesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListReleasesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListReleasesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListReleasesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Release
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CreateReleaseResponse) GetJSON202() *Release {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateReleaseResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateReleaseResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateReleaseResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateReleaseResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateReleaseResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateReleaseResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateReleaseResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Release
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReleaseResponse) GetJSON200() *Release {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetReleaseResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetReleaseResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CancelReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Release
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CancelReleaseResponse) GetJSON202() *Release {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelReleaseResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelReleaseResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelReleaseResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelReleaseResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PauseReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Release
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PauseReleaseResponse) GetJSON202() *Release {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PauseReleaseResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PauseReleaseResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PauseReleaseResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PauseReleaseResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResumeReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Release
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ResumeReleaseResponse) GetJSON202() *Release {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResumeReleaseResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResumeReleaseResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ResumeReleaseResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResumeReleaseResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RollbackReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Release
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RollbackReleaseResponse) GetJSON202() *Release {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RollbackReleaseResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RollbackReleaseResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RollbackReleaseResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RollbackReleaseResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RollbackReleaseResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RollbackReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RollbackReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RollbackReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RollbackReleaseResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7377,6 +8648,144 @@ func (r ListInstallJobsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListInstallJobsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchInstallLabelsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Install
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchInstallLabelsResponse) GetJSON200() *Install {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchInstallLabelsResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchInstallLabelsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchInstallLabelsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PatchInstallLabelsResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchInstallLabelsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchInstallLabelsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchInstallLabelsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchInstallLabelsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutInstallLabelsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Install
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutInstallLabelsResponse) GetJSON200() *Install {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutInstallLabelsResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutInstallLabelsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutInstallLabelsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutInstallLabelsResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r PutInstallLabelsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutInstallLabelsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutInstallLabelsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutInstallLabelsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8955,6 +10364,122 @@ func (c *ClientWithResponses) GetAppConfigWithResponse(ctx context.Context, id s
 	return ParseGetAppConfigResponse(rsp)
 }
 
+// ListReleasesWithResponse List the app's releases, newest first (50)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/apps/{id}/releases (the `ListReleases` operationId).
+func (c *ClientWithResponses) ListReleasesWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ListReleasesResponse, error) {
+	rsp, err := c.ListReleases(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListReleasesResponse(rsp)
+}
+
+// CreateReleaseWithBodyWithResponse Deploy a config version to some of the app's installs, in batches
+//
+// Workflow app/<app id>/release/<release id>. Installs are taken in name order, batch_size (or batch_percent) at a time; each install's deploy is its deploy_config operation (workflow install/<id>/deploy_config, a child of the release's, shown on the install like any operation). An install busy with another operation fails in the release, with the reason. Once failure_threshold installs have failed the release halts (status halted, error naming the install and why) at the end of the batch; resume deploys the failed ones again, then goes on. Each install records the version it ran before (from_version), which a rollback brings it back to. Bad input is a 4xx naming the field: config_version (unknown, or an install's inputs do not satisfy it), installs (none given, an unknown id or name, a bad selector, one matching nothing), batch_size, batch_percent, pause_between_batches, failure_threshold; a release of the app that has not ended (running, paused or halted) is 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{id}/releases (the `CreateRelease` operationId).
+func (c *ClientWithResponses) CreateReleaseWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReleaseResponse, error) {
+	rsp, err := c.CreateReleaseWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateReleaseResponse(rsp)
+}
+
+// CreateReleaseWithResponse Deploy a config version to some of the app's installs, in batches
+//
+// Workflow app/<app id>/release/<release id>. Installs are taken in name order, batch_size (or batch_percent) at a time; each install's deploy is its deploy_config operation (workflow install/<id>/deploy_config, a child of the release's, shown on the install like any operation). An install busy with another operation fails in the release, with the reason. Once failure_threshold installs have failed the release halts (status halted, error naming the install and why) at the end of the batch; resume deploys the failed ones again, then goes on. Each install records the version it ran before (from_version), which a rollback brings it back to. Bad input is a 4xx naming the field: config_version (unknown, or an install's inputs do not satisfy it), installs (none given, an unknown id or name, a bad selector, one matching nothing), batch_size, batch_percent, pause_between_batches, failure_threshold; a release of the app that has not ended (running, paused or halted) is 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{id}/releases (the `CreateRelease` operationId).
+func (c *ClientWithResponses) CreateReleaseWithResponse(ctx context.Context, id string, body CreateReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReleaseResponse, error) {
+	rsp, err := c.CreateRelease(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateReleaseResponse(rsp)
+}
+
+// GetReleaseWithResponse Get a release: its status and each batch's installs (state, operation, versions, progress)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/apps/{id}/releases/{rid} (the `GetRelease` operationId).
+func (c *ClientWithResponses) GetReleaseWithResponse(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*GetReleaseResponse, error) {
+	rsp, err := c.GetRelease(ctx, id, rid, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReleaseResponse(rsp)
+}
+
+// CancelReleaseWithResponse Cancel a release: the running batch finishes, the installs not reached are skipped
+//
+// A release that has ended is 409.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{id}/releases/{rid}/cancel (the `CancelRelease` operationId).
+func (c *ClientWithResponses) CancelReleaseWithResponse(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*CancelReleaseResponse, error) {
+	rsp, err := c.CancelRelease(ctx, id, rid, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelReleaseResponse(rsp)
+}
+
+// PauseReleaseWithResponse Pause a release before its next batch (the running batch finishes)
+//
+// A release that has ended is 409.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{id}/releases/{rid}/pause (the `PauseRelease` operationId).
+func (c *ClientWithResponses) PauseReleaseWithResponse(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*PauseReleaseResponse, error) {
+	rsp, err := c.PauseRelease(ctx, id, rid, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseReleaseResponse(rsp)
+}
+
+// ResumeReleaseWithResponse Resume a paused or halted release (a halted one deploys its failed installs again first)
+//
+// A release that has ended is 409.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{id}/releases/{rid}/resume (the `ResumeRelease` operationId).
+func (c *ClientWithResponses) ResumeReleaseWithResponse(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*ResumeReleaseResponse, error) {
+	rsp, err := c.ResumeRelease(ctx, id, rid, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeReleaseResponse(rsp)
+}
+
+// RollbackReleaseWithResponse Roll a release back: a new release bringing every install it deployed back to the version it ran before
+//
+// In the same batches and pacing (rollback_of names the release). A release of the app that has not ended is 409; one that deployed no install, 422.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{id}/releases/{rid}/rollback (the `RollbackRelease` operationId).
+func (c *ClientWithResponses) RollbackReleaseWithResponse(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*RollbackReleaseResponse, error) {
+	rsp, err := c.RollbackRelease(ctx, id, rid, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRollbackReleaseResponse(rsp)
+}
+
 // DeleteComponentWithResponse Delete a component
 //
 // A component another one depends on is not deleted (409).
@@ -9398,6 +10923,66 @@ func (c *ClientWithResponses) ListInstallJobsWithResponse(ctx context.Context, i
 		return nil, err
 	}
 	return ParseListInstallJobsResponse(rsp)
+}
+
+// PatchInstallLabelsWithBodyWithResponse Set and remove some of the install's labels
+//
+// Labels select installs in a release (installs.selector). Kubernetes label syntax: a bad key or value is a 400 naming it (field set.<key>); removing a label the install does not have, 400 on remove[i].
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/installs/{id}/labels (the `PatchInstallLabels` operationId).
+func (c *ClientWithResponses) PatchInstallLabelsWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchInstallLabelsResponse, error) {
+	rsp, err := c.PatchInstallLabelsWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchInstallLabelsResponse(rsp)
+}
+
+// PatchInstallLabelsWithResponse Set and remove some of the install's labels
+//
+// Labels select installs in a release (installs.selector). Kubernetes label syntax: a bad key or value is a 400 naming it (field set.<key>); removing a label the install does not have, 400 on remove[i].
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/installs/{id}/labels (the `PatchInstallLabels` operationId).
+func (c *ClientWithResponses) PatchInstallLabelsWithResponse(ctx context.Context, id string, body PatchInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchInstallLabelsResponse, error) {
+	rsp, err := c.PatchInstallLabels(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchInstallLabelsResponse(rsp)
+}
+
+// PutInstallLabelsWithBodyWithResponse Replace the install's labels
+//
+// A bad key or value is a 400 naming it (field labels.<key>).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
+func (c *ClientWithResponses) PutInstallLabelsWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutInstallLabelsResponse, error) {
+	rsp, err := c.PutInstallLabelsWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutInstallLabelsResponse(rsp)
+}
+
+// PutInstallLabelsWithResponse Replace the install's labels
+//
+// A bad key or value is a 400 naming it (field labels.<key>).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
+func (c *ClientWithResponses) PutInstallLabelsWithResponse(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutInstallLabelsResponse, error) {
+	rsp, err := c.PutInstallLabels(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutInstallLabelsResponse(rsp)
 }
 
 // GetMaintenanceWindowsWithResponse The install's maintenance windows and the one open now or next
@@ -10423,6 +12008,384 @@ func ParseGetAppConfigResponse(rsp *http.Response) (*GetAppConfigResponse, error
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListReleasesResponse parses an HTTP response from a ListReleasesWithResponse call
+func ParseListReleasesResponse(rsp *http.Response) (*ListReleasesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListReleasesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReleaseList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateReleaseResponse parses an HTTP response from a CreateReleaseWithResponse call
+func ParseCreateReleaseResponse(rsp *http.Response) (*CreateReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetReleaseResponse parses an HTTP response from a GetReleaseWithResponse call
+func ParseGetReleaseResponse(rsp *http.Response) (*GetReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelReleaseResponse parses an HTTP response from a CancelReleaseWithResponse call
+func ParseCancelReleaseResponse(rsp *http.Response) (*CancelReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePauseReleaseResponse parses an HTTP response from a PauseReleaseWithResponse call
+func ParsePauseReleaseResponse(rsp *http.Response) (*PauseReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResumeReleaseResponse parses an HTTP response from a ResumeReleaseWithResponse call
+func ParseResumeReleaseResponse(rsp *http.Response) (*ResumeReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRollbackReleaseResponse parses an HTTP response from a RollbackReleaseWithResponse call
+func ParseRollbackReleaseResponse(rsp *http.Response) (*RollbackReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RollbackReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11589,6 +13552,114 @@ func ParseListInstallJobsResponse(rsp *http.Response) (*ListInstallJobsResponse,
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePatchInstallLabelsResponse parses an HTTP response from a PatchInstallLabelsWithResponse call
+func ParsePatchInstallLabelsResponse(rsp *http.Response) (*PatchInstallLabelsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchInstallLabelsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Install
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutInstallLabelsResponse parses an HTTP response from a PutInstallLabelsWithResponse call
+func ParsePutInstallLabelsResponse(rsp *http.Response) (*PutInstallLabelsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutInstallLabelsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Install
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 

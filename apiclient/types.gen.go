@@ -237,6 +237,63 @@ func (e LogChunkStream) Valid() bool {
 	}
 }
 
+// Defines values for ReleaseStatus.
+const (
+	ReleaseStatusCancelled ReleaseStatus = "cancelled"
+	ReleaseStatusHalted    ReleaseStatus = "halted"
+	ReleaseStatusPaused    ReleaseStatus = "paused"
+	ReleaseStatusRunning   ReleaseStatus = "running"
+	ReleaseStatusSucceeded ReleaseStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseStatus enum.
+func (e ReleaseStatus) Valid() bool {
+	switch e {
+	case ReleaseStatusCancelled:
+		return true
+	case ReleaseStatusHalted:
+		return true
+	case ReleaseStatusPaused:
+		return true
+	case ReleaseStatusRunning:
+		return true
+	case ReleaseStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReleaseInstallStatus.
+const (
+	ReleaseInstallStatusFailed    ReleaseInstallStatus = "failed"
+	ReleaseInstallStatusPending   ReleaseInstallStatus = "pending"
+	ReleaseInstallStatusRunning   ReleaseInstallStatus = "running"
+	ReleaseInstallStatusSkipped   ReleaseInstallStatus = "skipped"
+	ReleaseInstallStatusSucceeded ReleaseInstallStatus = "succeeded"
+	ReleaseInstallStatusWaiting   ReleaseInstallStatus = "waiting"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseInstallStatus enum.
+func (e ReleaseInstallStatus) Valid() bool {
+	switch e {
+	case ReleaseInstallStatusFailed:
+		return true
+	case ReleaseInstallStatusPending:
+		return true
+	case ReleaseInstallStatusRunning:
+		return true
+	case ReleaseInstallStatusSkipped:
+		return true
+	case ReleaseInstallStatusSucceeded:
+		return true
+	case ReleaseInstallStatusWaiting:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RunnerStatus.
 const (
 	Offline RunnerStatus = "offline"
@@ -519,7 +576,29 @@ type CreateComponentRequestType string
 type CreateInstallRequest struct {
 	AppId  string          `json:"app_id"`
 	Inputs *[]InputRequest `json:"inputs,omitempty"`
-	Name   string          `json:"name"`
+
+	// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
+	Labels *Labels `json:"labels,omitempty"`
+	Name   string  `json:"name"`
+}
+
+// CreateReleaseRequest defines model for CreateReleaseRequest.
+type CreateReleaseRequest struct {
+	// BatchPercent installs per batch as a percentage of those selected, rounded up (instead of batch_size)
+	BatchPercent *int `json:"batch_percent,omitempty"`
+
+	// BatchSize installs per batch (default 1)
+	BatchSize *int `json:"batch_size,omitempty"`
+
+	// ConfigVersion the app config version to deploy; left out: the latest
+	ConfigVersion *int `json:"config_version,omitempty"`
+
+	// FailureThreshold failed installs that halt the release (default 1)
+	FailureThreshold *int           `json:"failure_threshold,omitempty"`
+	Installs         ReleaseTargets `json:"installs"`
+
+	// PauseBetweenBatches a Go duration, e.g. 30s
+	PauseBetweenBatches *string `json:"pause_between_batches,omitempty"`
 }
 
 // CreateTokenRequest defines model for CreateTokenRequest.
@@ -658,6 +737,9 @@ type Install struct {
 	Inputs         []Input `json:"inputs"`
 	InputsVersion  *int    `json:"inputs_version,omitempty"`
 
+	// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
+	Labels Labels `json:"labels"`
+
 	// MaintenanceWindows when work the platform starts on its own (a drift reconcile, a release) may run; empty: at any time
 	MaintenanceWindows []MaintenanceWindow `json:"maintenance_windows"`
 	Name               string              `json:"name"`
@@ -774,6 +856,9 @@ type JobEvent struct {
 type JobList struct {
 	Jobs []Job `json:"jobs"`
 }
+
+// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
+type Labels map[string]string
 
 // LogChunk defines model for LogChunk.
 type LogChunk struct {
@@ -941,6 +1026,21 @@ type Outputs struct {
 	Outputs map[string]interface{} `json:"outputs"`
 }
 
+// PatchLabelsRequest defines model for PatchLabelsRequest.
+type PatchLabelsRequest struct {
+	// Remove label keys to remove
+	Remove *[]string `json:"remove,omitempty"`
+
+	// Set Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
+	Set *Labels `json:"set,omitempty"`
+}
+
+// PutLabelsRequest defines model for PutLabelsRequest.
+type PutLabelsRequest struct {
+	// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
+	Labels Labels `json:"labels"`
+}
+
 // RebuildRequest defines model for RebuildRequest.
 type RebuildRequest struct {
 	// Component a component of the app's latest config version that has a build (terraform_module, helm_chart, container_image)
@@ -951,6 +1051,85 @@ type RebuildRequest struct {
 type RegistrationToken struct {
 	RegistrationToken string `json:"registration_token"`
 	RunnerId          string `json:"runner_id"`
+}
+
+// Release defines model for Release.
+type Release struct {
+	AppId     string         `json:"app_id"`
+	BatchSize int            `json:"batch_size"`
+	Batches   []ReleaseBatch `json:"batches"`
+
+	// ConfigVersion the version deployed (0 for a rollback: each install's to_version)
+	ConfigVersion int       `json:"config_version"`
+	CreatedAt     time.Time `json:"created_at"`
+
+	// Error why a halted release halted: the install that failed and why
+	Error            *string    `json:"error,omitempty"`
+	FailureThreshold int        `json:"failure_threshold"`
+	FinishedAt       *time.Time `json:"finished_at"`
+	Id               string     `json:"id"`
+
+	// Installs the installs asked for, as asked
+	Installs            map[string]interface{} `json:"installs"`
+	PauseBetweenBatches string                 `json:"pause_between_batches"`
+
+	// Paused a pause was asked: the release stops before its next batch
+	Paused bool `json:"paused"`
+
+	// RollbackOf the release this one rolls back
+	RollbackOf *string       `json:"rollback_of,omitempty"`
+	Status     ReleaseStatus `json:"status"`
+	WorkflowId string        `json:"workflow_id"`
+}
+
+// ReleaseStatus defines model for Release.Status.
+type ReleaseStatus string
+
+// ReleaseBatch defines model for ReleaseBatch.
+type ReleaseBatch struct {
+	Batch    int              `json:"batch"`
+	Installs []ReleaseInstall `json:"installs"`
+
+	// Progress one line per install, e.g. "cust-1: waiting for the maintenance window until …"
+	Progress []string `json:"progress"`
+}
+
+// ReleaseInstall defines model for ReleaseInstall.
+type ReleaseInstall struct {
+	Batch int     `json:"batch"`
+	Error *string `json:"error,omitempty"`
+
+	// FromVersion the config version the install ran before the release deployed it (a rollback brings it back to it)
+	FromVersion int    `json:"from_version"`
+	InstallId   string `json:"install_id"`
+	InstallName string `json:"install_name"`
+
+	// OperationId its deploy_config operation (the last, when a resume deployed it again)
+	OperationId *string              `json:"operation_id,omitempty"`
+	Status      ReleaseInstallStatus `json:"status"`
+
+	// ToVersion the config version the release brings it to
+	ToVersion    int        `json:"to_version"`
+	UpdatedAt    time.Time  `json:"updated_at"`
+	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
+}
+
+// ReleaseInstallStatus defines model for ReleaseInstall.Status.
+type ReleaseInstallStatus string
+
+// ReleaseList defines model for ReleaseList.
+type ReleaseList struct {
+	Releases []Release `json:"releases"`
+}
+
+// ReleaseTargets defines model for ReleaseTargets.
+type ReleaseTargets struct {
+	All   *bool     `json:"all,omitempty"`
+	Ids   *[]string `json:"ids,omitempty"`
+	Names *[]string `json:"names,omitempty"`
+
+	// Selector a Kubernetes label selector ("env=prod,tier!=free") or a map of labels that must all match
+	Selector interface{} `json:"selector,omitempty"`
 }
 
 // Runner defines model for Runner.
@@ -1178,6 +1357,9 @@ type CreateComponentJSONRequestBody = CreateComponentRequest
 // SyncAppConfigMultipartRequestBody defines body for SyncAppConfig for multipart/form-data ContentType.
 type SyncAppConfigMultipartRequestBody = ConfigArchive
 
+// CreateReleaseJSONRequestBody defines body for CreateRelease for application/json ContentType.
+type CreateReleaseJSONRequestBody = CreateReleaseRequest
+
 // CreateInstallJSONRequestBody defines body for CreateInstall for application/json ContentType.
 type CreateInstallJSONRequestBody = CreateInstallRequest
 
@@ -1204,6 +1386,12 @@ type SetDriftScheduleJSONRequestBody = DriftScheduleRequest
 
 // PatchInstallInputsJSONRequestBody defines body for PatchInstallInputs for application/json ContentType.
 type PatchInstallInputsJSONRequestBody = UpdateInputsRequest
+
+// PatchInstallLabelsJSONRequestBody defines body for PatchInstallLabels for application/json ContentType.
+type PatchInstallLabelsJSONRequestBody = PatchLabelsRequest
+
+// PutInstallLabelsJSONRequestBody defines body for PutInstallLabels for application/json ContentType.
+type PutInstallLabelsJSONRequestBody = PutLabelsRequest
 
 // SetMaintenanceWindowsJSONRequestBody defines body for SetMaintenanceWindows for application/json ContentType.
 type SetMaintenanceWindowsJSONRequestBody = MaintenanceWindowsRequest

@@ -121,7 +121,7 @@ type stackOptions struct {
 	postgres string
 }
 
-func newStack(t *testing.T, o stackOptions) *stack {
+func newStack(t testing.TB, o stackOptions) *stack {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if o.dialect == "" {

@@ -85,6 +85,8 @@ type Install struct {
 	// its last provision, reprovision or deploy_config that succeeded
 	// brought it to (0 before any).
 	ConfigVersion int `gorm:"not null;default:0" json:"config_version"`
+	// Labels select the install in a release (Kubernetes label syntax).
+	Labels map[string]string `gorm:"serializer:json;type:text" json:"labels"`
 	// MaintenanceWindows are when work the platform starts on its own may
 	// run (none: at any time).
 	MaintenanceWindows []maintenance.Window `gorm:"serializer:json;type:text" json:"maintenance_windows"`

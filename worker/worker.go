@@ -67,6 +67,7 @@ type WorkflowRegistry interface {
 func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.InstallCommand)
 	r.RegisterWorkflow(workflows.BuildComponent)
+	r.RegisterWorkflow(workflows.Release)
 	for _, wf := range operationWorkflows {
 		r.RegisterWorkflow(wf)
 	}
@@ -117,6 +118,32 @@ func (o *Operations) StartBuild(ctx context.Context, b store.Build) error {
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
 		return fmt.Errorf("start workflow %s: %w", b.WorkflowID, err)
+	}
+	return nil
+}
+
+// StartRelease starts a release's workflow (its ID names the release).
+func (o *Operations) StartRelease(ctx context.Context, r store.Release) error {
+	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                    r.WorkflowID,
+		TaskQueue:             o.queue(),
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, workflows.Release, workflows.ReleaseInput{ReleaseID: r.ID})
+	if err != nil {
+		return fmt.Errorf("start workflow %s: %w", r.WorkflowID, err)
+	}
+	return nil
+}
+
+// SignalRelease pauses, resumes or cancels a release (workflows.ReleasePause…);
+// a workflow that has ended is store.ErrNotFound.
+func (o *Operations) SignalRelease(ctx context.Context, workflowID, action string) error {
+	err := o.Client.SignalWorkflow(ctx, workflowID, "", workflows.ReleaseSignal, workflows.ReleaseControl{Action: action})
+	if nf := (*serviceerror.NotFound)(nil); errors.As(err, &nf) {
+		return fmt.Errorf("workflow %s has ended: %w", workflowID, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("signal %s: %w", workflowID, err)
 	}
 	return nil
 }

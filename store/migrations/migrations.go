@@ -23,6 +23,7 @@ var All = []Migration{
 	{6, "input versions and applied renders", v6},
 	{7, "install and component config versions", v7},
 	{8, "maintenance windows and drift", v8},
+	{9, "install labels and releases", v9},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.

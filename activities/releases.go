@@ -1,0 +1,125 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// ReleasePlan is what a release's workflow needs: its installs by batch (IDs
+// only) and its pacing.
+type ReleasePlan struct {
+	Batches          [][]string
+	PauseBetween     time.Duration
+	FailureThreshold int
+}
+
+// LoadRelease reads a release's batches.
+func (a *Activities) LoadRelease(ctx context.Context, releaseID string) (ReleasePlan, error) {
+	r, err := a.Store.GetReleaseByID(ctx, releaseID)
+	if err != nil {
+		return ReleasePlan{}, err
+	}
+	plan := ReleasePlan{PauseBetween: time.Duration(r.PauseMS) * time.Millisecond, FailureThreshold: r.FailureThreshold}
+	for _, ri := range r.Installs {
+		for len(plan.Batches) <= ri.Batch {
+			plan.Batches = append(plan.Batches, nil)
+		}
+		plan.Batches[ri.Batch] = append(plan.Batches[ri.Batch], ri.InstallID)
+	}
+	return plan, nil
+}
+
+// ReleaseDeploy is an install's deploy in a release: its deploy_config
+// operation, or why it could not start (Failed).
+type ReleaseDeploy struct {
+	OperationID, WorkflowID string
+	Failed                  string
+}
+
+// BeginReleaseDeploy starts the install's deploy_config operation to the
+// version the release brings it to, recording the version it ran before
+// (once: a retry after a failure keeps the first). An install busy with
+// another operation fails in the release, with the reason.
+func (a *Activities) BeginReleaseDeploy(ctx context.Context, releaseID, installID string) (ReleaseDeploy, error) {
+	ri, inst, err := a.releaseInstall(ctx, releaseID, installID)
+	if err != nil {
+		return ReleaseDeploy{}, err
+	}
+	from := ri.FromVersion
+	if ri.OperationID == "" {
+		from = inst.ConfigVersion
+	}
+	op, err := a.Store.StartOperation(ctx, store.InstallOperation{OrgID: inst.OrgID, InstallID: inst.ID,
+		Kind: store.OpDeployConfig, ConfigVersion: ri.ToVersion, ApprovalMode: inst.ApprovalMode,
+		WorkflowID: "install/" + inst.ID + "/" + store.OpDeployConfig})
+	if errors.Is(err, store.ErrConflict) {
+		why := fmt.Sprintf("install %s not deployed: %v", inst.Name, errors.Unwrap(err))
+		return ReleaseDeploy{Failed: why}, a.Store.UpdateReleaseInstall(ctx, releaseID, installID,
+			map[string]any{"status": store.RIFailed, "error": why, "from_version": from})
+	}
+	if err != nil {
+		return ReleaseDeploy{}, err
+	}
+	return ReleaseDeploy{OperationID: op.ID, WorkflowID: op.WorkflowID}, a.Store.UpdateReleaseInstall(ctx, releaseID, installID,
+		map[string]any{"status": store.RIRunning, "error": "", "from_version": from, "operation_id": op.ID, "waiting_until": nil})
+}
+
+// FinishReleaseDeploy records how the install's operation ended; it returns
+// why it failed ("" when it succeeded). An operation whose workflow never
+// started (startErr) is recorded failed first.
+func (a *Activities) FinishReleaseDeploy(ctx context.Context, releaseID, installID, opID, startErr string) (string, error) {
+	if startErr != "" {
+		if err := a.Store.FinishOperation(ctx, opID, status.OpFailed, startErr, ""); err != nil {
+			return "", err
+		}
+	}
+	op, err := a.Store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return "", err
+	}
+	ri, _, err := a.releaseInstall(ctx, releaseID, installID)
+	if err != nil {
+		return "", err
+	}
+	up := map[string]any{"status": store.RISucceeded, "error": ""}
+	why := ""
+	if op.Status != status.OpSucceeded {
+		why = fmt.Sprintf("install %s: operation %s %s: %s", ri.InstallName, op.ID, op.Status, op.Error)
+		up["status"], up["error"] = store.RIFailed, why
+	}
+	return why, a.Store.UpdateReleaseInstall(ctx, releaseID, installID, up)
+}
+
+// WaitForWindow records that the install's deploy waits until a time.
+func (a *Activities) WaitForWindow(ctx context.Context, releaseID, installID string, until time.Time) error {
+	return a.Store.UpdateReleaseInstall(ctx, releaseID, installID, map[string]any{"status": store.RIWaiting, "waiting_until": until})
+}
+
+// SetReleaseStatus records the release's status (halted: with why).
+func (a *Activities) SetReleaseStatus(ctx context.Context, releaseID, st, why string) error {
+	return a.Store.SetReleaseStatus(ctx, releaseID, st, why)
+}
+
+// SkipReleaseInstalls marks the installs a cancelled release did not reach.
+func (a *Activities) SkipReleaseInstalls(ctx context.Context, releaseID string) error {
+	return a.Store.SkipPendingReleaseInstalls(ctx, releaseID)
+}
+
+func (a *Activities) releaseInstall(ctx context.Context, releaseID, installID string) (store.ReleaseInstall, store.Install, error) {
+	r, err := a.Store.GetReleaseByID(ctx, releaseID)
+	if err != nil {
+		return store.ReleaseInstall{}, store.Install{}, err
+	}
+	for _, ri := range r.Installs {
+		if ri.InstallID == installID {
+			inst, err := a.Store.GetInstall(ctx, r.OrgID, installID)
+			return ri, inst, err
+		}
+	}
+	return store.ReleaseInstall{}, store.Install{}, fmt.Errorf("install %s is not in release %s: %w", installID, releaseID, store.ErrNotFound)
+}

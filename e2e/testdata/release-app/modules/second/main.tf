@@ -1,0 +1,3 @@
+resource "terraform_data" "second" {
+  input = "second v1"
+}

@@ -1,0 +1,213 @@
+package workflows
+
+import (
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// ReleaseWorkflowID is the ID of a release's workflow, e.g.
+// "app/app_123/release/rel_456".
+func ReleaseWorkflowID(appID, releaseID string) string {
+	return "app/" + appID + "/release/" + releaseID
+}
+
+// ReleaseSignal pauses, resumes or cancels a release.
+const ReleaseSignal = "release"
+
+// Release control actions (ReleaseControl.Action).
+const (
+	ReleasePause  = "pause"
+	ReleaseResume = "resume"
+	ReleaseCancel = "cancel"
+)
+
+// ReleaseControl is the payload of ReleaseSignal.
+type ReleaseControl struct {
+	Action string
+}
+
+// ReleaseInput names the release; everything else is in the store.
+type ReleaseInput struct {
+	ReleaseID string
+}
+
+// release is a running release's state: what it was asked by signal.
+type release struct {
+	id                string
+	plan              activities.ReleasePlan
+	paused, cancelled bool
+	resumed           bool // a resume arrived since the release halted
+	failed            int
+}
+
+// Release deploys a config version to an app's installs batch by batch:
+// each install's deploy is its deploy_config operation, run as a child
+// workflow once the install's maintenance window is open. A batch that
+// brings the failed installs to the threshold halts the release until it is
+// resumed (the failed ones are deployed again) or cancelled; pause and
+// cancel take effect between batches (and end a wait for a window).
+func Release(ctx workflow.Context, in ReleaseInput) error {
+	r := &release{id: in.ReleaseID}
+	if err := runLocal(ctx, a.LoadRelease, in.ReleaseID).Get(ctx, &r.plan); err != nil {
+		return err
+	}
+	r.listen(ctx)
+	for i, batch := range r.plan.Batches {
+		if i > 0 && r.plan.PauseBetween > 0 {
+			_, _ = workflow.AwaitWithTimeout(ctx, r.plan.PauseBetween, func() bool { return r.cancelled })
+		}
+		if !r.awaitUnpaused(ctx) || !r.runBatch(ctx, batch) {
+			return r.cancel(ctx)
+		}
+	}
+	if r.cancelled { // while the last batch waited for windows
+		return r.cancel(ctx)
+	}
+	return runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseSucceeded, "").Get(ctx, nil)
+}
+
+// listen receives the release's control signals.
+func (r *release) listen(ctx workflow.Context) {
+	ch := workflow.GetSignalChannel(ctx, ReleaseSignal)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			var c ReleaseControl
+			ch.Receive(ctx, &c)
+			switch c.Action {
+			case ReleasePause:
+				r.paused = true
+			case ReleaseResume:
+				r.paused, r.resumed = false, true
+			case ReleaseCancel:
+				r.cancelled = true
+			}
+		}
+	})
+}
+
+// awaitUnpaused waits while the release is paused; false: it was
+// cancelled.
+func (r *release) awaitUnpaused(ctx workflow.Context) bool {
+	if r.paused && !r.cancelled {
+		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleasePaused, "").Get(ctx, nil)
+		_ = workflow.Await(ctx, func() bool { return !r.paused || r.cancelled })
+		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseRunning, "").Get(ctx, nil)
+	}
+	return !r.cancelled
+}
+
+// runBatch deploys a batch; while its failures bring the release to the
+// threshold, it halts and, once resumed, deploys the failed ones again.
+// false: the release was cancelled.
+func (r *release) runBatch(ctx workflow.Context, installs []string) bool {
+	for len(installs) > 0 {
+		failed, why := r.deployAll(ctx, installs)
+		r.failed += len(failed)
+		if r.failed < r.plan.FailureThreshold || r.plan.FailureThreshold == 0 {
+			return true
+		}
+		r.resumed = false
+		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseHalted, why).Get(ctx, nil)
+		_ = workflow.Await(ctx, func() bool { return r.resumed || r.cancelled })
+		if r.cancelled {
+			return false
+		}
+		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseRunning, "").Get(ctx, nil)
+		r.failed -= len(failed)
+		installs = failed
+	}
+	return true
+}
+
+// deployAll deploys installs in parallel; it returns those that failed
+// and why the first did.
+func (r *release) deployAll(ctx workflow.Context, installs []string) ([]string, string) {
+	whys := make([]string, len(installs))
+	wg := workflow.NewWaitGroup(ctx)
+	for i, id := range installs {
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			whys[i] = r.deploy(ctx, id)
+		})
+	}
+	wg.Wait(ctx)
+	var failed []string
+	first := ""
+	for i, why := range whys {
+		if why != "" {
+			failed = append(failed, installs[i])
+			if first == "" {
+				first = why
+			}
+		}
+	}
+	return failed, first
+}
+
+// deploy runs one install's deploy_config as a child workflow (abandoned,
+// not killed, if the release's workflow ends: the operation finishes and
+// frees the install); it returns why it failed, "" when it succeeded.
+func (r *release) deploy(ctx workflow.Context, installID string) string {
+	if err := r.awaitWindow(ctx, installID); err != nil {
+		return rootMessage(err)
+	}
+	if r.cancelled {
+		return "" // it stays waiting: the cancel skips it
+	}
+	var d activities.ReleaseDeploy
+	if err := runLocal(ctx, a.BeginReleaseDeploy, r.id, installID).Get(ctx, &d); err != nil {
+		return rootMessage(err)
+	}
+	if d.Failed != "" {
+		return d.Failed
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            d.WorkflowID,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+	})
+	child := workflow.ExecuteChildWorkflow(cctx, DeployConfig, OperationInput{OperationID: d.OperationID})
+	startErr := ""
+	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		startErr = "the operation's workflow could not be started: " + rootMessage(err)
+	} else {
+		_ = child.Get(ctx, nil) // how it ended is in the store
+	}
+	var why string
+	if err := runLocal(ctx, a.FinishReleaseDeploy, r.id, installID, d.OperationID, startErr).Get(ctx, &why); err != nil {
+		return rootMessage(err)
+	}
+	return why
+}
+
+// awaitWindow waits, with a timer, until the install's next maintenance
+// window opens (at once when one is open or it has none), the release
+// showing the install waiting until then; a cancel ends the wait.
+func (r *release) awaitWindow(ctx workflow.Context, installID string) error {
+	var w activities.Window
+	if err := runLocal(ctx, a.NextMaintenanceWindow, installID).Get(ctx, &w); err != nil {
+		return err
+	}
+	wait := w.Start.Sub(workflow.Now(ctx))
+	if w.None || w.Open || wait <= 0 {
+		return nil
+	}
+	if err := runLocal(ctx, a.WaitForWindow, r.id, installID, w.Start).Get(ctx, nil); err != nil {
+		return err
+	}
+	_, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return r.cancelled })
+	return err
+}
+
+// cancel ends a cancelled release: the installs it did not deploy are
+// skipped.
+func (r *release) cancel(ctx workflow.Context) error {
+	if err := runLocal(ctx, a.SkipReleaseInstalls, r.id).Get(ctx, nil); err != nil {
+		return err
+	}
+	return runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseCancelled, "").Get(ctx, nil)
+}
