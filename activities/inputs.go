@@ -154,6 +154,9 @@ func (a *Activities) recordAppliedRender(ctx context.Context, opID, step string)
 	if err != nil || op.PlanOnly {
 		return err
 	}
+	if err := a.Store.ClearDrift(ctx, op.InstallID, step, opID); err != nil {
+		return err
+	}
 	if st.Destroy {
 		return a.Store.DeleteAppliedRender(ctx, op.InstallID, step)
 	}

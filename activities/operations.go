@@ -48,9 +48,12 @@ type OperationPlan struct {
 	ConfigVersion int
 	// InMaintenanceWindow: wait for the install's maintenance window first.
 	InMaintenanceWindow bool
-	Steps               []StepSpec
-	RunnerTimeout       time.Duration
-	JobWait             time.Duration
+	// DriftReconcile: a drift check whose install reconciles drift found
+	// (drift_reconcile, under approve-all).
+	DriftReconcile bool
+	Steps          []StepSpec
+	RunnerTimeout  time.Duration
+	JobWait        time.Duration
 
 	SucceededInstallStatus   status.Install
 	FailedInstallStatus      status.Install
@@ -123,6 +126,8 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 		if p.Steps, err = a.planDeprovision(ctx, op, p.Steps); err != nil {
 			return OperationPlan{}, err
 		}
+	case store.OpDriftCheck:
+		p.Steps = driftSteps(p.Steps)
 	}
 	rows := make([]store.NewStep, len(p.Steps))
 	for i, st := range p.Steps {
@@ -138,7 +143,7 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 		p.SucceededInstallStatus, p.FailedInstallStatus, p.InterruptedInstallStatus = status.InstallActive, status.InstallFailed, status.InstallFailed
 	}
 	if op.Kind == store.OpDeployComponent || op.Kind == store.OpTeardownComponent || op.Kind == store.OpUpdateInputs ||
-		op.Kind == store.OpDeployConfig {
+		op.Kind == store.OpDeployConfig || op.Kind == store.OpDriftCheck {
 		// A component operation or an input update does not change what the install is; a
 		// config deploy that ends well leaves it active, one denied or plan-only as it was.
 		inst, err := a.Store.GetInstall(ctx, op.OrgID, op.InstallID)
@@ -148,6 +153,10 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 		p.SucceededInstallStatus, p.InterruptedInstallStatus = inst.Status, inst.Status
 		if op.Kind == store.OpDeployConfig {
 			p.SucceededInstallStatus = status.InstallActive
+		}
+		if op.Kind == store.OpDriftCheck { // a check changes nothing, not even when it fails
+			p.FailedInstallStatus = inst.Status
+			p.DriftReconcile = inst.DriftReconcile && inst.ApprovalMode == status.ApproveAll
 		}
 	}
 	installStatus := status.InstallProvisioning
@@ -266,7 +275,7 @@ func (a *Activities) SetStepStatus(ctx context.Context, opID, step string, stepS
 	case status.StepPlanning:
 		changes["started_at"] = now
 	case status.StepSucceeded, status.StepNoChanges, status.StepFailed, status.StepSkipped, status.StepDenied,
-		status.StepCancelled, status.StepPlanned, status.StepUnchanged:
+		status.StepCancelled, status.StepPlanned, status.StepUnchanged, status.StepDrifted:
 		changes["finished_at"] = now
 	}
 	return classify(a.Store.UpdateStep(ctx, opID, step, changes))

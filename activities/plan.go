@@ -39,7 +39,7 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 	}
 	destroy := op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent
 	withSandbox := op.Kind == store.OpProvision || op.Kind == store.OpReprovision || op.Kind == store.OpDeprovision ||
-		op.Kind == store.OpUpdateInputs || op.Kind == store.OpDeployConfig
+		op.Kind == store.OpUpdateInputs || op.Kind == store.OpDeployConfig || op.Kind == store.OpDriftCheck
 	dependents := g.Deps.Reverse()
 	var steps []StepSpec
 	var names []string

@@ -40,6 +40,8 @@ type TerraformJobInput struct {
 	// registry comes with the inputs (the sandbox, which provides it, is
 	// not done yet when the job is queued).
 	DeferRegistry bool
+	// NoLock plans without terraform's state lock (a drift check).
+	NoLock bool
 }
 
 // installConfig loads the app config version an operation runs. A version
@@ -223,7 +225,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	lockURL := gw + strings.ReplaceAll(protocol.PathLock, "{workspace}", ws)
 	vars, env := variablesFromEnv(rendered.Variables, rendered.EnvVars)
 	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: ws, Module: module, ModuleArtifact: artifact,
-		ModuleSync: modSync, Variables: vars, Env: env,
+		ModuleSync: modSync, Variables: vars, Env: env, NoLock: in.NoLock,
 		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: token}}
 	stepChanges := map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(), "render_digest": terraformDigest(rendered, sourceDigest(cfg, in.Step))}
 	if in.Operation == protocol.TerraformApply {

@@ -311,6 +311,10 @@ func (o *recordingOps) SignalApproval(context.Context, string, string, bool) err
 	return errors.New("operations are not part of these tests")
 }
 
+// SetDriftSchedule: schedules are tested end to end (package e2e); deleting
+// an install deletes its schedule, which succeeds here.
+func (o *recordingOps) SetDriftSchedule(context.Context, string, time.Duration) error { return nil }
+
 // StartBuild records the build whose workflow it was asked to start.
 func (o *recordingOps) StartBuild(_ context.Context, b store.Build) error {
 	o.mu.Lock()

@@ -43,9 +43,12 @@ type installView struct {
 	Labels map[string]string `json:"labels"`
 	// MaintenanceWindows are when platform-started work may run.
 	MaintenanceWindows []maintenance.Window `json:"maintenance_windows"`
-	Runner             *runnerRef           `json:"runner,omitempty"`
-	CreatedAt          time.Time            `json:"created_at"`
-	UpdatedAt          time.Time            `json:"updated_at"`
+	// DriftEvery and DriftReconcile are the install's drift schedule.
+	DriftEvery     string     `json:"drift_every"`
+	DriftReconcile bool       `json:"drift_reconcile"`
+	Runner         *runnerRef `json:"runner,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
 }
 
 type inputView struct {
@@ -64,7 +67,7 @@ type runnerRef struct {
 func newInstallView(inst store.Install, runner *runnerRef) installView {
 	v := installView{ID: inst.ID, OrgID: inst.OrgID, AppID: inst.AppID, Name: inst.Name, Status: inst.Status,
 		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, ConfigVersion: inst.ConfigVersion, Labels: inst.Labels,
-		MaintenanceWindows: inst.MaintenanceWindows, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
+		MaintenanceWindows: inst.MaintenanceWindows, DriftEvery: inst.DriftEvery, DriftReconcile: inst.DriftReconcile, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
 	if v.Labels == nil {
 		v.Labels = map[string]string{}
 	}
@@ -146,4 +149,6 @@ func (s *Server) getInstall(c echo.Context) error {
 	return c.JSON(http.StatusOK, newInstallView(inst, ref))
 }
 
-func (s *Server) deleteInstall(c echo.Context) error { return deleteByID(c, s.store.DeleteInstall) }
+func (s *Server) deleteInstall(c echo.Context) error {
+	return deleteByID(c, s.deleteInstallAndSchedule)
+}

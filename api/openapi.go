@@ -38,7 +38,7 @@ func openAPIDocument(routes []route) map[string]any {
 		"security": []any{map[string]any{"bearer": []string{}}},
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
-			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas(), inputSchemas(), deploySchemas(), maintenanceSchemas(), buildSchemas(), runnerInstallSchemas(), labelSchemas(), releaseSchemas()),
+			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas(), inputSchemas(), deploySchemas(), maintenanceSchemas(), driftSchemas(), buildSchemas(), runnerInstallSchemas(), labelSchemas(), releaseSchemas()),
 		},
 	}
 }
@@ -231,7 +231,9 @@ func schemas() map[string]any {
 			"labels":         ref("Labels"),
 			"maintenance_windows": described(arrayOf(ref("MaintenanceWindow")),
 				"when work the platform starts on its own (a drift reconcile, a release) may run; empty: at any time"),
-			"runner": nullable(ref("RunnerRef")), "created_at": dateTime, "updated_at": dateTime},
+			"drift_every":     described(str, "the interval of the install's drift checks (\"\": no schedule)"),
+			"drift_reconcile": described(boolean, "drift found is applied (under approve-all) in the install's maintenance window"),
+			"runner":          nullable(ref("RunnerRef")), "created_at": dateTime, "updated_at": dateTime},
 			"id", "org_id", "app_id", "name", "status", "inputs", "config_version", "labels", "maintenance_windows", "created_at", "updated_at"),
 		"NewInstall": object(props{"id": str, "org_id": str, "app_id": str, "name": str, "status": str,
 			"inputs": arrayOf(ref("Input")), "inputs_version": integer, "runner": ref("NewRunner"), "created_at": dateTime, "updated_at": dateTime},

@@ -84,7 +84,7 @@ func (s *Server) beginOperation(ctx context.Context, inst store.Install, op stor
 // deploy run the latest, a deploy_config the one it names.
 func runsInstalledVersion(kind string) bool {
 	return kind == store.OpDeprovision || kind == store.OpReprovision || kind == store.OpTeardownComponent ||
-		kind == store.OpUpdateInputs
+		kind == store.OpUpdateInputs || kind == store.OpDriftCheck
 }
 
 // launchOperation starts a begun operation's workflow; one that cannot start
@@ -259,7 +259,7 @@ func (s *Server) getOutputs(c echo.Context) error {
 // operationSchemas are the OpenAPI schemas of operations.
 func operationSchemas() map[string]any {
 	step := object(props{"name": str, "destroy": boolean, "status": described(str,
-		"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran)"),
+		"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)"),
 		"plan_job_id":  described(str, "the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)"),
 		"apply_job_id": str,
 		"build_id":     described(str, "the build a component step deploys"),
@@ -272,7 +272,7 @@ func operationSchemas() map[string]any {
 			"with_dependents":       described(boolean, "component operations: include the components that depend on it"),
 			"in_maintenance_window": described(boolean, windowOption)}),
 		"Operation": object(props{"id": str, "install_id": str,
-			"kind": described(str, "provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config"), "component": str, "plan_only": boolean,
+			"kind": described(str, "provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config, drift_check"), "component": str, "plan_only": boolean,
 			"approval_mode": str, "config_version": integer, "workflow_id": str,
 			"status":                described(str, "running, waiting_for_maintenance_window, waiting_for_runner, succeeded, failed, cancelled, denied"),
 			"in_maintenance_window": described(boolean, "the operation waits for the install's maintenance window before it runs"),

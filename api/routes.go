@@ -292,6 +292,26 @@ func (s *Server) routeTable() []route {
 				"an operation a user starts runs at once unless its request sets in_maintenance_window. A window with a bad day, " +
 				"start, duration (0, or over 168h) or time zone is 400 naming the field (windows[i].time_zone, …).",
 			body: "MaintenanceWindowsRequest", status: 200, result: "MaintenanceWindows"}},
+		{put, "/installs/:id/drift-schedule", s.putDriftSchedule, operation{id: "setDriftSchedule", tag: "installs",
+			summary: "Check the install for drift on a schedule",
+			description: "Creates, changes or (every \"\" or \"0\") deletes the install's Temporal schedule " +
+				"install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under " +
+				"approve-all, a check that finds drift waits for the install's maintenance window (the check shows " +
+				"waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. " +
+				"A bad interval is 400 naming every.",
+			body: "DriftScheduleRequest", status: 200, result: "DriftSchedule", errors: []int{503}}},
+		{post, "/installs/:id/drift-check", s.driftCheck, operation{id: "checkDrift", tag: "operations",
+			summary: "Check the install for drift now",
+			description: "Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the " +
+				"sandbox and every terraform component are planned at once, with terraform's state lock off (-lock=false) and " +
+				"without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is " +
+				"not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an " +
+				"apply of it clears it; the others end no_changes. Helm charts and images are not checked. 409 when a check " +
+				"runs already or the install runs nothing yet.",
+			status: 202, result: "Operation", errors: []int{409, 503}}},
+		{get, "/installs/:id/drift", s.getDrift, operation{id: "getDrift", tag: "installs",
+			summary: "What the drift checks found: per sandbox and component, drifted, since when, the plan",
+			status:  200, result: "Drift"}},
 		{put, "/installs/:id/approval-mode", s.setApprovalMode, operation{id: "setApprovalMode", tag: "installs",
 			summary: "Set how the install's plans are approved", body: "ApprovalMode", status: 200, result: "ApprovalMode"}},
 		{get, "/installs/:id/components", s.listInstallComponents, operation{id: "listInstallComponents", tag: "builds",

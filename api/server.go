@@ -62,6 +62,9 @@ type Operations interface {
 	StartRelease(ctx context.Context, r store.Release) error
 	// SignalRelease pauses, resumes or cancels a running release.
 	SignalRelease(ctx context.Context, workflowID, action string) error
+	// SetDriftSchedule creates or updates the install's schedule of drift
+	// checks, one every interval; 0 deletes it.
+	SetDriftSchedule(ctx context.Context, installID string, every time.Duration) error
 }
 
 // DefaultOnlineWindow is how recently a runner must have been seen to be

@@ -429,6 +429,36 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/installs/{id}/deprovision (the `DeprovisionInstall` operationId).
 	DeprovisionInstall(ctx context.Context, id string, body DeprovisionInstallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDrift What the drift checks found: per sandbox and component, drifted, since when, the plan
+	//
+	// Corresponds with GET /v1/installs/{id}/drift (the `GetDrift` operationId).
+	GetDrift(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckDrift Check the install for drift now
+	//
+	// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every terraform component are planned at once, with terraform's state lock off (-lock=false) and without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. Helm charts and images are not checked. 409 when a check runs already or the install runs nothing yet.
+	//
+	// Corresponds with POST /v1/installs/{id}/drift-check (the `CheckDrift` operationId).
+	CheckDrift(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetDriftScheduleWithBody Check the install for drift on a schedule
+	//
+	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/installs/{id}/drift-schedule (the `SetDriftSchedule` operationId).
+	SetDriftScheduleWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetDriftSchedule Check the install for drift on a schedule
+	//
+	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/installs/{id}/drift-schedule (the `SetDriftSchedule` operationId).
+	SetDriftSchedule(ctx context.Context, id string, body SetDriftScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PatchInstallInputsWithBody Set, change or remove some of the install's inputs
 	//
 	// Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
@@ -1484,6 +1514,76 @@ func (c *Client) DeprovisionInstallWithBody(ctx context.Context, id string, cont
 // Corresponds with POST /v1/installs/{id}/deprovision (the `DeprovisionInstall` operationId).
 func (c *Client) DeprovisionInstall(ctx context.Context, id string, body DeprovisionInstallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeprovisionInstallRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDrift What the drift checks found: per sandbox and component, drifted, since when, the plan
+//
+// Corresponds with GET /v1/installs/{id}/drift (the `GetDrift` operationId).
+func (c *Client) GetDrift(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDriftRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckDrift Check the install for drift now
+//
+// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every terraform component are planned at once, with terraform's state lock off (-lock=false) and without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. Helm charts and images are not checked. 409 when a check runs already or the install runs nothing yet.
+//
+// Corresponds with POST /v1/installs/{id}/drift-check (the `CheckDrift` operationId).
+func (c *Client) CheckDrift(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckDriftRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetDriftScheduleWithBody Check the install for drift on a schedule
+//
+// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/installs/{id}/drift-schedule (the `SetDriftSchedule` operationId).
+func (c *Client) SetDriftScheduleWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetDriftScheduleRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetDriftSchedule Check the install for drift on a schedule
+//
+// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/installs/{id}/drift-schedule (the `SetDriftSchedule` operationId).
+func (c *Client) SetDriftSchedule(ctx context.Context, id string, body SetDriftScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetDriftScheduleRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3630,6 +3730,121 @@ func NewDeprovisionInstallRequestWithBody(server string, id string, contentType 
 	return req, nil
 }
 
+// NewGetDriftRequest constructs an http.Request for the GetDrift method
+func NewGetDriftRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/drift", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCheckDriftRequest constructs an http.Request for the CheckDrift method
+func NewCheckDriftRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/drift-check", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetDriftScheduleRequest calls the generic SetDriftSchedule builder with application/json body
+func NewSetDriftScheduleRequest(server string, id string, body SetDriftScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetDriftScheduleRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewSetDriftScheduleRequestWithBody constructs an http.Request for the SetDriftSchedule method, with any body, and a specified content type
+func NewSetDriftScheduleRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/drift-schedule", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPatchInstallInputsRequest calls the generic PatchInstallInputs builder with application/json body
 func NewPatchInstallInputsRequest(server string, id string, body PatchInstallInputsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5303,6 +5518,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/installs/{id}/deprovision (the `DeprovisionInstall` operationId).
 	DeprovisionInstallWithResponse(ctx context.Context, id string, body DeprovisionInstallJSONRequestBody, reqEditors ...RequestEditorFn) (*DeprovisionInstallResponse, error)
+
+	// GetDriftWithResponse What the drift checks found: per sandbox and component, drifted, since when, the plan
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/drift (the `GetDrift` operationId).
+	GetDriftWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetDriftResponse, error)
+
+	// CheckDriftWithResponse Check the install for drift now
+	//
+	// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every terraform component are planned at once, with terraform's state lock off (-lock=false) and without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. Helm charts and images are not checked. 409 when a check runs already or the install runs nothing yet.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/drift-check (the `CheckDrift` operationId).
+	CheckDriftWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*CheckDriftResponse, error)
+
+	// SetDriftScheduleWithBodyWithResponse Check the install for drift on a schedule
+	//
+	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/installs/{id}/drift-schedule (the `SetDriftSchedule` operationId).
+	SetDriftScheduleWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetDriftScheduleResponse, error)
+
+	// SetDriftScheduleWithResponse Check the install for drift on a schedule
+	//
+	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/installs/{id}/drift-schedule (the `SetDriftSchedule` operationId).
+	SetDriftScheduleWithResponse(ctx context.Context, id string, body SetDriftScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*SetDriftScheduleResponse, error)
 
 	// PatchInstallInputsWithBodyWithResponse Set, change or remove some of the install's inputs
 	//
@@ -7998,6 +8247,206 @@ func (r DeprovisionInstallResponse) ContentType() string {
 	return ""
 }
 
+type GetDriftResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Drift
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDriftResponse) GetJSON200() *Drift {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDriftResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDriftResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDriftResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDriftResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDriftResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDriftResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CheckDriftResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Operation
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CheckDriftResponse) GetJSON202() *Operation {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CheckDriftResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CheckDriftResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CheckDriftResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CheckDriftResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CheckDriftResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CheckDriftResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CheckDriftResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CheckDriftResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetDriftScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DriftSchedule
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetDriftScheduleResponse) GetJSON200() *DriftSchedule {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetDriftScheduleResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetDriftScheduleResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SetDriftScheduleResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SetDriftScheduleResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SetDriftScheduleResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SetDriftScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetDriftScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetDriftScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetDriftScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PatchInstallInputsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10362,6 +10811,64 @@ func (c *ClientWithResponses) DeprovisionInstallWithResponse(ctx context.Context
 	return ParseDeprovisionInstallResponse(rsp)
 }
 
+// GetDriftWithResponse What the drift checks found: per sandbox and component, drifted, since when, the plan
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/drift (the `GetDrift` operationId).
+func (c *ClientWithResponses) GetDriftWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetDriftResponse, error) {
+	rsp, err := c.GetDrift(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDriftResponse(rsp)
+}
+
+// CheckDriftWithResponse Check the install for drift now
+//
+// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every terraform component are planned at once, with terraform's state lock off (-lock=false) and without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. Helm charts and images are not checked. 409 when a check runs already or the install runs nothing yet.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/drift-check (the `CheckDrift` operationId).
+func (c *ClientWithResponses) CheckDriftWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*CheckDriftResponse, error) {
+	rsp, err := c.CheckDrift(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckDriftResponse(rsp)
+}
+
+// SetDriftScheduleWithBodyWithResponse Check the install for drift on a schedule
+//
+// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/installs/{id}/drift-schedule (the `SetDriftSchedule` operationId).
+func (c *ClientWithResponses) SetDriftScheduleWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetDriftScheduleResponse, error) {
+	rsp, err := c.SetDriftScheduleWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetDriftScheduleResponse(rsp)
+}
+
+// SetDriftScheduleWithResponse Check the install for drift on a schedule
+//
+// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/installs/{id}/drift-schedule (the `SetDriftSchedule` operationId).
+func (c *ClientWithResponses) SetDriftScheduleWithResponse(ctx context.Context, id string, body SetDriftScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*SetDriftScheduleResponse, error) {
+	rsp, err := c.SetDriftSchedule(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetDriftScheduleResponse(rsp)
+}
+
 // PatchInstallInputsWithBodyWithResponse Set, change or remove some of the install's inputs
 //
 // Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
@@ -12714,6 +13221,161 @@ func ParseDeprovisionInstallResponse(rsp *http.Response) (*DeprovisionInstallRes
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDriftResponse parses an HTTP response from a GetDriftWithResponse call
+func ParseGetDriftResponse(rsp *http.Response) (*GetDriftResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDriftResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Drift
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCheckDriftResponse parses an HTTP response from a CheckDriftWithResponse call
+func ParseCheckDriftResponse(rsp *http.Response) (*CheckDriftResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CheckDriftResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Operation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetDriftScheduleResponse parses an HTTP response from a SetDriftScheduleWithResponse call
+func ParseSetDriftScheduleResponse(rsp *http.Response) (*SetDriftScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetDriftScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DriftSchedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Error

@@ -625,6 +625,50 @@ type DeployConfigRequest struct {
 	PlanOnly *bool `json:"plan_only,omitempty"`
 }
 
+// Drift defines model for Drift.
+type Drift struct {
+	Components []struct {
+		CheckedAt time.Time `json:"checked_at"`
+		Drifted   bool      `json:"drifted"`
+
+		// Name sandbox or a terraform component
+		Name string `json:"name"`
+
+		// OperationId the check that found it, or the operation whose apply cleared it
+		OperationId string `json:"operation_id"`
+
+		// Plan the plan that would bring it back (terraform's text, sensitive values redacted)
+		Plan *string `json:"plan,omitempty"`
+
+		// Since when a check first found it drifted
+		Since *time.Time `json:"since,omitempty"`
+	} `json:"components"`
+
+	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
+	Every string `json:"every"`
+
+	// Reconcile under approve-all, apply the drift a check finds (a reprovision), inside the install's maintenance window
+	Reconcile bool `json:"reconcile"`
+}
+
+// DriftSchedule defines model for DriftSchedule.
+type DriftSchedule struct {
+	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
+	Every string `json:"every"`
+
+	// Reconcile under approve-all, apply the drift a check finds (a reprovision), inside the install's maintenance window
+	Reconcile bool `json:"reconcile"`
+}
+
+// DriftScheduleRequest defines model for DriftScheduleRequest.
+type DriftScheduleRequest struct {
+	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
+	Every string `json:"every"`
+
+	// Reconcile under approve-all, apply the drift a check finds (a reprovision), inside the install's maintenance window
+	Reconcile *bool `json:"reconcile,omitempty"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	// Code machine-readable, e.g. invalid_field, not_found, conflict, unauthorized, too_large
@@ -683,9 +727,15 @@ type Install struct {
 	// ConfigVersion the app config version the install runs: the one its last provision, reprovision or deploy_config that succeeded brought it to (0 before any)
 	ConfigVersion int       `json:"config_version"`
 	CreatedAt     time.Time `json:"created_at"`
-	Id            string    `json:"id"`
-	Inputs        []Input   `json:"inputs"`
-	InputsVersion *int      `json:"inputs_version,omitempty"`
+
+	// DriftEvery the interval of the install's drift checks ("": no schedule)
+	DriftEvery *string `json:"drift_every,omitempty"`
+
+	// DriftReconcile drift found is applied (under approve-all) in the install's maintenance window
+	DriftReconcile *bool   `json:"drift_reconcile,omitempty"`
+	Id             string  `json:"id"`
+	Inputs         []Input `json:"inputs"`
+	InputsVersion  *int    `json:"inputs_version,omitempty"`
 
 	// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
 	Labels Labels `json:"labels"`
@@ -914,7 +964,7 @@ type Operation struct {
 	InMaintenanceWindow *bool  `json:"in_maintenance_window,omitempty"`
 	InstallId           string `json:"install_id"`
 
-	// Kind provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config
+	// Kind provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config, drift_check
 	Kind     string `json:"kind"`
 	PlanOnly *bool  `json:"plan_only,omitempty"`
 
@@ -941,7 +991,7 @@ type Operation struct {
 		PlanJobId *string    `json:"plan_job_id,omitempty"`
 		StartedAt *time.Time `json:"started_at,omitempty"`
 
-		// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran)
+		// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)
 		Status string `json:"status"`
 
 		// SyncJobId the job that copied the build into the install's registry
@@ -1330,6 +1380,9 @@ type DeployConfigJSONRequestBody = DeployConfigRequest
 
 // DeprovisionInstallJSONRequestBody defines body for DeprovisionInstall for application/json ContentType.
 type DeprovisionInstallJSONRequestBody = OperationRequest
+
+// SetDriftScheduleJSONRequestBody defines body for SetDriftSchedule for application/json ContentType.
+type SetDriftScheduleJSONRequestBody = DriftScheduleRequest
 
 // PatchInstallInputsJSONRequestBody defines body for PatchInstallInputs for application/json ContentType.
 type PatchInstallInputsJSONRequestBody = UpdateInputsRequest

@@ -89,7 +89,8 @@ func row(screen, step string) (int, int) {
 	return at, n
 }
 
-// provision --wait in a real terminal: the step tree is redrawn in place
+// provision --wait in a real terminal: the step tree (after below gated,
+// which it depends on; in a deprovision, gated below after) is redrawn in place
 // (the gated step running with its job's last log line, then succeeded, on
 // the same row, never repeated) and the summary stays on screen. A Ctrl-C
 // during deprovision detaches (exit 130) naming `outpostctl wait`, which
@@ -104,13 +105,13 @@ func TestCLITUI(t *testing.T) {
 
 	p := c.newPane("provision", "cust-tui", "--wait")
 	running := p.waitScreen("the gated step running, with its log line",
-		`(?m)^├── \S+ sandbox +succeeded`, `(?m)^├── \S+ gated +(planning|applying) `, `(?m)^│ +└── › terraform_data\.gated`, `Ctrl-C detaches`)
+		`(?m)^├── \S+ sandbox +succeeded`, `(?m)^[│ ]*[├└]── \S+ gated +(planning|applying) `, `(?m)^[│ ]+[├└]── › terraform_data\.gated`, `Ctrl-C detaches`)
 	before, _ := row(running, "gated")
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	done := p.waitScreen("the summary", `exit code 0`)
-	for _, want := range []string{`(?m)^provision op_\S+ on cust-tui: succeeded`, `(?m)^├── ✓ gated +succeeded`, `(?m)^└── ✓ after +succeeded`,
+	for _, want := range []string{`(?m)^provision op_\S+ on cust-tui: succeeded`, `(?m)^└── ✓ gated +succeeded`, `(?m)^ +└── ✓ after +succeeded`,
 		`(?m)^provision op_\S+ succeeded in \S+ \(3 steps: 3 succeeded\)$`} {
 		if !regexp.MustCompile(want).MatchString(done) {
 			t.Errorf("the final screen lacks %s", want)
@@ -123,7 +124,7 @@ func TestCLITUI(t *testing.T) {
 	de := c.newPane("deprovision", "cust-tui", "--wait")
 	deID := regexp.MustCompile(`deprovision (op_\w+) on`).FindStringSubmatch(de.waitScreen("deprovision's tree", `deprovision op_\w+ on`))[1]
 	s.waitAtGate(inst, deID, "waiting for the gate down")
-	de.waitScreen("deprovision at the gated step", `(?m)^├── \S+ gated +(planning|applying) `, `› terraform_data\.gated`)
+	de.waitScreen("deprovision at the gated step", `(?m)^[│ ]*[├└]── \S+ gated +(planning|applying) `, `› terraform_data\.gated`)
 	de.tmux("send-keys", "C-c")
 	detached := de.waitScreen("the detach message", `exit code 130`)
 	m := regexp.MustCompile("detached from deprovision (op_\\w+); it goes on: `outpostctl wait cust-tui (op_\\w+)`").FindStringSubmatch(strings.ReplaceAll(detached, "\n", ""))
@@ -165,7 +166,7 @@ func TestCLITUI(t *testing.T) {
 	s.waitAtGate(inst, id, "waiting for the gate")
 	cancel.waitScreen("provision at the gate, Ctrl-C cancelling", `› terraform_data\.gated`, `Ctrl-C cancels the operation`)
 	cancel.tmux("send-keys", "C-c")
-	end := cancel.waitScreen("the cancelled summary", `exit code 6`, `(?m)^├── ⊘ gated +cancelled`)
+	end := cancel.waitScreen("the cancelled summary", `exit code 6`, `(?m)^[├└]── ⊘ gated +cancelled`)
 	if !strings.Contains(end, "provision "+id+" cancelled in ") {
 		t.Fatalf("no cancelled summary:\n%s", end)
 	}

@@ -44,6 +44,9 @@ type TerraformManifest struct {
 	Backend TerraformBackend `json:"backend"`
 	// PlanFile is, for apply, the approved saved plan.
 	PlanFile []byte `json:"plan_file,omitempty"`
+	// NoLock has a plan run without the state lock (-lock=false): a drift
+	// check, which must never hold up an operation's own plans and applies.
+	NoLock bool `json:"no_lock,omitempty"`
 }
 
 // TerraformModuleSync is a module's build and where the job copies it.

@@ -51,6 +51,8 @@ const (
 	// StepUnchanged: an update_inputs step whose rendered job is the one
 	// last applied; nothing ran.
 	StepUnchanged Step = "unchanged"
+	// StepDrifted: a drift check's plan of the step is not empty.
+	StepDrifted Step = "drifted"
 )
 
 // StepOK says the steps after this one may go on (in a plan-only operation,

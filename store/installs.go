@@ -94,7 +94,7 @@ func (s *Store) DeleteInstall(ctx context.Context, orgID, id string) error {
 				return err
 			}
 		}
-		for _, rows := range []any{&InstallInput{}, &InputVersion{}, &AppliedRender{}} {
+		for _, rows := range []any{&InstallInput{}, &InputVersion{}, &AppliedRender{}, &InstallDrift{}} {
 			if err := tx.Where("install_id = ?", id).Delete(rows).Error; err != nil {
 				return err
 			}

@@ -21,6 +21,9 @@ const (
 	OpTeardownComponent = "teardown_component"
 	OpUpdateInputs      = "update_inputs"
 	OpDeployConfig      = "deploy_config"
+	// OpDriftCheck plans the sandbox and every terraform component without
+	// taking the install's lock or terraform's state lock (docs: Drift).
+	OpDriftCheck = "drift_check"
 )
 
 // bringsToVersion says an operation of kind that succeeds (not plan-only)
@@ -108,14 +111,10 @@ func (s *Store) StartOperation(ctx context.Context, op InstallOperation) (Instal
 		if err := tx.Where("org_id = ? AND id = ?", op.OrgID, op.InstallID).First(&inst).Error; err != nil {
 			return notFound(err, "install "+op.InstallID)
 		}
-		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&InstallLock{InstallID: op.InstallID, OperationID: op.ID, CreatedAt: s.now()})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			var l InstallLock
-			tx.Where("install_id = ?", op.InstallID).First(&l)
-			return fmt.Errorf("install %s is busy with operation %s: %w", inst.Name, l.OperationID, ErrConflict)
+		if op.Kind != OpDriftCheck {
+			if err := s.lockInstall(tx, inst, op.ID); err != nil {
+				return err
+			}
 		}
 		return tx.Omit("Steps").Create(&op).Error
 	})
@@ -123,6 +122,21 @@ func (s *Store) StartOperation(ctx context.Context, op InstallOperation) (Instal
 		return InstallOperation{}, fmt.Errorf("start operation: %w", err)
 	}
 	return op, nil
+}
+
+// lockInstall takes the install's lock for operation opID, or says which
+// operation holds it (ErrConflict).
+func (s *Store) lockInstall(tx *gorm.DB, inst Install, opID string) error {
+	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&InstallLock{InstallID: inst.ID, OperationID: opID, CreatedAt: s.now()})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		var l InstallLock
+		tx.Where("install_id = ?", inst.ID).First(&l)
+		return fmt.Errorf("install %s is busy with operation %s: %w", inst.Name, l.OperationID, ErrConflict)
+	}
+	return nil
 }
 
 // NewStep is a step to record: its name, and whether it destroys.

@@ -82,6 +82,7 @@ var operationWorkflows = map[string]func(workflow.Context, workflows.OperationIn
 	store.OpTeardownComponent: workflows.TeardownComponent,
 	store.OpUpdateInputs:      workflows.UpdateInputs,
 	store.OpDeployConfig:      workflows.DeployConfig,
+	store.OpDriftCheck:        workflows.DriftCheck,
 }
 
 // StartOperation starts the workflow of an install operation. Its ID is

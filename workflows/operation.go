@@ -32,6 +32,9 @@ type Approval struct {
 // OperationInput names the operation; everything else is in the store.
 type OperationInput struct {
 	OperationID string
+	// InstallID: a drift check a schedule started, which records its
+	// operation itself (OperationID is then empty).
+	InstallID string `json:",omitempty"`
 }
 
 // OperationResult is how each step ended (no outputs: they may be secret).

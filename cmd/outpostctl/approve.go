@@ -76,7 +76,10 @@ func (c *cli) approveCmd(approve bool) *cobra.Command {
 func (a *api) awaitStep(ctx context.Context, op apiclient.Operation, inst apiclient.Install, name, verb string, wait bool) (stepRow, apiclient.Operation, error) {
 	for {
 		step, err := waitingStep(op, inst, name, verb)
-		if err == nil || !wait || op.FinishedAt != nil || exitCode(err) != exitConflict {
+		// A step that does not wait yet, or an operation that has no
+		// steps yet (it has just started), may still come to wait.
+		again := exitCode(err) == exitConflict || exitCode(err) == exitNotFound && (op.Steps == nil || len(*op.Steps) == 0)
+		if err == nil || !wait || op.FinishedAt != nil || !again {
 			return step, op, err
 		}
 		select {

@@ -42,12 +42,18 @@ func (m tuiModel) view(now time.Time) string {
 	for _, st := range m.snap.steps {
 		width = max(width, len(st.Name))
 	}
+	nodes, placed := map[string]*tree.Tree{}, map[string]bool{}
 	for _, st := range m.snap.steps {
 		node := tree.Root(m.stepLine(st, width, now))
 		for _, d := range m.details(st) {
 			node.Child(d)
 		}
-		t.Child(node)
+		if p := parentOf(st.Name, m.snap.deps, placed); p != "" {
+			nodes[p].Child(node)
+		} else {
+			t.Child(node)
+		}
+		nodes[st.Name], placed[st.Name] = node, true
 	}
 	out := t.String() + "\n"
 	if op.FinishedAt == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ type snapshot struct {
 	body  []byte
 	steps []stepView
 	logs  map[string]string
+	deps  map[string][]string // by component: those it depends on (nil when unknown)
 }
 
 // pollWait is how long each read of the operation is held by the API when
@@ -44,6 +46,7 @@ type watcher struct {
 	cursor map[string]string // by job: the log cursor to read on from
 	last   map[string]string // by job: its last log line
 	levels map[string]int    // by step: its depth in the app's dependencies (stepLevels)
+	deps   map[string][]string
 }
 
 func newWatcher(a *api, inst apiclient.Install, op apiclient.Operation, logs bool) *watcher {
@@ -53,7 +56,8 @@ func newWatcher(a *api, inst apiclient.Install, op apiclient.Operation, logs boo
 // run sends each snapshot until the operation has finished (nil) or a
 // read fails (ctx's end included).
 func (w *watcher) run(ctx context.Context, send func(snapshot)) error {
-	w.levels = stepLevels(w.a.dependencies(ctx, w.inst.AppId, w.op.ConfigVersion))
+	w.deps = w.a.dependencies(ctx, w.inst.AppId, w.op.ConfigVersion)
+	w.levels = stepLevels(w.deps)
 	for wait := 0; ; wait = pollWait { // the first read at once
 		s, err := w.read(ctx, wait)
 		if err != nil {
@@ -71,7 +75,7 @@ func (w *watcher) read(ctx context.Context, wait int) (snapshot, error) {
 	if err != nil {
 		return snapshot{}, err
 	}
-	s := snapshot{op: *r.JSON200, body: r.Body, steps: stepsOf(*r.JSON200), logs: map[string]string{}}
+	s := snapshot{op: *r.JSON200, body: r.Body, steps: stepsOf(*r.JSON200), logs: map[string]string{}, deps: w.deps}
 	sortSteps(s.steps, w.levels)
 	if !w.logs {
 		return s, nil
@@ -201,4 +205,21 @@ func sortSteps(steps []stepView, levels map[string]int) {
 	slices.SortStableFunc(steps, func(a, b stepView) int {
 		return cmp.Or(cmp.Compare(key(a), key(b)), strings.Compare(a.Name, b.Name))
 	})
+}
+
+// parentOf is the step name hangs below in the live tree: the first step
+// placed before it that it depends on or, for a destroy (run in reverse),
+// that depends on it; "" (the operation) when none is.
+func parentOf(name string, deps map[string][]string, placed map[string]bool) string {
+	for _, d := range deps[name] {
+		if placed[d] {
+			return d
+		}
+	}
+	for _, other := range slices.Sorted(maps.Keys(deps)) {
+		if placed[other] && slices.Contains(deps[other], name) {
+			return other
+		}
+	}
+	return ""
 }

@@ -105,7 +105,7 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 
 	switch m.Operation {
 	case protocol.TerraformPlan:
-		p.outputs, err = plan(ctx, tf, cmd, run, m.Destroy)
+		p.outputs, err = plan(ctx, tf, cmd, run, m.Destroy, m.NoLock)
 	case protocol.TerraformPlanApply:
 		p.outputs, err = p.planApply(ctx, cmd, run, nil)
 	case protocol.TerraformApply:

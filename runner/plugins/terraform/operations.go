@@ -17,8 +17,9 @@ import (
 
 // plan saves a plan (a destroy plan when asked) and describes it: the text
 // terraform showed, its JSON with sensitive values redacted, and the counts.
-func plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run, destroy bool) (json.RawMessage, error) {
-	out, path, err := savePlan(ctx, tf, run, destroy)
+// noLock plans without the state lock (a drift check).
+func plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run, destroy, noLock bool) (json.RawMessage, error) {
+	out, path, err := savePlan(ctx, tf, run, destroy, noLock)
 	if err != nil {
 		return nil, err
 	}
@@ -127,11 +128,11 @@ func (c *capped) Write(p []byte) (int, error) {
 
 // savePlan runs terraform plan -out, keeping the plan's text as terraform
 // prints it (it goes to the job's logs as well).
-func savePlan(ctx context.Context, tf *tfexec.Terraform, run plugins.Run, destroy bool) (protocol.TerraformPlanOutputs, string, error) {
+func savePlan(ctx context.Context, tf *tfexec.Terraform, run plugins.Run, destroy, noLock bool) (protocol.TerraformPlanOutputs, string, error) {
 	path := filepath.Join(run.Dir, planFileName)
 	var text bytes.Buffer
 	tf.SetStdout(io.MultiWriter(run.Stdout, &text))
-	changes, err := tf.Plan(ctx, tfexec.Out(path), tfexec.Destroy(destroy))
+	changes, err := tf.Plan(ctx, tfexec.Out(path), tfexec.Destroy(destroy), tfexec.Lock(!noLock))
 	tf.SetStdout(run.Stdout)
 	if err != nil {
 		return protocol.TerraformPlanOutputs{}, "", failure("plan", err)

@@ -1,0 +1,150 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// minDriftEvery is the shortest drift schedule.
+const minDriftEvery = time.Second
+
+type driftScheduleRequest struct {
+	Every     string `json:"every"`
+	Reconcile bool   `json:"reconcile"`
+}
+
+// driftView is what the install's drift checks found, and its schedule.
+type driftView struct {
+	Every      string               `json:"every"`
+	Reconcile  bool                 `json:"reconcile"`
+	Components []store.InstallDrift `json:"components"`
+}
+
+// putDriftSchedule creates, changes or (every "" or "0") deletes the
+// install's drift schedule, a Temporal schedule of drift checks.
+func (s *Server) putDriftSchedule(c echo.Context) error {
+	var req driftScheduleRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	every, err := driftEvery(req.Every)
+	if err != nil {
+		return err
+	}
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if s.ops == nil {
+		return errNoOps()
+	}
+	if every == 0 {
+		req.Every = ""
+	}
+	if err := s.store.SetDriftSettings(ctx, org, inst.ID, req.Every, req.Reconcile); err != nil {
+		return err
+	}
+	if err := s.ops.SetDriftSchedule(ctx, inst.ID, every); err != nil {
+		return opsFailed("setting the drift schedule", err)
+	}
+	return c.JSON(http.StatusOK, req)
+}
+
+// driftEvery parses a schedule's interval: "" or "0" is none.
+func driftEvery(v string) (time.Duration, error) {
+	if v == "" || v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, apierr.Invalid("every", "%q is not a duration (e.g. 30m, 6h; \"\" or \"0\" for no schedule)", v)
+	}
+	if d < minDriftEvery {
+		return 0, apierr.Invalid("every", "%s is too short: at least %s", v, minDriftEvery)
+	}
+	return d, nil
+}
+
+// getDrift shows the install's drift schedule and what the checks found.
+func (s *Server) getDrift(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	rows, err := s.store.ListDrift(ctx, inst.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, driftView{Every: inst.DriftEvery, Reconcile: inst.DriftReconcile, Components: rows})
+}
+
+// driftCheck starts a drift check now: it takes no lock, so it runs beside
+// any operation; one check at a time (409).
+func (s *Server) driftCheck(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if inst.ConfigVersion == 0 {
+		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "install %s runs nothing yet: provision it first", inst.Name)
+	}
+	if err := s.noDriftCheckRuns(ctx, inst); err != nil {
+		return err
+	}
+	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: store.OpDriftCheck, PlanOnly: true})
+	if err != nil {
+		return err
+	}
+	if err := s.launchOperation(ctx, op); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, op)
+}
+
+func (s *Server) noDriftCheckRuns(ctx context.Context, inst store.Install) error {
+	running, err := s.store.RunningDriftChecks(ctx, inst.ID)
+	if err != nil || len(running) == 0 {
+		return err
+	}
+	return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "a drift check of install %s runs already (operation %s)", inst.Name, running[0].ID)
+}
+
+// deleteInstallAndSchedule deletes an install, then its drift schedule.
+func (s *Server) deleteInstallAndSchedule(ctx context.Context, orgID, id string) error {
+	if err := s.store.DeleteInstall(ctx, orgID, id); err != nil {
+		return err
+	}
+	if s.ops != nil {
+		if err := s.ops.SetDriftSchedule(ctx, id, 0); err != nil {
+			s.log.Error("deleting an install's drift schedule failed", "install", id, "err", err)
+		}
+	}
+	return nil
+}
+
+// driftSchemas are the OpenAPI schemas of drift checks.
+func driftSchemas() map[string]any {
+	every := described(str, "a duration (30m, 6h): one check each; \"\" or \"0\": no schedule")
+	reconcile := described(boolean, "under approve-all, apply the drift a check finds (a reprovision), inside the install's maintenance window")
+	return map[string]any{
+		"DriftScheduleRequest": request(props{"every": every, "reconcile": reconcile}, "every"),
+		"DriftSchedule":        object(props{"every": every, "reconcile": reconcile}, "every", "reconcile"),
+		"Drift": object(props{"every": every, "reconcile": reconcile,
+			"components": arrayOf(object(props{"name": described(str, "sandbox or a terraform component"),
+				"drifted": boolean, "since": described(dateTime, "when a check first found it drifted"),
+				"plan":         described(str, "the plan that would bring it back (terraform's text, sensitive values redacted)"),
+				"operation_id": described(str, "the check that found it, or the operation whose apply cleared it"),
+				"checked_at":   dateTime}, "name", "drifted", "operation_id", "checked_at"))},
+			"every", "reconcile", "components"),
+	}
+}

@@ -1,0 +1,122 @@
+package workflows
+
+import (
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
+)
+
+// DriftCheck plans the sandbox and every terraform component of what the
+// install runs, without its lock or terraform's state lock, and records
+// each step drifted (a plan that is not empty) or not. A schedule starts it
+// with in.InstallID (it records its operation itself), the API with
+// in.OperationID. When the install reconciles drift, it waits for the
+// install's maintenance window (a timer), then starts a reprovision.
+func DriftCheck(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	opID := in.OperationID
+	if opID == "" {
+		wfID := workflow.GetInfo(ctx).WorkflowExecution.ID
+		if err := runLocal(ctx, a.BeginDriftCheck, in.InstallID, wfID).Get(ctx, &opID); err != nil {
+			return OperationResult{Status: status.OpFailed, Error: rootMessage(err)}, err
+		}
+	}
+	var plan activities.OperationPlan
+	if err := runLocal(ctx, a.BeginOperation, opID).Get(ctx, &plan); err != nil {
+		return OperationResult{Status: status.OpFailed, Error: err.Error()}, err
+	}
+	if _, err := awaitRunner(ctx, opID, plan.RunnerTimeout); err != nil {
+		res := OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{}, Error: rootMessage(err)}
+		return finishOperation(ctx, opID, res, "")
+	}
+	res := checkSteps(ctx, opID, plan)
+	if res.Status == status.OpSucceeded && plan.DriftReconcile && drifted(res) {
+		res.Error = reconcile(ctx, opID, plan)
+		if ctx.Err() != nil {
+			res.Status = status.OpCancelled
+		}
+	}
+	return finishOperation(ctx, opID, res, "") // a check leaves the install's status as it is
+}
+
+// checkSteps plans every step at once and waits for them all.
+func checkSteps(ctx workflow.Context, opID string, plan activities.OperationPlan) OperationResult {
+	res := OperationResult{Status: status.OpSucceeded, Steps: map[string]status.Step{}}
+	done := workflow.NewChannel(ctx)
+	for _, spec := range plan.Steps {
+		st := &step{opID: opID, plan: plan, spec: spec, jobs: JobPolicy{Wait: plan.JobWait}}
+		workflow.Go(ctx, func(ctx workflow.Context) { done.Send(ctx, st.checkDrift(ctx)) })
+	}
+	for range plan.Steps {
+		var out stepOutcome
+		done.Receive(ctx, &out)
+		res.Steps[out.Name] = out.Status
+		switch {
+		case out.Status == status.StepCancelled:
+			res.Status = status.OpCancelled
+		case out.Status == status.StepFailed && res.Status == status.OpSucceeded:
+			res.Status, res.Error = status.OpFailed, out.Name+": "+out.Error
+		}
+	}
+	return res
+}
+
+// checkDrift plans the step without the state lock and records what it
+// found: drifted, no_changes, or failed.
+func (s *step) checkDrift(ctx workflow.Context) stepOutcome {
+	plan := func(ctx workflow.Context) (activities.JobResult, error) {
+		in := activities.TerraformJobInput{OperationID: s.opID, Step: s.spec.Name, Operation: protocol.TerraformPlan,
+			Key: s.jobKey(ctx, "drift"), NoLock: true}
+		return RunJob(ctx, func(c workflow.Context) workflow.Future {
+			return workflow.ExecuteLocalActivity(c, a.EnqueueTerraformJob, in)
+		}, s.jobs)
+	}
+	var summary activities.PlanSummary
+	if _, outcome, msg := s.runAndRecord(ctx, plan, &summary, a.RecordDrift); outcome != "" {
+		return s.end(ctx, outcome, msg)
+	}
+	switch {
+	case summary.Failed:
+		return s.end(ctx, status.StepFailed, summary.Error)
+	case summary.HasChanges:
+		return s.end(ctx, status.StepDrifted, "")
+	}
+	return s.end(ctx, status.StepNoChanges, "")
+}
+
+func drifted(res OperationResult) bool {
+	for _, st := range res.Steps {
+		if st == status.StepDrifted {
+			return true
+		}
+	}
+	return false
+}
+
+// reconcile waits for the install's maintenance window, then starts a
+// reprovision (a child workflow that outlives the check). It returns what
+// the check's operation says of it ("" when it started).
+func reconcile(ctx workflow.Context, opID string, plan activities.OperationPlan) string {
+	if _, err := AwaitMaintenanceWindow(ctx, plan.InstallID, opID); err != nil {
+		return rootMessage(err)
+	}
+	var r activities.Reconcile
+	if err := runLocal(ctx, a.BeginDriftReconcile, opID).Get(ctx, &r); err != nil {
+		return rootMessage(err)
+	}
+	if r.NotStarted != "" {
+		return r.NotStarted
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: r.WorkflowID,
+		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE})
+	child := workflow.ExecuteChildWorkflow(cctx, ReprovisionInstall, OperationInput{OperationID: r.OperationID})
+	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		_ = runLocal(dctx, a.FinishOperation, r.OperationID, status.OpFailed, "the reconcile could not start: "+rootMessage(err), status.Install("")).Get(dctx, nil)
+		return "drift not reconciled: " + rootMessage(err)
+	}
+	return ""
+}
