@@ -11,7 +11,7 @@ import (
 
 func (c *cli) installsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "installs", Short: "Create, list, show and delete installs; set their approval mode"}
-	cmd.AddCommand(c.installsCreateCmd(), c.installsListCmd(), c.installsShowCmd(), c.installsDeleteCmd(), c.installsApprovalModeCmd())
+	cmd.AddCommand(c.installsCreateCmd(), c.installsListCmd(), c.installsShowCmd(), c.installsDeleteCmd(), c.installsApprovalModeCmd(), c.windowsCmd())
 	return cmd
 }
 
