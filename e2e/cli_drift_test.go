@@ -18,7 +18,7 @@ func TestCLIDriftAndWindows(t *testing.T) {
 	tf, _ := os.ReadFile(installRegistryTF) // the sandbox's registry, as syncConfig adds it
 	os.WriteFile(filepath.Join(app.dir, "sandbox", "install_registry.tf"), tf, 0o644)
 	c.ok(app.dir, "apps", "sync", ".", "--app", "demo")
-	c.createInstall(s, "cust-cd")
+	inst := c.createInstall(s, "cust-cd")
 	c.ok("", "provision", "cust-cd", "--wait")
 
 	if out := c.ok("", "installs", "windows", "cust-cd"); !strings.Contains(out, "no maintenance windows") {
@@ -26,11 +26,19 @@ func TestCLIDriftAndWindows(t *testing.T) {
 	}
 	c.fails(1, "windows[0].time_zone", "installs", "windows", "cust-cd", "--set",
 		`{"days": ["sat"], "start": "02:00", "duration": "4h", "time_zone": "Nowhere/Land"}`)
+	later := time.Now().UTC().Add(3 * time.Hour).Truncate(time.Minute)
 	out := c.ok("", "installs", "windows", "cust-cd", "--set",
-		`[{"days": ["sat","sun"], "start": "02:00", "duration": "4h", "time_zone": "Europe/Berlin"}]`)
-	if !strings.Contains(out, "sat,sun  02:00") || !strings.Contains(out, "next window: ") && !strings.Contains(out, "open now") {
+		`[{"days": ["mon","tue","wed","thu","fri","sat","sun"], "start": "`+later.Format("15:04")+`", "duration": "1h", "time_zone": "UTC"}]`)
+	if !strings.Contains(out, "mon,tue,wed,thu,fri,sat,sun  "+later.Format("15:04")) || !strings.Contains(out, "next window: "+later.Format(time.RFC3339)) {
 		t.Fatalf("windows --set:\n%s", out)
 	}
+	var op struct {
+		ID string `json:"id"`
+	}
+	c.json("", &op, "reprovision", "cust-cd", "--in-maintenance-window")
+	s.waitShowsWindow(inst, op.ID, later)
+	c.ok("", "cancel", "cust-cd", op.ID)
+	s.waitOp(inst, op.ID, time.Minute)
 
 	if out := c.ok("", "drift", "check", "cust-cd"); !strings.Contains(out, "drift check op_") {
 		t.Fatalf("drift check:\n%s", out)
