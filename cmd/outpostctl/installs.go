@@ -12,7 +12,7 @@ import (
 func (c *cli) installsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "installs", Short: "Create, list, show and delete installs; set their approval mode"}
 	cmd.AddCommand(c.installsCreateCmd(), c.installsListCmd(), c.installsShowCmd(), c.installsDeleteCmd(), c.installsApprovalModeCmd(),
-		c.installsLabelsCmd())
+		c.installsLabelsCmd(), c.windowsCmd())
 	return cmd
 }
 

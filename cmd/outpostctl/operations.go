@@ -49,7 +49,8 @@ var (
 		short: "Bring the install to a config version (default: the latest), or deploy one component (--with-dependents: then those that depend on it)",
 		start: func(ctx context.Context, a *api, inst string, o opOptions) (answer, error) {
 			if o.comp == "" {
-				return call(a.DeployConfigWithResponse(ctx, inst, apiclient.DeployConfigRequest{ConfigVersion: o.version, PlanOnly: o.req.PlanOnly}))
+				return call(a.DeployConfigWithResponse(ctx, inst, apiclient.DeployConfigRequest{ConfigVersion: o.version, PlanOnly: o.req.PlanOnly,
+					InMaintenanceWindow: o.req.InMaintenanceWindow}))
 			}
 			return call(a.DeployComponentWithResponse(ctx, inst, o.comp, o.req))
 		}}
@@ -65,7 +66,7 @@ var (
 
 // operationCmd starts an operation of kind k, and with --wait follows it.
 func (c *cli) operationCmd(k opKind) *cobra.Command {
-	var wait, dependents, planOnly bool
+	var wait, dependents, planOnly, inWindow bool
 	var version int
 	var timeout time.Duration
 	use, args := k.name+" INSTALL [--wait]", cobra.ExactArgs(1)
@@ -89,6 +90,9 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 			o, err := c.opOptions(cmd, k, args, dependents, planOnly, version)
 			if err != nil {
 				return err
+			}
+			if inWindow {
+				o.req.InMaintenanceWindow = &inWindow
 			}
 			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
 			if err != nil {
@@ -118,6 +122,7 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 	c.waitFlags(cmd, &wait, &timeout)
 	f := cmd.Flags()
 	f.BoolVar(&planOnly, "plan-only", false, "plan the steps and stop: nothing is applied")
+	f.BoolVar(&inWindow, "in-maintenance-window", false, "wait for the install's next maintenance window before running (the operation holds the install meanwhile)")
 	if k.component {
 		f.BoolVar(&dependents, "with-dependents", false, map[string]string{
 			"deploy":   "then deploy the components that depend on it",
