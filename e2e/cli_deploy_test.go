@@ -14,7 +14,19 @@ func TestCLIDeployConfigVersion(t *testing.T) {
 	dir := t.TempDir()
 	copyDir(t, exampleDir, dir)
 	c.ok(dir, "apps", "sync", ".", "--app", "demo")
-	c.createInstall(s, "cust-v", "--input", "db_password=pw")
+	c.fails(1, `--label "tier": want key=value`, "installs", "create", "--app", "demo", "--name", "cust-x", "--label", "tier")
+	c.fails(1, "labels.", "installs", "create", "--app", "demo", "--name", "cust-x", "--label", "bad key=x")
+	c.createInstall(s, "cust-v", "--input", "db_password=pw", "--label", "env=test", "--label", "tier=gold")
+	if out := c.ok("", "installs", "labels", "cust-v"); !strings.Contains(out, "env=test") || !strings.Contains(out, "tier=gold") {
+		t.Fatalf("labels given at create:\n%s", out)
+	}
+	var listed struct{ Installs []struct{ Name string } }
+	c.json("", &listed, "installs", "list")
+	for _, i := range listed.Installs {
+		if i.Name == "cust-x" {
+			t.Fatalf("a refused create made an install: %+v", listed)
+		}
+	}
 	c.ok("", "provision", "cust-v", "--wait")
 
 	writeVersion2(t, dir)

@@ -18,9 +18,9 @@ func (c *cli) installsCmd() *cobra.Command {
 
 func (c *cli) installsCreateCmd() *cobra.Command {
 	var appRef, name, inputFile string
-	var inputs []string
+	var inputs, labels []string
 	cmd := &cobra.Command{
-		Use:   "create --app APP --name NAME [--input name=value]... [--input-file FILE]",
+		Use:   "create --app APP --name NAME [--input name=value]... [--input-file FILE] [--label key=value]...",
 		Short: "Create an install and its runner",
 		Long: "Create an install of an app, and its runner. Inputs come from --input-file (a YAML or JSON map\n" +
 			"of name to value) and --input name=value (which wins); those the app's latest config declares\n" +
@@ -29,6 +29,10 @@ func (c *cli) installsCreateCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, err := parseInputs(inputs, inputFile)
+			if err != nil {
+				return err
+			}
+			lab, err := newLabels(labels)
 			if err != nil {
 				return err
 			}
@@ -41,7 +45,7 @@ func (c *cli) installsCreateCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.CreateInstallWithResponse(cmd.Context(),
-				apiclient.CreateInstallRequest{AppId: app.Id, Name: name, Inputs: &reqs}))
+				apiclient.CreateInstallRequest{AppId: app.Id, Name: name, Inputs: &reqs, Labels: lab}))
 			if err != nil {
 				return err
 			}
@@ -59,6 +63,7 @@ func (c *cli) installsCreateCmd() *cobra.Command {
 	f.StringVar(&name, "name", "", "the install's name")
 	f.StringArrayVar(&inputs, "input", nil, "an input, name=value (repeat for more)")
 	f.StringVar(&inputFile, "input-file", "", "a YAML or JSON file mapping input names to values")
+	f.StringArrayVar(&labels, "label", nil, "a label, key=value, that selects the install in a release (repeat for more)")
 	_ = cmd.MarkFlagRequired("app")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd

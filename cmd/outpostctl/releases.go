@@ -343,6 +343,21 @@ func (c *cli) installsLabelsCmd() *cobra.Command {
 }
 
 // labelChanges parses key=value (set) and key- (remove) arguments.
+// newLabels are an install's labels at create, from key=value flags (nil
+// for none).
+func newLabels(args []string) (*apiclient.Labels, error) {
+	for _, arg := range args {
+		if k, _, ok := strings.Cut(arg, "="); !ok || k == "" {
+			return nil, fail(exitUsage, "--label %q: want key=value", arg)
+		}
+	}
+	if len(args) == 0 {
+		return nil, nil
+	}
+	req, err := labelChanges(args)
+	return req.Set, err
+}
+
 func labelChanges(args []string) (apiclient.PatchLabelsRequest, error) {
 	set, remove := apiclient.Labels{}, []string{}
 	for _, arg := range args {
