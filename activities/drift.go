@@ -66,10 +66,12 @@ type Reconcile struct {
 	NotStarted              string
 }
 
-// BeginDriftReconcile records a reprovision of the install (which applies
-// every plan that is not empty) for the drift check opID, taking the
-// install's lock; an install busy with another operation is not reconciled
-// now (NotStarted says why; the next check finds the drift again).
+// BeginDriftReconcile records a reconcile_drift of the install for the drift
+// check opID (its TriggeredBy), taking the install's lock. It starts none
+// when nothing the check found drifted still is (an apply cleared it
+// meanwhile), when the install no longer reconciles drift under
+// approve-all, or when another operation holds the install (NotStarted says
+// why; the next check finds the drift again).
 func (a *Activities) BeginDriftReconcile(ctx context.Context, opID string) (_ Reconcile, err error) {
 	defer classified(&err)
 	check, err := a.Store.GetOperationByID(ctx, opID)
@@ -80,10 +82,58 @@ func (a *Activities) BeginDriftReconcile(ctx context.Context, opID string) (_ Re
 	if err != nil {
 		return Reconcile{}, err
 	}
-	op, err := a.Store.StartOperation(ctx, store.InstallOperation{OrgID: inst.OrgID, InstallID: inst.ID, Kind: store.OpReprovision,
-		ApprovalMode: inst.ApprovalMode, ConfigVersion: inst.ConfigVersion, WorkflowID: "install/" + inst.ID + "/" + store.OpReprovision})
+	if !inst.DriftReconcile || inst.ApprovalMode != status.ApproveAll {
+		return Reconcile{NotStarted: "drift not reconciled: the install no longer reconciles drift under approve-all"}, nil
+	}
+	drifted, err := a.stillDrifted(ctx, check)
+	if err != nil || len(drifted) == 0 {
+		return Reconcile{NotStarted: "drift not reconciled: an apply cleared it before the reconcile"}, err
+	}
+	op, err := a.Store.StartOperation(ctx, store.InstallOperation{OrgID: inst.OrgID, InstallID: inst.ID, Kind: store.OpReconcileDrift,
+		ApprovalMode: inst.ApprovalMode, ConfigVersion: inst.ConfigVersion, TriggeredBy: check.ID,
+		WorkflowID: "install/" + inst.ID + "/" + store.OpReconcileDrift})
 	if errors.Is(err, store.ErrConflict) {
 		return Reconcile{NotStarted: "drift not reconciled: " + err.Error()}, nil
 	}
 	return Reconcile{OperationID: op.ID, WorkflowID: op.WorkflowID}, err
+}
+
+// planReconcile marks a reconcile_drift's steps as an update_inputs marks
+// its own (markChanged), with the steps its drift check found drifted, and
+// that no apply has cleared since, as the changed ones: whatever their kind.
+func (a *Activities) planReconcile(ctx context.Context, op store.InstallOperation, steps []StepSpec) error {
+	check, err := a.Store.GetOperationByID(ctx, op.TriggeredBy)
+	if err != nil {
+		return fmt.Errorf("the reconcile's drift check: %w", err)
+	}
+	drifted, err := a.stillDrifted(ctx, check)
+	if err != nil {
+		return err
+	}
+	markChanged(steps, drifted)
+	return nil
+}
+
+// stillDrifted are the steps the drift check found drifted whose drift is
+// still recorded (no apply cleared it since).
+func (a *Activities) stillDrifted(ctx context.Context, check store.InstallOperation) (map[string]bool, error) {
+	op, err := a.Store.GetOperation(ctx, check.OrgID, check.ID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := a.Store.ListDrift(ctx, check.InstallID)
+	if err != nil {
+		return nil, err
+	}
+	recorded := map[string]bool{}
+	for _, r := range rows {
+		recorded[r.Name] = r.Drifted
+	}
+	out := map[string]bool{}
+	for _, st := range op.Steps {
+		if st.Status == status.StepDrifted && recorded[st.Name] {
+			out[st.Name] = true
+		}
+	}
+	return out, nil
 }

@@ -18,10 +18,10 @@ import (
 // that ends well records it as the install's (store.AppliedRender). Digests
 // stay in the store: the workflow learns only "changed" or not.
 
-// markChanged decides, before an update_inputs or a deploy_config runs,
-// what each step does: a changed one runs; one after a changed one (its
-// rendering may read outputs that change) is looked at again when it starts
-// (IfChanged); any other is Unchanged.
+// markChanged decides, before an update_inputs, a deploy_config or a
+// reconcile_drift runs, what each step does: a changed one runs; one after a
+// changed one (its rendering may read outputs that change) is looked at
+// again when it starts (IfChanged); any other is Unchanged.
 func markChanged(steps []StepSpec, changed map[string]bool) {
 	downstream := map[string]bool{}
 	for i := range steps { // steps come after what they wait for

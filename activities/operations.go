@@ -29,11 +29,12 @@ type StepSpec struct {
 	// PrestartBeforeSandbox says a Prestart step that syncs its own build (ModuleSync) may be queued
 	// while the sandbox runs: it reads no sandbox output, and the registry comes with its variables.
 	PrestartBeforeSandbox bool
-	// Unchanged: an update_inputs step whose job renders as it was last
-	// applied, downstream of no changed step: it runs nothing.
+	// Unchanged: an update_inputs, deploy_config or reconcile_drift step that
+	// is not changed (renders as last applied; not drifted), downstream of no
+	// changed step: it runs nothing.
 	Unchanged bool
-	// IfChanged: an update_inputs step after a changed one; it runs only if
-	// its job renders differently once those have ended (StepRenderChanged).
+	// IfChanged: such a step after a changed one; it runs only if its job
+	// renders differently once those have ended (StepRenderChanged).
 	IfChanged bool
 }
 
@@ -128,6 +129,10 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 		}
 	case store.OpDriftCheck:
 		p.Steps = driftSteps(p.Steps)
+	case store.OpReconcileDrift:
+		if err := a.planReconcile(ctx, op, p.Steps); err != nil {
+			return OperationPlan{}, err
+		}
 	}
 	rows := make([]store.NewStep, len(p.Steps))
 	for i, st := range p.Steps {
@@ -143,8 +148,8 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 		p.SucceededInstallStatus, p.FailedInstallStatus, p.InterruptedInstallStatus = status.InstallActive, status.InstallFailed, status.InstallFailed
 	}
 	if op.Kind == store.OpDeployComponent || op.Kind == store.OpTeardownComponent || op.Kind == store.OpUpdateInputs ||
-		op.Kind == store.OpDeployConfig || op.Kind == store.OpDriftCheck {
-		// A component operation or an input update does not change what the install is; a
+		op.Kind == store.OpDeployConfig || op.Kind == store.OpDriftCheck || op.Kind == store.OpReconcileDrift {
+		// A component operation, an input update or a reconcile does not change what the install is; a
 		// config deploy that ends well leaves it active, one denied or plan-only as it was.
 		inst, err := a.Store.GetInstall(ctx, op.OrgID, op.InstallID)
 		if err != nil {

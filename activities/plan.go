@@ -39,7 +39,8 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 	}
 	destroy := op.Kind == store.OpDeprovision || op.Kind == store.OpTeardownComponent
 	withSandbox := op.Kind == store.OpProvision || op.Kind == store.OpReprovision || op.Kind == store.OpDeprovision ||
-		op.Kind == store.OpUpdateInputs || op.Kind == store.OpDeployConfig || op.Kind == store.OpDriftCheck
+		op.Kind == store.OpUpdateInputs || op.Kind == store.OpDeployConfig || op.Kind == store.OpDriftCheck ||
+		op.Kind == store.OpReconcileDrift
 	dependents := g.Deps.Reverse()
 	var steps []StepSpec
 	var names []string
@@ -63,9 +64,9 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 				}
 			}
 		}
-		// An input update or a config deploy decides whether a step runs once what it waits for has
-		// ended: none starts early.
-		early := op.Kind != store.OpUpdateInputs && op.Kind != store.OpDeployConfig
+		// An input update, a config deploy or a reconcile decides whether a step runs once what it
+		// waits for has ended: none starts early.
+		early := op.Kind != store.OpUpdateInputs && op.Kind != store.OpDeployConfig && op.Kind != store.OpReconcileDrift
 		prestart := early && op.ApprovalMode != status.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
 		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart,
 			PrestartBeforeSandbox: prestart && !c.EnvReadsSandbox})

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -83,6 +84,10 @@ func TestPlanSteps(t *testing.T) {
 			"sandbox <", "network < sandbox", "cache < network sandbox", "db < network sandbox",
 			"api < db cache sandbox", "web < api sandbox",
 		}},
+		{"reconcile drift: the sandbox and every component, nothing starts early", op(store.OpReconcileDrift, "", false), []string{
+			"sandbox <", "network < sandbox", "cache < network sandbox", "db < network sandbox",
+			"api < db cache sandbox", "web < api sandbox",
+		}},
 		{"teardown one component", op(store.OpTeardownComponent, "web", false), []string{
 			"web < destroy",
 		}},
@@ -141,33 +146,45 @@ func describeStep(st StepSpec) string {
 	return s
 }
 
-// An input update runs the steps whose rendering changed, looks again at
-// those after them once they end, and leaves every other one unchanged.
-func TestMarkInputsUpdate(t *testing.T) {
+// An input update runs the steps whose rendering changed (a reconcile, those
+// its check found drifted, whatever their kind: a chart, an image as well as
+// a module), looks again at those after them once they end, and leaves
+// every other one unchanged.
+func TestMarkChanged(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
+		kind    string // "": update_inputs
 		changed []string
 		steps   []string
 	}{
-		{"nothing changed", nil, []string{
+		{"nothing changed", "", nil, []string{
 			"sandbox < unchanged", "network < sandbox unchanged", "cache < network sandbox unchanged",
 			"db < network sandbox unchanged", "api < db cache sandbox unchanged", "web < api sandbox unchanged",
 		}},
-		{"one component in the middle: its dependents, transitively, are looked at again", []string{"db"}, []string{
+		{"one component in the middle: its dependents, transitively, are looked at again", "", []string{"db"}, []string{
 			"sandbox < unchanged", "network < sandbox unchanged", "cache < network sandbox unchanged",
 			"db < network sandbox", "api < db cache sandbox if-changed", "web < api sandbox if-changed",
 		}},
-		{"a leaf", []string{"web"}, []string{
+		{"a leaf", "", []string{"web"}, []string{
 			"sandbox < unchanged", "network < sandbox unchanged", "cache < network sandbox unchanged",
 			"db < network sandbox unchanged", "api < db cache sandbox unchanged", "web < api sandbox",
 		}},
-		{"the sandbox: every component comes after it", []string{"sandbox", "cache"}, []string{
+		{"the sandbox: every component comes after it", "", []string{"sandbox", "cache"}, []string{
 			"sandbox <", "network < sandbox if-changed", "cache < network sandbox",
 			"db < network sandbox if-changed", "api < db cache sandbox if-changed", "web < api sandbox if-changed",
 		}},
+		{"a reconcile of a drifted module", store.OpReconcileDrift, []string{"cache"}, []string{
+			"sandbox < unchanged", "network < sandbox unchanged", "cache < network sandbox",
+			"db < network sandbox unchanged", "api < db cache sandbox if-changed", "web < api sandbox if-changed",
+		}},
+		{"a reconcile of a drifted chart and image", store.OpReconcileDrift, []string{"api", "web"}, []string{
+			"sandbox < unchanged", "network < sandbox unchanged", "cache < network sandbox unchanged",
+			"db < network sandbox unchanged", "api < db cache sandbox", "web < api sandbox",
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			steps, err := planSteps(store.InstallOperation{Kind: store.OpUpdateInputs, ApprovalMode: status.ApproveAll}, testGraph(t))
+			kind := cmp.Or(tc.kind, store.OpUpdateInputs)
+			steps, err := planSteps(store.InstallOperation{Kind: kind, ApprovalMode: status.ApproveAll}, testGraph(t))
 			if err != nil {
 				t.Fatal(err)
 			}

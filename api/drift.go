@@ -135,7 +135,7 @@ func (s *Server) deleteInstallAndSchedule(ctx context.Context, orgID, id string)
 // driftSchemas are the OpenAPI schemas of drift checks.
 func driftSchemas() map[string]any {
 	every := described(str, "a duration (30m, 6h): one check each; \"\" or \"0\": no schedule")
-	reconcile := described(boolean, "under approve-all, apply the drift a check finds (a reprovision), inside the install's maintenance window")
+	reconcile := described(boolean, "under approve-all, apply the drift a check finds (a reconcile_drift operation: the drifted steps and what follows them), inside the install's maintenance window")
 	return map[string]any{
 		"DriftScheduleRequest": request(props{"every": every, "reconcile": reconcile}, "every"),
 		"DriftSchedule":        object(props{"every": every, "reconcile": reconcile}, "every", "reconcile"),

@@ -297,7 +297,10 @@ func (s *Server) routeTable() []route {
 			description: "Creates, changes or (every \"\" or \"0\") deletes the install's Temporal schedule " +
 				"install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under " +
 				"approve-all, a check that finds drift waits for the install's maintenance window (the check shows " +
-				"waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. " +
+				"waiting_for_maintenance_window until waiting_until), then starts a reconcile_drift operation (workflow " +
+				"install/<id>/reconcile_drift, triggered_by the check): it takes the install's lock, plans and applies the steps " +
+				"the check found drifted, then each step after one of them whose job renders differently with their new outputs; " +
+				"every other step ends unchanged, with no job. Its applies clear the drift. " +
 				"A bad interval is 400 naming every.",
 			body: "DriftScheduleRequest", status: 200, result: "DriftSchedule", errors: []int{503}}},
 		{post, "/installs/:id/drift-check", s.driftCheck, operation{id: "checkDrift", tag: "operations",

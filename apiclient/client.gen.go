@@ -443,7 +443,7 @@ type ClientInterface interface {
 
 	// SetDriftScheduleWithBody Check the install for drift on a schedule
 	//
-	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reconcile_drift operation (workflow install/<id>/reconcile_drift, triggered_by the check): it takes the install's lock, plans and applies the steps the check found drifted, then each step after one of them whose job renders differently with their new outputs; every other step ends unchanged, with no job. Its applies clear the drift. A bad interval is 400 naming every.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -452,7 +452,7 @@ type ClientInterface interface {
 
 	// SetDriftSchedule Check the install for drift on a schedule
 	//
-	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reconcile_drift operation (workflow install/<id>/reconcile_drift, triggered_by the check): it takes the install's lock, plans and applies the steps the check found drifted, then each step after one of them whose job renders differently with their new outputs; every other step ends unchanged, with no job. Its applies clear the drift. A bad interval is 400 naming every.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1558,7 +1558,7 @@ func (c *Client) CheckDrift(ctx context.Context, id string, reqEditors ...Reques
 
 // SetDriftScheduleWithBody Check the install for drift on a schedule
 //
-// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reconcile_drift operation (workflow install/<id>/reconcile_drift, triggered_by the check): it takes the install's lock, plans and applies the steps the check found drifted, then each step after one of them whose job renders differently with their new outputs; every other step ends unchanged, with no job. Its applies clear the drift. A bad interval is 400 naming every.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1577,7 +1577,7 @@ func (c *Client) SetDriftScheduleWithBody(ctx context.Context, id string, conten
 
 // SetDriftSchedule Check the install for drift on a schedule
 //
-// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reconcile_drift operation (workflow install/<id>/reconcile_drift, triggered_by the check): it takes the install's lock, plans and applies the steps the check found drifted, then each step after one of them whose job renders differently with their new outputs; every other step ends unchanged, with no job. Its applies clear the drift. A bad interval is 400 naming every.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5537,7 +5537,7 @@ type ClientWithResponsesInterface interface {
 
 	// SetDriftScheduleWithBodyWithResponse Check the install for drift on a schedule
 	//
-	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reconcile_drift operation (workflow install/<id>/reconcile_drift, triggered_by the check): it takes the install's lock, plans and applies the steps the check found drifted, then each step after one of them whose job renders differently with their new outputs; every other step ends unchanged, with no job. Its applies clear the drift. A bad interval is 400 naming every.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5546,7 +5546,7 @@ type ClientWithResponsesInterface interface {
 
 	// SetDriftScheduleWithResponse Check the install for drift on a schedule
 	//
-	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+	// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reconcile_drift operation (workflow install/<id>/reconcile_drift, triggered_by the check): it takes the install's lock, plans and applies the steps the check found drifted, then each step after one of them whose job renders differently with their new outputs; every other step ends unchanged, with no job. Its applies clear the drift. A bad interval is 400 naming every.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10841,7 +10841,7 @@ func (c *ClientWithResponses) CheckDriftWithResponse(ctx context.Context, id str
 
 // SetDriftScheduleWithBodyWithResponse Check the install for drift on a schedule
 //
-// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reconcile_drift operation (workflow install/<id>/reconcile_drift, triggered_by the check): it takes the install's lock, plans and applies the steps the check found drifted, then each step after one of them whose job renders differently with their new outputs; every other step ends unchanged, with no job. Its applies clear the drift. A bad interval is 400 naming every.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10856,7 +10856,7 @@ func (c *ClientWithResponses) SetDriftScheduleWithBodyWithResponse(ctx context.C
 
 // SetDriftScheduleWithResponse Check the install for drift on a schedule
 //
-// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reprovision, which applies the drift plans. A bad interval is 400 naming every.
+// Creates, changes or (every "" or "0") deletes the install's Temporal schedule install/<id>/drift: a drift_check every interval (one still running skips the next). With reconcile, under approve-all, a check that finds drift waits for the install's maintenance window (the check shows waiting_for_maintenance_window until waiting_until), then starts a reconcile_drift operation (workflow install/<id>/reconcile_drift, triggered_by the check): it takes the install's lock, plans and applies the steps the check found drifted, then each step after one of them whose job renders differently with their new outputs; every other step ends unchanged, with no job. Its applies clear the drift. A bad interval is 400 naming every.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -647,7 +647,7 @@ type Drift struct {
 	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
 	Every string `json:"every"`
 
-	// Reconcile under approve-all, apply the drift a check finds (a reprovision), inside the install's maintenance window
+	// Reconcile under approve-all, apply the drift a check finds (a reconcile_drift operation: the drifted steps and what follows them), inside the install's maintenance window
 	Reconcile bool `json:"reconcile"`
 }
 
@@ -656,7 +656,7 @@ type DriftSchedule struct {
 	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
 	Every string `json:"every"`
 
-	// Reconcile under approve-all, apply the drift a check finds (a reprovision), inside the install's maintenance window
+	// Reconcile under approve-all, apply the drift a check finds (a reconcile_drift operation: the drifted steps and what follows them), inside the install's maintenance window
 	Reconcile bool `json:"reconcile"`
 }
 
@@ -665,7 +665,7 @@ type DriftScheduleRequest struct {
 	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
 	Every string `json:"every"`
 
-	// Reconcile under approve-all, apply the drift a check finds (a reprovision), inside the install's maintenance window
+	// Reconcile under approve-all, apply the drift a check finds (a reconcile_drift operation: the drifted steps and what follows them), inside the install's maintenance window
 	Reconcile *bool `json:"reconcile,omitempty"`
 }
 
@@ -964,7 +964,7 @@ type Operation struct {
 	InMaintenanceWindow *bool  `json:"in_maintenance_window,omitempty"`
 	InstallId           string `json:"install_id"`
 
-	// Kind provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config, drift_check
+	// Kind provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config, drift_check, reconcile_drift
 	Kind     string `json:"kind"`
 	PlanOnly *bool  `json:"plan_only,omitempty"`
 
@@ -997,6 +997,9 @@ type Operation struct {
 		// SyncJobId the job that copied the build into the install's registry
 		SyncJobId *string `json:"sync_job_id,omitempty"`
 	} `json:"steps,omitempty"`
+
+	// TriggeredBy the operation that started this one: a reconcile_drift's drift check
+	TriggeredBy *string `json:"triggered_by,omitempty"`
 
 	// WaitingUntil while waiting_for_maintenance_window: when the window opens and the operation runs
 	WaitingUntil *time.Time `json:"waiting_until,omitempty"`

@@ -1,35 +1,46 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/outpost-dev/outpost/registry"
 )
 
-// BenchmarkRelease: a release of the small test app (testdata/release-app,
-// a sandbox and two terraform_data components) to N installs
+// BenchmarkRelease: a release of a 5-component app (testdata/bench-release-app:
+// a sandbox; network ← {db, cache} ← api, terraform modules whose variables
+// read their dependencies' outputs; web, an external image in a stand-in
+// public registry, which api reads) to N installs
 // (OUTPOST_BENCH_RELEASE_INSTALLS, default 5), each with its own runner
 // process, all in one batch and one install per batch. Each iteration
-// deploys version 2 or back to version 1 (second's module changes: one
-// terraform job per install). Reported: the release's wall time (created →
-// succeeded), the sum of its deploy_config operations' times (what single
-// deploys one after the other would take), and the control plane's CPU per
-// install: this test process's (API, worker, in-process Temporal server,
-// gateway; not the runners and terraform, which are child processes).
+// deploys version 2 or back to version 1: network's module changes, so each
+// install applies network, then db and cache, then api (four terraform jobs
+// in dependency order); the sandbox and web end unchanged. Reported: the
+// release's wall time (created → succeeded), the sum of its deploy_config
+// operations' times (what single deploys one after the other would take),
+// and the control plane's CPU per install: this test process's (API, worker,
+// in-process Temporal server, gateway; not the runners and terraform, which
+// are child processes).
 //
-//	go test ./e2e -run '^$' -bench BenchmarkRelease -benchtime 3x -timeout 20m
+//	go test ./e2e -run '^$' -bench BenchmarkRelease -benchtime 3x -timeout 30m
 func BenchmarkRelease(b *testing.B) {
 	n := provBenchEnv(b, "OUTPOST_BENCH_RELEASE_INSTALLS", 5)
 	for _, batch := range []int{n, 1} {
 		b.Run(fmt.Sprintf("installs=%d/batch=%d", n, batch), func(b *testing.B) {
-			s, dir := newStack(b, stackOptions{}), b.TempDir()
-			copyDir(b, "testdata/release-app", dir)
+			s, dir := newStack(b, stackOptions{}), benchReleaseApp(b)
 			s.syncConfig(dir)
 			s.releaseInstalls(n, "")
-			copyFile(b, "testdata/release-v2/main.tf", filepath.Join(dir, "modules", "second", "main.tf"))
-			copyFile(b, "testdata/release-v2/second.toml", filepath.Join(dir, "components", "second.toml"))
+			copyFile(b, "testdata/bench-release-v2/network.tf", filepath.Join(dir, "modules", "network", "main.tf"))
 			s.syncConfig(dir)
 			var wall, ops, cpu time.Duration
 			for i := 0; i < b.N; i++ {
@@ -46,6 +57,32 @@ func BenchmarkRelease(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// benchReleaseApp copies testdata/bench-release-app into a directory of its
+// own, with web's image pushed to a stand-in public registry.
+func benchReleaseApp(b *testing.B) string {
+	public, err := registry.Start(context.Background(), registry.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { public.Close() })
+	img, err := random.Image(1<<20, 3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ref, _ := name.ParseReference(public.Addr()+"/library/web:1.0", name.Insecure)
+	if err := remote.Write(ref, img); err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	copyDir(b, "testdata/bench-release-app", dir)
+	web := filepath.Join(dir, "components", "web.toml")
+	toml, _ := os.ReadFile(web)
+	if err := os.WriteFile(web, bytes.ReplaceAll(toml, []byte("IMAGE"), []byte(ref.String())), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
 }
 
 // releaseOpsTime is the sum of the release's operations' times.

@@ -212,7 +212,8 @@ func everyDay(start time.Time, duration string) []map[string]any {
 
 // An install that reconciles drift waits for its maintenance window (the
 // check shows waiting_for_maintenance_window until it opens), and inside
-// its window reconciles at once: a reprovision applies the drift. A user's
+// its window reconciles at once: a reconcile_drift applies the drifted
+// component and the one that reads its outputs, and nothing else. A user's
 // operation asked to wait for the window waits the same way.
 func TestDriftReconcileInMaintenanceWindow(t *testing.T) {
 	s, app, inst := provisionedDriftApp(t, "cust-window")
@@ -256,19 +257,60 @@ func TestDriftReconcileInMaintenanceWindow(t *testing.T) {
 		t.Fatalf("a check inside the window: %s %q %+v", check.Status, check.Error, check.Steps)
 	}
 	s.replay(check.WorkflowID)
+	reconcile := s.reconcileOf(inst, check)
+	done := s.waitOp(inst, reconcile.ID, 3*time.Minute)
+	if done.Status != status.OpSucceeded {
+		t.Fatalf("the reconcile: %s %q %+v", done.Status, done.Error, done.Steps)
+	}
+	s.checkReconciled(inst, done)
+	s.replay(reconcile.WorkflowID)
+}
+
+// reconcileOf waits for the reconcile_drift the check started: named after
+// its install, triggered by the check.
+func (s *stack) reconcileOf(inst string, check operation) operation {
+	s.t.Helper()
 	var reconcile operation
-	waitFor(t, time.Minute, "the reconcile to start", func() bool {
+	waitFor(s.t, time.Minute, "the reconcile to start", func() bool {
 		var ops struct {
 			Operations []operation `json:"operations"`
 		}
 		s.do("GET", "/v1/installs/"+inst+"/operations", nil, &ops)
 		reconcile = ops.Operations[0]
-		return reconcile.Kind == "reprovision" && reconcile.ID != user.ID
+		return reconcile.ID != check.ID && reconcile.Kind != "drift_check"
 	})
-	if done := s.waitOp(inst, reconcile.ID, 3*time.Minute); done.Status != status.OpSucceeded || done.step(t, "watched").Status != status.StepSucceeded {
-		t.Fatalf("the reconcile: %s %q %+v", done.Status, done.Error, done.Steps)
+	if reconcile.Kind != "reconcile_drift" || reconcile.TriggeredBy != check.ID || reconcile.WorkflowID != "install/"+inst+"/reconcile_drift" {
+		s.t.Fatalf("the operation after the check %s: %+v", check.ID, reconcile)
 	}
-	if d := s.drift(inst)["watched"]; d.Drifted || d.OperationID != reconcile.ID {
-		t.Fatalf("drift of watched after the reconcile: %+v", d)
+	return reconcile
+}
+
+// checkReconciled: the reconcile applied the drifted component, watched, and
+// follower, whose variable reads watched's output; the sandbox and gated
+// ran no job; watched's drift is cleared by the reconcile.
+func (s *stack) checkReconciled(inst string, done operation) {
+	s.t.Helper()
+	for _, name := range []string{"watched", "follower"} {
+		if st := done.step(s.t, name); st.Status != status.StepSucceeded || st.PlanJobID == "" {
+			s.t.Fatalf("the reconcile's %s: %+v", name, st)
+		}
+	}
+	for _, name := range []string{status.SandboxStep, "gated"} {
+		if st := done.step(s.t, name); st.Status != status.StepUnchanged || st.PlanJobID != "" || st.ApplyJobID != "" ||
+			st.SyncJobID != "" || st.Plan != "" || st.StartedAt != nil {
+			s.t.Fatalf("the reconcile's %s, not drifted: %+v", name, st)
+		}
+	}
+	if d := s.drift(inst)["watched"]; d.Drifted || d.OperationID != done.ID {
+		s.t.Fatalf("drift of watched after the reconcile: %+v", d)
+	}
+	var outs struct {
+		Outputs map[string]map[string]struct {
+			Value any `json:"value"`
+		} `json:"outputs"`
+	}
+	s.do("GET", "/v1/installs/"+inst+"/outputs", nil, &outs)
+	if w, f := outs.Outputs["watched"]["value"].Value, outs.Outputs["follower"]["value"].Value; w != "two" || f != "two" {
+		s.t.Fatalf("outputs after the reconcile: watched %v, follower %v; want both two", w, f)
 	}
 }

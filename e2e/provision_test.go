@@ -50,6 +50,8 @@ type operation struct {
 	Error      string     `json:"error"`
 	Steps      []step     `json:"steps"`
 	FinishedAt *time.Time `json:"finished_at"`
+	// TriggeredBy: the operation that started this one (a reconcile's check).
+	TriggeredBy string `json:"triggered_by"`
 }
 
 func (o operation) step(t testing.TB, name string) step {

@@ -24,6 +24,9 @@ const (
 	// OpDriftCheck plans the sandbox and every terraform component without
 	// taking the install's lock or terraform's state lock (docs: Drift).
 	OpDriftCheck = "drift_check"
+	// OpReconcileDrift applies what a drift check (its TriggeredBy) found
+	// drifted, and what follows from it (docs: Drift).
+	OpReconcileDrift = "reconcile_drift"
 )
 
 // bringsToVersion says an operation of kind that succeeds (not plan-only)
@@ -47,12 +50,15 @@ type InstallOperation struct {
 	Status         status.Op       `gorm:"size:30;not null" json:"status"`
 	// InMaintenanceWindow: the operation waits for the install's next
 	// maintenance window (until WaitingUntil, while it waits).
-	InMaintenanceWindow bool          `gorm:"not null;default:false" json:"in_maintenance_window,omitempty"`
-	WaitingUntil        *time.Time    `json:"waiting_until,omitempty"`
-	Error               string        `gorm:"type:text" json:"error,omitempty"`
-	CreatedAt           time.Time     `json:"created_at"`
-	FinishedAt          *time.Time    `json:"finished_at,omitempty"`
-	Steps               []InstallStep `gorm:"foreignKey:OperationID" json:"steps,omitempty"`
+	InMaintenanceWindow bool       `gorm:"not null;default:false" json:"in_maintenance_window,omitempty"`
+	WaitingUntil        *time.Time `json:"waiting_until,omitempty"`
+	// TriggeredBy is the operation that started this one: a reconcile_drift's
+	// drift check.
+	TriggeredBy string        `gorm:"size:32;not null;default:''" json:"triggered_by,omitempty"`
+	Error       string        `gorm:"type:text" json:"error,omitempty"`
+	CreatedAt   time.Time     `json:"created_at"`
+	FinishedAt  *time.Time    `json:"finished_at,omitempty"`
+	Steps       []InstallStep `gorm:"foreignKey:OperationID" json:"steps,omitempty"`
 }
 
 // InstallStep is one user-visible step of an operation: the sandbox or one

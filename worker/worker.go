@@ -83,6 +83,7 @@ var operationWorkflows = map[string]func(workflow.Context, workflows.OperationIn
 	store.OpUpdateInputs:      workflows.UpdateInputs,
 	store.OpDeployConfig:      workflows.DeployConfig,
 	store.OpDriftCheck:        workflows.DriftCheck,
+	store.OpReconcileDrift:    workflows.ReconcileDrift,
 }
 
 // StartOperation starts the workflow of an install operation. Its ID is

@@ -14,7 +14,7 @@ import (
 // each step drifted (a plan that is not empty) or not. A schedule starts it
 // with in.InstallID (it records its operation itself), the API with
 // in.OperationID. When the install reconciles drift, it waits for the
-// install's maintenance window (a timer), then starts a reprovision.
+// install's maintenance window (a timer), then starts a reconcile_drift.
 func DriftCheck(ctx workflow.Context, in OperationInput) (OperationResult, error) {
 	opID := in.OperationID
 	if opID == "" {
@@ -96,7 +96,7 @@ func drifted(res OperationResult) bool {
 }
 
 // reconcile waits for the install's maintenance window, then starts a
-// reprovision (a child workflow that outlives the check). It returns what
+// reconcile_drift (a child workflow that outlives the check). It returns what
 // the check's operation says of it ("" when it started).
 func reconcile(ctx workflow.Context, opID string, plan activities.OperationPlan) string {
 	if _, err := AwaitMaintenanceWindow(ctx, plan.InstallID, opID); err != nil {
@@ -112,7 +112,7 @@ func reconcile(ctx workflow.Context, opID string, plan activities.OperationPlan)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: r.WorkflowID,
 		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE})
-	child := workflow.ExecuteChildWorkflow(cctx, ReprovisionInstall, OperationInput{OperationID: r.OperationID})
+	child := workflow.ExecuteChildWorkflow(cctx, ReconcileDrift, OperationInput{OperationID: r.OperationID})
 	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		_ = runLocal(dctx, a.FinishOperation, r.OperationID, status.OpFailed, "the reconcile could not start: "+rootMessage(err), status.Install("")).Get(dctx, nil)

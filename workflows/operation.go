@@ -87,6 +87,14 @@ func DeployConfig(ctx workflow.Context, in OperationInput) (OperationResult, err
 	return runOperation(ctx, in)
 }
 
+// ReconcileDrift applies what a drift check found drifted: the drifted steps
+// are planned and applied, each step after one of them runs if its job
+// renders differently once they have ended, and every other step ends
+// unchanged.
+func ReconcileDrift(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+	return runOperation(ctx, in)
+}
+
 // runOperation is every operation workflow: BeginOperation plans the steps, the install's
 // maintenance window is waited for when the operation asks (a timer), the runner is
 // waited for (WaitForRunner only when it is not online now), the scheduler runs the steps,

@@ -76,9 +76,11 @@ func (s *step) waitDeps(ctx workflow.Context) (stepOutcome, bool) {
 	return s.end(ctx, status.StepSkipped, skipped), true
 }
 
-// skipUnchanged ends an update_inputs step whose job renders as it was last
-// applied: known when the operation began (Unchanged), or once the steps it
-// comes after have ended (IfChanged).
+// skipUnchanged ends a step that is not changed (an update_inputs step whose
+// job renders as it was last applied, a reconcile_drift step not drifted):
+// known when the operation began (Unchanged), or, for a step after a changed
+// one, once the steps it comes after have ended and it renders as last
+// applied (IfChanged).
 func (s *step) skipUnchanged(ctx workflow.Context) (stepOutcome, bool) {
 	switch {
 	case s.spec.Unchanged:

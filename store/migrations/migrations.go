@@ -24,6 +24,7 @@ var All = []Migration{
 	{7, "install and component config versions", v7},
 	{8, "maintenance windows and drift", v8},
 	{9, "install labels and releases", v9},
+	{10, "operations triggered by another", v10},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.

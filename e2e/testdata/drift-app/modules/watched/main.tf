@@ -7,3 +7,7 @@ variable "path" {
 resource "terraform_data" "watched" {
   input = trimspace(file(var.path))
 }
+
+output "value" {
+  value = terraform_data.watched.output
+}
