@@ -83,7 +83,10 @@ func (l liveObjects) state(ctx context.Context, o object) (liveState, error) {
 // run when dryRun), and returns what the API server made of it.
 func (l liveObjects) apply(ctx context.Context, ri dynamic.ResourceInterface, o object, manager string, dryRun bool) (map[string]any, error) {
 	content := copyMap(o.content)
-	md := maps.Clone(content["metadata"].(map[string]any))
+	md, _ := content["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+	}
 	if o.Namespace != "" {
 		md["namespace"] = o.Namespace
 	}
@@ -108,6 +111,10 @@ func (l liveObjects) apply(ctx context.Context, ri dynamic.ResourceInterface, o 
 // every write changes it, or a controller writes it.
 var noise = []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"}
 
+// lastApplied is kubectl's own bookkeeping, which may hold a Secret's
+// values in plain text: never compared, never shown.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
 // clean is an object without the API server's bookkeeping and its status.
 func clean(obj map[string]any) map[string]any {
 	out := maps.Clone(obj)
@@ -116,6 +123,14 @@ func clean(obj map[string]any) map[string]any {
 		md = maps.Clone(md)
 		for _, k := range noise {
 			delete(md, k)
+		}
+		if a, ok := md["annotations"].(map[string]any); ok {
+			a = maps.Clone(a)
+			delete(a, lastApplied)
+			md["annotations"] = a
+			if len(a) == 0 {
+				delete(md, "annotations")
+			}
 		}
 		out["metadata"] = md
 	}
