@@ -4,25 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
-// driftSteps are a drift check's steps: the sandbox and each terraform
-// component, each planned at once (a check applies nothing, so no step
-// waits for another; helm charts and images are not checked).
+// driftSteps are a drift check's steps: the sandbox and each terraform,
+// helm_chart and container_image component, each planned at once (a check
+// applies nothing, so no step waits for another).
 func driftSteps(steps []StepSpec) []StepSpec {
 	var out []StepSpec
 	for _, st := range steps {
-		if st.Name == status.SandboxStep || st.Type == appconfig.TypeTerraformModule {
-			st.After, st.Prestart, st.PrestartBeforeSandbox = nil, false, false
-			out = append(out, st)
+		if st.Name != status.SandboxStep && !driftChecked[st.Type] {
+			continue
 		}
+		st.After, st.Prestart, st.PrestartBeforeSandbox = nil, false, false
+		out = append(out, st)
 	}
 	return out
 }
+
+// driftChecked are the component types a drift check plans.
+var driftChecked = map[string]bool{appconfig.TypeTerraformModule: true, appconfig.TypeHelmChart: true, appconfig.TypeContainerImage: true}
 
 // BeginDriftCheck records a drift check a schedule started (workflow
 // workflowID) on what the install runs; a retry finds the one it recorded.
@@ -43,12 +50,30 @@ func (a *Activities) BeginDriftCheck(ctx context.Context, installID, workflowID 
 	return op.ID, err
 }
 
-// RecordDrift records a drift check's plan job on its step and what it
-// found: a plan that is not empty is drift, kept with the plan until a
-// later check or an apply of the step clears it.
-func (a *Activities) RecordDrift(ctx context.Context, opID, step, jobID string) (_ PlanSummary, err error) {
+// RecordDrift records a drift check's terraform plan job on its step and
+// what it found: a plan that is not empty is drift, kept with the plan until
+// a later check or an apply of the step clears it.
+func (a *Activities) RecordDrift(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+	return a.recordDrift(ctx, opID, step, jobID, a.RecordPlan)
+}
+
+// RecordHelmDrift is RecordDrift for a helm_chart's plan job: a chart
+// drifts when its objects were changed in the cluster (or its chart or
+// values would change them).
+func (a *Activities) RecordHelmDrift(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+	return a.recordDrift(ctx, opID, step, jobID, a.RecordHelmPlan)
+}
+
+// RecordImageDrift is RecordDrift for a container_image's sync_plan job: an
+// image drifts when the install's registry no longer holds it whole.
+func (a *Activities) RecordImageDrift(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+	return a.recordDrift(ctx, opID, step, jobID, a.RecordSyncPlan)
+}
+
+func (a *Activities) recordDrift(ctx context.Context, opID, step, jobID string,
+	record func(ctx context.Context, opID, step, jobID string) (PlanSummary, error)) (_ PlanSummary, err error) {
 	defer classified(&err)
-	s, err := a.RecordPlan(ctx, opID, step, jobID)
+	s, err := record(ctx, opID, step, jobID)
 	if err != nil || s.Failed {
 		return s, err
 	}
@@ -136,4 +161,44 @@ func (a *Activities) stillDrifted(ctx context.Context, check store.InstallOperat
 		}
 	}
 	return out, nil
+}
+
+// EnqueueSyncPlanJob queues, on the install's runner, the plan of a sync of
+// the build a container_image component runs: does the install's registry
+// still hold it whole? The job reads only that registry (the control plane
+// cannot reach it; the sync it plans would copy from the vendor's).
+func (a *Activities) EnqueueSyncPlanJob(ctx context.Context, in SyncJobInput) (_ JobRef, err error) {
+	defer classified(&err)
+	op, err := a.Store.GetOperationByID(ctx, in.OperationID)
+	if err != nil {
+		return JobRef{}, err
+	}
+	ics, err := a.Store.ListInstallComponents(ctx, op.InstallID)
+	if err != nil {
+		return JobRef{}, err
+	}
+	i := slices.IndexFunc(ics, func(ic store.InstallComponent) bool { return ic.Component == in.Step })
+	if i < 0 {
+		return JobRef{}, nonRetryable("drift check", fmt.Errorf("the install runs no build of %s: deploy it first", in.Step))
+	}
+	src, dst, err := a.syncEnds(ctx, op.InstallID, ics[i].BuildID, true)
+	if err != nil {
+		return JobRef{}, err
+	}
+	m := protocol.OCIManifest{Operation: protocol.OCISyncPlan, Artifact: &src, Destination: dst}
+	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeOCI, TimeoutMS: buildJobTimeout.Milliseconds()}
+	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
+		return map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(), "plan_job_id": jobID}
+	})
+}
+
+// RecordSyncPlan stores a sync_plan job's result on its step as a plan:
+// what the install's registry lacks of the image.
+func (a *Activities) RecordSyncPlan(ctx context.Context, opID, step, jobID string) (_ PlanSummary, err error) {
+	defer classified(&err)
+	var out protocol.OCISyncPlanOutputs
+	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
+		return PlanSummary{Failed: failed != "", Error: failed}, err
+	}
+	return a.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: out.HasChanges, PlanText: out.Plan, Add: len(out.Missing)})
 }

@@ -53,6 +53,10 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 	if err != nil {
 		return JobRef{}, err
 	}
+	st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
+	if err != nil {
+		return JobRef{}, err
+	}
 	var digest string
 	m := protocol.HelmManifest{Operation: in.Operation, Kubeconfig: kubeconfig, Release: c.Helm.ReleaseName,
 		Namespace: c.Helm.Namespace, CreateNamespace: c.Helm.CreateNamespace, TimeoutMS: c.Helm.Timeout.Milliseconds(), Wait: c.Helm.Wait}
@@ -66,10 +70,6 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 		}
 		m.Values, m.SensitiveValues = values.Values, values.Sensitive
 		digest = helmDigest(values, m.ValuesFiles, kubeconfig)
-		st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
-		if err != nil {
-			return JobRef{}, err
-		}
 		if m.Chart, _, err = a.deployedArtifact(ctx, op.InstallID, in.Step, st.BuildID); err != nil {
 			return JobRef{}, err
 		}
@@ -79,10 +79,14 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 	}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeHelm, TimeoutMS: helmJobTimeout.Milliseconds()}
 	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
+		changes := map[string]any{"status": status.StepApplying, "apply_job_id": jobID}
 		if in.Operation == protocol.HelmPlan {
-			return map[string]any{"status": status.StepPlanning, "plan_job_id": jobID, "render_digest": digest}
+			changes = map[string]any{"status": status.StepPlanning, "plan_job_id": jobID, "render_digest": digest}
 		}
-		return map[string]any{"status": status.StepApplying, "apply_job_id": jobID}
+		if st.StartedAt == nil { // a drift check's plan: no build was delivered first
+			changes["started_at"] = time.Now().UTC()
+		}
+		return changes
 	})
 }
 
@@ -109,7 +113,8 @@ func (a *Activities) kubeconfig(ctx context.Context, cfg *appconfig.Config, step
 }
 
 // RecordHelmPlan stores a helm plan's diff on its step, as a terraform
-// plan's text: objects added, changed and removed are its counts.
+// plan's text: objects added, changed (by the chart, or in the cluster
+// behind helm's back) and removed are its counts.
 func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID string) (_ PlanSummary, err error) {
 	defer classified(&err)
 	var out protocol.HelmPlanOutputs
@@ -121,12 +126,13 @@ func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID strin
 		text = "No changes: the release's objects are as the chart renders them.\n"
 	}
 	return a.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: out.HasChanges, PlanText: text,
-		Add: len(out.Added), Change: len(out.Changed), Destroy: len(out.Removed)})
+		Add: len(out.Added), Change: len(out.Changed) + len(out.Drifted), Destroy: len(out.Removed)})
 }
 
 // PlanUninstall records, as a teardown step's plan, what uninstalling the
-// component's release does. It runs nothing: the release's objects are the
-// chart's, and all of them go.
+// component's release does, and that the step started. It runs nothing: the
+// release's objects are the chart's, and all of them go — those its last
+// deploy recorded (its "objects" output) are listed and counted.
 func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (_ PlanSummary, err error) {
 	defer classified(&err)
 	oc, err := a.loadOperation(ctx, opID, step)
@@ -137,8 +143,36 @@ func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (_ Pl
 	if !ok || c.Helm == nil {
 		return PlanSummary{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+step+" in the app config", "InvalidConfig", nil)
 	}
+	if err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"started_at": time.Now().UTC()}); err != nil {
+		return PlanSummary{}, err
+	}
+	objects, err := a.releaseObjects(ctx, oc.op.InstallID, step)
+	if err != nil {
+		return PlanSummary{}, err
+	}
 	text := fmt.Sprintf("helm uninstall of release %q in namespace %q: every object of the release is deleted.\n", c.Helm.ReleaseName, c.Helm.Namespace)
-	return a.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: true, PlanText: text})
+	for _, o := range objects {
+		text += "  - " + o + "\n"
+	}
+	return a.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: true, PlanText: text, Destroy: len(objects)})
+}
+
+// releaseObjects are the objects ("Kind/namespace/name") a helm_chart
+// component's last deploy recorded in its outputs (none when it has none).
+func (a *Activities) releaseObjects(ctx context.Context, installID, step string) ([]string, error) {
+	rows, err := a.Store.ListOutputs(ctx, installID)
+	if err != nil || rows[step] == "" {
+		return nil, err
+	}
+	var out struct {
+		Outputs map[string]struct {
+			Value []string `json:"value"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(rows[step]), &out); err != nil {
+		return nil, nil // not a release's outputs: the count is unknown
+	}
+	return out.Outputs[appconfig.HelmOutputObjects].Value, nil
 }
 
 // RecordHelmRelease records a helm job's end: after a deploy, the release's
@@ -152,8 +186,13 @@ func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID st
 		return ApplySummary{}, err
 	}
 	if st.Destroy {
-		if failed, err := a.jobOutputs(ctx, opID, step, jobID, nil); err != nil || failed != "" {
+		var un protocol.HelmUninstallOutputs
+		if failed, err := a.jobOutputs(ctx, opID, step, jobID, &un); err != nil || failed != "" {
 			return ApplySummary{Failed: failed != "", Error: failed}, err
+		}
+		// What it removed: the plan counted what the last deploy recorded.
+		if err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"destroy_count": len(un.Objects)}); err != nil {
+			return ApplySummary{}, err
 		}
 		return ApplySummary{}, a.ForgetComponent(ctx, opID, step)
 	}

@@ -193,3 +193,14 @@ func TestMarkChanged(t *testing.T) {
 		})
 	}
 }
+
+// A drift check plans the sandbox and every terraform, helm_chart and
+// container_image component at once: none waits for another, none starts
+// before its inputs.
+func TestDriftCheckStepsAllStartAtOnce(t *testing.T) {
+	steps, err := planSteps(store.InstallOperation{Kind: store.OpDriftCheck, PlanOnly: true, ApprovalMode: status.ApproveAll}, testGraph(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSteps(t, driftSteps(steps), []string{"sandbox <", "network <", "cache <", "db <", "api <", "web <"})
+}

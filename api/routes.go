@@ -306,11 +306,13 @@ func (s *Server) routeTable() []route {
 		{post, "/installs/:id/drift-check", s.driftCheck, operation{id: "checkDrift", tag: "operations",
 			summary: "Check the install for drift now",
 			description: "Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the " +
-				"sandbox and every terraform component are planned at once, with terraform's state lock off (-lock=false) and " +
-				"without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is " +
-				"not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an " +
-				"apply of it clears it; the others end no_changes. Helm charts and images are not checked. 409 when a check " +
-				"runs already or the install runs nothing yet.",
+				"sandbox and every component are planned at once: terraform with its state lock off (-lock=false); a helm_chart " +
+				"with helm's dry run and its objects compared with the cluster's (server-side apply dry runs: an object edited " +
+				"or deleted behind helm's back is drift, a field the chart does not set is not); a container_image by asking " +
+				"the install's registry whether it still holds the image whole. Without the install's lock, so it never holds " +
+				"up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded " +
+				"(GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end " +
+				"no_changes. 409 when a check runs already or the install runs nothing yet.",
 			status: 202, result: "Operation", errors: []int{409, 503}}},
 		{get, "/installs/:id/drift", s.getDrift, operation{id: "getDrift", tag: "installs",
 			summary: "What the drift checks found: per sandbox and component, drifted, since when, the plan",

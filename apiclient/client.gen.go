@@ -436,7 +436,7 @@ type ClientInterface interface {
 
 	// CheckDrift Check the install for drift now
 	//
-	// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every terraform component are planned at once, with terraform's state lock off (-lock=false) and without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. Helm charts and images are not checked. 409 when a check runs already or the install runs nothing yet.
+	// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every component are planned at once: terraform with its state lock off (-lock=false); a helm_chart with helm's dry run and its objects compared with the cluster's (server-side apply dry runs: an object edited or deleted behind helm's back is drift, a field the chart does not set is not); a container_image by asking the install's registry whether it still holds the image whole. Without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. 409 when a check runs already or the install runs nothing yet.
 	//
 	// Corresponds with POST /v1/installs/{id}/drift-check (the `CheckDrift` operationId).
 	CheckDrift(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1541,7 +1541,7 @@ func (c *Client) GetDrift(ctx context.Context, id string, reqEditors ...RequestE
 
 // CheckDrift Check the install for drift now
 //
-// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every terraform component are planned at once, with terraform's state lock off (-lock=false) and without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. Helm charts and images are not checked. 409 when a check runs already or the install runs nothing yet.
+// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every component are planned at once: terraform with its state lock off (-lock=false); a helm_chart with helm's dry run and its objects compared with the cluster's (server-side apply dry runs: an object edited or deleted behind helm's back is drift, a field the chart does not set is not); a container_image by asking the install's registry whether it still holds the image whole. Without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. 409 when a check runs already or the install runs nothing yet.
 //
 // Corresponds with POST /v1/installs/{id}/drift-check (the `CheckDrift` operationId).
 func (c *Client) CheckDrift(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5528,7 +5528,7 @@ type ClientWithResponsesInterface interface {
 
 	// CheckDriftWithResponse Check the install for drift now
 	//
-	// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every terraform component are planned at once, with terraform's state lock off (-lock=false) and without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. Helm charts and images are not checked. 409 when a check runs already or the install runs nothing yet.
+	// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every component are planned at once: terraform with its state lock off (-lock=false); a helm_chart with helm's dry run and its objects compared with the cluster's (server-side apply dry runs: an object edited or deleted behind helm's back is drift, a field the chart does not set is not); a container_image by asking the install's registry whether it still holds the image whole. Without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. 409 when a check runs already or the install runs nothing yet.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10826,7 +10826,7 @@ func (c *ClientWithResponses) GetDriftWithResponse(ctx context.Context, id strin
 
 // CheckDriftWithResponse Check the install for drift now
 //
-// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every terraform component are planned at once, with terraform's state lock off (-lock=false) and without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. Helm charts and images are not checked. 409 when a check runs already or the install runs nothing yet.
+// Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the sandbox and every component are planned at once: terraform with its state lock off (-lock=false); a helm_chart with helm's dry run and its objects compared with the cluster's (server-side apply dry runs: an object edited or deleted behind helm's back is drift, a field the chart does not set is not); a container_image by asking the install's registry whether it still holds the image whole. Without the install's lock, so it never holds up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded (GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end no_changes. 409 when a check runs already or the install runs nothing yet.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -36,6 +36,7 @@ type step struct {
 	ApplyJobID string      `json:"apply_job_id"`
 	SyncJobID  string      `json:"sync_job_id"`
 	HasChanges *bool       `json:"has_changes"`
+	Remove     int         `json:"destroy_count"`
 	Plan       string      `json:"plan"`
 	Error      string      `json:"error"`
 	StartedAt  *time.Time  `json:"started_at"`

@@ -77,7 +77,8 @@ type HelmReleaseOutputs struct {
 }
 
 // HelmPlanOutputs are a plan job's outputs: what a deploy with the same
-// manifest would change in the release's objects.
+// manifest would change in the release's objects, the chart's changes and
+// the cluster's drift. HasChanges is true when either is not empty.
 type HelmPlanOutputs struct {
 	HasChanges bool `json:"has_changes"`
 	// Install says there is no deployed release yet: a deploy installs it.
@@ -86,10 +87,18 @@ type HelmPlanOutputs struct {
 	Revision int `json:"revision"`
 	// Diff is a unified diff per changed object as YAML with sorted keys, "--- a/<Kind>/<namespace>/<name>"
 	// ("/dev/null": added or removed); Secrets' values show as "(sensitive value[, changed])".
+	//
+	// Live drift follows the chart's changes: "--- live/<Kind>/<namespace>/<name>" (or "/dev/null": deleted
+	// in the cluster) to "+++ b/…", what a forced server-side apply of the deployed revision's object would
+	// make of the live one (a dry run, as `kubectl diff`), less the API server's bookkeeping and status.
 	Diff    string       `json:"diff"`
 	Added   []HelmObject `json:"added"`
 	Changed []HelmObject `json:"changed"`
 	Removed []HelmObject `json:"removed"`
+	// Drifted are the deployed revision's objects (those the new one keeps) that were changed or deleted
+	// through the API server behind helm's back: a field the release sets differs, or the object is gone.
+	// Fields the release does not set (a controller's annotation) are not drift. A deploy puts them back.
+	Drifted []HelmObject `json:"drifted"`
 	// Truncated says Diff was cut to keep the outputs under MaxOutputsBytes
 	// (the job's logs have it whole).
 	Truncated bool `json:"truncated,omitempty"`

@@ -26,6 +26,10 @@ const (
 	// OCISync copies Artifact, by digest, into the destination and checks
 	// that the destination serves exactly that digest.
 	OCISync = "sync"
+	// OCISyncPlan is a sync's plan: it reads only the destination, and says
+	// whether it still holds Artifact's digest whole (its manifest and all
+	// it references) or what a sync would copy again (OCISyncPlanOutputs).
+	OCISyncPlan = "sync_plan"
 )
 
 // Media types of Outpost's own artifacts.
@@ -55,8 +59,10 @@ const (
 //	build_helm_chart        component, source, destination (tag: defaults to the chart's version)
 //	build_container_image   component, image, destination
 //	sync                    artifact, destination
+//	sync_plan               artifact, destination (the source is not contacted)
 //
-// Every operation's outputs are the resulting Artifact in the destination.
+// Every operation's outputs but sync_plan's are the resulting Artifact in the
+// destination.
 type OCIManifest struct {
 	Operation string `json:"operation"`
 	// Component names the component being built; builds record it in the
@@ -92,4 +98,17 @@ type OCIDestination struct {
 	// Tag, when set, is pointed at the artifact once the registry serves
 	// it with the expected digest.
 	Tag string `json:"tag,omitempty"`
+}
+
+// OCISyncPlanOutputs are a sync_plan job's outputs: whether the destination
+// still holds the artifact whole.
+type OCISyncPlanOutputs struct {
+	// HasChanges says a sync would copy something: the destination lacks
+	// part of the artifact.
+	HasChanges bool `json:"has_changes"`
+	// Missing are the parts the destination lacks: "manifest sha256:…" (the
+	// artifact's own, or an index's platform manifest), "blob sha256:…".
+	Missing []string `json:"missing"`
+	// Plan says it in words, as a plan's text.
+	Plan string `json:"plan"`
 }

@@ -5,12 +5,14 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
 )
 
-// DriftCheck plans the sandbox and every terraform component of what the
-// install runs, without its lock or terraform's state lock, and records
+// DriftCheck plans the sandbox and every terraform, helm_chart and
+// container_image component of what the install runs, without its lock or
+// terraform's state lock, and records
 // each step drifted (a plan that is not empty) or not. A schedule starts it
 // with in.InstallID (it records its operation itself), the API with
 // in.OperationID. When the install reconciles drift, it waits for the
@@ -63,18 +65,20 @@ func checkSteps(ctx workflow.Context, opID string, plan activities.OperationPlan
 	return res
 }
 
-// checkDrift plans the step without the state lock and records what it
-// found: drifted, no_changes, or failed.
+// checkDrift plans the step and records what it found: drifted,
+// no_changes, or failed. A terraform plan takes no state lock; a chart's
+// plan (helm's dry run and the cluster's objects compared) and an image's
+// (what the install's registry lacks of it) take none either.
 func (s *step) checkDrift(ctx workflow.Context) stepOutcome {
-	plan := func(ctx workflow.Context) (activities.JobResult, error) {
-		in := activities.TerraformJobInput{OperationID: s.opID, Step: s.spec.Name, Operation: protocol.TerraformPlan,
-			Key: s.jobKey(ctx, "drift"), NoLock: true}
-		return RunJob(ctx, func(c workflow.Context) workflow.Future {
-			return workflow.ExecuteLocalActivity(c, a.EnqueueTerraformJob, in)
-		}, s.jobs)
+	plan, record := s.terraformDriftPlan(), any(a.RecordDrift)
+	switch s.spec.Type {
+	case appconfig.TypeHelmChart:
+		plan, record = s.helmJob(protocol.HelmPlan), a.RecordHelmDrift
+	case appconfig.TypeContainerImage:
+		plan, record = s.syncPlan(), a.RecordImageDrift
 	}
 	var summary activities.PlanSummary
-	if _, outcome, msg := s.runAndRecord(ctx, plan, &summary, a.RecordDrift); outcome != "" {
+	if _, outcome, msg := s.runAndRecord(ctx, plan, &summary, record); outcome != "" {
 		return s.end(ctx, outcome, msg)
 	}
 	switch {
@@ -84,6 +88,28 @@ func (s *step) checkDrift(ctx workflow.Context) stepOutcome {
 		return s.end(ctx, status.StepDrifted, "")
 	}
 	return s.end(ctx, status.StepNoChanges, "")
+}
+
+// terraformDriftPlan runs a terraform plan of the step without the state
+// lock.
+func (s *step) terraformDriftPlan() func(workflow.Context) (activities.JobResult, error) {
+	return func(ctx workflow.Context) (activities.JobResult, error) {
+		in := activities.TerraformJobInput{OperationID: s.opID, Step: s.spec.Name, Operation: protocol.TerraformPlan,
+			Key: s.jobKey(ctx, "drift"), NoLock: true}
+		return RunJob(ctx, func(c workflow.Context) workflow.Future {
+			return workflow.ExecuteLocalActivity(c, a.EnqueueTerraformJob, in)
+		}, s.jobs)
+	}
+}
+
+// syncPlan runs the plan of a sync of the image the install runs.
+func (s *step) syncPlan() func(workflow.Context) (activities.JobResult, error) {
+	return func(ctx workflow.Context) (activities.JobResult, error) {
+		in := activities.SyncJobInput{OperationID: s.opID, Step: s.spec.Name, Key: s.jobKey(ctx, "sync-plan")}
+		return RunJob(ctx, func(c workflow.Context) workflow.Future {
+			return workflow.ExecuteLocalActivity(c, a.EnqueueSyncPlanJob, in)
+		}, s.jobs)
+	}
 }
 
 func drifted(res OperationResult) bool {

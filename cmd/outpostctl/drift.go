@@ -19,9 +19,10 @@ func (c *cli) driftCheckCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "check INSTALL",
 		Short: "Check the install for drift now (a drift_check operation)",
-		Long: "Plan the install's sandbox and every terraform component, without locks (it never holds up an\n" +
-			"operation); a plan that is not empty is drift (outpostctl drift show). Follow it with\n" +
-			"outpostctl wait INSTALL OPERATION.",
+		Long: "Plan the install's sandbox and every component, without locks (it never holds up an operation):\n" +
+			"terraform plans; helm charts compared with the cluster's live objects (an object edited or deleted\n" +
+			"behind helm's back); images checked in the install's registry. A plan that is not empty is drift\n" +
+			"(outpostctl drift show). Follow it with outpostctl wait INSTALL OPERATION.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, inst, err := c.apiForInstall(cmd.Context(), args[0])

@@ -61,8 +61,6 @@ func diffObjects(before, after []object) (objectDiff, error) {
 			continue
 		}
 		from, to := "a/"+a.path(), "b/"+b.path()
-		var oldText, newText string
-		var err error
 		switch {
 		case !inOld:
 			from = "/dev/null"
@@ -73,20 +71,7 @@ func diffObjects(before, after []object) (objectDiff, error) {
 		default:
 			d.changed = append(d.changed, b.HelmObject)
 		}
-		if inOld {
-			if oldText, err = toYAML(ac); err != nil {
-				return d, err
-			}
-		}
-		if inNew {
-			if newText, err = toYAML(bc); err != nil {
-				return d, err
-			}
-		}
-		diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A: lines(oldText), B: lines(newText),
-			FromFile: from, ToFile: to, Context: 3,
-		})
+		diff, err := unifiedDiff(from, to, ac, bc)
 		if err != nil {
 			return d, err
 		}
@@ -94,6 +79,23 @@ func diffObjects(before, after []object) (objectDiff, error) {
 	}
 	d.text = text.String()
 	return d, nil
+}
+
+// unifiedDiff is the unified diff of an object's two sides as YAML with
+// sorted keys (a nil side: no object).
+func unifiedDiff(from, to string, a, b map[string]any) (string, error) {
+	oldText, err := toYAML(a)
+	if err != nil {
+		return "", err
+	}
+	newText, err := toYAML(b)
+	if err != nil {
+		return "", err
+	}
+	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: lines(oldText), B: lines(newText),
+		FromFile: from, ToFile: to, Context: 3,
+	})
 }
 
 // lines splits text into lines that keep their "\n" (none for no text).

@@ -23,7 +23,14 @@
 //     (protocol.HelmPlanOutputs) say whether anything changes, which objects
 //     are added, changed and removed, and hold a unified diff per object (of
 //     the objects as YAML with sorted keys, so that only content counts; the
-//     values of Secrets show as "(sensitive value)"). A plan of a release
+//     values of Secrets show as "(sensitive value)"). It then compares the
+//     deployed revision's objects with the cluster's live ones, as kubectl
+//     diff does (a dry-run forced server-side apply of each, as its own field
+//     manager, against the live object less the API server's bookkeeping):
+//     an object edited or deleted behind helm's back is drift, in Drifted and
+//     the diff, and a change; a field the release does not set is not. A
+//     deploy after an upgrade server-side applies what helm's merge left
+//     drifted (custom resources, which helm merges two-way). A plan of a release
 //     left pending by an interrupted attempt fails with helm's message; a
 //     deploy recovers it.
 //   - uninstall: remove every revision of the release and its objects

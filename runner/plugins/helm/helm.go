@@ -18,6 +18,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/dynamic"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/outpost-dev/outpost/internal/syncio"
@@ -183,6 +184,11 @@ func (p *plugin) execute(ctx context.Context, run plugins.Run) error {
 	if r.mapper, err = getter.ToRESTMapper(); err != nil {
 		return fmt.Errorf("kubeconfig: discovering the cluster's API: %w", err)
 	}
+	dyn, err := dynamic.NewForConfig(getter.config)
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	r.live = liveObjects{dyn: dyn, mapper: r.mapper}
 
 	var out any
 	switch m.Operation {
@@ -197,8 +203,8 @@ func (p *plugin) execute(ctx context.Context, run plugins.Run) error {
 		if plan, err = r.plan(ctx, ch, p.values); err == nil {
 			plan.Diff = p.redact(plan.Diff)
 			fmt.Fprint(run.Stdout, plan.Diff)
-			fmt.Fprintf(run.Stdout, "outpost: plan: %d to add, %d to change, %d to remove (changes: %v)\n",
-				len(plan.Added), len(plan.Changed), len(plan.Removed), plan.HasChanges)
+			fmt.Fprintf(run.Stdout, "outpost: plan: %d to add, %d to change, %d to remove, %d drifted in the cluster (changes: %v)\n",
+				len(plan.Added), len(plan.Changed), len(plan.Removed), len(plan.Drifted), plan.HasChanges)
 			out = fitPlan(plan)
 		}
 	case protocol.HelmUninstall:
@@ -229,6 +235,7 @@ type releaseJob struct {
 	m       *protocol.HelmManifest
 	cfg     *action.Configuration
 	mapper  meta.RESTMapper
+	live    liveObjects
 	out     io.Writer
 	timeout time.Duration
 }
@@ -300,6 +307,11 @@ func (r *releaseJob) deploy(ctx context.Context, ch *chart.Chart, vals map[strin
 	objs, err := parseManifest(rel.Manifest, r.m.Namespace, r.mapper)
 	if err != nil {
 		return protocol.HelmReleaseOutputs{}, err
+	}
+	if s.deployed != nil {
+		if err := r.live.repairDrift(ctx, r.out, objs); err != nil {
+			return protocol.HelmReleaseOutputs{}, fmt.Errorf("release %s revision %d: %w", rel.Name, rel.Version, err)
+		}
 	}
 	fmt.Fprintf(r.out, "outpost: release %s revision %d %s (%d objects)\n", rel.Name, rel.Version, rel.Info.Status, len(objs))
 	return protocol.HelmReleaseOutputs{
@@ -390,7 +402,8 @@ func (r *releaseJob) plan(ctx context.Context, ch *chart.Chart, vals map[string]
 		return protocol.HelmPlanOutputs{}, err
 	}
 	var rel *release.Release
-	out := protocol.HelmPlanOutputs{Added: []protocol.HelmObject{}, Changed: []protocol.HelmObject{}, Removed: []protocol.HelmObject{}}
+	out := protocol.HelmPlanOutputs{Added: []protocol.HelmObject{}, Changed: []protocol.HelmObject{}, Removed: []protocol.HelmObject{},
+		Drifted: []protocol.HelmObject{}}
 	var before []object
 	if s.deployed == nil {
 		in := r.newInstall()
@@ -426,6 +439,19 @@ func (r *releaseJob) plan(ctx context.Context, ch *chart.Chart, vals map[string]
 	out.Added = append(out.Added, d.added...)
 	out.Changed = append(out.Changed, d.changed...)
 	out.Removed = append(out.Removed, d.removed...)
+	if s.deployed == nil {
+		return out, nil
+	}
+	drift, err := r.live.drift(ctx, driftedOf(before, after))
+	if err != nil {
+		return out, fmt.Errorf("comparing release %s with the cluster: %w", r.m.Release, err)
+	}
+	if len(drift.objects) > 0 {
+		fmt.Fprintf(r.out, "outpost: %d object(s) of revision %d changed in the cluster behind helm's back\n", len(drift.objects), out.Revision)
+	}
+	out.Drifted = append(out.Drifted, drift.helmObjects()...)
+	out.Diff += drift.text
+	out.HasChanges = out.HasChanges || len(drift.objects) > 0
 	return out, nil
 }
 

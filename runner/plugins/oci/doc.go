@@ -30,6 +30,13 @@
 //   - sync: the artifact named by digest is copied from its registry unless
 //     the destination already has it (then the source is not contacted).
 //
+// One operation changes nothing and outputs a protocol.OCISyncPlanOutputs:
+//
+//   - sync_plan: a sync's plan, for drift checks of container images. It
+//     reads only the destination and lists what it lacks of the artifact
+//     (its manifest, an index's manifests, a config or layer blob): what a
+//     sync would copy again.
+//
 // Copies use oras-go's CopyGraph (in BenchmarkSync 1.2–1.7× as fast as
 // crane.Copy between two local registries): manifests first checked against
 // their digests, then blobs and child manifests ociclient.Concurrency at a

@@ -63,6 +63,7 @@ func install(t testing.TB) (*registry.Server, protocol.RegistryAccess) {
 // job is a finished oci job: what the runner would report.
 type job struct {
 	artifact protocol.Artifact
+	outputs  json.RawMessage
 	logs     string
 	err      error // Validate's or Execute's
 }
@@ -94,7 +95,7 @@ func runJob(t testing.TB, m protocol.OCIManifest) job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var j job
+	j := job{outputs: out}
 	if err := json.Unmarshal(out, &j.artifact); err != nil {
 		t.Fatalf("outputs %s: %v", out, err)
 	}

@@ -40,6 +40,7 @@ type plugin struct {
 	m        protocol.OCIManifest
 	scrub    *ociclient.Scrubber
 	artifact *protocol.Artifact
+	plan     *protocol.OCISyncPlanOutputs // a sync_plan's outputs, instead of artifact
 	// saveChart is set in a helm_chart job: it builds charts, and only them.
 	saveChart ChartSaver
 }
@@ -52,12 +53,13 @@ var operations = map[string]takes{
 	protocol.OCIBuildHelmChart:       {component: true, source: true},
 	protocol.OCIBuildContainerImage:  {component: true, image: true},
 	protocol.OCISync:                 {artifact: true},
+	protocol.OCISyncPlan:             {artifact: true},
 }
 
 // validTag is the OCI distribution spec's tag grammar.
 var validTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 
-const operationList = "build_terraform_module, build_helm_chart, build_container_image or sync"
+const operationList = "build_terraform_module, build_helm_chart, build_container_image, sync or sync_plan"
 
 func (p *plugin) Validate(manifest json.RawMessage) error {
 	err := plugins.DecodeManifest(manifest, &p.m)
@@ -133,7 +135,7 @@ func (p *plugin) validate() error {
 		if _, err := imageReference(*m.Image); err != nil {
 			return fmt.Errorf("image.reference: %w", err)
 		}
-	case protocol.OCISync:
+	case protocol.OCISync, protocol.OCISyncPlan:
 		if err := checkRepository("artifact", m.Artifact.Registry, m.Artifact.Repository); err != nil {
 			return err
 		}
@@ -181,6 +183,14 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	if err != nil {
 		return 0, p.scrub.Error(err)
 	}
+	if p.m.Operation == protocol.OCISyncPlan {
+		plan, err := syncPlan(ctx, log, *p.m.Artifact, dst)
+		if err != nil {
+			return 0, p.scrub.Error(err)
+		}
+		p.plan = &plan
+		return 0, nil
+	}
 	var art protocol.Artifact
 	switch p.m.Operation {
 	case protocol.OCIBuildTerraformModule:
@@ -202,6 +212,9 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 }
 
 func (p *plugin) Outputs() (json.RawMessage, error) {
+	if p.plan != nil {
+		return json.Marshal(p.plan)
+	}
 	if p.artifact == nil {
 		return nil, nil
 	}
