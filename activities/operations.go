@@ -136,7 +136,7 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 	}
 	rows := make([]store.NewStep, len(p.Steps))
 	for i, st := range p.Steps {
-		rows[i] = store.NewStep{Name: st.Name, Destroy: st.Destroy}
+		rows[i] = store.NewStep{Name: st.Name, After: st.After, Destroy: st.Destroy}
 	}
 	if err := a.Store.AddSteps(ctx, opID, rows); err != nil {
 		return OperationPlan{}, err

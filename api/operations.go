@@ -258,8 +258,10 @@ func (s *Server) getOutputs(c echo.Context) error {
 
 // operationSchemas are the OpenAPI schemas of operations.
 func operationSchemas() map[string]any {
-	step := object(props{"name": str, "destroy": boolean, "status": described(str,
-		"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)"),
+	step := object(props{"name": str, "destroy": boolean,
+		"after": described(arrayOf(str), "the steps this one runs after (for a destroy, the reverse of the dependencies)"),
+		"status": described(str,
+			"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)"),
 		"plan_job_id":  described(str, "the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)"),
 		"apply_job_id": str,
 		"build_id":     described(str, "the build a component step deploys"),

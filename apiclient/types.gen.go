@@ -971,8 +971,11 @@ type Operation struct {
 	// Status running, waiting_for_maintenance_window, waiting_for_runner, succeeded, failed, cancelled, denied
 	Status string `json:"status"`
 	Steps  *[]struct {
-		Add        *int    `json:"add,omitempty"`
-		ApplyJobId *string `json:"apply_job_id,omitempty"`
+		Add *int `json:"add,omitempty"`
+
+		// After the steps this one runs after (for a destroy, the reverse of the dependencies)
+		After      *[]string `json:"after,omitempty"`
+		ApplyJobId *string   `json:"apply_job_id,omitempty"`
 
 		// BuildId the build a component step deploys
 		BuildId      *string    `json:"build_id,omitempty"`

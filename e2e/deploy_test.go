@@ -26,9 +26,13 @@ func TestDeployConfigVersions(t *testing.T) {
 	s.syncConfig(dir)
 	const secret = "d3ploy-s3cret-pa55word"
 	inst, _ := s.newInstall("cust-v", map[string]any{"name": "db_password", "value": secret, "sensitive": true})
-	if op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute); op.Status != status.OpSucceeded {
-		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
+	prov := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
+	if prov.Status != status.OpSucceeded {
+		t.Fatalf("provision: %s %q %+v", prov.Status, prov.Error, prov.Steps)
 	}
+	// Each step names the steps it ran after: the app's dependencies.
+	checkAfter(t, prov, map[string][]string{"sandbox": {}, "network": {"sandbox"}, "cache": {"network", "sandbox"},
+		"api": {"cache", "database", "sandbox"}})
 	v1 := s.installComponents(inst)
 	if len(v1) != 6 || v1["cache"].ConfigVersion != 1 || s.installVersions(inst).ConfigVersion != 1 {
 		t.Fatalf("after the provision: components %+v, config version %d", v1, s.installVersions(inst).ConfigVersion)
@@ -103,6 +107,9 @@ func TestDeployConfigVersions(t *testing.T) {
 	if de.Status != status.OpSucceeded || !de.step(t, "web").Destroy || de.step(t, "web").Status != status.StepSucceeded {
 		t.Fatalf("deprovision: %s %q %+v", de.Status, de.Error, de.Steps)
 	}
+	// Destroys run in reverse: network after what used it, the sandbox last.
+	checkAfter(t, de, map[string][]string{"api": {}, "network": {"cache", "database"},
+		"sandbox": {"api", "cache", "cluster", "database", "network", "web"}})
 	if left := s.installComponents(inst); len(left) != 0 {
 		t.Fatalf("components left after the deprovision: %+v", left)
 	}
@@ -171,4 +178,16 @@ func (s *stack) installComponents(inst string) map[string]installComponent {
 		out[c.Component] = c
 	}
 	return out
+}
+
+// checkAfter asserts the named steps' dependencies as the API shows them
+// (in any order).
+func checkAfter(t *testing.T, op operation, want map[string][]string) {
+	t.Helper()
+	for name, deps := range want {
+		got := slices.Sorted(slices.Values(op.step(t, name).After))
+		if got == nil || !slices.Equal(got, deps) {
+			t.Errorf("%s %s: step %s runs after %q, want %q", op.Kind, op.ID, name, got, deps)
+		}
+	}
 }

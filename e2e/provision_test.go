@@ -31,6 +31,7 @@ import (
 type step struct {
 	Name       string      `json:"name"`
 	Destroy    bool        `json:"destroy"`
+	After      []string    `json:"after"`
 	Status     status.Step `json:"status"`
 	PlanJobID  string      `json:"plan_job_id"`
 	ApplyJobID string      `json:"apply_job_id"`

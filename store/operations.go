@@ -64,13 +64,16 @@ type InstallOperation struct {
 // InstallStep is one user-visible step of an operation: the sandbox or one
 // component, planned then applied.
 type InstallStep struct {
-	ID          string      `gorm:"primaryKey;size:32" json:"id"`
-	OperationID string      `gorm:"size:32;not null;uniqueIndex:idx_steps_op_name" json:"-"`
-	Name        string      `gorm:"size:200;not null;uniqueIndex:idx_steps_op_name" json:"name"`
-	Destroy     bool        `json:"destroy"`
-	Status      status.Step `gorm:"size:30;not null" json:"status"`
-	PlanJobID   *string     `gorm:"size:32" json:"plan_job_id,omitempty"`
-	ApplyJobID  *string     `gorm:"size:32" json:"apply_job_id,omitempty"`
+	ID          string `gorm:"primaryKey;size:32" json:"id"`
+	OperationID string `gorm:"size:32;not null;uniqueIndex:idx_steps_op_name" json:"-"`
+	Name        string `gorm:"size:200;not null;uniqueIndex:idx_steps_op_name" json:"name"`
+	Destroy     bool   `json:"destroy"`
+	// After are the steps this one runs after (in this operation: for a
+	// destroy, the reverse of the components' dependencies).
+	After      []string    `gorm:"serializer:json;type:text" json:"after"`
+	Status     status.Step `gorm:"size:30;not null" json:"status"`
+	PlanJobID  *string     `gorm:"size:32" json:"plan_job_id,omitempty"`
+	ApplyJobID *string     `gorm:"size:32" json:"apply_job_id,omitempty"`
 	// BuildID is the build a component step deployed; SyncJobID the job
 	// that copied its artifact into the install's registry first.
 	BuildID    *string `gorm:"size:32" json:"build_id,omitempty"`
@@ -86,6 +89,15 @@ type InstallStep struct {
 	Error        string     `gorm:"type:text" json:"error,omitempty"`
 	StartedAt    *time.Time `json:"started_at,omitempty"`
 	FinishedAt   *time.Time `json:"finished_at,omitempty"`
+}
+
+// AfterFind shows a step with no dependencies (or recorded before steps had
+// them) as "after": [] rather than null.
+func (st *InstallStep) AfterFind(*gorm.DB) error {
+	if st.After == nil {
+		st.After = []string{}
+	}
+	return nil
 }
 
 // InstallOutput is the latest outputs of an install's sandbox or of one of
@@ -148,6 +160,7 @@ func (s *Store) lockInstall(tx *gorm.DB, inst Install, opID string) error {
 // NewStep is a step to record: its name, and whether it destroys.
 type NewStep struct {
 	Name    string
+	After   []string
 	Destroy bool
 }
 
@@ -155,7 +168,7 @@ type NewStep struct {
 func (s *Store) AddSteps(ctx context.Context, opID string, steps []NewStep) error {
 	rows := make([]InstallStep, len(steps))
 	for i, st := range steps {
-		rows[i] = InstallStep{ID: NewID("stp"), OperationID: opID, Name: st.Name, Destroy: st.Destroy, Status: status.StepPending}
+		rows[i] = InstallStep{ID: NewID("stp"), OperationID: opID, Name: st.Name, After: st.After, Destroy: st.Destroy, Status: status.StepPending}
 	}
 	if len(rows) == 0 {
 		return nil

@@ -159,7 +159,7 @@ func derefInt(n *int) int {
 }
 
 // stepLevels is each step's depth in the app's dependencies (deps, from
-// the operation's config version; the operation's steps carry none): the
+// the operation's config version, which older operations' steps lack): the
 // sandbox 0, a component one more than the deepest it depends on. With no
 // deps the steps are in name order.
 func stepLevels(deps map[string][]string) map[string]int {

@@ -25,6 +25,7 @@ var All = []Migration{
 	{8, "maintenance windows and drift", v8},
 	{9, "install labels and releases", v9},
 	{10, "operations triggered by another", v10},
+	{11, "step dependencies", v11},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.
