@@ -32,7 +32,7 @@ func TestDeployConfigVersions(t *testing.T) {
 	}
 	// Each step names the steps it ran after: the app's dependencies.
 	checkAfter(t, prov, map[string][]string{"sandbox": {}, "network": {"sandbox"}, "cache": {"network", "sandbox"},
-		"api": {"cache", "database", "sandbox"}})
+		"api": {"cache", "database", "network", "sandbox"}})
 	v1 := s.installComponents(inst)
 	if len(v1) != 6 || v1["cache"].ConfigVersion != 1 || s.installVersions(inst).ConfigVersion != 1 {
 		t.Fatalf("after the provision: components %+v, config version %d", v1, s.installVersions(inst).ConfigVersion)
@@ -108,7 +108,7 @@ func TestDeployConfigVersions(t *testing.T) {
 		t.Fatalf("deprovision: %s %q %+v", de.Status, de.Error, de.Steps)
 	}
 	// Destroys run in reverse: network after what used it, the sandbox last.
-	checkAfter(t, de, map[string][]string{"api": {}, "network": {"cache", "database"},
+	checkAfter(t, de, map[string][]string{"api": {"web"}, "network": {"api", "cache", "database"}, "web": {},
 		"sandbox": {"api", "cache", "cluster", "database", "network", "web"}})
 	if left := s.installComponents(inst); len(left) != 0 {
 		t.Fatalf("components left after the deprovision: %+v", left)
@@ -185,9 +185,9 @@ func (s *stack) installComponents(inst string) map[string]installComponent {
 func checkAfter(t *testing.T, op operation, want map[string][]string) {
 	t.Helper()
 	for name, deps := range want {
-		got := slices.Sorted(slices.Values(op.step(t, name).After))
-		if got == nil || !slices.Equal(got, deps) {
-			t.Errorf("%s %s: step %s runs after %q, want %q", op.Kind, op.ID, name, got, deps)
+		after := op.step(t, name).After
+		if got := slices.Sorted(slices.Values(after)); after == nil || !slices.Equal(got, deps) {
+			t.Errorf("%s %s: step %s runs after %q, want %q", op.Kind, op.ID, name, after, deps)
 		}
 	}
 }
