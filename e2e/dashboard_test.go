@@ -101,7 +101,7 @@ func (b *browser) html() string {
 // directory.
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
-	png := get(b, chromedp.FullScreenshot(90))
+	png := get(b, chromedp.FullScreenshot(100))
 	dir := b.t.TempDir()
 	if os.Getenv("OUTPOST_SCREENSHOTS") != "" {
 		dir = filepath.Join("..", "docs", "screenshots")
