@@ -44,11 +44,13 @@ type installView struct {
 	// MaintenanceWindows are when platform-started work may run.
 	MaintenanceWindows []maintenance.Window `json:"maintenance_windows"`
 	// DriftEvery and DriftReconcile are the install's drift schedule.
-	DriftEvery     string     `json:"drift_every"`
-	DriftReconcile bool       `json:"drift_reconcile"`
-	Runner         *runnerRef `json:"runner,omitempty"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
+	DriftEvery     string `json:"drift_every"`
+	DriftReconcile bool   `json:"drift_reconcile"`
+	// ApprovalMode: plans apply at once (approve-all) or wait (prompt).
+	ApprovalMode status.Approval `json:"approval_mode"`
+	Runner       *runnerRef      `json:"runner,omitempty"`
+	CreatedAt    time.Time       `json:"created_at"`
+	UpdatedAt    time.Time       `json:"updated_at"`
 }
 
 type inputView struct {
@@ -67,7 +69,7 @@ type runnerRef struct {
 func newInstallView(inst store.Install, runner *runnerRef) installView {
 	v := installView{ID: inst.ID, OrgID: inst.OrgID, AppID: inst.AppID, Name: inst.Name, Status: inst.Status,
 		Inputs: make([]inputView, len(inst.Inputs)), InputsVersion: inst.InputsVersion, ConfigVersion: inst.ConfigVersion, Labels: inst.Labels,
-		MaintenanceWindows: inst.MaintenanceWindows, DriftEvery: inst.DriftEvery, DriftReconcile: inst.DriftReconcile, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
+		MaintenanceWindows: inst.MaintenanceWindows, DriftEvery: inst.DriftEvery, DriftReconcile: inst.DriftReconcile, ApprovalMode: inst.ApprovalMode, Runner: runner, CreatedAt: inst.CreatedAt, UpdatedAt: inst.UpdatedAt}
 	if v.Labels == nil {
 		v.Labels = map[string]string{}
 	}

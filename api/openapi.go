@@ -196,6 +196,7 @@ func schemas() map[string]any {
 		"OpenAPIDocument": map[string]any{"type": "object", "additionalProperties": true},
 
 		"CreateTokenRequest": request(props{"name": str}, "name"),
+		"Org":                object(props{"id": str, "name": str, "created_at": dateTime}, "id", "name", "created_at"),
 		"Token": object(props{"id": str, "org_id": str, "name": str, "created_at": dateTime,
 			"revoked_at": nullable(dateTime)}, "id", "org_id", "name", "created_at"),
 		"NewToken": object(props{"id": str, "org_id": str, "name": str, "created_at": dateTime,
@@ -233,6 +234,7 @@ func schemas() map[string]any {
 				"when work the platform starts on its own (a drift reconcile, a release) may run; empty: at any time"),
 			"drift_every":     described(str, "the interval of the install's drift checks (\"\": no schedule)"),
 			"drift_reconcile": described(boolean, "drift found is applied (under approve-all) in the install's maintenance window"),
+			"approval_mode":   described(str, "approve-all: plans apply at once; prompt: each waits for approval"),
 			"runner":          nullable(ref("RunnerRef")), "created_at": dateTime, "updated_at": dateTime},
 			"id", "org_id", "app_id", "name", "status", "inputs", "config_version", "labels", "maintenance_windows", "created_at", "updated_at"),
 		"NewInstall": object(props{"id": str, "org_id": str, "app_id": str, "name": str, "status": str,

@@ -53,6 +53,8 @@ func (s *Server) routeTable() []route {
 		{get, "/openapi.json", s.serveOpenAPI, operation{id: "getOpenAPI", tag: "meta", public: true,
 			summary: "This document", status: 200, result: "OpenAPIDocument"}},
 
+		{get, "/org", s.getOrg, operation{id: "getOrg", tag: "tokens",
+			summary: "The org of the request's API token", status: 200, result: "Org"}},
 		{post, "/tokens", s.createToken, operation{id: "createToken", tag: "tokens",
 			summary: "Create an API token", description: "The token is in the answer, and only there.",
 			body: "CreateTokenRequest", status: 201, result: "NewToken"}},

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -137,8 +136,9 @@ func New(cfg Config) *Server {
 }
 
 // Handler returns an *echo.Echo with everything mounted: /healthz and the /v1
-// routes, JSON errors everywhere (unknown routes too) and panic recovery.
-func (s *Server) Handler() http.Handler {
+// routes, JSON errors everywhere (unknown routes too) and panic recovery
+// (the caller may mount more beside them: the dashboard).
+func (s *Server) Handler() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = apierr.Handler(s.log)
@@ -164,6 +164,9 @@ func (s *Server) Register(e *echo.Echo) {
 		mw := []echo.MiddlewareFunc{limitBody(r.bodyLimit())}
 		if !r.doc.public {
 			mw = append(mw, s.authenticate)
+		}
+		if r.method == http.MethodGet && !r.doc.events {
+			mw = append(mw, etagged)
 		}
 		e.Add(r.method, "/v1"+r.path, r.handler, mw...)
 	}
@@ -206,27 +209,6 @@ func tooLarge(n int64) error {
 }
 
 const tokenKey = "outpost.api_token"
-
-// authenticate checks the bearer API token and remembers it for orgID.
-func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		scheme, plain, _ := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
-		plain = strings.TrimSpace(plain)
-		if !strings.EqualFold(scheme, "Bearer") || plain == "" {
-			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="outpost"`)
-			return apierr.New(http.StatusUnauthorized, protocol.CodeUnauthorized, "", "missing API token: send Authorization: Bearer <token>")
-		}
-		tok, err := s.store.AuthenticateAPIToken(c.Request().Context(), plain)
-		if err != nil {
-			if errors.Is(err, store.ErrUnauthorized) {
-				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="outpost", error="invalid_token"`)
-			}
-			return err
-		}
-		c.Set(tokenKey, tok)
-		return next(c)
-	}
-}
 
 // orgID is the org of the request's API token.
 func orgID(c echo.Context) string {

@@ -724,6 +724,9 @@ type InputVersionList struct {
 type Install struct {
 	AppId string `json:"app_id"`
 
+	// ApprovalMode approve-all: plans apply at once; prompt: each waits for approval
+	ApprovalMode *string `json:"approval_mode,omitempty"`
+
 	// ConfigVersion the app config version the install runs: the one its last provision, reprovision or deploy_config that succeeded brought it to (0 before any)
 	ConfigVersion int       `json:"config_version"`
 	CreatedAt     time.Time `json:"created_at"`
@@ -1024,6 +1027,13 @@ type OperationRequest struct {
 
 	// WithDependents component operations: include the components that depend on it
 	WithDependents *bool `json:"with_dependents,omitempty"`
+}
+
+// Org defines model for Org.
+type Org struct {
+	CreatedAt time.Time `json:"created_at"`
+	Id        string    `json:"id"`
+	Name      string    `json:"name"`
 }
 
 // Outputs defines model for Outputs.

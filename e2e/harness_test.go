@@ -27,6 +27,7 @@ import (
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/dashboard"
 	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/protocol"
@@ -144,7 +145,9 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	t.Cleanup(st.gw.Close)
 	st.gateway = st.gw.URL
 	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: st.queue}, Logger: log, GatewayURL: st.gw.URL})
-	st.api = httptest.NewServer(a.Handler())
+	h := a.Handler()
+	dashboard.Register(h, dashboard.Config{Tokens: a, Logger: log})
+	st.api = httptest.NewServer(h)
 	t.Cleanup(st.api.Close)
 	st.apiURL = st.api.URL
 	st.runnerTimeout = o.runnerTimeout

@@ -33,8 +33,12 @@
 # tmux, for the CLI's real-terminal test (e2e/cli_tui_test.go): Debian's
 # package, installed with apt-get when there is no tmux on PATH (needs root).
 #
-# Usage: scripts/tools.sh [--background LOG] [terraform] [kube] [compose] [tmux]
-# With no tool named, terraform, kube and tmux. With --background LOG, a missing tool is built in
+# chromium, for the dashboard's browser tests (e2e/dashboard_test.go, driven
+# by chromedp): Debian's package, installed with apt-get when there is no
+# chromium on PATH (needs root).
+#
+# Usage: scripts/tools.sh [--background LOG] [terraform] [kube] [compose] [tmux] [chromium]
+# With no tool named, terraform, kube, tmux and chromium. With --background LOG, a missing tool is built in
 # a background process that writes to LOG (and records its pid in LOG.pid,
 # so a second start while it runs only says so); LOG's last line ends in
 # "done" or "failed". `go tool task dev` builds kube so, while the control
@@ -47,7 +51,7 @@ if [ "${1:-}" = "--background" ]; then
   shift 2
 fi
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(terraform kube tmux)
+[ ${#want[@]} -gt 0 ] || want=(terraform kube tmux chromium)
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -156,6 +160,15 @@ tmux_tool() {
 
 tmux_missing() { ! command -v tmux >/dev/null 2>&1; }
 
+chromium_tool() {
+  command -v chromium >/dev/null 2>&1 && return
+  echo "tools: no chromium: installing Debian's chromium" >&2
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >&2
+}
+
+chromium_missing() { ! command -v chromium >/dev/null 2>&1; }
+
 compose_missing() { [ ! -x "$root/.tools/compose/v2.40.3/docker-compose" ]; }
 
 # kube_missing and terraform_missing say whether a build is needed.
@@ -190,8 +203,8 @@ kube_tool() { kube_tools; }
 
 for tool in "${want[@]}"; do
   case $tool in
-    terraform | kube | compose | tmux) ;;
-    *) echo "tools: unknown tool $tool (want terraform, kube, compose or tmux)" >&2; exit 2 ;;
+    terraform | kube | compose | tmux | chromium) ;;
+    *) echo "tools: unknown tool $tool (want terraform, kube, compose, tmux or chromium)" >&2; exit 2 ;;
   esac
   if [ -n "$background" ]; then
     in_background "$tool"

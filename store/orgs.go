@@ -94,3 +94,8 @@ func (s *Store) AuthenticateAPIToken(ctx context.Context, plain string) (APIToke
 	}
 	return t, nil
 }
+
+// GetOrg reads an org by ID.
+func (s *Store) GetOrg(ctx context.Context, id string) (Org, error) {
+	return first[Org](s.db.WithContext(ctx), "org "+id, "id = ?", id)
+}

@@ -93,6 +93,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 Outpost is running (embedded mode; state in %s)
 
   API          %s/v1        (OpenAPI: %s/v1/openapi.json)
+  Dashboard    %s/ui/       (sign in with the admin token below)
   Gateway      %s/runner/v1
   Temporal UI  %s
   Temporal     %s (namespace %s)
@@ -105,7 +106,7 @@ Outpost is running (embedded mode; state in %s)
 
 Try:  curl -s -H "Authorization: Bearer $OUTPOST_TOKEN" $OUTPOST_API/v1/runners
 %s
-`, cfg.dataDir, apiURL, apiURL, p.gatewayURL, orNone(ts.UIURL()), ts.FrontendAddress(), ts.Namespace(),
+`, cfg.dataDir, apiURL, apiURL, apiURL, p.gatewayURL, orNone(ts.UIURL()), ts.FrontendAddress(), ts.Namespace(),
 		devOrg, devApp, boot.appID, devInstall, boot.installID, boot.token, apiURL, boot.appID, boot.installID, cliContext)
 	if *example != "" {
 		more = append(more, func(ctx context.Context) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/dashboard"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/store"
@@ -151,10 +152,13 @@ func (p *plane) run(ctx context.Context, more ...func(context.Context) error) er
 		if p.gatewayLn == nil {
 			e := newEcho(p.log)
 			p.api.Register(e)
+			dashboard.Register(e, dashboard.Config{Tokens: p.api, Logger: p.log})
 			p.gateway.Register(e)
 			eg.Go(func() error { return serveListener(ctx, p.log, "api+gateway", p.apiLn, e) })
 		} else {
-			eg.Go(func() error { return serveListener(ctx, p.log, "api", p.apiLn, p.api.Handler()) })
+			h := p.api.Handler()
+			dashboard.Register(h, dashboard.Config{Tokens: p.api, Logger: p.log})
+			eg.Go(func() error { return serveListener(ctx, p.log, "api", p.apiLn, h) })
 			eg.Go(func() error { return serveListener(ctx, p.log, "gateway", p.gatewayLn, p.gateway.Handler()) })
 		}
 	}

@@ -1,0 +1,71 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// The dashboard's session cookie authenticates like the bearer header; a
+// change made with it needs the CSRF header matching the CSRF cookie, and a
+// bearer header needs none.
+func TestSessionCookieAndCSRF(t *testing.T) {
+	e := newTestEnv(t)
+	call := func(method, path, csrf string, cookies ...*http.Cookie) int {
+		t.Helper()
+		req, err := http.NewRequest(method, e.http.URL+path, strings.NewReader(`{"name":"ci"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if csrf != "" {
+			req.Header.Set(CSRFHeader, csrf)
+		}
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		return e.do(req).status
+	}
+	session := &http.Cookie{Name: SessionCookie, Value: e.token}
+	proof := &http.Cookie{Name: CSRFCookie, Value: "proof-1"}
+	if got := call("GET", "/v1/org", "", session); got != 200 {
+		t.Fatalf("GET /v1/org with the session cookie: %d", got)
+	}
+	if got := call("GET", "/v1/org", "", &http.Cookie{Name: SessionCookie, Value: "opk_wrong"}); got != 401 {
+		t.Fatalf("a wrong token in the cookie: %d, want 401", got)
+	}
+	for _, csrf := range []string{"", "proof-2"} {
+		if got := call("POST", "/v1/tokens", csrf, session, proof); got != 403 {
+			t.Fatalf("POST with the cookie and CSRF header %q: %d, want 403", csrf, got)
+		}
+	}
+	if got := call("POST", "/v1/tokens", "proof-1", session, proof); got != 201 {
+		t.Fatalf("POST with the cookie and its CSRF proof: %d, want 201", got)
+	}
+	e.call("POST", "/v1/tokens", map[string]string{"name": "ci2"}, 201, nil)
+}
+
+// A GET answer carries an ETag; asked again with it, the API answers 304
+// until the answer changes.
+func TestETagRevalidation(t *testing.T) {
+	e := newTestEnv(t)
+	get := func(etag string) response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", e.http.URL+"/v1/tokens", nil)
+		req.Header.Set("Authorization", "Bearer "+e.token)
+		req.Header.Set("If-None-Match", etag)
+		return e.do(req)
+	}
+	first := get("")
+	tag := first.header.Get("ETag")
+	if first.status != 200 || tag == "" {
+		t.Fatalf("first GET: %d, ETag %q", first.status, tag)
+	}
+	if res := get(tag); res.status != 304 || len(res.body) != 0 {
+		t.Fatalf("GET with If-None-Match of the same answer: %s, want 304 and no body", res)
+	}
+	e.call("POST", "/v1/tokens", map[string]string{"name": "another"}, 201, nil)
+	if res := get(tag); res.status != 200 || res.header.Get("ETag") == tag {
+		t.Fatalf("GET after a change: %d, ETag %q (was %q)", res.status, res.header.Get("ETag"), tag)
+	}
+}

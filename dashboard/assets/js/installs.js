@@ -1,0 +1,97 @@
+// The installs list: every install with its status, app, config version,
+// runner and last operation, what needs attention first.
+import * as api from "./api.js";
+import { h, badge, when } from "./ui.js";
+
+// load reads the list and, per install, its last operation (and, while that
+// runs, its steps: one may wait for approval).
+async function load(_params, _state) {
+  const [installs, apps, runners] = await Promise.all([api.get("/installs"), api.get("/apps"), api.get("/runners")]);
+  let changed = installs.changed || apps.changed || runners.changed;
+  const lastOps = await Promise.all(installs.data.installs.map(async (inst) => {
+    const ops = await api.get(`/installs/${inst.id}/operations?limit=1`);
+    changed ||= ops.changed;
+    let op = ops.data.operations[0] || null;
+    if (op && !op.finished_at) {
+      const full = await api.get(`/installs/${inst.id}/operations/${op.id}`);
+      changed ||= full.changed;
+      op = full.data;
+    }
+    return op;
+  }));
+  const appName = new Map(apps.data.apps.map((a) => [a.id, a.name]));
+  const runnerOf = new Map(runners.data.runners.filter((r) => r.install_id).map((r) => [r.install_id, r]));
+  const rows = installs.data.installs.map((inst, i) => ({
+    inst, app: appName.get(inst.app_id) || inst.app_id, runner: runnerOf.get(inst.id), op: lastOps[i],
+  }));
+  rows.forEach((r) => { r.attention = attention(r); });
+  rows.sort((a, b) => a.attention.rank - b.attention.rank || a.inst.name.localeCompare(b.inst.name));
+  return { changed, data: rows };
+}
+
+// attention ranks a row: failed first, then waiting for approval, then
+// runner offline, then the rest.
+function attention({ inst, runner, op }) {
+  if (inst.status === "failed" || (op && ["failed", "denied"].includes(op.status))) return { rank: 0, why: "failed" };
+  if (op && (op.steps || []).some((s) => s.status === "waiting_approval")) return { rank: 1, why: "waiting for approval" };
+  if (!runner || runner.status !== "online") return { rank: 2, why: "runner offline" };
+  return { rank: 3, why: "" };
+}
+
+function render(rows, _params, state) {
+  if (rows.length === 0) {
+    return h("section", { class: "card empty" },
+      h("h1", {}, "No installs yet"),
+      h("p", {}, "An install is one customer's copy of an app. Sync an app's config, create an install, then provision it:"),
+      h("pre", {}, "outpostctl apps sync DIR --app APP\noutpostctl installs create NAME --app APP\noutpostctl provision NAME"));
+  }
+  const search = h("input", { id: "install-search", type: "search", placeholder: "Search installs, apps, status…",
+    "aria-label": "Search installs", value: state.search || "" });
+  const filter = h("select", { id: "install-filter", "aria-label": "Show" },
+    ...[["all", "All installs"], ["attention", "Needs attention"], ["failed", "Failed"],
+      ["waiting for approval", "Waiting for approval"], ["runner offline", "Runner offline"]]
+      .map(([v, label]) => h("option", { value: v, selected: (state.filter || "all") === v }, label)));
+  const body = h("tbody");
+  const count = h("p", { class: "muted", "aria-live": "polite" });
+  const fill = () => {
+    state.search = search.value;
+    state.filter = filter.value;
+    const q = search.value.trim().toLowerCase();
+    const shown = rows.filter((r) => matches(r, q, filter.value));
+    body.replaceChildren(...shown.map(row));
+    count.textContent = `${shown.length} of ${rows.length} installs`;
+  };
+  search.addEventListener("input", fill);
+  filter.addEventListener("change", fill);
+  fill();
+  return h("section", {},
+    h("h1", {}, "Installs"),
+    h("div", { class: "toolbar" }, search, filter),
+    count,
+    h("div", { class: "scroll" }, h("table", { class: "installs" },
+      h("thead", {}, h("tr", {}, ...["Install", "Status", "App", "Config", "Runner", "Last operation"].map((t) => h("th", { scope: "col" }, t)))),
+      body)));
+}
+
+function matches(r, q, filter) {
+  if (filter === "attention" && r.attention.rank > 2) return false;
+  if (!["all", "attention"].includes(filter) && r.attention.why !== filter) return false;
+  if (!q) return true;
+  return [r.inst.name, r.app, r.inst.status, r.attention.why, r.op?.kind, r.op?.status]
+    .some((v) => v && v.toLowerCase().includes(q));
+}
+
+function row({ inst, app, runner, op, attention }) {
+  return h("tr", { "data-install": inst.name, class: attention.rank < 3 ? "attention" : "" },
+    h("th", { scope: "row" }, h("a", { href: `#/installs/${inst.id}` }, inst.name),
+      attention.why ? h("span", { class: "why" }, attention.why) : null),
+    h("td", { "data-label": "Status" }, badge(inst.status)),
+    h("td", { "data-label": "App" }, app),
+    h("td", { "data-label": "Config" }, inst.config_version ? `v${inst.config_version}` : h("span", { class: "muted" }, "none deployed")),
+    h("td", { "data-label": "Runner" }, badge(runner ? runner.status : "offline"), " ",
+      runner && runner.last_seen_at ? h("span", { class: "muted" }, "seen ", when(runner.last_seen_at)) : h("span", { class: "muted" }, "never seen")),
+    h("td", { "data-label": "Last operation" }, op ? [op.kind.replaceAll("_", " "), " ", badge(op.status), " ", when(op.created_at)]
+      : h("span", { class: "muted" }, "none")));
+}
+
+export const installsView = { load, render };

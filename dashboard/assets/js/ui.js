@@ -1,0 +1,70 @@
+// Small DOM helpers: elements are built, never parsed from strings, so no
+// value from the API can become markup.
+
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+// when shows a time in the viewer's zone, with the full time as its title.
+export function when(iso) {
+  if (!iso) return h("span", { class: "muted" }, "—");
+  const d = new Date(iso);
+  return h("time", { datetime: iso, title: d.toLocaleString() }, relative(d));
+}
+
+function relative(d) {
+  const s = Math.round((Date.now() - d.getTime()) / 1000);
+  if (s < 0) return d.toLocaleString();
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return d.toLocaleDateString() + " " + d.toLocaleTimeString();
+}
+
+export function duration(from, to) {
+  if (!from) return "";
+  const ms = (to ? new Date(to) : new Date()) - new Date(from);
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m ${s % 60}s`;
+}
+
+// badge is a status word, coloured by what it means.
+export function badge(status) {
+  return h("span", { class: "badge " + tone(status) }, (status || "unknown").replaceAll("_", " "));
+}
+
+function tone(s) {
+  if (["failed", "denied", "offline", "lost", "cancelled"].includes(s)) return "bad";
+  if (["waiting_approval", "waiting_for_runner", "waiting_for_maintenance_window", "drifted"].includes(s)) return "warn";
+  if (["succeeded", "active", "online", "no_changes", "unchanged", "planned"].includes(s)) return "good";
+  if (["running", "provisioning", "deprovisioning", "planning", "applying", "building", "syncing"].includes(s)) return "busy";
+  return "plain";
+}
+
+// confirm asks before a change; it resolves true only on Confirm.
+export function confirm(title, text) {
+  const dlg = document.getElementById("confirm");
+  document.getElementById("confirm-title").textContent = title;
+  document.getElementById("confirm-text").textContent = text;
+  return new Promise((resolve) => {
+    dlg.addEventListener("close", () => resolve(dlg.returnValue === "ok"), { once: true });
+    dlg.returnValue = "";
+    dlg.showModal();
+    document.getElementById("confirm-ok").focus();
+  });
+}
+
+export function errorBox(err) {
+  return h("p", { class: "error", role: "alert" }, err.message || String(err));
+}

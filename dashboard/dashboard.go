@@ -1,0 +1,74 @@
+package dashboard
+
+import (
+	"context"
+	"embed"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Prefix is where the dashboard is served.
+const Prefix = "/ui/"
+
+//go:embed assets
+var assets embed.FS
+
+// TokenChecker checks an API token as the API's own authentication does.
+type TokenChecker interface {
+	// CheckToken says whether token is a valid API token; the error is a
+	// failure to find out.
+	CheckToken(ctx context.Context, token string) (bool, error)
+}
+
+// Config is what the dashboard needs.
+type Config struct {
+	Tokens TokenChecker
+	Logger *slog.Logger
+}
+
+// contentSecurityPolicy allows the page its own scripts, styles and API and
+// nothing else: no inline script or style, no frames, no other origin.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// New returns the dashboard's handler, for the paths under Prefix (and
+// Prefix without its slash, which redirects).
+func New(cfg Config) http.Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil {
+		panic("dashboard: " + err.Error())
+	}
+	mux := http.NewServeMux()
+	mux.Handle(Prefix, http.StripPrefix(Prefix, http.FileServerFS(sub)))
+	mux.Handle(Prefix+"session", &sessions{tokens: cfg.Tokens, log: cfg.Logger})
+	mux.Handle(strings.TrimSuffix(Prefix, "/"), http.RedirectHandler(Prefix, http.StatusMovedPermanently))
+	return secured(mux)
+}
+
+// secured sets the security headers of every dashboard answer.
+func secured(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-cache")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Register mounts the dashboard on the API's echo, beside the /v1 routes
+// (api/routes.go) it calls.
+func Register(e *echo.Echo, cfg Config) {
+	h := echo.WrapHandler(New(cfg))
+	e.Any(strings.TrimSuffix(Prefix, "/"), h)
+	e.Any(Prefix+"*", h)
+}

@@ -1,0 +1,87 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/outpost-dev/outpost/api"
+	"github.com/outpost-dev/outpost/dashboard"
+	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/storetest"
+)
+
+// newServer is the API with the dashboard mounted, over TLS when tls is set,
+// and an org's token.
+func newServer(t *testing.T, tls bool) (*httptest.Server, string) {
+	t.Helper()
+	s := storetest.Open(t, store.Postgres)
+	_, token, err := s.CreateOrg(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := api.New(api.Config{Store: s})
+	h := a.Handler()
+	dashboard.Register(h, dashboard.Config{Tokens: a})
+	srv := httptest.NewUnstartedServer(h)
+	if tls {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	t.Cleanup(srv.Close)
+	return srv, token
+}
+
+func signIn(t *testing.T, srv *httptest.Server, token string) *http.Response {
+	t.Helper()
+	res, err := srv.Client().Post(srv.URL+"/ui/session", "application/json", strings.NewReader(`{"token":"`+token+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res
+}
+
+// The page is served with a strict CSP and no sniffing or framing.
+func TestPageHeaders(t *testing.T) {
+	srv, _ := newServer(t, false)
+	for _, path := range []string{"/ui/", "/ui/js/app.js", "/ui/style.css"} {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		csp := res.Header.Get("Content-Security-Policy")
+		if res.StatusCode != 200 || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") ||
+			!strings.Contains(csp, "frame-ancestors 'none'") || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("GET %s: %d, CSP %q, nosniff %q", path, res.StatusCode, csp, res.Header.Get("X-Content-Type-Options"))
+		}
+	}
+}
+
+// Sign-in sets the token in an HttpOnly, SameSite=Strict cookie, Secure over
+// TLS; a wrong token is 401 and sets nothing.
+func TestSignInCookie(t *testing.T) {
+	for _, tls := range []bool{false, true} {
+		srv, token := newServer(t, tls)
+		if res := signIn(t, srv, "opk_wrong"); res.StatusCode != 401 || len(res.Cookies()) != 0 {
+			t.Fatalf("a wrong token: %d, cookies %v", res.StatusCode, res.Cookies())
+		}
+		res := signIn(t, srv, token)
+		if res.StatusCode != 200 {
+			t.Fatalf("sign-in: %d", res.StatusCode)
+		}
+		var session *http.Cookie
+		for _, c := range res.Cookies() {
+			if c.Name == api.SessionCookie {
+				session = c
+			}
+		}
+		if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || session.Secure != tls {
+			t.Fatalf("TLS %v: session cookie %+v", tls, session)
+		}
+	}
+}
