@@ -2,94 +2,26 @@ package oci_test
 
 import (
 	"archive/tar"
-	"bytes"
 	"encoding/json"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
-var (
-	engineOnce sync.Once
-	engineSkip string
-)
-
-// needEngine skips the test when no Docker engine answers and none can be
-// started (scripts/docker.sh engine).
-func needEngine(t testing.TB) {
-	t.Helper()
-	engineOnce.Do(func() {
-		if exec.Command("docker", "info").Run() == nil {
-			return
-		}
-		if out, err := exec.Command("bash", "../../../scripts/docker.sh", "engine").CombinedOutput(); err != nil {
-			engineSkip = "no Docker engine could be started (scripts/docker.sh engine: " + err.Error() + "):\n" + string(out)
-		}
-	})
-	if engineSkip != "" {
-		t.Skip(engineSkip)
-	}
-}
-
-// baseImage pushes into the registry a scratch-based image holding /tool
-// (testdata/tool, a static binary built here) and returns its reference.
+// baseImage pushes testutil.ToolImage into the registry and returns its
+// reference.
 func baseImage(t testing.TB, access protocol.RegistryAccess, repo string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tool")
-	build := exec.Command("go", "build", "-o", bin, "./testdata/tool")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the tool: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	tw.WriteHeader(&tar.Header{Name: "tool", Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg})
-	tw.Write(data)
-	tw.Close()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil },
-		tarball.WithMediaType(types.OCILayer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: runtime.GOARCH,
-		RootFS: v1.RootFS{Type: "layers", DiffIDs: diffIDs(t, img)}, Config: v1.Config{Entrypoint: []string{"/tool"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	push(t, access, repo, "1", img)
+	push(t, access, repo, "1", testutil.ToolImage(t))
 	return access.Address + "/" + repo + ":1"
-}
-
-func diffIDs(t testing.TB, img v1.Image) []v1.Hash {
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg.RootFS.DiffIDs
 }
 
 // dockerfile is multi-stage, from the base image, with a build argument.
@@ -140,7 +72,7 @@ func fileOf(t testing.TB, access protocol.RegistryAccess, repo, digest, path str
 // engine, pushed as an OCI image by digest with its provenance, and a
 // rebuild after a one-line change takes the unchanged steps from the cache.
 func TestBuildDockerImage(t *testing.T) {
-	needEngine(t)
+	testutil.NeedDockerEngine(t)
 	_, access := vendor(t)
 	base := baseImage(t, access, "org_a/tools/base")
 	files := map[string]string{"build/Dockerfile": dockerfile, "hello.txt": "hello 1\n"}
@@ -211,7 +143,7 @@ func stepCached(logs, step string) bool {
 // and a failing RUN each fail the build with the builder's message, and
 // push nothing.
 func TestBuildDockerImageFails(t *testing.T) {
-	needEngine(t)
+	testutil.NeedDockerEngine(t)
 	_, access := vendor(t)
 	base := baseImage(t, access, "org_a/tools/base")
 	for _, tc := range []struct {
