@@ -67,7 +67,9 @@ func TestDockerBuildDigest(t *testing.T) {
 		return in.Digest
 	}
 	same := digest(func(fstest.MapFS) {})
-	if d := digest(func(f fstest.MapFS) { f["components/web.toml"].Data = append(f["components/web.toml"].Data, "# x\n"...) }); d != same {
+	if d := digest(func(f fstest.MapFS) {
+		f["components/web.toml"].Data = append(f["components/web.toml"].Data, "# x\n"...)
+	}); d != same {
 		t.Error("another component's file changed the digest")
 	}
 	for name, change := range map[string]func(fstest.MapFS){
