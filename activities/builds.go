@@ -77,6 +77,8 @@ func buildOperation(componentType string) (string, error) {
 		return protocol.OCIBuildHelmChart, nil
 	case appconfig.TypeContainerImage:
 		return protocol.OCIBuildContainerImage, nil
+	case appconfig.TypeDockerBuild:
+		return protocol.OCIBuildDockerImage, nil
 	}
 	return "", fmt.Errorf("component type %s has no build", componentType)
 }
@@ -112,8 +114,14 @@ func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (
 	}
 	m := protocol.OCIManifest{Operation: op, Component: b.Component, Source: in.Source,
 		Destination: protocol.OCIDestination{Registry: dest, Repository: b.Repository, Tag: b.Tag}}
-	if op == protocol.OCIBuildContainerImage {
+	switch op {
+	case protocol.OCIBuildContainerImage:
 		m.Image = &protocol.OCIImageSource{Reference: in.Image, PlainHTTP: in.PlainHTTP}
+	case protocol.OCIBuildDockerImage:
+		// Base images are pulled with the build's credential where they are
+		// in the vendor registry (the destination's), anonymously elsewhere.
+		m.Docker = &protocol.OCIDockerBuild{Dockerfile: in.Docker.Dockerfile, BuildArgs: in.Docker.BuildArgs,
+			Target: in.Docker.Target, SourceDigest: in.Digest}
 	}
 	raw, err := manifest(m)
 	if err != nil {

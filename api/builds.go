@@ -22,7 +22,7 @@ import (
 // deploy).
 func hasBuild(componentType string) bool {
 	switch componentType {
-	case appconfig.TypeTerraformModule, appconfig.TypeHelmChart, appconfig.TypeContainerImage:
+	case appconfig.TypeTerraformModule, appconfig.TypeHelmChart, appconfig.TypeContainerImage, appconfig.TypeDockerBuild:
 		return true
 	}
 	return false
@@ -362,7 +362,7 @@ func buildSchemas() map[string]any {
 			"repository", "tag", "created_at"),
 		"BuildList": listOf("builds", "Build"),
 		"RebuildRequest": request(props{"component": described(str,
-			"a component of the app's latest config version that has a build (terraform_module, helm_chart, container_image)")}, "component"),
+			"a component of the app's latest config version that has a build (terraform_module, helm_chart, container_image, docker_build)")}, "component"),
 		"ConfigBuild": object(props{"id": str, "component": str, "component_type": str, "source_digest": str,
 			"status": status, "digest": described(str, "the artifact's digest, once the build succeeded"),
 			"config_version": described(integer, "the version that queued the build: an earlier one when the component did not change"),

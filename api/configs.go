@@ -215,6 +215,8 @@ func componentSource(cmp *appconfig.Component) (source, image string) {
 		return cmp.Helm.Source, ""
 	case cmp.Image != nil:
 		return "", cmp.Image.Image
+	case cmp.Docker != nil:
+		return cmp.Docker.Context, ""
 	}
 	return "", ""
 }

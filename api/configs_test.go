@@ -227,9 +227,14 @@ func TestSyncInvalidConfig(t *testing.T) {
 		{"unknown component type", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(t, f, "components/cache.toml", `type = "terraform_module"`, `type = "redis"`)
 		}, "components/cache.toml", "type", `unknown component type "redis"`},
-		{"unsupported component type", func(t *testing.T, f fstest.MapFS) {
-			f["components/web.toml"] = &fstest.MapFile{Data: []byte("name = \"web\"\ntype = \"docker_build\"\n")}
-		}, "components/web.toml", "type", `component type "docker_build" is not supported yet`},
+		{"docker_build FROM without a registry host", func(t *testing.T, f fstest.MapFS) {
+			f["components/web.toml"] = &fstest.MapFile{Data: []byte("name = \"web\"\ntype = \"docker_build\"\ncontext = \"web\"\n")}
+			f["web/Dockerfile"] = &fstest.MapFile{Data: []byte("FROM node:22 AS build\nFROM scratch\n")}
+		}, "web/Dockerfile", "FROM", `line 1: "node:22" has no registry host: write the reference in full`},
+		{"docker_build syntax error", func(t *testing.T, f fstest.MapFS) {
+			f["components/web.toml"] = &fstest.MapFile{Data: []byte("name = \"web\"\ntype = \"docker_build\"\ncontext = \"web\"\n")}
+			f["web/Dockerfile"] = &fstest.MapFile{Data: []byte("FROM scratch\nCOPY\n")}
+		}, "web/Dockerfile", "", `line 2: COPY requires at least two arguments`},
 		{"missing source", func(t *testing.T, f fstest.MapFS) { delete(f, "modules/cache/main.tf") },
 			"components/cache.toml", "source", `directory "modules/cache" does not exist in the config`},
 		{"duplicate names", func(t *testing.T, f fstest.MapFS) { f["components/cache2.toml"] = f["components/cache.toml"] },

@@ -90,7 +90,7 @@ func (s *Server) routeTable() []route {
 				"per file named by its path. A valid config becomes the app's next version and the app's components are made to " +
 				"match it (201; 200 with created=false when it is the latest version already). An invalid one answers 422 with " +
 				"every problem, each naming its file and key, and changes nothing. " +
-				"Each component that has a build (terraform_module, helm_chart, container_image) gets a build of its source: " +
+				"Each component that has a build (terraform_module, helm_chart, container_image, docker_build) gets a build of its source: " +
 				"one that succeeded or is under way is reused (also one an earlier version made, when the component did not change), " +
 				"otherwise one is queued and its workflow started; `builds` lists them. If a build's workflow cannot be started " +
 				"the build is marked failed and the answer is 503 (the config version stays stored; sync again to retry).",

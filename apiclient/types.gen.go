@@ -1059,7 +1059,7 @@ type PutLabelsRequest struct {
 
 // RebuildRequest defines model for RebuildRequest.
 type RebuildRequest struct {
-	// Component a component of the app's latest config version that has a build (terraform_module, helm_chart, container_image)
+	// Component a component of the app's latest config version that has a build (terraform_module, helm_chart, container_image, docker_build)
 	Component string `json:"component"`
 }
 

@@ -21,6 +21,9 @@ type BuildInput struct {
 	// its registry.
 	Image     string `json:"image,omitempty"`
 	PlainHTTP bool   `json:"plain_http,omitempty"`
+	// Docker is a docker_build's Dockerfile, build arguments and target;
+	// Source is then its packed context.
+	Docker *DockerBuild `json:"docker,omitempty"`
 	// Digest is "sha256:<hex>" over the type and the content: a directory's uncompressed tar stream
 	// in Source (blind to times, owners, modes but the executable bit, and gzip), or an image's
 	// reference as written (a tag moved in its registry keeps the digest).
@@ -53,6 +56,17 @@ func (c *Config) BuildInput(name string) (BuildInput, error) {
 	case cmp.Image != nil:
 		in.Image, in.PlainHTTP = cmp.Image.Image, cmp.Image.PlainHTTP
 		io.WriteString(h, cmp.Image.Image)
+	case cmp.Docker != nil:
+		archive, err := archiveDir(c.fsys, cmp.Docker.Context, h)
+		if err != nil {
+			return BuildInput{}, err
+		}
+		in.Source, in.Docker = archive, cmp.Docker
+		// What else makes the image: which Dockerfile, its arguments, the stage.
+		fmt.Fprintf(h, "\x00dockerfile=%q target=%q", cmp.Docker.Dockerfile, cmp.Docker.Target)
+		for _, k := range sortedKeys(cmp.Docker.BuildArgs) {
+			fmt.Fprintf(h, " %q=%q", k, cmp.Docker.BuildArgs[k])
+		}
 	default:
 		return BuildInput{}, fmt.Errorf("appconfig: component %q: a %s has no build", name, cmp.Type)
 	}

@@ -91,6 +91,8 @@ type Component struct {
 	Helm *HelmChart `json:"helm,omitempty"`
 	// Image is set for a container_image.
 	Image *ContainerImage `json:"image,omitempty"`
+	// Docker is set for a docker_build.
+	Docker *DockerBuild `json:"docker_build,omitempty"`
 }
 
 // Outputs lists, sorted, the outputs other components' templates may
@@ -101,7 +103,7 @@ func (cmp *Component) Outputs() []string {
 		return sortedKeys(cmp.Terraform.Module.Outputs)
 	case cmp.Helm != nil:
 		return slices.Clone(HelmOutputs)
-	case cmp.Image != nil:
+	case cmp.Image != nil, cmp.Docker != nil:
 		return slices.Clone(ImageOutputs)
 	}
 	return []string{}
@@ -402,6 +404,8 @@ func (c *Config) readComponents(ps *problems) {
 			cmp.Helm = helmChart(ps, file, name, m)
 		case TypeContainerImage:
 			cmp.Image = containerImage(ps, file, m)
+		case TypeDockerBuild:
+			cmp.Docker = dockerBuild(ps, c.fsys, file, m)
 		}
 		if !named {
 			continue

@@ -194,9 +194,6 @@ func TestProblems(t *testing.T) {
 			replace(f, "components/web.toml", `type = "terraform_module"`, `type = "lambda"`)
 		},
 			"components/web.toml", "type", `unknown component type "lambda" (one of terraform_module, helm_chart, container_image, docker_build)`},
-		{"known but unsupported component type", func(f fstest.MapFS) {
-			f["components/img.toml"] = file("name = \"img\"\ntype = \"docker_build\"\ndockerfile = \"x\"\n")
-		}, "components/img.toml", "type", `component type "docker_build" is not supported yet (supported: terraform_module, helm_chart, container_image)`},
 		{"missing source directory", func(f fstest.MapFS) {
 			replace(f, "components/web.toml", `source = "./modules/web"`, `source = "modules/nope"`)
 		},

@@ -77,11 +77,18 @@ var (
 		{key: "image", kind: kString, required: true},
 		{key: "plain_http", kind: kBool},
 	}
+	dockerBuildFields = []field{
+		{key: "context", kind: kString, required: true},
+		{key: "dockerfile", kind: kString},
+		{key: "build_args", kind: kStringMap},
+		{key: "target", kind: kString},
+	}
 	// componentTypeFields are the keys each supported component type adds.
 	componentTypeFields = map[string][]field{
 		TypeTerraformModule: terraformFields,
 		TypeHelmChart:       helmChartFields,
 		TypeContainerImage:  containerImageFields,
+		TypeDockerBuild:     dockerBuildFields,
 	}
 )
 
@@ -97,7 +104,7 @@ const (
 // a config may use today.
 var (
 	ComponentTypes = []string{TypeTerraformModule, TypeHelmChart, TypeContainerImage, TypeDockerBuild}
-	SupportedTypes = []string{TypeTerraformModule, TypeHelmChart, TypeContainerImage}
+	SupportedTypes = []string{TypeTerraformModule, TypeHelmChart, TypeContainerImage, TypeDockerBuild}
 )
 
 // decodeTOML parses a TOML file into its generic form.

@@ -211,11 +211,11 @@ func (c *Config) classify(o owner, p []string) (r ref, msg string) {
 					return r, fmt.Sprintf("%s: component %q (module %s) has no output %q (outputs: %s)", shown, p[1], m.Dir, p[3], quotedList(sortedKeys(m.Outputs)))
 				}
 			}
-		case cmp.Helm != nil || cmp.Image != nil:
+		case cmp.Helm != nil || cmp.Image != nil || cmp.Docker != nil:
 			// Their outputs are fixed: strings, a number (revision), a
 			// list of strings (objects).
 			outs := HelmOutputs
-			if cmp.Image != nil {
+			if cmp.Image != nil || cmp.Docker != nil {
 				outs = ImageOutputs
 			}
 			if !slices.Contains(outs, p[3]) {

@@ -23,6 +23,10 @@ const (
 	// OCIBuildContainerImage copies the external Image into the destination,
 	// pinned by its digest.
 	OCIBuildContainerImage = "build_container_image"
+	// OCIBuildDockerImage builds Source (a build context) with a Docker
+	// engine's BuildKit as Docker says, and pushes the image as an OCI
+	// image.
+	OCIBuildDockerImage = "build_docker_image"
 	// OCISync copies Artifact, by digest, into the destination and checks
 	// that the destination serves exactly that digest.
 	OCISync = "sync"
@@ -58,6 +62,7 @@ const (
 //	build_terraform_module  component, source, destination
 //	build_helm_chart        component, source, destination (tag: defaults to the chart's version)
 //	build_container_image   component, image, destination
+//	build_docker_image      component, source, docker, destination
 //	sync                    artifact, destination
 //	sync_plan               artifact, destination (the source is not contacted)
 //
@@ -73,6 +78,8 @@ type OCIManifest struct {
 	Source []byte `json:"source,omitempty"`
 	// Image is the external image of build_container_image.
 	Image *OCIImageSource `json:"image,omitempty"`
+	// Docker is how build_docker_image builds Source.
+	Docker *OCIDockerBuild `json:"docker,omitempty"`
 	// Artifact is what sync copies.
 	Artifact *ArtifactRef `json:"artifact,omitempty"`
 	// Destination is where the artifact goes.
@@ -112,3 +119,29 @@ type OCISyncPlanOutputs struct {
 	// Plan says it in words, as a plan's text.
 	Plan string `json:"plan"`
 }
+
+// OCIDockerBuild is how a build context is built into an image.
+type OCIDockerBuild struct {
+	// Dockerfile is the Dockerfile's path inside the context.
+	Dockerfile string `json:"dockerfile"`
+	// BuildArgs are the values of the Dockerfile's ARGs.
+	BuildArgs map[string]string `json:"build_args,omitempty"`
+	// Target is the stage to build; the last one when empty.
+	Target string `json:"target,omitempty"`
+	// SourceDigest is the build's source digest, recorded in the image's
+	// provenance.
+	SourceDigest string `json:"source_digest"`
+	// Registries are the credentials base images are pulled with, by
+	// registry address (the destination's are used for its registry).
+	Registries []RegistryAccess `json:"registries,omitempty"`
+}
+
+// Annotations of a built image's manifest: its provenance.
+const (
+	// AnnotationSourceDigest is the build's source digest.
+	AnnotationSourceDigest = "dev.outpost.source-digest"
+	// AnnotationBuildArgs are the build arguments, as a JSON object.
+	AnnotationBuildArgs = "dev.outpost.build-args"
+	// AnnotationBuilder names the builder ("BuildKit in Docker Engine 20.10.24").
+	AnnotationBuilder = "dev.outpost.builder"
+)

@@ -57,7 +57,7 @@ func (s *step) run(ctx workflow.Context) stepOutcome {
 		return s.endImage(ctx, outcome, msg)
 	case s.spec.Type == appconfig.TypeHelmChart:
 		return s.runChart(ctx)
-	case s.spec.Type == appconfig.TypeContainerImage: // a teardown: nothing runs
+	case appconfig.DeploysImage(s.spec.Type): // a teardown: nothing runs
 		return s.forgetImage(ctx)
 	}
 	return s.runTerraform(ctx, tf)

@@ -17,7 +17,7 @@ func hasBuild(st activities.StepSpec) bool {
 // deliverBuild waits for the component's build, then has the install's
 // runner copy it by digest into the install's own registry. done says the
 // step ended here: with an error, or because copying the image was the
-// whole deploy (container_image).
+// whole deploy (container_image, docker_build).
 func (s *step) deliverBuild(ctx workflow.Context) (done bool, outcome status.Step, msg string) {
 	build, outcome, msg := s.readyBuild(ctx)
 	if outcome != "" {
@@ -36,9 +36,9 @@ func (s *step) deliverBuild(ctx workflow.Context) (done bool, outcome status.Ste
 	switch {
 	case synced.Failed:
 		return true, status.StepFailed, synced.Error
-	case s.spec.Type == appconfig.TypeContainerImage && s.plan.PlanOnly:
+	case appconfig.DeploysImage(s.spec.Type) && s.plan.PlanOnly:
 		return true, status.StepPlanned, ""
-	case s.spec.Type == appconfig.TypeContainerImage:
+	case appconfig.DeploysImage(s.spec.Type):
 		return true, status.StepSucceeded, ""
 	}
 	return false, "", ""
@@ -47,7 +47,7 @@ func (s *step) deliverBuild(ctx workflow.Context) (done bool, outcome status.Ste
 // endImage ends a container_image step whose sync was its deploy, once its
 // dependencies are done: RecordImage records its outputs and build.
 func (s *step) endImage(ctx workflow.Context, outcome status.Step, msg string) stepOutcome {
-	if s.spec.Type == appconfig.TypeContainerImage && outcome == status.StepSucceeded {
+	if appconfig.DeploysImage(s.spec.Type) && outcome == status.StepSucceeded {
 		if err := runLocal(ctx, a.RecordImage, s.opID, s.spec.Name).Get(ctx, nil); err != nil {
 			return s.end(ctx, status.StepFailed, rootMessage(err))
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -46,12 +47,13 @@ type plugin struct {
 }
 
 // takes says which of the manifest's optional fields an operation takes.
-type takes struct{ component, source, image, artifact bool }
+type takes struct{ component, source, image, docker, artifact bool }
 
 var operations = map[string]takes{
 	protocol.OCIBuildTerraformModule: {component: true, source: true},
 	protocol.OCIBuildHelmChart:       {component: true, source: true},
 	protocol.OCIBuildContainerImage:  {component: true, image: true},
+	protocol.OCIBuildDockerImage:     {component: true, source: true, docker: true},
 	protocol.OCISync:                 {artifact: true},
 	protocol.OCISyncPlan:             {artifact: true},
 }
@@ -59,7 +61,7 @@ var operations = map[string]takes{
 // validTag is the OCI distribution spec's tag grammar.
 var validTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 
-const operationList = "build_terraform_module, build_helm_chart, build_container_image, sync or sync_plan"
+const operationList = "build_terraform_module, build_helm_chart, build_container_image, build_docker_image, sync or sync_plan"
 
 func (p *plugin) Validate(manifest json.RawMessage) error {
 	err := plugins.DecodeManifest(manifest, &p.m)
@@ -78,6 +80,11 @@ func scrubberOf(m protocol.OCIManifest) *ociclient.Scrubber {
 	}
 	if m.Artifact != nil {
 		creds = append(creds, m.Artifact.Registry.Username, m.Artifact.Registry.Password)
+	}
+	if m.Docker != nil {
+		for _, r := range m.Docker.Registries {
+			creds = append(creds, r.Username, r.Password)
+		}
 	}
 	return ociclient.NewScrubber(creds...)
 }
@@ -104,6 +111,7 @@ func (p *plugin) validate() error {
 		{"component", t.component, m.Component != ""},
 		{"source", t.source, len(m.Source) > 0},
 		{"image", t.image, m.Image != nil},
+		{"docker", t.docker, m.Docker != nil},
 		{"artifact", t.artifact, m.Artifact != nil},
 	} {
 		switch {
@@ -134,6 +142,10 @@ func (p *plugin) validate() error {
 		}
 		if _, err := imageReference(*m.Image); err != nil {
 			return fmt.Errorf("image.reference: %w", err)
+		}
+	case protocol.OCIBuildDockerImage:
+		if d := m.Docker.Dockerfile; d == "" || path.IsAbs(d) || path.Clean(d) != d || d == ".." || strings.HasPrefix(d, "../") {
+			return fmt.Errorf("docker.dockerfile: must be a path inside the context, got %q", d)
 		}
 	case protocol.OCISync, protocol.OCISyncPlan:
 		if err := checkRepository("artifact", m.Artifact.Registry, m.Artifact.Repository); err != nil {
@@ -199,6 +211,8 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 		art, err = p.buildHelmChart(ctx, log, run.Dir, dst)
 	case protocol.OCIBuildContainerImage:
 		art, err = p.buildContainerImage(ctx, log, dst)
+	case protocol.OCIBuildDockerImage:
+		art, err = p.buildDockerImage(ctx, log, run.Dir, dst)
 	case protocol.OCISync:
 		art, err = p.sync(ctx, log, dst)
 	}

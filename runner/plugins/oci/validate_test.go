@@ -30,7 +30,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		want string
 	}{
 		{"no operation", protocol.OCIManifest{}, "operation: required"},
-		{"unknown operation", protocol.OCIManifest{Operation: "build"}, `operation: must be build_terraform_module, build_helm_chart, build_container_image, sync or sync_plan, got "build"`},
+		{"unknown operation", protocol.OCIManifest{Operation: "build"}, `operation: must be build_terraform_module, build_helm_chart, build_container_image, build_docker_image, sync or sync_plan, got "build"`},
 		{"build without component", protocol.OCIManifest{Operation: protocol.OCIBuildTerraformModule, Source: mod, Destination: dest}, "component: required for build_terraform_module"},
 		{"build without source", protocol.OCIManifest{Operation: protocol.OCIBuildHelmChart, Component: "web", Destination: dest}, "source: required for build_helm_chart"},
 		{"source not an archive", protocol.OCIManifest{Operation: protocol.OCIBuildTerraformModule, Component: "c", Source: []byte("main.tf"), Destination: dest}, "source: not a gzipped tar archive"},

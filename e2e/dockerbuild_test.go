@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/outpost-dev/outpost/internal/testutil"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// writeDockerBuildApp writes an app whose docker_build component "web"
+// builds a multi-stage Dockerfile FROM base with a build argument, and
+// whose terraform component "api" takes the image by template.
+func writeDockerBuildApp(t *testing.T, base, run string) string {
+	t.Helper()
+	dir := writeArtifactsApp(t, "unused.example/x:1")
+	files := map[string]string{
+		"components/web.toml": "name = \"web\"\ntype = \"docker_build\"\ncontext = \"images/web\"\ntarget = \"runtime\"\n\n[build_args]\nBASE = \"" + base + "\"\nGREETING = \"bonjour\"\n",
+		"images/web/Dockerfile": "ARG BASE=" + base + "\nFROM ${BASE} AS build\nARG GREETING\nRUN " + run + "\n\n" +
+			"FROM ${BASE} AS runtime\nCOPY --from=build /out/greeting /greeting\n",
+	}
+	for p, c := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestDockerBuildSyncDeploy: a docker_build component is built by the org's
+// build runner with the Docker engine, synced by digest into the install's
+// registry and handed to its dependent by template; syncing the same
+// context again reuses the build; a failing RUN fails the build with the
+// builder's message, records no digest, and its dependent is skipped.
+func TestDockerBuildSyncDeploy(t *testing.T) {
+	testutil.NeedDockerEngine(t)
+	s := newStack(t, stackOptions{})
+	ctx := context.Background()
+	public, err := registry.Start(ctx, registry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer public.Close()
+	baseRef, _ := name.ParseReference(public.Addr()+"/tools/base:1", name.Insecure)
+	if err := remote.Write(baseRef, testutil.ToolImage(t)); err != nil {
+		t.Fatal(err)
+	}
+	app := writeDockerBuildApp(t, baseRef.String(), `["/tool", "write", "/out/greeting"]`)
+	s.syncConfig(app)
+	inst, _ := s.newInstall("cust-docker")
+	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
+	if op.Status != status.OpSucceeded {
+		t.Fatalf("provision %s: %s %+v", op.Status, op.Error, op.Steps)
+	}
+	var list struct {
+		Components []installComponent `json:"components"`
+	}
+	if code := s.do("GET", "/v1/installs/"+inst+"/components", nil, &list); code != http.StatusOK {
+		t.Fatalf("GET components: %d", code)
+	}
+	s.checkInstallRegistryHoldsBuilds(inst, list.Components)
+	var web installComponent
+	for _, c := range list.Components {
+		if c.Component == "web" {
+			web = c
+		}
+	}
+	outs, err := s.store.ListOutputs(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api protocol.TerraformApplyOutputs
+	json.Unmarshal([]byte(outs["api"]), &api)
+	want := s.installRegistry(inst) + "/outpost/web@" + web.Digest
+	if got := strings.Trim(string(api.Outputs["image"].Value), `"`); web.Digest == "" || got != want {
+		t.Errorf("api deployed image %q, want the install registry's %q", got, want)
+	}
+	s.assertRegistryCredentialsHidden(inst, op)
+
+	// The same context again: the build is reused.
+	s.syncConfig(app)
+	builds, _ := s.store.ListBuilds(ctx, s.orgID, s.install.AppID, store.BuildFilter{Component: "web"})
+	if len(builds) != 1 {
+		t.Errorf("%d builds of web after syncing an unchanged context, want 1", len(builds))
+	}
+
+	// A failing RUN: the build fails with the builder's message, and api,
+	// which takes its image, is skipped.
+	s.syncConfig(writeDockerBuildApp(t, baseRef.String(), `["/tool", "fail"]`))
+	inst2, _ := s.newInstall("cust-docker-fail")
+	failed := s.waitOp(inst2, s.startOp(inst2, "/provision", nil).ID, 5*time.Minute)
+	w := failed.step(t, "web")
+	if failed.Status != status.OpFailed || w.Status != status.StepFailed || !strings.Contains(w.Error, "exit code: 3") {
+		t.Fatalf("deploy %s, web %s: %q; want failed with the builder's message", failed.Status, w.Status, w.Error)
+	}
+	if a := failed.step(t, "api"); a.Status != status.StepSkipped {
+		t.Errorf("api %s, want skipped", a.Status)
+	}
+	builds, _ = s.store.ListBuilds(ctx, s.orgID, s.install.AppID, store.BuildFilter{Component: "web"})
+	for _, b := range builds {
+		if b.Status == status.BuildFailed && b.Digest != "" {
+			t.Errorf("failed build %s names digest %s", b.ID, b.Digest)
+		}
+	}
+}
