@@ -132,8 +132,11 @@ func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (
 		return JobRef{}, err
 	}
 	typ := protocol.JobTypeOCI
-	if op == protocol.OCIBuildHelmChart {
-		typ = protocol.JobTypeHelmChart // packaged by helm's SDK, in outpost-runner-helm
+	switch op { // in outpost-runner-helm: helm's SDK, the Docker client
+	case protocol.OCIBuildHelmChart:
+		typ = protocol.JobTypeHelmChart
+	case protocol.OCIBuildDockerImage:
+		typ = protocol.JobTypeDockerImage
 	}
 	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: key, OrgID: b.OrgID, RunnerID: r.ID,
 		Type: typ, Manifest: raw, TimeoutMS: buildJobTimeout.Milliseconds()})

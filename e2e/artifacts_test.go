@@ -278,7 +278,7 @@ func (s *stack) assertRegistryCredentialsHidden(inst string, op operation) {
 	ctx := context.Background()
 	var jobs []store.Job
 	if err := s.store.DB().WithContext(ctx).Where("org_id = ? AND type IN ?", s.orgID,
-		[]string{protocol.JobTypeOCI, protocol.JobTypeHelmChart, protocol.JobTypeTerraform}).Find(&jobs).Error; err != nil {
+		[]string{protocol.JobTypeOCI, protocol.JobTypeHelmChart, protocol.JobTypeDockerImage, protocol.JobTypeTerraform}).Find(&jobs).Error; err != nil {
 		s.t.Fatal(err)
 	}
 	var secrets []string

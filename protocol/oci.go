@@ -11,6 +11,13 @@ const JobTypeOCI = "oci"
 // process's start): runners run it in outpost-runner-helm.
 const JobTypeHelmChart = "helm_chart"
 
+// JobTypeDockerImage builds a docker_build component's image with a Docker
+// engine: its manifest is an OCIManifest whose operation is
+// build_docker_image. A job type of its own for the same reason as
+// JobTypeHelmChart (the Docker client and BuildKit): runners run it in
+// outpost-runner-helm.
+const JobTypeDockerImage = "docker_image"
+
 // OCI operations.
 const (
 	// OCIBuildTerraformModule pushes Source (a module directory) as a

@@ -163,12 +163,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
-// HelmJobBinary is the binary that runs helm jobs and chart builds
-// (HelmJobTypes).
+// HelmJobBinary is the binary that runs the job types whose libraries are
+// heavy to initialise (HelmJobTypes): helm jobs, chart builds, image builds.
 const HelmJobBinary = "outpost-runner-helm"
 
 // HelmJobTypes are the job types HelmJobBinary runs.
-var HelmJobTypes = []string{protocol.JobTypeHelm, protocol.JobTypeHelmChart}
+var HelmJobTypes = []string{protocol.JobTypeHelm, protocol.JobTypeHelmChart, protocol.JobTypeDockerImage}
 
 // findJobExecutables checks the configured helm job binary, or finds one.
 func (cfg *Config) findJobExecutables() error {

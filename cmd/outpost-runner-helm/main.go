@@ -20,6 +20,7 @@ import (
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner"
+	"github.com/outpost-dev/outpost/runner/dockerbuild/engine"
 	"github.com/outpost-dev/outpost/runner/plugins"
 	"github.com/outpost-dev/outpost/runner/plugins/helm"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
@@ -40,8 +41,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return runner.Command("outpost-runner-helm", usage, args, stdout, stderr, map[string]func([]string) int{
 		"job": func(args []string) int {
 			return runner.JobCommand("outpost-runner-helm", args, plugins.Registry{
-				protocol.JobTypeHelm:      helm.New,
-				protocol.JobTypeHelmChart: oci.ChartBuilder(chartutil.Save),
+				protocol.JobTypeHelm:        helm.New,
+				protocol.JobTypeHelmChart:   oci.ChartBuilder(chartutil.Save),
+				protocol.JobTypeDockerImage: oci.ImageBuilder(engine.Build),
 			}, stderr)
 		},
 	})

@@ -59,6 +59,9 @@ func TestRunnerDoesNotLinkTheControlPlane(t *testing.T) {
 		"k8s.io/client-go/kubernetes/scheme",
 		"k8s.io/kubectl/",
 		"github.com/mattn/go-runewidth",
+		// Image builds (docker_image jobs) run in outpost-runner-helm too.
+		"github.com/moby/moby/client",
+		"github.com/moby/buildkit/",
 	})
 }
 

@@ -1,7 +1,5 @@
-// Package dockerbuild builds a docker_build component's image with a Docker
-// engine's BuildKit (the engine's build endpoint, with a BuildKit session
-// that serves base images' registry credentials), streams the build's
-// progress as plain log lines, and hands the result back as an OCI image
-// (go-containerregistry) ready to push. It never interprets a Dockerfile
-// itself.
+// Package dockerbuild holds what a docker_build image build takes and gives
+// (Options, Result, Failed) and BuildFunc, the builder's signature. It links
+// nothing heavy: the builder itself is package engine, which only
+// outpost-runner-helm links and passes in.
 package dockerbuild

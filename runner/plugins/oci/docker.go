@@ -38,7 +38,7 @@ func (p *plugin) buildDockerImage(ctx context.Context, log io.Writer, dir string
 	// One local name per repository: the engine keeps the last build, and
 	// the next one of the component finds its layers in the cache.
 	local := "outpost-build/" + strings.Trim(engineTagPart.ReplaceAllString(strings.ToLower(m.Destination.Repository), "-"), "-.") + ":latest"
-	res, err := dockerbuild.Build(ctx, dockerbuild.Options{
+	res, err := p.buildImage(ctx, dockerbuild.Options{
 		Context: m.Source, Dockerfile: m.Docker.Dockerfile, BuildArgs: m.Docker.BuildArgs, Target: m.Docker.Target,
 		Tag: local, Credentials: creds, Dir: dir, Log: log,
 	})

@@ -25,6 +25,7 @@ import (
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/runner/dockerbuild/engine"
 	"github.com/outpost-dev/outpost/runner/plugins"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
 )
@@ -212,11 +213,15 @@ func isManifest(r *http.Request) bool { return strings.Contains(r.URL.Path, "/ma
 func isBlob(r *http.Request) bool     { return strings.Contains(r.URL.Path, "/blobs/sha256:") }
 
 // pluginFor is the plugin the runner runs m in: a helm_chart job's for a
-// chart build (in outpost-runner-helm, with helm's chartutil.Save), an oci
-// job's for the rest.
+// chart build (in outpost-runner-helm, with helm's chartutil.Save), a
+// docker_image job's for an image build (there too, with engine.Build), an
+// oci job's for the rest.
 func pluginFor(m protocol.OCIManifest) plugins.Plugin {
-	if m.Operation == protocol.OCIBuildHelmChart {
+	switch m.Operation {
+	case protocol.OCIBuildHelmChart:
 		return oci.ChartBuilder(chartutil.Save)()
+	case protocol.OCIBuildDockerImage:
+		return oci.ImageBuilder(engine.Build)()
 	}
 	return oci.New()
 }

@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/dockerbuild"
 	"github.com/outpost-dev/outpost/runner/ociclient"
 	"github.com/outpost-dev/outpost/runner/plugins"
 )
@@ -37,13 +39,42 @@ func ChartBuilder(save ChartSaver) plugins.Factory {
 	return func() plugins.Plugin { return &plugin{saveChart: save} }
 }
 
+// ImageBuilder returns the factory of the plugin of
+// protocol.JobTypeDockerImage jobs, which build images with build
+// (engine.Build, passed in by outpost-runner-helm for the same reason as a
+// ChartSaver: the Docker client and BuildKit): build_docker_image only.
+func ImageBuilder(build dockerbuild.BuildFunc) plugins.Factory {
+	return func() plugins.Plugin { return &plugin{buildImage: build} }
+}
+
+// heavy are the operations that run in a job type of their own, in
+// outpost-runner-helm: by operation, that job type.
+var heavy = map[string]string{
+	protocol.OCIBuildHelmChart:   protocol.JobTypeHelmChart,
+	protocol.OCIBuildDockerImage: protocol.JobTypeDockerImage,
+}
+
 type plugin struct {
 	m        protocol.OCIManifest
 	scrub    *ociclient.Scrubber
 	artifact *protocol.Artifact
 	plan     *protocol.OCISyncPlanOutputs // a sync_plan's outputs, instead of artifact
-	// saveChart is set in a helm_chart job: it builds charts, and only them.
-	saveChart ChartSaver
+	// saveChart is set in a helm_chart job: it builds charts, and only them;
+	// buildImage in a docker_image job, which builds images and only them.
+	saveChart  ChartSaver
+	buildImage dockerbuild.BuildFunc
+}
+
+// jobType is the job type the plugin runs, and the one operation it takes
+// ("" in an oci job: every operation but the heavy ones).
+func (p *plugin) jobType() (typ, only string) {
+	switch {
+	case p.saveChart != nil:
+		return protocol.JobTypeHelmChart, protocol.OCIBuildHelmChart
+	case p.buildImage != nil:
+		return protocol.JobTypeDockerImage, protocol.OCIBuildDockerImage
+	}
+	return protocol.JobTypeOCI, ""
 }
 
 // takes says which of the manifest's optional fields an operation takes.
@@ -92,17 +123,18 @@ func scrubberOf(m protocol.OCIManifest) *ociclient.Scrubber {
 func (p *plugin) validate() error {
 	m := &p.m
 	t, ok := operations[m.Operation]
+	typ, only := p.jobType()
 	switch {
 	case m.Operation == "":
 		return fmt.Errorf("operation: required (%s)", operationList)
 	case !ok:
 		return fmt.Errorf("operation: must be %s, got %q", operationList, m.Operation)
-	case p.saveChart != nil && m.Operation != protocol.OCIBuildHelmChart:
-		return fmt.Errorf("operation: a %s job takes %s, got %q (an %s job runs it)",
-			protocol.JobTypeHelmChart, protocol.OCIBuildHelmChart, m.Operation, protocol.JobTypeOCI)
-	case p.saveChart == nil && m.Operation == protocol.OCIBuildHelmChart:
+	case only != "" && m.Operation != only:
+		want := cmp.Or(heavy[m.Operation], protocol.JobTypeOCI)
+		return fmt.Errorf("operation: a %s job takes %s, got %q (job type %s runs it)", typ, only, m.Operation, want)
+	case only == "" && heavy[m.Operation] != "":
 		return fmt.Errorf("operation: %s runs in a %s job (in %s), not in an %s job",
-			m.Operation, protocol.JobTypeHelmChart, "outpost-runner-helm", protocol.JobTypeOCI)
+			m.Operation, heavy[m.Operation], "outpost-runner-helm", protocol.JobTypeOCI)
 	}
 	for _, f := range []struct {
 		field          string

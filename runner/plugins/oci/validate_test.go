@@ -13,6 +13,7 @@ import (
 
 	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/dockerbuild/engine"
 	"github.com/outpost-dev/outpost/runner/ociclient"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
 )
@@ -68,9 +69,21 @@ func TestValidateNamesTheField(t *testing.T) {
 		t.Errorf("a chart build in an oci job: %v, want %q", err, wantOCI)
 	}
 	moduleBuild, _ := json.Marshal(protocol.OCIManifest{Operation: protocol.OCIBuildTerraformModule, Component: "c", Source: mod, Destination: dest})
-	const wantChart = `operation: a helm_chart job takes build_helm_chart, got "build_terraform_module" (an oci job runs it)`
+	const wantChart = `operation: a helm_chart job takes build_helm_chart, got "build_terraform_module" (job type oci runs it)`
 	if err := oci.ChartBuilder(chartutil.Save)().Validate(moduleBuild); err == nil || err.Error() != wantChart {
 		t.Errorf("a module build in a helm_chart job: %v, want %q", err, wantChart)
+	}
+	// An image build is a docker_image job (outpost-runner-helm too), and
+	// such a job builds images only.
+	imageBuild, _ := json.Marshal(protocol.OCIManifest{Operation: protocol.OCIBuildDockerImage, Component: "c", Source: mod,
+		Docker: &protocol.OCIDockerBuild{Dockerfile: "Dockerfile"}, Destination: dest})
+	const wantImageOCI = "operation: build_docker_image runs in a docker_image job (in outpost-runner-helm), not in an oci job"
+	if err := oci.New().Validate(imageBuild); err == nil || err.Error() != wantImageOCI {
+		t.Errorf("an image build in an oci job: %v, want %q", err, wantImageOCI)
+	}
+	const wantImage = `operation: a docker_image job takes build_docker_image, got "build_helm_chart" (job type helm_chart runs it)`
+	if err := oci.ImageBuilder(engine.Build)().Validate(chartBuild); err == nil || err.Error() != wantImage {
+		t.Errorf("a chart build in a docker_image job: %v, want %q", err, wantImage)
 	}
 }
 

@@ -1,6 +1,8 @@
-package dockerbuild
+package engine
 
 import (
+	"github.com/outpost-dev/outpost/runner/dockerbuild"
+
 	"context"
 
 	"github.com/docker/cli/cli/config/types"
@@ -10,7 +12,7 @@ import (
 
 // authProvider answers the builder's requests for registry credentials
 // from creds alone: no docker config file or credential helper is read.
-func authProvider(creds map[string]Credential) session.Attachable {
+func authProvider(creds map[string]dockerbuild.Credential) session.Attachable {
 	return authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
 		AuthConfigProvider: func(_ context.Context, host string, _ []string, _ authprovider.ExpireCachedAuthCheck) (types.AuthConfig, error) {
 			c, ok := creds[host]

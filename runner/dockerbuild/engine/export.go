@@ -1,4 +1,4 @@
-package dockerbuild
+package engine
 
 import (
 	"context"

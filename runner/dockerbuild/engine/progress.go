@@ -1,6 +1,8 @@
-package dockerbuild
+package engine
 
 import (
+	"github.com/outpost-dev/outpost/runner/dockerbuild"
+
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -53,9 +55,9 @@ func (p *progress) read(r io.Reader) error {
 		}
 		switch {
 		case m.Error != nil:
-			return &Failed{Message: m.Error.Message}
+			return &dockerbuild.Failed{Message: m.Error.Message}
 		case m.ErrorText != "":
-			return &Failed{Message: m.ErrorText}
+			return &dockerbuild.Failed{Message: m.ErrorText}
 		case m.ID == "moby.buildkit.trace":
 			if err := p.trace(m.Aux); err != nil {
 				return err
@@ -73,7 +75,7 @@ func (p *progress) read(r io.Reader) error {
 		return fmt.Errorf("reading the build's output: %w", err)
 	}
 	if p.imageID == "" {
-		return &Failed{Message: "the engine's build output ended without an image"}
+		return &dockerbuild.Failed{Message: "the engine's build output ended without an image"}
 	}
 	return nil
 }
