@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/outpost-dev/outpost/api/gateway"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -37,7 +38,9 @@ func BenchmarkRelease(b *testing.B) {
 	n := provBenchEnv(b, "OUTPOST_BENCH_RELEASE_INSTALLS", 5)
 	for _, batch := range []int{n, 1} {
 		b.Run(fmt.Sprintf("installs=%d/batch=%d", n, batch), func(b *testing.B) {
-			s, dir := newStack(b, stackOptions{}), benchReleaseApp(b)
+			// The gateway's default intervals (a 60 s lease), as in production: the
+			// tests' 4 s lease is lost when N installs provision at once on 2 cores.
+			s, dir := newStack(b, stackOptions{intervals: gateway.DefaultIntervals}), benchReleaseApp(b)
 			s.syncConfig(dir)
 			s.releaseInstalls(n, "")
 			copyFile(b, "testdata/bench-release-v2/network.tf", filepath.Join(dir, "modules", "network", "main.tf"))
