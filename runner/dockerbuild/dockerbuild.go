@@ -50,4 +50,3 @@ type Result struct {
 type Failed struct{ Message string }
 
 func (e *Failed) Error() string { return "the build failed: " + e.Message }
-
