@@ -85,6 +85,7 @@ func TestBuildSyncDeploy(t *testing.T) {
 
 	s.syncConfig(writeArtifactsApp(t, public.Addr()+"/library/app:1.0"))
 	inst, _ := s.newInstall("cust-art")
+	s.waitRunnerOnline(inst) // so the operation need not wait for it (checked below)
 	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 3*time.Minute)
 	if op.Status != status.OpSucceeded {
 		t.Fatalf("provision %s: %s %+v", op.Status, op.Error, op.Steps)

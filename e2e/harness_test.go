@@ -452,6 +452,26 @@ func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) 
 	}
 }
 
+// waitRunnerOnline waits until the API shows the install's runner online
+// (it has polled the gateway at least once).
+func (s *stack) waitRunnerOnline(installID string) {
+	s.t.Helper()
+	type runner struct {
+		InstallID *string `json:"install_id"`
+		Status    string  `json:"status"`
+	}
+	waitFor(s.t, time.Minute, "install "+installID+"'s runner online", func() bool {
+		var list struct{ Runners []runner }
+		s.do("GET", "/v1/runners", nil, &list)
+		for _, r := range list.Runners {
+			if r.InstallID != nil && *r.InstallID == installID && r.Status == "online" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // commandJobID waits until the command has a job.
 func (s *stack) commandJobID(id string) string {
 	var jobID string
