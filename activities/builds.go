@@ -165,7 +165,7 @@ func (a *Activities) RecordBuild(ctx context.Context, buildID, jobID string) (_ 
 		err = a.Store.FinishBuild(ctx, buildID, nil, failed)
 	} else {
 		err = a.Store.FinishBuild(ctx, buildID, &store.BuildArtifact{Digest: art.Digest, MediaType: art.MediaType,
-			ArtifactType: art.ArtifactType, Size: art.Size}, "")
+			ArtifactType: art.ArtifactType, Size: art.Size, Provenance: art.Provenance}, "")
 	}
 	if err != nil {
 		return BuildSummary{}, err

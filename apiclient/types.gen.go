@@ -445,6 +445,9 @@ type Build struct {
 	// MediaType the artifact manifest's media type; only when the build succeeded
 	MediaType *string `json:"media_type,omitempty"`
 
+	// Provenance how a docker_build image was made, as its manifest's annotations say: dev.outpost.source-digest, dev.outpost.build-args (a JSON object), dev.outpost.builder
+	Provenance *map[string]string `json:"provenance,omitempty"`
+
 	// Repository the artifact's repository in the vendor's registry
 	Repository string `json:"repository"`
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -78,6 +79,7 @@ func TestDockerBuildSyncDeploy(t *testing.T) {
 			web = c
 		}
 	}
+	s.checkProvenance(web.BuildID, map[string]string{"BASE": baseRef.String(), "GREETING": "bonjour"})
 	outs, err := s.store.ListOutputs(ctx, inst)
 	if err != nil {
 		t.Fatal(err)
@@ -114,5 +116,24 @@ func TestDockerBuildSyncDeploy(t *testing.T) {
 		if b.Status == status.BuildFailed && b.Digest != "" {
 			t.Errorf("failed build %s names digest %s", b.ID, b.Digest)
 		}
+	}
+}
+
+// checkProvenance: the API shows how the build's image was made: its source
+// digest, its build arguments and the builder.
+func (s *stack) checkProvenance(buildID string, args map[string]string) {
+	s.t.Helper()
+	var b struct {
+		SourceDigest string            `json:"source_digest"`
+		Provenance   map[string]string `json:"provenance"`
+	}
+	if code := s.do("GET", "/v1/apps/"+s.install.AppID+"/builds/"+buildID, nil, &b); code != http.StatusOK {
+		s.t.Fatalf("GET build %s: %d", buildID, code)
+	}
+	var gotArgs map[string]string
+	json.Unmarshal([]byte(b.Provenance[protocol.AnnotationBuildArgs]), &gotArgs)
+	if b.Provenance[protocol.AnnotationSourceDigest] != b.SourceDigest || !maps.Equal(gotArgs, args) ||
+		!strings.HasPrefix(b.Provenance[protocol.AnnotationBuilder], "BuildKit in Docker Engine ") {
+		s.t.Errorf("build %s provenance %v (source %s), want its source digest, build arguments %v and builder", buildID, b.Provenance, b.SourceDigest, args)
 	}
 }

@@ -30,4 +30,7 @@ type Artifact struct {
 	ArtifactType string `json:"artifact_type,omitempty"`
 	// Size is the total size in bytes: manifest, config and layers.
 	Size int64 `json:"size"`
+	// Provenance is how a built image was made (docker_image builds): the
+	// provenance annotations of its manifest, by name (AnnotationSourceDigest, …).
+	Provenance map[string]string `json:"provenance,omitempty"`
 }

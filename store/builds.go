@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -41,8 +42,11 @@ type Build struct {
 	ArtifactType string       `gorm:"size:200" json:"artifact_type,omitempty"`
 	Size         int64        `json:"size,omitempty"`
 	Error        string       `gorm:"type:text" json:"error,omitempty"`
-	CreatedAt    time.Time    `json:"created_at"`
-	FinishedAt   *time.Time   `json:"finished_at,omitempty"`
+	// Provenance is how a docker_build image was made: its source digest,
+	// build arguments and builder, as its manifest's annotations say.
+	Provenance map[string]string `gorm:"serializer:json;type:text" json:"provenance,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	FinishedAt *time.Time        `json:"finished_at,omitempty"`
 }
 
 // InstallComponent is which build an install's component runs: set when a
@@ -173,6 +177,7 @@ func (s *Store) StartBuild(ctx context.Context, buildID, jobID string) error {
 type BuildArtifact struct {
 	Digest, MediaType, ArtifactType string
 	Size                            int64
+	Provenance                      map[string]string
 }
 
 // FinishBuild records a build's end: its artifact when it succeeded, its
@@ -181,7 +186,7 @@ func (s *Store) FinishBuild(ctx context.Context, buildID string, art *BuildArtif
 	changes := map[string]any{"status": status.BuildFailed, "error": errMsg, "finished_at": s.now()}
 	if art != nil {
 		changes = map[string]any{"status": status.BuildSucceeded, "error": "", "finished_at": s.now(), "digest": art.Digest,
-			"media_type": art.MediaType, "artifact_type": art.ArtifactType, "size": art.Size}
+			"media_type": art.MediaType, "artifact_type": art.ArtifactType, "size": art.Size, "provenance": provenanceColumn(art.Provenance)}
 	}
 	res := s.db.WithContext(ctx).Model(&Build{}).Where("id = ? AND status IN ?", buildID, []status.Build{status.BuildQueued, status.BuildRunning}).Updates(changes)
 	if res.Error != nil {
@@ -250,4 +255,14 @@ func (s *Store) RegistryKey(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("registry signing key: %w", err)
 	}
 	return key, nil
+}
+
+// provenanceColumn is a build's provenance as its column holds it: JSON, or
+// NULL when there is none.
+func provenanceColumn(p map[string]string) any {
+	if len(p) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(p) // a map of strings always marshals
+	return string(b)
 }

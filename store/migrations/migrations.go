@@ -26,6 +26,7 @@ var All = []Migration{
 	{9, "install labels and releases", v9},
 	{10, "operations triggered by another", v10},
 	{11, "step dependencies", v11},
+	{12, "build provenance", v12},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.

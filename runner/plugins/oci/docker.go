@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"strings"
 
@@ -49,12 +50,14 @@ func (p *plugin) buildDockerImage(ctx context.Context, log io.Writer, dir string
 	if err != nil {
 		return protocol.Artifact{}, err
 	}
-	img := mutate.Annotations(res.Image, map[string]string{
-		protocol.AnnotationComponent:    m.Component,
+	provenance := map[string]string{
 		protocol.AnnotationSourceDigest: m.Docker.SourceDigest,
 		protocol.AnnotationBuildArgs:    string(args),
 		protocol.AnnotationBuilder:      res.Builder,
-	}).(v1.Image)
+	}
+	annotations := maps.Clone(provenance)
+	annotations[protocol.AnnotationComponent] = m.Component
+	img := mutate.Annotations(res.Image, annotations).(v1.Image)
 	digest, err := img.Digest()
 	if err != nil {
 		return protocol.Artifact{}, fmt.Errorf("the built image: %w", err)
@@ -73,5 +76,7 @@ func (p *plugin) buildDockerImage(ctx context.Context, log io.Writer, dir string
 		remote.WithAuth(&authn.Basic{Username: access.Username, Password: access.Password})); err != nil {
 		return protocol.Artifact{}, fmt.Errorf("pushing the image to %s: %w", dst.Name, err)
 	}
-	return dst.Finish(ctx, digest.String(), dst.Dest.Tag)
+	art, err := dst.Finish(ctx, digest.String(), dst.Dest.Tag)
+	art.Provenance = provenance
+	return art, err
 }

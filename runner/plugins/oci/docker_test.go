@@ -104,6 +104,14 @@ func TestBuildDockerImage(t *testing.T) {
 		!strings.HasPrefix(m.Annotations[protocol.AnnotationBuilder], "BuildKit in Docker Engine ") {
 		t.Errorf("provenance: %v", m.Annotations)
 	}
+	for k, v := range a.Provenance { // the job reports what the manifest says
+		if k == protocol.AnnotationComponent || m.Annotations[k] != v {
+			t.Errorf("the job's provenance %s=%q, the manifest's %q", k, v, m.Annotations[k])
+		}
+	}
+	if len(a.Provenance) != 3 {
+		t.Errorf("the job's provenance %v: want source digest, build arguments and builder", a.Provenance)
+	}
 	for _, l := range m.Layers {
 		if l.MediaType != string(types.OCILayer) {
 			t.Errorf("layer media type %s", l.MediaType)

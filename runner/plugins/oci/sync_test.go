@@ -3,6 +3,7 @@ package oci_test
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -82,7 +83,7 @@ func TestSyncTagsAndResyncsWithoutCopying(t *testing.T) {
 	// Unchanged: nothing is copied, so the vendor's registry is not needed.
 	vendorSrv.Close()
 	again := mustRun(t, syncManifest(vendorAccess, "org_a/app_1/web", digest, installAccess, "v2"))
-	if again.artifact != first.artifact {
+	if !reflect.DeepEqual(again.artifact, first.artifact) {
 		t.Errorf("re-sync: %+v, first sync: %+v", again.artifact, first.artifact)
 	}
 	if !strings.Contains(again.logs, "already holds "+digest) {
