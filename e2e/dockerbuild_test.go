@@ -50,15 +50,7 @@ func TestDockerBuildSyncDeploy(t *testing.T) {
 	testutil.NeedDockerEngine(t)
 	s := newStack(t, stackOptions{})
 	ctx := context.Background()
-	public, err := registry.Start(ctx, registry.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer public.Close()
-	baseRef, _ := name.ParseReference(public.Addr()+"/tools/base:1", name.Insecure)
-	if err := remote.Write(baseRef, testutil.ToolImage(t)); err != nil {
-		t.Fatal(err)
-	}
+	baseRef := pushToolBase(t)
 	app := writeDockerBuildApp(t, baseRef.String(), `["/tool", "write", "/out/greeting"]`)
 	s.syncConfig(app)
 	inst, _ := s.newInstall("cust-docker")
@@ -136,4 +128,20 @@ func (s *stack) checkProvenance(buildID string, args map[string]string) {
 		!strings.HasPrefix(b.Provenance[protocol.AnnotationBuilder], "BuildKit in Docker Engine ") {
 		s.t.Errorf("build %s provenance %v (source %s), want its source digest, build arguments %v and builder", buildID, b.Provenance, b.SourceDigest, args)
 	}
+}
+
+// pushToolBase starts a stand-in public registry (until the test ends) and
+// pushes testutil.ToolImage into it: a base image with a registry host.
+func pushToolBase(t testing.TB) name.Reference {
+	t.Helper()
+	public, err := registry.Start(context.Background(), registry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { public.Close() })
+	base, _ := name.ParseReference(public.Addr()+"/tools/base:1", name.Insecure)
+	if err := remote.Write(base, testutil.ToolImage(t)); err != nil {
+		t.Fatal(err)
+	}
+	return base
 }

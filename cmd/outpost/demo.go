@@ -8,20 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 
-	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/status"
 )
 
 // provisionExample syncs the example app config to the demo app through the
 // API, as a user would, and provisions the demo install if it never was.
 func provisionExample(ctx context.Context, log *slog.Logger, apiURL string, b bootResult, dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "outpost.toml")); err != nil {
-		return fmt.Errorf("no app config at %s (run from the repository's root, or pass -example): %w", dir, err)
-	}
-	archive, err := appconfig.ArchiveDir(os.DirFS(dir), ".")
+	archive, err := exampleArchive(dir)
 	if err != nil {
 		return err
 	}
