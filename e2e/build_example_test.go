@@ -55,15 +55,10 @@ func TestDockerBuildExampleDeploysThroughAChart(t *testing.T) {
 func provisionBuildExample(tb testing.TB, name string) (s *stack, app, inst string) {
 	tb.Helper()
 	testutil.NeedDockerEngine(tb)
-	s = newStack(tb, stackOptions{})
 	app = filepath.Join(tb.TempDir(), "app")
 	copyDir(tb, exampleDir, app)
 	copyDir(tb, buildExampleDir, app)
-	s.syncConfig(app)
-	inst, _ = s.newInstall(name, map[string]any{"name": "db_password", "value": "site-pa55", "sensitive": true})
-	if op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute); op.Status != status.OpSucceeded {
-		tb.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
-	}
+	s, inst = provisionedDemo(tb, app, name)
 	return s, app, inst
 }
 

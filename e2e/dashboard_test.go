@@ -111,6 +111,15 @@ func (b *browser) screenshot(name string) {
 	}
 }
 
+// signIn opens the dashboard and signs in with the stack's org token.
+func signIn(b *browser, s *stack) {
+	b.t.Helper()
+	b.run(time.Minute, chromedp.Navigate(s.apiURL+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), s.token))
+	b.click("#signin")
+	b.text("#org", "", time.Minute)
+}
+
 // The dashboard against the real stack, in chromium: a wrong token is
 // refused, the right one signs in (kept in a cookie the page cannot read),
 // the installs list shows the install, its page shows components and

@@ -17,12 +17,7 @@ import (
 // clears the drift. Tearing the install down, the chart's uninstall step
 // records when it started and the objects it removed.
 func TestDriftOfAChartEditedInTheCluster(t *testing.T) {
-	s := newStack(t, stackOptions{})
-	s.syncConfig(exampleDir)
-	inst, _ := s.newInstall("cust-chart-drift", map[string]any{"name": "db_password", "value": "chart-drift-pa55", "sensitive": true})
-	if op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute); op.Status != status.OpSucceeded {
-		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
-	}
+	s, inst := provisionedDemo(t, exampleDir, "cust-chart-drift")
 	check := s.waitOp(inst, s.startOp(inst, "/drift-check", nil).ID, 3*time.Minute)
 	if check.Status != status.OpSucceeded || check.step(t, "web").Status != status.StepNoChanges || check.step(t, "cluster").Status != status.StepNoChanges {
 		t.Fatalf("a check of an install as deployed: %s %q %+v", check.Status, check.Error, check.Steps)

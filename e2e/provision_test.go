@@ -154,6 +154,19 @@ func (s *stack) newInstallWithRunner(name string, runnerEnv []string, inputs ...
 	return created.ID, s.startRunner(append([]string{"OUTPOST_TOKEN_FILE=" + s.tokenFile}, runnerEnv...)...)
 }
 
+// provisionedDemo starts a stack, syncs app (the demo app, or a copy of it)
+// and provisions an install of it named name.
+func provisionedDemo(tb testing.TB, app, name string) (*stack, string) {
+	tb.Helper()
+	s := newStack(tb, stackOptions{})
+	s.syncConfig(app)
+	inst, _ := s.newInstall(name, map[string]any{"name": "db_password", "value": name + "-pa55", "sensitive": true})
+	if op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute); op.Status != status.OpSucceeded {
+		tb.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
+	}
+	return s, inst
+}
+
 func (s *stack) startOp(installID, path string, body any) operation {
 	s.t.Helper()
 	var op operation

@@ -3,12 +3,14 @@
 // steps, and the actions the API allows, each confirmed first.
 import * as api from "./api.js";
 import { h, badge, when, duration, confirm, errorBox } from "./ui.js";
+import { componentsView } from "./components.js";
 
 async function load([id], state) {
   state.open ||= new Set();
   const base = `/installs/${id}`;
-  const [inst, comps, outputs, ops] = await Promise.all([
-    api.get(base), api.get(`${base}/components`), api.get(`${base}/outputs`), api.get(`${base}/operations?limit=10`)]);
+  const [inst, comps, outputs, ops, drift, windows] = await Promise.all([
+    api.get(base), api.get(`${base}/components`), api.get(`${base}/outputs`), api.get(`${base}/operations?limit=10`),
+    api.get(`${base}/drift`), api.get(`${base}/maintenance-windows`)]);
   const [app, runner] = await Promise.all([
     api.get(`/apps/${inst.data.app_id}`),
     inst.data.runner ? api.get(`/runners/${inst.data.runner.id}`) : Promise.resolve({ data: null, changed: false })]);
@@ -18,14 +20,19 @@ async function load([id], state) {
   const wanted = list.filter((op, i) => i === 0 || state.open.has(op.id));
   const full = await Promise.all(wanted.map((op) => api.get(`${base}/operations/${op.id}`)));
   const detail = new Map(full.map((f) => [f.data.id, f.data]));
-  const changed = [inst, comps, outputs, ops, app, runner, ...full].some((r) => r.changed);
+  const changed = [inst, comps, outputs, ops, drift, windows, app, runner, ...full].some((r) => r.changed);
   return { changed, data: { inst: inst.data, app: app.data, runner: runner.data, components: comps.data.components,
-    outputs: outputs.data.outputs, ops: list.map((op) => detail.get(op.id) || op) } };
+    outputs: outputs.data.outputs, ops: list.map((op) => detail.get(op.id) || op), drift: drift.data.components,
+    windows: windows.data } };
 }
 
 function render(d, _params, state, reload) {
   const { inst } = d;
-  const message = h("div", { id: "action-message", "aria-live": "polite" });
+  // The last action's outcome is kept in state: the page re-renders as the
+  // operation it started moves, and the message must outlive that.
+  const message = h("div", { id: "action-message", "aria-live": "polite" }, state.said || null);
+  const act = starter(state, message, reload);
+  const base = `/installs/${inst.id}`;
   return h("section", { class: "install" },
     h("p", { class: "crumbs" }, h("a", { href: "#/installs" }, "Installs"), " / ", inst.name),
     h("h1", {}, inst.name, " ", badge(inst.status)),
@@ -34,11 +41,12 @@ function render(d, _params, state, reload) {
       fact("Config version", inst.config_version ? `v${inst.config_version}` : "none deployed"),
       fact("Approval mode", inst.approval_mode),
       fact("Runner", d.runner ? [badge(d.runner.status), " ", d.runner.last_seen_at ? ["seen ", when(d.runner.last_seen_at)] : "never seen"] : "none"),
+      fact("Maintenance windows", windowsView(d.windows)),
       fact("Created", when(inst.created_at))),
-    actions(inst, message, reload),
+    actions(inst, act),
     message,
     h("h2", {}, "Components"),
-    components(d),
+    componentsView(d, (title, text, path) => act(title, text, "POST", base + path)),
     h("h2", {}, "Outputs"),
     outputsView(d.outputs),
     h("h2", {}, "Inputs"),
@@ -51,18 +59,34 @@ function fact(term, value) {
   return [h("dt", {}, term), h("dd", {}, value)];
 }
 
-// actions are the install's buttons; each asks before it calls the API.
-function actions(inst, message, reload) {
-  const run = (title, text, method, path, body) => async () => {
+// starter makes a button's handler: it asks, calls the API, and says what
+// happened in message (and state.said, for the next render).
+function starter(state, message, reload) {
+  return (title, text, method, path, body) => async () => {
     if (!(await confirm(title, text))) return;
     try {
       await api.send(method, path, body);
-      message.replaceChildren(h("p", { class: "ok" }, `${title}: started.`));
+      state.said = h("p", { class: "ok" }, `${title}: started.`);
     } catch (err) {
-      message.replaceChildren(errorBox(err));
+      state.said = errorBox(err);
     }
+    message.replaceChildren(state.said);
     reload();
   };
+}
+
+// windowsView: the install's maintenance windows and the next opening, in
+// the viewer's zone.
+function windowsView(w) {
+  if (!w.windows.length) return h("span", { class: "muted" }, "none: the platform's own work runs at once");
+  const list = w.windows.map((x) => `${x.days.join(", ")} ${x.start} for ${x.duration} (${x.time_zone})`).join("; ");
+  const next = w.next ? (w.next.open ? ["open now, until ", new Date(w.next.end).toLocaleString()]
+    : ["next opens ", new Date(w.next.start).toLocaleString()]) : [];
+  return h("span", { id: "windows" }, list, next.length ? h("span", { class: "muted" }, " · ", ...next) : null);
+}
+
+// actions are the install's buttons; each asks before it calls the API.
+function actions(inst, run) {
   const base = `/installs/${inst.id}`;
   const mode = h("select", { id: "approval-mode", "aria-label": "Approval mode" },
     ...["approve-all", "prompt"].map((m) => h("option", { value: m, selected: inst.approval_mode === m }, m)));
@@ -76,26 +100,6 @@ function actions(inst, message, reload) {
     h("button", { type: "button", id: "deprovision", class: "danger", onclick: run("Deprovision",
       `Deprovision ${inst.name}: destroy every component and then its sandbox?`, "POST", `${base}/deprovision`) }, "Deprovision"),
     h("span", { class: "group" }, mode, setMode));
-}
-
-// components: each step of the latest operation, with the build each
-// component runs.
-function components({ components: installed, ops }) {
-  const latest = ops[0];
-  const steps = new Map(((latest && latest.steps) || []).map((s) => [s.name, s]));
-  const builds = new Map(installed.map((c) => [c.component, c]));
-  const names = [...new Set([...steps.keys(), ...builds.keys()])];
-  if (names.length === 0) return h("p", { class: "muted" }, "Nothing deployed yet: provision the install to create its components.");
-  return h("div", { class: "scroll" }, h("table", { class: "components" },
-    h("thead", {}, h("tr", {}, ...["Component", "Status", "Build", "Config"].map((t) => h("th", { scope: "col" }, t)))),
-    h("tbody", {}, ...names.map((name) => {
-      const s = steps.get(name), b = builds.get(name);
-      return h("tr", { "data-component": name },
-        h("th", { scope: "row" }, name),
-        h("td", { "data-label": "Status" }, s ? badge(s.status) : badge("deployed")),
-        h("td", { "data-label": "Build", class: "mono" }, b ? b.digest.slice(0, 19) : "—"),
-        h("td", { "data-label": "Config" }, b && b.config_version ? `v${b.config_version}` : "—"));
-    }))));
 }
 
 function outputsView(outputs) {

@@ -9,8 +9,9 @@ async function load(_params, _state) {
   const [installs, apps, runners] = await Promise.all([api.get("/installs"), api.get("/apps"), api.get("/runners")]);
   let changed = installs.changed || apps.changed || runners.changed;
   const lastOps = await Promise.all(installs.data.installs.map(async (inst) => {
-    const ops = await api.get(`/installs/${inst.id}/operations?limit=1`);
-    changed ||= ops.changed;
+    const [ops, drift] = await Promise.all([api.get(`/installs/${inst.id}/operations?limit=1`), api.get(`/installs/${inst.id}/drift`)]);
+    changed ||= ops.changed || drift.changed;
+    inst.drifted = drift.data.components.filter((d) => d.drifted).map((d) => d.name);
     let op = ops.data.operations[0] || null;
     if (op && !op.finished_at) {
       const full = await api.get(`/installs/${inst.id}/operations/${op.id}`);
@@ -30,12 +31,13 @@ async function load(_params, _state) {
 }
 
 // attention ranks a row: failed first, then waiting for approval, then
-// runner offline, then the rest.
+// runner offline, then drifted, then the rest.
 function attention({ inst, runner, op }) {
   if (inst.status === "failed" || (op && ["failed", "denied"].includes(op.status))) return { rank: 0, why: "failed" };
   if (op && (op.steps || []).some((s) => s.status === "waiting_approval")) return { rank: 1, why: "waiting for approval" };
   if (!runner || runner.status !== "online") return { rank: 2, why: "runner offline" };
-  return { rank: 3, why: "" };
+  if (inst.drifted.length) return { rank: 3, why: "drifted" };
+  return { rank: 4, why: "" };
 }
 
 function render(rows, _params, state) {
@@ -49,7 +51,7 @@ function render(rows, _params, state) {
     "aria-label": "Search installs", value: state.search || "" });
   const filter = h("select", { id: "install-filter", "aria-label": "Show" },
     ...[["all", "All installs"], ["attention", "Needs attention"], ["failed", "Failed"],
-      ["waiting for approval", "Waiting for approval"], ["runner offline", "Runner offline"]]
+      ["waiting for approval", "Waiting for approval"], ["runner offline", "Runner offline"], ["drifted", "Drifted"]]
       .map(([v, label]) => h("option", { value: v, selected: (state.filter || "all") === v }, label)));
   const body = h("tbody");
   const count = h("p", { class: "muted", "aria-live": "polite" });
@@ -74,7 +76,7 @@ function render(rows, _params, state) {
 }
 
 function matches(r, q, filter) {
-  if (filter === "attention" && r.attention.rank > 2) return false;
+  if (filter === "attention" && r.attention.rank > 3) return false;
   if (!["all", "attention"].includes(filter) && r.attention.why !== filter) return false;
   if (!q) return true;
   return [r.inst.name, r.app, r.inst.status, r.attention.why, r.op?.kind, r.op?.status]
@@ -82,9 +84,9 @@ function matches(r, q, filter) {
 }
 
 function row({ inst, app, runner, op, attention }) {
-  return h("tr", { "data-install": inst.name, class: attention.rank < 3 ? "attention" : "" },
+  return h("tr", { "data-install": inst.name, class: attention.rank < 4 ? "attention" : "" },
     h("th", { scope: "row" }, h("a", { href: `#/installs/${inst.id}` }, inst.name),
-      attention.why ? h("span", { class: "why" }, attention.why) : null),
+      attention.why ? h("span", { class: "why" }, attention.why === "drifted" ? `drifted: ${inst.drifted.join(", ")}` : attention.why) : null),
     h("td", { "data-label": "Status" }, badge(inst.status)),
     h("td", { "data-label": "App" }, app),
     h("td", { "data-label": "Config" }, inst.config_version ? `v${inst.config_version}` : h("span", { class: "muted" }, "none deployed")),

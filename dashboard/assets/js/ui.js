@@ -68,3 +68,21 @@ export function confirm(title, text) {
 export function errorBox(err) {
   return h("p", { class: "error", role: "alert" }, err.message || String(err));
 }
+
+// svg is h for SVG elements (the dependency graph).
+export function svg(tag, attrs, ...children) {
+  const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") el.setAttribute("class", v);
+    else el.setAttribute(k, String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+// tone is a status's colour class: good, bad, warn, busy or plain.
+export { tone };
