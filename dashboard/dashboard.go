@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -46,10 +48,37 @@ func New(cfg Config) http.Handler {
 		panic("dashboard: " + err.Error())
 	}
 	mux := http.NewServeMux()
-	mux.Handle(Prefix, http.StripPrefix(Prefix, http.FileServerFS(sub)))
+	mux.Handle(Prefix, http.StripPrefix(Prefix, withETags(sub, http.FileServerFS(sub))))
 	mux.Handle(Prefix+"session", &sessions{tokens: cfg.Tokens, log: cfg.Logger})
 	mux.Handle(strings.TrimSuffix(Prefix, "/"), http.RedirectHandler(Prefix, http.StatusMovedPermanently))
 	return secured(mux)
+}
+
+// withETags gives each asset an ETag (a digest of its bytes, which the
+// binary embeds), so a returning browser revalidates with If-None-Match and
+// gets a 304 (http.ServeContent honours the header); embedded files have no
+// modification time for Last-Modified.
+func withETags(fsys fs.FS, next http.Handler) http.Handler {
+	tags := map[string]string{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, p)
+		sum := sha256.Sum256(b)
+		tags[p] = `"` + hex.EncodeToString(sum[:16]) + `"`
+		return err
+	})
+	if err != nil {
+		panic("dashboard: " + err.Error())
+	}
+	tags[""] = tags["index.html"]
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tag, ok := tags[r.URL.Path]; ok {
+			w.Header().Set("ETag", tag)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // secured sets the security headers of every dashboard answer.

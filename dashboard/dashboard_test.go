@@ -62,6 +62,36 @@ func TestPageHeaders(t *testing.T) {
 	}
 }
 
+// Each asset has an ETag: a browser that asks again with it gets a 304 and
+// no body; another asset's tag does not match.
+func TestAssetsRevalidate(t *testing.T) {
+	srv, _ := newServer(t, false)
+	get := func(path, tag string) *http.Response {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		if tag != "" {
+			req.Header.Set("If-None-Match", tag)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	for _, path := range []string{"/ui/", "/ui/js/app.js", "/ui/style.css"} {
+		tag := get(path, "").Header.Get("ETag")
+		if len(tag) < 10 {
+			t.Fatalf("GET %s: ETag %q", path, tag)
+		}
+		if res := get(path, tag); res.StatusCode != http.StatusNotModified {
+			t.Errorf("GET %s with its ETag: %d, want 304", path, res.StatusCode)
+		}
+		if res := get("/ui/js/api.js", tag); res.StatusCode != http.StatusOK {
+			t.Errorf("GET api.js with %s's ETag: %d, want 200", path, res.StatusCode)
+		}
+	}
+}
+
 // Sign-in sets the token in an HttpOnly, SameSite=Strict cookie, Secure over
 // TLS; a wrong token is 401 and sets nothing.
 func TestSignInCookie(t *testing.T) {

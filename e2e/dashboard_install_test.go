@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -15,14 +16,17 @@ import (
 	"github.com/outpost-dev/outpost/status"
 )
 
-// The demo install's page draws its components as the dependency graph
-// (network before database and cache, api after both, web after api and
-// cluster) and shows its maintenance window. After the web chart's
+// The demo install's page, provisioned from its button, draws its
+// components as the dependency graph (network before database and cache,
+// api after both, web after api and cluster) whose nodes change colour as
+// the steps finish, and shows its maintenance window. After the web chart's
 // ConfigMap is edited in the cluster and a drift check runs, web is marked
 // drifted on the graph, in the table (with the plan) and on the installs
 // list; its Deploy button, confirmed, clears the drift without a reload.
 func TestDashboardInstallGraphDriftAndActions(t *testing.T) {
-	s, inst := provisionedDemo(t, exampleDir, "cust-dash")
+	s := newStack(t, stackOptions{})
+	s.syncConfig(exampleDir)
+	inst, _ := s.newInstall("cust-dash", map[string]any{"name": "db_password", "value": "dash-pa55", "sensitive": true})
 	later := time.Now().UTC().Add(3 * time.Hour).Truncate(time.Minute)
 	if code, body := s.put("/v1/installs/"+inst+"/maintenance-windows", map[string]any{"windows": everyDay(later, "1h")}); code != http.StatusOK {
 		t.Fatalf("PUT windows: %d %v", code, body)
@@ -31,6 +35,11 @@ func TestDashboardInstallGraphDriftAndActions(t *testing.T) {
 	signIn(b, s)
 	b.click(`tr[data-install="cust-dash"] a`)
 	b.text("#windows", later.Format("15:04")+" for 1h (UTC)", time.Minute)
+	b.click("#provision")
+	b.click("#confirm-ok")
+	if seen := watchGraph(b, 5*time.Minute); !slices.ContainsFunc(slices.Collect(maps.Values(seen)), func(tones []string) bool { return len(tones) > 1 }) {
+		t.Fatalf("the graph's nodes never changed colour during the provision: %v", seen)
+	}
 	columns := graphColumns(b)
 	if !(columns["sandbox"] < columns["network"] && columns["network"] < columns["database"] && columns["database"] == columns["cache"] &&
 		columns["cache"] < columns["api"] && columns["api"] < columns["web"] && columns["cluster"] < columns["web"]) {
@@ -75,6 +84,26 @@ func TestDashboardInstallGraphDriftAndActions(t *testing.T) {
 	if d := s.drift(inst)["web"]; d.Drifted {
 		t.Fatalf("the API still has web drifted: %+v", d)
 	}
+}
+
+// watchGraph samples the graph's node colours until every node is green,
+// and is the colours each node showed, in order.
+func watchGraph(b *browser, within time.Duration) map[string][]string {
+	b.t.Helper()
+	seen := map[string][]string{}
+	waitFor(b.t, within, "every node of the graph green", func() bool {
+		raw := eval[string](b, `[...document.querySelectorAll("#graph [data-node]")].map((n) => n.dataset.node + "=" + n.classList[1]).join(" ")`)
+		green := raw != ""
+		for _, f := range strings.Fields(raw) {
+			name, tone, _ := strings.Cut(f, "=")
+			if l := seen[name]; len(l) == 0 || l[len(l)-1] != tone {
+				seen[name] = append(l, tone)
+			}
+			green = green && tone == "good"
+		}
+		return green
+	})
+	return seen
 }
 
 // graphColumns is each graph node's column, from its x position.

@@ -15,12 +15,12 @@ import (
 
 // browser is a headless Debian chromium driven over the DevTools protocol.
 type browser struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 }
 
 // newBrowser starts chromium (as root: --no-sandbox) with a 1280px window.
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -114,8 +114,14 @@ func (b *browser) screenshot(name string) {
 // signIn opens the dashboard and signs in with the stack's org token.
 func signIn(b *browser, s *stack) {
 	b.t.Helper()
+	signInAs(b, s, s.token)
+}
+
+// signInAs opens the dashboard and signs in with token.
+func signInAs(b *browser, s *stack, token string) {
+	b.t.Helper()
 	b.run(time.Minute, chromedp.Navigate(s.apiURL+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#token")),
-		chromedp.SendKeys(chromedp.CSS("#token"), s.token))
+		chromedp.SendKeys(chromedp.CSS("#token"), token))
 	b.click("#signin")
 	b.text("#org", "", time.Minute)
 }
