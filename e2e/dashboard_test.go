@@ -90,6 +90,16 @@ func (b *browser) click(sel string) {
 	b.run(30*time.Second, chromedp.Click(chromedp.CSS(sel)))
 }
 
+// signIn signs in with token on the sign-in form the page shows.
+func (b *browser) signIn(token string) {
+	b.t.Helper()
+	b.run(time.Minute, chromedp.WaitVisible(chromedp.CSS("#token")))
+	eval[string](b, `document.getElementById("token").value = ""`)
+	b.run(time.Minute, chromedp.SendKeys(chromedp.CSS("#token"), token))
+	b.click("#signin")
+	b.text("#org", "", time.Minute)
+}
+
 // html is the page's whole HTML as the browser has it now.
 func (b *browser) html() string {
 	b.t.Helper()
@@ -138,9 +148,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	b.click("#signin")
 	b.text("#signin-error", "That token was refused", time.Minute)
 
-	eval[string](b, `document.getElementById("token").value = ""`)
-	b.run(time.Minute, chromedp.SendKeys(chromedp.CSS("#token"), s.token))
-	b.click("#signin")
+	b.signIn(s.token)
 	row := b.text(`tr[data-install="shop-eu"]`, "none deployed", time.Minute)
 	if !strings.Contains(row, "demo") || !strings.Contains(row, "created") {
 		t.Fatalf("the installs list's row of shop-eu: %q", row)

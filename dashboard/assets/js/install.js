@@ -125,7 +125,8 @@ function operations(ops, state, reload) {
   return h("div", { class: "ops" }, ...ops.map((op, i) => {
     const d = h("details", { "data-key": op.id, "data-operation": op.kind, open: i === 0 || state.open.has(op.id) },
       h("summary", {}, op.kind.replaceAll("_", " "), " ", badge(op.status), " ", when(op.created_at),
-        h("span", { class: "muted" }, " ", duration(op.created_at, op.finished_at))),
+        h("span", { class: "muted" }, " ", duration(op.created_at, op.finished_at)), " ",
+        h("a", { href: `#/installs/${op.install_id}/operations/${op.id}`, class: "op-link" }, "Open the operation")),
       op.error ? h("p", { class: "error" }, op.error) : null,
       op.steps ? steps(op.steps) : h("p", { class: "muted" }, "Loading steps…"));
     d.addEventListener("toggle", () => {
