@@ -83,11 +83,22 @@ func (b *browser) text(sel, want string, within time.Duration) string {
 	}
 }
 
-// click clicks the node matching sel, once it is shown.
+// click clicks the node matching sel, once it is shown; again if the page's
+// poll re-rendered it between finding and clicking it.
 func (b *browser) click(sel string) {
 	b.t.Helper()
-	b.text(sel, "", time.Minute)
-	b.run(30*time.Second, chromedp.Click(chromedp.CSS(sel)))
+	for try := 1; ; try++ {
+		b.text(sel, "", time.Minute)
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if try == 3 || !strings.Contains(err.Error(), "Could not find node") {
+			b.t.Fatalf("browser: click %s: %v", sel, err)
+		}
+	}
 }
 
 // signIn signs in with token on the sign-in form the page shows.

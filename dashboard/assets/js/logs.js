@@ -47,7 +47,7 @@ export class LogView {
   end(e) {
     this.close();
     this.flushPartial();
-    this.state.replaceChildren("ended ", badge(e.status), e.error ? h("span", { class: "error" }, " ", e.error) : null);
+    this.state.replaceChildren(h("span", {}, "ended ", badge(e.status), e.error ? h("span", { class: "error" }, " ", e.error) : null));
   }
 
   // add takes a chunk (a line with its newline, or a piece of a long one).

@@ -2,7 +2,8 @@
 // step's jobs with their times, and the log of the job the viewer picks.
 import * as api from "./api.js";
 import { h, badge, when, duration, errorBox } from "./ui.js";
-import { timeline, jobsOf } from "./timeline.js";
+import { timeline } from "./timeline.js";
+import { stepsTable, jobsOf } from "./steps.js";
 import { approvals } from "./approval.js";
 import { LogView } from "./logs.js";
 
@@ -11,8 +12,7 @@ async function load([installId, opId], state) {
   const [inst, op] = await Promise.all([api.get(base), api.get(`${base}/operations/${opId}`)]);
   const ids = [...new Set((op.data.steps || []).flatMap((s) => jobsOf(s).map((j) => j.id)))];
   const jobs = await Promise.all(ids.map((id) => api.get(`/jobs/${id}`)));
-  // While it runs the bars grow with the clock: render each poll.
-  const changed = !op.data.finished_at || [inst, op, ...jobs].some((r) => r.changed);
+  const changed = [inst, op, ...jobs].some((r) => r.changed);
   // The log and the last action's answer stay across re-renders.
   state.panel ||= h("div", { class: "log-panel" }, h("p", { class: "muted" }, "Choose a job's Log above to read its output."));
   state.message ||= h("div", { id: "action-message", "aria-live": "polite" });
@@ -28,7 +28,7 @@ function render({ inst, op, jobs }, _params, state, reload) {
     h("h1", {}, op.kind.replaceAll("_", " "), " ", badge(op.status)),
     h("dl", { class: "facts" },
       fact("Started", when(op.created_at)),
-      fact(op.finished_at ? "Took" : "Running for", duration(op.created_at, op.finished_at)),
+      op.finished_at ? fact("Took", duration(op.created_at, op.finished_at)) : null,
       fact("Config version", op.config_version ? `v${op.config_version}` : "—"),
       fact("Approval mode", op.approval_mode || inst.approval_mode)),
     op.error ? h("p", { class: "error" }, op.error) : null,
@@ -49,15 +49,7 @@ function fact(term, value) {
 function stepTable(op, jobs, state) {
   const steps = op.steps || [];
   if (steps.length === 0) return h("p", { class: "muted" }, "No steps yet.");
-  return h("div", { class: "scroll" }, h("table", { class: "steps" },
-    h("thead", {}, h("tr", {}, ...["Step", "Status", "Started", "Took", "Changes", "Jobs"].map((t) => h("th", { scope: "col" }, t)))),
-    h("tbody", {}, ...steps.map((s) => h("tr", { "data-step": s.name },
-      h("th", { scope: "row" }, s.name, s.destroy ? " (destroy)" : ""),
-      h("td", { "data-label": "Status" }, badge(s.status), s.error ? h("div", { class: "error" }, s.error) : null),
-      h("td", { "data-label": "Started" }, when(s.started_at)),
-      h("td", { "data-label": "Took" }, duration(s.started_at, s.finished_at)),
-      h("td", { "data-label": "Changes", class: "mono" }, s.has_changes === undefined ? "—" : `+${s.add} ~${s.change} -${s.destroy_count}`),
-      h("td", { "data-label": "Jobs" }, jobList(s, jobs, state)))))));
+  return stepsTable(steps, (s) => h("td", { "data-label": "Jobs" }, jobList(s, jobs, state)));
 }
 
 function jobList(step, jobs, state) {
