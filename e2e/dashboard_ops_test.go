@@ -74,6 +74,13 @@ func TestDashboardOperationPage(t *testing.T) {
 	}
 	b.screenshot("dashboard-operation")
 
+	// On a phone the page fits its width: nothing scrolls sideways but the boxes.
+	b.run(time.Minute, chromedp.EmulateViewport(390, 844))
+	if w := eval[int](b, `document.documentElement.scrollWidth`); w > 390 {
+		b.screenshot("dashboard-operation-phone")
+		t.Fatalf("on a 390px phone the operation page is %dpx wide", w)
+	}
+
 	// terraform runs with -no-color, so the converter is tried on a line
 	// with escapes: a bold green span, and markup kept as text.
 	spans := eval[string](b, `import("/ui/js/ansi.js").then(({ Ansi }) =>

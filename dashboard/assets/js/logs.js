@@ -34,6 +34,7 @@ export class LogView {
     this.source.addEventListener("end", (ev) => this.end(JSON.parse(ev.data)));
     this.source.addEventListener("error", (ev) => {
       if (ev.data) this.state.replaceChildren(h("span", { class: "error" }, JSON.parse(ev.data).message));
+      else if (this.source.readyState === EventSource.CLOSED) this.state.replaceChildren(h("span", { class: "error" }, "The log could not be read: choose Log again."));
     });
     // Leaving the page leaves the box out of the document: stop following.
     this.watch = setInterval(() => { if (!this.node.isConnected) this.close(); }, 2000);
