@@ -11,9 +11,10 @@ import (
 
 // The operation page in chromium: a provision under prompt approval, opened
 // from the install's page, shows each step waiting with its plan; approved
-// from the page (confirming), it goes on; the timeline shows a bar per step,
-// web and api side by side; a job's log shows its lines and the search
-// filters them; the ANSI converter turns an SGR escape into a coloured span.
+// from the page (confirming), it goes on, and a denied one ends it; the
+// timeline shows a bar per step, web and api side by side; a job's log shows
+// its lines and the search filters them; the ANSI converter turns an SGR
+// escape into a coloured span; the page fits a phone.
 func TestDashboardOperationPage(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	s.syncConfig("testdata/dashboard-app")
@@ -28,28 +29,30 @@ func TestDashboardOperationPage(t *testing.T) {
 	b.click(`details[data-operation="provision"] a.op-link`)
 	b.text(".operation h1", "provision", time.Minute)
 
-	for _, step := range []string{"sandbox", "web", "api"} {
-		plan := b.text(`[data-approval="`+step+`"] pre.plan`, "terraform_data", 3*time.Minute)
+	// sandbox and web approved, api denied: web goes on, the operation ends denied.
+	for _, d := range []struct{ step, verb, done string }{
+		{"sandbox", "approve", "Approved"}, {"web", "approve", "Approved"}, {"api", "deny", "Denied"}} {
+		plan := b.text(`[data-approval="`+d.step+`"] pre.plan`, "terraform_data", 3*time.Minute)
 		if !strings.Contains(plan, " to add") {
-			t.Fatalf("%s's plan on the page: %q", step, plan)
+			t.Fatalf("%s's plan on the page: %q", d.step, plan)
 		}
-		if step == "web" {
+		if d.step == "web" {
 			b.screenshot("dashboard-operation-approval")
 		}
-		b.click("#approve-" + step)
-		b.text("#confirm-text", "Approve "+step, time.Minute)
+		b.click("#" + d.verb + "-" + d.step)
+		b.text("#confirm-text", d.step+"'s plan?", time.Minute)
 		b.click("#confirm-ok")
-		b.text("#action-message", "Approved "+step, time.Minute)
+		b.text("#action-message", d.done+" "+d.step, time.Minute)
 	}
-	b.text(".operation h1", "succeeded", 3*time.Minute)
-	if got := s.getOp(inst, op.ID, 0); got.Status != "succeeded" {
+	b.text(".operation h1", "denied", 3*time.Minute)
+	if got := s.getOp(inst, op.ID, 0); got.Status != "denied" {
 		t.Fatalf("the provision: %s %q", got.Status, got.Error)
 	}
 
 	// The timeline: a bar per step; web's and api's overlap in time (both
 	// waited for approval at once).
-	for _, step := range []string{"sandbox", "web", "api"} {
-		b.text(`[data-timeline-step="`+step+`"]`, "succeeded", time.Minute)
+	for step, want := range map[string]string{"sandbox": "succeeded", "web": "succeeded", "api": "denied"} {
+		b.text(`[data-timeline-step="`+step+`"]`, want, time.Minute)
 	}
 	if !eval[bool](b, `(() => {
 		const r = (s) => document.querySelector('[data-timeline-step="' + s + '"] .bar').getBoundingClientRect();

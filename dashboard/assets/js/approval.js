@@ -7,11 +7,11 @@ export function approvals(op, message, reload) {
   const waiting = (op.steps || []).filter((s) => s.status === "waiting_approval");
   return waiting.map((s) => {
     const path = `/installs/${op.install_id}/operations/${op.id}/steps/${encodeURIComponent(s.name)}`;
-    const decide = (verb, text) => async () => {
+    const decide = (verb, done, text) => async () => {
       if (!(await confirm(`${verb} ${s.name}`, text))) return;
       try {
         await api.send("POST", `${path}/${verb.toLowerCase()}`);
-        message.replaceChildren(h("p", { class: "ok" }, `${verb}d ${s.name}.`));
+        message.replaceChildren(h("p", { class: "ok" }, `${done} ${s.name}.`));
       } catch (err) {
         message.replaceChildren(errorBox(err));
       }
@@ -22,9 +22,9 @@ export function approvals(op, message, reload) {
       s.has_changes === undefined ? null : h("p", { class: "muted" }, `Plan: +${s.add} ~${s.change} -${s.destroy_count}`),
       planView(s.plan),
       h("div", { class: "actions" },
-        h("button", { type: "button", id: `approve-${s.name}`, onclick: decide("Approve",
+        h("button", { type: "button", id: `approve-${s.name}`, onclick: decide("Approve", "Approved",
           `Approve ${s.name}'s plan? Its changes are applied at once.`) }, "Approve"),
-        h("button", { type: "button", id: `deny-${s.name}`, class: "danger", onclick: decide("Deny",
+        h("button", { type: "button", id: `deny-${s.name}`, class: "danger", onclick: decide("Deny", "Denied",
           `Deny ${s.name}'s plan? The operation ends: nothing more starts.`) }, "Deny")));
   });
 }
