@@ -76,6 +76,9 @@ func TestDashboardOperationPage(t *testing.T) {
 		t.Fatalf("the search kept the wrong lines (%s) of %q", count, log)
 	}
 	b.screenshot("dashboard-operation")
+	if html := b.html(); strings.Contains(html, "dash-5ecret-output") || strings.Contains(html, s.token) {
+		t.Fatal("the operation's page holds the sensitive output or the token")
+	}
 
 	// On a phone the page fits its width: nothing scrolls sideways but the boxes.
 	b.run(time.Minute, chromedp.EmulateViewport(390, 844))
