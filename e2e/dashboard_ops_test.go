@@ -24,8 +24,8 @@ func TestDashboardOperationPage(t *testing.T) {
 	}
 	op := s.startOp(inst, "/provision", nil)
 	b := newBrowser(t)
-	b.run(time.Minute, chromedp.Navigate(s.apiURL+"/ui/#/installs/"+inst))
-	b.signIn(s.token)
+	signIn(b, s)
+	b.click(`tr[data-install="shop-ops"] a`)
 	b.click(`details[data-operation="provision"] a.op-link`)
 	b.text(".operation h1", "provision", time.Minute)
 

@@ -15,12 +15,15 @@ export function stepsTable(list, jobsCell) {
       jobsCell(s))))));
 }
 
-// jobsOf lists a step's jobs in the order they ran: plan and apply are one job
-// under approve-all.
+// jobsOf lists a step's jobs in the order they ran; one job that did two
+// things (plan and apply under approve-all) is listed once, as "plan+apply".
 export function jobsOf(step) {
-  const out = [];
-  if (step.sync_job_id) out.push({ kind: "sync", id: step.sync_job_id });
-  if (step.plan_job_id) out.push({ kind: step.plan_job_id === step.apply_job_id ? "plan+apply" : "plan", id: step.plan_job_id });
-  if (step.apply_job_id && step.apply_job_id !== step.plan_job_id) out.push({ kind: "apply", id: step.apply_job_id });
-  return out;
+  const byId = new Map();
+  for (const [kind, id] of [["sync", step.sync_job_id], ["plan", step.plan_job_id], ["apply", step.apply_job_id]]) {
+    if (!id) continue;
+    const j = byId.get(id);
+    if (j) j.kind += "+" + kind;
+    else byId.set(id, { kind, id });
+  }
+  return [...byId.values()];
 }
