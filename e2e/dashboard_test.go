@@ -83,11 +83,32 @@ func (b *browser) text(sel, want string, within time.Duration) string {
 	}
 }
 
-// click clicks the node matching sel, once it is shown.
+// click clicks the node matching sel, once it is shown; again if the page's
+// poll re-rendered it between finding and clicking it.
 func (b *browser) click(sel string) {
 	b.t.Helper()
-	b.text(sel, "", time.Minute)
-	b.run(30*time.Second, chromedp.Click(chromedp.CSS(sel)))
+	for try := 1; ; try++ {
+		b.text(sel, "", time.Minute)
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if try == 3 || !strings.Contains(err.Error(), "Could not find node") {
+			b.t.Fatalf("browser: click %s: %v", sel, err)
+		}
+	}
+}
+
+// signIn signs in with token on the sign-in form the page shows.
+func (b *browser) signIn(token string) {
+	b.t.Helper()
+	b.run(time.Minute, chromedp.WaitVisible(chromedp.CSS("#token")))
+	eval[string](b, `document.getElementById("token").value = ""`)
+	b.run(time.Minute, chromedp.SendKeys(chromedp.CSS("#token"), token))
+	b.click("#signin")
+	b.text("#org", "", time.Minute)
 }
 
 // html is the page's whole HTML as the browser has it now.
@@ -120,10 +141,8 @@ func signIn(b *browser, s *stack) {
 // signInAs opens the dashboard and signs in with token.
 func signInAs(b *browser, s *stack, token string) {
 	b.t.Helper()
-	b.run(time.Minute, chromedp.Navigate(s.apiURL+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#token")),
-		chromedp.SendKeys(chromedp.CSS("#token"), token))
-	b.click("#signin")
-	b.text("#org", "", time.Minute)
+	b.run(time.Minute, chromedp.Navigate(s.apiURL+"/ui/"))
+	b.signIn(token)
 }
 
 // The dashboard against the real stack, in chromium: a wrong token is
@@ -144,9 +163,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	b.click("#signin")
 	b.text("#signin-error", "That token was refused", time.Minute)
 
-	eval[string](b, `document.getElementById("token").value = ""`)
-	b.run(time.Minute, chromedp.SendKeys(chromedp.CSS("#token"), s.token))
-	b.click("#signin")
+	b.signIn(s.token)
 	row := b.text(`tr[data-install="shop-eu"]`, "none deployed", time.Minute)
 	if !strings.Contains(row, "demo") || !strings.Contains(row, "created") {
 		t.Fatalf("the installs list's row of shop-eu: %q", row)

@@ -5,6 +5,7 @@ import { h, errorBox } from "./ui.js";
 import { signInView } from "./signin.js";
 import { installsView } from "./installs.js";
 import { installView } from "./install.js";
+import { operationView } from "./operation.js";
 
 const POLL_MS = 3000;
 const view = document.getElementById("view");
@@ -12,6 +13,7 @@ let current = null; // {page, params, state}
 let timer = 0;
 
 const routes = [
+  [/^#\/installs\/([\w-]+)\/operations\/([\w-]+)$/, operationView],
   [/^#\/installs\/([\w-]+)$/, installView],
   [/^#\/installs$/, installsView],
 ];

@@ -4,6 +4,7 @@
 import * as api from "./api.js";
 import { h, badge, when, duration, confirm, errorBox } from "./ui.js";
 import { componentsView } from "./components.js";
+import { stepsTable, jobsOf } from "./steps.js";
 
 async function load([id], state) {
   state.open ||= new Set();
@@ -125,7 +126,8 @@ function operations(ops, state, reload) {
   return h("div", { class: "ops" }, ...ops.map((op, i) => {
     const d = h("details", { "data-key": op.id, "data-operation": op.kind, open: i === 0 || state.open.has(op.id) },
       h("summary", {}, op.kind.replaceAll("_", " "), " ", badge(op.status), " ", when(op.created_at),
-        h("span", { class: "muted" }, " ", duration(op.created_at, op.finished_at))),
+        h("span", { class: "muted" }, " ", duration(op.created_at, op.finished_at)), " ",
+        h("a", { href: `#/installs/${op.install_id}/operations/${op.id}`, class: "op-link" }, "Open the operation")),
       op.error ? h("p", { class: "error" }, op.error) : null,
       op.steps ? steps(op.steps) : h("p", { class: "muted" }, "Loading steps…"));
     d.addEventListener("toggle", () => {
@@ -138,15 +140,7 @@ function operations(ops, state, reload) {
 }
 
 function steps(list) {
-  return h("div", { class: "scroll" }, h("table", { class: "steps" },
-    h("thead", {}, h("tr", {}, ...["Step", "Status", "Started", "Took", "Changes", "Jobs"].map((t) => h("th", { scope: "col" }, t)))),
-    h("tbody", {}, ...list.map((s) => h("tr", { "data-step": s.name },
-      h("th", { scope: "row" }, s.name, s.destroy ? " (destroy)" : ""),
-      h("td", { "data-label": "Status" }, badge(s.status), s.error ? h("div", { class: "error" }, s.error) : null),
-      h("td", { "data-label": "Started" }, when(s.started_at)),
-      h("td", { "data-label": "Took" }, duration(s.started_at, s.finished_at)),
-      h("td", { "data-label": "Changes", class: "mono" }, s.has_changes === undefined ? "—" : `+${s.add} ~${s.change} -${s.destroy_count}`),
-      h("td", { "data-label": "Jobs", class: "mono" }, [...new Set([s.sync_job_id, s.plan_job_id, s.apply_job_id].filter(Boolean))].join(" ")))))));
+  return stepsTable(list, (s) => h("td", { "data-label": "Jobs", class: "mono" }, jobsOf(s).map((j) => j.id).join(" ")));
 }
 
 export const installView = { load, render };
