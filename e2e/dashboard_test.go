@@ -78,7 +78,8 @@ func (b *browser) text(sel, want string, within time.Duration) string {
 			return got
 		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("after %s, %s shows %q, not %q", within, sel, got, want)
+			page := eval[string](b, `document.getElementById("view")?.innerText || ""`)
+			b.t.Fatalf("after %s, %s shows %q, not %q; the page shows:\n%s", within, sel, got, want, page)
 		}
 	}
 }
@@ -109,6 +110,15 @@ func (b *browser) screenshot(name string) {
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
+}
+
+// signIn opens the dashboard and signs in with the stack's org token.
+func signIn(b *browser, s *stack) {
+	b.t.Helper()
+	b.run(time.Minute, chromedp.Navigate(s.apiURL+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), s.token))
+	b.click("#signin")
+	b.text("#org", "", time.Minute)
 }
 
 // The dashboard against the real stack, in chromium: a wrong token is

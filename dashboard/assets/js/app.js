@@ -5,6 +5,10 @@ import { h, errorBox } from "./ui.js";
 import { signInView } from "./signin.js";
 import { installsView } from "./installs.js";
 import { installView } from "./install.js";
+import { appsView } from "./appsview.js";
+import { appView } from "./appview.js";
+import { releasesView } from "./releases.js";
+import { runnersView } from "./runners.js";
 
 const POLL_MS = 3000;
 const view = document.getElementById("view");
@@ -14,6 +18,10 @@ let timer = 0;
 const routes = [
   [/^#\/installs\/([\w-]+)$/, installView],
   [/^#\/installs$/, installsView],
+  [/^#\/apps\/([\w-]+)\/releases$/, releasesView],
+  [/^#\/apps\/([\w-]+)$/, appView],
+  [/^#\/apps$/, appsView],
+  [/^#\/runners$/, runnersView],
 ];
 
 function route() {
