@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // The dashboard's apps, runners and releases pages in chromium: an app with
@@ -64,6 +66,17 @@ func TestDashboardAppsRunnersReleases(t *testing.T) {
 	b.text(card+` button[data-action="rollback"]`, "Roll back", time.Minute)
 	if v := s.installVersions(insts["fleet-2"]).ConfigVersion; v != 2 {
 		t.Fatalf("fleet-2 runs config version %d after the release, want 2", v)
+	}
+
+	// On a phone no page is wider than the screen.
+	b.run(time.Minute, chromedp.EmulateViewport(390, 844))
+	for page, shown := range map[string]string{"#/apps/" + s.install.AppID: "#config-diff", "#/runners": `[data-for-install="fleet-1"]`,
+		"#/apps/" + s.install.AppID + "/releases": card} {
+		b.show(page)
+		b.text(shown, "", time.Minute)
+		if w := eval[int](b, "document.documentElement.scrollWidth"); w > 390 {
+			t.Fatalf("%s is %dpx wide on a 390px screen", page, w)
+		}
 	}
 }
 

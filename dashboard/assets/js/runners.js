@@ -9,8 +9,11 @@ async function load(_params, state) {
   const [runners, installs] = await Promise.all([api.get("/runners"), api.get("/installs")]);
   const names = new Map(installs.data.installs.map((i) => [i.id, i.name]));
   const list = runners.data.runners.filter((r) => state.open.has(r.id) && r.install_id);
-  const helm = await Promise.all(list.map((r) => api.get(`/installs/${r.install_id}/runner/helm-install`)
-    .catch((err) => ({ data: { error: err }, changed: true }))));
+  // A refusal (409: no public gateway URL) is shown in place of the line.
+  const helm = await Promise.all(list.map((r) => api.get(`/installs/${r.install_id}/runner/helm-install`).catch((err) => {
+    if (err.status === 401) throw err;
+    return { data: { error: err }, changed: false };
+  })));
   const lines = new Map(list.map((r, i) => [r.id, helm[i].data]));
   const changed = state.dirty || [runners, installs, ...helm].some((r) => r.changed);
   state.dirty = false;
