@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +16,8 @@ import (
 // and shows its builds' digests; the runners page shows an install's runner
 // online with its helm install line (a placeholder for the token); a release
 // with a pause between its batches is paused and resumed from the page,
-// each confirmed, and the API answers the new state.
+// then rolled back and the rollback cancelled, each confirmed, and the API
+// answers the new state.
 func TestDashboardAppsRunnersReleases(t *testing.T) {
 	s, insts := newFleet(t)
 	b := newBrowser(t)
@@ -63,10 +65,20 @@ func TestDashboardAppsRunnersReleases(t *testing.T) {
 	waitFor(t, time.Minute, "the release to be resumed", func() bool { return !s.getRelease(r.ID).Paused })
 	s.waitRelease(r.ID, "succeeded")
 	b.text(card+` table[data-batch="1"] tr[data-install="fleet-2"]`, "succeeded", time.Minute)
-	b.text(card+` button[data-action="rollback"]`, "Roll back", time.Minute)
 	if v := s.installVersions(insts["fleet-2"]).ConfigVersion; v != 2 {
 		t.Fatalf("fleet-2 runs config version %d after the release, want 2", v)
 	}
+
+	// Roll it back from the page, then cancel the rollback before its
+	// second batch.
+	b.confirmAction(card + ` button[data-action="rollback"]`)
+	var back release
+	waitFor(t, time.Minute, "the rollback to start", func() bool { back = s.latestRelease(); return back.RollbackOf == r.ID })
+	backCard := fmt.Sprintf("article[data-release=%q]", back.ID)
+	b.text(backCard+" h2", "running", time.Minute)
+	b.confirmAction(backCard + ` button[data-action="cancel"]`)
+	s.waitRelease(back.ID, "cancelled")
+	b.text(backCard+` table[data-batch="1"] tr[data-install="fleet-2"]`, "skipped", time.Minute)
 
 	// On a phone no page is wider than the screen.
 	b.run(time.Minute, chromedp.EmulateViewport(390, 844))
@@ -105,6 +117,16 @@ func (s *stack) provisionFleet(names ...string) map[string]string {
 	}
 	s.provisionAll(insts)
 	return insts
+}
+
+// latestRelease is the app's newest release.
+func (s *stack) latestRelease() release {
+	s.t.Helper()
+	var list struct{ Releases []release }
+	if code := s.do("GET", "/v1/apps/"+s.install.AppID+"/releases", nil, &list); code != http.StatusOK || len(list.Releases) == 0 {
+		s.t.Fatalf("GET releases: %d %+v", code, list)
+	}
+	return list.Releases[0]
 }
 
 // show goes to a dashboard page by its fragment.
