@@ -78,7 +78,8 @@ func (b *browser) text(sel, want string, within time.Duration) string {
 			return got
 		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("after %s, %s shows %q, not %q", within, sel, got, want)
+			page := eval[string](b, `document.getElementById("view")?.innerText || ""`)
+			b.t.Fatalf("after %s, %s shows %q, not %q; the page shows:\n%s", within, sel, got, want, page)
 		}
 	}
 }

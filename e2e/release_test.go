@@ -118,7 +118,7 @@ func TestReleaseAcrossInstalls(t *testing.T) {
 // input mode fails version 2), each with its runner, and provisions them.
 func (s *stack) releaseInstalls(n int, failing string) map[string]string {
 	s.t.Helper()
-	insts, ops := map[string]string{}, map[string]string{}
+	insts := map[string]string{}
 	for i := 1; i <= n; i++ {
 		name, mode := fmt.Sprintf("cust-%d", i), "ok"
 		if name == failing {
@@ -129,14 +129,24 @@ func (s *stack) releaseInstalls(n int, failing string) map[string]string {
 		if code := s.do("PUT", "/v1/installs/"+id+"/labels", map[string]any{"labels": map[string]string{"env": "prod", "tier": "paid"}}, &inst); code != http.StatusOK || inst.Labels["env"] != "prod" {
 			s.t.Fatalf("labelling %s: %d %+v", name, code, inst)
 		}
-		insts[name], ops[name] = id, s.startOp(id, "/provision", nil).ID
+		insts[name] = id
+	}
+	s.provisionAll(insts)
+	return insts
+}
+
+// provisionAll provisions the installs (name: id) side by side.
+func (s *stack) provisionAll(insts map[string]string) {
+	s.t.Helper()
+	ops := map[string]string{}
+	for name, id := range insts {
+		ops[name] = s.startOp(id, "/provision", nil).ID
 	}
 	for name, id := range insts {
 		if op := s.waitOp(id, ops[name], 5*time.Minute); op.Status != status.OpSucceeded {
 			s.t.Fatalf("provision %s: %s %q", name, op.Status, op.Error)
 		}
 	}
-	return insts
 }
 
 // checkBadLabels: a bad label key or value is a 400 naming it; PATCH sets

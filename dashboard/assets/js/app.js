@@ -6,6 +6,10 @@ import { signInView } from "./signin.js";
 import { installsView } from "./installs.js";
 import { installView } from "./install.js";
 import { operationView } from "./operation.js";
+import { appsView } from "./appsview.js";
+import { appView } from "./appview.js";
+import { releasesView } from "./releases.js";
+import { runnersView } from "./runners.js";
 
 const POLL_MS = 3000;
 const view = document.getElementById("view");
@@ -16,6 +20,10 @@ const routes = [
   [/^#\/installs\/([\w-]+)\/operations\/([\w-]+)$/, operationView],
   [/^#\/installs\/([\w-]+)$/, installView],
   [/^#\/installs$/, installsView],
+  [/^#\/apps\/([\w-]+)\/releases$/, releasesView],
+  [/^#\/apps\/([\w-]+)$/, appView],
+  [/^#\/apps$/, appsView],
+  [/^#\/runners$/, runnersView],
 ];
 
 function route() {

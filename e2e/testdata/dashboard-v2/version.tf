@@ -1,0 +1,3 @@
+output "version" {
+  value = "2"
+}
