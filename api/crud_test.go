@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -175,8 +176,23 @@ func TestRunners(t *testing.T) {
 
 	var r runnerView
 	e.call("GET", "/v1/runners/"+inst.Runner.ID, nil, 200, &r)
-	if r.Status != "online" || r.Version != "1.2.3" || len(r.Capabilities) != 2 || r.LastSeenAt == nil || r.Name != "host-1" {
+	if r.Status != "online" || r.Version != "1.2.3" || len(r.Capabilities) != 2 || r.LastSeenAt == nil || r.Name != "host-1" ||
+		r.RunningJobs != 0 || r.QueuedJobs != 0 {
 		t.Fatalf("registered runner = %+v", r)
+	}
+	// Two jobs queued, one claimed: one running, one waiting, here and in the list.
+	for _, key := range []string{"k1", "k2"} {
+		if _, _, err := e.store.EnqueueJob(ctx, store.JobSpec{Key: key, OrgID: r.OrgID, RunnerID: r.ID, Type: protocol.JobTypeNoop}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.store.ClaimJob(ctx, r.ID, time.Minute, store.Claimant{}); err != nil {
+		t.Fatal(err)
+	}
+	e.call("GET", "/v1/runners/"+inst.Runner.ID, nil, 200, &r)
+	e.call("GET", "/v1/runners", nil, 200, &list)
+	if r.RunningJobs != 1 || r.QueuedJobs != 1 || !slices.ContainsFunc(list.Runners, func(l runnerView) bool { return l.ID == r.ID && l.RunningJobs == 1 && l.QueuedJobs == 1 }) {
+		t.Fatalf("a runner with a job running and one queued: %+v, listed %+v", r, list.Runners)
 	}
 	if err := e.store.TouchRunners(ctx, []string{r.ID}, time.Now().Add(-2*DefaultOnlineWindow)); err != nil {
 		t.Fatal(err)

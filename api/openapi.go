@@ -247,8 +247,10 @@ func schemas() map[string]any {
 		"Runner": object(props{"id": str, "org_id": str, "kind": described(str, "install or build"),
 			"install_id": nullable(str), "name": str, "version": str, "capabilities": arrayOf(str),
 			"registered_at": nullable(dateTime), "last_seen_at": nullable(dateTime),
-			"status": map[string]any{"type": "string", "enum": []string{"online", "offline"}}, "created_at": dateTime},
-			"id", "org_id", "kind", "install_id", "version", "capabilities", "last_seen_at", "status", "created_at"),
+			"status":       map[string]any{"type": "string", "enum": []string{"online", "offline"}},
+			"running_jobs": described(integer, "its jobs under way"), "queued_jobs": described(integer, "its jobs waiting to be claimed"),
+			"created_at": dateTime},
+			"id", "org_id", "kind", "install_id", "version", "capabilities", "last_seen_at", "status", "running_jobs", "queued_jobs", "created_at"),
 		"RunnerList":        listOf("runners", "Runner"),
 		"RegistrationToken": object(props{"runner_id": str, "registration_token": str}, "runner_id", "registration_token"),
 

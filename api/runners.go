@@ -26,10 +26,14 @@ type runnerView struct {
 	RegisteredAt *time.Time `json:"registered_at"`
 	LastSeenAt   *time.Time `json:"last_seen_at"`
 	Status       string     `json:"status"`
-	CreatedAt    time.Time  `json:"created_at"`
+	// RunningJobs and QueuedJobs: the runner's jobs under way and waiting
+	// to be claimed.
+	RunningJobs int       `json:"running_jobs"`
+	QueuedJobs  int       `json:"queued_jobs"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
-func (s *Server) runnerView(r store.Runner) runnerView {
+func (s *Server) runnerView(r store.Runner, load store.RunnerLoad) runnerView {
 	status := runnerOffline
 	if r.LastSeenAt != nil && s.now().Sub(*r.LastSeenAt) <= s.onlineWindow {
 		status = runnerOnline
@@ -39,7 +43,8 @@ func (s *Server) runnerView(r store.Runner) runnerView {
 		caps = []string{}
 	}
 	return runnerView{ID: r.ID, OrgID: r.OrgID, Kind: r.Kind, InstallID: r.InstallID, Name: r.Name, Version: r.Version,
-		Capabilities: caps, RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status, CreatedAt: r.CreatedAt}
+		Capabilities: caps, RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status,
+		RunningJobs: load.Running, QueuedJobs: load.Queued, CreatedAt: r.CreatedAt}
 }
 
 func (s *Server) listRunners(c echo.Context) error {
@@ -51,19 +56,28 @@ func (s *Server) listRunners(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	loads, err := s.store.RunnerLoads(ctx, org, "")
+	if err != nil {
+		return err
+	}
 	out := make([]runnerView, len(runners))
 	for i, r := range runners {
-		out[i] = s.runnerView(r)
+		out[i] = s.runnerView(r, loads[r.ID])
 	}
 	return c.JSON(http.StatusOK, map[string]any{"runners": out})
 }
 
 func (s *Server) getRunner(c echo.Context) error {
-	r, err := s.store.GetRunner(c.Request().Context(), orgID(c), c.Param("id"))
+	ctx := c.Request().Context()
+	r, err := s.store.GetRunner(ctx, orgID(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.runnerView(r))
+	loads, err := s.store.RunnerLoads(ctx, r.OrgID, r.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.runnerView(r, loads[r.ID]))
 }
 
 type registrationTokenView struct {

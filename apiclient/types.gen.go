@@ -1159,13 +1159,19 @@ type Runner struct {
 	InstallId    *string   `json:"install_id"`
 
 	// Kind install or build
-	Kind         string       `json:"kind"`
-	LastSeenAt   *time.Time   `json:"last_seen_at"`
-	Name         *string      `json:"name,omitempty"`
-	OrgId        string       `json:"org_id"`
-	RegisteredAt *time.Time   `json:"registered_at,omitempty"`
-	Status       RunnerStatus `json:"status"`
-	Version      string       `json:"version"`
+	Kind       string     `json:"kind"`
+	LastSeenAt *time.Time `json:"last_seen_at"`
+	Name       *string    `json:"name,omitempty"`
+	OrgId      string     `json:"org_id"`
+
+	// QueuedJobs its jobs waiting to be claimed
+	QueuedJobs   int        `json:"queued_jobs"`
+	RegisteredAt *time.Time `json:"registered_at,omitempty"`
+
+	// RunningJobs its jobs under way
+	RunningJobs int          `json:"running_jobs"`
+	Status      RunnerStatus `json:"status"`
+	Version     string       `json:"version"`
 }
 
 // RunnerStatus defines model for Runner.Status.

@@ -37,7 +37,7 @@ func TestDashboardAppsRunnersReleases(t *testing.T) {
 
 	b.show("#/runners")
 	runner := b.text(`[data-for-install="fleet-1"]`, "online", time.Minute)
-	if !strings.Contains(runner, "install runner") || !strings.Contains(runner, "fleet-1") {
+	if !strings.Contains(runner, "install runner") || !strings.Contains(runner, "fleet-1") || !strings.Contains(runner, "0 running, 0 queued") {
 		t.Fatalf("fleet-1's runner card: %q", runner)
 	}
 	b.click(`[data-for-install="fleet-1"] summary`)

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // TopicRunnerTokens is published when runner tokens are revoked, so gateways
@@ -181,4 +182,38 @@ func jsonList(l []string) string {
 		l = []string{}
 	}
 	return mustJSON(l)
+}
+
+// RunnerLoad is how many jobs a runner has under way and waiting.
+type RunnerLoad struct {
+	Running, Queued int
+}
+
+// RunnerLoads are the org's runners' job counts, by runner ID (when
+// runnerID is set, that runner's only); a runner with none is absent.
+func (s *Store) RunnerLoads(ctx context.Context, orgID, runnerID string) (map[string]RunnerLoad, error) {
+	var rows []struct {
+		RunnerID string
+		Status   status.Job
+		N        int
+	}
+	q := s.db.WithContext(ctx).Model(&Job{}).Select("runner_id, status, count(*) AS n").
+		Where("org_id = ? AND status IN ?", orgID, []status.Job{status.JobQueued, status.JobRunning})
+	if runnerID != "" {
+		q = q.Where("runner_id = ?", runnerID)
+	}
+	if err := q.Group("runner_id, status").Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := map[string]RunnerLoad{}
+	for _, r := range rows {
+		l := out[r.RunnerID]
+		if r.Status == status.JobRunning {
+			l.Running = r.N
+		} else {
+			l.Queued = r.N
+		}
+		out[r.RunnerID] = l
+	}
+	return out, nil
 }

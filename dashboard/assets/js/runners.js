@@ -44,7 +44,8 @@ function card({ r, install, helm }, state, reload) {
       r.install_id ? [h("dt", {}, "Install"), h("dd", {}, h("a", { href: `#/installs/${r.install_id}` }, install || r.install_id))] : null,
       [h("dt", {}, "Last seen"), h("dd", {}, r.last_seen_at ? when(r.last_seen_at) : "never: it has not registered yet")],
       [h("dt", {}, "Version"), h("dd", { class: "mono" }, r.version || "—")],
-      [h("dt", {}, "Capabilities"), h("dd", {}, (r.capabilities || []).join(", ") || "—")]),
+      [h("dt", {}, "Capabilities"), h("dd", {}, (r.capabilities || []).join(", ") || "—")],
+      [h("dt", {}, "Jobs"), h("dd", { "data-jobs": "" }, `${r.running_jobs} running, ${r.queued_jobs} queued`)]),
     r.install_id ? helmInstall(r, install || r.install_id, helm, state, reload) : null);
 }
 
