@@ -128,9 +128,13 @@ func (s *Server) listInstalls(c echo.Context) error {
 			runnerOf[*r.InstallID] = &runnerRef{ID: r.ID}
 		}
 	}
-	out := make([]installView, len(insts))
+	sums, err := s.store.InstallSummaries(ctx, org)
+	if err != nil {
+		return err
+	}
+	out := make([]installListItem, len(insts))
 	for i, inst := range insts {
-		out[i] = newInstallView(inst, runnerOf[inst.ID])
+		out[i] = newInstallListItem(newInstallView(inst, runnerOf[inst.ID]), sums[inst.ID])
 	}
 	return c.JSON(http.StatusOK, map[string]any{"installs": out})
 }
@@ -153,4 +157,34 @@ func (s *Server) getInstall(c echo.Context) error {
 
 func (s *Server) deleteInstall(c echo.Context) error {
 	return deleteByID(c, s.deleteInstallAndSchedule)
+}
+
+// installListItem is an install as the list shows it: with its newest
+// operation and its drifted parts, so a dashboard needs no call per install.
+type installListItem struct {
+	installView
+	LastOperation *lastOperationView `json:"last_operation"`
+	Drifted       []string           `json:"drifted"`
+}
+
+type lastOperationView struct {
+	ID              string     `json:"id"`
+	Kind            string     `json:"kind"`
+	Status          status.Op  `json:"status"`
+	Error           string     `json:"error,omitempty"`
+	WaitingApproval bool       `json:"waiting_approval"`
+	CreatedAt       time.Time  `json:"created_at"`
+	FinishedAt      *time.Time `json:"finished_at"`
+}
+
+func newInstallListItem(v installView, sum store.InstallSummary) installListItem {
+	item := installListItem{installView: v, Drifted: sum.Drifted}
+	if item.Drifted == nil {
+		item.Drifted = []string{}
+	}
+	if op := sum.LastOperation; op != nil {
+		item.LastOperation = &lastOperationView{ID: op.ID, Kind: op.Kind, Status: op.Status, Error: op.Error,
+			WaitingApproval: sum.WaitingApproval, CreatedAt: op.CreatedAt, FinishedAt: op.FinishedAt}
+	}
+	return item
 }

@@ -738,13 +738,17 @@ type Install struct {
 	DriftEvery *string `json:"drift_every,omitempty"`
 
 	// DriftReconcile drift found is applied (under approve-all) in the install's maintenance window
-	DriftReconcile *bool   `json:"drift_reconcile,omitempty"`
-	Id             string  `json:"id"`
-	Inputs         []Input `json:"inputs"`
-	InputsVersion  *int    `json:"inputs_version,omitempty"`
+	DriftReconcile *bool `json:"drift_reconcile,omitempty"`
+
+	// Drifted in the list only: the sandbox and components the drift checks found drifted
+	Drifted       *[]string `json:"drifted,omitempty"`
+	Id            string    `json:"id"`
+	Inputs        []Input   `json:"inputs"`
+	InputsVersion *int      `json:"inputs_version,omitempty"`
 
 	// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
-	Labels Labels `json:"labels"`
+	Labels        Labels         `json:"labels"`
+	LastOperation *LastOperation `json:"last_operation,omitempty"`
 
 	// MaintenanceWindows when work the platform starts on its own (a drift reconcile, a release) may run; empty: at any time
 	MaintenanceWindows []MaintenanceWindow `json:"maintenance_windows"`
@@ -865,6 +869,19 @@ type JobList struct {
 
 // Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
 type Labels map[string]string
+
+// LastOperation defines model for LastOperation.
+type LastOperation struct {
+	CreatedAt  time.Time  `json:"created_at"`
+	Error      *string    `json:"error,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Id         string     `json:"id"`
+	Kind       string     `json:"kind"`
+	Status     string     `json:"status"`
+
+	// WaitingApproval a step of it waits for approval
+	WaitingApproval bool `json:"waiting_approval"`
+}
 
 // LogChunk defines model for LogChunk.
 type LogChunk struct {

@@ -3,27 +3,15 @@
 import * as api from "./api.js";
 import { h, badge, when } from "./ui.js";
 
-// load reads the list and, per install, its last operation (and, while that
-// runs, its steps: one may wait for approval).
+// load reads the list (each install with its last operation and drifted
+// parts), the apps and the runners: three calls, whatever the installs.
 async function load(_params, _state) {
   const [installs, apps, runners] = await Promise.all([api.get("/installs"), api.get("/apps"), api.get("/runners")]);
-  let changed = installs.changed || apps.changed || runners.changed;
-  const lastOps = await Promise.all(installs.data.installs.map(async (inst) => {
-    const [ops, drift] = await Promise.all([api.get(`/installs/${inst.id}/operations?limit=1`), api.get(`/installs/${inst.id}/drift`)]);
-    changed ||= ops.changed || drift.changed;
-    inst.drifted = drift.data.components.filter((d) => d.drifted).map((d) => d.name);
-    let op = ops.data.operations[0] || null;
-    if (op && !op.finished_at) {
-      const full = await api.get(`/installs/${inst.id}/operations/${op.id}`);
-      changed ||= full.changed;
-      op = full.data;
-    }
-    return op;
-  }));
+  const changed = installs.changed || apps.changed || runners.changed;
   const appName = new Map(apps.data.apps.map((a) => [a.id, a.name]));
   const runnerOf = new Map(runners.data.runners.filter((r) => r.install_id).map((r) => [r.install_id, r]));
-  const rows = installs.data.installs.map((inst, i) => ({
-    inst, app: appName.get(inst.app_id) || inst.app_id, runner: runnerOf.get(inst.id), op: lastOps[i],
+  const rows = installs.data.installs.map((inst) => ({
+    inst, app: appName.get(inst.app_id) || inst.app_id, runner: runnerOf.get(inst.id), op: inst.last_operation,
   }));
   rows.forEach((r) => { r.attention = attention(r); });
   rows.sort((a, b) => a.attention.rank - b.attention.rank || a.inst.name.localeCompare(b.inst.name));
@@ -34,7 +22,7 @@ async function load(_params, _state) {
 // runner offline, then drifted, then the rest.
 function attention({ inst, runner, op }) {
   if (inst.status === "failed" || (op && ["failed", "denied"].includes(op.status))) return { rank: 0, why: "failed" };
-  if (op && (op.steps || []).some((s) => s.status === "waiting_approval")) return { rank: 1, why: "waiting for approval" };
+  if (op && op.waiting_approval) return { rank: 1, why: "waiting for approval" };
   if (!runner || runner.status !== "online") return { rank: 2, why: "runner offline" };
   if (inst.drifted.length) return { rank: 3, why: "drifted" };
   return { rank: 4, why: "" };
