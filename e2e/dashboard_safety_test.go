@@ -42,6 +42,29 @@ func TestDashboardShowsNoSecretAndNoOtherOrg(t *testing.T) {
 	eval[bool](b, `document.querySelectorAll("details").forEach((d) => { d.open = true; d.dispatchEvent(new Event("toggle")); }), true`)
 	b.text(`details[data-operation="provision"] tr[data-step="web"]`, "succeeded", time.Minute)
 	pages += b.html()
+	// Every other page: the provision's, with web's apply log open; the
+	// apps, the app, its releases; the runners.
+	var ops struct{ Operations []operation }
+	s.do("GET", "/v1/installs/"+inst+"/operations?limit=1", nil, &ops)
+	if len(ops.Operations) != 1 {
+		t.Fatalf("operations of %s: %+v", inst, ops)
+	}
+	op := s.getOp(inst, ops.Operations[0].ID, 0)
+	for fragment, shown := range map[string]string{
+		"#/installs/" + inst + "/operations/" + op.ID: `[data-timeline-step="web"]`,
+		"#/apps":                    `tr[data-app="demo"]`,
+		"#/apps/" + s.install.AppID: `tr[data-build][data-component="web"]`,
+		"#/apps/" + s.install.AppID + "/releases": "#view h1",
+		"#/runners": `[data-for-install="cust-secret"]`,
+	} {
+		b.show(fragment)
+		b.text(shown, "", time.Minute)
+		if strings.Contains(fragment, "/operations/") {
+			b.click(`[data-log-job="` + op.step(t, "web").ApplyJobID + `"]`)
+			b.text("#view", "revision 1 deployed", time.Minute)
+		}
+		pages += b.html()
+	}
 	answers := eval[string](b, `(async () => {
 		const urls = [...new Set(performance.getEntriesByType("resource").map((e) => e.name).filter((u) => u.includes("/v1/")))];
 		const bodies = await Promise.all(urls.map((u) => fetch(u, { credentials: "same-origin", cache: "no-store" }).then((r) => r.text())));
@@ -51,7 +74,7 @@ func TestDashboardShowsNoSecretAndNoOtherOrg(t *testing.T) {
 	if err := json.Unmarshal([]byte(answers), &read); err != nil {
 		t.Fatal(err)
 	}
-	if !containsAll(strings.Join(read.URLs, " "), "/v1/installs/"+inst+"/outputs", "/v1/installs/"+inst+"/operations/", "/v1/runners") {
+	if !containsAll(strings.Join(read.URLs, " "), "/v1/installs/"+inst+"/outputs", "/v1/installs/"+inst+"/operations/", "/v1/runners", "/v1/apps/"+s.install.AppID+"/builds", "/v1/jobs/") {
 		t.Fatalf("the page read %v: want the outputs, an operation and the runners among them", read.URLs)
 	}
 	seen := pages + strings.Join(read.Bodies, "\n")
