@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -123,6 +124,21 @@ func fill(t *testing.T, path string, pick func(i int) matrixIDs) string {
 	return strings.Join(segs, "/")
 }
 
+// matrixQuery is the query naming an object that route r takes, if any
+// ("?app_id=" and m's app).
+func matrixQuery(t *testing.T, r route, m matrixIDs) string {
+	for _, q := range r.doc.query {
+		if kind, ok := strings.CutSuffix(q.name, "_id"); ok {
+			id, ok := m[kind+"s"]
+			if !ok {
+				t.Fatalf("%s: no value for ?%s: add one to matrixWorld", r.path, q.name)
+			}
+			return "?" + q.name + "=" + id
+		}
+	}
+	return ""
+}
+
 // matrixBody is the body route r is sent with, filled from m.
 func matrixBody(r route, m matrixIDs) any {
 	if r.doc.body == "" {
@@ -150,10 +166,11 @@ func leaked(body []byte, sent string, ids []string) []string {
 }
 
 // TestAuthzMatrixV1 sends every /v1 route of the route table, its
-// parameters filled with org A's objects, with each credential but A's own:
-// none or a bad one is 401; another org's token finds nothing of A's, answers
-// exactly like a missing ID and changes nothing; no answer names what the
-// request did not.
+// parameters (and an ID query) filled with org A's objects, with each
+// credential but A's own: none or a bad one is 401; A's session cookie on a
+// change without the CSRF proof is 403; another org's token finds nothing of
+// A's, answers exactly like a missing ID and changes nothing. No answer names
+// an ID the request did not.
 func TestAuthzMatrixV1(t *testing.T) {
 	e := newTestEnvWithOps(t, newRecordingOps(), func(c *Config) { c.GatewayURL = "https://gateway.example.com" })
 	ctx := context.Background()
@@ -169,12 +186,13 @@ func TestAuthzMatrixV1(t *testing.T) {
 	everyID := append(a.ids(), b.ids()...)
 	started, builds := len(e.ops.startedCommands()), len(e.ops.startedBuilds())
 
-	calls := 0
+	calls, changing := 0, 0
 	for _, r := range e.srv.routes {
 		key := r.method + " " + r.path
 		t.Run(key, func(t *testing.T) {
 			e := e.with(t)
-			path, body := "/v1"+fill(t, r.path, func(int) matrixIDs { return a }), matrixBody(r, a)
+			path := "/v1" + fill(t, r.path, func(int) matrixIDs { return a }) + matrixQuery(t, r, a)
+			body := matrixBody(r, a)
 			before := e.snapshot()
 			for name, tok := range bad {
 				want := 401
@@ -190,10 +208,18 @@ func TestAuthzMatrixV1(t *testing.T) {
 				}
 				calls++
 			}
+			if !r.doc.public && r.method != "GET" {
+				calls += e.checkCSRF(path, r.method, toString(body))
+				changing++
+			}
+			if d := snapshotDiff(before, e.snapshot()); d != "" {
+				t.Errorf("refused requests changed stored rows:\n%s", d)
+			}
+			before = e.snapshot()
 			calls += e.checkForeign(r, a, b, bToken)
 			if _, own := matrixOwnOrg[key]; !own {
 				if d := snapshotDiff(before, e.snapshot()); d != "" {
-					t.Errorf("refused requests changed stored rows:\n%s", d)
+					t.Errorf("another org's requests changed stored rows:\n%s", d)
 				}
 			}
 			if r.method == "GET" { // A's own token finds every object: the IDs are real
@@ -204,7 +230,8 @@ func TestAuthzMatrixV1(t *testing.T) {
 	if n, m := len(e.ops.startedCommands()), len(e.ops.startedBuilds()); n != started || m != builds || len(e.ops.cancelledWorkflows()) != 0 {
 		t.Errorf("refused requests reached the workflows: %d commands, %d builds started; cancelled %v", n-started, m-builds, e.ops.cancelledWorkflows())
 	}
-	t.Logf("%d routes × %d credentials: %d requests", len(e.srv.routes), len(bad)+1, calls)
+	t.Logf("%d routes × %d credentials (%d bad ones, another org's token), a forged session change on %d: %d requests",
+		len(e.srv.routes), len(bad)+1, len(bad), changing, calls)
 }
 
 func toString(body any) string {
@@ -230,6 +257,19 @@ func (e *testEnv) badCredentials(a matrixIDs) map[string]string {
 		"A's runner token": runnerTok, "A's registration token": reg.RegistrationToken}
 }
 
+// checkCSRF sends a change with A's session cookie, as another site would:
+// without the CSRF header, or with a wrong one. Both are 403.
+func (e *testEnv) checkCSRF(path, method, body string) int {
+	e.t.Helper()
+	session, proof := &http.Cookie{Name: SessionCookie, Value: e.token}, &http.Cookie{Name: CSRFCookie, Value: "proof-1"}
+	for _, csrf := range []string{"", "proof-2"} {
+		if res := e.sendCookies(method, path, csrf, body, session, proof); res.status != 403 || res.apiError(e.t).Code != codeCSRF {
+			e.t.Errorf("A's session cookie with CSRF header %q: %s, want 403 %s", csrf, res, codeCSRF)
+		}
+	}
+	return 2
+}
+
 // checkForeign sends route r with org B's token: on A's objects (and, for a
 // route naming two, on B's first and A's second) it must answer as on
 // missing ones; a route naming nothing of A's answers as for B, without A's
@@ -244,7 +284,8 @@ func (e *testEnv) checkForeign(r route, a, b matrixIDs, bToken string) int {
 	}
 	calls := 0
 	for i, pick := range variants {
-		path, body := "/v1"+fill(t, r.path, pick), matrixBody(r, pick(1))
+		route := "/v1" + fill(t, r.path, pick)
+		path, body := route+matrixQuery(t, r, pick(1)), matrixBody(r, pick(1))
 		sent := path + toString(body)
 		if i > 0 && leaked([]byte(sent), "", a.ids()) == nil {
 			continue // its second parameter is a name, not an object of A's
@@ -266,10 +307,10 @@ func (e *testEnv) checkForeign(r route, a, b matrixIDs, bToken string) int {
 		if pick(0)["org"] == b["org"] {
 			missing = func(i int) matrixIDs { return map[bool]matrixIDs{true: b, false: a.missing()}[i == 0] }
 		}
-		mpath, mbody := "/v1"+fill(t, r.path, missing), matrixBody(r, missing(1))
+		mpath, mbody := "/v1"+fill(t, r.path, missing)+matrixQuery(t, r, missing(1)), matrixBody(r, missing(1))
 		absent := e.send(r.method, mpath, bToken, mbody)
 		calls++
-		if leaked([]byte(path), "", a.ids()) != nil && res.status != 404 {
+		if leaked([]byte(route), "", a.ids()) != nil && res.status != 404 {
 			t.Errorf("another org's token on %s: %s, want 404", path, res)
 		}
 		got, want := string(res.body), string(absent.body)
