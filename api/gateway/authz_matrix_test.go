@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/protocol"
 )
 
 // runnerCred is a credential sent to every /runner/v1 route, and what it
@@ -46,7 +48,9 @@ var runnerMatrixExceptions = map[[2]string]struct {
 
 // TestAuthzMatrixRunner sends every /runner/v1 route the gateway mounts, on
 // install B's running job and terraform workspace, with each credential but
-// B's own: none, a malformed or revoked one and an API token are 401; install
+// B's own: none, a malformed one, a revoked runner token, the token of a
+// deleted install's runner (both cached by the gateway first) and an API
+// token are 401; install
 // A's runner token finds B's job exactly as a missing one, and A's state
 // credential is refused on B's workspace. B's jobs and state do not change,
 // and no answer names what the request did not.
@@ -54,8 +58,14 @@ func TestAuthzMatrixRunner(t *testing.T) {
 	e, b, a, theirs, mine := withTwoStateJobs(t)
 	ctx := context.Background()
 	queued := e.enqueue(b, "b-queued")
-	revoked := e.newRunner("customer-revoked")
+	revoked, deleted := e.newRunner("customer-revoked"), e.newRunner("customer-deleted")
+	for _, r := range []runner{revoked, deleted} { // now in the gateway's token cache
+		e.post(ctx, r.Token, protocol.PathRunnerHeartbeat, protocol.RunnerHeartbeatRequest{}).decode(t, http.StatusOK, &protocol.RunnerHeartbeatResponse{})
+	}
 	if err := e.s.RevokeRunnerTokens(ctx, e.org.ID, revoked.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.DeleteInstall(ctx, e.org.ID, deleted.InstallID); err != nil {
 		t.Fatal(err)
 	}
 	e.busBarrier(t)
@@ -67,6 +77,7 @@ func TestAuthzMatrixRunner(t *testing.T) {
 		{"no credential", "", 401, 401, 401},
 		{"malformed token", "Bearer nope", 401, 401, 401},
 		{"revoked runner token", "Bearer " + revoked.Token, 401, 401, 401},
+		{"a deleted install's runner token", "Bearer " + deleted.Token, 401, 401, 401},
 		{"the org's API token", "Bearer " + apiToken, 401, 401, 401},
 		{"the org's API token as B's job's state credential", basic(theirs.job.ID, apiToken), 401, 401, 401},
 		{"A's runner token", "Bearer " + a.Token, 401, 404, 401},
