@@ -104,7 +104,7 @@ type foreignCase struct {
 func (e *testEnv) checkForeignLikeMissing(other string, cases []foreignCase) {
 	e.t.Helper()
 	for _, c := range cases {
-		missing := c.id[:strings.Index(c.id, "_")+1] + "0000000000000000"
+		missing := missingID(c.id)
 		foreign := e.send(c.method, strings.Replace(c.path, "%s", c.id, 1), other, c.body)
 		absent := e.send(c.method, strings.Replace(c.path, "%s", missing, 1), other, c.body)
 		if foreign.status != 404 {

@@ -13,18 +13,7 @@ func TestSessionCookieAndCSRF(t *testing.T) {
 	e := newTestEnv(t)
 	call := func(method, path, csrf string, cookies ...*http.Cookie) int {
 		t.Helper()
-		req, err := http.NewRequest(method, e.http.URL+path, strings.NewReader(`{"name":"ci"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if csrf != "" {
-			req.Header.Set(CSRFHeader, csrf)
-		}
-		for _, c := range cookies {
-			req.AddCookie(c)
-		}
-		return e.do(req).status
+		return e.sendCookies(method, path, csrf, `{"name":"ci"}`, cookies...).status
 	}
 	session := &http.Cookie{Name: SessionCookie, Value: e.token}
 	proof := &http.Cookie{Name: CSRFCookie, Value: "proof-1"}
@@ -68,4 +57,22 @@ func TestETagRevalidation(t *testing.T) {
 	if res := get(tag); res.status != 200 || res.header.Get("ETag") == tag {
 		t.Fatalf("GET after a change: %d, ETag %q (was %q)", res.status, res.header.Get("ETag"), tag)
 	}
+}
+
+// sendCookies calls the API as the dashboard does: with cookies and, unless
+// csrf is "", the CSRF header.
+func (e *testEnv) sendCookies(method, path, csrf, body string, cookies ...*http.Cookie) response {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.http.URL+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if csrf != "" {
+		req.Header.Set(CSRFHeader, csrf)
+	}
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	return e.do(req)
 }

@@ -78,9 +78,15 @@ func (e *env) state(method, ws, suffix, user, pass string, body []byte, header .
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	return e.do(req)
+}
+
+// do sends req and reads the answer whole.
+func (e *env) do(req *http.Request) stateReply {
+	e.tb.Helper()
 	resp, err := e.client.Do(req)
 	if err != nil {
-		e.tb.Fatalf("%s %s: %v", method, path, err)
+		e.tb.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
@@ -186,13 +192,22 @@ func TestStateLockConflictAnswersWithTheHoldersLockInfo(t *testing.T) {
 	b.do(e, "LOCK", "/lock", tfLockInfo("lock-b", "runner@b")).want(t, http.StatusOK, "LOCK by b once a unlocked")
 }
 
+// withTwoStateJobs starts a gateway with two installs' runners, each running a
+// terraform job on its install's sandbox workspace; the first job has stored
+// a state (serial 7).
+func withTwoStateJobs(t *testing.T) (e *env, r1, r2 runner, j1, j2 stateJob) {
+	t.Helper()
+	e = newEnv(t, gateway.Config{Intervals: short})
+	r1, r2 = e.newRunner("customer-1"), e.newRunner("customer-2")
+	j1 = e.runState(r1, "apply-1", r1.InstallID+".sandbox")
+	j2 = e.runState(r2, "apply-2", r2.InstallID+".sandbox")
+	j1.do(e, http.MethodPost, "", tfState(7)).want(t, http.StatusOK, "POST")
+	return e, r1, r2, j1, j2
+}
+
 func TestStateIsOnlyForTheJobsWorkspaceWithTheRightCredential(t *testing.T) {
-	e := newEnv(t, gateway.Config{Intervals: short})
+	e, r1, _, mine, theirs := withTwoStateJobs(t)
 	ctx := context.Background()
-	r1, r2 := e.newRunner("customer-1"), e.newRunner("customer-2")
-	mine := e.runState(r1, "apply-1", r1.InstallID+".sandbox")
-	theirs := e.runState(r2, "apply-2", r2.InstallID+".sandbox")
-	mine.do(e, http.MethodPost, "", tfState(7)).want(t, http.StatusOK, "POST")
 
 	for name, c := range map[string]struct {
 		ws, user, pass string
