@@ -37,6 +37,8 @@ type jobDetail struct {
 	store.Job
 	Attempts []store.JobAttempt `json:"attempts"`
 	History  []store.JobEvent   `json:"history"`
+	// Waiting says why a queued job has not been claimed (only then).
+	Waiting *jobWaiting `json:"waiting,omitempty"`
 }
 
 func (s *Server) getJob(c echo.Context) error {
@@ -49,7 +51,11 @@ func (s *Server) getJob(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("history of job %s: %w", job.ID, err)
 	}
-	return c.JSON(http.StatusOK, jobDetail{Job: job, Attempts: attempts, History: events})
+	waiting, err := s.waiting(ctx, job)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, jobDetail{Job: job, Attempts: attempts, History: events, Waiting: waiting})
 }
 
 // parseCursor reads a log cursor, "<attempt>.<seq>".

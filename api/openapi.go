@@ -269,7 +269,14 @@ func schemas() map[string]any {
 			"finished_at": dateTime, "last_seq": integer, "error": str}, "attempt", "runner_id", "status", "claimed_at"),
 		"JobEvent": object(props{"attempt": integer, "status": str, "message": str, "at": dateTime}, "attempt", "status", "at"),
 		"JobDetail": map[string]any{"allOf": []any{ref("Job"), object(props{
-			"attempts": arrayOf(ref("JobAttempt")), "history": arrayOf(ref("JobEvent"))}, "attempts", "history")}},
+			"attempts": arrayOf(ref("JobAttempt")), "history": arrayOf(ref("JobEvent")),
+			"waiting": described(ref("JobWaiting"), "only while the job is queued: why it has not been claimed")}, "attempts", "history")}},
+		"JobWaiting": object(props{
+			"reason": map[string]any{"type": "string", "enum": []string{waitRunnerOffline, waitInputs, waitQueue},
+				"description": "runner_offline: its runner is not polling; inputs: its inputs are not known yet and its runner cannot hold it; queue: its runner is online and it waits its turn"},
+			"message": str, "position": described(integer, "its place in its runner's queue (1: the next claim takes it)"),
+			"runner_status": str, "runner_last_seen_at": nullable(dateTime), "runner_running_jobs": integer},
+			"reason", "message", "position", "runner_status", "runner_last_seen_at", "runner_running_jobs"),
 		"JobList": listOf("jobs", "Job"),
 		"LogChunk": object(props{"attempt": integer, "seq": integer,
 			"stream": map[string]any{"type": "string", "enum": []string{"stdout", "stderr", "system"}},

@@ -216,6 +216,27 @@ func (e JobDetailStatus) Valid() bool {
 	}
 }
 
+// Defines values for JobWaitingReason.
+const (
+	Inputs        JobWaitingReason = "inputs"
+	Queue         JobWaitingReason = "queue"
+	RunnerOffline JobWaitingReason = "runner_offline"
+)
+
+// Valid indicates whether the value is a known member of the JobWaitingReason enum.
+func (e JobWaitingReason) Valid() bool {
+	switch e {
+	case Inputs:
+		return true
+	case Queue:
+		return true
+	case RunnerOffline:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LogChunkStream.
 const (
 	Stderr LogChunkStream = "stderr"
@@ -849,6 +870,7 @@ type JobDetail struct {
 	TimeoutMs         *int            `json:"timeout_ms,omitempty"`
 	Type              string          `json:"type"`
 	UpdatedAt         time.Time       `json:"updated_at"`
+	Waiting           *JobWaiting     `json:"waiting,omitempty"`
 }
 
 // JobDetailStatus defines model for JobDetail.Status.
@@ -866,6 +888,23 @@ type JobEvent struct {
 type JobList struct {
 	Jobs []Job `json:"jobs"`
 }
+
+// JobWaiting defines model for JobWaiting.
+type JobWaiting struct {
+	Message string `json:"message"`
+
+	// Position its place in its runner's queue (1: the next claim takes it)
+	Position int `json:"position"`
+
+	// Reason runner_offline: its runner is not polling; inputs: its inputs are not known yet and its runner cannot hold it; queue: its runner is online and it waits its turn
+	Reason            JobWaitingReason `json:"reason"`
+	RunnerLastSeenAt  *time.Time       `json:"runner_last_seen_at"`
+	RunnerRunningJobs int              `json:"runner_running_jobs"`
+	RunnerStatus      string           `json:"runner_status"`
+}
+
+// JobWaitingReason runner_offline: its runner is not polling; inputs: its inputs are not known yet and its runner cannot hold it; queue: its runner is online and it waits its turn
+type JobWaitingReason string
 
 // Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
 type Labels map[string]string

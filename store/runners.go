@@ -217,3 +217,13 @@ func (s *Store) RunnerLoads(ctx context.Context, orgID, runnerID string) (map[st
 	}
 	return out, nil
 }
+
+// QueuePosition is a queued job's place in its runner's queue: 1 when the
+// runner's next claim takes it (claims take the oldest first).
+func (s *Store) QueuePosition(ctx context.Context, j Job) (int, error) {
+	var ahead int64
+	err := s.db.WithContext(ctx).Model(&Job{}).
+		Where("runner_id = ? AND status = ? AND (created_at < ? OR (created_at = ? AND id < ?))",
+			j.RunnerID, status.JobQueued, j.CreatedAt, j.CreatedAt, j.ID).Count(&ahead).Error
+	return int(ahead) + 1, err
+}

@@ -60,6 +60,9 @@ func (c *cli) showJob(j apiclient.JobDetail) error {
 	if j.Error != nil && *j.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", *j.Error)
 	}
+	if j.Waiting != nil {
+		fmt.Fprintf(w, "queued: %s\n", j.Waiting.Message)
+	}
 	fmt.Fprintln(w, "\nattempts:")
 	var rows [][]string
 	for _, at := range j.Attempts {

@@ -61,7 +61,8 @@ function jobList(step, jobs, state) {
     open.addEventListener("click", () => showLog(state, { ...j, step: step.name }));
     return h("li", { "data-job": j.id }, h("span", { class: "job-kind" }, j.kind), " ", h("span", { class: "mono" }, j.id), " ",
       d ? [badge(d.status), " ", when(d.started_at || d.created_at), " ", h("span", { class: "muted" }, duration(d.started_at, d.finished_at))] : null,
-      " ", open);
+      " ", open,
+      d && d.waiting ? h("div", { class: "muted", "data-waiting": d.waiting.reason }, "Queued: ", d.waiting.message) : null);
   }));
 }
 
