@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -28,9 +29,12 @@ type runnerView struct {
 	Status       string     `json:"status"`
 	// RunningJobs and QueuedJobs: the runner's jobs under way and waiting
 	// to be claimed.
-	RunningJobs int       `json:"running_jobs"`
-	QueuedJobs  int       `json:"queued_jobs"`
-	CreatedAt   time.Time `json:"created_at"`
+	RunningJobs int `json:"running_jobs"`
+	QueuedJobs  int `json:"queued_jobs"`
+	// ConnectionErrors are the runner's latest failed calls to the gateway,
+	// as it reported them once it got through again, oldest first.
+	ConnectionErrors []protocol.ConnectionError `json:"connection_errors"`
+	CreatedAt        time.Time                  `json:"created_at"`
 }
 
 func (s *Server) runnerView(r store.Runner, load store.RunnerLoad) runnerView {
@@ -42,9 +46,13 @@ func (s *Server) runnerView(r store.Runner, load store.RunnerLoad) runnerView {
 	if caps == nil {
 		caps = []string{}
 	}
-	return runnerView{ID: r.ID, OrgID: r.OrgID, Kind: r.Kind, InstallID: r.InstallID, Name: r.Name, Version: r.Version,
+	v := runnerView{ID: r.ID, OrgID: r.OrgID, Kind: r.Kind, InstallID: r.InstallID, Name: r.Name, Version: r.Version,
 		Capabilities: caps, RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status,
-		RunningJobs: load.Running, QueuedJobs: load.Queued, CreatedAt: r.CreatedAt}
+		RunningJobs: load.Running, QueuedJobs: load.Queued, ConnectionErrors: r.ConnectionErrors, CreatedAt: r.CreatedAt}
+	if v.ConnectionErrors == nil {
+		v.ConnectionErrors = []protocol.ConnectionError{}
+	}
+	return v
 }
 
 func (s *Server) listRunners(c echo.Context) error {

@@ -132,6 +132,36 @@ func (e ConfigBuildStatus) Valid() bool {
 	}
 }
 
+// Defines values for ConnectionErrorKind.
+const (
+	Clock   ConnectionErrorKind = "clock"
+	Dns     ConnectionErrorKind = "dns"
+	Http    ConnectionErrorKind = "http"
+	Network ConnectionErrorKind = "network"
+	Proxy   ConnectionErrorKind = "proxy"
+	Tls     ConnectionErrorKind = "tls"
+)
+
+// Valid indicates whether the value is a known member of the ConnectionErrorKind enum.
+func (e ConnectionErrorKind) Valid() bool {
+	switch e {
+	case Clock:
+		return true
+	case Dns:
+		return true
+	case Http:
+		return true
+	case Network:
+		return true
+	case Proxy:
+		return true
+	case Tls:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateComponentRequestType.
 const (
 	ContainerImage  CreateComponentRequestType = "container_image"
@@ -569,6 +599,16 @@ type ConfigProblem struct {
 	Key     string `json:"key"`
 	Message string `json:"message"`
 }
+
+// ConnectionError defines model for ConnectionError.
+type ConnectionError struct {
+	At      time.Time           `json:"at"`
+	Kind    ConnectionErrorKind `json:"kind"`
+	Message string              `json:"message"`
+}
+
+// ConnectionErrorKind defines model for ConnectionError.Kind.
+type ConnectionErrorKind string
 
 // CreateAppRequest defines model for CreateAppRequest.
 type CreateAppRequest struct {
@@ -1209,10 +1249,13 @@ type ReleaseTargets struct {
 
 // Runner defines model for Runner.
 type Runner struct {
-	Capabilities []string  `json:"capabilities"`
-	CreatedAt    time.Time `json:"created_at"`
-	Id           string    `json:"id"`
-	InstallId    *string   `json:"install_id"`
+	Capabilities []string `json:"capabilities"`
+
+	// ConnectionErrors the runner's latest failed calls to the gateway (dns, tls, proxy, network, http, clock), as it reported them once it got through again, oldest first
+	ConnectionErrors *[]ConnectionError `json:"connection_errors,omitempty"`
+	CreatedAt        time.Time          `json:"created_at"`
+	Id               string             `json:"id"`
+	InstallId        *string            `json:"install_id"`
 
 	// Kind install or build
 	Kind       string     `json:"kind"`

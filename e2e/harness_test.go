@@ -302,7 +302,13 @@ func (s *stack) startRunner(env ...string) *process {
 
 func (s *stack) launchRunner(env ...string) *process {
 	s.t.Helper()
-	cmd := exec.Command(runnerBin, "run", "--gateway-url", s.gateway, "--work-dir", s.t.TempDir(), "--cancel-grace", "2s")
+	return s.launchRunnerAt(s.gateway, env...)
+}
+
+// launchRunnerAt launches outpost-runner against the gateway at url.
+func (s *stack) launchRunnerAt(url string, env ...string) *process {
+	s.t.Helper()
+	cmd := exec.Command(runnerBin, "run", "--gateway-url", url, "--work-dir", s.t.TempDir(), "--cancel-grace", "2s")
 	cmd.Env = append([]string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets}, env...)
 	return startProcess(s.t, cmd)
 }

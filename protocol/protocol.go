@@ -105,6 +105,18 @@ type RunnerHeartbeatRequest struct {
 	Version      string   `json:"version,omitempty"`
 	Capabilities []string `json:"capabilities,omitempty"`
 	RunningJobs  int      `json:"running_jobs"`
+	// ConnectionErrors are the runner's failed calls to the gateway since
+	// its last heartbeat went through (the latest few): why it was offline.
+	ConnectionErrors []ConnectionError `json:"connection_errors,omitempty"`
+}
+
+// ConnectionError is one failed call of the runner to the gateway.
+type ConnectionError struct {
+	At time.Time `json:"at"`
+	// Kind: dns, tls, proxy, network, http (an error status, e.g. a proxy's
+	// 502), or clock (the gateway's Date differs from the runner's clock).
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
 }
 
 // RunnerHeartbeatResponse returns the current intervals.

@@ -84,6 +84,9 @@ type client struct {
 
 	mu    sync.RWMutex
 	token string
+
+	// conn keeps the failed calls until a runner heartbeat reports them.
+	conn connErrors
 }
 
 func newClient(base string) *client {
@@ -106,9 +109,15 @@ func (c *client) Register(ctx context.Context, req protocol.RegisterRequest) (pr
 	return resp, err
 }
 
+// RunnerHeartbeat also reports the failed calls kept since the last one
+// that got through.
 func (c *client) RunnerHeartbeat(ctx context.Context, req protocol.RunnerHeartbeatRequest) (protocol.RunnerHeartbeatResponse, error) {
 	var resp protocol.RunnerHeartbeatResponse
+	req.ConnectionErrors = c.conn.take()
 	_, err := c.post(ctx, protocol.PathRunnerHeartbeat, requestTimeout, req, &resp)
+	if err != nil {
+		c.conn.putBack(req.ConnectionErrors)
+	}
 	return resp, err
 }
 
@@ -171,11 +180,16 @@ func (c *client) post(ctx context.Context, path string, timeout time.Duration, i
 
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("calling the gateway: %w", err)
+		err = fmt.Errorf("calling the gateway: %w", err)
+		c.conn.failed(ctx, err)
+		return 0, err
 	}
 	defer resp.Body.Close()
+	c.conn.checkClock(resp)
 	if resp.StatusCode >= 400 {
-		return resp.StatusCode, readError(path, resp)
+		err := readError(path, resp)
+		c.conn.failed(ctx, err)
+		return resp.StatusCode, err
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

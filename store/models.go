@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/maintenance"
+	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
 )
 
@@ -125,7 +126,10 @@ type Runner struct {
 	Version               string     `gorm:"size:100" json:"version"`
 	Capabilities          []string   `gorm:"serializer:json;type:text" json:"capabilities"`
 	LastSeenAt            *time.Time `json:"last_seen_at,omitempty"`
-	CreatedAt             time.Time  `json:"created_at"`
+	// ConnectionErrors are the latest failed calls the runner reported
+	// (its own view of why it was offline).
+	ConnectionErrors []protocol.ConnectionError `gorm:"serializer:json;type:text" json:"connection_errors"`
+	CreatedAt        time.Time                  `json:"created_at"`
 }
 
 // RunnerToken is a runner's access token to the gateway.

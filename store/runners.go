@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -227,3 +228,30 @@ func (s *Store) QueuePosition(ctx context.Context, j Job) (int, error) {
 			j.RunnerID, status.JobQueued, j.CreatedAt, j.CreatedAt, j.ID).Count(&ahead).Error
 	return int(ahead) + 1, err
 }
+
+// RecordConnectionErrors adds what a runner said of its failed calls to
+// the gateway to those it said before, keeping the latest
+// maxConnectionErrors (nothing changes when it said none).
+func (s *Store) RecordConnectionErrors(ctx context.Context, runnerID string, errs []protocol.ConnectionError) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var r Runner
+		if err := tx.Select("id", "connection_errors").Where("id = ?", runnerID).First(&r).Error; err != nil {
+			return notFound(err, "runner "+runnerID)
+		}
+		all := append(r.ConnectionErrors, errs...)
+		if len(all) > maxConnectionErrors {
+			all = all[len(all)-maxConnectionErrors:]
+		}
+		b, err := json.Marshal(all)
+		if err != nil {
+			return err
+		}
+		return tx.Model(&Runner{}).Where("id = ?", runnerID).Update("connection_errors", string(b)).Error
+	})
+}
+
+// maxConnectionErrors is how many of a runner's connection errors are kept.
+const maxConnectionErrors = 5

@@ -314,6 +314,9 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 	changed := !st.infoKnown || st.version != req.Version || st.caps != caps
 	st.seen = true
 	g.mu.Unlock()
+	if err := g.store.RecordConnectionErrors(c.Request().Context(), r.ID, req.ConnectionErrors); err != nil {
+		return err
+	}
 	if changed {
 		if err := g.store.UpdateRunnerInfo(c.Request().Context(), r.ID, req.Version, req.Capabilities); err != nil {
 			return err

@@ -27,6 +27,7 @@ var All = []Migration{
 	{10, "operations triggered by another", v10},
 	{11, "step dependencies", v11},
 	{12, "build provenance", v12},
+	{13, "runner connection errors", v13},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.

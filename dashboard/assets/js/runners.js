@@ -45,7 +45,8 @@ function card({ r, install, helm }, state, reload) {
       [h("dt", {}, "Last seen"), h("dd", {}, r.last_seen_at ? when(r.last_seen_at) : "never: it has not registered yet")],
       [h("dt", {}, "Version"), h("dd", { class: "mono" }, r.version || "—")],
       [h("dt", {}, "Capabilities"), h("dd", {}, (r.capabilities || []).join(", ") || "—")],
-      [h("dt", {}, "Jobs"), h("dd", { "data-jobs": "" }, `${r.running_jobs} running, ${r.queued_jobs} queued`)]),
+      [h("dt", {}, "Jobs"), h("dd", { "data-jobs": "" }, `${r.running_jobs} running, ${r.queued_jobs} queued`)],
+      lastError(r)),
     r.install_id ? helmInstall(r, install || r.install_id, helm, state, reload) : null);
 }
 
@@ -69,3 +70,12 @@ function helmInstall(r, install, helm, state, reload) {
 }
 
 export const runnersView = { load, render };
+
+// lastError is the runner's latest reported failure to reach the gateway:
+// why it was offline, in its own words.
+function lastError(r) {
+  const e = (r.connection_errors || []).at(-1);
+  if (!e) return null;
+  return [h("dt", {}, "Last connection error"),
+    h("dd", { "data-connection-error": e.kind }, h("span", { class: "badge warn" }, e.kind), " ", e.message, " ", when(e.at))];
+}
