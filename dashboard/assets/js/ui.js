@@ -44,7 +44,8 @@ export function badge(status) {
   return h("span", { class: "badge " + tone(status) }, (status || "unknown").replaceAll("_", " "));
 }
 
-function tone(s) {
+// tone is a status's colour class: good, bad, warn, busy or plain.
+export function tone(s) {
   if (["failed", "denied", "offline", "lost", "cancelled"].includes(s)) return "bad";
   if (["waiting_approval", "waiting_for_runner", "waiting_for_maintenance_window", "drifted"].includes(s)) return "warn";
   if (["succeeded", "active", "online", "no_changes", "unchanged", "planned"].includes(s)) return "good";
@@ -84,5 +85,3 @@ export function svg(tag, attrs, ...children) {
   return el;
 }
 
-// tone is a status's colour class: good, bad, warn, busy or plain.
-export { tone };
