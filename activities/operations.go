@@ -85,7 +85,7 @@ func (a *Activities) opConfig() OperationConfig {
 		c.RunnerTimeout = 10 * time.Minute
 	}
 	if c.OnlineWindow <= 0 {
-		c.OnlineWindow = 90 * time.Second
+		c.OnlineWindow = store.DefaultOnlineWindow
 	}
 	if c.JobWait <= 0 {
 		c.JobWait = time.Hour

@@ -27,6 +27,9 @@ type runnerView struct {
 	RegisteredAt *time.Time `json:"registered_at"`
 	LastSeenAt   *time.Time `json:"last_seen_at"`
 	Status       string     `json:"status"`
+	// StatusSince is since when it has been online (its first call after
+	// a gap), or offline (its last call); null when never seen.
+	StatusSince *time.Time `json:"status_since"`
 	// RunningJobs and QueuedJobs: the runner's jobs under way and waiting
 	// to be claimed.
 	RunningJobs int `json:"running_jobs"`
@@ -38,16 +41,16 @@ type runnerView struct {
 }
 
 func (s *Server) runnerView(r store.Runner, load store.RunnerLoad) runnerView {
-	status := runnerOffline
+	status, since := runnerOffline, r.LastSeenAt
 	if r.LastSeenAt != nil && s.now().Sub(*r.LastSeenAt) <= s.onlineWindow {
-		status = runnerOnline
+		status, since = runnerOnline, r.OnlineSince
 	}
 	caps := r.Capabilities
 	if caps == nil {
 		caps = []string{}
 	}
 	v := runnerView{ID: r.ID, OrgID: r.OrgID, Kind: r.Kind, InstallID: r.InstallID, Name: r.Name, Version: r.Version,
-		Capabilities: caps, RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status,
+		Capabilities: caps, RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status, StatusSince: since,
 		RunningJobs: load.Running, QueuedJobs: load.Queued, ConnectionErrors: r.ConnectionErrors, CreatedAt: r.CreatedAt}
 	if v.ConnectionErrors == nil {
 		v.ConnectionErrors = []protocol.ConnectionError{}

@@ -68,7 +68,7 @@ type Operations interface {
 
 // DefaultOnlineWindow is how recently a runner must have been seen to be
 // shown online, unless Config says otherwise.
-const DefaultOnlineWindow = 90 * time.Second
+const DefaultOnlineWindow = store.DefaultOnlineWindow
 
 // MaxBodyBytes is the largest request body the API reads.
 const MaxBodyBytes = 1 << 20

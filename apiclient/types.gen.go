@@ -1270,7 +1270,10 @@ type Runner struct {
 	// RunningJobs its jobs under way
 	RunningJobs int          `json:"running_jobs"`
 	Status      RunnerStatus `json:"status"`
-	Version     string       `json:"version"`
+
+	// StatusSince online: since its first call after a gap; offline: its last call; null when never seen
+	StatusSince *time.Time `json:"status_since"`
+	Version     string     `json:"version"`
 }
 
 // RunnerStatus defines model for Runner.Status.

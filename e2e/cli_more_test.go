@@ -124,7 +124,7 @@ func TestCLIRunnersTokensDelete(t *testing.T) {
 		return runner.Status == "online"
 	})
 	wantRow(t, "runners list", c.ok("", "runners", "list"), s.runnerID, "install", s.install.ID, "online", "last", "seen")
-	wantLines(t, "runners show", c.ok("", "runners", "show", s.runnerID), "runner "+s.runnerID+" (install runner, install "+s.install.ID+"): online, last seen ")
+	wantLines(t, "runners show", c.ok("", "runners", "show", s.runnerID), "runner "+s.runnerID+" (install runner, install "+s.install.ID+"): online, last seen ", "\nonline since ")
 	wantLines(t, "runners token", c.ok("", "runners", "token", "customer-1"), "registration token (shown only now): ")
 	helm := c.ok("", "runners", "helm-install", "customer-1", "--namespace", "team-a")
 	t.Logf("runners helm-install:\n%s", helm)

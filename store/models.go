@@ -126,6 +126,9 @@ type Runner struct {
 	Version               string     `gorm:"size:100" json:"version"`
 	Capabilities          []string   `gorm:"serializer:json;type:text" json:"capabilities"`
 	LastSeenAt            *time.Time `json:"last_seen_at,omitempty"`
+	// OnlineSince is when the runner's current unbroken contact began:
+	// its first call after a gap longer than DefaultOnlineWindow.
+	OnlineSince *time.Time `json:"online_since,omitempty"`
 	// ConnectionErrors are the latest failed calls the runner reported
 	// (its own view of why it was offline).
 	ConnectionErrors []protocol.ConnectionError `gorm:"serializer:json;type:text" json:"connection_errors"`

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
@@ -70,8 +71,8 @@ func (s *Store) RegisterRunner(ctx context.Context, regToken, name, version stri
 		now := s.now()
 		// Consume the registration token only if nobody else did meanwhile.
 		res := tx.Model(&Runner{}).Where("id = ? AND registration_token_hash = ?", r.ID, HashToken(regToken)).
-			Updates(map[string]any{"registration_token_hash": nil, "registered_at": now, "name": name,
-				"version": version, "capabilities": jsonList(caps), "last_seen_at": now})
+			Updates(seen(now, map[string]any{"registration_token_hash": nil, "registered_at": now, "name": name,
+				"version": version, "capabilities": jsonList(caps)}))
 		if res.Error != nil {
 			return res.Error
 		}
@@ -142,11 +143,29 @@ func (s *Store) AuthenticateRunner(ctx context.Context, plain string) (Runner, e
 // UpdateRunnerInfo records what a runner reported about itself.
 func (s *Store) UpdateRunnerInfo(ctx context.Context, runnerID, version string, caps []string) error {
 	err := s.db.WithContext(ctx).Model(&Runner{}).Where("id = ?", runnerID).
-		Updates(map[string]any{"version": version, "capabilities": jsonList(caps), "last_seen_at": s.now()}).Error
+		Updates(seen(s.now(), map[string]any{"version": version, "capabilities": jsonList(caps)})).Error
 	if err != nil {
 		return fmt.Errorf("update runner: %w", err)
 	}
 	return nil
+}
+
+// DefaultOnlineWindow is how recently a runner must have been seen to count
+// as online; a longer gap between its calls starts a new OnlineSince.
+const DefaultOnlineWindow = 90 * time.Second
+
+// onlineSince is the new online_since of a runner seen at at: at, after a
+// gap longer than DefaultOnlineWindow (or never seen), else unchanged. Both
+// dialects evaluate it on the row as it was before the update.
+func onlineSince(at time.Time) clause.Expr {
+	return gorm.Expr("CASE WHEN last_seen_at IS NULL OR last_seen_at < ? OR online_since IS NULL THEN ? ELSE online_since END",
+		at.Add(-DefaultOnlineWindow), at)
+}
+
+// seen adds to updates that a runner was seen at at.
+func seen(at time.Time, updates map[string]any) map[string]any {
+	updates["last_seen_at"], updates["online_since"] = at, onlineSince(at)
+	return updates
 }
 
 // TouchRunners records that runners were seen at a time, in one statement.
@@ -154,7 +173,7 @@ func (s *Store) TouchRunners(ctx context.Context, ids []string, at time.Time) er
 	if len(ids) == 0 {
 		return nil
 	}
-	err := s.db.WithContext(ctx).Model(&Runner{}).Where("id IN ?", ids).Update("last_seen_at", at).Error
+	err := s.db.WithContext(ctx).Model(&Runner{}).Where("id IN ?", ids).Updates(seen(at, map[string]any{})).Error
 	if err != nil {
 		return fmt.Errorf("touch runners: %w", err)
 	}

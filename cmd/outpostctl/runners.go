@@ -101,6 +101,15 @@ func (c *cli) showRunner(r apiclient.Runner) {
 	if len(r.Capabilities) > 0 {
 		fmt.Fprintf(w, "capabilities: %s\n", strings.Join(r.Capabilities, ", "))
 	}
+	if r.StatusSince != nil {
+		fmt.Fprintf(w, "%s since %s\n", r.Status, stamp(*r.StatusSince))
+	}
+	if r.ConnectionErrors != nil && len(*r.ConnectionErrors) > 0 {
+		fmt.Fprintln(w, "failed calls to the gateway, as it reported them once it got through:")
+		for _, e := range *r.ConnectionErrors {
+			fmt.Fprintf(w, "  %s %s: %s\n", stamp(e.At), e.Kind, e.Message)
+		}
+	}
 }
 
 // lastSeen is when the runner last called the gateway, as an age.

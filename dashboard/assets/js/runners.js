@@ -43,6 +43,8 @@ function card({ r, install, helm }, state, reload) {
       [h("dt", {}, "Kind"), h("dd", {}, kind)],
       r.install_id ? [h("dt", {}, "Install"), h("dd", {}, h("a", { href: `#/installs/${r.install_id}` }, install || r.install_id))] : null,
       [h("dt", {}, "Last seen"), h("dd", {}, r.last_seen_at ? when(r.last_seen_at) : "never: it has not registered yet")],
+      r.status_since ? [h("dt", {}, r.status === "online" ? "Online since" : "Offline since"),
+        h("dd", { "data-status-since": "" }, when(r.status_since))] : null,
       [h("dt", {}, "Version"), h("dd", { class: "mono" }, r.version || "—")],
       [h("dt", {}, "Capabilities"), h("dd", {}, (r.capabilities || []).join(", ") || "—")],
       [h("dt", {}, "Jobs"), h("dd", { "data-jobs": "" }, `${r.running_jobs} running, ${r.queued_jobs} queued`)],

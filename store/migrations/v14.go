@@ -1,0 +1,18 @@
+package migrations
+
+import (
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// v14 keeps since when a runner has been online without a break, so the API
+// can say "online since" as well as "offline since" (last seen).
+func v14(tx *gorm.DB) error {
+	return addColumns(tx, "runners", &v14Runner{}, "OnlineSince")
+}
+
+// v14Runner is the column v14 adds to runners.
+type v14Runner struct {
+	OnlineSince *time.Time
+}
