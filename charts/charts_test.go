@@ -288,3 +288,44 @@ func envOf(c corev1.Container) map[string]corev1.EnvVar {
 	}
 	return m
 }
+
+// Behind a corporate proxy with a CA of its own: the runner container gets
+// the proxy variables and --ca-bundle pointing into the mounted ConfigMap.
+func TestARunnerBehindAProxyWithACABundle(t *testing.T) {
+	e := newEnv(t)
+	const ns = "outpost-corpnet"
+	err := e.install(ns, map[string]any{
+		"gateway":  map[string]any{"url": "https://outpost.example.com"},
+		"token":    map[string]any{"value": "oprg_chart-test-token"},
+		"proxy":    map[string]any{"https": "http://proxy.corp.example:3128", "noProxy": ".svc,.cluster.local"},
+		"caBundle": map[string]any{"configMap": "corp-ca", "key": "corp.pem"},
+	})
+	if err != nil {
+		t.Fatalf("helm install: %v", err)
+	}
+	c := e.container(ns, "outpost-runner")
+	env := envOf(c)
+	for k, want := range map[string]string{"HTTPS_PROXY": "http://proxy.corp.example:3128", "NO_PROXY": ".svc,.cluster.local",
+		"OUTPOST_CA_BUNDLE": "/etc/outpost-runner/ca/corp.pem"} {
+		if env[k].Value != want {
+			t.Errorf("%s=%q, want %q", k, env[k].Value, want)
+		}
+	}
+	if _, ok := env["HTTP_PROXY"]; ok {
+		t.Error("HTTP_PROXY set though proxy.http is empty")
+	}
+	d, err := e.cs.AppsV1().Deployments(ns).Get(context.Background(), "outpost-runner", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var volume, mount bool
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		volume = volume || v.Name == "ca-bundle" && v.ConfigMap != nil && v.ConfigMap.Name == "corp-ca"
+	}
+	for _, m := range c.VolumeMounts {
+		mount = mount || m.Name == "ca-bundle" && m.MountPath == "/etc/outpost-runner/ca" && m.ReadOnly
+	}
+	if !volume || !mount {
+		t.Errorf("the ConfigMap corp-ca is not mounted read-only at /etc/outpost-runner/ca: %+v %+v", d.Spec.Template.Spec.Volumes, c.VolumeMounts)
+	}
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -85,20 +86,22 @@ func run(m *testing.M) int {
 // gateway and API over real HTTP, and a Temporal worker on a task queue of
 // its own, against the shared in-process Temporal server.
 type stack struct {
-	t        testing.TB
-	store    *store.Store
-	client   client.Client
-	queue    string
-	worker   sdkworker.Worker
-	api      *httptest.Server
-	apiURL   string // where do calls the API (api's, or a process's)
-	gw       *httptest.Server
-	gateway  string // the URL runners are given (may be a proxy)
-	token    string // the org's API token
-	orgID    string
-	install  store.Install
-	runnerID string
-	runTok   string // the install runner's token
+	t       testing.TB
+	store   *store.Store
+	client  client.Client
+	queue   string
+	worker  sdkworker.Worker
+	api     *httptest.Server
+	apiURL  string // where do calls the API (api's, or a process's)
+	gw      *httptest.Server
+	gateway string // the URL runners are given (may be a proxy)
+	// publicGateway is the gateway's URL jobs are given (stackOptions).
+	publicGateway string
+	token         string // the org's API token
+	orgID         string
+	install       store.Install
+	runnerID      string
+	runTok        string // the install runner's token
 	// tokenFile is where a runner started with a registration token keeps
 	// the runner token it got.
 	tokenFile     string
@@ -120,6 +123,9 @@ type stackOptions struct {
 	// store's database is created on (a test's own server), instead of the
 	// shared one.
 	postgres string
+	// gatewayURL is the gateway's URL as runners reach it, which jobs get
+	// (terraform's state backend); default: the gateway's own.
+	gatewayURL string
 }
 
 func newStack(t testing.TB, o stackOptions) *stack {
@@ -144,6 +150,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	st.gw = httptest.NewServer(g.Handler())
 	t.Cleanup(st.gw.Close)
 	st.gateway = st.gw.URL
+	st.publicGateway = cmp.Or(o.gatewayURL, st.gw.URL)
 	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: st.queue}, Logger: log, GatewayURL: st.gw.URL})
 	h := a.Handler()
 	dashboard.Register(h, dashboard.Config{Tokens: a, Logger: log})
@@ -277,7 +284,7 @@ func (s *stack) startBuildRunner() *process {
 
 func (s *stack) startWorker() {
 	w := worker.New(worker.Config{Client: s.client, Store: s.store, TaskQueue: s.queue,
-		Operations: activities.OperationConfig{GatewayURL: s.gw.URL, RunnerTimeout: s.runnerTimeout, OnlineWindow: 10 * time.Second,
+		Operations: activities.OperationConfig{GatewayURL: s.publicGateway, RunnerTimeout: s.runnerTimeout, OnlineWindow: 10 * time.Second,
 			RegistryAddress: s.registry.Addr(), RegistryPlainHTTP: true}})
 	if err := w.Start(); err != nil {
 		s.t.Fatal(err)

@@ -70,8 +70,14 @@ func attemptGone(err error) bool {
 func unauthorized(err error) bool { return statusOf(err) == http.StatusUnauthorized }
 
 // permanent reports whether trying err's call again cannot help: a 4xx answer
-// other than 408 and 429. Network errors and 5xx answers are worth a retry.
+// other than 408 and 429. Network errors and 5xx answers are worth a retry,
+// and so is a 404 without the protocol's error code: a server that is not
+// the gateway answered (an ingress or proxy not routing to it yet).
 func permanent(err error) bool {
+	var ge *GatewayError
+	if errors.As(err, &ge) && ge.StatusCode == http.StatusNotFound && ge.Body.Code == "" {
+		return false
+	}
 	s := statusOf(err)
 	return s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests
 }
@@ -89,10 +95,10 @@ type client struct {
 	conn connErrors
 }
 
-func newClient(base string) *client {
+func newClient(base string, t http.RoundTripper) *client {
 	return &client{
 		base:      base,
-		http:      &http.Client{},
+		http:      &http.Client{Transport: t},
 		userAgent: fmt.Sprintf("outpost-runner/%s (protocol %s)", Version, protocol.Version),
 	}
 }

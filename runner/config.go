@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -66,10 +67,17 @@ type Config struct {
 	Terraform terraform.Options
 	// Helm configures helm jobs and chart builds.
 	Helm HelmOptions
+	// CABundle, when set, is a PEM file of CA certificates trusted beyond
+	// the system's: by the runner for the gateway, and by jobs (terraform,
+	// registries) through SSL_CERT_DIR. Proxies come from the environment
+	// (HTTPS_PROXY, NO_PROXY), which jobs get too.
+	CABundle string
 	// HealthAddr, when set, is the TCP address (host:port, e.g. ":8081")
 	// where the runner answers liveness probes on HealthPath while it runs.
 	HealthAddr string
 
+	// caPool: the system's roots and CABundle's (set by withDefaults).
+	caPool *x509.CertPool
 	// jobExecutables run the jobs of some types instead of Executable, as
 	// "<exe> job --dir DIR" (set by withDefaults from Helm).
 	jobExecutables map[string]string
@@ -129,6 +137,15 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.HealthAddr != "" {
 		if _, _, err := net.SplitHostPort(cfg.HealthAddr); err != nil {
 			return cfg, fmt.Errorf("health address %q: must be host:port or :port: %w", cfg.HealthAddr, err)
+		}
+	}
+
+	if cfg.CABundle != "" {
+		if cfg.CABundle, err = filepath.Abs(cfg.CABundle); err == nil {
+			cfg.caPool, err = loadCABundle(cfg.CABundle)
+		}
+		if err != nil {
+			return cfg, err
 		}
 	}
 
@@ -201,8 +218,12 @@ func (cfg *Config) findJobExecutables() error {
 }
 
 // jobEnv is what the configuration adds to every job's clean environment.
-func (cfg Config) jobEnv(workDir string) []string {
-	return cfg.Terraform.Env(filepath.Join(workDir, "cache", "terraform-init"))
+func (cfg Config) jobEnv(workDir string) ([]string, error) {
+	net, err := cfg.networkEnv(workDir)
+	if err != nil {
+		return nil, err
+	}
+	return append(cfg.Terraform.Env(filepath.Join(workDir, "cache", "terraform-init")), net...), nil
 }
 
 // Intervals the runner falls back on when the gateway leaves one out.

@@ -62,7 +62,9 @@ func (c *connErrors) putBack(l []protocol.ConnectionError) {
 }
 
 // failed records a call's failure, unless it is the protocol's own answer
-// (a missing or stale job: 404, 409, 400) or the runner is stopping.
+// (a missing or stale job: 404, 409, 400, with the protocol's error code) or
+// the runner is stopping. A 404 without a code is not the gateway's: the
+// URL points elsewhere.
 func (c *connErrors) failed(ctx context.Context, err error) {
 	if ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return
@@ -71,7 +73,9 @@ func (c *connErrors) failed(ctx context.Context, err error) {
 	if errors.As(err, &ge) {
 		switch ge.StatusCode {
 		case http.StatusNotFound, http.StatusConflict, http.StatusBadRequest:
-			return
+			if ge.Body.Code != "" {
+				return
+			}
 		}
 	}
 	c.add(kindOf(err), err.Error())
@@ -81,6 +85,7 @@ func (c *connErrors) failed(ctx context.Context, err error) {
 func kindOf(err error) string {
 	var (
 		ge      *GatewayError
+		pe      *ProxyError
 		dns     *net.DNSError
 		verify  *tls.CertificateVerificationError
 		unknown x509.UnknownAuthorityError
@@ -91,7 +96,7 @@ func kindOf(err error) string {
 	switch {
 	case errors.As(err, &ge):
 		return "http"
-	case strings.Contains(err.Error(), "proxyconnect"):
+	case errors.As(err, &pe), strings.Contains(err.Error(), "proxyconnect"):
 		return "proxy"
 	case errors.As(err, &dns):
 		return "dns"

@@ -36,6 +36,9 @@ type Runner struct {
 	mu        sync.Mutex
 	intervals protocol.Intervals
 	running   atomic.Int64
+	// jobEnv is what every job's environment gets from the configuration
+	// (set by Run once the work directory is there).
+	jobEnv []string
 }
 
 // New checks cfg and returns a runner; it does not contact the gateway yet.
@@ -47,7 +50,7 @@ func New(cfg Config) (*Runner, error) {
 	return &Runner{
 		cfg:          cfg,
 		log:          cfg.Logger,
-		gw:           newClient(cfg.GatewayURL),
+		gw:           newClient(cfg.GatewayURL, cfg.transport()),
 		capabilities: capabilities(cfg),
 		retry:        defaultRetry,
 		prio:         newPriorities(),
@@ -70,6 +73,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	if r.cfg.WorkDir == "" {
 		defer os.RemoveAll(workDir)
+	}
+	if r.jobEnv, err = r.cfg.jobEnv(workDir); err != nil {
+		return err
 	}
 	if r.cfg.HealthAddr != "" {
 		stopHealth, err := r.serveHealth(r.cfg.HealthAddr)
@@ -337,7 +343,7 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 		retry:     r.retry,
 		stop:      stop,
 		log:       r.log.With("job", job.ID, "attempt", job.Attempt),
-		extraEnv:  r.cfg.jobEnv(workDir),
+		extraEnv:  r.jobEnv,
 		prio:      r.prio,
 	}
 }

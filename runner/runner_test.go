@@ -141,6 +141,10 @@ func TestRunnerWithAnUnknownTokenDoesNotStart(t *testing.T) {
 }
 
 func TestNewNamesTheBadSetting(t *testing.T) {
+	notPEM := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		cfg  Config
 		want string
@@ -151,6 +155,8 @@ func TestNewNamesTheBadSetting(t *testing.T) {
 		{Config{GatewayURL: "http://host", Token: "hunter2"}, "token: must start with"},
 		{Config{GatewayURL: "http://host", Token: "oprn_x", Concurrency: -1}, "concurrency"},
 		{Config{GatewayURL: "http://host", Token: "oprn_x", CancelGrace: -1}, "cancel grace"},
+		{Config{GatewayURL: "http://host", Token: "oprn_x", CABundle: "/nonexistent/ca.pem"}, "CA bundle: open /nonexistent/ca.pem"},
+		{Config{GatewayURL: "http://host", Token: "oprn_x", CABundle: notPEM}, "CA bundle " + notPEM + ": holds no PEM certificate"},
 	} {
 		_, err := New(tc.cfg)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

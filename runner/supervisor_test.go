@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +35,7 @@ func commandJob(id string, script string) protocol.Job {
 // process, against g, and returns once the supervisor is done.
 func supervise(t *testing.T, g *testGateway, job protocol.Job, configure ...func(*supervisor)) *supervisor {
 	t.Helper()
-	c := newClient(g.start())
+	c := newClient(g.start(), http.DefaultTransport)
 	c.setToken(g.runnerToken)
 	exe, err := os.Executable()
 	if err != nil {
