@@ -66,6 +66,9 @@ func (s *Store) RecordAuditEvent(ctx context.Context, ev AuditEvent) (AuditEvent
 		return AuditEvent{}, fmt.Errorf("record audit event: no org")
 	}
 	ev.ID = NewID("aud")
+	if ev.Objects == nil {
+		ev.Objects = map[string]string{}
+	}
 	if ev.CreatedAt.IsZero() {
 		ev.CreatedAt = s.now()
 	}
