@@ -250,3 +250,22 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// Every parameter of every route is an audit object of a kind of its own in
+// that route: a new parameter name fails here until paramKinds names it.
+func TestEveryRouteParameterIsAnAuditObject(t *testing.T) {
+	e := &Server{}
+	for _, r := range e.routeTable() {
+		kinds := map[string]bool{}
+		for _, o := range pathObjects(r.path) {
+			if _, known := paramKinds[o.param]; (!known && o.param != "id") || kinds[o.kind] {
+				t.Errorf("%s %s: parameter :%s is object %q: add it to paramKinds", r.method, r.path, o.param, o.kind)
+			}
+			kinds[o.kind] = true
+		}
+	}
+	if got := pathObjects("/installs/:id/operations/:op/steps/:step/approve"); !slices.Equal(got,
+		[]pathObject{{"id", "install_id"}, {"op", "operation_id"}, {"step", "step"}}) {
+		t.Errorf("the approve route's objects: %v", got)
+	}
+}
