@@ -219,9 +219,18 @@ func (e *testEnv) enqueueJob(inst installView, key string) store.Job {
 	return job
 }
 
-// snapshot is every row of every table, to check a refused request changed
-// nothing.
+// snapshot is every row of every table but the audit log (which records
+// refused requests too: audit_test.go checks it), to check a refused request
+// changed nothing.
 func (e *testEnv) snapshot() map[string][]string {
+	e.t.Helper()
+	out := e.snapshotAll()
+	delete(out, "audit_events")
+	return out
+}
+
+// snapshotAll is every row of every table.
+func (e *testEnv) snapshotAll() map[string][]string {
 	e.t.Helper()
 	db := e.store.DB()
 	tables, err := db.Migrator().GetTables()
@@ -249,6 +258,7 @@ type recordingOps struct {
 	mu        sync.Mutex
 	started   []store.InstallCommand
 	cancelled []string
+	decisions []string // "<workflow ID> <step> <approve>"
 	closed    map[string]chan struct{}
 	startErr  error
 	awaiting  chan string // receives the workflow ID each time AwaitWorkflow starts waiting
@@ -306,9 +316,13 @@ func (o *recordingOps) StartOperation(context.Context, store.InstallOperation) e
 	return errors.New("operations are not part of these tests")
 }
 
-// SignalApproval: see StartOperation.
-func (o *recordingOps) SignalApproval(context.Context, string, string, bool) error {
-	return errors.New("operations are not part of these tests")
+// SignalApproval records the decision (the workflow that receives it is
+// tested end to end).
+func (o *recordingOps) SignalApproval(_ context.Context, workflowID, step string, approve bool) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.decisions = append(o.decisions, fmt.Sprintf("%s %s %t", workflowID, step, approve))
+	return nil
 }
 
 // SetDriftSchedule: schedules are tested end to end (package e2e); deleting

@@ -23,6 +23,7 @@ func (s *Server) createApp(c echo.Context) error {
 	if err != nil {
 		return onField(err, "name")
 	}
+	noteObject(c.Request().Context(), "app_id", app.ID)
 	return c.JSON(http.StatusCreated, app)
 }
 
@@ -55,6 +56,7 @@ func (s *Server) createComponent(c echo.Context) error {
 	if err != nil {
 		return onField(err, "name")
 	}
+	noteObject(c.Request().Context(), "component_id", cmp.ID)
 	return c.JSON(http.StatusCreated, cmp)
 }
 

@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -193,7 +195,7 @@ func TestAuthzMatrixV1(t *testing.T) {
 			e := e.with(t)
 			path := "/v1" + fill(t, r.path, func(int) matrixIDs { return a }) + matrixQuery(t, r, a)
 			body := matrixBody(r, a)
-			before := e.snapshot()
+			before := e.snapshotAll()
 			for name, tok := range bad {
 				want := 401
 				if r.doc.public {
@@ -212,13 +214,18 @@ func TestAuthzMatrixV1(t *testing.T) {
 				calls += e.checkCSRF(path, r.method, toString(body))
 				changing++
 			}
-			if d := snapshotDiff(before, e.snapshot()); d != "" {
+			after := e.snapshotAll()
+			e.checkRefusalsAudited(r, auditAdded(t, before, after), a["org"])
+			if d := snapshotDiff(before, after); d != "" {
 				t.Errorf("refused requests changed stored rows:\n%s", d)
 			}
-			before = e.snapshot()
-			calls += e.checkForeign(r, a, b, bToken)
+			before = e.snapshotAll()
+			foreign := e.checkForeign(r, a, b, bToken)
+			calls += foreign
+			after = e.snapshotAll()
+			e.checkForeignAudited(r, auditAdded(t, before, after), b["org"], foreign)
 			if _, own := matrixOwnOrg[key]; !own {
-				if d := snapshotDiff(before, e.snapshot()); d != "" {
+				if d := snapshotDiff(before, after); d != "" {
 					t.Errorf("another org's requests changed stored rows:\n%s", d)
 				}
 			}
@@ -227,8 +234,10 @@ func TestAuthzMatrixV1(t *testing.T) {
 			}
 		})
 	}
-	if n, m := len(e.ops.startedCommands()), len(e.ops.startedBuilds()); n != started || m != builds || len(e.ops.cancelledWorkflows()) != 0 {
-		t.Errorf("refused requests reached the workflows: %d commands, %d builds started; cancelled %v", n-started, m-builds, e.ops.cancelledWorkflows())
+	if n, m := len(e.ops.startedCommands()), len(e.ops.startedBuilds()); n != started || m != builds || len(e.ops.cancelledWorkflows()) != 0 ||
+		len(e.ops.decisions) != 0 {
+		t.Errorf("refused requests reached the workflows: %d commands, %d builds started; cancelled %v; decisions %v",
+			n-started, m-builds, e.ops.cancelledWorkflows(), e.ops.decisions)
 	}
 	t.Logf("%d routes × %d credentials (%d bad ones, another org's token), a forged session change on %d: %d requests",
 		len(e.srv.routes), len(bad)+1, len(bad), changing, calls)
@@ -347,4 +356,72 @@ func snapshotDiff(before, after map[string][]string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// matrixAudit is an audit event as the matrix checks it.
+type matrixAudit struct {
+	OrgID     string `json:"org_id"`
+	TokenName string `json:"token_name"`
+	Via       string `json:"via"`
+	Status    int    `json:"status"`
+	ErrorCode string `json:"error_code"`
+}
+
+// auditAdded takes the audit events out of two snapshots and returns those
+// added between them.
+func auditAdded(t *testing.T, before, after map[string][]string) []matrixAudit {
+	t.Helper()
+	var out []matrixAudit
+	for _, row := range after["audit_events"] {
+		if slices.Contains(before["audit_events"], row) {
+			continue
+		}
+		var ev matrixAudit
+		if err := json.Unmarshal([]byte(row), &ev); err != nil {
+			t.Fatalf("audit event %s: %v", row, err)
+		}
+		out = append(out, ev)
+	}
+	delete(before, "audit_events")
+	delete(after, "audit_events")
+	return out
+}
+
+// checkRefusalsAudited: of the refused requests on a changing route, those
+// that carried a token of A's (the revoked one, the forged session's) are
+// in A's audit log as refused; the others name no org and are not.
+func (e *testEnv) checkRefusalsAudited(r route, got []matrixAudit, aOrg string) {
+	e.t.Helper()
+	var want []matrixAudit
+	if r.method != "GET" && !r.doc.public {
+		csrf := matrixAudit{aOrg, "admin", store.ViaSession, 403, codeCSRF}
+		want = []matrixAudit{{aOrg, "revoked", store.ViaBearer, 401, "unauthorized"}, csrf, csrf}
+	}
+	sortAudit(got)
+	sortAudit(want)
+	if !slices.Equal(got, want) {
+		e.t.Errorf("refused requests audited as %+v, want %+v", got, want)
+	}
+}
+
+// checkForeignAudited: each of the n changing requests org B sent is in B's
+// audit log (refused, but where it acted on B's own org).
+func (e *testEnv) checkForeignAudited(r route, got []matrixAudit, bOrg string, n int) {
+	e.t.Helper()
+	if r.method == "GET" {
+		n = 0
+	}
+	if len(got) != n {
+		e.t.Errorf("another org's %d requests made %d audit events: %+v", n, len(got), got)
+	}
+	_, own := matrixOwnOrg[r.method+" "+r.path]
+	for _, ev := range got {
+		if ev.OrgID != bOrg || ev.TokenName != "admin" || (!own && ev.Status < 400) {
+			e.t.Errorf("another org's request audited as %+v", ev)
+		}
+	}
+}
+
+func sortAudit(evs []matrixAudit) {
+	slices.SortFunc(evs, func(a, b matrixAudit) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
 }

@@ -312,6 +312,7 @@ func (s *Server) rebuild(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	noteObject(ctx, "build_id", builds[0].ID)
 	builds, failed := s.startBuilds(ctx, builds, created) // a reused build still queued is started again
 	if failed != nil {
 		return failed.answer(fmt.Sprintf("build %s was queued", builds[0].ID))

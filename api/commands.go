@@ -117,6 +117,7 @@ func (s *Server) createCommand(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	noteObject(ctx, "command_id", cmd.ID)
 	if err := s.ops.StartInstallCommand(ctx, cmd); err != nil {
 		// Nothing will run it: record that, so the command does not stay queued.
 		now := s.now()

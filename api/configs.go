@@ -44,6 +44,12 @@ func newInvalidConfig(ps appconfig.Problems) *invalidConfig {
 	return &invalidConfig{Code: codeInvalidConfig, Message: msg, Errors: ps}
 }
 
+// answerInvalidConfig answers 422 with every problem of the config.
+func answerInvalidConfig(c echo.Context, ps appconfig.Problems) error {
+	noteErrorCode(c.Request().Context(), codeInvalidConfig)
+	return c.JSON(http.StatusUnprocessableEntity, newInvalidConfig(ps))
+}
+
 // configView is a config version as the API shows it. Sensitive input
 // defaults are left out; variables are not shown (they are in the files).
 type configView struct {
@@ -123,14 +129,14 @@ func (s *Server) syncConfig(c echo.Context) error {
 	cfg, err := appconfig.Load(fsys)
 	var ps appconfig.Problems
 	if errors.As(err, &ps) {
-		return c.JSON(http.StatusUnprocessableEntity, newInvalidConfig(ps))
+		return answerInvalidConfig(c, ps)
 	}
 	if err != nil {
 		return err
 	}
 	if cfg.App.Name != app.Name {
-		return c.JSON(http.StatusUnprocessableEntity, newInvalidConfig(appconfig.Problems{{File: appconfig.ConfigFile, Key: "app.name",
-			Message: fmt.Sprintf("the config is for app %q, but app %s is %q", cfg.App.Name, app.ID, app.Name)}}))
+		return answerInvalidConfig(c, appconfig.Problems{{File: appconfig.ConfigFile, Key: "app.name",
+			Message: fmt.Sprintf("the config is for app %q, but app %s is %q", cfg.App.Name, app.ID, app.Name)}})
 	}
 	archive, err := cfg.Archive()
 	if err != nil {
@@ -147,6 +153,7 @@ func (s *Server) syncConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	noteObject(ctx, "config_version", strconv.Itoa(ac.Version))
 	stored := fmt.Sprintf("config version %d is stored", ac.Version)
 	if !created {
 		stored = fmt.Sprintf("the config is version %d already", ac.Version)

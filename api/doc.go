@@ -15,6 +15,9 @@
 // and POST /v1/runners/{id}/registration-token. Sensitive install inputs are
 // never shown (their value is left out, "sensitive": true).
 //
+// Every call other than a GET is recorded in the org's audit log once
+// answered, refused ones too (audit.go); GET /v1/audit lists it.
+//
 // Durable operations (install operations, builds, debug commands) run as
 // Temporal workflows; this package starts, cancels and awaits them through the
 // small Operations interface, which package worker implements.

@@ -104,6 +104,8 @@ func (s *Server) createInstall(c echo.Context) error {
 	if err != nil {
 		return onField(err, "name")
 	}
+	noteObject(c.Request().Context(), "install_id", inst.ID)
+	noteObject(c.Request().Context(), "runner_id", runner.ID)
 	if len(req.Labels) > 0 {
 		if inst, err = s.store.SetInstallLabels(c.Request().Context(), inst.OrgID, inst.ID, req.Labels); err != nil {
 			return err

@@ -38,7 +38,7 @@ func openAPIDocument(routes []route) map[string]any {
 		"security": []any{map[string]any{"bearer": []string{}}},
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
-			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas(), inputSchemas(), deploySchemas(), maintenanceSchemas(), driftSchemas(), buildSchemas(), runnerInstallSchemas(), labelSchemas(), releaseSchemas()),
+			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas(), inputSchemas(), deploySchemas(), maintenanceSchemas(), driftSchemas(), buildSchemas(), runnerInstallSchemas(), labelSchemas(), releaseSchemas(), auditSchemas()),
 		},
 	}
 }

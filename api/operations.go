@@ -75,7 +75,9 @@ func (s *Server) beginOperation(ctx context.Context, inst store.Install, op stor
 	}
 	op.OrgID, op.InstallID, op.ApprovalMode = inst.OrgID, inst.ID, inst.ApprovalMode
 	op.WorkflowID = workflows.OperationWorkflowID(inst.ID, op.Kind, op.Component)
-	return s.store.StartOperation(ctx, op)
+	op, err := s.store.StartOperation(ctx, op)
+	noteObject(ctx, "operation_id", op.ID)
+	return op, err
 }
 
 // runsInstalledVersion: an operation of kind acts on what the install runs
@@ -193,6 +195,7 @@ func (s *Server) decideStep(c echo.Context, approve bool) error {
 	if step == nil {
 		return fmt.Errorf("step %s of operation %s: %w", name, op.ID, store.ErrNotFound)
 	}
+	noteObject(c.Request().Context(), "step_id", step.ID)
 	if step.Status != status.StepWaitingApproval {
 		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "step %s is %s, not waiting for approval", name, step.Status)
 	}

@@ -71,6 +71,7 @@ func (s *Server) launchRelease(c echo.Context, r store.Release) error {
 	if err != nil {
 		return err
 	}
+	noteObject(ctx, "release_id", r.ID) // new_release_id for a rollback
 	if err := s.ops.StartRelease(ctx, r); err != nil {
 		_ = s.store.SetReleaseStatus(context.WithoutCancel(ctx), r.ID, store.ReleaseCancelled, "its workflow could not be started")
 		return opsFailed("starting the release", err)

@@ -63,6 +63,15 @@ func (s *Server) routeTable() []route {
 		{del, "/tokens/:id", s.revokeToken, operation{id: "revokeToken", tag: "tokens",
 			summary: "Revoke an API token", status: 204}},
 
+		{get, "/audit", s.listAudit, operation{id: "listAuditEvents", tag: "audit",
+			summary: "The org's audit log, newest first: every changing call, refused ones too",
+			description: "Each call other than a GET is recorded once answered: who (the API token's ID and name, and whether it " +
+				"came as a bearer or the dashboard's session), what (method, route pattern, operationId as action, the objects " +
+				"its path named and those it made), when, and the answer's status with a failure's error code. A refused call " +
+				"is recorded under the org of the token it carried (a revoked one too); one with no API token is not. Never a " +
+				"request body. A page is full at limit; next_before continues it. A bad since, action or before is 400 naming it.",
+			query: auditQuery, status: 200, result: "AuditEventList"}},
+
 		{post, "/apps", s.createApp, operation{id: "createApp", tag: "apps",
 			summary: "Create an app", body: "CreateAppRequest", status: 201, result: "App", errors: []int{409}}},
 		{get, "/apps", s.listApps, operation{id: "listApps", tag: "apps",

@@ -157,11 +157,17 @@ func (s *Server) Handler() *echo.Echo {
 // listener in dev). The caller should use apierr.Handler as the echo's
 // HTTPErrorHandler so errors answer JSON.
 //
+// Every route but a GET is audited (audit.go).
+//
 // Middleware is per route, not per group: an echo group with middleware
 // catches every path below it, which would answer 404 where 405 is right.
 func (s *Server) Register(e *echo.Echo) {
 	for _, r := range s.routes {
-		mw := []echo.MiddlewareFunc{limitBody(r.bodyLimit())}
+		var mw []echo.MiddlewareFunc
+		if r.method != http.MethodGet {
+			mw = append(mw, s.audited(r)) // outermost: it sees the refusals below too
+		}
+		mw = append(mw, limitBody(r.bodyLimit()))
 		if !r.doc.public {
 			mw = append(mw, s.authenticate)
 		}

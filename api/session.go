@@ -43,16 +43,31 @@ func (s *Server) CheckToken(ctx context.Context, plain string) (bool, error) {
 // request).
 func requestToken(c echo.Context) (string, error) {
 	req := c.Request()
-	if h := req.Header.Get(echo.HeaderAuthorization); h != "" {
-		scheme, plain, _ := strings.Cut(h, " ")
-		if plain = strings.TrimSpace(plain); strings.EqualFold(scheme, "Bearer") && plain != "" {
-			return plain, nil
-		}
-	} else if ck, err := req.Cookie(SessionCookie); err == nil && ck.Value != "" {
-		return ck.Value, checkCSRF(req)
+	switch plain, via := credential(req); via {
+	case store.ViaBearer:
+		return plain, nil
+	case store.ViaSession:
+		return plain, checkCSRF(req)
 	}
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="outpost"`)
 	return "", apierr.New(http.StatusUnauthorized, protocol.CodeUnauthorized, "", "missing API token: send Authorization: Bearer <token>")
+}
+
+// credential is the API token the request carries and how (store.ViaBearer
+// or store.ViaSession), unchecked: the bearer header's, else the session
+// cookie's; "" when it carries none (or a malformed header).
+func credential(req *http.Request) (plain, via string) {
+	if h := req.Header.Get(echo.HeaderAuthorization); h != "" {
+		scheme, plain, _ := strings.Cut(h, " ")
+		if plain = strings.TrimSpace(plain); strings.EqualFold(scheme, "Bearer") && plain != "" {
+			return plain, store.ViaBearer
+		}
+		return "", ""
+	}
+	if ck, err := req.Cookie(SessionCookie); err == nil && ck.Value != "" {
+		return ck.Value, store.ViaSession
+	}
+	return "", ""
 }
 
 // checkCSRF refuses a state-changing request authenticated by the session

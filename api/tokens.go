@@ -28,6 +28,8 @@ func (s *Server) createToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	noteObject(c.Request().Context(), "token_id", tok.ID)
+	noteObject(c.Request().Context(), "token_name", tok.Name) // never its value
 	return c.JSON(http.StatusCreated, newTokenView{APIToken: tok, Token: plain})
 }
 

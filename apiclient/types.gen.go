@@ -469,6 +469,45 @@ type ApprovalMode struct {
 // ApprovalModeApprovalMode defines model for ApprovalMode.ApprovalMode.
 type ApprovalModeApprovalMode string
 
+// AuditEvent defines model for AuditEvent.
+type AuditEvent struct {
+	// Action the route's operationId
+	Action string `json:"action"`
+
+	// At when the call was answered
+	At         time.Time `json:"at"`
+	DurationMs int       `json:"duration_ms"`
+
+	// ErrorCode a failure's error code (the Error's code)
+	ErrorCode *string `json:"error_code,omitempty"`
+	Id        string  `json:"id"`
+	Method    string  `json:"method"`
+
+	// Objects the objects the call named in its path or made, by kind: app_id, install_id, operation_id, step, step_id, token_id, token_name…; new_<kind> when it made one of a kind its path named
+	Objects map[string]string `json:"objects"`
+
+	// Route the route's pattern, e.g. /v1/installs/{id}
+	Route string `json:"route"`
+
+	// Status the answer's HTTP status (499: the client went away first)
+	Status int `json:"status"`
+
+	// TokenId the API token that made the call (a revoked one, when that is why it was refused)
+	TokenId   string `json:"token_id"`
+	TokenName string `json:"token_name"`
+
+	// Via bearer (Authorization header) or session (the dashboard's cookie)
+	Via string `json:"via"`
+}
+
+// AuditEventList defines model for AuditEventList.
+type AuditEventList struct {
+	Events []AuditEvent `json:"events"`
+
+	// NextBefore set when the page is full: pass as ?before= for the next, older, page
+	NextBefore *string `json:"next_before,omitempty"`
+}
+
 // Build defines model for Build.
 type Build struct {
 	AppId string `json:"app_id"`
@@ -1404,6 +1443,27 @@ type ListBuildsParams struct {
 
 	// ConfigVersion a config version (1, 2, …, or latest): the builds it uses
 	ConfigVersion *string `form:"config_version,omitempty" json:"config_version,omitempty"`
+}
+
+// ListAuditEventsParams defines parameters for ListAuditEvents.
+type ListAuditEventsParams struct {
+	// Limit how many to return, newest first (1-200, default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before an event ID (next_before of the previous page): the events after it in the list, older
+	Before *string `form:"before,omitempty" json:"before,omitempty"`
+
+	// TokenId only the calls made with this API token
+	TokenId *string `form:"token_id,omitempty" json:"token_id,omitempty"`
+
+	// Action only the calls of this operation (an operationId of this document: createApp, approveStep…)
+	Action *string `form:"action,omitempty" json:"action,omitempty"`
+
+	// ObjectId only the calls that named or made this object (an ID, a step or a component name)
+	ObjectId *string `form:"object_id,omitempty" json:"object_id,omitempty"`
+
+	// Since only the calls answered at or after this time (RFC 3339)
+	Since *string `form:"since,omitempty" json:"since,omitempty"`
 }
 
 // ListInstallsParams defines parameters for ListInstalls.

@@ -95,6 +95,12 @@ func (s *Store) AuthenticateAPIToken(ctx context.Context, plain string) (APIToke
 	return t, nil
 }
 
+// LookupAPIToken finds the API token plain is, revoked or not, to say whose
+// a refused call was; ErrNotFound when it is none.
+func (s *Store) LookupAPIToken(ctx context.Context, plain string) (APIToken, error) {
+	return first[APIToken](s.db.WithContext(ctx), "API token", "token_hash = ?", HashToken(plain))
+}
+
 // GetOrg reads an org by ID.
 func (s *Store) GetOrg(ctx context.Context, id string) (Org, error) {
 	return first[Org](s.db.WithContext(ctx), "org "+id, "id = ?", id)

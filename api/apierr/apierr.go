@@ -139,6 +139,23 @@ func trimPrefixes(err error) string {
 	return msg
 }
 
+// Resolve is the answer Handler sends for err: echo's own errors (unknown
+// route, 405, 413) keep their status, the rest go through FromStore.
+func Resolve(err error) *HTTPError {
+	var ee *echo.HTTPError
+	if !errors.As(err, &ee) {
+		return FromStore(err)
+	}
+	code := "http_error"
+	if ee.Code == http.StatusNotFound {
+		code = protocol.CodeNotFound
+	}
+	if ee.Code == http.StatusRequestEntityTooLarge {
+		code = protocol.CodeTooLarge
+	}
+	return New(ee.Code, code, "", "%v", ee.Message)
+}
+
 // Handler is echo's HTTPErrorHandler for both surfaces: every error answers
 // JSON. 5xx causes are logged, never sent.
 func Handler(log *slog.Logger) echo.HTTPErrorHandler {
@@ -149,21 +166,7 @@ func Handler(log *slog.Logger) echo.HTTPErrorHandler {
 		if errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
 			return // the client went away (a long poll or held heartbeat it ended): nobody to answer
 		}
-		var he *HTTPError
-		var ee *echo.HTTPError
-		switch {
-		case errors.As(err, &ee):
-			code := "http_error"
-			if ee.Code == http.StatusNotFound {
-				code = protocol.CodeNotFound
-			}
-			if ee.Code == http.StatusRequestEntityTooLarge {
-				code = protocol.CodeTooLarge
-			}
-			he = New(ee.Code, code, "", "%v", ee.Message)
-		default:
-			he = FromStore(err)
-		}
+		he := Resolve(err)
 		if he.Status >= 500 {
 			log.Error("request failed", "method", c.Request().Method, "path", c.Path(), "err", err)
 		}

@@ -29,6 +29,7 @@ var All = []Migration{
 	{12, "build provenance", v12},
 	{13, "runner connection errors", v13},
 	{14, "runner online since", v14},
+	{15, "audit log", v15},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.
