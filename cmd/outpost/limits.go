@@ -34,7 +34,7 @@ func (a *abuseFlags) register(fs *envflag.FlagSet) {
 	fs.DurationVar(&a.authEvery, "auth-failure-refill", authlimit.DefaultEvery, "how long until one more failed authentication is allowed")
 	fs.StringVar(&a.trustedProxies, "trusted-proxies", "",
 		"reverse proxies (CIDRs, comma-separated) whose X-Forwarded-For names the client for the failed-authentication limit (default: none: the peer is the client)")
-	fs.DurationVar(&a.followMax, "log-follow-max", api.DefaultFollowMax, "how long one log follow stream lasts before it ends with a `resume` event")
+	fs.DurationVar(&a.followMax, "log-follow-max", api.DefaultFollowMax, "how long one log follow stream lasts before it ends with a resume event")
 }
 
 // check refuses limits that are not set or would cut the gateway's own long
