@@ -84,6 +84,12 @@ type logEnd struct {
 	Error    string     `json:"error,omitempty"`
 }
 
+// logResume is the data of the `resume` event that ends a follow stream at
+// its maximum duration: reconnect with after (or Last-Event-ID) to go on.
+type logResume struct {
+	After string `json:"after"`
+}
+
 func (s *Server) jobLogs(c echo.Context) error {
 	ctx := c.Request().Context()
 	job, err := s.store.GetJob(ctx, orgID(c), c.Param("id"))
@@ -125,7 +131,8 @@ func (s *Server) jobLogs(c echo.Context) error {
 }
 
 // followLogs streams a job's logs after cursor as Server-Sent Events, woken by the bus (and
-// followTick), until the job ended and every line was sent (or logGrace passed), or the client left.
+// followTick), until the job ended and every line was sent (or logGrace passed), the client left,
+// or followMax passed (then a `resume` event: the client reconnects after its last cursor).
 func (s *Server) followLogs(c echo.Context, job store.Job, cursor store.LogCursor) error {
 	ctx := c.Request().Context()
 	// Subscribe before the first read, so nothing that happens after it is missed.
@@ -135,8 +142,13 @@ func (s *Server) followLogs(c echo.Context, job store.Job, cursor store.LogCurso
 	defer unsubscribeLogs()
 	tick := time.NewTicker(s.followTick)
 	defer tick.Stop()
+	limit := time.NewTimer(s.followMax)
+	defer limit.Stop()
 
 	w := c.Response()
+	// The server's write timeout would cut the stream: it lasts followMax
+	// (a client that stops reading, a minute more).
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.followMax + time.Minute))
 	w.Header().Set(echo.HeaderContentType, "text/event-stream")
 	w.Header().Set(echo.HeaderCacheControl, "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: don't buffer the stream
@@ -185,6 +197,10 @@ func (s *Server) followLogs(c echo.Context, job store.Job, cursor store.LogCurso
 			return nil
 		case <-grace:
 			return s.endStream(w, j)
+		case <-limit.C:
+			_ = writeEvent(w, "resume", "", logResume{After: formatCursor(cursor)})
+			w.Flush()
+			return nil
 		case <-wake:
 		case <-wakeLogs:
 		case <-tick.C:

@@ -105,7 +105,7 @@ func (r route) openAPIOperation() map[string]any {
 	}
 	errs := slices.Clone(d.errors)
 	if !d.public {
-		errs = append(errs, http.StatusUnauthorized)
+		errs = append(errs, http.StatusUnauthorized, http.StatusTooManyRequests)
 	}
 	if len(pathParams(r.path)) > 0 {
 		errs = append(errs, http.StatusNotFound)

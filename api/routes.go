@@ -187,7 +187,9 @@ func (s *Server) routeTable() []route {
 			summary: "Read or follow a job's logs",
 			description: "Without follow: a page of chunks after the cursor and the cursor to continue from. " +
 				"With follow=true: Server-Sent Events, one `log` event per chunk (data: a LogChunk, id: its cursor) " +
-				"and a final `end` event (data: a LogEnd) once the job is finished and every line was sent.",
+				"and a final `end` event (data: a LogEnd) once the job is finished and every line was sent. " +
+				"A stream lasts at most the server's follow maximum (default 30 minutes): then a `resume` event " +
+				"(data: {\"after\": cursor}) ends it, and the client reconnects with after= or Last-Event-ID to go on.",
 			query: []queryParam{
 				{"after", "string", "cursor <attempt>.<seq>: return the chunks after it (default: from the start)"},
 				{"limit", "integer", "chunks per page (1-1000, default 200); ignored with follow"},

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -36,6 +37,13 @@ type Config struct {
 	// unless the request names one: repository[:tag][@sha256:digest]
 	// (default: the runner chart's repository and appVersion).
 	RunnerImage string
+	// AuthLimiter counts failed authentications (API tokens, the dashboard's
+	// sign-in); nil makes one with authlimit's defaults. The gateway may
+	// share it.
+	AuthLimiter *authlimit.Limiter
+	// FollowMax bounds how long one log follow stream lasts before it ends
+	// with a `resume` event (default DefaultFollowMax).
+	FollowMax time.Duration
 }
 
 // Operations starts and waits for durable operations (Temporal workflows).
@@ -70,6 +78,11 @@ type Operations interface {
 // shown online, unless Config says otherwise.
 const DefaultOnlineWindow = store.DefaultOnlineWindow
 
+// DefaultFollowMax is how long a log follow stream lasts at most unless
+// Config says otherwise: then it ends with a `resume` event and the client
+// reconnects after the last cursor it got.
+const DefaultFollowMax = 30 * time.Minute
+
 // MaxBodyBytes is the largest request body the API reads.
 const MaxBodyBytes = 1 << 20
 
@@ -84,6 +97,7 @@ type Server struct {
 	onlineWindow time.Duration
 	gatewayURL   string
 	runnerImage  string
+	limiter      *authlimit.Limiter
 	now          func() time.Time
 
 	// followTick is how often a log follower looks again without being woken
@@ -92,6 +106,8 @@ type Server struct {
 	// logGrace is how long a follower of a finished job waits for lines the
 	// runner reported (last_seq) but has not delivered yet.
 	logGrace time.Duration
+	// followMax bounds one follow stream (Config.FollowMax).
+	followMax time.Duration
 	// followIdle, if set, is called each time a log follower has sent all it
 	// found and starts waiting (for tests).
 	followIdle func(job store.Job, sent store.LogCursor)
@@ -113,6 +129,8 @@ func New(cfg Config) *Server {
 		onlineWindow: cfg.OnlineWindow,
 		gatewayURL:   cfg.GatewayURL,
 		runnerImage:  cfg.RunnerImage,
+		limiter:      cfg.AuthLimiter,
+		followMax:    cfg.FollowMax,
 		now:          func() time.Time { return time.Now().UTC() },
 		followTick:   15 * time.Second,
 		logGrace:     10 * time.Second,
@@ -122,6 +140,12 @@ func New(cfg Config) *Server {
 	}
 	if s.onlineWindow <= 0 {
 		s.onlineWindow = DefaultOnlineWindow
+	}
+	if s.limiter == nil {
+		s.limiter = authlimit.New(authlimit.Config{})
+	}
+	if s.followMax <= 0 {
+		s.followMax = DefaultFollowMax
 	}
 	if s.runnerImage == "" {
 		s.runnerImage = DefaultRunnerImage

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"crypto/subtle"
 	"errors"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -28,14 +28,30 @@ const (
 // CSRF proof.
 const codeCSRF = "csrf_refused"
 
-// CheckToken says whether plain is a valid API token (the dashboard's
-// sign-in); the error is a failure to find out.
-func (s *Server) CheckToken(ctx context.Context, plain string) (bool, error) {
-	_, err := s.store.AuthenticateAPIToken(ctx, plain)
+// CheckToken says whether plain, sent by r, is a valid API token (the
+// dashboard's sign-in); the error is a failure to find out, or an
+// *apierr.HTTPError to answer as it is (429: too many failures, Retry-After
+// set on w).
+func (s *Server) CheckToken(w http.ResponseWriter, r *http.Request, plain string) (bool, error) {
+	_, err := s.checkAPIToken(w.Header(), r, plain)
 	if errors.Is(err, store.ErrUnauthorized) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// checkAPIToken authenticates plain unless r's source or plain's prefix
+// failed too often (authlimit), and counts a failure.
+func (s *Server) checkAPIToken(h http.Header, r *http.Request, plain string) (store.APIToken, error) {
+	att, wait := s.limiter.Begin(r, protocol.APITokenPrefix, plain)
+	if wait > 0 {
+		return store.APIToken{}, authlimit.Refuse(h, wait)
+	}
+	tok, err := s.store.AuthenticateAPIToken(r.Context(), plain)
+	if errors.Is(err, store.ErrUnauthorized) {
+		att.Failed()
+	}
+	return tok, err
 }
 
 // requestToken is the request's API token: the bearer header's, else the
@@ -100,7 +116,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		tok, err := s.store.AuthenticateAPIToken(c.Request().Context(), plain)
+		tok, err := s.checkAPIToken(c.Response().Header(), c.Request(), plain)
 		if err != nil {
 			if errors.Is(err, store.ErrUnauthorized) {
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="outpost", error="invalid_token"`)

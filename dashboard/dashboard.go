@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -21,9 +20,10 @@ var assets embed.FS
 
 // TokenChecker checks an API token as the API's own authentication does.
 type TokenChecker interface {
-	// CheckToken says whether token is a valid API token; the error is a
-	// failure to find out.
-	CheckToken(ctx context.Context, token string) (bool, error)
+	// CheckToken says whether token, sent by r, is a valid API token; the
+	// error is a failure to find out, or an *apierr.HTTPError to answer as it
+	// is (a 429 whose Retry-After it set on w).
+	CheckToken(w http.ResponseWriter, r *http.Request, token string) (bool, error)
 }
 
 // Config is what the dashboard needs.

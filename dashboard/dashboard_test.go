@@ -6,8 +6,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/outpost-dev/outpost/api"
+	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/dashboard"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
@@ -113,5 +115,32 @@ func TestSignInCookie(t *testing.T) {
 		if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || session.Secure != tls {
 			t.Fatalf("TLS %v: session cookie %+v", tls, session)
 		}
+	}
+}
+
+// Signing in with wrong tokens is limited like the API's tokens: after the
+// burst, 429 with Retry-After, and the right token is refused too from there.
+func TestSignInGuessingIsLimited(t *testing.T) {
+	s := storetest.Open(t, store.Postgres)
+	_, token, err := s.CreateOrg(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := api.New(api.Config{Store: s, AuthLimiter: authlimit.New(authlimit.Config{Burst: 2, Every: time.Hour})})
+	h := a.Handler()
+	dashboard.Register(h, dashboard.Config{Tokens: a})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	for i, want := range []int{401, 401, 429} {
+		res := signIn(t, srv, "opat_wrong"+strings.Repeat("x", i+40))
+		if res.StatusCode != want {
+			t.Fatalf("wrong token %d: %d, want %d", i+1, res.StatusCode, want)
+		}
+		if want == 429 && res.Header.Get("Retry-After") != "3600" {
+			t.Fatalf("429 without Retry-After 3600: %q", res.Header.Get("Retry-After"))
+		}
+	}
+	if res := signIn(t, srv, token); res.StatusCode != http.StatusTooManyRequests || len(res.Cookies()) != 0 {
+		t.Fatalf("the right token from the limited source: %d, cookies %v; want 429 and no session", res.StatusCode, res.Cookies())
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/outpost-dev/outpost/api"
+	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -68,7 +70,12 @@ func (s *sessions) signIn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, protocol.CodeInvalid, "token", "an API token is required")
 		return
 	}
-	ok, err := s.tokens.CheckToken(r.Context(), req.Token)
+	ok, err := s.tokens.CheckToken(w, r, req.Token)
+	var he *apierr.HTTPError
+	if errors.As(err, &he) {
+		writeError(w, he.Status, he.Body.Code, he.Body.Field, he.Body.Message)
+		return
+	}
 	if err != nil {
 		s.log.Error("dashboard sign-in: checking the token failed", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "", "the token could not be checked; try again")

@@ -228,6 +228,7 @@ const (
 	CodeInvalid      = "invalid_field"
 	CodeTooLarge     = "too_large"
 	CodeConflict     = "conflict"
+	CodeRateLimited  = "rate_limited" // too many failed authentications: wait Retry-After seconds
 )
 
 // NoopManifest is the manifest of a noop job: it sleeps, prints and succeeds

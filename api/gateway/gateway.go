@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/notify"
@@ -57,6 +59,10 @@ type Config struct {
 	// EmptyTTL bounds how long "this runner has no queued job" is trusted
 	// without a query, in case a notification was lost (default 10m).
 	EmptyTTL time.Duration
+	// AuthLimiter counts failed authentications (registration, runner and
+	// state tokens); nil makes one with authlimit's defaults. The API may
+	// share it.
+	AuthLimiter *authlimit.Limiter
 }
 
 // Gateway serves /runner/v1.
@@ -125,6 +131,9 @@ func New(cfg Config) *Gateway {
 	if cfg.EmptyTTL <= 0 {
 		cfg.EmptyTTL = 10 * time.Minute
 	}
+	if cfg.AuthLimiter == nil {
+		cfg.AuthLimiter = authlimit.New(authlimit.Config{})
+	}
 	return &Gateway{cfg: cfg, store: cfg.Store, log: cfg.Logger, iv: iv,
 		runners: map[string]*runnerState{}, auth: map[string]authEntry{}}
 }
@@ -144,19 +153,16 @@ func (g *Gateway) Handler() http.Handler {
 
 // Register mounts /runner/v1 on e.
 func (g *Gateway) Register(e *echo.Echo) {
-	grp := e.Group("/runner/v1")
-	small := middleware.BodyLimit("1M")
-	// A full batch of maximal chunks, with JSON escaping to spare.
-	logs := middleware.BodyLimit("48M")
-	grp.POST("/register", g.register, small)
-	authed := grp.Group("", g.authenticate)
-	authed.POST("/heartbeat", g.runnerHeartbeat, small)
-	authed.POST("/jobs/claim", g.claim, small)
-	authed.POST("/jobs/:id/heartbeat", g.jobHeartbeat, small)
-	authed.POST("/jobs/:id/logs", g.logs, logs)
-	authed.POST("/jobs/:id/complete", g.complete, middleware.BodyLimit("2M"))
-	// Terraform's http backend: basic auth with a job's state credential.
-	g.registerState(grp)
+	for _, r := range g.Routes() {
+		mw := []echo.MiddlewareFunc{middleware.BodyLimit(strconv.FormatInt(r.MaxBody, 10) + "B")}
+		switch r.Auth {
+		case AuthRunner:
+			mw = append(mw, g.authenticate)
+		case AuthState:
+			mw = append(mw, g.authenticateState)
+		}
+		e.Add(r.Method, r.Path, r.handler, mw...)
+	}
 }
 
 // Run runs the lease reaper and the last-seen flusher until ctx is done.
@@ -254,12 +260,17 @@ func (g *Gateway) flushSeen(ctx context.Context) {
 
 func runnerFrom(c echo.Context) store.Runner { return c.Get("runner").(store.Runner) }
 
-// authenticate checks the runner token, from a short-lived cache when it can.
+// authenticate checks the runner token, from a short-lived cache when it can
+// (after the limiter: a source or prefix that failed too often is refused).
 func (g *Gateway) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		tok, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
 		if !ok || tok == "" {
 			return apierr.FromStore(store.ErrUnauthorized)
+		}
+		att, wait := g.cfg.AuthLimiter.Begin(c.Request(), protocol.RunnerTokenPrefix, tok)
+		if wait > 0 {
+			return authlimit.Refuse(c.Response().Header(), wait)
 		}
 		hash := store.HashToken(tok)
 		now := time.Now()
@@ -270,6 +281,9 @@ func (g *Gateway) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if !hit || now.After(ent.expires) {
 			r, err := g.store.AuthenticateRunner(c.Request().Context(), tok)
 			if err != nil {
+				if errors.Is(err, store.ErrUnauthorized) {
+					att.Failed()
+				}
 				return apierr.FromStore(err)
 			}
 			ent = authEntry{runner: r, expires: now.Add(g.cfg.AuthCacheTTL)}
@@ -294,8 +308,15 @@ func (g *Gateway) register(c echo.Context) error {
 	if req.RegistrationToken == "" {
 		return apierr.Invalid("registration_token", "is required")
 	}
+	att, wait := g.cfg.AuthLimiter.Begin(c.Request(), protocol.RegistrationTokenPrefix, req.RegistrationToken)
+	if wait > 0 {
+		return authlimit.Refuse(c.Response().Header(), wait)
+	}
 	r, tok, err := g.store.RegisterRunner(c.Request().Context(), req.RegistrationToken, req.Name, req.Version, req.Capabilities)
 	if err != nil {
+		if errors.Is(err, store.ErrUnauthorized) {
+			att.Failed()
+		}
 		return apierr.FromStore(err)
 	}
 	g.log.Info("gateway: runner registered", "runner", r.ID, "kind", r.Kind, "name", req.Name, "version", req.Version)

@@ -12,27 +12,15 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
 
 // MaxStateBytes bounds one terraform state a job may write.
 const MaxStateBytes = 64 << 20
-
-// registerState mounts terraform's standard http backend (protocol.PathState and
-// protocol.PathLock) on the /runner/v1 group: see the package doc, Terraform state.
-func (g *Gateway) registerState(grp *echo.Group) {
-	st := grp.Group("/state/:workspace", g.authenticateState)
-	small := middleware.BodyLimit("1M")
-	st.GET("", g.getState)
-	st.POST("", g.putState, middleware.BodyLimit("64M")) // MaxStateBytes
-	st.DELETE("", g.deleteState, small)
-	st.Add("LOCK", "/lock", g.lockState, small)
-	st.Add("UNLOCK", "/lock", g.unlockState, small)
-}
 
 func stateAccessFrom(c echo.Context) store.StateAccess {
 	return c.Get("stateAccess").(store.StateAccess)
@@ -46,7 +34,14 @@ func (g *Gateway) authenticateState(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok || jobID == "" || token == "" {
 			return stateUnauthorized(c, "the state backend takes HTTP basic auth: the job ID and the job's state credential")
 		}
+		att, wait := g.cfg.AuthLimiter.Begin(c.Request(), store.StateTokenPrefix, token)
+		if wait > 0 {
+			return authlimit.Refuse(c.Response().Header(), wait)
+		}
 		a, err := g.store.AuthenticateState(c.Request().Context(), jobID, token)
+		if errors.Is(err, store.ErrUnauthorized) && !errors.Is(err, store.ErrStateCredentialEnded) {
+			att.Failed() // a guess; an ended credential was right
+		}
 		switch {
 		case errors.Is(err, store.ErrStateCredentialEnded):
 			return stateUnauthorized(c, fmt.Sprintf("job %s is not running: its state credential is valid only while it runs", jobID))
@@ -85,6 +80,20 @@ func stateError(c echo.Context, err error) error {
 	return err
 }
 
+// readBody reads the request body; one over the route's limit is a 413
+// that says what (tooLarge, of limit).
+func readBody(c echo.Context, tooLarge string, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(c.Request().Body)
+	var maxBytes *http.MaxBytesError
+	if errors.Is(err, echo.ErrStatusRequestEntityTooLarge) || errors.As(err, &maxBytes) {
+		return nil, apierr.New(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, "", tooLarge, limit)
+	}
+	if err != nil {
+		return nil, apierr.Invalid("", "reading the body: %v", err)
+	}
+	return body, nil
+}
+
 func (g *Gateway) getState(c echo.Context) error {
 	a := stateAccessFrom(c)
 	v, err := g.store.GetTerraformState(c.Request().Context(), a.OrgID, a.Workspace)
@@ -101,12 +110,8 @@ func (g *Gateway) getState(c echo.Context) error {
 
 func (g *Gateway) putState(c echo.Context) error {
 	a := stateAccessFrom(c)
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readBody(c, "a state holds at most %d bytes", MaxStateBytes)
 	if err != nil {
-		var maxBytes *http.MaxBytesError
-		if errors.Is(err, echo.ErrStatusRequestEntityTooLarge) || errors.As(err, &maxBytes) {
-			return apierr.New(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, "", "a state holds at most %d bytes", MaxStateBytes)
-		}
 		return err
 	}
 	if want := c.Request().Header.Get("Content-MD5"); want != "" {
@@ -132,9 +137,9 @@ func (g *Gateway) deleteState(c echo.Context) error {
 
 func (g *Gateway) lockState(c echo.Context) error {
 	a := stateAccessFrom(c)
-	info, err := io.ReadAll(c.Request().Body)
+	info, err := readBody(c, "the lock info holds at most %d bytes", MaxBodyBytes)
 	if err != nil {
-		return apierr.Invalid("", "reading the lock info: %v", err)
+		return err
 	}
 	lock, err := g.store.LockTerraformState(c.Request().Context(), a, info)
 	if err != nil {
@@ -147,9 +152,9 @@ func (g *Gateway) lockState(c echo.Context) error {
 // ?ID=.
 func (g *Gateway) unlockState(c echo.Context) error {
 	a := stateAccessFrom(c)
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readBody(c, "the lock info holds at most %d bytes", MaxBodyBytes)
 	if err != nil {
-		return apierr.Invalid("", "reading the lock info: %v", err)
+		return err
 	}
 	id := c.QueryParam("ID")
 	if b := bytes.TrimSpace(body); len(b) > 0 && string(b) != "null" {

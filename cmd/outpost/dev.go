@@ -25,6 +25,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	cfg.register(fs)
 	gw.register(fs)
 	cfg.serve.listen.register(fs)
+	cfg.serve.abuse.register(fs)
 	registryListen := registryListenFlag(fs)
 	gatewayURL := gatewayURLFlag(fs, "", " (default: this process's gateway)")
 	var tf temporalFlags
@@ -37,6 +38,9 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 	iv, err := gw.intervals()
 	if err != nil {
+		return err
+	}
+	if err := cfg.serve.abuse.check(iv); err != nil {
 		return err
 	}
 	cfg.serve.intervals, cfg.serve.registryListen, cfg.gatewayURL = iv, *registryListen, *gatewayURL

@@ -14,6 +14,7 @@ import (
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/dashboard"
+	"github.com/outpost-dev/outpost/internal/httpserver"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/store"
@@ -38,6 +39,7 @@ type serveConfig struct {
 	listen         listenFlags
 	intervals      protocol.Intervals
 	registryListen string
+	abuse          abuseFlags
 }
 
 // workConfig configures the worker: where runners reach the vendor
@@ -59,6 +61,7 @@ type plane struct {
 	gatewayLn  net.Listener // nil when the API's listener serves both
 	worker     sdkworker.Worker
 	gatewayURL string
+	limits     httpserver.Limits
 }
 
 // assemble opens the store, dials Temporal and builds the parts cfg asks
@@ -91,8 +94,16 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 		if p.gatewayURL == "" && cfg.ownGateway {
 			p.gatewayURL = "http://" + p.gatewayAddr()
 		}
-		p.gateway = gateway.New(gateway.Config{Store: p.store, Logger: log, Intervals: cfg.serve.intervals})
-		p.api = api.New(api.Config{Store: p.store, Ops: ops, Logger: log, GatewayURL: p.gatewayURL})
+		limiter, err := cfg.serve.abuse.limiter()
+		if err != nil {
+			return nil, err
+		}
+		if p.limits = cfg.serve.abuse.http; p.limits == (httpserver.Limits{}) {
+			p.limits = httpserver.Defaults // a config built without flags (tests)
+		}
+		p.gateway = gateway.New(gateway.Config{Store: p.store, Logger: log, Intervals: cfg.serve.intervals, AuthLimiter: limiter})
+		p.api = api.New(api.Config{Store: p.store, Ops: ops, Logger: log, GatewayURL: p.gatewayURL,
+			AuthLimiter: limiter, FollowMax: cfg.serve.abuse.followMax})
 	}
 	if cfg.work != nil {
 		oc := activities.OperationConfig{GatewayURL: p.gatewayURL,
@@ -154,12 +165,14 @@ func (p *plane) run(ctx context.Context, more ...func(context.Context) error) er
 			p.api.Register(e)
 			dashboard.Register(e, dashboard.Config{Tokens: p.api, Logger: p.log})
 			p.gateway.Register(e)
-			eg.Go(func() error { return serveListener(ctx, p.log, "api+gateway", p.apiLn, e) })
+			eg.Go(func() error { return serveListener(ctx, p.log, "api+gateway", p.apiLn, httpserver.New(e, p.limits)) })
 		} else {
 			h := p.api.Handler()
 			dashboard.Register(h, dashboard.Config{Tokens: p.api, Logger: p.log})
-			eg.Go(func() error { return serveListener(ctx, p.log, "api", p.apiLn, h) })
-			eg.Go(func() error { return serveListener(ctx, p.log, "gateway", p.gatewayLn, p.gateway.Handler()) })
+			eg.Go(func() error { return serveListener(ctx, p.log, "api", p.apiLn, httpserver.New(h, p.limits)) })
+			eg.Go(func() error {
+				return serveListener(ctx, p.log, "gateway", p.gatewayLn, httpserver.New(p.gateway.Handler(), p.limits))
+			})
 		}
 	}
 	for _, f := range more {

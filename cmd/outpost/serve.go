@@ -74,6 +74,7 @@ func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 	cfg.register(fs)
 	gw.register(fs)
 	cfg.serve.listen.register(fs)
+	cfg.serve.abuse.register(fs)
 	registryListen := registryListenFlag(fs)
 	gatewayURL := gatewayURLFlag(fs, "", "; the runner's helm install command points there (default: none, and that command answers 409)")
 	if err := parse(fs, args); err != nil {
@@ -81,6 +82,9 @@ func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 	iv, err := gw.intervals()
 	if err != nil {
+		return err
+	}
+	if err := cfg.serve.abuse.check(iv); err != nil {
 		return err
 	}
 	cfg.serve.intervals, cfg.serve.registryListen, cfg.gatewayURL = iv, *registryListen, *gatewayURL
@@ -124,10 +128,9 @@ func newEcho(log *slog.Logger) *echo.Echo {
 	return e
 }
 
-// serveListener serves h on ln until ctx is done, then shuts down
+// serveListener serves srv on ln until ctx is done, then shuts down
 // gracefully (long polls are cut: runners simply poll again).
-func serveListener(ctx context.Context, log *slog.Logger, name string, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+func serveListener(ctx context.Context, log *slog.Logger, name string, ln net.Listener, srv *http.Server) error {
 	log.Info("listening", "server", name, "addr", ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -1,0 +1,82 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/api/authlimit"
+	"github.com/outpost-dev/outpost/protocol"
+)
+
+// limitedEnv is the API whose limiter allows 3 failures per source or
+// prefix, then one an hour; it believes X-Forwarded-For from loopback, so a
+// test can speak from several sources.
+func limitedEnv(t *testing.T) *testEnv {
+	proxies, err := authlimit.ParseCIDRs("127.0.0.0/8,::1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newTestEnvWithOps(t, nil, func(cfg *Config) {
+		cfg.AuthLimiter = authlimit.New(authlimit.Config{Burst: 3, Every: time.Hour, TrustedProxies: proxies})
+	})
+}
+
+// getOrgFrom calls GET /v1/org with token from the source address.
+func (e *testEnv) getOrgFrom(source, token string) response {
+	e.t.Helper()
+	req := newRequest(e.t, e, http.MethodGet, "/v1/org")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("X-Forwarded-For", source)
+	return e.do(req)
+}
+
+// Guessing API tokens: after 3 failures a source and a prefix are answered
+// 429 with Retry-After, valid token or not, without the token being checked;
+// a valid token from another source is answered as usual.
+func TestAPITokenGuessingIsLimited(t *testing.T) {
+	e := limitedEnv(t)
+	const attacker, victim = "203.0.113.1", "198.51.100.7"
+	guess := protocol.APITokenPrefix + "aaaaaaaa"
+	for i := range 3 {
+		if res := e.getOrgFrom(attacker, guess+strings.Repeat("x", i+40)); res.status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %s, want 401", i+1, res)
+		}
+	}
+	for _, tc := range []struct{ name, source, token string }{
+		{"the same source and prefix", attacker, guess + "yyyy"},
+		{"the same source, another prefix", attacker, protocol.APITokenPrefix + "bbbbbbbbzzzz"},
+		{"another source, the same prefix", "203.0.113.2", guess + "zzzz"},
+		{"a valid token from the attacker's source", attacker, e.token},
+	} {
+		res := e.getOrgFrom(tc.source, tc.token)
+		if res.status != http.StatusTooManyRequests || res.header.Get("Retry-After") != "3600" ||
+			res.apiError(t).Code != protocol.CodeRateLimited {
+			t.Fatalf("%s: %s, Retry-After %q; want 429 rate_limited, Retry-After 3600", tc.name, res, res.header.Get("Retry-After"))
+		}
+	}
+	for range 5 {
+		if res := e.getOrgFrom(victim, e.token); res.status != http.StatusOK {
+			t.Fatalf("a valid token from another source: %s, want 200", res)
+		}
+	}
+	// Successes are never counted: the victim's source and prefix are free.
+	if res := e.getOrgFrom(victim, protocol.APITokenPrefix+"cccccccc"); res.status != http.StatusUnauthorized {
+		t.Fatalf("a first failure from the victim's source: %s, want 401", res)
+	}
+}
+
+// Without a trusted proxy, X-Forwarded-For is not believed: an attacker
+// cannot move to a new source by sending it.
+func TestForwardedForIsIgnoredWithoutTrustedProxies(t *testing.T) {
+	e := newTestEnvWithOps(t, nil, func(cfg *Config) {
+		cfg.AuthLimiter = authlimit.New(authlimit.Config{Burst: 2, Every: time.Hour})
+	})
+	for i := range 3 {
+		res := e.getOrgFrom("203.0.113."+string(rune('1'+i)), protocol.APITokenPrefix+string(rune('a'+i))+"bcdefghij")
+		if want := []int{401, 401, 429}[i]; res.status != want {
+			t.Fatalf("guess %d with a new X-Forwarded-For: %s, want %d", i+1, res, want)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// The abuse limits' flags: the defaults pass; a write timeout that would cut
+// the claim long poll, a zero burst or a bad proxy CIDR are refused, naming
+// the flag.
+func TestAbuseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // in the error; "" for none
+	}{
+		{nil, ""},
+		{[]string{"-http-write-timeout", "30s"}, "-http-*"},
+		{[]string{"-claim-wait", "5m"}, "-http-*"},
+		{[]string{"-http-read-header-timeout", "0"}, "-http-*"},
+		{[]string{"-auth-failure-burst", "0"}, "-auth-failure-burst"},
+		{[]string{"-trusted-proxies", "10.0.0.0/8,nope"}, "-trusted-proxies"},
+	} {
+		var gw gatewayFlags
+		var a abuseFlags
+		fs := newFlagSet("api")
+		gw.register(fs)
+		a.register(fs)
+		if err := parse(fs, tc.args); err != nil {
+			t.Fatal(err)
+		}
+		iv, err := gw.intervals()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = a.check(iv)
+		if err == nil {
+			_, err = a.limiter()
+		}
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%v: error %v, want one naming %q", tc.args, err, tc.want)
+		}
+	}
+}
