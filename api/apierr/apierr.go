@@ -1,6 +1,7 @@
 package apierr
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -40,8 +42,9 @@ func Invalid(field, format string, args ...any) *HTTPError {
 }
 
 // Bind decodes the request body as exactly one JSON object into v, refusing
-// unknown fields and wrong types with a 400 that names the field. An empty
-// body decodes as {}.
+// unknown fields, wrong types and strings holding a NUL character (which no
+// text column stores) with a 400 that names the field. An empty body
+// decodes as {}.
 func Bind(c echo.Context, v any) error {
 	body := c.Request().Body
 	if body == nil {
@@ -60,6 +63,9 @@ func Bind(c echo.Context, v any) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Invalid("", "the body must hold exactly one JSON object")
+	}
+	if field, ok := nulField(reflect.ValueOf(v), ""); ok {
+		return Invalid(cmp.Or(field, "(body)"), "must not hold a NUL character (\\u0000)")
 	}
 	return nil
 }
