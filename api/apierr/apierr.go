@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -88,8 +89,12 @@ func decodeError(err error) error {
 		}
 		return Invalid(field, "must be %s, not %s", typeName(typ.Type.Kind().String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return Invalid(field, "unknown field %q", field)
+		quoted := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		field, uerr := strconv.Unquote(quoted)
+		if uerr != nil || field == "" {
+			field = quoted // `""`: the empty key still names a field
+		}
+		return Invalid(field, "unknown field %s", quoted)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return Invalid("", "malformed JSON: the body ends too early")
 	}
