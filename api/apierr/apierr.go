@@ -57,7 +57,7 @@ func Bind(c echo.Context, v any) error {
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		return decodeError(err)
+		return decodeError(err, reflect.TypeOf(v))
 	}
 	if dec.More() {
 		return Invalid("", "the body must hold exactly one JSON object")
@@ -71,9 +71,9 @@ func Bind(c echo.Context, v any) error {
 	return nil
 }
 
-func decodeError(err error) error {
+func decodeError(err error, typ reflect.Type) error {
 	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
+	var wrong *json.UnmarshalTypeError
 	var maxBytes *http.MaxBytesError
 	switch {
 	case errors.Is(err, echo.ErrStatusRequestEntityTooLarge):
@@ -82,12 +82,12 @@ func decodeError(err error) error {
 		return New(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, "", "the body is larger than %d bytes", maxBytes.Limit)
 	case errors.As(err, &syntax):
 		return Invalid("", "malformed JSON at byte %d: %v", syntax.Offset, err)
-	case errors.As(err, &typ):
-		field := typ.Field
+	case errors.As(err, &wrong):
+		field := jsonPath(typ, wrong.Field)
 		if field == "" {
 			field = "(body)"
 		}
-		return Invalid(field, "must be %s, not %s", typeName(typ.Type.Kind().String()), typ.Value)
+		return Invalid(field, "must be %s, not %s", typeName(wrong.Type.Kind().String()), wrong.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		quoted := strings.TrimPrefix(err.Error(), "json: unknown field ")
 		field, uerr := strconv.Unquote(quoted)
