@@ -123,7 +123,7 @@ func checkBindError(t *testing.T, schema string, typ reflect.Type, body []byte, 
 	if json.Valid(body) && field == "" {
 		t.Fatalf("%s: %q is one JSON value, refused without naming a field: %s", schema, body, he.Body.Message)
 	}
-	if (strings.HasPrefix(he.Body.Message, "must be ") || strings.HasPrefix(he.Body.Message, "must not hold a NUL")) && field != "(body)" && !isFieldPath(typ, field) {
+	if (strings.HasPrefix(he.Body.Message, "must be ") || strings.HasPrefix(he.Body.Message, "must not hold a NUL") || strings.HasPrefix(he.Body.Message, "must be valid UTF-8")) && field != "(body)" && !isFieldPath(typ, field) {
 		t.Fatalf("%s: %q: the field %q of %q is no field of the request", schema, body, field, he.Body.Message)
 	}
 }

@@ -1,6 +1,7 @@
 package apierr
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -43,21 +44,23 @@ func Invalid(field, format string, args ...any) *HTTPError {
 }
 
 // Bind decodes the request body as exactly one JSON object into v, refusing
-// unknown fields, wrong types and strings holding a NUL character (which no
-// text column stores) with a 400 that names the field. An empty body
-// decodes as {}.
+// unknown fields, wrong types, values their type's UnmarshalJSON refuses (a
+// bad time) and text that no text column stores (a NUL character, raw JSON
+// that is not UTF-8) with a 400 that names the field. An empty body decodes
+// as {}.
 func Bind(c echo.Context, v any) error {
 	body := c.Request().Body
 	if body == nil {
 		return nil
 	}
-	dec := json.NewDecoder(body)
+	var read bytes.Buffer // what the decoder read: the value, when a field's own decoding fails
+	dec := json.NewDecoder(io.TeeReader(body, &read))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		return decodeError(err, reflect.TypeOf(v))
+		return decodeError(err, reflect.TypeOf(v), read.Bytes())
 	}
 	if dec.More() {
 		return Invalid("", "the body must hold exactly one JSON object")
@@ -65,13 +68,13 @@ func Bind(c echo.Context, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Invalid("", "the body must hold exactly one JSON object")
 	}
-	if field, ok := nulField(reflect.ValueOf(v), ""); ok {
-		return Invalid(cmp.Or(field, "(body)"), "must not hold a NUL character (\\u0000)")
+	if field, why, ok := badText(reflect.ValueOf(v), ""); ok {
+		return Invalid(cmp.Or(field, "(body)"), "%s", why)
 	}
 	return nil
 }
 
-func decodeError(err error, typ reflect.Type) error {
+func decodeError(err error, typ reflect.Type, read []byte) error {
 	var syntax *json.SyntaxError
 	var wrong *json.UnmarshalTypeError
 	var maxBytes *http.MaxBytesError
@@ -97,6 +100,12 @@ func decodeError(err error, typ reflect.Type) error {
 		return Invalid(field, "unknown field %s", quoted)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return Invalid("", "malformed JSON: the body ends too early")
+	}
+	var first json.RawMessage
+	if json.NewDecoder(bytes.NewReader(read)).Decode(&first) == nil {
+		if field, ok := failingField(first, typ, ""); ok {
+			return Invalid(cmp.Or(field, "(body)"), "%v", err)
+		}
 	}
 	return Invalid("", "malformed JSON: %v", err)
 }
