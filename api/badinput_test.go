@@ -49,6 +49,8 @@ func TestBadInput(t *testing.T) {
 		{"two objects", "POST", apps, `{"name":"a"}{"name":"b"}`, 400, "", ""},
 		{"unknown field", "POST", apps, `{"name":"x","colour":"red"}`, 400, "colour", ""},
 		{"wrong type", "POST", apps, `{"name":5}`, 400, "name", ""},
+		{"NUL in a string (no text column stores one)", "POST", apps, `{"name":"x","description":"a\u0000b"}`, 400, "description", "NUL"},
+		{"NUL in a label", "POST", installs, `{"app_id":"` + app.ID + `","name":"x","labels":{"env":"a\u0000"}}`, 400, "labels.env", "NUL"},
 		{"missing name", "POST", apps, `{"description":"no name"}`, 400, "name", "required"},
 		{"empty body", "POST", apps, ``, 400, "name", ""},
 		{"invalid name", "POST", apps, `{"name":"Not A Name"}`, 400, "name", ""},

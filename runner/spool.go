@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,7 +48,7 @@ func (s *spool) Append(stream, data string) (int64, error) {
 	case s.err != nil:
 		return 0, s.err
 	}
-	chunk := protocol.LogChunk{Seq: s.lastSeq + 1, Stream: stream, Data: data, Time: time.Now().UTC()}
+	chunk := protocol.LogChunk{Seq: s.lastSeq + 1, Stream: stream, Data: withoutNUL(data), Time: time.Now().UTC()}
 	line, err := json.Marshal(chunk)
 	if err != nil {
 		return 0, fmt.Errorf("encoding log chunk: %w", err)
@@ -102,4 +103,11 @@ func (s *spool) state() (size int64, closed bool, changed <-chan struct{}) {
 func (s *spool) broadcast() {
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// withoutNUL replaces the NUL characters of a job's output (a binary
+// printed) with U+FFFD: the gateway refuses text holding one, as no text
+// column stores it.
+func withoutNUL(s string) string {
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }

@@ -149,6 +149,7 @@ func (s *supervisor) canGoOn(lease *lease, err error) bool {
 // complete delivers the completion, retrying until the gateway accepts or
 // refuses it. lease is nil when the job never started.
 func (s *supervisor) complete(ctx context.Context, lease *lease, req protocol.CompleteRequest) {
+	req.Error = withoutNUL(req.Error)
 	_, err := retry(ctx, s.retry, s.log, "completing the job", func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, s.gw.Complete(ctx, s.job.ID, req)
 	})

@@ -1,6 +1,8 @@
 package apierr
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -40,20 +44,23 @@ func Invalid(field, format string, args ...any) *HTTPError {
 }
 
 // Bind decodes the request body as exactly one JSON object into v, refusing
-// unknown fields and wrong types with a 400 that names the field. An empty
-// body decodes as {}.
+// unknown fields, wrong types, values their type's UnmarshalJSON refuses (a
+// bad time) and text that no text column stores (a NUL character, raw JSON
+// that is not UTF-8) with a 400 that names the field. An empty body decodes
+// as {}.
 func Bind(c echo.Context, v any) error {
 	body := c.Request().Body
 	if body == nil {
 		return nil
 	}
-	dec := json.NewDecoder(body)
+	var read bytes.Buffer // what the decoder read: the value, when a field's own decoding fails
+	dec := json.NewDecoder(io.TeeReader(body, &read))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		return decodeError(err)
+		return decodeError(err, reflect.TypeOf(v), read.Bytes())
 	}
 	if dec.More() {
 		return Invalid("", "the body must hold exactly one JSON object")
@@ -61,12 +68,15 @@ func Bind(c echo.Context, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Invalid("", "the body must hold exactly one JSON object")
 	}
+	if field, why, ok := badText(reflect.ValueOf(v), ""); ok {
+		return Invalid(cmp.Or(field, "(body)"), "%s", why)
+	}
 	return nil
 }
 
-func decodeError(err error) error {
+func decodeError(err error, typ reflect.Type, read []byte) error {
 	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
+	var wrong *json.UnmarshalTypeError
 	var maxBytes *http.MaxBytesError
 	switch {
 	case errors.Is(err, echo.ErrStatusRequestEntityTooLarge):
@@ -75,17 +85,27 @@ func decodeError(err error) error {
 		return New(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, "", "the body is larger than %d bytes", maxBytes.Limit)
 	case errors.As(err, &syntax):
 		return Invalid("", "malformed JSON at byte %d: %v", syntax.Offset, err)
-	case errors.As(err, &typ):
-		field := typ.Field
+	case errors.As(err, &wrong):
+		field := jsonPath(typ, wrong.Field)
 		if field == "" {
 			field = "(body)"
 		}
-		return Invalid(field, "must be %s, not %s", typeName(typ.Type.Kind().String()), typ.Value)
+		return Invalid(field, "must be %s, not %s", typeName(wrong.Type.Kind().String()), wrong.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return Invalid(field, "unknown field %q", field)
+		quoted := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		field, uerr := strconv.Unquote(quoted)
+		if uerr != nil || field == "" {
+			field = quoted // `""`: the empty key still names a field
+		}
+		return Invalid(field, "unknown field %s", quoted)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return Invalid("", "malformed JSON: the body ends too early")
+	}
+	var first json.RawMessage
+	if json.NewDecoder(bytes.NewReader(read)).Decode(&first) == nil {
+		if field, ok := failingField(first, typ, ""); ok {
+			return Invalid(cmp.Or(field, "(body)"), "%v", err)
+		}
 	}
 	return Invalid("", "malformed JSON: %v", err)
 }
