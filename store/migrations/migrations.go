@@ -28,6 +28,7 @@ var All = []Migration{
 	{11, "step dependencies", v11},
 	{12, "build provenance", v12},
 	{13, "runner connection errors", v13},
+	{14, "data keys of secrets at rest", v14},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/seal"
 )
 
 // DefaultAdminURL is the PostgreSQL server tests use unless
@@ -32,7 +33,7 @@ func Open(t testing.TB, dialect string) *store.Store {
 // PostgreSQL server at adminURL (a Server's, say).
 func OpenPostgres(t testing.TB, adminURL string) *store.Store {
 	t.Helper()
-	return open(t, store.Config{DatabaseURL: newDatabase(t, adminURL)})
+	return open(t, store.Config{DatabaseURL: newDatabase(t, adminURL), Keys: NewKeyring(t)})
 }
 
 func open(t testing.TB, cfg store.Config) *store.Store {
@@ -56,12 +57,26 @@ func NewConfig(t testing.TB, dialect string) store.Config {
 	t.Helper()
 	switch dialect {
 	case store.Postgres:
-		return store.Config{DatabaseURL: NewPostgresDatabase(t)}
+		return store.Config{DatabaseURL: NewPostgresDatabase(t), Keys: NewKeyring(t)}
 	case store.SQLite:
-		return store.Config{SQLitePath: filepath.Join(t.TempDir(), "outpost.db")}
+		return store.Config{SQLitePath: filepath.Join(t.TempDir(), "outpost.db"), Keys: NewKeyring(t)}
 	}
 	t.Fatalf("unknown dialect %q", dialect)
 	return store.Config{}
+}
+
+// NewKeyring returns a keyring of a fresh random key-encryption key.
+func NewKeyring(t testing.TB) *seal.Keyring {
+	t.Helper()
+	k, err := seal.ParseLocalKey(seal.GenerateKeyText())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := seal.NewKeyring(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ring
 }
 
 // NewPostgresDatabase creates an empty database and returns its URL; it is
