@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -148,29 +145,6 @@ func readSecrets(t *testing.T, ctx context.Context, s *store.Store, f sealedFixt
 	}
 }
 
-// databaseBytes is everything the database holds: a pg_dump of it, or the
-// SQLite file with its write-ahead log.
-func databaseBytes(t *testing.T, cfg store.Config) []byte {
-	t.Helper()
-	if cfg.DatabaseURL != "" {
-		out, err := exec.Command("pg_dump", "--no-owner", cfg.DatabaseURL).Output()
-		if err != nil {
-			t.Fatalf("pg_dump: %v", err)
-		}
-		return out
-	}
-	var all []byte
-	files, _ := filepath.Glob(cfg.SQLitePath + "*")
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, b...)
-	}
-	return all
-}
-
 // forEachSealed runs test on each dialect's fixture after writeSecrets.
 func forEachSealed(t *testing.T, test func(t *testing.T, ctx context.Context, f sealedFixture, tf, deferred store.Job)) {
 	forEachDialect(t, func(t *testing.T, d string) {
@@ -184,7 +158,7 @@ func forEachSealed(t *testing.T, test func(t *testing.T, ctx context.Context, f 
 func TestSecretsAreSealedAtRest(t *testing.T) {
 	forEachSealed(t, func(t *testing.T, ctx context.Context, f sealedFixture, tf, deferred store.Job) {
 		readSecrets(t, ctx, f.s, f, tf, deferred)
-		dump := databaseBytes(t, f.cfg)
+		dump := storetest.DatabaseBytes(t, f.s)
 		if !bytes.Contains(dump, []byte("region")) {
 			t.Fatalf("the dump (%d bytes) does not hold a plain input: not a dump of this database", len(dump))
 		}
