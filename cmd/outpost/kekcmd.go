@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/outpost-dev/outpost/store/seal"
@@ -52,8 +54,8 @@ func runKEK(ctx context.Context, args []string, log *slog.Logger) error {
 		return err
 	}
 	fmt.Printf("configured: %s (current)\n", strings.Join(c.ring.IDs(), ", "))
-	for id, n := range counts {
-		fmt.Printf("%s wraps %d data keys\n", id, n)
+	for _, id := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Printf("%s wraps %d data keys\n", id, counts[id])
 	}
 	return nil
 }
