@@ -53,7 +53,10 @@ func runKEK(ctx context.Context, args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("configured: %s (current)\n", strings.Join(c.ring.IDs(), ", "))
+	fmt.Printf("current key: %s\n", c.ring.Current.ID())
+	if ids := c.ring.IDs()[1:]; len(ids) > 0 {
+		fmt.Printf("previous key: %s\n", strings.Join(ids, ", "))
+	}
 	for _, id := range slices.Sorted(maps.Keys(counts)) {
 		fmt.Printf("%s wraps %d data keys\n", id, counts[id])
 	}

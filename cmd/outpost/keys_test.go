@@ -24,8 +24,11 @@ func TestKeyEncryptionKeyAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	org, _, err := s.CreateOrg(t.Context(), "acme")
+	var installID string
 	if err == nil {
-		_, _, _, err = s.CreateInstall(t.Context(), org.ID, mustApp(t, s, org.ID), "i", []store.InstallInput{{Name: "pw", Value: "x", Sensitive: true}})
+		var inst store.Install
+		inst, _, _, err = s.CreateInstall(t.Context(), org.ID, mustApp(t, s, org.ID), "i", []store.InstallInput{{Name: "pw", Value: "x", Sensitive: true}})
+		installID = inst.ID
 	}
 	s.Close()
 	if err != nil {
@@ -45,6 +48,26 @@ func TestKeyEncryptionKeyAtStart(t *testing.T) {
 	c.kek.file = other
 	if _, err := c.openStore(t.Context(), log, false); err == nil || !strings.Contains(err.Error(), made.ID()) {
 		t.Errorf("start with another key: %v; want an error naming %s", err, made.ID())
+	}
+
+	// outpost kek rotate: the data keys under the other key, which alone
+	// reads the sensitive input; the first key alone is refused, naming it.
+	prev := filepath.Join(dir, kekFileName)
+	if err := runKEK(t.Context(), []string{"rotate", "-data-dir", dir, "-kek-file", other, "-kek-previous-file", prev}, log); err != nil {
+		t.Fatalf("kek rotate: %v", err)
+	}
+	otherKey, _ := seal.LoadLocalKey(other)
+	if s, err = c.openStore(t.Context(), log, false); err != nil {
+		t.Fatalf("start with the new key alone after the rotation: %v", err)
+	}
+	inst, err := s.GetInstall(t.Context(), org.ID, installID)
+	s.Close()
+	if err != nil || len(inst.Inputs) != 1 || inst.Inputs[0].Value != "x" {
+		t.Errorf("the sensitive input after the rotation: %+v, %v", inst.Inputs, err)
+	}
+	c.kek.file = ""
+	if _, err := c.openStore(t.Context(), log, false); err == nil || !strings.Contains(err.Error(), otherKey.ID()) {
+		t.Errorf("start with the first key after the rotation: %v; want an error naming %s", err, otherKey.ID())
 	}
 
 	pg := common{dataDir: t.TempDir(), databaseURL: storetest.NewPostgresDatabase(t)}
