@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/seal"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
 
@@ -61,8 +62,13 @@ func TestRunnerImageHoldsItsTools(t *testing.T) {
 func TestControlPlaneImageMigratesAndCreatesAnOrg(t *testing.T) {
 	im := buildImages(t)
 	db := storetest.NewPostgresDatabase(t)
+	kek := seal.GenerateKeyText()
+	keys, err := seal.ParseLocalKey(kek)
+	if err != nil {
+		t.Fatal(err)
+	}
 	run := func(args ...string) string {
-		return docker(t, append([]string{"run", "--rm", "--network", "host", "-e", "DATABASE_URL=" + db, im.control}, args...)...)
+		return docker(t, append([]string{"run", "--rm", "--network", "host", "-e", "DATABASE_URL=" + db, "-e", "OUTPOST_KEK=" + kek, im.control}, args...)...)
 	}
 	if got := run("version"); got != im.version+"\n" {
 		t.Errorf("outpost version: %q, want %s", got, im.version)
@@ -73,7 +79,7 @@ func TestControlPlaneImageMigratesAndCreatesAnOrg(t *testing.T) {
 	tok := strings.TrimSpace(run("org", "create", "images"))
 
 	ctx := context.Background()
-	s, err := store.Open(ctx, store.Config{DatabaseURL: db})
+	s, err := store.Open(ctx, store.Config{DatabaseURL: db, Keys: &seal.Keyring{Current: keys}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/storetest"
 	"github.com/outpost-dev/outpost/worker"
 )
 
@@ -284,8 +285,12 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 		t.Fatalf("api url %q does not carry the install's name and the sandbox's region", u)
 	}
 
-	// The secret appears in no API answer, job log or Temporal history.
+	// The secret appears in no API answer, job log or Temporal history, nor
+	// in a dump of the database (manifests, terraform states, outputs).
 	s.assertSecretHidden(inst, op, secret)
+	if dump := storetest.DatabaseBytes(t, s.store); bytes.Contains(dump, []byte(secret)) || !bytes.Contains(dump, []byte("eu-central-1")) {
+		t.Fatalf("a pg_dump of the database (%d bytes) holds the secret, or not the plain input", len(dump))
+	}
 	s.replay(op.WorkflowID)
 
 	// Every component (the chart too) runs a build the install's own

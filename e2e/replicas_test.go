@@ -13,6 +13,7 @@ import (
 	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/seal"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
 
@@ -98,7 +99,12 @@ func startReplicas(t testing.TB, apis, workers int) *replicas {
 	_, port, _ := net.SplitHostPort(temporalAddr)
 	temporal := startProcess(t, exec.Command(bin, "temporal", "-data-dir", t.TempDir(), "-temporal-port", port, "-temporal-ui-port", "-1"))
 	db := storetest.NewPostgresDatabase(t)
-	common := []string{"-database-url", db, "-temporal-address", temporalAddr, "-task-queue", "replicas"}
+	kekFile := filepath.Join(t.TempDir(), "kek")
+	kek, _, err := seal.LoadOrCreateLocalKey(kekFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"-database-url", db, "-temporal-address", temporalAddr, "-task-queue", "replicas", "-kek-file", kekFile}
 	runOutpost(t, bin, append([]string{"migrate"}, common...)...)
 	rp := &replicas{token: strings.TrimSpace(runOutpost(t, bin, append(append([]string{"org", "create"}, common...), "acme")...)), temporal: temporal}
 
@@ -124,8 +130,7 @@ func startReplicas(t testing.TB, apis, workers int) *replicas {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var err error
-	if rp.store, err = store.Open(ctx, store.Config{DatabaseURL: db}); err != nil {
+	if rp.store, err = store.Open(ctx, store.Config{DatabaseURL: db, Keys: &seal.Keyring{Current: kek}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rp.store.Close() })

@@ -173,7 +173,7 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 // it is the one running now; another runner's job is ErrNotFound.
 func currentAttempt(tx *gorm.DB, runnerID, jobID string, attempt int) (Job, error) {
 	var j Job
-	if err := tx.Select("id", "attempt", "status", "cancel_requested_at", "inputs").
+	if err := tx.Select("id", "org_id", "install_id", "attempt", "status", "cancel_requested_at", "inputs").
 		Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error; err != nil {
 		return Job{}, notFound(err, "job "+jobID)
 	}
@@ -239,15 +239,20 @@ func (s *Store) ProvideJobInputs(ctx context.Context, jobID string, inputs json.
 		return errors.New("provide job inputs: not valid JSON")
 	}
 	var j Job
-	if err := s.db.WithContext(ctx).Select("id", "inputs_deferred", "runner_id", "status").Where("id = ?", jobID).First(&j).Error; err != nil {
+	db := s.db.WithContext(ctx)
+	if err := db.Select("id", "org_id", "install_id", "inputs_deferred", "runner_id", "status").Where("id = ?", jobID).First(&j).Error; err != nil {
 		return fmt.Errorf("provide job inputs: %w", notFound(err, "job "+jobID))
 	}
 	if !j.InputsDeferred {
 		return fmt.Errorf("provide job inputs: job %s was not queued to wait for inputs", jobID)
 	}
+	sealed, err := sealValue(db, scopeOf(j.OrgID, j.InstallID), jobPlace("inputs", jobID), string(inputs))
+	if err != nil {
+		return fmt.Errorf("provide job inputs: %w", err)
+	}
 	now := s.now()
-	res := s.db.WithContext(ctx).Model(&Job{}).Where("id = ? AND inputs IS NULL", jobID).
-		Updates(map[string]any{"inputs": string(inputs), "inputs_at": now, "updated_at": now})
+	res := db.Model(&Job{}).Where("id = ? AND inputs IS NULL", jobID).
+		Updates(map[string]any{"inputs": sealed, "inputs_at": now, "updated_at": now})
 	if res.Error != nil {
 		return fmt.Errorf("provide job inputs: %w", res.Error)
 	}
@@ -339,9 +344,13 @@ func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req pro
 		if err != nil {
 			return err
 		}
+		outputs, err := sealValue(tx, scopeOf(j.OrgID, j.InstallID), jobPlace("outputs", jobID), string(req.Outputs))
+		if err != nil {
+			return err
+		}
 		now := s.now()
 		res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", jobID, req.Attempt, status.JobRunning).
-			Updates(map[string]any{"status": req.Status, "exit_code": req.ExitCode, "outputs": string(req.Outputs),
+			Updates(map[string]any{"status": req.Status, "exit_code": req.ExitCode, "outputs": outputs,
 				"error": req.Error, "finished_at": now, "updated_at": now, "lease_expires_at": nil})
 		if res.Error != nil {
 			return res.Error

@@ -18,7 +18,7 @@ import (
 func openLogged(t testing.TB, dialect string) (*store.Store, *testutil.LockedBuffer) {
 	t.Helper()
 	logs := &testutil.LockedBuffer{}
-	cfg := store.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	cfg := store.Config{Logger: slog.New(slog.NewTextHandler(logs, nil)), Keys: storetest.NewKeyring(t)}
 	if dialect == store.Postgres {
 		cfg.DatabaseURL = storetest.NewPostgresDatabase(t)
 	} else {

@@ -20,7 +20,20 @@ type SchemaMigration struct {
 // Migrate applies every migration not yet applied (package migrations), each
 // in its own transaction. On PostgreSQL an advisory lock keeps concurrent
 // starts (api and worker processes) from racing.
-func (s *Store) Migrate(ctx context.Context) error { return s.migrateTo(ctx, LatestSchemaVersion()) }
+// It then checks the key-encryption keys (CheckKeys) and seals the values
+// written before secrets were sealed (SealPlaintext).
+func (s *Store) Migrate(ctx context.Context) error {
+	if err := s.migrateTo(ctx, LatestSchemaVersion()); err != nil {
+		return err
+	}
+	if err := s.CheckKeys(ctx); err != nil {
+		return err
+	}
+	if _, err := s.SealPlaintext(ctx); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
 
 // migrateTo applies the migrations not yet applied up to version.
 func (s *Store) migrateTo(ctx context.Context, version int) error {

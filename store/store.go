@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/outpost-dev/outpost/store/notify"
+	"github.com/outpost-dev/outpost/store/seal"
 )
 
 // Dialects.
@@ -38,6 +39,9 @@ type Config struct {
 	// a burst of runners reconnecting at once opens connections past the
 	// server's max_connections and answers 500s.
 	MaxConns int
+	// Keys are the key-encryption keys that wrap the data keys sealing
+	// secrets at rest (package seal): required.
+	Keys *seal.Keyring
 	// Bus, if set, is used instead of the default one (Postgres LISTEN/NOTIFY
 	// or in-process). The store closes only a bus it created.
 	Bus notify.Bus
@@ -49,11 +53,15 @@ type Store struct {
 	dialect string
 	bus     notify.Bus
 	ownBus  bool
+	keys    *dataKeys
 	now     func() time.Time
 }
 
 // Open connects to the database (without migrating it).
 func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Keys == nil || cfg.Keys.Current == nil {
+		return nil, errors.New("store: no key-encryption key given: secrets at rest are sealed with it (OUTPOST_KEK or -kek-file)")
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -114,6 +122,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			s.bus = notify.NewLocal()
 			s.ownBus = true
 		}
+	}
+	s.keys = newDataKeys(cfg.Keys)
+	if err := s.db.Use(s.keys); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	if err := s.Ping(ctx); err != nil {
 		s.Close()

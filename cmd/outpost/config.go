@@ -13,6 +13,7 @@ import (
 	"github.com/outpost-dev/outpost/internal/envflag"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/seal"
 	"github.com/outpost-dev/outpost/worker"
 )
 
@@ -44,6 +45,9 @@ type common struct {
 	temporal    string
 	namespace   string
 	taskQueue   string
+	kek         kekFlags
+	// ring is the keyring openStore loaded.
+	ring *seal.Keyring
 }
 
 // register adds the flags; DATABASE_URL, TEMPORAL_ADDRESS and
@@ -58,12 +62,18 @@ func (c *common) register(fs *envflag.FlagSet) {
 	fs.StringVar(&c.namespace, "temporal-namespace", "default", "Temporal namespace")
 	fs.Alias("temporal-namespace", "TEMPORAL_NAMESPACE")
 	fs.StringVar(&c.taskQueue, "task-queue", worker.DefaultTaskQueue, "Temporal task queue of the control workflows")
+	c.kek.register(fs)
 }
 
 // openStore opens the store (SQLite in the data directory without a
-// database URL) and migrates it when asked.
+// database URL) with the key-encryption keys, migrates it when asked, and
+// checks the keys unwrap its data keys.
 func (c *common) openStore(ctx context.Context, log *slog.Logger, migrate bool) (*store.Store, error) {
-	cfg := store.Config{DatabaseURL: c.databaseURL, Logger: log}
+	var err error
+	if c.ring, err = c.kek.keyring(log, c.dataDir, c.kek.generate || c.databaseURL == ""); err != nil {
+		return nil, err
+	}
+	cfg := store.Config{DatabaseURL: c.databaseURL, Logger: log, Keys: c.ring}
 	if c.databaseURL == "" {
 		if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
@@ -76,11 +86,13 @@ func (c *common) openStore(ctx context.Context, log *slog.Logger, migrate bool) 
 	if err != nil {
 		return nil, err
 	}
+	check := s.CheckKeys
 	if migrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
+		check = s.Migrate // checks the keys too
+	}
+	if err := check(ctx); err != nil {
+		s.Close()
+		return nil, err
 	}
 	return s, nil
 }

@@ -20,6 +20,7 @@ const (
 
 func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	cfg := planeConfig{migrate: true, ownGateway: true, serve: &serveConfig{}, work: &workConfig{}}
+	cfg.kek.generate = true // in the data directory, with SQLite or PostgreSQL
 	var gw gatewayFlags
 	fs := newFlagSet("dev")
 	cfg.register(fs)
@@ -101,6 +102,7 @@ Outpost is running (embedded mode; state in %s)
   Gateway      %s/runner/v1
   Temporal UI  %s
   Temporal     %s (namespace %s)
+  Secrets      sealed at rest with the key-encryption key in %s
 
   org %q   app %q (%s)   install %q (%s)
   export OUTPOST_TOKEN=%s
@@ -111,7 +113,7 @@ Outpost is running (embedded mode; state in %s)
 Try:  curl -s -H "Authorization: Bearer $OUTPOST_TOKEN" $OUTPOST_API/v1/runners
 %s
 `, cfg.dataDir, apiURL, apiURL, apiURL, p.gatewayURL, orNone(ts.UIURL()), ts.FrontendAddress(), ts.Namespace(),
-		devOrg, devApp, boot.appID, devInstall, boot.installID, boot.token, apiURL, boot.appID, boot.installID, cliContext)
+		cfg.kek.where(cfg.dataDir), devOrg, devApp, boot.appID, devInstall, boot.installID, boot.token, apiURL, boot.appID, boot.installID, cliContext)
 	if *example != "" {
 		more = append(more, func(ctx context.Context) error {
 			if err := provisionExample(ctx, log, apiURL, boot, *example); err != nil {

@@ -27,6 +27,7 @@ Usage:
   outpost worker   [flags]   the Temporal worker
   outpost temporal [flags]   a Temporal server (+ UI) on its own, its state in <data-dir>/temporal (SQLite)
   outpost migrate  [flags]   apply database migrations
+  outpost kek      generate|status|rotate   the key-encryption key of secrets at rest
   outpost org create NAME    create an org and print its first API token
   outpost demo     [flags]   set up dev's demo org, app and install on a running control plane, start its provision
   outpost proxy    [flags]   forward TCP ports to (every replica of) a host, as a load balancer does
@@ -65,6 +66,8 @@ func main() {
 		err = runMigrate(ctx, args, log)
 	case "org":
 		err = runOrg(ctx, args, log)
+	case "kek":
+		err = runKEK(ctx, args, log)
 	case "demo":
 		err = runDemo(ctx, args, log)
 	case "proxy":

@@ -30,6 +30,7 @@ var All = []Migration{
 	{13, "runner connection errors", v13},
 	{14, "runner online since", v14},
 	{15, "audit log", v15},
+	{16, "data keys of secrets at rest", v16},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/seal"
 )
 
 // DefaultAdminURL is the PostgreSQL server tests use unless
@@ -32,7 +34,7 @@ func Open(t testing.TB, dialect string) *store.Store {
 // PostgreSQL server at adminURL (a Server's, say).
 func OpenPostgres(t testing.TB, adminURL string) *store.Store {
 	t.Helper()
-	return open(t, store.Config{DatabaseURL: newDatabase(t, adminURL)})
+	return open(t, store.Config{DatabaseURL: newDatabase(t, adminURL), Keys: NewKeyring(t)})
 }
 
 func open(t testing.TB, cfg store.Config) *store.Store {
@@ -56,12 +58,26 @@ func NewConfig(t testing.TB, dialect string) store.Config {
 	t.Helper()
 	switch dialect {
 	case store.Postgres:
-		return store.Config{DatabaseURL: NewPostgresDatabase(t)}
+		return store.Config{DatabaseURL: NewPostgresDatabase(t), Keys: NewKeyring(t)}
 	case store.SQLite:
-		return store.Config{SQLitePath: filepath.Join(t.TempDir(), "outpost.db")}
+		return store.Config{SQLitePath: filepath.Join(t.TempDir(), "outpost.db"), Keys: NewKeyring(t)}
 	}
 	t.Fatalf("unknown dialect %q", dialect)
 	return store.Config{}
+}
+
+// NewKeyring returns a keyring of a fresh random key-encryption key.
+func NewKeyring(t testing.TB) *seal.Keyring {
+	t.Helper()
+	k, err := seal.ParseLocalKey(seal.GenerateKeyText())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := seal.NewKeyring(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ring
 }
 
 // NewPostgresDatabase creates an empty database and returns its URL; it is
@@ -133,4 +149,44 @@ func NewTenant(t testing.TB, s *store.Store, inputs ...store.InstallInput) Tenan
 		t.Fatal(err)
 	}
 	return tn
+}
+
+// DatabaseBytes is everything s's database holds, as someone with a copy of
+// it would see it: a pg_dump of a PostgreSQL database (of the server
+// OUTPOST_TEST_DATABASE_URL names), the SQLite file with its write-ahead log.
+func DatabaseBytes(t testing.TB, s *store.Store) []byte {
+	t.Helper()
+	if s.Dialect() == store.Postgres {
+		var name string
+		if err := s.DB().Raw("SELECT current_database()").Scan(&name).Error; err != nil {
+			t.Fatal(err)
+		}
+		admin := os.Getenv("OUTPOST_TEST_DATABASE_URL")
+		if admin == "" {
+			admin = DefaultAdminURL
+		}
+		u, err := url.Parse(admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Path = "/" + name
+		out, err := exec.Command("pg_dump", "--no-owner", u.String()).Output()
+		if err != nil {
+			t.Fatalf("pg_dump (postgresql-client) of %s: %v", name, err)
+		}
+		return out
+	}
+	var file string
+	if err := s.DB().Raw("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file).Error; err != nil || file == "" {
+		t.Fatalf("the SQLite file: %q, %v", file, err)
+	}
+	var all []byte
+	for _, f := range []string{file, file + "-wal"} {
+		b, err := os.ReadFile(f)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	return all
 }

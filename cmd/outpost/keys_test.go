@@ -1,0 +1,86 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/seal"
+	"github.com/outpost-dev/outpost/store/storetest"
+)
+
+// The embedded mode makes its key on first start and reads it again after;
+// a wrong key is refused at start naming the one the data keys need;
+// PostgreSQL without a key is refused, saying how to give one.
+func TestKeyEncryptionKeyAtStart(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	dir := t.TempDir()
+	c := common{dataDir: dir}
+	s, err := c.openStore(t.Context(), log, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	org, _, err := s.CreateOrg(t.Context(), "acme")
+	var installID string
+	if err == nil {
+		var inst store.Install
+		inst, _, _, err = s.CreateInstall(t.Context(), org.ID, mustApp(t, s, org.ID), "i", []store.InstallInput{{Name: "pw", Value: "x", Sensitive: true}})
+		installID = inst.ID
+	}
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, err := seal.LoadLocalKey(filepath.Join(dir, kekFileName))
+	if err != nil {
+		t.Fatalf("the key made on first start: %v", err)
+	}
+	if s, err = c.openStore(t.Context(), log, false); err != nil {
+		t.Fatalf("start again with the key made: %v", err)
+	}
+	s.Close()
+
+	other := filepath.Join(t.TempDir(), "other.kek")
+	os.WriteFile(other, []byte(seal.GenerateKeyText()), 0o600)
+	c.kek.file = other
+	if _, err := c.openStore(t.Context(), log, false); err == nil || !strings.Contains(err.Error(), made.ID()) {
+		t.Errorf("start with another key: %v; want an error naming %s", err, made.ID())
+	}
+
+	// outpost kek rotate: the data keys under the other key, which alone
+	// reads the sensitive input; the first key alone is refused, naming it.
+	prev := filepath.Join(dir, kekFileName)
+	if err := runKEK(t.Context(), []string{"rotate", "-data-dir", dir, "-kek-file", other, "-kek-previous-file", prev}, log); err != nil {
+		t.Fatalf("kek rotate: %v", err)
+	}
+	otherKey, _ := seal.LoadLocalKey(other)
+	if s, err = c.openStore(t.Context(), log, false); err != nil {
+		t.Fatalf("start with the new key alone after the rotation: %v", err)
+	}
+	inst, err := s.GetInstall(t.Context(), org.ID, installID)
+	s.Close()
+	if err != nil || len(inst.Inputs) != 1 || inst.Inputs[0].Value != "x" {
+		t.Errorf("the sensitive input after the rotation: %+v, %v", inst.Inputs, err)
+	}
+	c.kek.file = ""
+	if _, err := c.openStore(t.Context(), log, false); err == nil || !strings.Contains(err.Error(), otherKey.ID()) {
+		t.Errorf("start with the first key after the rotation: %v; want an error naming %s", err, otherKey.ID())
+	}
+
+	pg := common{dataDir: t.TempDir(), databaseURL: storetest.NewPostgresDatabase(t)}
+	if _, err := pg.openStore(t.Context(), log, true); err == nil || !strings.Contains(err.Error(), "OUTPOST_KEK") {
+		t.Errorf("PostgreSQL without a key: %v; want an error naming OUTPOST_KEK", err)
+	}
+}
+
+func mustApp(t *testing.T, s *store.Store, orgID string) string {
+	t.Helper()
+	app, err := s.CreateApp(t.Context(), orgID, "demo", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app.ID
+}

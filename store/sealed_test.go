@@ -1,0 +1,316 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/seal"
+	"github.com/outpost-dev/outpost/store/storetest"
+)
+
+// Known secret values, written through the normal paths and then looked for
+// in the database's bytes.
+const (
+	secretInput    = "input-hunter2-7c1f"
+	secretManifest = "registry-password-9e4d"
+	secretKubecfg  = "kubeconfig-token-51ab"
+	secretState    = "state-output-pw-0d33"
+	secretOutputs  = "job-output-pw-a6e2"
+	secretInstOut  = "install-output-pw-3b8c"
+	secretInputs   = "deferred-input-pw-f410"
+)
+
+// manifest is a job manifest with a registry credential and a kubeconfig.
+const manifest = `{"registry":{"password":"` + secretManifest + `"},"kubeconfig":"token: ` + secretKubecfg + `"}`
+
+var secrets = []string{secretInput, secretManifest, secretKubecfg, secretState, secretOutputs, secretInstOut, secretInputs}
+
+// sealedFixture is a fixture whose store can be opened again with other keys.
+type sealedFixture struct {
+	fixture
+	cfg store.Config
+}
+
+func newSealedFixture(t *testing.T, dialect string) sealedFixture {
+	t.Helper()
+	cfg := storetest.NewConfig(t, dialect)
+	s := openWith(t, cfg, cfg.Keys)
+	tn := storetest.NewTenant(t, s, store.InstallInput{Name: "db_password", Value: secretInput, Sensitive: true},
+		store.InstallInput{Name: "region", Value: "eu"})
+	return sealedFixture{fixture{s: s, org: tn.Org, inst: tn.Install, runner: tn.Runner}, cfg}
+}
+
+// openWith opens and migrates the fixture's database with a keyring.
+func openWith(t *testing.T, cfg store.Config, ring *seal.Keyring) *store.Store {
+	t.Helper()
+	cfg.Keys = ring
+	s, err := store.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// writeSecrets provisions, in short, with the known secrets: a terraform job
+// whose manifest holds a registry password and a kubeconfig, the state it
+// writes with a sensitive output, its outputs, the install's outputs, and a
+// job given deferred inputs.
+func (f sealedFixture) writeSecrets(t *testing.T, ctx context.Context) (tf, deferred store.Job) {
+	t.Helper()
+	tok := store.NewStateToken()
+	tf, _, err := f.s.EnqueueJob(ctx, store.JobSpec{Key: "wf/apply", OrgID: f.org.ID, RunnerID: f.runner.ID, InstallID: &f.inst.ID,
+		Type: protocol.JobTypeTerraform, Manifest: json.RawMessage(manifest), Workspace: "ws", StateToken: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tf.Manifest != manifest {
+		t.Errorf("enqueue returned manifest %q", tf.Manifest)
+	}
+	f.claim(t, tf.ID, time.Minute)
+	st := `{"version":4,"serial":1,"lineage":"l","outputs":{"pw":{"value":"` + secretState + `","type":"string","sensitive":true}}}`
+	if _, _, err := f.s.PutTerraformState(ctx, f.access(t, tf.ID, tok), "", []byte(st)); err != nil {
+		t.Fatal(err)
+	}
+	out := `{"pw":"` + secretOutputs + `"}`
+	if err := f.s.CompleteJob(ctx, f.runner.ID, tf.ID, protocol.CompleteRequest{Attempt: 1, Status: "succeeded", Outputs: json.RawMessage(out)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.SaveOutputs(ctx, f.inst.ID, "sandbox", `{"pw":{"value":"`+secretInstOut+`","sensitive":true}}`); err != nil {
+		t.Fatal(err)
+	}
+	deferred, _, err = f.s.EnqueueJob(ctx, store.JobSpec{Key: "wf/deferred", OrgID: f.org.ID, RunnerID: f.runner.ID, InstallID: &f.inst.ID,
+		Type: protocol.JobTypeNoop, InputsDeferred: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.ProvideJobInputs(ctx, deferred.ID, json.RawMessage(`{"pw":"`+secretInputs+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	return tf, deferred
+}
+
+// readSecrets reads every secret back through the store, as the API, the
+// gateway and the workflows do.
+func readSecrets(t *testing.T, ctx context.Context, s *store.Store, f sealedFixture, tf, deferred store.Job) {
+	t.Helper()
+	inst, err := s.GetInstall(ctx, f.org.ID, f.inst.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, in := range inst.Inputs {
+		got[in.Name] = in.Value
+	}
+	j, err := s.GetJob(ctx, f.org.ID, tf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome, err := s.GetJobOutcome(ctx, tf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := s.TerraformStateOutputs(ctx, f.org.ID, "ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	installOuts, err := s.ListOutputs(ctx, f.inst.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.GetJobByID(ctx, deferred.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]string{secretInput: got["db_password"], secretManifest: j.Manifest, secretKubecfg: j.Manifest,
+		secretState: string(outs["pw"].Value), secretOutputs: outcome.Outputs, secretInstOut: installOuts["sandbox"], secretInputs: *d.Inputs}
+	for secret, v := range read {
+		if !strings.Contains(v, secret) {
+			t.Errorf("read %q, want %s in it", v, secret)
+		}
+	}
+	if got["region"] != "eu" {
+		t.Errorf("region input %q", got["region"])
+	}
+}
+
+// forEachSealed runs test on each dialect's fixture after writeSecrets.
+func forEachSealed(t *testing.T, test func(t *testing.T, ctx context.Context, f sealedFixture, tf, deferred store.Job)) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		ctx := context.Background()
+		f := newSealedFixture(t, d)
+		tf, deferred := f.writeSecrets(t, ctx)
+		test(t, ctx, f, tf, deferred)
+	})
+}
+
+func TestSecretsAreSealedAtRest(t *testing.T) {
+	forEachSealed(t, func(t *testing.T, ctx context.Context, f sealedFixture, tf, deferred store.Job) {
+		readSecrets(t, ctx, f.s, f, tf, deferred)
+		dump := storetest.DatabaseBytes(t, f.s)
+		if !bytes.Contains(dump, []byte("region")) {
+			t.Fatalf("the dump (%d bytes) does not hold a plain input: not a dump of this database", len(dump))
+		}
+		for _, secret := range secrets {
+			if bytes.Contains(dump, []byte(secret)) {
+				t.Errorf("%s is in the database's bytes", secret)
+			}
+		}
+		// The runner's view: the heartbeat gives the deferred inputs.
+		f.claim(t, deferred.ID, time.Minute)
+		_, sig, err := f.s.HeartbeatJob(ctx, f.runner.ID, deferred.ID, 1, time.Minute)
+		if err != nil || !strings.Contains(sig.Inputs, secretInputs) {
+			t.Errorf("heartbeat inputs %q, %v", sig.Inputs, err)
+		}
+	})
+}
+
+func TestSealedValueCannotMoveToAnotherRow(t *testing.T) {
+	forEachSealed(t, func(t *testing.T, ctx context.Context, f sealedFixture, tf, deferred store.Job) {
+		err := f.s.DB().Exec("UPDATE jobs SET manifest = (SELECT manifest FROM jobs WHERE id = ?) WHERE id = ?", tf.ID, deferred.ID).Error
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.GetJobByID(ctx, deferred.ID); !errors.Is(err, seal.ErrTampered) {
+			t.Errorf("read a manifest moved from another job: %v, want ErrTampered", err)
+		}
+	})
+}
+
+func newKey(t *testing.T) seal.KeyEncryptionKey {
+	t.Helper()
+	k, err := seal.ParseLocalKey(seal.GenerateKeyText())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func ring(t *testing.T, current seal.KeyEncryptionKey, previous ...seal.KeyEncryptionKey) *seal.Keyring {
+	t.Helper()
+	r, err := seal.NewKeyring(current, previous...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRotateKeysWhileInUse(t *testing.T) {
+	forEachSealed(t, func(t *testing.T, ctx context.Context, f sealedFixture, tf, deferred store.Job) {
+		oldKEK, newKEK := f.cfg.Keys.Current, newKey(t)
+
+		// A process that does not know the new key yet keeps reading and
+		// writing while another re-wraps under it.
+		var wg sync.WaitGroup
+		errs := make(chan error, 1)
+		wg.Go(func() {
+			for i := range 20 {
+				err := f.s.SaveOutputs(ctx, f.inst.ID, "c"+string(rune('a'+i)), `{"pw":"x"}`)
+				if err == nil {
+					_, err = f.s.ListOutputs(ctx, f.inst.ID)
+				}
+				if err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+		rotated := openWith(t, f.cfg, ring(t, newKEK, oldKEK))
+		n, err := rotated.RotateKeys(ctx)
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			t.Errorf("traffic during the rotation: %v", err)
+		}
+		if err != nil || n < 2 { // the install's and the org's
+			t.Fatalf("rotate: %d, %v", n, err)
+		}
+		readSecrets(t, ctx, rotated, f, tf, deferred)
+		counts, err := rotated.KeyStatus(ctx)
+		if err != nil || len(counts) != 1 || counts[newKEK.ID()] != n {
+			t.Errorf("key status after rotation %v, %v; want all %d under %s", counts, err, n, newKEK.ID())
+		}
+
+		// The old key dropped: everything still reads, and writes.
+		onlyNew := openWith(t, f.cfg, ring(t, newKEK))
+		readSecrets(t, ctx, onlyNew, f, tf, deferred)
+		if err := onlyNew.SaveOutputs(ctx, f.inst.ID, "after", `{"pw":"y"}`); err != nil {
+			t.Fatal(err)
+		}
+
+		// The old key alone is refused at start, naming the key expected.
+		cfg := f.cfg
+		cfg.Keys = ring(t, oldKEK)
+		s, err := store.Open(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		err = s.CheckKeys(ctx)
+		if !errors.Is(err, seal.ErrUnknownKEK) || !strings.Contains(err.Error(), newKEK.ID()) {
+			t.Errorf("start with the old key only: %v, want ErrUnknownKEK naming %s", err, newKEK.ID())
+		}
+	})
+}
+
+func TestPlaintextRowsAreSealedByMigrate(t *testing.T) {
+	forEachSealed(t, func(t *testing.T, ctx context.Context, f sealedFixture, tf, deferred store.Job) {
+		// As written before sealing.
+		plain := manifest
+		db := f.s.DB()
+		if err := db.Exec("UPDATE jobs SET manifest = ? WHERE id = ?", plain, tf.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("UPDATE install_inputs SET value = ? WHERE name = 'db_password'", secretInput).Error; err != nil {
+			t.Fatal(err)
+		}
+		if j, err := f.s.GetJobByID(ctx, tf.ID); err != nil || j.Manifest != plain {
+			t.Fatalf("plaintext manifest read %q, %v", j.Manifest, err)
+		}
+		if err := f.s.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var raw []string
+		db.Raw("SELECT manifest FROM jobs WHERE id = ? UNION ALL SELECT value FROM install_inputs WHERE name IN ('db_password', 'region') ORDER BY 1", tf.ID).Scan(&raw)
+		if len(raw) != 3 || raw[0] != "eu" || !seal.IsSealed(raw[1]) || !seal.IsSealed(raw[2]) {
+			t.Errorf("after migrate the columns hold %q; want the secrets sealed, the plain input as it was", raw)
+		}
+		readSecrets(t, ctx, f.s, f, store.Job{ID: tf.ID}, deferred)
+	})
+}
+
+func TestWrongKeyIsAClearErrorAtStart(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		ctx := context.Background()
+		f := newSealedFixture(t, d)
+		f.writeSecrets(t, ctx)
+		cfg := f.cfg
+		cfg.Keys = ring(t, newKey(t))
+		s, err := store.Open(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		err = s.Migrate(ctx)
+		if !errors.Is(err, seal.ErrUnknownKEK) || !strings.Contains(err.Error(), f.cfg.Keys.Current.ID()) {
+			t.Errorf("migrate with another key: %v, want ErrUnknownKEK naming %s", err, f.cfg.Keys.Current.ID())
+		}
+		cfg.Keys = nil
+		if _, err := store.Open(ctx, cfg); err == nil || !strings.Contains(err.Error(), "key-encryption key") {
+			t.Errorf("open without keys: %v", err)
+		}
+	})
+}
