@@ -57,13 +57,14 @@ func statusOf(err error) int {
 }
 
 // attemptGone reports whether err says the job attempt is no longer this
-// runner's: a 409 stale_attempt, or a 404.
+// runner's: a 409 stale_attempt, or the gateway's 404.
 func attemptGone(err error) bool {
 	var ge *GatewayError
 	if !errors.As(err, &ge) {
 		return false
 	}
-	return ge.StatusCode == http.StatusNotFound ||
+	// A 404 without the protocol's code is not the gateway's (permanent).
+	return ge.StatusCode == http.StatusNotFound && ge.Body.Code != "" ||
 		ge.StatusCode == http.StatusConflict && ge.Body.Code == protocol.CodeStaleAttempt
 }
 

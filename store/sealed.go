@@ -101,8 +101,10 @@ func (j *Job) AfterCreate(tx *gorm.DB) error { return j.sealed(tx, true) }
 // AfterFind opens the values read.
 func (j *Job) AfterFind(tx *gorm.DB) error { return j.sealed(tx, true) }
 
+// Only sensitive values are sealed, so only they are opened: a plain value
+// that happens to look sealed ("osv1:…") is a value like any other.
 func (in *InstallInput) sealed(tx *gorm.DB, open bool) error {
-	if !open && !in.Sensitive {
+	if !in.Sensitive {
 		return nil
 	}
 	return sealFields(tx, in.InstallID, open, map[string]*string{"install_inputs.value/" + in.InstallID + "/" + in.Name: &in.Value})

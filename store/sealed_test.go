@@ -314,3 +314,28 @@ func TestWrongKeyIsAClearErrorAtStart(t *testing.T) {
 		}
 	})
 }
+
+// A plain input whose value looks sealed is a value like any other: the
+// install and the org's list still read, and give it back as given.
+func TestPlainInputThatLooksSealed(t *testing.T) {
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
+		const v = "osv1:abc:def"
+		inst, _, _, err := f.s.CreateInstall(ctx, f.org.ID, f.inst.AppID, "looks-sealed",
+			[]store.InstallInput{{Name: "motto", Value: v}, {Name: "secret", Value: v, Sensitive: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.s.GetInstall(ctx, f.org.ID, inst.ID)
+		if err != nil {
+			t.Fatalf("read the install: %v", err)
+		}
+		for _, in := range got.Inputs {
+			if in.Value != v {
+				t.Errorf("input %s reads %q, want %q", in.Name, in.Value, v)
+			}
+		}
+		if _, err := f.s.ListInstalls(ctx, f.org.ID, ""); err != nil {
+			t.Errorf("list the org's installs: %v", err)
+		}
+	})
+}

@@ -87,6 +87,11 @@ func TestGuessingIsLimited(t *testing.T) {
 	t.Run("runner tokens", func(t *testing.T) {
 		e := limitedEnv(t)
 		r := e.newRunner("victim")
+		// The victim runs behind the attacker's address (one NAT, one load
+		// balancer) and called before the guessing began.
+		if res, body := e.attempt(http.MethodPost, protocol.PathRunnerHeartbeat, attacker, `{}`, bearer(r.Token)); res.StatusCode != http.StatusOK {
+			t.Fatalf("the valid runner before the guessing: %d %+v, want 200", res.StatusCode, body)
+		}
 		guessUntilLimited(t, func(i int) (*http.Response, protocol.Error) {
 			// One prefix, other secrets.
 			return e.attempt(http.MethodPost, protocol.PathRunnerHeartbeat, attacker, `{}`,
@@ -97,10 +102,15 @@ func TestGuessingIsLimited(t *testing.T) {
 			bearer(protocol.RunnerTokenPrefix+strings.Repeat("a", 52))); res.StatusCode != http.StatusTooManyRequests {
 			t.Fatalf("the attacker's prefix from another source: %d, want 429", res.StatusCode)
 		}
-		for range 5 {
-			if res, body := e.attempt(http.MethodPost, protocol.PathRunnerHeartbeat, "198.51.100.7", `{}`, bearer(r.Token)); res.StatusCode != http.StatusOK {
-				t.Fatalf("the valid runner: %d %+v, want 200", res.StatusCode, body)
+		for _, from := range []string{"198.51.100.7", "198.51.100.7", attacker, attacker, attacker} {
+			if res, body := e.attempt(http.MethodPost, protocol.PathRunnerHeartbeat, from, `{}`, bearer(r.Token)); res.StatusCode != http.StatusOK {
+				t.Fatalf("the valid runner from %s: %d %+v, want 200", from, res.StatusCode, body)
 			}
+		}
+		// A token the gateway never saw good is refused from there: no oracle.
+		fresh := e.newRunner("fresh")
+		if res, _ := e.attempt(http.MethodPost, protocol.PathRunnerHeartbeat, attacker, `{}`, bearer(fresh.Token)); res.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("a runner token first seen from the attacker's source: %d, want 429", res.StatusCode)
 		}
 	})
 	t.Run("state credentials", func(t *testing.T) {

@@ -268,16 +268,19 @@ func (g *Gateway) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok || tok == "" {
 			return apierr.FromStore(store.ErrUnauthorized)
 		}
-		att, wait := g.cfg.AuthLimiter.Begin(c.Request(), protocol.RunnerTokenPrefix, tok)
-		if wait > 0 {
-			return authlimit.Refuse(c.Response().Header(), wait)
-		}
 		hash := store.HashToken(tok)
 		now := time.Now()
 		g.mu.Lock()
 		ent, hit := g.auth[hash]
 		gen := g.authGen
 		g.mu.Unlock()
+		// Only a token this gateway never saw good is refused by the limiter
+		// (a guess is never in the cache): runners behind the same address
+		// as a guesser keep renewing their leases.
+		att, wait := g.cfg.AuthLimiter.Begin(c.Request(), protocol.RunnerTokenPrefix, tok)
+		if wait > 0 && !hit {
+			return authlimit.Refuse(c.Response().Header(), wait)
+		}
 		if !hit || now.After(ent.expires) {
 			r, err := g.store.AuthenticateRunner(c.Request().Context(), tok)
 			if err != nil {

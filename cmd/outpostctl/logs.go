@@ -144,7 +144,8 @@ func (a *api) followLogs(ctx context.Context, job string, sink func(apiclient.Lo
 	}
 }
 
-// followOnce reads one stream: got reports chunks read, done the end event.
+// followOnce reads one stream: got reports progress (chunks read, or the
+// server's resume event), done the end event.
 func (a *api) followOnce(ctx context.Context, job string, cursor *string, sink func(apiclient.LogChunk) error) (end logEnd, got, done bool, err error) {
 	follow := true
 	params := &apiclient.GetJobLogsParams{Follow: &follow}
@@ -177,6 +178,14 @@ func (a *api) followOnce(ctx context.Context, job string, cursor *string, sink f
 				return end, got, false, err
 			}
 			*cursor, got = ev.LastEventID, true
+		case "resume": // the server ends long streams; not a break
+			var r struct {
+				After string `json:"after"`
+			}
+			if json.Unmarshal([]byte(ev.Data), &r) == nil && r.After != "" {
+				*cursor = r.After
+			}
+			return end, true, false, nil
 		case "end":
 			err := json.Unmarshal([]byte(ev.Data), &end)
 			return end, got, true, err
