@@ -63,12 +63,14 @@ func TestSourceBelievesOnlyTrustedProxies(t *testing.T) {
 	}
 	l := New(Config{TrustedProxies: proxies})
 	for _, tc := range []struct{ remote, xff, want string }{
-		{"203.0.113.9:5000", "1.1.1.1", "203.0.113.9"},                // not a proxy: the header is ignored
-		{"10.1.2.3:5000", "1.1.1.1", "1.1.1.1"},                       // a proxy: its client
-		{"10.1.2.3:5000", "6.6.6.6, 1.1.1.1, 192.168.1.1", "1.1.1.1"}, // a chain: the nearest untrusted hop
-		{"10.1.2.3:5000", "", "10.1.2.3"},                             // a proxy that says nothing
-		{"10.1.2.3:5000", "junk, 10.9.9.9", "10.9.9.9"},               // stop at what is not an address
-		{"192.168.1.2:80", "1.1.1.1", "192.168.1.2"},                  // a bare address is one host
+		{"203.0.113.9:5000", "1.1.1.1", "203.0.113.9"},                 // not a proxy: the header is ignored
+		{"10.1.2.3:5000", "1.1.1.1", "1.1.1.1"},                        // a proxy: its client
+		{"10.1.2.3:5000", "6.6.6.6, 1.1.1.1, 192.168.1.1", "1.1.1.1"},  // a chain: the nearest untrusted hop
+		{"10.1.2.3:5000", "", "10.1.2.3"},                              // a proxy that says nothing
+		{"10.1.2.3:5000", "junk, 10.9.9.9", "10.9.9.9"},                // stop at what is not an address
+		{"192.168.1.2:80", "1.1.1.1", "192.168.1.2"},                   // a bare address is one host
+		{"[2001:db8:1:2:aaaa::1]:443", "", "2001:db8:1:2::/64"},        // IPv6: the client's /64
+		{"10.1.2.3:5000", "2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"}, // the same /64 behind a proxy
 	} {
 		r := &http.Request{RemoteAddr: tc.remote, Header: http.Header{}}
 		if tc.xff != "" {

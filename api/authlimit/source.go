@@ -8,8 +8,20 @@ import (
 
 // Source is the address a request comes from: its peer's, unless the peer is
 // a trusted proxy; then the nearest address in X-Forwarded-For that is not
-// one (a client cannot choose its source by sending the header itself).
-func (l *Limiter) Source(r *http.Request) string {
+// one (a client cannot choose its source by sending the header itself). An
+// IPv6 source is its /64, which one client holds whole.
+func (l *Limiter) Source(r *http.Request) string { return network(l.source(r)) }
+
+// network is an IPv6 address's /64, anything else as it is.
+func network(addr string) string {
+	ip := net.ParseIP(addr)
+	if ip == nil || ip.To4() != nil {
+		return addr
+	}
+	return (&net.IPNet{IP: ip.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
+}
+
+func (l *Limiter) source(r *http.Request) string {
 	addr := peer(r.RemoteAddr)
 	if !l.trusted(addr) {
 		return addr
