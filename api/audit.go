@@ -128,13 +128,16 @@ func (s *Server) audited(r route) echo.MiddlewareFunc {
 func (s *Server) recordAudit(c echo.Context, r route, note *auditNote, err error, took time.Duration) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), auditWriteTimeout)
 	defer cancel()
+	note.mu.Lock()
+	defer note.mu.Unlock()
+	status, code := outcome(c, err, note.errorCode)
+	if _, authed := c.Get(tokenKey).(store.APIToken); !authed && code == protocol.CodeRateLimited {
+		return // refused before any token was checked: a guesser cannot flood the log
+	}
 	tok, via, ok := s.caller(ctx, c)
 	if !ok {
 		return
 	}
-	note.mu.Lock()
-	defer note.mu.Unlock()
-	status, code := outcome(c, err, note.errorCode)
 	ev := store.AuditEvent{OrgID: tok.OrgID, TokenID: tok.ID, TokenName: tok.Name, Via: via, Method: r.method,
 		Route: "/v1" + openAPIPath(r.path), Action: r.doc.id, Objects: note.objects, Status: status, ErrorCode: code,
 		DurationMS: took.Milliseconds()}

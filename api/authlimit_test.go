@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
 )
 
 // limitedEnv is the API whose limiter allows 3 failures per source or
@@ -77,6 +79,34 @@ func TestForwardedForIsIgnoredWithoutTrustedProxies(t *testing.T) {
 		res := e.getOrgFrom("203.0.113."+string(rune('1'+i)), protocol.APITokenPrefix+string(rune('a'+i))+"bcdefghij")
 		if want := []int{401, 401, 429}[i]; res.status != want {
 			t.Fatalf("guess %d with a new X-Forwarded-For: %s, want %d", i+1, res, want)
+		}
+	}
+}
+
+// A revoked token's refused calls are audited until the limiter answers
+// 429; those go unrecorded, so whoever holds a leaked token cannot flood
+// the org's audit log.
+func TestRateLimitedCallsAreNotAudited(t *testing.T) {
+	e := limitedEnv(t)
+	var old newTokenView
+	e.call("POST", "/v1/tokens", map[string]any{"name": "leaked"}, 201, &old)
+	e.call("DELETE", "/v1/tokens/"+old.ID, nil, 204, nil)
+	want := []int{401, 401, 401, 429, 429, 429, 429, 429}
+	for i, status := range want {
+		if res := e.send("POST", "/v1/apps", old.Token, map[string]any{"name": "late"}); res.status != status {
+			t.Fatalf("call %d with the revoked token: %s, want %d", i+1, res, status)
+		}
+	}
+	evs, err := e.store.ListAuditEvents(context.Background(), e.org.ID, store.AuditFilter{TokenID: old.ID, Action: "createApp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 3 {
+		t.Fatalf("%d createApp events of the revoked token, want the 3 refused with 401", len(evs))
+	}
+	for _, ev := range evs {
+		if ev.Status != http.StatusUnauthorized {
+			t.Errorf("event %+v, want status 401", ev)
 		}
 	}
 }
