@@ -68,17 +68,48 @@ func (cfg Config) transport() *http.Transport {
 	return t
 }
 
+// inCluster are the addresses that only resolve, or only route, inside the
+// Kubernetes cluster a runner's pod runs in: never through a proxy.
+func inCluster() []string {
+	host := os.Getenv("KUBERNETES_SERVICE_HOST")
+	if host == "" {
+		return nil
+	}
+	return []string{host, ".svc", ".cluster.local"}
+}
+
+// proxyVars are the runner's proxy variables, for jobs. In a pod, the
+// cluster's own addresses join NO_PROXY, so helm and kubectl in jobs reach
+// the in-cluster API directly.
+func proxyVars() []string {
+	var env []string
+	proxied, noProxy := false, []string{}
+	for _, k := range proxyEnv {
+		v, ok := os.LookupEnv(k)
+		switch {
+		case !ok:
+		case strings.EqualFold(k, "NO_PROXY"):
+			noProxy = append(noProxy, v)
+		default:
+			proxied = proxied || v != ""
+			env = append(env, k+"="+v)
+		}
+	}
+	if proxied {
+		noProxy = append(noProxy, inCluster()...)
+	}
+	if l := strings.Trim(strings.Join(noProxy, ","), ","); l != "" {
+		env = append(env, "NO_PROXY="+l, "no_proxy="+l)
+	}
+	return env
+}
+
 // networkEnv is what jobs get of the runner's network settings: the proxy
 // variables, and the CA bundle as a certificate directory ahead of the
 // system's (SSL_CERT_DIR, which Go programs such as terraform and the job
 // processes read).
 func (cfg Config) networkEnv(workDir string) ([]string, error) {
-	var env []string
-	for _, k := range proxyEnv {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
+	env := proxyVars()
 	if cfg.CABundle == "" {
 		return env, nil
 	}

@@ -23,6 +23,7 @@ func TestJobsGetTheProxyAndTheCABundle(t *testing.T) {
 	t.Setenv("HTTPS_PROXY", "http://proxy.corp.example:3128")
 	t.Setenv("NO_PROXY", ".internal")
 	t.Setenv("SSL_CERT_DIR", "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	t.Setenv("OUTPOST_TOKEN", "oprn_secret")
 	bundle := filepath.Join(t.TempDir(), "corp.pem")
 	if err := os.WriteFile(bundle, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644); err != nil {
@@ -33,7 +34,7 @@ func TestJobsGetTheProxyAndTheCABundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"HTTPS_PROXY=http://proxy.corp.example:3128", "NO_PROXY=.internal",
+	want := []string{"HTTPS_PROXY=http://proxy.corp.example:3128", "NO_PROXY=.internal", "no_proxy=.internal",
 		"SSL_CERT_DIR=" + filepath.Join(work, caDirName) + ":" + strings.Join(certDirs, ":")}
 	if !slices.Equal(env, want) {
 		t.Errorf("job environment %q, want %q", env, want)
@@ -60,5 +61,24 @@ func TestRefusalsAndForeign404s(t *testing.T) {
 	c.failed(context.Background(), foreign)
 	if l := c.take(); len(l) != 1 || l[0].Kind != "http" || !strings.Contains(l[0].Message, "404 page not found") {
 		t.Errorf("kept %+v, want only the foreign 404", l)
+	}
+}
+
+// In a pod behind a proxy, jobs reach the cluster's own API and services
+// directly.
+func TestJobsInAPodBypassTheProxyForTheCluster(t *testing.T) {
+	for _, k := range proxyEnv {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	t.Setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+	if env := proxyVars(); len(env) != 0 {
+		t.Errorf("no proxy configured, yet jobs get %q", env)
+	}
+	t.Setenv("https_proxy", "http://proxy:3128")
+	t.Setenv("NO_PROXY", ".corp")
+	want := []string{"https_proxy=http://proxy:3128", "NO_PROXY=.corp,10.96.0.1,.svc,.cluster.local", "no_proxy=.corp,10.96.0.1,.svc,.cluster.local"}
+	if env := proxyVars(); !slices.Equal(env, want) {
+		t.Errorf("jobs get %q, want %q", env, want)
 	}
 }
