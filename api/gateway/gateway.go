@@ -277,11 +277,11 @@ func (g *Gateway) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		// Only a token this gateway never saw good is refused by the limiter
 		// (a guess is never in the cache): runners behind the same address
 		// as a guesser keep renewing their leases.
-		att, wait := g.cfg.AuthLimiter.Begin(c.Request(), protocol.RunnerTokenPrefix, tok)
-		if wait > 0 && !hit {
-			return authlimit.Refuse(c.Response().Header(), wait)
-		}
-		if !hit || now.After(ent.expires) {
+		if !hit || now.After(ent.expires) { // the limiter stays off the cached hot path
+			att, wait := g.cfg.AuthLimiter.Begin(c.Request(), protocol.RunnerTokenPrefix, tok)
+			if wait > 0 && !hit {
+				return authlimit.Refuse(c.Response().Header(), wait)
+			}
 			r, err := g.store.AuthenticateRunner(c.Request().Context(), tok)
 			if err != nil {
 				if errors.Is(err, store.ErrUnauthorized) {
