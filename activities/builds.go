@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/internal/attemptcred"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/status"
@@ -20,12 +21,6 @@ import (
 
 // buildJobTimeout bounds one build or sync job on a runner.
 const buildJobTimeout = 30 * time.Minute
-
-// credentialTTL is how long a registry credential in a job manifest lives.
-// The manifest is rendered when the job is queued and a lost attempt's
-// retry runs the same manifest, so it covers the job's whole life: three
-// attempts of up to an hour each, queueing included.
-const credentialTTL = 3*time.Hour + 15*time.Minute
 
 // Outputs of an install's sandbox that name the install's own registry.
 const (
@@ -53,19 +48,16 @@ func summarize(b store.Build) BuildSummary {
 }
 
 // vendorAccess is how a job reaches the vendor's registry with a credential
-// for scopes only.
+// for scopes only: a placeholder the gateway fills with a credential of the
+// attempt it hands out (internal/attemptcred).
 func (a *Activities) vendorAccess(ctx context.Context, subject string, scopes ...registry.Scope) (protocol.RegistryAccess, error) {
 	cfg := a.opConfig()
 	if cfg.RegistryAddress == "" {
 		return protocol.RegistryAccess{}, temporal.NewNonRetryableApplicationError(
 			"the worker has no vendor registry configured (-registry-url)", "Config", nil)
 	}
-	key, err := a.Store.RegistryKey(ctx)
-	if err != nil {
-		return protocol.RegistryAccess{}, err
-	}
-	user, pass := registry.IssueCredential(key, subject, scopes, credentialTTL, time.Now())
-	return protocol.RegistryAccess{Address: cfg.RegistryAddress, Username: user, Password: pass, PlainHTTP: cfg.RegistryPlainHTTP}, nil
+	return protocol.RegistryAccess{Address: cfg.RegistryAddress, Username: subject,
+		Password: attemptcred.Registry(subject, scopes...), PlainHTTP: cfg.RegistryPlainHTTP}, nil
 }
 
 // buildOperation is the oci job operation that builds a component type.

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/internal/attemptcred"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
@@ -216,7 +217,6 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		}
 	}
 	ws := Workspace(op.InstallID, in.Step)
-	token := store.NewStateToken()
 	gw := strings.TrimRight(a.opConfig().GatewayURL, "/")
 	if gw == "" {
 		return JobRef{}, temporal.NewNonRetryableApplicationError("the worker has no gateway URL configured (the terraform state backend)", "Config", nil)
@@ -226,7 +226,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	vars, env := variablesFromEnv(rendered.Variables, rendered.EnvVars)
 	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: ws, Module: module, ModuleArtifact: artifact,
 		ModuleSync: modSync, Variables: vars, Env: env, NoLock: in.NoLock,
-		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: token}}
+		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: attemptcred.State}}
 	stepChanges := map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(), "render_digest": terraformDigest(rendered, sourceDigest(cfg, in.Step))}
 	if in.Operation == protocol.TerraformApply {
 		plan, err := a.Store.GetJobByID(ctx, in.PlanJobID)
@@ -242,7 +242,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		stepChanges = map[string]any{"status": status.StepApplying}
 	}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeTerraform, TimeoutMS: terraformJobTimeout.Milliseconds(),
-		Workspace: ws, StateToken: token}
+		Workspace: ws}
 	if in.DeferInputs {
 		if in.Operation != protocol.TerraformPlan && in.Operation != protocol.TerraformPlanApply {
 			return JobRef{}, temporal.NewNonRetryableApplicationError("only a plan takes variables, not a "+in.Operation, "InvalidInput", nil)

@@ -368,7 +368,7 @@ func newProvBench(tb testing.TB, tf string) *provBench {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	vendor, err := registry.Start(ctx, registry.Config{Dir: tb.TempDir(), Auth: registry.Tokens{Key: key}})
+	vendor, err := registry.Start(ctx, registry.Config{Dir: tb.TempDir(), Auth: registry.Tokens{Key: key, Leases: s}})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -165,7 +165,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.registry, err = registry.Start(ctx, registry.Config{Auth: registry.Tokens{Key: key}}); err != nil {
+	if st.registry, err = registry.Start(ctx, registry.Config{Auth: registry.Tokens{Key: key, Leases: s}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.registry.Close() })

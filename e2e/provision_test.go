@@ -292,6 +292,7 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 		t.Fatalf("a pg_dump of the database (%d bytes) holds the secret, or not the plain input", len(dump))
 	}
 	s.replay(op.WorkflowID)
+	s.checkManifestsHoldNoCredential(inst)
 
 	// Every component (the chart too) runs a build the install's own
 	// registry holds, by digest.

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -35,9 +36,18 @@ func (s Scope) covers(repository, action string) bool {
 // Tokens accepts short-lived credentials made by IssueCredential with the
 // same key: each names its subject (the username), the repositories and
 // actions it grants, and when it expires. The registry keeps no list of
-// them; the key is the only secret.
+// them; the key is the only secret. A credential bound to a job attempt
+// (IssueAttemptCredential) is accepted only while Leases says that attempt
+// still holds its lease.
 type Tokens struct {
-	Key []byte
+	Key    []byte
+	Leases Leases // nil: attempt-bound credentials are refused
+}
+
+// Leases says whether a job attempt still holds its lease: running, and the
+// lease not yet expired.
+type Leases interface {
+	AttemptHoldsLease(ctx context.Context, jobID string, attempt int) (bool, error)
 }
 
 // claims is what a credential says, signed.
@@ -45,6 +55,9 @@ type claims struct {
 	Subject string  `json:"sub"`
 	Scopes  []Scope `json:"scopes"`
 	Expires int64   `json:"exp"` // Unix seconds
+	// Job and Attempt bind the credential to one attempt's lease.
+	Job     string `json:"job,omitempty"`
+	Attempt int    `json:"att,omitempty"`
 }
 
 // IssueCredential makes a basic-auth credential for a Tokens registry with
@@ -52,12 +65,23 @@ type claims struct {
 // password is base64url(JSON claims) + "." + base64url(HMAC-SHA256 of the
 // first part). It is valid from now until now+ttl.
 func IssueCredential(key []byte, subject string, scopes []Scope, ttl time.Duration, now time.Time) (username, password string) {
-	payload, err := json.Marshal(claims{Subject: subject, Scopes: scopes, Expires: now.Add(ttl).Unix()})
+	return issue(key, claims{Subject: subject, Scopes: scopes, Expires: now.Add(ttl).Unix()})
+}
+
+// IssueAttemptCredential is IssueCredential bound to one job attempt: a
+// registry whose Tokens has Leases refuses it once that attempt's lease ends
+// (lost, completed or cancelled), whatever its expiry says.
+func IssueAttemptCredential(key []byte, subject string, scopes []Scope, jobID string, attempt int, ttl time.Duration, now time.Time) (username, password string) {
+	return issue(key, claims{Subject: subject, Scopes: scopes, Expires: now.Add(ttl).Unix(), Job: jobID, Attempt: attempt})
+}
+
+func issue(key []byte, c claims) (username, password string) {
+	payload, err := json.Marshal(c)
 	if err != nil {
 		panic(fmt.Sprintf("encoding registry credential claims: %v", err)) // plain strings and ints
 	}
 	encoded := base64.RawURLEncoding.EncodeToString(payload)
-	return subject, encoded + "." + base64.RawURLEncoding.EncodeToString(sign(key, encoded))
+	return c.Subject, encoded + "." + base64.RawURLEncoding.EncodeToString(sign(key, encoded))
 }
 
 // UploadSecret is the Config.UploadSecret of registries that share the key:
@@ -77,10 +101,37 @@ func (t Tokens) Authorize(username, password string, access []Access) error {
 	if err != nil {
 		return err
 	}
+	if err := t.checkLease(c); err != nil {
+		return err
+	}
 	for _, a := range access {
 		if a.Type != "repository" || !slices.ContainsFunc(c.Scopes, func(s Scope) bool { return s.covers(a.Name, a.Action) }) {
 			return fmt.Errorf("credential of %q does not grant %s on %s %q", c.Subject, a.Action, a.Type, a.Name)
 		}
+	}
+	return nil
+}
+
+// leaseCheckTimeout bounds the lease lookup of one request.
+const leaseCheckTimeout = 10 * time.Second
+
+// checkLease refuses an attempt-bound credential whose attempt no longer
+// holds its lease.
+func (t Tokens) checkLease(c claims) error {
+	if c.Job == "" {
+		return nil
+	}
+	if t.Leases == nil {
+		return fmt.Errorf("credential of %q is bound to a job attempt, and this registry cannot check leases", c.Subject)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), leaseCheckTimeout)
+	defer cancel()
+	held, err := t.Leases.AttemptHoldsLease(ctx, c.Job, c.Attempt)
+	switch {
+	case err != nil:
+		return fmt.Errorf("checking the lease of job %s attempt %d: %w", c.Job, c.Attempt, err)
+	case !held:
+		return fmt.Errorf("credential of %q: job %s attempt %d no longer holds its lease", c.Subject, c.Job, c.Attempt)
 	}
 	return nil
 }

@@ -27,9 +27,10 @@ type JobSpec struct {
 	Type      string
 	Manifest  json.RawMessage
 	TimeoutMS int64
-	// Workspace and StateToken (from NewStateToken, also in the manifest; only its hash is kept)
-	// let a terraform job's current attempt use that workspace's state. Both or neither; an
-	// enqueue that returns an existing job keeps that job's.
+	// Workspace lets a terraform job's current attempt use that workspace's state, with a
+	// credential per attempt (AttemptStateToken), or with StateToken (from NewStateToken, also
+	// in the manifest; only its hash is kept) for every attempt. An enqueue that returns an
+	// existing job keeps that job's.
 	Workspace  string
 	StateToken string
 	// InputsDeferred queues the job before its inputs are known: the runner claims it and prepares,

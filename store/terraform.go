@@ -22,11 +22,12 @@ import (
 // Terraform state, kept by the control plane behind terraform's standard http
 // backend on the gateway.
 //
-//   - A job that runs terraform is enqueued with a Workspace and a StateToken
-//     (JobSpec). The token is its state credential: terraform sends it with
-//     the job ID as HTTP basic auth. The store keeps only its hash, and the
-//     credential is valid only while the job's current attempt is running,
-//     and only for that one workspace.
+//   - A job that runs terraform is enqueued with a Workspace, and each of its
+//     attempts gets its own state credential when claimed (AttemptStateToken):
+//     terraform sends it with the job ID as HTTP basic auth. It is valid only
+//     while that attempt holds its lease, and only for that one workspace.
+//     (A StateToken given at enqueue, the way before, is one credential for
+//     every attempt, of which the store keeps the hash.)
 //   - Every state terraform writes is kept as a new version; a read returns
 //     the latest one.
 //   - A lock is recorded with the job and the attempt that took it. The
@@ -144,14 +145,15 @@ func hashesEqual(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a)
 // ErrStateCredentialEnded (which is ErrUnauthorized too).
 func (s *Store) AuthenticateState(ctx context.Context, jobID, token string) (StateAccess, error) {
 	var row struct {
-		OrgID     string
-		Workspace string
-		TokenHash string
-		Status    status.Job
-		Attempt   int
+		OrgID          string
+		Workspace      string
+		TokenHash      string
+		Status         status.Job
+		Attempt        int
+		LeaseExpiresAt *time.Time
 	}
 	err := s.db.WithContext(ctx).Table("job_state_credentials AS c").
-		Select("c.org_id, c.workspace, c.token_hash, j.status, j.attempt").
+		Select("c.org_id, c.workspace, c.token_hash, j.status, j.attempt, j.lease_expires_at").
 		Joins("JOIN jobs j ON j.id = c.job_id").
 		Where("c.job_id = ?", jobID).Take(&row).Error
 	switch {
@@ -159,10 +161,15 @@ func (s *Store) AuthenticateState(ctx context.Context, jobID, token string) (Sta
 		return StateAccess{}, ErrUnauthorized
 	case err != nil:
 		return StateAccess{}, fmt.Errorf("authenticate state credential: %w", err)
+	case row.TokenHash == "": // a credential per attempt
+		if err := s.checkAttemptStateToken(ctx, jobID, row.Attempt, token); err != nil {
+			return StateAccess{}, err
+		}
 	case !hashesEqual(row.TokenHash, HashToken(token)):
 		return StateAccess{}, ErrUnauthorized
-	case row.Status != status.JobRunning:
-		return StateAccess{}, fmt.Errorf("job %s is %s: %w", jobID, row.Status, ErrStateCredentialEnded)
+	}
+	if !s.holdsLease(row.Status, row.Attempt, row.LeaseExpiresAt, row.Attempt) {
+		return StateAccess{}, fmt.Errorf("job %s attempt %d is %s: %w", jobID, row.Attempt, row.Status, ErrStateCredentialEnded)
 	}
 	return StateAccess{OrgID: row.OrgID, JobID: jobID, Attempt: row.Attempt, Workspace: row.Workspace}, nil
 }
@@ -493,18 +500,24 @@ func releaseStateLocks(tx *gorm.DB, jobID string, attempt int, why string, now t
 }
 
 // createStateCredential records a new job's state credential.
+// Without a token, the job's attempts each get their own (AttemptStateToken).
 func createStateCredential(tx *gorm.DB, job Job, workspace, token string) error {
+	hash := ""
+	if token != "" {
+		hash = HashToken(token)
+	}
 	return tx.Create(&JobStateCredential{JobID: job.ID, OrgID: job.OrgID, Workspace: workspace,
-		TokenHash: HashToken(token), CreatedAt: job.CreatedAt}).Error
+		TokenHash: hash, CreatedAt: job.CreatedAt}).Error
 }
 
-// validateStateSpec checks JobSpec's state fields: both or neither.
+// validateStateSpec checks JobSpec's state fields: a token needs a
+// workspace; a workspace alone means a credential per attempt.
 func validateStateSpec(spec JobSpec) error {
 	switch {
 	case spec.Workspace == "" && spec.StateToken == "":
 		return nil
 	case spec.StateToken == "":
-		return fieldErr("state_token", "is required with a workspace (see NewStateToken)")
+		return ValidateWorkspace(spec.Workspace)
 	case spec.Workspace == "":
 		return fieldErr("workspace", "is required with a state token")
 	case len(spec.StateToken) < 32:

@@ -105,11 +105,11 @@ func TestEnqueueChecksTheStateFields(t *testing.T) {
 		for name, tc := range map[string]struct {
 			ws, tok, field string
 		}{
-			"token without workspace": {"", store.NewStateToken(), "workspace"},
-			"workspace without token": {"ins.sandbox", "", "state_token"},
-			"short token":             {"ins.sandbox", "opst_x", "state_token"},
-			"slash in workspace":      {"ins/sandbox", store.NewStateToken(), "workspace"},
-			"too long workspace":      {strings.Repeat("w", 201), store.NewStateToken(), "workspace"},
+			"token without workspace":      {"", store.NewStateToken(), "workspace"},
+			"no token, slash in workspace": {"ins/sandbox", "", "workspace"}, // a credential per attempt
+			"short token":                  {"ins.sandbox", "opst_x", "state_token"},
+			"slash in workspace":           {"ins/sandbox", store.NewStateToken(), "workspace"},
+			"too long workspace":           {strings.Repeat("w", 201), store.NewStateToken(), "workspace"},
 		} {
 			spec := base
 			spec.Workspace, spec.StateToken = tc.ws, tc.tok

@@ -76,6 +76,7 @@ type Gateway struct {
 	runners map[string]*runnerState
 	auth    map[string]authEntry // by token hash
 	authGen uint64               // bumped whenever auth is cleared
+	credKey []byte               // the store's credential key (credentialKey)
 }
 
 type authEntry struct {
@@ -361,6 +362,10 @@ func (g *Gateway) claim(c echo.Context) error {
 	}
 	r := runnerFrom(c)
 	ctx := c.Request().Context()
+	key, err := g.credentialKey(ctx) // before claiming: a claimed attempt must reach the runner
+	if err != nil {
+		return err
+	}
 	wake := make(chan struct{}, 1)
 	g.mu.Lock()
 	st := g.state(r.ID)
@@ -402,8 +407,12 @@ func (g *Gateway) claim(c echo.Context) error {
 			case err != nil:
 				return err
 			case job != nil:
+				manifest, err := attemptManifest(key, job)
+				if err != nil {
+					return err
+				}
 				return c.JSON(http.StatusOK, protocol.Job{ID: job.ID, Type: job.Type, Attempt: job.Attempt,
-					LeaseExpiresAt: *job.LeaseExpiresAt, TimeoutMS: job.TimeoutMS, Manifest: []byte(job.Manifest),
+					LeaseExpiresAt: *job.LeaseExpiresAt, TimeoutMS: job.TimeoutMS, Manifest: manifest,
 					InputsDeferred: job.InputsDeferred, InputsWaitMS: job.InputsWaitMS})
 			default:
 				backoff = 0

@@ -21,7 +21,8 @@ func registryListenFlag(fs *envflag.FlagSet) *string {
 
 // startRegistry serves the vendor registry on addr, its blobs in the data
 // directory: pushes and pulls need a short-lived credential signed with the
-// store's registry key (see activities), from which the upload secret is
+// store's registry key for a job attempt that still holds its lease (see
+// internal/attemptcred), from which the upload secret is
 // derived too, so API replicas may serve one shared directory. Nil when addr
 // is empty.
 func startRegistry(ctx context.Context, s *store.Store, addr, dataDir string) (*registry.Server, error) {
@@ -32,7 +33,7 @@ func startRegistry(ctx context.Context, s *store.Store, addr, dataDir string) (*
 	if err != nil {
 		return nil, err
 	}
-	auth := registry.Tokens{Key: key}
+	auth := registry.Tokens{Key: key, Leases: s}
 	srv, err := registry.Start(ctx, registry.Config{Addr: addr, Dir: filepath.Join(dataDir, "registry"), Auth: auth,
 		UploadSecret: auth.UploadSecret()})
 	if err != nil {
