@@ -79,7 +79,10 @@ func Publish(ctx context.Context, s *store.Store, reg Registry, version, path st
 	if err != nil {
 		return store.RunnerVersion{}, fmt.Errorf("packing the manifest: %w", err)
 	}
-	if _, err := oras.Copy(ctx, mem, manifest.Digest.String(), repo, version, oras.DefaultCopyOptions); err != nil {
+	if err := mem.Tag(ctx, manifest, version); err != nil {
+		return store.RunnerVersion{}, err
+	}
+	if _, err := oras.Copy(ctx, mem, version, repo, version, oras.DefaultCopyOptions); err != nil {
 		return store.RunnerVersion{}, fmt.Errorf("pushing to %s/%s: %w", reg.Address, Repository, err)
 	}
 	return s.PublishRunnerVersion(ctx, store.RunnerVersion{Version: version, Repository: Repository,

@@ -30,7 +30,8 @@ type RunnerUpdateInput struct {
 // runs the health job itself, which fails the update). The outcome is
 // recorded on the update (docs/ARCHITECTURE.md, Runner self-update).
 func UpdateRunner(ctx workflow.Context, in RunnerUpdateInput) (string, error) {
-	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	// Jobs are keyed by update: the workflow ID is the install's for every update.
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + in.UpdateID
 	run := func(step string, enqueue any, p JobPolicy, args ...any) string {
 		res, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
 			return workflow.ExecuteActivity(c, enqueue, append([]any{in.UpdateID, id + "/" + step}, args...)...)
