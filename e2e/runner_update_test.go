@@ -93,9 +93,11 @@ func TestRunnerSelfUpdate(t *testing.T) {
 				t.Fatalf("update to %s: %s %q, want failed with %q", tc.version, u.Status, u.Reason, tc.reason)
 			}
 			// Back within the deadline (plus the kill grace and a job's round trip).
-			if took := time.Since(start); took > 15*time.Second+20*time.Second {
+			took := time.Since(start)
+			if took > 15*time.Second+20*time.Second {
 				t.Errorf("the failed update took %s", took)
 			}
+			t.Logf("update to %s failed after %s: %s", tc.version, took.Round(100*time.Millisecond), u.Reason)
 			if _, err := os.Stat(bin + ".new"); !os.IsNotExist(err) {
 				t.Errorf("the staged binary is still there: %v", err)
 			}
@@ -117,10 +119,16 @@ func TestRunnerSelfUpdate(t *testing.T) {
 		for i := range 4 {
 			jobs = append(jobs, s.enqueueNoop(t, fmt.Sprintf("before-%d", i), 1500))
 		}
+		earlier := s.latestJobOfType(protocol.JobTypeRunnerUpdate) // the failed updates'
 		u := s.startRunnerUpdate("v2", 60)
-		for i := range 8 {
+		for i := range 4 {
 			jobs = append(jobs, s.enqueueNoop(t, fmt.Sprintf("during-%d", i), 200))
 			time.Sleep(300 * time.Millisecond)
+		}
+		// Queued while the runner stages, drains and hands over: the new runner's.
+		waitFor(t, time.Minute, "the staging job", func() bool { return s.latestJobOfType(protocol.JobTypeRunnerUpdate) != earlier })
+		for i := range 6 {
+			jobs = append(jobs, s.enqueueNoop(t, fmt.Sprintf("handover-%d", i), 200))
 		}
 		u = s.waitRunnerUpdate(u.ID, 3*time.Minute)
 		if u.Status != store.RunnerUpdateSucceeded || u.FromVersion != "v1" {
@@ -148,6 +156,7 @@ func TestRunnerSelfUpdate(t *testing.T) {
 				t.Errorf("job %s claimed at %s (hand-over %s) ran on %q, want %s", id, a.ClaimedAt, handover, a.RunnerVersion, want)
 			}
 		}
+		t.Logf("%d jobs: %d claimed before the hand-over (v1), %d after (v2)", len(jobs), before, after)
 		if before == 0 || after == 0 {
 			t.Errorf("%d jobs claimed before the hand-over and %d after: want some of each", before, after)
 		}
@@ -280,10 +289,8 @@ func (s *stack) waitJobVersion(id string) string {
 	return j.Attempts[len(j.Attempts)-1].RunnerVersion
 }
 
-// stageFinishedAt is when the latest update's staging job finished: the
-// runner stopped claiming just before.
-func (s *stack) stageFinishedAt(t *testing.T) time.Time {
-	t.Helper()
+// latestJobOfType is the install's newest job of type typ ("" when none).
+func (s *stack) latestJobOfType(typ string) string {
 	var list struct {
 		Jobs []struct {
 			ID   string `json:"id"`
@@ -292,10 +299,20 @@ func (s *stack) stageFinishedAt(t *testing.T) time.Time {
 	}
 	s.do("GET", "/v1/installs/"+s.install.ID+"/jobs?limit=200", nil, &list)
 	for _, j := range list.Jobs { // newest first
-		if j.Type == protocol.JobTypeRunnerUpdate {
-			if d := s.waitJob(j.ID); d.FinishedAt != nil {
-				return *d.FinishedAt
-			}
+		if j.Type == typ {
+			return j.ID
+		}
+	}
+	return ""
+}
+
+// stageFinishedAt is when the latest update's staging job finished: the
+// runner stopped claiming just before.
+func (s *stack) stageFinishedAt(t *testing.T) time.Time {
+	t.Helper()
+	if id := s.latestJobOfType(protocol.JobTypeRunnerUpdate); id != "" {
+		if d := s.waitJob(id); d.FinishedAt != nil {
+			return *d.FinishedAt
 		}
 	}
 	t.Fatal("no finished runner_update job")
