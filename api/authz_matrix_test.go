@@ -20,12 +20,13 @@ type matrixIDs map[string]string
 
 // matrixIDKeys are the entries of matrixIDs that are IDs (the others are
 // names and versions, the same in every org).
-var matrixIDKeys = []string{"org", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id"}
+var matrixIDKeys = []string{"org", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id", "uid"}
 
 // matrixBodies are request bodies by the schema a route takes ("{key}" is
 // filled from matrixIDs); a schema not listed is sent {}.
 var matrixBodies = map[string]string{
 	"CreateTokenRequest":        `{"name":"matrix"}`,
+	"RunnerPolicyRequest":       `{"version":""}`,
 	"CreateAppRequest":          `{"name":"matrix"}`,
 	"CreateComponentRequest":    `{"name":"matrix","type":"helm_chart"}`,
 	"RebuildRequest":            `{"component":"{name}"}`,
@@ -44,9 +45,10 @@ var matrixBodies = map[string]string{
 // matrixOwnOrg are the routes that name no object and legitimately change
 // something for any valid token: they act on the caller's own org.
 var matrixOwnOrg = map[string]string{
-	"POST /tokens": "creates a token in the caller's own org",
-	"POST /apps":   "creates an app in the caller's own org",
-	"GET /runners": "creates the caller's own build runner on first use",
+	"POST /tokens":       "creates a token in the caller's own org",
+	"POST /apps":         "creates an app in the caller's own org",
+	"GET /runners":       "creates the caller's own build runner on first use",
+	"PUT /runner-policy": "sets the runner version of the caller's own org",
 }
 
 // matrixWorld is the world of e's org (an app with a synced config and its
@@ -73,6 +75,11 @@ func (e *testEnv) matrixWorld() matrixIDs {
 	if err := e.store.AddSteps(ctx, op.ID, []store.NewStep{{Name: status.SandboxStep}}); err != nil {
 		e.t.Fatal(err)
 	}
+	upd, err := e.store.CreateRunnerUpdate(ctx, store.RunnerUpdate{ID: store.NewID("rup"), OrgID: e.org.ID, InstallID: w.inst.ID,
+		RunnerID: w.inst.Runner.ID, Version: "v2", Digest: "sha256:00", WorkflowID: "install/" + w.inst.ID + "/runner-update"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	var list struct{ Components []store.Component }
 	e.call("GET", "/v1/apps/"+w.app.ID+"/components", nil, 200, &list)
 	if len(builds) == 0 || len(list.Components) == 0 {
@@ -80,7 +87,7 @@ func (e *testEnv) matrixWorld() matrixIDs {
 	}
 	return matrixIDs{"org": e.org.ID, "apps": w.app.ID, "components": list.Components[0].ID, "installs": w.inst.ID,
 		"runners": w.inst.Runner.ID, "jobs": w.job.ID, "tokens": tokens.Tokens[0].ID, "cmd": w.cmd.ID, "rid": rel.ID,
-		"op": op.ID, "build_id": builds[0].ID, "version": "1", "step": status.SandboxStep, "name": list.Components[0].Name}
+		"op": op.ID, "build_id": builds[0].ID, "uid": upd.ID, "version": "1", "step": status.SandboxStep, "name": list.Components[0].Name}
 }
 
 // ids are the IDs among m.

@@ -39,6 +39,8 @@ var requestTypes = []struct {
 	{"CreateReleaseRequest", func() any { return &createReleaseRequest{} }},
 	{"MaintenanceWindowsRequest", func() any { return &windowsRequest{} }},
 	{"DriftScheduleRequest", func() any { return &driftScheduleRequest{} }},
+	{"RunnerPolicyRequest", func() any { return &runnerPolicyRequest{} }},
+	{"CreateRunnerUpdateRequest", func() any { return &createRunnerUpdateRequest{} }},
 }
 
 // TestFuzzBindCoversEveryJSONBody: a route that takes a new JSON body must

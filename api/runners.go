@@ -37,7 +37,9 @@ type runnerView struct {
 	// ConnectionErrors are the runner's latest failed calls to the gateway,
 	// as it reported them once it got through again, oldest first.
 	ConnectionErrors []protocol.ConnectionError `json:"connection_errors"`
-	CreatedAt        time.Time                  `json:"created_at"`
+	// Updates are its latest updates (GET /runners/{id} only).
+	Updates   []store.RunnerUpdate `json:"updates,omitempty"`
+	CreatedAt time.Time            `json:"created_at"`
 }
 
 func (s *Server) runnerView(r store.Runner, load store.RunnerLoad) runnerView {
@@ -88,7 +90,11 @@ func (s *Server) getRunner(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.runnerView(r, loads[r.ID]))
+	v := s.runnerView(r, loads[r.ID])
+	if v.Updates, err = s.store.ListRunnerUpdates(ctx, r.OrgID, r.ID, 10); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
 }
 
 type registrationTokenView struct {

@@ -627,6 +627,52 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/installs/{id}/reprovision (the `ReprovisionInstall` operationId).
 	ReprovisionInstall(ctx context.Context, id string, body ReprovisionInstallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetInstallRunnerPolicy The install's runner version policy and target
+	//
+	// Corresponds with GET /v1/installs/{id}/runner-policy (the `GetInstallRunnerPolicy` operationId).
+	GetInstallRunnerPolicy(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutInstallRunnerPolicyWithBody Override the org's runner version for the install, or pin its runner
+	//
+	// Fields left out keep their value. A pinned install's runner is not updated.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/installs/{id}/runner-policy (the `PutInstallRunnerPolicy` operationId).
+	PutInstallRunnerPolicyWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutInstallRunnerPolicy Override the org's runner version for the install, or pin its runner
+	//
+	// Fields left out keep their value. A pinned install's runner is not updated.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/installs/{id}/runner-policy (the `PutInstallRunnerPolicy` operationId).
+	PutInstallRunnerPolicy(ctx context.Context, id string, body PutInstallRunnerPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateRunnerUpdateWithBody Update the install's runner
+	//
+	// Starts the update workflow: the runner copies the binary into the install's registry, stages it, hands over to it and the new runner must run a health job within the deadline, or the old one rolls back. A pinned install or an update already under way is a 409; no version (given or wanted) or an unpublished one a 422.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/runner-updates (the `CreateRunnerUpdate` operationId).
+	CreateRunnerUpdateWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateRunnerUpdate Update the install's runner
+	//
+	// Starts the update workflow: the runner copies the binary into the install's registry, stages it, hands over to it and the new runner must run a health job within the deadline, or the old one rolls back. A pinned install or an update already under way is a 409; no version (given or wanted) or an unpublished one a 422.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/runner-updates (the `CreateRunnerUpdate` operationId).
+	CreateRunnerUpdate(ctx context.Context, id string, body CreateRunnerUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRunnerUpdate Get a runner update
+	//
+	// Corresponds with GET /v1/installs/{id}/runner-updates/{uid} (the `GetRunnerUpdate` operationId).
+	GetRunnerUpdate(ctx context.Context, id string, uid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetRunnerHelmInstall The helm install command of the install's runner
 	//
 	// The commands that install the install's runner into the customer's cluster with the outpost-runner chart, pointed at this control plane's gateway: `namespace_command`, then `secret_command` with `<TOKEN>` replaced by the runner's token, then `command` (`args` is the same helm command, one argument each). The token is never in the answer: it is the install's one-time registration token, shown only in the answer that created the install (POST /v1/runners/{runner id}/registration-token issues a new one), or a runner token. 409 when the control plane has no public gateway URL configured.
@@ -673,6 +719,29 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/org (the `GetOrg` operationId).
 	GetOrg(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutOrgRunnerPolicyWithBody Set the runner version the org's installs should run
+	//
+	// An unpublished version is a 422 naming version. Installs follow it unless they have a version of their own or are pinned.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/runner-policy (the `PutOrgRunnerPolicy` operationId).
+	PutOrgRunnerPolicyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutOrgRunnerPolicy Set the runner version the org's installs should run
+	//
+	// An unpublished version is a 422 naming version. Installs follow it unless they have a version of their own or are pinned.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/runner-policy (the `PutOrgRunnerPolicy` operationId).
+	PutOrgRunnerPolicy(ctx context.Context, body PutOrgRunnerPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListRunnerVersions List the published runner versions (outpost runner publish), newest first
+	//
+	// Corresponds with GET /v1/runner-versions (the `ListRunnerVersions` operationId).
+	ListRunnerVersions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListRunners List runners
 	//
@@ -1994,6 +2063,112 @@ func (c *Client) ReprovisionInstall(ctx context.Context, id string, body Reprovi
 	return c.Client.Do(req)
 }
 
+// GetInstallRunnerPolicy The install's runner version policy and target
+//
+// Corresponds with GET /v1/installs/{id}/runner-policy (the `GetInstallRunnerPolicy` operationId).
+func (c *Client) GetInstallRunnerPolicy(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInstallRunnerPolicyRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutInstallRunnerPolicyWithBody Override the org's runner version for the install, or pin its runner
+//
+// Fields left out keep their value. A pinned install's runner is not updated.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/installs/{id}/runner-policy (the `PutInstallRunnerPolicy` operationId).
+func (c *Client) PutInstallRunnerPolicyWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutInstallRunnerPolicyRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutInstallRunnerPolicy Override the org's runner version for the install, or pin its runner
+//
+// Fields left out keep their value. A pinned install's runner is not updated.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/installs/{id}/runner-policy (the `PutInstallRunnerPolicy` operationId).
+func (c *Client) PutInstallRunnerPolicy(ctx context.Context, id string, body PutInstallRunnerPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutInstallRunnerPolicyRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateRunnerUpdateWithBody Update the install's runner
+//
+// Starts the update workflow: the runner copies the binary into the install's registry, stages it, hands over to it and the new runner must run a health job within the deadline, or the old one rolls back. A pinned install or an update already under way is a 409; no version (given or wanted) or an unpublished one a 422.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/installs/{id}/runner-updates (the `CreateRunnerUpdate` operationId).
+func (c *Client) CreateRunnerUpdateWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateRunnerUpdateRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateRunnerUpdate Update the install's runner
+//
+// Starts the update workflow: the runner copies the binary into the install's registry, stages it, hands over to it and the new runner must run a health job within the deadline, or the old one rolls back. A pinned install or an update already under way is a 409; no version (given or wanted) or an unpublished one a 422.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/installs/{id}/runner-updates (the `CreateRunnerUpdate` operationId).
+func (c *Client) CreateRunnerUpdate(ctx context.Context, id string, body CreateRunnerUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateRunnerUpdateRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRunnerUpdate Get a runner update
+//
+// Corresponds with GET /v1/installs/{id}/runner-updates/{uid} (the `GetRunnerUpdate` operationId).
+func (c *Client) GetRunnerUpdate(ctx context.Context, id string, uid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRunnerUpdateRequest(c.Server, id, uid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetRunnerHelmInstall The helm install command of the install's runner
 //
 // The commands that install the install's runner into the customer's cluster with the outpost-runner chart, pointed at this control plane's gateway: `namespace_command`, then `secret_command` with `<TOKEN>` replaced by the runner's token, then `command` (`args` is the same helm command, one argument each). The token is never in the answer: it is the install's one-time registration token, shown only in the answer that created the install (POST /v1/runners/{runner id}/registration-token issues a new one), or a runner token. 409 when the control plane has no public gateway URL configured.
@@ -2101,6 +2276,59 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Corresponds with GET /v1/org (the `GetOrg` operationId).
 func (c *Client) GetOrg(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOrgRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutOrgRunnerPolicyWithBody Set the runner version the org's installs should run
+//
+// An unpublished version is a 422 naming version. Installs follow it unless they have a version of their own or are pinned.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/runner-policy (the `PutOrgRunnerPolicy` operationId).
+func (c *Client) PutOrgRunnerPolicyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutOrgRunnerPolicyRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutOrgRunnerPolicy Set the runner version the org's installs should run
+//
+// An unpublished version is a 422 naming version. Installs follow it unless they have a version of their own or are pinned.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/runner-policy (the `PutOrgRunnerPolicy` operationId).
+func (c *Client) PutOrgRunnerPolicy(ctx context.Context, body PutOrgRunnerPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutOrgRunnerPolicyRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListRunnerVersions List the published runner versions (outpost runner publish), newest first
+//
+// Corresponds with GET /v1/runner-versions (the `ListRunnerVersions` operationId).
+func (c *Client) ListRunnerVersions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRunnerVersionsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -4714,6 +4942,175 @@ func NewReprovisionInstallRequestWithBody(server string, id string, contentType 
 	return req, nil
 }
 
+// NewGetInstallRunnerPolicyRequest constructs an http.Request for the GetInstallRunnerPolicy method
+func NewGetInstallRunnerPolicyRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/runner-policy", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutInstallRunnerPolicyRequest calls the generic PutInstallRunnerPolicy builder with application/json body
+func NewPutInstallRunnerPolicyRequest(server string, id string, body PutInstallRunnerPolicyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutInstallRunnerPolicyRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPutInstallRunnerPolicyRequestWithBody constructs an http.Request for the PutInstallRunnerPolicy method, with any body, and a specified content type
+func NewPutInstallRunnerPolicyRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/runner-policy", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCreateRunnerUpdateRequest calls the generic CreateRunnerUpdate builder with application/json body
+func NewCreateRunnerUpdateRequest(server string, id string, body CreateRunnerUpdateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateRunnerUpdateRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewCreateRunnerUpdateRequestWithBody constructs an http.Request for the CreateRunnerUpdate method, with any body, and a specified content type
+func NewCreateRunnerUpdateRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/runner-updates", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetRunnerUpdateRequest constructs an http.Request for the GetRunnerUpdate method
+func NewGetRunnerUpdateRequest(server string, id string, uid string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "uid", uid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/runner-updates/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetRunnerHelmInstallRequest constructs an http.Request for the GetRunnerHelmInstall method
 func NewGetRunnerHelmInstallRequest(server string, id string, params *GetRunnerHelmInstallParams) (*http.Request, error) {
 	var err error
@@ -5026,6 +5423,73 @@ func NewGetOrgRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/org")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutOrgRunnerPolicyRequest calls the generic PutOrgRunnerPolicy builder with application/json body
+func NewPutOrgRunnerPolicyRequest(server string, body PutOrgRunnerPolicyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutOrgRunnerPolicyRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPutOrgRunnerPolicyRequestWithBody constructs an http.Request for the PutOrgRunnerPolicy method, with any body, and a specified content type
+func NewPutOrgRunnerPolicyRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/runner-policy")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListRunnerVersionsRequest constructs an http.Request for the ListRunnerVersions method
+func NewListRunnerVersionsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/runner-versions")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5926,6 +6390,56 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/installs/{id}/reprovision (the `ReprovisionInstall` operationId).
 	ReprovisionInstallWithResponse(ctx context.Context, id string, body ReprovisionInstallJSONRequestBody, reqEditors ...RequestEditorFn) (*ReprovisionInstallResponse, error)
 
+	// GetInstallRunnerPolicyWithResponse The install's runner version policy and target
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/runner-policy (the `GetInstallRunnerPolicy` operationId).
+	GetInstallRunnerPolicyWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetInstallRunnerPolicyResponse, error)
+
+	// PutInstallRunnerPolicyWithBodyWithResponse Override the org's runner version for the install, or pin its runner
+	//
+	// Fields left out keep their value. A pinned install's runner is not updated.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/installs/{id}/runner-policy (the `PutInstallRunnerPolicy` operationId).
+	PutInstallRunnerPolicyWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutInstallRunnerPolicyResponse, error)
+
+	// PutInstallRunnerPolicyWithResponse Override the org's runner version for the install, or pin its runner
+	//
+	// Fields left out keep their value. A pinned install's runner is not updated.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/installs/{id}/runner-policy (the `PutInstallRunnerPolicy` operationId).
+	PutInstallRunnerPolicyWithResponse(ctx context.Context, id string, body PutInstallRunnerPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutInstallRunnerPolicyResponse, error)
+
+	// CreateRunnerUpdateWithBodyWithResponse Update the install's runner
+	//
+	// Starts the update workflow: the runner copies the binary into the install's registry, stages it, hands over to it and the new runner must run a health job within the deadline, or the old one rolls back. A pinned install or an update already under way is a 409; no version (given or wanted) or an unpublished one a 422.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/runner-updates (the `CreateRunnerUpdate` operationId).
+	CreateRunnerUpdateWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateRunnerUpdateResponse, error)
+
+	// CreateRunnerUpdateWithResponse Update the install's runner
+	//
+	// Starts the update workflow: the runner copies the binary into the install's registry, stages it, hands over to it and the new runner must run a health job within the deadline, or the old one rolls back. A pinned install or an update already under way is a 409; no version (given or wanted) or an unpublished one a 422.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/runner-updates (the `CreateRunnerUpdate` operationId).
+	CreateRunnerUpdateWithResponse(ctx context.Context, id string, body CreateRunnerUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRunnerUpdateResponse, error)
+
+	// GetRunnerUpdateWithResponse Get a runner update
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/runner-updates/{uid} (the `GetRunnerUpdate` operationId).
+	GetRunnerUpdateWithResponse(ctx context.Context, id string, uid string, reqEditors ...RequestEditorFn) (*GetRunnerUpdateResponse, error)
+
 	// GetRunnerHelmInstallWithResponse The helm install command of the install's runner
 	//
 	// The commands that install the install's runner into the customer's cluster with the outpost-runner chart, pointed at this control plane's gateway: `namespace_command`, then `secret_command` with `<TOKEN>` replaced by the runner's token, then `command` (`args` is the same helm command, one argument each). The token is never in the answer: it is the install's one-time registration token, shown only in the answer that created the install (POST /v1/runners/{runner id}/registration-token issues a new one), or a runner token. 409 when the control plane has no public gateway URL configured.
@@ -5982,6 +6496,31 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/org (the `GetOrg` operationId).
 	GetOrgWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOrgResponse, error)
+
+	// PutOrgRunnerPolicyWithBodyWithResponse Set the runner version the org's installs should run
+	//
+	// An unpublished version is a 422 naming version. Installs follow it unless they have a version of their own or are pinned.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/runner-policy (the `PutOrgRunnerPolicy` operationId).
+	PutOrgRunnerPolicyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutOrgRunnerPolicyResponse, error)
+
+	// PutOrgRunnerPolicyWithResponse Set the runner version the org's installs should run
+	//
+	// An unpublished version is a 422 naming version. Installs follow it unless they have a version of their own or are pinned.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/runner-policy (the `PutOrgRunnerPolicy` operationId).
+	PutOrgRunnerPolicyWithResponse(ctx context.Context, body PutOrgRunnerPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutOrgRunnerPolicyResponse, error)
+
+	// ListRunnerVersionsWithResponse List the published runner versions (outpost runner publish), newest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/runner-versions (the `ListRunnerVersions` operationId).
+	ListRunnerVersionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListRunnerVersionsResponse, error)
 
 	// ListRunnersWithResponse List runners
 	//
@@ -10102,6 +10641,310 @@ func (r ReprovisionInstallResponse) ContentType() string {
 	return ""
 }
 
+type GetInstallRunnerPolicyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunnerPolicy
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetInstallRunnerPolicyResponse) GetJSON200() *RunnerPolicy {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetInstallRunnerPolicyResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetInstallRunnerPolicyResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetInstallRunnerPolicyResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInstallRunnerPolicyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInstallRunnerPolicyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInstallRunnerPolicyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInstallRunnerPolicyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutInstallRunnerPolicyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunnerPolicy
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutInstallRunnerPolicyResponse) GetJSON200() *RunnerPolicy {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutInstallRunnerPolicyResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutInstallRunnerPolicyResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutInstallRunnerPolicyResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutInstallRunnerPolicyResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PutInstallRunnerPolicyResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutInstallRunnerPolicyResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r PutInstallRunnerPolicyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutInstallRunnerPolicyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutInstallRunnerPolicyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutInstallRunnerPolicyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateRunnerUpdateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *RunnerUpdate
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CreateRunnerUpdateResponse) GetJSON202() *RunnerUpdate {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateRunnerUpdateResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateRunnerUpdateResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateRunnerUpdateResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateRunnerUpdateResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateRunnerUpdateResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateRunnerUpdateResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateRunnerUpdateResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateRunnerUpdateResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateRunnerUpdateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateRunnerUpdateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateRunnerUpdateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateRunnerUpdateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRunnerUpdateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunnerUpdate
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRunnerUpdateResponse) GetJSON200() *RunnerUpdate {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRunnerUpdateResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRunnerUpdateResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetRunnerUpdateResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRunnerUpdateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRunnerUpdateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRunnerUpdateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRunnerUpdateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetRunnerHelmInstallResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10489,6 +11332,137 @@ func (r GetOrgResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOrgResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutOrgRunnerPolicyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunnerPolicy
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutOrgRunnerPolicyResponse) GetJSON200() *RunnerPolicy {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutOrgRunnerPolicyResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutOrgRunnerPolicyResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutOrgRunnerPolicyResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PutOrgRunnerPolicyResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutOrgRunnerPolicyResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r PutOrgRunnerPolicyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutOrgRunnerPolicyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutOrgRunnerPolicyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutOrgRunnerPolicyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListRunnerVersionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunnerVersionList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListRunnerVersionsResponse) GetJSON200() *RunnerVersionList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListRunnerVersionsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListRunnerVersionsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ListRunnerVersionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListRunnerVersionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListRunnerVersionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListRunnerVersionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11955,6 +12929,92 @@ func (c *ClientWithResponses) ReprovisionInstallWithResponse(ctx context.Context
 	return ParseReprovisionInstallResponse(rsp)
 }
 
+// GetInstallRunnerPolicyWithResponse The install's runner version policy and target
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/runner-policy (the `GetInstallRunnerPolicy` operationId).
+func (c *ClientWithResponses) GetInstallRunnerPolicyWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetInstallRunnerPolicyResponse, error) {
+	rsp, err := c.GetInstallRunnerPolicy(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInstallRunnerPolicyResponse(rsp)
+}
+
+// PutInstallRunnerPolicyWithBodyWithResponse Override the org's runner version for the install, or pin its runner
+//
+// Fields left out keep their value. A pinned install's runner is not updated.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/installs/{id}/runner-policy (the `PutInstallRunnerPolicy` operationId).
+func (c *ClientWithResponses) PutInstallRunnerPolicyWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutInstallRunnerPolicyResponse, error) {
+	rsp, err := c.PutInstallRunnerPolicyWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutInstallRunnerPolicyResponse(rsp)
+}
+
+// PutInstallRunnerPolicyWithResponse Override the org's runner version for the install, or pin its runner
+//
+// Fields left out keep their value. A pinned install's runner is not updated.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/installs/{id}/runner-policy (the `PutInstallRunnerPolicy` operationId).
+func (c *ClientWithResponses) PutInstallRunnerPolicyWithResponse(ctx context.Context, id string, body PutInstallRunnerPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutInstallRunnerPolicyResponse, error) {
+	rsp, err := c.PutInstallRunnerPolicy(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutInstallRunnerPolicyResponse(rsp)
+}
+
+// CreateRunnerUpdateWithBodyWithResponse Update the install's runner
+//
+// Starts the update workflow: the runner copies the binary into the install's registry, stages it, hands over to it and the new runner must run a health job within the deadline, or the old one rolls back. A pinned install or an update already under way is a 409; no version (given or wanted) or an unpublished one a 422.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/runner-updates (the `CreateRunnerUpdate` operationId).
+func (c *ClientWithResponses) CreateRunnerUpdateWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateRunnerUpdateResponse, error) {
+	rsp, err := c.CreateRunnerUpdateWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateRunnerUpdateResponse(rsp)
+}
+
+// CreateRunnerUpdateWithResponse Update the install's runner
+//
+// Starts the update workflow: the runner copies the binary into the install's registry, stages it, hands over to it and the new runner must run a health job within the deadline, or the old one rolls back. A pinned install or an update already under way is a 409; no version (given or wanted) or an unpublished one a 422.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/runner-updates (the `CreateRunnerUpdate` operationId).
+func (c *ClientWithResponses) CreateRunnerUpdateWithResponse(ctx context.Context, id string, body CreateRunnerUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRunnerUpdateResponse, error) {
+	rsp, err := c.CreateRunnerUpdate(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateRunnerUpdateResponse(rsp)
+}
+
+// GetRunnerUpdateWithResponse Get a runner update
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/runner-updates/{uid} (the `GetRunnerUpdate` operationId).
+func (c *ClientWithResponses) GetRunnerUpdateWithResponse(ctx context.Context, id string, uid string, reqEditors ...RequestEditorFn) (*GetRunnerUpdateResponse, error) {
+	rsp, err := c.GetRunnerUpdate(ctx, id, uid, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRunnerUpdateResponse(rsp)
+}
+
 // GetRunnerHelmInstallWithResponse The helm install command of the install's runner
 //
 // The commands that install the install's runner into the customer's cluster with the outpost-runner chart, pointed at this control plane's gateway: `namespace_command`, then `secret_command` with `<TOKEN>` replaced by the runner's token, then `command` (`args` is the same helm command, one argument each). The token is never in the answer: it is the install's one-time registration token, shown only in the answer that created the install (POST /v1/runners/{runner id}/registration-token issues a new one), or a runner token. 409 when the control plane has no public gateway URL configured.
@@ -12052,6 +13112,49 @@ func (c *ClientWithResponses) GetOrgWithResponse(ctx context.Context, reqEditors
 		return nil, err
 	}
 	return ParseGetOrgResponse(rsp)
+}
+
+// PutOrgRunnerPolicyWithBodyWithResponse Set the runner version the org's installs should run
+//
+// An unpublished version is a 422 naming version. Installs follow it unless they have a version of their own or are pinned.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/runner-policy (the `PutOrgRunnerPolicy` operationId).
+func (c *ClientWithResponses) PutOrgRunnerPolicyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutOrgRunnerPolicyResponse, error) {
+	rsp, err := c.PutOrgRunnerPolicyWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutOrgRunnerPolicyResponse(rsp)
+}
+
+// PutOrgRunnerPolicyWithResponse Set the runner version the org's installs should run
+//
+// An unpublished version is a 422 naming version. Installs follow it unless they have a version of their own or are pinned.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/runner-policy (the `PutOrgRunnerPolicy` operationId).
+func (c *ClientWithResponses) PutOrgRunnerPolicyWithResponse(ctx context.Context, body PutOrgRunnerPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutOrgRunnerPolicyResponse, error) {
+	rsp, err := c.PutOrgRunnerPolicy(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutOrgRunnerPolicyResponse(rsp)
+}
+
+// ListRunnerVersionsWithResponse List the published runner versions (outpost runner publish), newest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/runner-versions (the `ListRunnerVersions` operationId).
+func (c *ClientWithResponses) ListRunnerVersionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListRunnerVersionsResponse, error) {
+	rsp, err := c.ListRunnerVersions(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListRunnerVersionsResponse(rsp)
 }
 
 // ListRunnersWithResponse List runners
@@ -15404,6 +16507,250 @@ func ParseReprovisionInstallResponse(rsp *http.Response) (*ReprovisionInstallRes
 	return response, nil
 }
 
+// ParseGetInstallRunnerPolicyResponse parses an HTTP response from a GetInstallRunnerPolicyWithResponse call
+func ParseGetInstallRunnerPolicyResponse(rsp *http.Response) (*GetInstallRunnerPolicyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInstallRunnerPolicyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunnerPolicy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutInstallRunnerPolicyResponse parses an HTTP response from a PutInstallRunnerPolicyWithResponse call
+func ParsePutInstallRunnerPolicyResponse(rsp *http.Response) (*PutInstallRunnerPolicyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutInstallRunnerPolicyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunnerPolicy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateRunnerUpdateResponse parses an HTTP response from a CreateRunnerUpdateWithResponse call
+func ParseCreateRunnerUpdateResponse(rsp *http.Response) (*CreateRunnerUpdateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateRunnerUpdateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest RunnerUpdate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRunnerUpdateResponse parses an HTTP response from a GetRunnerUpdateWithResponse call
+func ParseGetRunnerUpdateResponse(rsp *http.Response) (*GetRunnerUpdateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRunnerUpdateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunnerUpdate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetRunnerHelmInstallResponse parses an HTTP response from a GetRunnerHelmInstallWithResponse call
 func ParseGetRunnerHelmInstallResponse(rsp *http.Response) (*GetRunnerHelmInstallResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -15686,6 +17033,107 @@ func ParseGetOrgResponse(rsp *http.Response) (*GetOrgResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest Org
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutOrgRunnerPolicyResponse parses an HTTP response from a PutOrgRunnerPolicyWithResponse call
+func ParsePutOrgRunnerPolicyResponse(rsp *http.Response) (*PutOrgRunnerPolicyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutOrgRunnerPolicyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunnerPolicy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListRunnerVersionsResponse parses an HTTP response from a ListRunnerVersionsWithResponse call
+func ParseListRunnerVersionsResponse(rsp *http.Response) (*ListRunnerVersionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListRunnerVersionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunnerVersionList
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

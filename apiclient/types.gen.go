@@ -363,6 +363,27 @@ func (e RunnerStatus) Valid() bool {
 	}
 }
 
+// Defines values for RunnerUpdateStatus.
+const (
+	RunnerUpdateStatusFailed    RunnerUpdateStatus = "failed"
+	RunnerUpdateStatusRunning   RunnerUpdateStatus = "running"
+	RunnerUpdateStatusSucceeded RunnerUpdateStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the RunnerUpdateStatus enum.
+func (e RunnerUpdateStatus) Valid() bool {
+	switch e {
+	case RunnerUpdateStatusFailed:
+		return true
+	case RunnerUpdateStatusRunning:
+		return true
+	case RunnerUpdateStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SyncedAppConfigInputsType.
 const (
 	SyncedAppConfigInputsTypeBool   SyncedAppConfigInputsType = "bool"
@@ -704,6 +725,15 @@ type CreateReleaseRequest struct {
 	PauseBetweenBatches *string `json:"pause_between_batches,omitempty"`
 }
 
+// CreateRunnerUpdateRequest defines model for CreateRunnerUpdateRequest.
+type CreateRunnerUpdateRequest struct {
+	// HealthDeadlineSeconds how long the new runner has to report healthy before the old one rolls back
+	HealthDeadlineSeconds *int `json:"health_deadline_seconds,omitempty"`
+
+	// Version default: the install's target version (its own, else its org's)
+	Version *string `json:"version,omitempty"`
+}
+
 // CreateTokenRequest defines model for CreateTokenRequest.
 type CreateTokenRequest struct {
 	Name string `json:"name"`
@@ -925,7 +955,10 @@ type JobAttempt struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	LastSeq    *int       `json:"last_seq,omitempty"`
 	RunnerId   string     `json:"runner_id"`
-	Status     string     `json:"status"`
+
+	// RunnerVersion the version of the runner that claimed it
+	RunnerVersion *string `json:"runner_version,omitempty"`
+	Status        string  `json:"status"`
 }
 
 // JobDetail defines model for JobDetail.
@@ -1312,7 +1345,10 @@ type Runner struct {
 
 	// StatusSince online: since its first call after a gap; offline: its last call; null when never seen
 	StatusSince *time.Time `json:"status_since"`
-	Version     string     `json:"version"`
+
+	// Updates GET /runners/{id} only: its latest updates, newest first
+	Updates *[]RunnerUpdate `json:"updates,omitempty"`
+	Version string          `json:"version"`
 }
 
 // RunnerStatus defines model for Runner.Status.
@@ -1342,9 +1378,74 @@ type RunnerList struct {
 	Runners []Runner `json:"runners"`
 }
 
+// RunnerPolicy defines model for RunnerPolicy.
+type RunnerPolicy struct {
+	InstallId *string `json:"install_id,omitempty"`
+
+	// OrgVersion the version the org wants
+	OrgVersion string `json:"org_version"`
+	Pinned     bool   `json:"pinned"`
+
+	// Target the version an update moves the runner to; "" when pinned or none is wanted
+	Target string `json:"target"`
+
+	// Version the install's own version (overrides the org's)
+	Version string `json:"version"`
+}
+
+// RunnerPolicyRequest defines model for RunnerPolicyRequest.
+type RunnerPolicyRequest struct {
+	// Pinned installs only: the install's runner is not updated
+	Pinned *bool `json:"pinned,omitempty"`
+
+	// Version a published runner version; "" for none (an install then follows its org)
+	Version *string `json:"version,omitempty"`
+}
+
 // RunnerRef defines model for RunnerRef.
 type RunnerRef struct {
 	Id string `json:"id"`
+}
+
+// RunnerUpdate defines model for RunnerUpdate.
+type RunnerUpdate struct {
+	CreatedAt   time.Time  `json:"created_at"`
+	Digest      string     `json:"digest"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	FromVersion *string    `json:"from_version,omitempty"`
+	Id          string     `json:"id"`
+	InstallId   string     `json:"install_id"`
+	OrgId       string     `json:"org_id"`
+
+	// Reason why it failed: the runner's own report of its rollback when there is one
+	Reason     *string            `json:"reason,omitempty"`
+	RunnerId   string             `json:"runner_id"`
+	Status     RunnerUpdateStatus `json:"status"`
+	Version    string             `json:"version"`
+	WorkflowId string             `json:"workflow_id"`
+}
+
+// RunnerUpdateStatus defines model for RunnerUpdate.Status.
+type RunnerUpdateStatus string
+
+// RunnerVersion defines model for RunnerVersion.
+type RunnerVersion struct {
+	// BinaryDigest the executable's sha256 digest
+	BinaryDigest string    `json:"binary_digest"`
+	CreatedAt    time.Time `json:"created_at"`
+
+	// Digest the artifact's manifest digest
+	Digest string `json:"digest"`
+
+	// Repository in the vendor's registry
+	Repository string `json:"repository"`
+	Size       int    `json:"size"`
+	Version    string `json:"version"`
+}
+
+// RunnerVersionList defines model for RunnerVersionList.
+type RunnerVersionList struct {
+	Versions []RunnerVersion `json:"versions"`
 }
 
 // SyncedAppConfig defines model for SyncedAppConfig.
@@ -1589,8 +1690,17 @@ type ProvisionInstallJSONRequestBody = OperationRequest
 // ReprovisionInstallJSONRequestBody defines body for ReprovisionInstall for application/json ContentType.
 type ReprovisionInstallJSONRequestBody = OperationRequest
 
+// PutInstallRunnerPolicyJSONRequestBody defines body for PutInstallRunnerPolicy for application/json ContentType.
+type PutInstallRunnerPolicyJSONRequestBody = RunnerPolicyRequest
+
+// CreateRunnerUpdateJSONRequestBody defines body for CreateRunnerUpdate for application/json ContentType.
+type CreateRunnerUpdateJSONRequestBody = CreateRunnerUpdateRequest
+
 // UpdateInputsJSONRequestBody defines body for UpdateInputs for application/json ContentType.
 type UpdateInputsJSONRequestBody = OperationRequest
+
+// PutOrgRunnerPolicyJSONRequestBody defines body for PutOrgRunnerPolicy for application/json ContentType.
+type PutOrgRunnerPolicyJSONRequestBody = RunnerPolicyRequest
 
 // CreateTokenJSONRequestBody defines body for CreateToken for application/json ContentType.
 type CreateTokenJSONRequestBody = CreateTokenRequest

@@ -108,6 +108,10 @@ type RunnerHeartbeatRequest struct {
 	// ConnectionErrors are the runner's failed calls to the gateway since
 	// its last heartbeat went through (the latest few): why it was offline.
 	ConnectionErrors []ConnectionError `json:"connection_errors,omitempty"`
+	// Update reports how the runner's latest hand-over to a new binary
+	// ended, when it rolled back (sent until a heartbeat carrying it is
+	// accepted).
+	Update *RunnerUpdateReport `json:"update,omitempty"`
 }
 
 // ConnectionError is one failed call of the runner to the gateway.
@@ -132,6 +136,9 @@ type ClaimRequest struct {
 	// GivenInputs: a runner with no free waiting place (so without CapabilityDeferredInputs) takes
 	// a job with deferred inputs once they are given.
 	GivenInputs bool `json:"given_inputs,omitempty"`
+	// Version is the runner's version, recorded on the attempt a claim
+	// starts (which binary ran a job, across self-updates).
+	Version string `json:"version,omitempty"`
 }
 
 // Job is a claimed job: everything the runner needs, already rendered.

@@ -21,6 +21,7 @@ import (
 	"github.com/outpost-dev/outpost/runner/plugins/command"
 	"github.com/outpost-dev/outpost/runner/plugins/noop"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
+	"github.com/outpost-dev/outpost/runner/plugins/runnerupdate"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
 )
 
@@ -38,10 +39,11 @@ const (
 // initialisation to every job process.
 func builtinPlugins() plugins.Registry {
 	return plugins.Registry{
-		protocol.JobTypeNoop:      noop.New,
-		protocol.JobTypeCommand:   command.New,
-		protocol.JobTypeTerraform: terraform.New,
-		protocol.JobTypeOCI:       oci.New,
+		protocol.JobTypeNoop:         noop.New,
+		protocol.JobTypeCommand:      command.New,
+		protocol.JobTypeTerraform:    terraform.New,
+		protocol.JobTypeOCI:          oci.New,
+		protocol.JobTypeRunnerUpdate: runnerupdate.New,
 	}
 }
 

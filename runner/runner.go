@@ -38,7 +38,15 @@ type Runner struct {
 	running   atomic.Int64
 	// jobEnv is what every job's environment gets from the configuration
 	// (set by Run once the work directory is there).
-	jobEnv []string
+	jobEnv  []string
+	workDir string
+
+	// Self-update (update.go, handover.go), under mu: the current round
+	// of claims, the update it stopped for, a rollback not yet reported.
+	round   *claimRound
+	pending *protocol.RunnerUpdateManifest
+	report  *protocol.RunnerUpdateReport
+	trial   *trial // set when this runner is a candidate on trial
 }
 
 // New checks cfg and returns a runner; it does not contact the gateway yet.
@@ -77,7 +85,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	if r.jobEnv, err = r.cfg.jobEnv(workDir); err != nil {
 		return err
 	}
-	if r.cfg.HealthAddr != "" {
+	r.workDir, r.trial = workDir, trialFromEnv()
+	if r.cfg.HealthAddr != "" && r.trial == nil { // the old runner still serves the probes
 		stopHealth, err := r.serveHealth(r.cfg.HealthAddr)
 		if err != nil {
 			return err
@@ -91,7 +100,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return err
 	}
 	r.log.Info("runner started", "name", r.cfg.Name, "version", Version, "gateway", r.cfg.GatewayURL,
-		"capabilities", r.capabilities, "concurrency", r.cfg.Concurrency, "work_dir", workDir)
+		"capabilities", r.capabilities, "concurrency", r.cfg.Concurrency, "work_dir", workDir, "on_trial", r.trial != nil)
 	if r.prio.lower == 0 {
 		r.log.Info("jobs that prepare before their inputs come run at the runner's CPU priority: " +
 			"running them lower needs CAP_SYS_NICE (or an RLIMIT_NICE) to raise them back")
@@ -100,18 +109,20 @@ func (r *Runner) Run(ctx context.Context) error {
 	// Claiming ends with ctx, or early when the token is refused. Jobs
 	// deliver their results on a context of their own, so that a shutdown
 	// does not cut them off.
-	claimCtx, stopClaiming := context.WithCancelCause(ctx)
-	defer stopClaiming(nil)
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	if r.trial != nil {
+		r.trial.done = func() { stopRun(nil) } // healthy: hand the process slot back
+	}
 	deliverCtx, stopDelivering := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopDelivering()
 	heartbeatCtx, stopHeartbeats := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHeartbeats()
 	stopJobs := make(chan struct{})
 
-	go r.heartbeats(heartbeatCtx, stopClaiming)
+	go r.heartbeats(heartbeatCtx, stopRun)
 	var jobs sync.WaitGroup
-	draining := make(chan struct{})
-	r.claimJobs(claimCtx, stopClaiming, func(job protocol.Job, claimedAt time.Time, sl *slot) {
+	start := func(job protocol.Job, claimedAt time.Time, sl *slot, draining <-chan struct{}) {
 		s := r.newSupervisor(job, claimedAt, workDir, stopJobs)
 		s.slot, s.draining = sl, draining
 		r.running.Add(1)
@@ -120,15 +131,22 @@ func (r *Runner) Run(ctx context.Context) error {
 			defer r.running.Add(-1)
 			s.run(deliverCtx)
 		})
-	})
-	close(draining) // jobs still waiting for their inputs are let go
+	}
+	for {
+		m := r.claimRound(runCtx, stopRun, start)
+		if m == nil {
+			break
+		}
+		jobs.Wait() // running jobs finish under this runner
+		r.handOver(runCtx, *m)
+	}
 	allDone := make(chan struct{})
 	go func() {
 		jobs.Wait()
 		close(allDone)
 	}()
 
-	if cause := context.Cause(claimCtx); errors.Is(cause, ErrUnauthorized) {
+	if cause := context.Cause(runCtx); errors.Is(cause, ErrUnauthorized) {
 		r.log.Error("stopping: the gateway refused the runner token; killing running jobs", "jobs", r.running.Load())
 		close(stopJobs)
 		stopDelivering()
@@ -152,6 +170,27 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.log.Info("runner stopped")
 	return nil
+}
+
+// claimRound claims and starts jobs until ctx ends or a runner_update job
+// stops it; it returns that job's manifest, or nil.
+func (r *Runner) claimRound(ctx context.Context, fail context.CancelCauseFunc, start func(protocol.Job, time.Time, *slot, <-chan struct{})) *protocol.RunnerUpdateManifest {
+	claimCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	rd := &claimRound{stop: stop, stopped: make(chan struct{})}
+	r.mu.Lock()
+	r.round = rd
+	r.mu.Unlock()
+	draining := make(chan struct{})
+	r.claimJobs(claimCtx, fail, func(job protocol.Job, claimedAt time.Time, sl *slot) {
+		start(job, claimedAt, sl, draining)
+	})
+	close(draining) // jobs still waiting for their inputs are let go
+	close(rd.stopped)
+	if ctx.Err() != nil || !errors.Is(context.Cause(claimCtx), errHandover) {
+		return nil
+	}
+	return r.takePending()
 }
 
 func (r *Runner) prepareWorkDir() (string, error) {
@@ -181,11 +220,31 @@ func (r *Runner) setIntervals(iv protocol.Intervals) {
 }
 
 func (r *Runner) heartbeatRequest() protocol.RunnerHeartbeatRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return protocol.RunnerHeartbeatRequest{
 		Version:      Version,
 		Capabilities: r.capabilities,
 		RunningJobs:  int(r.running.Load()),
+		Update:       r.report,
 	}
+}
+
+// sendHeartbeat reports the runner once; an accepted heartbeat delivered
+// the update report it carried.
+func (r *Runner) sendHeartbeat(ctx context.Context) error {
+	req := r.heartbeatRequest()
+	resp, err := r.gw.RunnerHeartbeat(ctx, req)
+	if err != nil {
+		return err
+	}
+	r.setIntervals(resp.Intervals)
+	r.mu.Lock()
+	if r.report == req.Update {
+		r.report = nil
+	}
+	r.mu.Unlock()
+	return nil
 }
 
 // heartbeats reports the runner to the gateway every RunnerHeartbeat
@@ -195,7 +254,7 @@ func (r *Runner) heartbeats(ctx context.Context, fail context.CancelCauseFunc) {
 		if sleep(ctx, r.currentIntervals().RunnerHeartbeat()) != nil {
 			return
 		}
-		resp, err := r.gw.RunnerHeartbeat(ctx, r.heartbeatRequest())
+		err := r.sendHeartbeat(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -204,8 +263,6 @@ func (r *Runner) heartbeats(ctx context.Context, fail context.CancelCauseFunc) {
 			return
 		case err != nil:
 			r.log.Warn("runner heartbeat failed", "err", err)
-		default:
-			r.setIntervals(resp.Intervals)
 		}
 	}
 }
@@ -256,7 +313,7 @@ func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, st
 		case <-ctx.Done():
 			return
 		}
-		req := protocol.ClaimRequest{Capabilities: r.capabilities}
+		req := protocol.ClaimRequest{Capabilities: r.capabilities, Version: Version}
 		select {
 		case r.slots.wait <- struct{}{}:
 			reserved = true
@@ -345,5 +402,11 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 		log:       r.log.With("job", job.ID, "attempt", job.Attempt),
 		extraEnv:  r.jobEnv,
 		prio:      r.prio,
+		completed: r.trial.completed,
+		beforeComplete: func(req protocol.CompleteRequest) {
+			if job.Type == protocol.JobTypeRunnerUpdate && req.Status == protocol.StatusSucceeded {
+				r.stopClaimsForUpdate(job.Manifest)
+			}
+		},
 	}
 }

@@ -47,6 +47,10 @@ type supervisor struct {
 	extraEnv []string // added to the job's environment (Config.jobEnv)
 	// prio lowers the job's priority while it waits for deferred inputs.
 	prio priorities
+	// beforeComplete sees the job's completion before it is sent, and
+	// completed once the gateway accepted it (self-update).
+	beforeComplete func(protocol.CompleteRequest)
+	completed      func(protocol.Job, protocol.CompleteRequest)
 }
 
 // stopReason says why the supervisor stopped a job before it ended by itself.
@@ -129,7 +133,12 @@ func (s *supervisor) run(ctx context.Context) {
 	// The completion ends the attempt, which a held heartbeat may say first: the completion
 	// must not be cut off by that (one for an attempt truly gone is refused as stale).
 	stopWatching()
-	s.complete(ctx, lease, req)
+	if s.beforeComplete != nil {
+		s.beforeComplete(req)
+	}
+	if s.complete(ctx, lease, req) && s.completed != nil {
+		s.completed(s.job, req)
+	}
 }
 
 // canGoOn reports whether the job's completion is still worth sending after
@@ -147,8 +156,9 @@ func (s *supervisor) canGoOn(lease *lease, err error) bool {
 }
 
 // complete delivers the completion, retrying until the gateway accepts or
-// refuses it. lease is nil when the job never started.
-func (s *supervisor) complete(ctx context.Context, lease *lease, req protocol.CompleteRequest) {
+// refuses it, and says whether it was accepted. lease is nil when the job
+// never started.
+func (s *supervisor) complete(ctx context.Context, lease *lease, req protocol.CompleteRequest) bool {
 	req.Error = withoutNUL(req.Error)
 	_, err := retry(ctx, s.retry, s.log, "completing the job", func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, s.gw.Complete(ctx, s.job.ID, req)
@@ -156,11 +166,13 @@ func (s *supervisor) complete(ctx context.Context, lease *lease, req protocol.Co
 	switch {
 	case err == nil:
 		s.log.Info("job completed", "status", req.Status, "exit_code", deref(req.ExitCode), "error", req.Error)
+		return true
 	case attemptGone(err) || lease != nil && lease.isLost():
 		s.log.Warn("the attempt is no longer current: its result was dropped", "err", err)
 	default:
 		s.log.Error("the job's completion could not be delivered", "err", err)
 	}
+	return false
 }
 
 // prepare creates the job's directory with job.json and its log spool.

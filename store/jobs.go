@@ -51,6 +51,8 @@ type Claimant struct {
 	// no free place for a job to wait in). Meaningful without
 	// DeferredInputs only.
 	GivenInputs bool
+	// Version is the runner's version, recorded on the attempt.
+	Version string
 }
 
 // EnqueueJob queues a job for a runner, or returns the job already queued
@@ -155,7 +157,7 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
-		if err := tx.Create(&JobAttempt{JobID: j.ID, Attempt: j.Attempt, RunnerID: runnerID, Status: status.JobRunning, ClaimedAt: now}).Error; err != nil {
+		if err := tx.Create(&JobAttempt{JobID: j.ID, Attempt: j.Attempt, RunnerID: runnerID, RunnerVersion: c.Version, Status: status.JobRunning, ClaimedAt: now}).Error; err != nil {
 			return err
 		}
 		job = &j

@@ -176,14 +176,16 @@ type Job struct {
 
 // JobAttempt is one claim of a job by a runner.
 type JobAttempt struct {
-	JobID      string     `gorm:"primaryKey;size:32" json:"-"`
-	Attempt    int        `gorm:"primaryKey" json:"attempt"`
-	RunnerID   string     `gorm:"size:32;not null" json:"runner_id"`
-	Status     status.Job `gorm:"size:20;not null" json:"status"`
-	ClaimedAt  time.Time  `json:"claimed_at"`
-	FinishedAt *time.Time `json:"finished_at,omitempty"`
-	LastSeq    int64      `json:"last_seq"`
-	Error      string     `gorm:"type:text" json:"error,omitempty"`
+	JobID    string `gorm:"primaryKey;size:32" json:"-"`
+	Attempt  int    `gorm:"primaryKey" json:"attempt"`
+	RunnerID string `gorm:"size:32;not null" json:"runner_id"`
+	// RunnerVersion is the version of the runner that claimed it.
+	RunnerVersion string     `gorm:"size:100;not null;default:''" json:"runner_version,omitempty"`
+	Status        status.Job `gorm:"size:20;not null" json:"status"`
+	ClaimedAt     time.Time  `json:"claimed_at"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+	LastSeq       int64      `json:"last_seq"`
+	Error         string     `gorm:"type:text" json:"error,omitempty"`
 }
 
 // JobEvent is one entry of a job's status history.

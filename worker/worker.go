@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -66,6 +67,7 @@ type WorkflowRegistry interface {
 // RegisterWorkflows registers every workflow of the control plane.
 func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.InstallCommand)
+	r.RegisterWorkflow(workflows.UpdateRunner)
 	r.RegisterWorkflow(workflows.BuildComponent)
 	r.RegisterWorkflow(workflows.Release)
 	for _, wf := range operationWorkflows {
@@ -180,6 +182,25 @@ func (o *Operations) StartInstallCommand(ctx context.Context, cmd store.InstallC
 	}, workflows.InstallCommand, workflows.InstallCommandInput{InstallID: cmd.InstallID, CommandID: cmd.ID, TimeoutMS: cmd.TimeoutMS})
 	if err != nil {
 		return fmt.Errorf("start workflow %s: %w", cmd.WorkflowID, err)
+	}
+	return nil
+}
+
+// StartRunnerUpdate starts the workflow that updates an install's runner;
+// while one runs for the install, it is store.ErrConflict.
+func (o *Operations) StartRunnerUpdate(ctx context.Context, u store.RunnerUpdate, deadline time.Duration) error {
+	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       u.WorkflowID,
+		TaskQueue:                o.queue(),
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+	}, workflows.UpdateRunner, workflows.RunnerUpdateInput{UpdateID: u.ID, HealthDeadline: deadline})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return fmt.Errorf("a runner update of install %s is under way: %w", u.InstallID, store.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("start workflow %s: %w", u.WorkflowID, err)
 	}
 	return nil
 }

@@ -342,6 +342,12 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 	if err := g.store.RecordConnectionErrors(c.Request().Context(), r.ID, req.ConnectionErrors); err != nil {
 		return err
 	}
+	if req.Update != nil {
+		if err := g.store.RecordRunnerUpdateReport(c.Request().Context(), r.ID, *req.Update); err != nil {
+			return err
+		}
+		g.log.Warn("gateway: runner update rolled back", "runner", r.ID, "update", req.Update.UpdateID, "reason", req.Update.Reason)
+	}
 	if changed {
 		if err := g.store.UpdateRunnerInfo(c.Request().Context(), r.ID, req.Version, req.Capabilities); err != nil {
 			return err
@@ -381,7 +387,7 @@ func (g *Gateway) claim(c echo.Context) error {
 	// What the runner runs decides which jobs it may be given, and so what
 	// "known empty" means.
 	claimant := store.Claimant{DeferredInputs: slices.Contains(req.Capabilities, protocol.CapabilityDeferredInputs),
-		GivenInputs: req.GivenInputs}
+		GivenInputs: req.GivenInputs, Version: req.Version}
 	deadline := time.NewTimer(g.iv.ClaimWait())
 	defer deadline.Stop()
 	backoff := time.Duration(0) // while the jobs it could run are locked

@@ -12,8 +12,9 @@ import (
 )
 
 func (c *cli) runnersCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "runners", Short: "List and show runners, issue their tokens, print their helm install"}
+	cmd := &cobra.Command{Use: "runners", Short: "List and show runners, issue their tokens, print their helm install, update them"}
 	cmd.AddCommand(c.runnersListCmd(), c.runnersShowCmd(), c.runnersTokenCmd(), c.runnersHelmInstallCmd(), c.runnersRevokeCmd())
+	cmd.AddCommand(c.runnerUpdateCmds()...)
 	return cmd
 }
 
@@ -108,6 +109,12 @@ func (c *cli) showRunner(r apiclient.Runner) {
 		fmt.Fprintln(w, "failed calls to the gateway, as it reported them once it got through:")
 		for _, e := range *r.ConnectionErrors {
 			fmt.Fprintf(w, "  %s %s: %s\n", stamp(e.At), e.Kind, e.Message)
+		}
+	}
+	if r.Updates != nil && len(*r.Updates) > 0 {
+		fmt.Fprintln(w, "updates, newest first:")
+		for _, u := range *r.Updates {
+			c.showRunnerUpdate(u)
 		}
 	}
 }

@@ -1,0 +1,226 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/workflows"
+)
+
+// Bounds of a runner update's health deadline, in seconds.
+const (
+	defaultHealthDeadline = 120
+	minHealthDeadline     = 5
+	maxHealthDeadline     = 3600
+)
+
+// runnerUpdateStarter is what the API needs of Operations to update a
+// runner (worker.Operations has it).
+type runnerUpdateStarter interface {
+	StartRunnerUpdate(ctx context.Context, u store.RunnerUpdate, deadline time.Duration) error
+}
+
+func (s *Server) listRunnerVersions(c echo.Context) error {
+	vs, err := s.store.ListRunnerVersions(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"versions": vs})
+}
+
+type runnerPolicyRequest struct {
+	Version *string `json:"version"`
+	Pinned  *bool   `json:"pinned"`
+}
+
+// checkPublished answers 422 naming field when version is not published.
+func (s *Server) checkPublished(ctx context.Context, field, version string) error {
+	if version == "" {
+		return nil
+	}
+	_, err := s.store.GetRunnerVersion(ctx, version)
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.New(http.StatusUnprocessableEntity, protocol.CodeInvalid, field,
+			"runner version %q is not published (outpost runner publish)", version)
+	}
+	return err
+}
+
+// runnerPolicyView is an install's (or, without install_id, the org's)
+// runner version policy, and the version its runner should run.
+type runnerPolicyView struct {
+	InstallID  string `json:"install_id,omitempty"`
+	OrgVersion string `json:"org_version"`
+	Version    string `json:"version"`
+	Pinned     bool   `json:"pinned"`
+	// Target is the version an update moves the runner to ("" when none:
+	// pinned, or no version wanted).
+	Target string `json:"target"`
+}
+
+func policyView(org, inst store.RunnerPolicy) runnerPolicyView {
+	v := runnerPolicyView{InstallID: inst.InstallID, OrgVersion: org.Version, Version: inst.Version, Pinned: inst.Pinned}
+	if !inst.Pinned {
+		v.Target = inst.Version
+		if v.Target == "" {
+			v.Target = org.Version
+		}
+	}
+	return v
+}
+
+func (s *Server) putOrgRunnerPolicy(c echo.Context) error {
+	ctx := c.Request().Context()
+	var req runnerPolicyRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	switch {
+	case req.Version == nil:
+		return apierr.Invalid("version", "is required: the runner version the org's installs should run (\"\" for none)")
+	case req.Pinned != nil:
+		return apierr.Invalid("pinned", "is an install's setting: PUT /v1/installs/{id}/runner-policy")
+	}
+	if err := s.checkPublished(ctx, "version", *req.Version); err != nil {
+		return err
+	}
+	p, err := s.store.SetRunnerPolicy(ctx, store.RunnerPolicy{OrgID: orgID(c), Version: *req.Version})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, policyView(p, store.RunnerPolicy{}))
+}
+
+func (s *Server) getInstallRunnerPolicy(c echo.Context) error {
+	ctx := c.Request().Context()
+	inst, err := s.store.GetInstall(ctx, orgID(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	org, ip, err := s.store.RunnerPolicies(ctx, inst.OrgID, inst.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, policyView(org, ip))
+}
+
+func (s *Server) putInstallRunnerPolicy(c echo.Context) error {
+	ctx := c.Request().Context()
+	inst, err := s.store.GetInstall(ctx, orgID(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	var req runnerPolicyRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	org, ip, err := s.store.RunnerPolicies(ctx, inst.OrgID, inst.ID)
+	if err != nil {
+		return err
+	}
+	if req.Version != nil {
+		if err := s.checkPublished(ctx, "version", *req.Version); err != nil {
+			return err
+		}
+		ip.Version = *req.Version
+	}
+	if req.Pinned != nil {
+		ip.Pinned = *req.Pinned
+	}
+	if ip, err = s.store.SetRunnerPolicy(ctx, ip); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, policyView(org, ip))
+}
+
+type createRunnerUpdateRequest struct {
+	Version               string `json:"version"`
+	HealthDeadlineSeconds *int   `json:"health_deadline_seconds"`
+}
+
+func (s *Server) createRunnerUpdate(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	var req createRunnerUpdateRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	deadline := defaultHealthDeadline
+	if d := req.HealthDeadlineSeconds; d != nil {
+		if *d < minHealthDeadline || *d > maxHealthDeadline {
+			return apierr.Invalid("health_deadline_seconds", "%d is out of range: %d to %d seconds", *d, minHealthDeadline, maxHealthDeadline)
+		}
+		deadline = *d
+	}
+	u, err := s.newRunnerUpdate(ctx, inst, req.Version)
+	if err != nil {
+		return err
+	}
+	ops, ok := s.ops.(runnerUpdateStarter)
+	if !ok {
+		return errNoOps()
+	}
+	if u, err = s.store.CreateRunnerUpdate(ctx, u); err != nil {
+		return err
+	}
+	noteObject(ctx, "runner_update_id", u.ID)
+	if err := ops.StartRunnerUpdate(ctx, u, time.Duration(deadline)*time.Second); err != nil {
+		reason := "the update's workflow could not be started"
+		if errors.Is(err, store.ErrConflict) {
+			reason = "another update of this install's runner was under way"
+		}
+		if ferr := s.store.FinishRunnerUpdate(context.WithoutCancel(ctx), u.ID, store.RunnerUpdateFailed, reason); ferr != nil {
+			s.log.Error("recording a runner update that did not start failed", "update", u.ID, "err", ferr)
+		}
+		return opsFailed("starting the runner update", err)
+	}
+	return c.JSON(http.StatusAccepted, u)
+}
+
+// newRunnerUpdate checks that the install's runner may be updated, to
+// version or its policy's target, and returns the update to record.
+func (s *Server) newRunnerUpdate(ctx context.Context, inst store.Install, version string) (store.RunnerUpdate, error) {
+	org, ip, err := s.store.RunnerPolicies(ctx, inst.OrgID, inst.ID)
+	if err != nil {
+		return store.RunnerUpdate{}, err
+	}
+	if ip.Pinned {
+		return store.RunnerUpdate{}, apierr.New(http.StatusConflict, protocol.CodeConflict, "",
+			"install %s's runner is pinned: unpin it (PUT /v1/installs/%s/runner-policy {\"pinned\": false}) to update it", inst.ID, inst.ID)
+	}
+	if version == "" {
+		version = policyView(org, ip).Target
+	}
+	if version == "" {
+		return store.RunnerUpdate{}, apierr.Invalid("version", "is required: neither the install nor its org wants a runner version")
+	}
+	v, err := s.store.GetRunnerVersion(ctx, version)
+	if err != nil {
+		return store.RunnerUpdate{}, s.checkPublished(ctx, "version", version)
+	}
+	r, err := s.store.GetInstallRunner(ctx, inst.OrgID, inst.ID)
+	if err != nil {
+		return store.RunnerUpdate{}, err
+	}
+	return store.RunnerUpdate{ID: store.NewID("rup"), OrgID: inst.OrgID, InstallID: inst.ID, RunnerID: r.ID,
+		FromVersion: r.Version, Version: v.Version, Digest: v.Digest, WorkflowID: workflows.RunnerUpdateWorkflowID(inst.ID)}, nil
+}
+
+func (s *Server) getRunnerUpdate(c echo.Context) error {
+	u, err := installChild(s, c, "uid", "runner update", s.store.GetRunnerUpdate,
+		func(u store.RunnerUpdate) string { return u.InstallID })
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, u)
+}

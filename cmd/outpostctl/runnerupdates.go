@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outpost-dev/outpost/apiclient"
+)
+
+// runnerUpdateCmds are the runner self-update commands under "runners".
+func (c *cli) runnerUpdateCmds() []*cobra.Command {
+	return []*cobra.Command{c.runnersUpdateCmd(), c.runnersPolicyCmd(), c.runnersOrgVersionCmd(), c.runnersVersionsCmd()}
+}
+
+func (c *cli) runnersUpdateCmd() *cobra.Command {
+	var version string
+	var deadline time.Duration
+	var wait bool
+	cmd := &cobra.Command{
+		Use:   "update INSTALL [--version V] [--deadline 2m] [--wait]",
+		Short: "Update the install's runner to a version (default: its target), rolled back unless healthy within the deadline",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if deadline != 0 && (deadline < 5*time.Second || deadline > time.Hour) {
+				return fail(exitUsage, "--deadline must be between 5s and 1h, got %s", deadline)
+			}
+			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			body := apiclient.CreateRunnerUpdateRequest{Version: optional(version)}
+			if deadline != 0 {
+				secs := int(deadline / time.Second)
+				body.HealthDeadlineSeconds = &secs
+			}
+			r, err := check(a.CreateRunnerUpdateWithResponse(cmd.Context(), inst.Id, body))
+			if err != nil {
+				return err
+			}
+			u := *r.JSON202
+			if wait {
+				if u, err = a.awaitRunnerUpdate(cmd.Context(), inst.Id, u.Id); err != nil {
+					return err
+				}
+			}
+			if c.output == "json" {
+				return c.printJSON(u)
+			}
+			c.showRunnerUpdate(u)
+			if u.Status == apiclient.RunnerUpdateStatusFailed {
+				return fail(exitOperation, "the runner update failed; the previous runner runs")
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&version, "version", "", "the runner version (default: the install's target: its own version, else its org's)")
+	f.DurationVar(&deadline, "deadline", 0, "how long the new runner has to report healthy (default 2m)")
+	f.BoolVar(&wait, "wait", false, "wait until the update succeeded or was rolled back")
+	return cmd
+}
+
+// awaitRunnerUpdate polls the update until it ended.
+func (a *api) awaitRunnerUpdate(ctx context.Context, installID, id string) (apiclient.RunnerUpdate, error) {
+	for {
+		r, err := check(a.GetRunnerUpdateWithResponse(ctx, installID, id))
+		if err != nil {
+			return apiclient.RunnerUpdate{}, err
+		}
+		if r.JSON200.Status != apiclient.RunnerUpdateStatusRunning {
+			return *r.JSON200, nil
+		}
+		select {
+		case <-ctx.Done():
+			return apiclient.RunnerUpdate{}, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (c *cli) showRunnerUpdate(u apiclient.RunnerUpdate) {
+	from := "?"
+	if u.FromVersion != nil && *u.FromVersion != "" {
+		from = *u.FromVersion
+	}
+	fmt.Fprintf(c.stdout, "update %s: %s → %s, %s (started %s)\n", u.Id, from, u.Version, u.Status, stamp(u.CreatedAt))
+	if u.Reason != nil && *u.Reason != "" {
+		fmt.Fprintf(c.stdout, "  %s\n", *u.Reason)
+	}
+}
+
+func (c *cli) runnersPolicyCmd() *cobra.Command {
+	var version string
+	var pin, unpin bool
+	cmd := &cobra.Command{
+		Use:   "policy INSTALL [--version V | --version ''] [--pin | --unpin]",
+		Short: "Show or set the install's runner version: its own (overriding the org's), or pinned (never updated)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if pin && unpin {
+				return fail(exitUsage, "--pin and --unpin: one of the two")
+			}
+			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			var p apiclient.RunnerPolicy
+			if cmd.Flags().Changed("version") || pin || unpin {
+				body := apiclient.RunnerPolicyRequest{}
+				if cmd.Flags().Changed("version") {
+					body.Version = &version
+				}
+				if pin || unpin {
+					body.Pinned = &pin
+				}
+				r, err := check(a.PutInstallRunnerPolicyWithResponse(cmd.Context(), inst.Id, body))
+				if err != nil {
+					return err
+				}
+				p = *r.JSON200
+			} else {
+				r, err := check(a.GetInstallRunnerPolicyWithResponse(cmd.Context(), inst.Id))
+				if err != nil {
+					return err
+				}
+				p = *r.JSON200
+			}
+			if c.output == "json" {
+				return c.printJSON(p)
+			}
+			target := p.Target
+			if p.Pinned {
+				target = "none (pinned)"
+			} else if target == "" {
+				target = "none (no version wanted)"
+			}
+			fmt.Fprintf(c.stdout, "org version %q, install version %q, pinned %t: target %s\n", p.OrgVersion, p.Version, p.Pinned, target)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&version, "version", "", "the install's own runner version (\"\" follows the org's)")
+	f.BoolVar(&pin, "pin", false, "pin the install's runner: it is not updated")
+	f.BoolVar(&unpin, "unpin", false, "unpin it")
+	return cmd
+}
+
+func (c *cli) runnersOrgVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "org-version VERSION",
+		Short: "Set the runner version the org's installs should run (\"\" for none)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := c.api()
+			if err != nil {
+				return err
+			}
+			r, err := check(a.PutOrgRunnerPolicyWithResponse(cmd.Context(), apiclient.RunnerPolicyRequest{Version: &args[0]}))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			fmt.Fprintf(c.stdout, "the org's runners should run %q\n", r.JSON200.OrgVersion)
+			return nil
+		},
+	}
+}
+
+func (c *cli) runnersVersionsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "versions",
+		Short: "List the published runner versions, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := c.api()
+			if err != nil {
+				return err
+			}
+			r, err := check(a.ListRunnerVersionsWithResponse(cmd.Context()))
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.printBody(r.Body)
+			}
+			for _, v := range r.JSON200.Versions {
+				fmt.Fprintf(c.stdout, "%s\t%s\t%d bytes\t%s\n", v.Version, v.BinaryDigest, v.Size, stamp(v.CreatedAt))
+			}
+			return nil
+		},
+	}
+}

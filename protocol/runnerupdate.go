@@ -1,0 +1,56 @@
+package protocol
+
+// JobTypeRunnerUpdate stages a new runner binary next to the runner: its
+// manifest is a RunnerUpdateManifest. Once the job succeeded, the runner
+// hands over to the staged binary (docs/ARCHITECTURE.md, Runner self-update).
+const JobTypeRunnerUpdate = "runner_update"
+
+// Media types of a runner binary published as an OCI artifact: an image
+// manifest with an empty config and one layer, the executable itself.
+const (
+	ArtifactTypeRunner    = "application/vnd.outpost.runner.v1"
+	MediaTypeRunnerBinary = "application/vnd.outpost.runner.binary.v1"
+	// AnnotationRunnerVersion is the runner version the binary reports.
+	AnnotationRunnerVersion = "dev.outpost.runner.version"
+)
+
+// RunnerUpdateManifest is a rendered runner_update job. Binary names the
+// runner artifact in the install's own registry, by digest (its credential
+// makes the manifest secret, as every manifest with one).
+type RunnerUpdateManifest struct {
+	// UpdateID names the update: the runner reports a failed hand-over
+	// under it (RunnerHeartbeatRequest.Update).
+	UpdateID string `json:"update_id"`
+	// Version is the version the new binary must report.
+	Version string      `json:"version"`
+	Binary  ArtifactRef `json:"binary"`
+	// BinaryDigest is the sha256 digest ("sha256:…") of the executable
+	// (the artifact's one layer): the staged file is checked against it.
+	BinaryDigest string `json:"binary_digest"`
+	// HealthDeadlineMS is how long the new binary has to report healthy
+	// (its heartbeat accepted, a noop job run) before the runner rolls back.
+	HealthDeadlineMS int64 `json:"health_deadline_ms"`
+}
+
+// RunnerUpdateOutputs are a runner_update job's outputs.
+type RunnerUpdateOutputs struct {
+	// Staged is the path of the staged binary ("<runner>.new").
+	Staged string `json:"staged"`
+	Digest string `json:"digest"`
+}
+
+// Statuses of an update that a runner reports.
+const (
+	// UpdateRolledBack: the new binary was not healthy in time (or could not
+	// be started); the previous one runs again.
+	UpdateRolledBack = "rolled_back"
+)
+
+// RunnerUpdateReport is what the runner that ran a hand-over says of it,
+// on its first runner heartbeat after it.
+type RunnerUpdateReport struct {
+	UpdateID string `json:"update_id"`
+	Version  string `json:"version"`
+	Status   string `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+}

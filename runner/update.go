@@ -1,0 +1,229 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/plugins/runnerupdate"
+)
+
+// The hand-over to a staged runner binary (docs/ARCHITECTURE.md, Runner
+// self-update). The old runner stops claiming before the runner_update job
+// completes (so the control plane's health job cannot reach it), lets its
+// running jobs finish, then starts "<runner>.new" with its own arguments as
+// a candidate. The candidate must say it is healthy (handover.go) within
+// the deadline; then it drains and exits, the old runner keeps its binary
+// as "<runner>.prev", moves the new one in place and execs it: the process
+// (a systemd unit's main PID) stays the same. Otherwise the old code, which
+// never stopped running, kills the candidate, drops the staged binary,
+// reports the rollback and claims again.
+
+// DefaultHealthDeadline is how long a candidate has when the manifest says
+// nothing.
+const DefaultHealthDeadline = 2 * time.Minute
+
+// PrevSuffix names the previous binary, kept after a hand-over.
+const PrevSuffix = ".prev"
+
+// errHandover ends a round of claims for a hand-over.
+var errHandover = errors.New("handing over to a new runner binary")
+
+// claimRound is one run of the claim loop: the runner starts a new one
+// after a hand-over that rolled back.
+type claimRound struct {
+	stop    context.CancelCauseFunc
+	stopped chan struct{} // closed once the claim loop returned
+}
+
+// stopClaimsForUpdate is called by a runner_update job's supervisor before
+// it reports success: the runner stops claiming, and the job completes only
+// once no claim of this runner is held any more.
+func (r *Runner) stopClaimsForUpdate(manifest json.RawMessage) {
+	var m protocol.RunnerUpdateManifest
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		r.log.Error("runner update: reading the manifest", "err", err)
+		return
+	}
+	r.mu.Lock()
+	r.pending = &m
+	rd := r.round
+	r.mu.Unlock()
+	if rd != nil {
+		rd.stop(errHandover)
+		<-rd.stopped
+	}
+}
+
+// takePending returns the update a round stopped for.
+func (r *Runner) takePending() *protocol.RunnerUpdateManifest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.pending
+	r.pending = nil
+	return m
+}
+
+// handOver runs the staged binary as a candidate; it returns only when the
+// hand-over failed (the old runner goes on) or ctx ended.
+func (r *Runner) handOver(ctx context.Context, m protocol.RunnerUpdateManifest) {
+	r.log.Info("runner update: handing over", "from", Version, "to", m.Version)
+	reason := r.tryHandOver(ctx, m)
+	if ctx.Err() != nil {
+		return
+	}
+	r.log.Error("runner update rolled back: the previous runner goes on", "version", m.Version, "reason", reason)
+	r.mu.Lock()
+	r.report = &protocol.RunnerUpdateReport{UpdateID: m.UpdateID, Version: m.Version, Status: protocol.UpdateRolledBack, Reason: reason}
+	r.mu.Unlock()
+	// Say so before claiming again, so the control plane has the reason
+	// when the health job comes back to this (old) runner.
+	for i := 0; i < 5 && ctx.Err() == nil; i++ {
+		if r.sendHeartbeat(ctx) == nil {
+			return
+		}
+		_ = sleep(ctx, time.Second)
+	}
+}
+
+// tryHandOver returns why the hand-over failed; on success it does not
+// return (the process became the new runner).
+func (r *Runner) tryHandOver(ctx context.Context, m protocol.RunnerUpdateManifest) string {
+	self := r.cfg.Executable
+	staged := self + runnerupdate.StagedSuffix
+	defer os.Remove(staged) // still there only when the hand-over failed
+	if strings.HasPrefix(r.cfg.Token, protocol.RegistrationTokenPrefix) && r.cfg.TokenFile == "" {
+		return "the runner was started with a registration token and no token file: a new binary could not authenticate"
+	}
+	if got, err := fileDigest(staged); err != nil || got != m.BinaryDigest {
+		return fmt.Sprintf("the staged binary %s is not the published one (%s, want %s; %v)", staged, got, m.BinaryDigest, err)
+	}
+	deadline := time.Duration(m.HealthDeadlineMS) * time.Millisecond
+	if deadline <= 0 {
+		deadline = DefaultHealthDeadline
+	}
+	c, err := startCandidate(staged, os.Args[1:])
+	if err != nil {
+		return fmt.Sprintf("starting the new runner: %v", err)
+	}
+	r.log.Info("runner update: new runner started, waiting for it to be healthy", "pid", c.cmd.Process.Pid, "deadline", deadline)
+	timer := time.NewTimer(deadline)
+	defer timer.Stop()
+	select {
+	case <-c.healthy:
+	case <-c.exited:
+		return fmt.Sprintf("the new runner (%s) exited before it was healthy: %s", m.Version, exitText(c.cmd.ProcessState))
+	case <-timer.C:
+		c.stop(r.cfg.CancelGrace)
+		return fmt.Sprintf("the new runner (%s) did not report healthy within %s", m.Version, deadline)
+	case <-ctx.Done():
+		c.stop(r.cfg.CancelGrace)
+		return "the runner was stopped during the hand-over"
+	}
+	r.log.Info("runner update: the new runner is healthy; waiting for it to hand its jobs back", "version", m.Version)
+	select {
+	case <-c.exited:
+	case <-time.After(r.cfg.ShutdownTimeout + r.cfg.CancelGrace + deliverGrace):
+		c.stop(r.cfg.CancelGrace)
+	}
+	return r.execNew(self, staged)
+}
+
+// execNew puts the new binary in place of the old, kept as .prev, and
+// becomes it. It returns only when that failed (after putting the old
+// binary back).
+func (r *Runner) execNew(self, staged string) string {
+	prev := self + PrevSuffix
+	if err := os.Rename(self, prev); err != nil {
+		return fmt.Sprintf("keeping the previous binary: %v", err)
+	}
+	if err := os.Rename(staged, self); err != nil {
+		_ = os.Rename(prev, self)
+		return fmt.Sprintf("putting the new binary in place: %v", err)
+	}
+	r.log.Info("runner update: running the new binary in this process", "binary", self, "previous", prev)
+	if r.cfg.WorkDir == "" {
+		os.RemoveAll(r.workDir) // Run's deferred removal does not run across exec
+	}
+	err := syscall.Exec(self, append([]string{self}, os.Args[1:]...), os.Environ())
+	_ = os.Rename(self, staged)
+	_ = os.Rename(prev, self)
+	return fmt.Sprintf("executing the new binary: %v", err)
+}
+
+// fileDigest is the sha256 digest of the file at path.
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// exitText says how a process ended.
+func exitText(ps *os.ProcessState) string {
+	if ps == nil {
+		return "unknown"
+	}
+	return ps.String()
+}
+
+// candidate is the new runner binary, started by the old one.
+type candidate struct {
+	cmd     *exec.Cmd
+	healthy chan struct{} // closed when it said so
+	exited  chan struct{} // closed when it exited (cmd.ProcessState is set)
+}
+
+// startCandidate runs bin with args; it reports healthy on its fd 3.
+func startCandidate(bin string, args []string) (*candidate, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer pw.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), envHandoverFD+"=3")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{pw}
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		return nil, err
+	}
+	c := &candidate{cmd: cmd, healthy: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		defer pr.Close()
+		b := make([]byte, len(healthyLine))
+		if _, err := io.ReadFull(pr, b); err == nil && string(b) == healthyLine {
+			close(c.healthy)
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(c.exited) }()
+	return c, nil
+}
+
+// stop ends the candidate: SIGTERM, then SIGKILL after grace.
+func (c *candidate) stop(grace time.Duration) {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(grace):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+	}
+}

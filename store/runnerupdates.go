@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm/clause"
+
+	"github.com/outpost-dev/outpost/protocol"
+)
+
+// RunnerVersion is a runner binary published into the vendor's registry
+// (platform-wide: every org's runners run Outpost's runner).
+type RunnerVersion struct {
+	Version    string `gorm:"primaryKey;size:100" json:"version"`
+	Repository string `gorm:"size:300;not null" json:"repository"`
+	// Digest is the artifact's manifest digest; BinaryDigest its one
+	// layer's, the executable's.
+	Digest       string    `gorm:"size:100;not null" json:"digest"`
+	BinaryDigest string    `gorm:"size:100;not null" json:"binary_digest"`
+	Size         int64     `json:"size"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// RunnerPolicy is the runner version an org wants (InstallID "") or an
+// install's own: a version that overrides the org's, or Pinned (the
+// install's runner is not updated).
+type RunnerPolicy struct {
+	OrgID     string    `gorm:"primaryKey;size:32" json:"org_id"`
+	InstallID string    `gorm:"primaryKey;size:32" json:"install_id,omitempty"`
+	Version   string    `gorm:"size:100;not null;default:''" json:"version"`
+	Pinned    bool      `gorm:"not null;default:false" json:"pinned"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Runner update statuses.
+const (
+	RunnerUpdateRunning   = "running"
+	RunnerUpdateSucceeded = "succeeded"
+	RunnerUpdateFailed    = "failed"
+)
+
+// RunnerUpdate is one attempt to move an install's runner to a version.
+type RunnerUpdate struct {
+	ID           string     `gorm:"primaryKey;size:32" json:"id"`
+	OrgID        string     `gorm:"size:32;not null;index" json:"org_id"`
+	InstallID    string     `gorm:"size:32;not null;index" json:"install_id"`
+	RunnerID     string     `gorm:"size:32;not null;index" json:"runner_id"`
+	FromVersion  string     `gorm:"size:100" json:"from_version"`
+	Version      string     `gorm:"size:100;not null" json:"version"`
+	Digest       string     `gorm:"size:100;not null" json:"digest"`
+	WorkflowID   string     `gorm:"size:300;not null" json:"workflow_id"`
+	Status       string     `gorm:"size:20;not null" json:"status"`
+	Reason       string     `gorm:"type:text" json:"reason,omitempty"`
+	RunnerReason string     `gorm:"type:text" json:"-"` // what the runner reported (Reason once the workflow ends)
+	CreatedAt    time.Time  `json:"created_at"`
+	FinishedAt   *time.Time `json:"finished_at,omitempty"`
+}
+
+// PublishRunnerVersion records a published runner binary. Publishing the
+// same version again with another digest is ErrConflict: a version names
+// one binary.
+func (s *Store) PublishRunnerVersion(ctx context.Context, v RunnerVersion) (RunnerVersion, error) {
+	old, err := s.GetRunnerVersion(ctx, v.Version)
+	switch {
+	case err == nil && old.Digest == v.Digest:
+		return old, nil
+	case err == nil:
+		return old, fmt.Errorf("runner version %s was published with digest %s: %w", v.Version, old.Digest, ErrConflict)
+	case !errors.Is(err, ErrNotFound):
+		return old, err
+	}
+	v.CreatedAt = s.now()
+	if err := s.db.WithContext(ctx).Create(&v).Error; err != nil {
+		return v, fmt.Errorf("publish runner version %s: %w", v.Version, err)
+	}
+	return v, nil
+}
+
+// GetRunnerVersion reads a published runner version.
+func (s *Store) GetRunnerVersion(ctx context.Context, version string) (RunnerVersion, error) {
+	return first[RunnerVersion](s.db.WithContext(ctx), "runner version "+version, "version = ?", version)
+}
+
+// ListRunnerVersions lists the published runner versions, newest first.
+func (s *Store) ListRunnerVersions(ctx context.Context) ([]RunnerVersion, error) {
+	return list[RunnerVersion](s.db.WithContext(ctx), "created_at DESC, version DESC", "1 = 1")
+}
+
+// SetRunnerPolicy stores an org's (InstallID "") or an install's policy.
+func (s *Store) SetRunnerPolicy(ctx context.Context, p RunnerPolicy) (RunnerPolicy, error) {
+	p.UpdatedAt = s.now()
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "org_id"}, {Name: "install_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"version", "pinned", "updated_at"}),
+	}).Create(&p).Error
+	if err != nil {
+		return p, fmt.Errorf("set runner policy: %w", err)
+	}
+	return p, nil
+}
+
+// RunnerPolicies returns the org's policy and the install's (zero values
+// when none was set).
+func (s *Store) RunnerPolicies(ctx context.Context, orgID, installID string) (org, inst RunnerPolicy, err error) {
+	rows, err := list[RunnerPolicy](s.db.WithContext(ctx), "install_id", "org_id = ? AND install_id IN ?", orgID, []string{"", installID})
+	org, inst = RunnerPolicy{OrgID: orgID}, RunnerPolicy{OrgID: orgID, InstallID: installID}
+	for _, p := range rows {
+		if p.InstallID == "" {
+			org = p
+		} else {
+			inst = p
+		}
+	}
+	return org, inst, err
+}
+
+// CreateRunnerUpdate records an update before its workflow starts.
+func (s *Store) CreateRunnerUpdate(ctx context.Context, u RunnerUpdate) (RunnerUpdate, error) {
+	u.Status, u.CreatedAt = RunnerUpdateRunning, s.now()
+	if err := s.db.WithContext(ctx).Create(&u).Error; err != nil {
+		return u, fmt.Errorf("create runner update: %w", err)
+	}
+	return u, nil
+}
+
+// GetRunnerUpdate reads one of an org's runner updates.
+func (s *Store) GetRunnerUpdate(ctx context.Context, orgID, id string) (RunnerUpdate, error) {
+	return first[RunnerUpdate](s.db.WithContext(ctx), "runner update "+id, "org_id = ? AND id = ?", orgID, id)
+}
+
+// GetRunnerUpdateByID reads an update for the workflow that runs it.
+func (s *Store) GetRunnerUpdateByID(ctx context.Context, id string) (RunnerUpdate, error) {
+	return first[RunnerUpdate](s.db.WithContext(ctx), "runner update "+id, "id = ?", id)
+}
+
+// ListRunnerUpdates lists a runner's updates, newest first.
+func (s *Store) ListRunnerUpdates(ctx context.Context, orgID, runnerID string, limit int) ([]RunnerUpdate, error) {
+	return list[RunnerUpdate](s.db.WithContext(ctx).Limit(limit), "created_at DESC, id DESC", "org_id = ? AND runner_id = ?", orgID, runnerID)
+}
+
+// FinishRunnerUpdate records how an update ended.
+func (s *Store) FinishRunnerUpdate(ctx context.Context, id, status, reason string) error {
+	now := s.now()
+	err := s.db.WithContext(ctx).Model(&RunnerUpdate{}).Where("id = ?", id).
+		Updates(map[string]any{"status": status, "reason": reason, "finished_at": &now}).Error
+	if err != nil {
+		return fmt.Errorf("finish runner update %s: %w", id, err)
+	}
+	return nil
+}
+
+// RecordRunnerUpdateReport keeps what a runner said of its hand-over, on
+// the update of that runner it names (a report naming another runner's
+// update changes nothing).
+func (s *Store) RecordRunnerUpdateReport(ctx context.Context, runnerID string, rep protocol.RunnerUpdateReport) error {
+	err := s.db.WithContext(ctx).Model(&RunnerUpdate{}).Where("id = ? AND runner_id = ?", rep.UpdateID, runnerID).
+		Update("runner_reason", rep.Status+": "+rep.Reason).Error
+	if err != nil {
+		return fmt.Errorf("record runner update report: %w", err)
+	}
+	return nil
+}
+
+// AttemptRunnerVersion is the runner version that claimed a job attempt
+// ("" when the runner did not say).
+func (s *Store) AttemptRunnerVersion(ctx context.Context, jobID string, attempt int) (string, error) {
+	a, err := first[JobAttempt](s.db.WithContext(ctx), "attempt of job "+jobID, "job_id = ? AND attempt = ?", jobID, attempt)
+	return a.RunnerVersion, err
+}
+
