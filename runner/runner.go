@@ -39,6 +39,8 @@ type Runner struct {
 	// jobEnv is what every job's environment gets from the configuration
 	// (set by Run once the work directory is there).
 	jobEnv []string
+	// recent is the tail of the runner's own log, for support bundles.
+	recent *recentLog
 }
 
 // New checks cfg and returns a runner; it does not contact the gateway yet.
@@ -47,9 +49,11 @@ func New(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runner config: %w", err)
 	}
+	recent := &recentLog{max: maxRecentLog}
 	return &Runner{
 		cfg:          cfg,
-		log:          cfg.Logger,
+		log:          slog.New(teeHandler{cfg.Logger.Handler(), slog.NewTextHandler(recent, nil)}),
+		recent:       recent,
 		gw:           newClient(cfg.GatewayURL, cfg.transport()),
 		capabilities: capabilities(cfg),
 		retry:        defaultRetry,
@@ -345,5 +349,6 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 		log:       r.log.With("job", job.ID, "attempt", job.Attempt),
 		extraEnv:  r.jobEnv,
 		prio:      r.prio,
+		recentLog: r.recent.snapshot,
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/outpost-dev/outpost/runner/plugins"
 	"github.com/outpost-dev/outpost/runner/plugins/helm"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
+	"github.com/outpost-dev/outpost/runner/plugins/support"
 )
 
 const usage = `Usage:
@@ -44,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 				protocol.JobTypeHelm:        helm.New,
 				protocol.JobTypeHelmChart:   oci.ChartBuilder(chartutil.Save),
 				protocol.JobTypeDockerImage: oci.ImageBuilder(engine.Build),
+				protocol.JobTypeSupport:     support.New,
+				protocol.JobTypeKubeLogs:    support.NewKubeLogs,
 			}, stderr)
 		},
 	})
