@@ -31,6 +31,7 @@ var All = []Migration{
 	{14, "runner online since", v14},
 	{15, "audit log", v15},
 	{16, "data keys of secrets at rest", v16},
+	{17, "support bundles", v17},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.
