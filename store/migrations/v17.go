@@ -14,18 +14,18 @@ func v17(tx *gorm.DB) error {
 
 // v17SupportBundle is a support_bundles row; expires_at is swept.
 type v17SupportBundle struct {
-	ID          string     `gorm:"primaryKey;size:32"`
-	OrgID       string     `gorm:"size:32;not null;index"`
-	InstallID   string     `gorm:"size:32;not null;index"`
-	WorkflowID  string     `gorm:"size:300;not null"`
-	JobID       *string    `gorm:"size:32;index"`
-	Status      string     `gorm:"size:20;not null"`
-	Error       string     `gorm:"type:text"`
-	Parts       string     `gorm:"type:text"`
-	Unavailable string     `gorm:"type:text"`
-	SizeBytes   int64      `gorm:"not null;default:0"`
-	SHA256      string     `gorm:"column:sha256;size:64"`
-	CreatedAt   time.Time  `gorm:"not null"`
+	ID          string    `gorm:"primaryKey;size:32"`
+	OrgID       string    `gorm:"size:32;not null;index"`
+	InstallID   string    `gorm:"size:32;not null;index"`
+	WorkflowID  string    `gorm:"size:300;not null"`
+	JobID       *string   `gorm:"size:32;index"`
+	Status      string    `gorm:"size:20;not null"`
+	Error       string    `gorm:"type:text"`
+	Parts       string    `gorm:"type:text"`
+	Unavailable string    `gorm:"type:text"`
+	SizeBytes   int64     `gorm:"not null;default:0"`
+	SHA256      string    `gorm:"column:sha256;size:64"`
+	CreatedAt   time.Time `gorm:"not null"`
 	FinishedAt  *time.Time
 	ExpiresAt   time.Time `gorm:"not null;index"`
 }
