@@ -267,6 +267,7 @@ type recordingOps struct {
 	awaiting  chan string // receives the workflow ID each time AwaitWorkflow starts waiting
 	builds    []store.Build
 	buildErr  error
+	bundles   []store.SupportBundle
 }
 
 func newRecordingOps() *recordingOps {
@@ -277,6 +278,12 @@ func (o *recordingOps) StartInstallCommand(_ context.Context, cmd store.InstallC
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return recordStart(o, o.startErr, &o.started, cmd, cmd.WorkflowID)
+}
+
+func (o *recordingOps) StartSupportBundle(_ context.Context, b store.SupportBundle) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return recordStart(o, o.startErr, &o.bundles, b, b.WorkflowID)
 }
 
 // recordStart fails with fail if set, or records item as started and its

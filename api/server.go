@@ -54,6 +54,8 @@ type Config struct {
 type Operations interface {
 	// StartInstallCommand starts the workflow cmd.WorkflowID that runs cmd.
 	StartInstallCommand(ctx context.Context, cmd store.InstallCommand) error
+	// StartSupportBundle starts the workflow b.WorkflowID that collects b.
+	StartSupportBundle(ctx context.Context, b store.SupportBundle) error
 	// CancelWorkflow asks a running workflow to stop.
 	CancelWorkflow(ctx context.Context, workflowID string) error
 	// AwaitWorkflow returns when the workflow has closed, or ctx is done.

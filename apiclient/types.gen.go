@@ -363,6 +363,33 @@ func (e RunnerStatus) Valid() bool {
 	}
 }
 
+// Defines values for SupportBundleStatus.
+const (
+	SupportBundleStatusCancelled SupportBundleStatus = "cancelled"
+	SupportBundleStatusFailed    SupportBundleStatus = "failed"
+	SupportBundleStatusQueued    SupportBundleStatus = "queued"
+	SupportBundleStatusRunning   SupportBundleStatus = "running"
+	SupportBundleStatusSucceeded SupportBundleStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the SupportBundleStatus enum.
+func (e SupportBundleStatus) Valid() bool {
+	switch e {
+	case SupportBundleStatusCancelled:
+		return true
+	case SupportBundleStatusFailed:
+		return true
+	case SupportBundleStatusQueued:
+		return true
+	case SupportBundleStatusRunning:
+		return true
+	case SupportBundleStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SyncedAppConfigInputsType.
 const (
 	SyncedAppConfigInputsTypeBool   SyncedAppConfigInputsType = "bool"
@@ -1347,6 +1374,43 @@ type RunnerRef struct {
 	Id string `json:"id"`
 }
 
+// SupportBundle defines model for SupportBundle.
+type SupportBundle struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// DownloadUrl where the archive (application/gzip) is, once the bundle succeeded
+	DownloadUrl *string `json:"download_url,omitempty"`
+	Error       *string `json:"error,omitempty"`
+
+	// ExpiresAt when the bundle is deleted
+	ExpiresAt  time.Time  `json:"expires_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Id         string     `json:"id"`
+	InstallId  string     `json:"install_id"`
+	JobId      *string    `json:"job_id,omitempty"`
+
+	// Parts the archive's files (below bundle/)
+	Parts     []string            `json:"parts"`
+	Sha256    *string             `json:"sha256,omitempty"`
+	SizeBytes int                 `json:"size_bytes"`
+	Status    SupportBundleStatus `json:"status"`
+
+	// Unavailable parts that could not be collected, with why
+	Unavailable *[]string `json:"unavailable,omitempty"`
+	WorkflowId  string    `json:"workflow_id"`
+}
+
+// SupportBundleStatus defines model for SupportBundle.Status.
+type SupportBundleStatus string
+
+// SupportBundleArchive the bundle as a gzipped tar: every part below bundle/, redacted on the runner
+type SupportBundleArchive = openapi_types.File
+
+// SupportBundleList defines model for SupportBundleList.
+type SupportBundleList struct {
+	SupportBundles []SupportBundle `json:"support_bundles"`
+}
+
 // SyncedAppConfig defines model for SyncedAppConfig.
 type SyncedAppConfig struct {
 	App struct {
@@ -1518,6 +1582,18 @@ type GetRunnerHelmInstallParams struct {
 
 	// Version the chart's version, e.g. 1.2.3 (default 0.1.0)
 	Version *string `form:"version,omitempty" json:"version,omitempty"`
+}
+
+// ListSupportBundlesParams defines parameters for ListSupportBundles.
+type ListSupportBundlesParams struct {
+	// Limit how many to return, newest first (1-200, default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// GetSupportBundleParams defines parameters for GetSupportBundle.
+type GetSupportBundleParams struct {
+	// Wait if the bundle is still being collected, wait up to this many seconds (0-60) for it before answering
+	Wait *int `form:"wait,omitempty" json:"wait,omitempty"`
 }
 
 // GetJobLogsParams defines parameters for GetJobLogs.

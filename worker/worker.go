@@ -66,6 +66,7 @@ type WorkflowRegistry interface {
 // RegisterWorkflows registers every workflow of the control plane.
 func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.InstallCommand)
+	r.RegisterWorkflow(workflows.SupportBundle)
 	r.RegisterWorkflow(workflows.BuildComponent)
 	r.RegisterWorkflow(workflows.Release)
 	for _, wf := range operationWorkflows {
@@ -180,6 +181,19 @@ func (o *Operations) StartInstallCommand(ctx context.Context, cmd store.InstallC
 	}, workflows.InstallCommand, workflows.InstallCommandInput{InstallID: cmd.InstallID, CommandID: cmd.ID, TimeoutMS: cmd.TimeoutMS})
 	if err != nil {
 		return fmt.Errorf("start workflow %s: %w", cmd.WorkflowID, err)
+	}
+	return nil
+}
+
+// StartSupportBundle starts the workflow that collects a support bundle.
+func (o *Operations) StartSupportBundle(ctx context.Context, b store.SupportBundle) error {
+	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                    b.WorkflowID,
+		TaskQueue:             o.queue(),
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, workflows.SupportBundle, workflows.SupportBundleInput{InstallID: b.InstallID, BundleID: b.ID})
+	if err != nil {
+		return fmt.Errorf("start workflow %s: %w", b.WorkflowID, err)
 	}
 	return nil
 }
