@@ -106,14 +106,8 @@ func (s *Server) getSupportBundle(c echo.Context) error {
 		return err
 	}
 	if wait > 0 && !bundleFinished(b) {
-		if s.ops == nil {
-			return errNoOps()
-		}
-		ctx, cancel := context.WithTimeout(c.Request().Context(), time.Duration(wait)*time.Second)
-		err := s.ops.AwaitWorkflow(ctx, b.WorkflowID)
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("awaiting a support bundle's workflow failed", "workflow", b.WorkflowID, "err", err)
+		if err := s.awaitClosed(c.Request().Context(), wait, "support bundle", b.WorkflowID); err != nil {
+			return err
 		}
 		if b, err = s.store.GetSupportBundle(c.Request().Context(), b.OrgID, b.ID); err != nil {
 			return err

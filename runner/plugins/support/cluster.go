@@ -115,7 +115,11 @@ func (c *collector) namespace(ctx context.Context, cs kubernetes.Interface, ns s
 			name := dir + "logs/" + pod.Name + "/" + ctr + ".log"
 			opts := &corev1.PodLogOptions{Container: ctr, SinceSeconds: &c.m.LogSinceSeconds, TailLines: &c.m.LogTailLines,
 				LimitBytes: ptr(int64(maxContainerLogBytes)), Timestamps: true}
-			log, err := cs.CoreV1().Pods(ns).GetLogs(pod.Name, opts).DoRaw(ctx)
+			var log []byte
+			err := notStarted(pod, ctr)
+			if err == nil {
+				log, err = cs.CoreV1().Pods(ns).GetLogs(pod.Name, opts).DoRaw(ctx)
+			}
 			if err != nil {
 				err = c.unavailableEntry(name, fmt.Errorf("container log of %s/%s: %w", pod.Name, ctr, err))
 			} else {
@@ -125,6 +129,25 @@ func (c *collector) namespace(ctx context.Context, cs kubernetes.Interface, ns s
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// notStarted says why a container has no log to read: its pod is on no node, or it never started (the
+// API server would answer with an empty log, or an error about the kubelet).
+func notStarted(pod corev1.Pod, ctr string) error {
+	if pod.Spec.NodeName == "" {
+		return fmt.Errorf("pod %s is not scheduled on any node (%s): its containers have never run", pod.Name, pod.Status.Phase)
+	}
+	all := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
+	for _, st := range all {
+		if st.Name != ctr {
+			continue
+		}
+		if st.State.Waiting != nil && st.LastTerminationState.Terminated == nil && st.RestartCount == 0 {
+			return fmt.Errorf("container %s of pod %s has not started yet (%s)", ctr, pod.Name, st.State.Waiting.Reason)
+		}
+		return nil
 	}
 	return nil
 }

@@ -76,25 +76,29 @@ func (p *kubeLogs) Execute(ctx context.Context, run plugins.Run) (int, error) {
 			continue
 		}
 		for _, ctr := range containers(pod) {
-			p.containerLog(ctx, cs, pod.Name, ctr, out)
+			p.containerLog(ctx, cs, pod, ctr, out)
 		}
 	}
 	return 0, nil
 }
 
 // containerLog prints one container's log since the manifest's time, or why it is unavailable.
-func (p *kubeLogs) containerLog(ctx context.Context, cs kubernetes.Interface, pod, ctr string, out func(string, ...any)) {
+func (p *kubeLogs) containerLog(ctx context.Context, cs kubernetes.Interface, pod corev1.Pod, ctr string, out func(string, ...any)) {
 	opts := &corev1.PodLogOptions{Container: ctr, SinceSeconds: &p.m.SinceSeconds, Timestamps: true,
 		LimitBytes: ptr(int64(maxContainerLogBytes))}
 	if p.m.TailLines > 0 {
 		opts.TailLines = &p.m.TailLines
 	}
-	log, err := cs.CoreV1().Pods(p.m.Namespace).GetLogs(pod, opts).DoRaw(ctx)
+	var log []byte
+	err := notStarted(pod, ctr)
+	if err == nil {
+		log, err = cs.CoreV1().Pods(p.m.Namespace).GetLogs(pod.Name, opts).DoRaw(ctx)
+	}
 	if err != nil {
-		out("== %s/%s: unavailable: %v\n", pod, ctr, err)
+		out("== %s/%s: unavailable: %v\n", pod.Name, ctr, err)
 		return
 	}
-	out("== %s/%s\n%s", pod, ctr, log)
+	out("== %s/%s\n%s", pod.Name, ctr, log)
 	if len(log) > 0 && log[len(log)-1] != '\n' {
 		out("\n")
 	}
