@@ -263,3 +263,44 @@ func (a *Activities) FinishSupportBundle(ctx context.Context, bundleID string, r
 	}
 	return a.Store.UpdateSupportBundle(ctx, b)
 }
+
+// KubeLogsRequest is a logs request: none of it is secret, so it travels in workflow history.
+type KubeLogsRequest struct {
+	InstallID    string
+	Namespace    string
+	Workload     string
+	SinceSeconds int64
+	TailLines    int64
+}
+
+// EnqueueKubeLogsJob queues a kube_logs job on the install's runner with the install's kubeconfig and
+// sensitive values (rendered here, kept in the store); idempotent by key.
+func (a *Activities) EnqueueKubeLogsJob(ctx context.Context, req KubeLogsRequest, key string) (_ JobRef, err error) {
+	defer classified(&err)
+	inst, err := a.Store.GetInstallByID(ctx, req.InstallID)
+	if err != nil {
+		return JobRef{}, err
+	}
+	cfg, _, err := a.installConfig(ctx, inst.OrgID, inst.AppID, inst.ConfigVersion)
+	if err != nil {
+		return JobRef{}, err
+	}
+	data, err := a.renderData(ctx, cfg, inst)
+	if err != nil {
+		return JobRef{}, err
+	}
+	kubeconfig, _, err := a.supportCluster(ctx, cfg, inst.ID, data)
+	if err != nil {
+		return JobRef{}, err
+	}
+	if kubeconfig == "" {
+		return JobRef{}, temporal.NewNonRetryableApplicationError("the install has no cluster: no kubeconfig to read logs with", "NoCluster", nil)
+	}
+	raw, err := manifest(protocol.KubeLogsManifest{Kubeconfig: kubeconfig, Namespace: req.Namespace, Workload: req.Workload,
+		SinceSeconds: req.SinceSeconds, TailLines: req.TailLines, Redact: sensitiveValues(data)})
+	if err != nil {
+		return JobRef{}, err
+	}
+	return a.EnqueueJob(ctx, EnqueueJobInput{Key: key, InstallID: inst.ID, Type: protocol.JobTypeKubeLogs,
+		Manifest: raw, TimeoutMS: supportJobTimeout.Milliseconds()})
+}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
@@ -268,6 +269,7 @@ type recordingOps struct {
 	builds    []store.Build
 	buildErr  error
 	bundles   []store.SupportBundle
+	logs      []string
 }
 
 func newRecordingOps() *recordingOps {
@@ -284,6 +286,12 @@ func (o *recordingOps) StartSupportBundle(_ context.Context, b store.SupportBund
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return recordStart(o, o.startErr, &o.bundles, b, b.WorkflowID)
+}
+
+func (o *recordingOps) StartKubeLogs(_ context.Context, workflowID string, _ activities.KubeLogsRequest) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return recordStart(o, o.startErr, &o.logs, workflowID, workflowID)
 }
 
 // recordStart fails with fail if set, or records item as started and its

@@ -39,6 +39,7 @@ var requestTypes = []struct {
 	{"CreateReleaseRequest", func() any { return &createReleaseRequest{} }},
 	{"MaintenanceWindowsRequest", func() any { return &windowsRequest{} }},
 	{"DriftScheduleRequest", func() any { return &driftScheduleRequest{} }},
+	{"CreateLogsRequest", func() any { return &createLogsRequest{} }},
 }
 
 // TestFuzzBindCoversEveryJSONBody: a route that takes a new JSON body must

@@ -226,6 +226,11 @@ func (s *Server) routeTable() []route {
 		{get, "/installs/:id/support-bundles/:bundle/download", s.downloadSupportBundle, operation{id: "downloadSupportBundle", tag: "support",
 			summary: "Download a support bundle's archive (a gzipped tar)", description: "A bundle that has not succeeded has no archive (409).",
 			status: 200, result: "SupportBundleArchive", resultType: "application/gzip", errors: []int{409}}},
+		{post, "/installs/:id/logs-requests", s.createLogsRequest, operation{id: "createLogsRequest", tag: "support",
+			summary: "Read one namespace's (or workload's) events and container logs since a time, on the install's runner",
+			description: "Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: " +
+				"follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.",
+			body: "CreateLogsRequest", status: 202, result: "LogsRequest", errors: []int{503}}},
 		{post, "/installs/:id/commands/:cmd/cancel", s.cancelCommand, operation{id: "cancelCommand", tag: "commands",
 			summary: "Cancel a command", description: "A command that has already finished is not cancelled (409).",
 			status: 202, result: "Command", errors: []int{409, 503}}},

@@ -2,12 +2,15 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
@@ -148,7 +151,118 @@ func supportSchemas() map[string]any {
 			"expires_at": described(dateTime, "when the bundle is deleted")},
 			"id", "install_id", "workflow_id", "status", "parts", "size_bytes", "created_at", "expires_at"),
 		"SupportBundleList": listOf("support_bundles", "SupportBundle"),
+		"CreateLogsRequest": request(props{
+			"namespace":     described(str, "the namespace whose events and container logs to read"),
+			"workload":      described(str, "only the pods whose name starts with this (a Deployment's, or a Pod's name)"),
+			"since_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": maxLogsSince, "default": defaultLogsSince},
+			"tail_lines":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxLogsTail},
+		}, "namespace"),
+		"LogsRequest": object(props{"id": str, "install_id": str, "workflow_id": str,
+			"job_id":   described(str, "the kube_logs job whose log lines are the answer"),
+			"logs_url": described(str, "follow them here")}, "id", "install_id", "workflow_id", "job_id", "logs_url"),
 		"SupportBundleArchive": described(map[string]any{"type": "string", "format": "binary"},
 			"the bundle as a gzipped tar: every part below bundle/, redacted on the runner"),
+	}
+}
+
+// Limits of a logs request.
+const (
+	defaultLogsSince = 3600
+	maxLogsSince     = 7 * 24 * 3600
+	maxLogsTail      = 100_000
+	logsJobWait      = 30 * time.Second // how long the API waits for the request's job to be queued
+)
+
+var (
+	namespaceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	workloadName  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
+)
+
+type createLogsRequest struct {
+	Namespace    string `json:"namespace"`
+	Workload     string `json:"workload"`
+	SinceSeconds *int64 `json:"since_seconds"`
+	TailLines    *int64 `json:"tail_lines"`
+}
+
+func (r createLogsRequest) validate() error {
+	switch {
+	case r.Namespace == "":
+		return apierr.Invalid("namespace", "is required: the namespace whose events and container logs to read")
+	case !namespaceName.MatchString(r.Namespace):
+		return apierr.Invalid("namespace", "%q is not a Kubernetes namespace name (lower-case letters, digits and '-', at most 63)", r.Namespace)
+	case r.Workload != "" && !workloadName.MatchString(r.Workload):
+		return apierr.Invalid("workload", "%q is not a Kubernetes object name", r.Workload)
+	case r.SinceSeconds != nil && (*r.SinceSeconds < 1 || *r.SinceSeconds > maxLogsSince):
+		return apierr.Invalid("since_seconds", "%d is out of range: 1 to %d (7 days)", *r.SinceSeconds, maxLogsSince)
+	case r.TailLines != nil && (*r.TailLines < 1 || *r.TailLines > maxLogsTail):
+		return apierr.Invalid("tail_lines", "%d is out of range: 1 to %d", *r.TailLines, maxLogsTail)
+	}
+	return nil
+}
+
+type logsRequestView struct {
+	ID         string `json:"id"`
+	InstallID  string `json:"install_id"`
+	WorkflowID string `json:"workflow_id"`
+	JobID      string `json:"job_id"`
+	LogsURL    string `json:"logs_url"`
+}
+
+// createLogsRequest starts a logs request and answers with its job once queued, whose logs the caller
+// follows (GET /v1/jobs/{id}/logs?follow=true).
+func (s *Server) createLogsRequest(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	var req createLogsRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	if err := req.validate(); err != nil {
+		return err
+	}
+	if s.ops == nil {
+		return errNoOps()
+	}
+	kr := activities.KubeLogsRequest{InstallID: inst.ID, Namespace: req.Namespace, Workload: req.Workload, SinceSeconds: defaultLogsSince}
+	if req.SinceSeconds != nil {
+		kr.SinceSeconds = *req.SinceSeconds
+	}
+	if req.TailLines != nil {
+		kr.TailLines = *req.TailLines
+	}
+	id := store.NewID("logs")
+	wf := workflows.KubeLogsWorkflowID(inst.ID, id)
+	if err := s.ops.StartKubeLogs(ctx, wf, kr); err != nil {
+		return opsFailed("starting the logs request", err)
+	}
+	job, err := s.queuedJob(ctx, org, workflows.KubeLogsJobKey(wf))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, logsRequestView{ID: id, InstallID: inst.ID, WorkflowID: wf, JobID: job.ID,
+		LogsURL: "/v1/jobs/" + job.ID + "/logs?follow=true"})
+}
+
+// queuedJob waits (up to logsJobWait) for the job a workflow just started queues under key.
+func (s *Server) queuedJob(ctx context.Context, org, key string) (store.Job, error) {
+	ctx, cancel := context.WithTimeout(ctx, logsJobWait)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		job, err := s.store.GetJobByKey(ctx, org, key)
+		if !errors.Is(err, store.ErrNotFound) {
+			return job, err
+		}
+		select {
+		case <-ctx.Done():
+			return store.Job{}, apierr.New(http.StatusServiceUnavailable, "unavailable", "",
+				"the logs request's job was not queued within %s: is the worker running?", logsJobWait)
+		case <-tick.C:
+		}
 	}
 }

@@ -530,6 +530,24 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
 	PutInstallLabels(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreateLogsRequestWithBody Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+	//
+	// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+	CreateLogsRequestWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateLogsRequest Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+	//
+	// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+	CreateLogsRequest(ctx context.Context, id string, body CreateLogsRequestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMaintenanceWindows The install's maintenance windows and the one open now or next
 	//
 	// Corresponds with GET /v1/installs/{id}/maintenance-windows (the `GetMaintenanceWindows` operationId).
@@ -1781,6 +1799,44 @@ func (c *Client) PutInstallLabelsWithBody(ctx context.Context, id string, conten
 // Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
 func (c *Client) PutInstallLabels(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutInstallLabelsRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateLogsRequestWithBody Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+//
+// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+func (c *Client) CreateLogsRequestWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLogsRequestRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateLogsRequest Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+//
+// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+func (c *Client) CreateLogsRequest(ctx context.Context, id string, body CreateLogsRequestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLogsRequestRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4327,6 +4383,53 @@ func NewPutInstallLabelsRequestWithBody(server string, id string, contentType st
 	return req, nil
 }
 
+// NewCreateLogsRequestRequest calls the generic CreateLogsRequest builder with application/json body
+func NewCreateLogsRequestRequest(server string, id string, body CreateLogsRequestJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateLogsRequestRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewCreateLogsRequestRequestWithBody constructs an http.Request for the CreateLogsRequest method, with any body, and a specified content type
+func NewCreateLogsRequestRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/logs-requests", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetMaintenanceWindowsRequest constructs an http.Request for the GetMaintenanceWindows method
 func NewGetMaintenanceWindowsRequest(server string, id string) (*http.Request, error) {
 	var err error
@@ -6106,6 +6209,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
 	PutInstallLabelsWithResponse(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutInstallLabelsResponse, error)
+
+	// CreateLogsRequestWithBodyWithResponse Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+	//
+	// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+	CreateLogsRequestWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLogsRequestResponse, error)
+
+	// CreateLogsRequestWithResponse Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+	//
+	// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+	CreateLogsRequestWithResponse(ctx context.Context, id string, body CreateLogsRequestJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLogsRequestResponse, error)
 
 	// GetMaintenanceWindowsWithResponse The install's maintenance windows and the one open now or next
 	//
@@ -9680,6 +9801,89 @@ func (r PutInstallLabelsResponse) ContentType() string {
 	return ""
 }
 
+type CreateLogsRequestResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *LogsRequest
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON202() *LogsRequest {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateLogsRequestResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateLogsRequestResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateLogsRequestResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateLogsRequestResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMaintenanceWindowsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12364,6 +12568,36 @@ func (c *ClientWithResponses) PutInstallLabelsWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParsePutInstallLabelsResponse(rsp)
+}
+
+// CreateLogsRequestWithBodyWithResponse Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+//
+// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+func (c *ClientWithResponses) CreateLogsRequestWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLogsRequestResponse, error) {
+	rsp, err := c.CreateLogsRequestWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLogsRequestResponse(rsp)
+}
+
+// CreateLogsRequestWithResponse Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+//
+// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+func (c *ClientWithResponses) CreateLogsRequestWithResponse(ctx context.Context, id string, body CreateLogsRequestJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLogsRequestResponse, error) {
+	rsp, err := c.CreateLogsRequest(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLogsRequestResponse(rsp)
 }
 
 // GetMaintenanceWindowsWithResponse The install's maintenance windows and the one open now or next
@@ -15458,6 +15692,74 @@ func ParsePutInstallLabelsResponse(rsp *http.Response) (*PutInstallLabelsRespons
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateLogsRequestResponse parses an HTTP response from a CreateLogsRequestWithResponse call
+func ParseCreateLogsRequestResponse(rsp *http.Response) (*CreateLogsRequestResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateLogsRequestResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest LogsRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -712,6 +712,17 @@ type CreateInstallRequest struct {
 	Name   string  `json:"name"`
 }
 
+// CreateLogsRequest defines model for CreateLogsRequest.
+type CreateLogsRequest struct {
+	// Namespace the namespace whose events and container logs to read
+	Namespace    string `json:"namespace"`
+	SinceSeconds *int   `json:"since_seconds,omitempty"`
+	TailLines    *int   `json:"tail_lines,omitempty"`
+
+	// Workload only the pods whose name starts with this (a Deployment's, or a Pod's name)
+	Workload *string `json:"workload,omitempty"`
+}
+
 // CreateReleaseRequest defines model for CreateReleaseRequest.
 type CreateReleaseRequest struct {
 	// BatchPercent installs per batch as a percentage of those selected, rounded up (instead of batch_size)
@@ -1046,6 +1057,19 @@ type LogPage struct {
 
 	// NextCursor pass as ?after= to read on
 	NextCursor string `json:"next_cursor"`
+}
+
+// LogsRequest defines model for LogsRequest.
+type LogsRequest struct {
+	Id        string `json:"id"`
+	InstallId string `json:"install_id"`
+
+	// JobId the kube_logs job whose log lines are the answer
+	JobId string `json:"job_id"`
+
+	// LogsUrl follow them here
+	LogsUrl    string `json:"logs_url"`
+	WorkflowId string `json:"workflow_id"`
 }
 
 // MaintenanceWindow defines model for MaintenanceWindow.
@@ -1655,6 +1679,9 @@ type PatchInstallLabelsJSONRequestBody = PatchLabelsRequest
 
 // PutInstallLabelsJSONRequestBody defines body for PutInstallLabels for application/json ContentType.
 type PutInstallLabelsJSONRequestBody = PutLabelsRequest
+
+// CreateLogsRequestJSONRequestBody defines body for CreateLogsRequest for application/json ContentType.
+type CreateLogsRequestJSONRequestBody = CreateLogsRequest
 
 // SetMaintenanceWindowsJSONRequestBody defines body for SetMaintenanceWindows for application/json ContentType.
 type SetMaintenanceWindowsJSONRequestBody = MaintenanceWindowsRequest

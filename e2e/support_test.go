@@ -37,7 +37,8 @@ type supportBundle struct {
 // A support bundle of the demo install holds every listed part — the runner's log, the job history,
 // the terraform resources of each workspace, the helm release's status and history, the release
 // namespace's events, pods and container logs (unavailable here: the test cluster has no kubelet) —
-// and none of the install's sensitive values, searched for in every byte of the archive.
+// and none of the install's sensitive values, searched for in every byte of the archive. Then the CLI's
+// bundles and a logs request of the release's namespace.
 func TestSupportBundleOfTheDemoInstall(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	s.syncConfig(exampleDir)
@@ -157,6 +158,14 @@ func TestSupportBundleOfTheDemoInstall(t *testing.T) {
 		t.Fatalf("the CLI's download of %s differs from the API's (%v)", b.ID, err)
 	}
 	c.fails(4, "no support bundle sb_missing", "support-bundle", "download", inst, "sb_missing")
+
+	// A logs request streams the namespace's events and why the pod has no log, redacted.
+	logs := c.ok("", "support-bundle", "logs", inst, "--namespace", "demo", "--workload", "web-debug", "--since", "1h")
+	if !strings.Contains(logs, "LoginFailed") || !strings.Contains(logs, "with [REDACTED]") || strings.Contains(logs, secret) ||
+		!strings.Contains(logs, "web-debug/shell: unavailable: pod web-debug is not scheduled") {
+		t.Fatalf("support-bundle logs:\n%s", logs)
+	}
+	c.fails(1, "namespace", "support-bundle", "logs", inst, "--namespace", "Not_A_Namespace")
 }
 
 // checkBundleHistory replays the bundle's workflow and checks its history holds no secret.

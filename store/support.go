@@ -128,3 +128,9 @@ func (s *Store) SweepSupportBundles(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+// GetJobByKey reads one of the org's jobs by its idempotency key (a logs request finds the job its
+// workflow queued).
+func (s *Store) GetJobByKey(ctx context.Context, orgID, key string) (Job, error) {
+	return first[Job](s.db.WithContext(ctx).Omit("manifest", "outputs", "inputs"), "job "+key, "org_id = ? AND idempotency_key = ?", orgID, key)
+}

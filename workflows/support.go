@@ -52,3 +52,20 @@ func SupportBundle(ctx workflow.Context, in SupportBundleInput) (SupportBundleRe
 	}
 	return out, err
 }
+
+// KubeLogsWorkflowID is the ID of the workflow of a logs request.
+func KubeLogsWorkflowID(installID, requestID string) string {
+	return "install/" + installID + "/logs/" + requestID
+}
+
+// KubeLogsJobKey is the key of the job a logs request's workflow queues: the API finds the job by it.
+func KubeLogsJobKey(workflowID string) string { return workflowID + "/job" }
+
+// KubeLogs runs a kube_logs job on the install's runner: its log lines are the answer, followed
+// through the job's logs. One attempt: a lost one is asked for again by the user.
+func KubeLogs(ctx workflow.Context, req activities.KubeLogsRequest) (activities.JobResult, error) {
+	key := KubeLogsJobKey(workflow.GetInfo(ctx).WorkflowExecution.ID)
+	return RunJob(ctx, func(c workflow.Context) workflow.Future {
+		return workflow.ExecuteActivity(c, a.EnqueueKubeLogsJob, req, key)
+	}, JobPolicy{MaxAttempts: 1, Wait: 15 * time.Minute})
+}
