@@ -138,6 +138,7 @@ func TestSupportBundleOfTheDemoInstall(t *testing.T) {
 		}
 	}
 	s.checkBundleHistory(b.WorkflowID, secret)
+	checkBundlesInDashboard(t, s, archive)
 
 	// The CLI: create and download at once, list both, download the first; a missing one is exit 4.
 	c := newCLI(t, s)
@@ -150,7 +151,7 @@ func TestSupportBundleOfTheDemoInstall(t *testing.T) {
 	if files, _ := untar(t, second); !strings.Contains(files["bundle/helm/web.txt"], "deployed") {
 		t.Fatalf("the CLI's bundle holds %d files, no helm release", len(files))
 	}
-	if out := c.ok("", "support-bundle", "list", inst); strings.Count(out, "succeeded") != 2 || !strings.Contains(out, b.ID) {
+	if out := c.ok("", "support-bundle", "list", inst); strings.Count(out, "succeeded") != 3 || !strings.Contains(out, b.ID) {
 		t.Fatalf("support-bundle list:\n%s", out)
 	}
 	c.ok(dir, "support-bundle", "download", inst, b.ID)
@@ -166,6 +167,26 @@ func TestSupportBundleOfTheDemoInstall(t *testing.T) {
 		t.Fatalf("support-bundle logs:\n%s", logs)
 	}
 	c.fails(1, "namespace", "support-bundle", "logs", inst, "--namespace", "Not_A_Namespace")
+}
+
+// checkBundlesInDashboard: the install's page lists the bundle with a download link that serves the
+// same archive (the session cookie is the credential); its button collects another one.
+func checkBundlesInDashboard(t *testing.T, s *stack, archive []byte) {
+	t.Helper()
+	br := newBrowser(t)
+	signIn(br, s)
+	br.click(`tr[data-install="cust-sb"] a`)
+	br.text(`tr[data-bundle]`, "succeeded", time.Minute)
+	n := eval[int](br, `fetch(document.querySelector("tr[data-bundle] a.download").href).then((r) => r.arrayBuffer()).then((b) => b.byteLength)`)
+	if n != len(archive) {
+		t.Fatalf("the dashboard's download link served %d bytes; the archive has %d", n, len(archive))
+	}
+	br.click("#support-bundle")
+	br.click("#confirm-ok")
+	br.text("#action-message", "Support bundle: started.", time.Minute)
+	waitFor(t, 3*time.Minute, "two collected bundles on the page", func() bool {
+		return eval[int](br, `[...document.querySelectorAll("tr[data-bundle]")].filter((r) => r.innerText.includes("succeeded")).length`) == 2
+	})
 }
 
 // checkBundleHistory replays the bundle's workflow and checks its history holds no secret.
