@@ -33,15 +33,7 @@ func (a *Activities) EnqueueSupportJob(ctx context.Context, bundleID, key string
 	if err != nil {
 		return JobRef{}, err
 	}
-	inst, err := a.Store.GetInstallByID(ctx, b.InstallID)
-	if err != nil {
-		return JobRef{}, err
-	}
-	cfg, _, err := a.installConfig(ctx, inst.OrgID, inst.AppID, inst.ConfigVersion)
-	if err != nil {
-		return JobRef{}, err
-	}
-	data, err := a.renderData(ctx, cfg, inst)
+	inst, cfg, data, err := a.installData(ctx, b.InstallID)
 	if err != nil {
 		return JobRef{}, err
 	}
@@ -67,6 +59,21 @@ func (a *Activities) EnqueueSupportJob(ctx context.Context, bundleID, key string
 	}
 	b.JobID, b.Status = &ref.JobID, status.JobRunning
 	return ref, a.Store.UpdateSupportBundle(ctx, b)
+}
+
+// installData loads an install, the config version it runs and what its templates read (its inputs
+// and outputs, with their sensitivity).
+func (a *Activities) installData(ctx context.Context, installID string) (store.Install, *appconfig.Config, appconfig.Data, error) {
+	inst, err := a.Store.GetInstallByID(ctx, installID)
+	if err != nil {
+		return store.Install{}, nil, appconfig.Data{}, err
+	}
+	cfg, _, err := a.installConfig(ctx, inst.OrgID, inst.AppID, inst.ConfigVersion)
+	if err != nil {
+		return store.Install{}, nil, appconfig.Data{}, err
+	}
+	data, err := a.renderData(ctx, cfg, inst)
+	return inst, cfg, data, err
 }
 
 // supportCluster is the install's kubeconfig (its first helm_chart component's, or the sandbox's) and
@@ -277,15 +284,7 @@ type KubeLogsRequest struct {
 // sensitive values (rendered here, kept in the store); idempotent by key.
 func (a *Activities) EnqueueKubeLogsJob(ctx context.Context, req KubeLogsRequest, key string) (_ JobRef, err error) {
 	defer classified(&err)
-	inst, err := a.Store.GetInstallByID(ctx, req.InstallID)
-	if err != nil {
-		return JobRef{}, err
-	}
-	cfg, _, err := a.installConfig(ctx, inst.OrgID, inst.AppID, inst.ConfigVersion)
-	if err != nil {
-		return JobRef{}, err
-	}
-	data, err := a.renderData(ctx, cfg, inst)
+	inst, cfg, data, err := a.installData(ctx, req.InstallID)
 	if err != nil {
 		return JobRef{}, err
 	}
