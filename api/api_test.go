@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
@@ -267,6 +268,8 @@ type recordingOps struct {
 	awaiting  chan string // receives the workflow ID each time AwaitWorkflow starts waiting
 	builds    []store.Build
 	buildErr  error
+	bundles   []store.SupportBundle
+	logs      []string
 }
 
 func newRecordingOps() *recordingOps {
@@ -277,6 +280,18 @@ func (o *recordingOps) StartInstallCommand(_ context.Context, cmd store.InstallC
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return recordStart(o, o.startErr, &o.started, cmd, cmd.WorkflowID)
+}
+
+func (o *recordingOps) StartSupportBundle(_ context.Context, b store.SupportBundle) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return recordStart(o, o.startErr, &o.bundles, b, b.WorkflowID)
+}
+
+func (o *recordingOps) StartKubeLogs(_ context.Context, workflowID string, _ activities.KubeLogsRequest) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return recordStart(o, o.startErr, &o.logs, workflowID, workflowID)
 }
 
 // recordStart fails with fail if set, or records item as started and its

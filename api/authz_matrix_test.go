@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
@@ -20,7 +21,7 @@ type matrixIDs map[string]string
 
 // matrixIDKeys are the entries of matrixIDs that are IDs (the others are
 // names and versions, the same in every org).
-var matrixIDKeys = []string{"org", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id", "uid"}
+var matrixIDKeys = []string{"org", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id", "uid", "bundle"}
 
 // matrixBodies are request bodies by the schema a route takes ("{key}" is
 // filled from matrixIDs); a schema not listed is sent {}.
@@ -80,6 +81,18 @@ func (e *testEnv) matrixWorld() matrixIDs {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	bundle, err := e.store.CreateSupportBundle(ctx, store.SupportBundle{OrgID: e.org.ID, InstallID: w.inst.ID, WorkflowID: "install/" + w.inst.ID + "/support-bundle/x"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	now := time.Now()
+	bundle.Status, bundle.FinishedAt = status.JobSucceeded, &now
+	if err := e.store.UpdateSupportBundle(ctx, bundle); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.store.DB().Create(&store.SupportBundleArchive{BundleID: bundle.ID, Data: []byte("gz"), CreatedAt: now}).Error; err != nil {
+		e.t.Fatal(err)
+	}
 	var list struct{ Components []store.Component }
 	e.call("GET", "/v1/apps/"+w.app.ID+"/components", nil, 200, &list)
 	if len(builds) == 0 || len(list.Components) == 0 {
@@ -87,7 +100,8 @@ func (e *testEnv) matrixWorld() matrixIDs {
 	}
 	return matrixIDs{"org": e.org.ID, "apps": w.app.ID, "components": list.Components[0].ID, "installs": w.inst.ID,
 		"runners": w.inst.Runner.ID, "jobs": w.job.ID, "tokens": tokens.Tokens[0].ID, "cmd": w.cmd.ID, "rid": rel.ID,
-		"op": op.ID, "build_id": builds[0].ID, "uid": upd.ID, "version": "1", "step": status.SandboxStep, "name": list.Components[0].Name}
+		"op": op.ID, "build_id": builds[0].ID, "uid": upd.ID, "version": "1", "step": status.SandboxStep, "name": list.Components[0].Name,
+		"bundle": bundle.ID}
 }
 
 // ids are the IDs among m.

@@ -158,21 +158,29 @@ func (s *Server) getCommand(c echo.Context) error {
 		return err
 	}
 	if wait > 0 && !commandFinished(cmd) {
-		if s.ops == nil {
-			return errNoOps()
-		}
-		ctx, cancel := context.WithTimeout(c.Request().Context(), time.Duration(wait)*time.Second)
-		err := s.ops.AwaitWorkflow(ctx, cmd.WorkflowID)
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			// Whatever went wrong, the command's row says where it is.
-			s.log.Warn("awaiting a command's workflow failed", "workflow", cmd.WorkflowID, "err", err)
+		if err := s.awaitClosed(c.Request().Context(), wait, "command", cmd.WorkflowID); err != nil {
+			return err
 		}
 		if cmd, err = s.store.GetInstallCommand(c.Request().Context(), cmd.OrgID, cmd.ID); err != nil {
 			return err
 		}
 	}
 	return c.JSON(http.StatusOK, newCommandView(cmd))
+}
+
+// awaitClosed waits up to wait seconds for the workflow of a command or a support bundle (what) to
+// close. Whatever goes wrong, the caller's row says where it is: only the lack of a workflow
+// service is an error.
+func (s *Server) awaitClosed(ctx context.Context, wait int, what, workflowID string) error {
+	if s.ops == nil {
+		return errNoOps()
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(wait)*time.Second)
+	defer cancel()
+	if err := s.ops.AwaitWorkflow(ctx, workflowID); err != nil && ctx.Err() == nil {
+		s.log.Warn("awaiting a "+what+"'s workflow failed", "workflow", workflowID, "err", err)
+	}
+	return nil
 }
 
 func (s *Server) cancelCommand(c echo.Context) error {

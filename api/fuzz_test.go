@@ -41,6 +41,7 @@ var requestTypes = []struct {
 	{"DriftScheduleRequest", func() any { return &driftScheduleRequest{} }},
 	{"RunnerPolicyRequest", func() any { return &runnerPolicyRequest{} }},
 	{"CreateRunnerUpdateRequest", func() any { return &createRunnerUpdateRequest{} }},
+	{"CreateLogsRequest", func() any { return &createLogsRequest{} }},
 }
 
 // TestFuzzBindCoversEveryJSONBody: a route that takes a new JSON body must

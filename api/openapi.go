@@ -38,7 +38,7 @@ func openAPIDocument(routes []route) map[string]any {
 		"security": []any{map[string]any{"bearer": []string{}}},
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
-			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas(), inputSchemas(), deploySchemas(), maintenanceSchemas(), driftSchemas(), buildSchemas(), runnerInstallSchemas(), labelSchemas(), releaseSchemas(), auditSchemas()),
+			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas(), inputSchemas(), deploySchemas(), maintenanceSchemas(), driftSchemas(), buildSchemas(), runnerInstallSchemas(), labelSchemas(), releaseSchemas(), auditSchemas(), supportSchemas()),
 		},
 	}
 }
@@ -93,7 +93,11 @@ func (r route) openAPIOperation() map[string]any {
 	}
 	success := map[string]any{"description": http.StatusText(d.status)}
 	if d.result != "" {
-		content := map[string]any{"application/json": map[string]any{"schema": ref(d.result)}}
+		resultType := "application/json"
+		if d.resultType != "" {
+			resultType = d.resultType
+		}
+		content := map[string]any{resultType: map[string]any{"schema": ref(d.result)}}
 		if d.events {
 			content["text/event-stream"] = map[string]any{"schema": str}
 		}

@@ -34,6 +34,7 @@ type operation struct {
 	maxBody          int64          // the largest body it reads; 0 means MaxBodyBytes
 	status           int            // the success status
 	result           string         // schema of the success body; "" when there is none
+	resultType       string         // its media type; "" means application/json
 	events           bool           // may answer text/event-stream instead
 	errors           []int          // statuses beyond those every route of its kind has
 	errorBodies      map[int]string // schemas of error bodies other than Error, by status
@@ -228,6 +229,28 @@ func (s *Server) routeTable() []route {
 			query: []queryParam{{"wait", "integer",
 				"if the command has not finished, wait up to this many seconds (0-60) for it to finish before answering"}},
 			status: 200, result: "Command", errors: []int{503}}},
+		{post, "/installs/:id/support-bundles", s.createSupportBundle, operation{id: "createSupportBundle", tag: "support",
+			summary: "Collect a support bundle on the install's runner",
+			description: "Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own " +
+				"recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, " +
+				"and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and " +
+				"anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB.",
+			status: 202, result: "SupportBundle", errors: []int{503}}},
+		{get, "/installs/:id/support-bundles", s.listSupportBundles, operation{id: "listSupportBundles", tag: "support",
+			summary: "List an install's support bundles (those not expired)", query: []queryParam{limitParam}, status: 200, result: "SupportBundleList"}},
+		{get, "/installs/:id/support-bundles/:bundle", s.getSupportBundle, operation{id: "getSupportBundle", tag: "support",
+			summary: "Get a support bundle",
+			query: []queryParam{{"wait", "integer",
+				"if the bundle is still being collected, wait up to this many seconds (0-60) for it before answering"}},
+			status: 200, result: "SupportBundle", errors: []int{503}}},
+		{get, "/installs/:id/support-bundles/:bundle/download", s.downloadSupportBundle, operation{id: "downloadSupportBundle", tag: "support",
+			summary: "Download a support bundle's archive (a gzipped tar)", description: "A bundle that has not succeeded has no archive (409).",
+			status: 200, result: "SupportBundleArchive", resultType: "application/gzip", errors: []int{409}}},
+		{post, "/installs/:id/logs-requests", s.createLogsRequest, operation{id: "createLogsRequest", tag: "support",
+			summary: "Read one namespace's (or workload's) events and container logs since a time, on the install's runner",
+			description: "Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: " +
+				"follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.",
+			body: "CreateLogsRequest", status: 202, result: "LogsRequest", errors: []int{503}}},
 		{post, "/installs/:id/commands/:cmd/cancel", s.cancelCommand, operation{id: "cancelCommand", tag: "commands",
 			summary: "Cancel a command", description: "A command that has already finished is not cancelled (409).",
 			status: 202, result: "Command", errors: []int{409, 503}}},

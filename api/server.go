@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/protocol"
@@ -54,6 +55,10 @@ type Config struct {
 type Operations interface {
 	// StartInstallCommand starts the workflow cmd.WorkflowID that runs cmd.
 	StartInstallCommand(ctx context.Context, cmd store.InstallCommand) error
+	// StartSupportBundle starts the workflow b.WorkflowID that collects b.
+	StartSupportBundle(ctx context.Context, b store.SupportBundle) error
+	// StartKubeLogs starts the workflow workflowID of a logs request.
+	StartKubeLogs(ctx context.Context, workflowID string, req activities.KubeLogsRequest) error
 	// CancelWorkflow asks a running workflow to stop.
 	CancelWorkflow(ctx context.Context, workflowID string) error
 	// AwaitWorkflow returns when the workflow has closed, or ctx is done.

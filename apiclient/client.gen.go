@@ -530,6 +530,24 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
 	PutInstallLabels(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreateLogsRequestWithBody Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+	//
+	// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+	CreateLogsRequestWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateLogsRequest Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+	//
+	// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+	CreateLogsRequest(ctx context.Context, id string, body CreateLogsRequestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMaintenanceWindows The install's maintenance windows and the one open now or next
 	//
 	// Corresponds with GET /v1/installs/{id}/maintenance-windows (the `GetMaintenanceWindows` operationId).
@@ -679,6 +697,30 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/installs/{id}/runner/helm-install (the `GetRunnerHelmInstall` operationId).
 	GetRunnerHelmInstall(ctx context.Context, id string, params *GetRunnerHelmInstallParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSupportBundles List an install's support bundles (those not expired)
+	//
+	// Corresponds with GET /v1/installs/{id}/support-bundles (the `ListSupportBundles` operationId).
+	ListSupportBundles(ctx context.Context, id string, params *ListSupportBundlesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSupportBundle Collect a support bundle on the install's runner
+	//
+	// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB.
+	//
+	// Corresponds with POST /v1/installs/{id}/support-bundles (the `CreateSupportBundle` operationId).
+	CreateSupportBundle(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSupportBundle Get a support bundle
+	//
+	// Corresponds with GET /v1/installs/{id}/support-bundles/{bundle} (the `GetSupportBundle` operationId).
+	GetSupportBundle(ctx context.Context, id string, bundle string, params *GetSupportBundleParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DownloadSupportBundle Download a support bundle's archive (a gzipped tar)
+	//
+	// A bundle that has not succeeded has no archive (409).
+	//
+	// Corresponds with GET /v1/installs/{id}/support-bundles/{bundle}/download (the `DownloadSupportBundle` operationId).
+	DownloadSupportBundle(ctx context.Context, id string, bundle string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateInputsWithBody Apply the install's inputs
 	//
@@ -1836,6 +1878,44 @@ func (c *Client) PutInstallLabels(ctx context.Context, id string, body PutInstal
 	return c.Client.Do(req)
 }
 
+// CreateLogsRequestWithBody Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+//
+// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+func (c *Client) CreateLogsRequestWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLogsRequestRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateLogsRequest Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+//
+// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+func (c *Client) CreateLogsRequest(ctx context.Context, id string, body CreateLogsRequestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLogsRequestRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetMaintenanceWindows The install's maintenance windows and the one open now or next
 //
 // Corresponds with GET /v1/installs/{id}/maintenance-windows (the `GetMaintenanceWindows` operationId).
@@ -2176,6 +2256,70 @@ func (c *Client) GetRunnerUpdate(ctx context.Context, id string, uid string, req
 // Corresponds with GET /v1/installs/{id}/runner/helm-install (the `GetRunnerHelmInstall` operationId).
 func (c *Client) GetRunnerHelmInstall(ctx context.Context, id string, params *GetRunnerHelmInstallParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRunnerHelmInstallRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSupportBundles List an install's support bundles (those not expired)
+//
+// Corresponds with GET /v1/installs/{id}/support-bundles (the `ListSupportBundles` operationId).
+func (c *Client) ListSupportBundles(ctx context.Context, id string, params *ListSupportBundlesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSupportBundlesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSupportBundle Collect a support bundle on the install's runner
+//
+// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB.
+//
+// Corresponds with POST /v1/installs/{id}/support-bundles (the `CreateSupportBundle` operationId).
+func (c *Client) CreateSupportBundle(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSupportBundleRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSupportBundle Get a support bundle
+//
+// Corresponds with GET /v1/installs/{id}/support-bundles/{bundle} (the `GetSupportBundle` operationId).
+func (c *Client) GetSupportBundle(ctx context.Context, id string, bundle string, params *GetSupportBundleParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSupportBundleRequest(c.Server, id, bundle, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DownloadSupportBundle Download a support bundle's archive (a gzipped tar)
+//
+// A bundle that has not succeeded has no archive (409).
+//
+// Corresponds with GET /v1/installs/{id}/support-bundles/{bundle}/download (the `DownloadSupportBundle` operationId).
+func (c *Client) DownloadSupportBundle(ctx context.Context, id string, bundle string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDownloadSupportBundleRequest(c.Server, id, bundle)
 	if err != nil {
 		return nil, err
 	}
@@ -4467,6 +4611,53 @@ func NewPutInstallLabelsRequestWithBody(server string, id string, contentType st
 	return req, nil
 }
 
+// NewCreateLogsRequestRequest calls the generic CreateLogsRequest builder with application/json body
+func NewCreateLogsRequestRequest(server string, id string, body CreateLogsRequestJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateLogsRequestRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewCreateLogsRequestRequestWithBody constructs an http.Request for the CreateLogsRequest method, with any body, and a specified content type
+func NewCreateLogsRequestRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/logs-requests", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetMaintenanceWindowsRequest constructs an http.Request for the GetMaintenanceWindows method
 func NewGetMaintenanceWindowsRequest(server string, id string) (*http.Request, error) {
 	var err error
@@ -5210,6 +5401,210 @@ func NewGetRunnerHelmInstallRequest(server string, id string, params *GetRunnerH
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSupportBundlesRequest constructs an http.Request for the ListSupportBundles method
+func NewListSupportBundlesRequest(server string, id string, params *ListSupportBundlesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/support-bundles", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateSupportBundleRequest constructs an http.Request for the CreateSupportBundle method
+func NewCreateSupportBundleRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/support-bundles", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSupportBundleRequest constructs an http.Request for the GetSupportBundle method
+func NewGetSupportBundleRequest(server string, id string, bundle string, params *GetSupportBundleParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "bundle", bundle, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/support-bundles/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDownloadSupportBundleRequest constructs an http.Request for the DownloadSupportBundle method
+func NewDownloadSupportBundleRequest(server string, id string, bundle string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "bundle", bundle, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/support-bundles/%s/download", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6279,6 +6674,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/installs/{id}/labels (the `PutInstallLabels` operationId).
 	PutInstallLabelsWithResponse(ctx context.Context, id string, body PutInstallLabelsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutInstallLabelsResponse, error)
 
+	// CreateLogsRequestWithBodyWithResponse Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+	//
+	// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+	CreateLogsRequestWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLogsRequestResponse, error)
+
+	// CreateLogsRequestWithResponse Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+	//
+	// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+	CreateLogsRequestWithResponse(ctx context.Context, id string, body CreateLogsRequestJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLogsRequestResponse, error)
+
 	// GetMaintenanceWindowsWithResponse The install's maintenance windows and the one open now or next
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6448,6 +6861,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/installs/{id}/runner/helm-install (the `GetRunnerHelmInstall` operationId).
 	GetRunnerHelmInstallWithResponse(ctx context.Context, id string, params *GetRunnerHelmInstallParams, reqEditors ...RequestEditorFn) (*GetRunnerHelmInstallResponse, error)
+
+	// ListSupportBundlesWithResponse List an install's support bundles (those not expired)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/support-bundles (the `ListSupportBundles` operationId).
+	ListSupportBundlesWithResponse(ctx context.Context, id string, params *ListSupportBundlesParams, reqEditors ...RequestEditorFn) (*ListSupportBundlesResponse, error)
+
+	// CreateSupportBundleWithResponse Collect a support bundle on the install's runner
+	//
+	// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/support-bundles (the `CreateSupportBundle` operationId).
+	CreateSupportBundleWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*CreateSupportBundleResponse, error)
+
+	// GetSupportBundleWithResponse Get a support bundle
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/support-bundles/{bundle} (the `GetSupportBundle` operationId).
+	GetSupportBundleWithResponse(ctx context.Context, id string, bundle string, params *GetSupportBundleParams, reqEditors ...RequestEditorFn) (*GetSupportBundleResponse, error)
+
+	// DownloadSupportBundleWithResponse Download a support bundle's archive (a gzipped tar)
+	//
+	// A bundle that has not succeeded has no archive (409).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/support-bundles/{bundle}/download (the `DownloadSupportBundle` operationId).
+	DownloadSupportBundleWithResponse(ctx context.Context, id string, bundle string, reqEditors ...RequestEditorFn) (*DownloadSupportBundleResponse, error)
 
 	// UpdateInputsWithBodyWithResponse Apply the install's inputs
 	//
@@ -9895,6 +10340,89 @@ func (r PutInstallLabelsResponse) ContentType() string {
 	return ""
 }
 
+type CreateLogsRequestResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *LogsRequest
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON202() *LogsRequest {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateLogsRequestResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateLogsRequestResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateLogsRequestResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateLogsRequestResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateLogsRequestResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMaintenanceWindowsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11015,6 +11543,282 @@ func (r GetRunnerHelmInstallResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetRunnerHelmInstallResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListSupportBundlesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupportBundleList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSupportBundlesResponse) GetJSON200() *SupportBundleList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSupportBundlesResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSupportBundlesResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListSupportBundlesResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListSupportBundlesResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSupportBundlesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSupportBundlesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSupportBundlesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSupportBundlesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateSupportBundleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *SupportBundle
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CreateSupportBundleResponse) GetJSON202() *SupportBundle {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateSupportBundleResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateSupportBundleResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateSupportBundleResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateSupportBundleResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateSupportBundleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateSupportBundleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateSupportBundleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateSupportBundleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetSupportBundleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupportBundle
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSupportBundleResponse) GetJSON200() *SupportBundle {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetSupportBundleResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetSupportBundleResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetSupportBundleResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetSupportBundleResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSupportBundleResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSupportBundleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSupportBundleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSupportBundleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSupportBundleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DownloadSupportBundleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DownloadSupportBundleResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DownloadSupportBundleResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DownloadSupportBundleResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DownloadSupportBundleResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r DownloadSupportBundleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DownloadSupportBundleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DownloadSupportBundleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DownloadSupportBundleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12740,6 +13544,36 @@ func (c *ClientWithResponses) PutInstallLabelsWithResponse(ctx context.Context, 
 	return ParsePutInstallLabelsResponse(rsp)
 }
 
+// CreateLogsRequestWithBodyWithResponse Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+//
+// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+func (c *ClientWithResponses) CreateLogsRequestWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLogsRequestResponse, error) {
+	rsp, err := c.CreateLogsRequestWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLogsRequestResponse(rsp)
+}
+
+// CreateLogsRequestWithResponse Read one namespace's (or workload's) events and container logs since a time, on the install's runner
+//
+// Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/logs-requests (the `CreateLogsRequest` operationId).
+func (c *ClientWithResponses) CreateLogsRequestWithResponse(ctx context.Context, id string, body CreateLogsRequestJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLogsRequestResponse, error) {
+	rsp, err := c.CreateLogsRequest(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLogsRequestResponse(rsp)
+}
+
 // GetMaintenanceWindowsWithResponse The install's maintenance windows and the one open now or next
 //
 // Returns a wrapper object for the known response body format(s).
@@ -13028,6 +13862,62 @@ func (c *ClientWithResponses) GetRunnerHelmInstallWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseGetRunnerHelmInstallResponse(rsp)
+}
+
+// ListSupportBundlesWithResponse List an install's support bundles (those not expired)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/support-bundles (the `ListSupportBundles` operationId).
+func (c *ClientWithResponses) ListSupportBundlesWithResponse(ctx context.Context, id string, params *ListSupportBundlesParams, reqEditors ...RequestEditorFn) (*ListSupportBundlesResponse, error) {
+	rsp, err := c.ListSupportBundles(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSupportBundlesResponse(rsp)
+}
+
+// CreateSupportBundleWithResponse Collect a support bundle on the install's runner
+//
+// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/support-bundles (the `CreateSupportBundle` operationId).
+func (c *ClientWithResponses) CreateSupportBundleWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*CreateSupportBundleResponse, error) {
+	rsp, err := c.CreateSupportBundle(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSupportBundleResponse(rsp)
+}
+
+// GetSupportBundleWithResponse Get a support bundle
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/support-bundles/{bundle} (the `GetSupportBundle` operationId).
+func (c *ClientWithResponses) GetSupportBundleWithResponse(ctx context.Context, id string, bundle string, params *GetSupportBundleParams, reqEditors ...RequestEditorFn) (*GetSupportBundleResponse, error) {
+	rsp, err := c.GetSupportBundle(ctx, id, bundle, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSupportBundleResponse(rsp)
+}
+
+// DownloadSupportBundleWithResponse Download a support bundle's archive (a gzipped tar)
+//
+// A bundle that has not succeeded has no archive (409).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/support-bundles/{bundle}/download (the `DownloadSupportBundle` operationId).
+func (c *ClientWithResponses) DownloadSupportBundleWithResponse(ctx context.Context, id string, bundle string, reqEditors ...RequestEditorFn) (*DownloadSupportBundleResponse, error) {
+	rsp, err := c.DownloadSupportBundle(ctx, id, bundle, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDownloadSupportBundleResponse(rsp)
 }
 
 // UpdateInputsWithBodyWithResponse Apply the install's inputs
@@ -15911,6 +16801,74 @@ func ParsePutInstallLabelsResponse(rsp *http.Response) (*PutInstallLabelsRespons
 	return response, nil
 }
 
+// ParseCreateLogsRequestResponse parses an HTTP response from a CreateLogsRequestWithResponse call
+func ParseCreateLogsRequestResponse(rsp *http.Response) (*CreateLogsRequestResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateLogsRequestResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest LogsRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetMaintenanceWindowsResponse parses an HTTP response from a GetMaintenanceWindowsWithResponse call
 func ParseGetMaintenanceWindowsResponse(rsp *http.Response) (*GetMaintenanceWindowsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -16779,6 +17737,222 @@ func ParseGetRunnerHelmInstallResponse(rsp *http.Response) (*GetRunnerHelmInstal
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListSupportBundlesResponse parses an HTTP response from a ListSupportBundlesWithResponse call
+func ParseListSupportBundlesResponse(rsp *http.Response) (*ListSupportBundlesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSupportBundlesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupportBundleList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateSupportBundleResponse parses an HTTP response from a CreateSupportBundleWithResponse call
+func ParseCreateSupportBundleResponse(rsp *http.Response) (*CreateSupportBundleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateSupportBundleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest SupportBundle
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetSupportBundleResponse parses an HTTP response from a GetSupportBundleWithResponse call
+func ParseGetSupportBundleResponse(rsp *http.Response) (*GetSupportBundleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSupportBundleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupportBundle
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDownloadSupportBundleResponse parses an HTTP response from a DownloadSupportBundleWithResponse call
+func ParseDownloadSupportBundleResponse(rsp *http.Response) (*DownloadSupportBundleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DownloadSupportBundleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

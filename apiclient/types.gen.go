@@ -384,6 +384,33 @@ func (e RunnerUpdateStatus) Valid() bool {
 	}
 }
 
+// Defines values for SupportBundleStatus.
+const (
+	SupportBundleStatusCancelled SupportBundleStatus = "cancelled"
+	SupportBundleStatusFailed    SupportBundleStatus = "failed"
+	SupportBundleStatusQueued    SupportBundleStatus = "queued"
+	SupportBundleStatusRunning   SupportBundleStatus = "running"
+	SupportBundleStatusSucceeded SupportBundleStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the SupportBundleStatus enum.
+func (e SupportBundleStatus) Valid() bool {
+	switch e {
+	case SupportBundleStatusCancelled:
+		return true
+	case SupportBundleStatusFailed:
+		return true
+	case SupportBundleStatusQueued:
+		return true
+	case SupportBundleStatusRunning:
+		return true
+	case SupportBundleStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SyncedAppConfigInputsType.
 const (
 	SyncedAppConfigInputsTypeBool   SyncedAppConfigInputsType = "bool"
@@ -704,6 +731,17 @@ type CreateInstallRequest struct {
 	// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
 	Labels *Labels `json:"labels,omitempty"`
 	Name   string  `json:"name"`
+}
+
+// CreateLogsRequest defines model for CreateLogsRequest.
+type CreateLogsRequest struct {
+	// Namespace the namespace whose events and container logs to read
+	Namespace    string `json:"namespace"`
+	SinceSeconds *int   `json:"since_seconds,omitempty"`
+	TailLines    *int   `json:"tail_lines,omitempty"`
+
+	// Workload only the pods whose name starts with this (a Deployment's, or a Pod's name)
+	Workload *string `json:"workload,omitempty"`
 }
 
 // CreateReleaseRequest defines model for CreateReleaseRequest.
@@ -1052,6 +1090,19 @@ type LogPage struct {
 
 	// NextCursor pass as ?after= to read on
 	NextCursor string `json:"next_cursor"`
+}
+
+// LogsRequest defines model for LogsRequest.
+type LogsRequest struct {
+	Id        string `json:"id"`
+	InstallId string `json:"install_id"`
+
+	// JobId the kube_logs job whose log lines are the answer
+	JobId string `json:"job_id"`
+
+	// LogsUrl follow them here
+	LogsUrl    string `json:"logs_url"`
+	WorkflowId string `json:"workflow_id"`
 }
 
 // MaintenanceWindow defines model for MaintenanceWindow.
@@ -1448,6 +1499,43 @@ type RunnerVersionList struct {
 	Versions []RunnerVersion `json:"versions"`
 }
 
+// SupportBundle defines model for SupportBundle.
+type SupportBundle struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// DownloadUrl where the archive (application/gzip) is, once the bundle succeeded
+	DownloadUrl *string `json:"download_url,omitempty"`
+	Error       *string `json:"error,omitempty"`
+
+	// ExpiresAt when the bundle is deleted
+	ExpiresAt  time.Time  `json:"expires_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Id         string     `json:"id"`
+	InstallId  string     `json:"install_id"`
+	JobId      *string    `json:"job_id,omitempty"`
+
+	// Parts the archive's files (below bundle/)
+	Parts     []string            `json:"parts"`
+	Sha256    *string             `json:"sha256,omitempty"`
+	SizeBytes int                 `json:"size_bytes"`
+	Status    SupportBundleStatus `json:"status"`
+
+	// Unavailable parts that could not be collected, with why
+	Unavailable *[]string `json:"unavailable,omitempty"`
+	WorkflowId  string    `json:"workflow_id"`
+}
+
+// SupportBundleStatus defines model for SupportBundle.Status.
+type SupportBundleStatus string
+
+// SupportBundleArchive the bundle as a gzipped tar: every part below bundle/, redacted on the runner
+type SupportBundleArchive = openapi_types.File
+
+// SupportBundleList defines model for SupportBundleList.
+type SupportBundleList struct {
+	SupportBundles []SupportBundle `json:"support_bundles"`
+}
+
 // SyncedAppConfig defines model for SyncedAppConfig.
 type SyncedAppConfig struct {
 	App struct {
@@ -1621,6 +1709,18 @@ type GetRunnerHelmInstallParams struct {
 	Version *string `form:"version,omitempty" json:"version,omitempty"`
 }
 
+// ListSupportBundlesParams defines parameters for ListSupportBundles.
+type ListSupportBundlesParams struct {
+	// Limit how many to return, newest first (1-200, default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// GetSupportBundleParams defines parameters for GetSupportBundle.
+type GetSupportBundleParams struct {
+	// Wait if the bundle is still being collected, wait up to this many seconds (0-60) for it before answering
+	Wait *int `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
 // GetJobLogsParams defines parameters for GetJobLogs.
 type GetJobLogsParams struct {
 	// After cursor <attempt>.<seq>: return the chunks after it (default: from the start)
@@ -1680,6 +1780,9 @@ type PatchInstallLabelsJSONRequestBody = PatchLabelsRequest
 
 // PutInstallLabelsJSONRequestBody defines body for PutInstallLabels for application/json ContentType.
 type PutInstallLabelsJSONRequestBody = PutLabelsRequest
+
+// CreateLogsRequestJSONRequestBody defines body for CreateLogsRequest for application/json ContentType.
+type CreateLogsRequestJSONRequestBody = CreateLogsRequest
 
 // SetMaintenanceWindowsJSONRequestBody defines body for SetMaintenanceWindows for application/json ContentType.
 type SetMaintenanceWindowsJSONRequestBody = MaintenanceWindowsRequest

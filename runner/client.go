@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +21,8 @@ import (
 const (
 	// requestTimeout bounds a call the gateway answers at once.
 	requestTimeout = 30 * time.Second
+	// uploadTimeout bounds the upload of a support bundle (tens of megabytes at most).
+	uploadTimeout = 5 * time.Minute
 	// holdMargin is added to the time the gateway may hold a long poll.
 	holdMargin = 15 * time.Second
 )
@@ -159,6 +163,20 @@ func (c *client) Complete(ctx context.Context, jobID string, req protocol.Comple
 	return err
 }
 
+// UploadBundle sends a support job's archive (the file at path).
+func (c *client) UploadBundle(ctx context.Context, jobID string, attempt int, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading the support bundle: %w", err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(ctx, uploadTimeout)
+	defer cancel()
+	route := jobPath(protocol.PathJobBundle, jobID) + "?attempt=" + strconv.Itoa(attempt)
+	_, err = c.send(ctx, route, f, "application/gzip", nil)
+	return err
+}
+
 func jobPath(route, jobID string) string {
 	return strings.Replace(route, "{id}", url.PathEscape(jobID), 1)
 }
@@ -172,11 +190,16 @@ func (c *client) post(ctx context.Context, path string, timeout time.Duration, i
 	if err != nil {
 		return 0, fmt.Errorf("encoding request to %s: %w", path, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(body))
+	return c.send(ctx, path, bytes.NewReader(body), "application/json", out)
+}
+
+// send posts body and decodes a 200 answer into out (unless out is nil).
+func (c *client) send(ctx context.Context, path string, body io.Reader, contentType string, out any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, body)
 	if err != nil {
 		return 0, fmt.Errorf("request to %s: %w", path, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
 	c.mu.RLock()

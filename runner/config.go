@@ -185,7 +185,8 @@ func (cfg Config) withDefaults() (Config, error) {
 const HelmJobBinary = "outpost-runner-helm"
 
 // HelmJobTypes are the job types HelmJobBinary runs.
-var HelmJobTypes = []string{protocol.JobTypeHelm, protocol.JobTypeHelmChart, protocol.JobTypeDockerImage}
+var HelmJobTypes = []string{protocol.JobTypeHelm, protocol.JobTypeHelmChart, protocol.JobTypeDockerImage,
+	protocol.JobTypeSupport, protocol.JobTypeKubeLogs}
 
 // findJobExecutables checks the configured helm job binary, or finds one.
 func (cfg *Config) findJobExecutables() error {

@@ -47,6 +47,8 @@ type Runner struct {
 	pending *protocol.RunnerUpdateManifest
 	report  *protocol.RunnerUpdateReport
 	trial   *trial // set when this runner is a candidate on trial
+	// recent is the tail of the runner's own log, for support bundles.
+	recent *recentLog
 }
 
 // New checks cfg and returns a runner; it does not contact the gateway yet.
@@ -55,9 +57,11 @@ func New(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runner config: %w", err)
 	}
+	recent := &recentLog{max: maxRecentLog}
 	return &Runner{
 		cfg:          cfg,
-		log:          cfg.Logger,
+		log:          slog.New(teeHandler{cfg.Logger.Handler(), slog.NewTextHandler(recent, nil)}),
+		recent:       recent,
 		gw:           newClient(cfg.GatewayURL, cfg.transport()),
 		capabilities: capabilities(cfg),
 		retry:        defaultRetry,
@@ -408,5 +412,6 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 				r.stopClaimsForUpdate(job.Manifest)
 			}
 		},
+		recentLog: r.recent.snapshot,
 	}
 }

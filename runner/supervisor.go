@@ -26,6 +26,7 @@ type jobGateway interface {
 	LogSender
 	JobHeartbeat(ctx context.Context, jobID string, req protocol.JobHeartbeatRequest) (protocol.JobHeartbeatResponse, error)
 	Complete(ctx context.Context, jobID string, req protocol.CompleteRequest) error
+	UploadBundle(ctx context.Context, jobID string, attempt int, path string) error
 }
 
 // supervisor runs one claimed job attempt, from its claim to its completion.
@@ -51,6 +52,8 @@ type supervisor struct {
 	// completed once the gateway accepted it (self-update).
 	beforeComplete func(protocol.CompleteRequest)
 	completed      func(protocol.Job, protocol.CompleteRequest)
+	// recentLog returns the runner's recent log, which a support job gets.
+	recentLog func() []byte
 }
 
 // stopReason says why the supervisor stopped a job before it ended by itself.
@@ -129,6 +132,9 @@ func (s *supervisor) run(ctx context.Context) {
 		}
 		s.log.Error("the job's log could not all be delivered", "err", err)
 	}
+	if req.Status == protocol.StatusSucceeded && s.job.Type == protocol.JobTypeSupport {
+		req = s.uploadBundle(ctx, req)
+	}
 	req.LastSeq = spool.LastSeq()
 	// The completion ends the attempt, which a held heartbeat may say first: the completion
 	// must not be cut off by that (one for an attempt truly gone is refused as stale).
@@ -187,6 +193,11 @@ func (s *supervisor) prepare() (*spool, error) {
 	}
 	if err := writeJSONFile(filepath.Join(s.dir, jobFile), s.job); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", jobFile, err)
+	}
+	if s.job.Type == protocol.JobTypeSupport && s.recentLog != nil {
+		if err := os.WriteFile(filepath.Join(s.dir, protocol.SupportRunnerLogFile), s.recentLog(), 0o600); err != nil {
+			return nil, fmt.Errorf("writing the runner's log for the job: %w", err)
+		}
 	}
 	return createSpool(filepath.Join(s.dir, spoolFile))
 }

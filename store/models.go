@@ -225,3 +225,29 @@ type InstallCommand struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
+
+// SupportBundle is the diagnostics an install's runner collected on request (its archive is a
+// SupportBundleArchive). Status follows its job's: queued, running, succeeded, failed, cancelled.
+type SupportBundle struct {
+	ID          string     `gorm:"primaryKey;size:32" json:"id"`
+	OrgID       string     `gorm:"size:32;not null;index" json:"org_id"`
+	InstallID   string     `gorm:"size:32;not null;index" json:"install_id"`
+	WorkflowID  string     `gorm:"size:300;not null" json:"workflow_id"`
+	JobID       *string    `gorm:"size:32;index" json:"job_id,omitempty"`
+	Status      status.Job `gorm:"size:20;not null" json:"status"`
+	Error       string     `gorm:"type:text" json:"error,omitempty"`
+	Parts       []string   `gorm:"serializer:json;type:text" json:"parts"`
+	Unavailable []string   `gorm:"serializer:json;type:text" json:"unavailable,omitempty"`
+	SizeBytes   int64      `gorm:"not null;default:0" json:"size_bytes"`
+	SHA256      string     `gorm:"column:sha256;size:64" json:"sha256,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	ExpiresAt   time.Time  `gorm:"not null;index" json:"expires_at"`
+}
+
+// SupportBundleArchive is a support bundle's tar.gz, already redacted by the runner.
+type SupportBundleArchive struct {
+	BundleID  string    `gorm:"primaryKey;size:32"`
+	Data      []byte    `gorm:"not null"`
+	CreatedAt time.Time `gorm:"not null"`
+}

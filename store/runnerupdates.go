@@ -170,4 +170,3 @@ func (s *Store) AttemptRunnerVersion(ctx context.Context, jobID string, attempt 
 	a, err := first[JobAttempt](s.db.WithContext(ctx), "attempt of job "+jobID, "job_id = ? AND attempt = ?", jobID, attempt)
 	return a.RunnerVersion, err
 }
-

@@ -68,6 +68,8 @@ type WorkflowRegistry interface {
 func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.InstallCommand)
 	r.RegisterWorkflow(workflows.UpdateRunner)
+	r.RegisterWorkflow(workflows.SupportBundle)
+	r.RegisterWorkflow(workflows.KubeLogs)
 	r.RegisterWorkflow(workflows.BuildComponent)
 	r.RegisterWorkflow(workflows.Release)
 	for _, wf := range operationWorkflows {
@@ -201,6 +203,32 @@ func (o *Operations) StartRunnerUpdate(ctx context.Context, u store.RunnerUpdate
 	}
 	if err != nil {
 		return fmt.Errorf("start workflow %s: %w", u.WorkflowID, err)
+	}
+	return nil
+}
+
+// StartSupportBundle starts the workflow that collects a support bundle.
+func (o *Operations) StartSupportBundle(ctx context.Context, b store.SupportBundle) error {
+	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                    b.WorkflowID,
+		TaskQueue:             o.queue(),
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, workflows.SupportBundle, workflows.SupportBundleInput{InstallID: b.InstallID, BundleID: b.ID})
+	if err != nil {
+		return fmt.Errorf("start workflow %s: %w", b.WorkflowID, err)
+	}
+	return nil
+}
+
+// StartKubeLogs starts the workflow of a logs request.
+func (o *Operations) StartKubeLogs(ctx context.Context, workflowID string, req activities.KubeLogsRequest) error {
+	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                    workflowID,
+		TaskQueue:             o.queue(),
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, workflows.KubeLogs, req)
+	if err != nil {
+		return fmt.Errorf("start workflow %s: %w", workflowID, err)
 	}
 	return nil
 }

@@ -59,6 +59,9 @@ type Config struct {
 	// EmptyTTL bounds how long "this runner has no queued job" is trusted
 	// without a query, in case a notification was lost (default 10m).
 	EmptyTTL time.Duration
+	// SweepInterval is how often expired support bundles are deleted (default 1h; the API stops
+	// showing one the moment it expires).
+	SweepInterval time.Duration
 	// AuthLimiter counts failed authentications (registration, runner and
 	// state tokens); nil makes one with authlimit's defaults. The API may
 	// share it.
@@ -126,6 +129,9 @@ func New(cfg Config) *Gateway {
 	if cfg.TouchInterval <= 0 {
 		cfg.TouchInterval = 10 * time.Second
 	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = time.Hour
+	}
 	if cfg.AuthCacheTTL <= 0 {
 		cfg.AuthCacheTTL = 10 * time.Minute
 	}
@@ -174,6 +180,8 @@ func (g *Gateway) Run(ctx context.Context) error {
 	defer reap.Stop()
 	touch := time.NewTicker(g.cfg.TouchInterval)
 	defer touch.Stop()
+	sweep := time.NewTicker(g.cfg.SweepInterval)
+	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -187,6 +195,12 @@ func (g *Gateway) Run(ctx context.Context) error {
 			}
 		case <-touch.C:
 			g.flushSeen(ctx)
+		case <-sweep.C:
+			if n, err := g.store.SweepSupportBundles(ctx); err != nil {
+				g.log.Warn("gateway: sweep support bundles", "err", err)
+			} else if n > 0 {
+				g.log.Info("gateway: expired support bundles deleted", "bundles", n)
+			}
 		}
 	}
 }

@@ -45,6 +45,7 @@ func (g *Gateway) Routes() []Route {
 		{post, "/runner/v1/jobs/:id/heartbeat", AuthRunner, MaxBodyBytes, g.jobHeartbeat},
 		{post, "/runner/v1/jobs/:id/logs", AuthRunner, MaxLogsBodyBytes, g.logs},
 		{post, "/runner/v1/jobs/:id/complete", AuthRunner, MaxCompleteBodyBytes, g.complete},
+		{post, "/runner/v1/jobs/:id/bundle", AuthRunner, MaxBundleBytes, g.bundle},
 		{http.MethodGet, state, AuthState, MaxBodyBytes, g.getState},
 		{post, state, AuthState, MaxStateBytes, g.putState},
 		{http.MethodDelete, state, AuthState, MaxBodyBytes, g.deleteState},

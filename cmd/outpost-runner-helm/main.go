@@ -1,7 +1,7 @@
 // Command outpost-runner-helm runs the runner's helm jobs: outpost-runner
 // starts it as "outpost-runner-helm job --dir DIR" for each job of type
-// helm or helm_chart (a chart build), as it starts itself for the other
-// types. It is a binary of its own
+// helm, helm_chart (a chart build), docker_image, support (a support bundle)
+// or kube_logs (a logs request), as it starts itself for the other types. It is a binary of its own
 // because helm's SDK (and the Kubernetes client it brings) costs tens of
 // milliseconds of package initialisation at every process start: linked
 // into outpost-runner, every job of every type would pay it. Put it next to
@@ -24,6 +24,7 @@ import (
 	"github.com/outpost-dev/outpost/runner/plugins"
 	"github.com/outpost-dev/outpost/runner/plugins/helm"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
+	"github.com/outpost-dev/outpost/runner/plugins/support"
 )
 
 const usage = `Usage:
@@ -44,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 				protocol.JobTypeHelm:        helm.New,
 				protocol.JobTypeHelmChart:   oci.ChartBuilder(chartutil.Save),
 				protocol.JobTypeDockerImage: oci.ImageBuilder(engine.Build),
+				protocol.JobTypeSupport:     support.New,
+				protocol.JobTypeKubeLogs:    support.NewKubeLogs,
 			}, stderr)
 		},
 	})

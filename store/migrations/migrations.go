@@ -31,9 +31,7 @@ var All = []Migration{
 	{14, "runner online since", v14},
 	{15, "audit log", v15},
 	{16, "data keys of secrets at rest", v16},
-	// 17 is another branch's: this placeholder keeps the versions
-	// consecutive until it is merged (drop it then).
-	{17, "reserved", func(*gorm.DB) error { return nil }},
+	{17, "support bundles", v17},
 	{18, "runner self-update", v18},
 }
 

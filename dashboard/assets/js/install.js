@@ -9,9 +9,9 @@ import { stepsTable, jobsOf } from "./steps.js";
 async function load([id], state) {
   state.open ||= new Set();
   const base = `/installs/${id}`;
-  const [inst, comps, outputs, ops, drift, windows] = await Promise.all([
+  const [inst, comps, outputs, ops, drift, windows, bundles] = await Promise.all([
     api.get(base), api.get(`${base}/components`), api.get(`${base}/outputs`), api.get(`${base}/operations?limit=10`),
-    api.get(`${base}/drift`), api.get(`${base}/maintenance-windows`)]);
+    api.get(`${base}/drift`), api.get(`${base}/maintenance-windows`), api.get(`${base}/support-bundles?limit=10`)]);
   const [app, runner] = await Promise.all([
     api.get(`/apps/${inst.data.app_id}`),
     inst.data.runner ? api.get(`/runners/${inst.data.runner.id}`) : Promise.resolve({ data: null, changed: false })]);
@@ -21,10 +21,10 @@ async function load([id], state) {
   const wanted = list.filter((op, i) => i === 0 || state.open.has(op.id));
   const full = await Promise.all(wanted.map((op) => api.get(`${base}/operations/${op.id}`)));
   const detail = new Map(full.map((f) => [f.data.id, f.data]));
-  const changed = [inst, comps, outputs, ops, drift, windows, app, runner, ...full].some((r) => r.changed);
+  const changed = [inst, comps, outputs, ops, drift, windows, bundles, app, runner, ...full].some((r) => r.changed);
   return { changed, data: { inst: inst.data, app: app.data, runner: runner.data, components: comps.data.components,
     outputs: outputs.data.outputs, ops: list.map((op) => detail.get(op.id) || op), drift: drift.data.components,
-    windows: windows.data } };
+    windows: windows.data, bundles: bundles.data.support_bundles } };
 }
 
 function render(d, _params, state, reload) {
@@ -53,7 +53,27 @@ function render(d, _params, state, reload) {
     h("h2", {}, "Inputs"),
     inputsView(inst.inputs),
     h("h2", {}, "Operations"),
-    operations(d.ops, state, reload));
+    operations(d.ops, state, reload),
+    h("h2", {}, "Support bundles"),
+    bundlesView(inst, d.bundles, act));
+}
+
+// bundlesView lists the install's support bundles, each with its download link once collected, and
+// the button that asks the runner for a new one.
+function bundlesView(inst, bundles, run) {
+  const collect = h("button", { type: "button", id: "support-bundle", onclick: run("Support bundle",
+    `Have ${inst.name}'s runner collect a support bundle (logs, job history, terraform resources, helm releases, cluster events), redacted before it leaves the account?`,
+    "POST", `/installs/${inst.id}/support-bundles`) }, "Collect a support bundle");
+  if (!bundles.length) return h("div", { class: "bundles" }, collect, h("p", { class: "muted" }, "No support bundles (they are kept 7 days)."));
+  return h("div", { class: "bundles" }, collect, h("table", {},
+    h("thead", {}, h("tr", {}, ...["Bundle", "Status", "Size", "Created", "Expires", ""].map((c) => h("th", {}, c)))),
+    h("tbody", {}, ...bundles.map((b) => h("tr", { "data-bundle": b.id },
+      h("td", { class: "mono", "data-label": "Bundle" }, b.id),
+      h("td", { "data-label": "Status" }, badge(b.status), b.error ? h("span", { class: "error" }, " ", b.error) : null),
+      h("td", { "data-label": "Size" }, b.size_bytes ? `${Math.ceil(b.size_bytes / 1024)} KiB` : "-"),
+      h("td", { "data-label": "Created" }, when(b.created_at)),
+      h("td", { "data-label": "Expires" }, when(b.expires_at)),
+      h("td", {}, b.download_url ? h("a", { href: b.download_url, download: `support-bundle-${b.id}.tar.gz`, class: "download" }, "Download") : null))))));
 }
 
 function fact(term, value) {

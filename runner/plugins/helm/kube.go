@@ -100,3 +100,21 @@ func (g *kubeGetter) init() {
 		g.mapper = restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(g.discovery), g.discovery, nil)
 	})
 }
+
+// ClientGetter parses a kubeconfig held in memory and returns helm's client getter (namespace: the
+// default one) and its REST config, for other plugins that read the install's cluster (support
+// bundles). Its errors never quote the kubeconfig.
+func ClientGetter(kubeconfig, namespace string) (genericclioptions.RESTClientGetter, *rest.Config, error) {
+	raw, err := parseKubeconfig(kubeconfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := newKubeGetter(raw, namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, rest.CopyConfig(g.config), nil
+}
+
+// StorageDriver is where helm keeps releases (Secrets in the release's namespace).
+const StorageDriver = storageDriver

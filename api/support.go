@@ -1,0 +1,268 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/workflows"
+)
+
+// maxBundleWait is how long a GET may wait for a bundle to be collected.
+const maxBundleWait = 60
+
+// supportBundleView shows a bundle; its archive is downloaded on its own.
+type supportBundleView struct {
+	ID          string     `json:"id"`
+	InstallID   string     `json:"install_id"`
+	WorkflowID  string     `json:"workflow_id"`
+	JobID       *string    `json:"job_id,omitempty"`
+	Status      status.Job `json:"status"`
+	Error       string     `json:"error,omitempty"`
+	Parts       []string   `json:"parts"`
+	Unavailable []string   `json:"unavailable,omitempty"`
+	SizeBytes   int64      `json:"size_bytes"`
+	SHA256      string     `json:"sha256,omitempty"`
+	DownloadURL string     `json:"download_url,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	ExpiresAt   time.Time  `json:"expires_at"`
+}
+
+func newSupportBundleView(b store.SupportBundle) supportBundleView {
+	v := supportBundleView{ID: b.ID, InstallID: b.InstallID, WorkflowID: b.WorkflowID, JobID: b.JobID, Status: b.Status,
+		Error: b.Error, Parts: b.Parts, Unavailable: b.Unavailable, SizeBytes: b.SizeBytes, SHA256: b.SHA256,
+		CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt, ExpiresAt: b.ExpiresAt}
+	if v.Parts == nil {
+		v.Parts = []string{}
+	}
+	if b.Status == status.JobSucceeded {
+		v.DownloadURL = "/v1/installs/" + b.InstallID + "/support-bundles/" + b.ID + "/download"
+	}
+	return v
+}
+
+func bundleFinished(b store.SupportBundle) bool {
+	return b.FinishedAt != nil
+}
+
+func (s *Server) createSupportBundle(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if s.ops == nil {
+		return errNoOps()
+	}
+	id := store.NewID("sb")
+	b, err := s.store.CreateSupportBundle(ctx, store.SupportBundle{ID: id, OrgID: org, InstallID: inst.ID,
+		WorkflowID: workflows.SupportBundleWorkflowID(inst.ID, id)})
+	if err != nil {
+		return err
+	}
+	noteObject(ctx, "support_bundle_id", b.ID)
+	if err := s.ops.StartSupportBundle(ctx, b); err != nil {
+		now := s.now()
+		b.Status, b.Error, b.FinishedAt = status.JobFailed, "the support bundle's workflow could not be started", &now
+		if uerr := s.store.UpdateSupportBundle(context.WithoutCancel(ctx), b); uerr != nil {
+			s.log.Error("recording a support bundle that did not start failed", "bundle", b.ID, "err", uerr)
+		}
+		return opsFailed("starting the support bundle", err)
+	}
+	return c.JSON(http.StatusAccepted, newSupportBundleView(b))
+}
+
+func (s *Server) listSupportBundles(c echo.Context) error {
+	return listBelowInstall(s, c, "support_bundles", func(ctx context.Context, org, inst string, limit int) ([]supportBundleView, error) {
+		bs, err := s.store.ListSupportBundles(ctx, org, inst, limit)
+		out := make([]supportBundleView, len(bs))
+		for i, b := range bs {
+			out[i] = newSupportBundleView(b)
+		}
+		return out, err
+	})
+}
+
+func (s *Server) installBundle(c echo.Context) (store.SupportBundle, error) {
+	return installChild(s, c, "bundle", "support bundle", s.store.GetSupportBundle,
+		func(b store.SupportBundle) string { return b.InstallID })
+}
+
+func (s *Server) getSupportBundle(c echo.Context) error {
+	wait, err := queryInt(c, "wait", 0, 0, maxBundleWait)
+	if err != nil {
+		return err
+	}
+	b, err := s.installBundle(c)
+	if err != nil {
+		return err
+	}
+	if wait > 0 && !bundleFinished(b) {
+		if err := s.awaitClosed(c.Request().Context(), wait, "support bundle", b.WorkflowID); err != nil {
+			return err
+		}
+		if b, err = s.store.GetSupportBundle(c.Request().Context(), b.OrgID, b.ID); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, newSupportBundleView(b))
+}
+
+func (s *Server) downloadSupportBundle(c echo.Context) error {
+	b, err := s.installBundle(c)
+	if err != nil {
+		return err
+	}
+	if b.Status != status.JobSucceeded {
+		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "support bundle %s has no archive: it is %s", b.ID, b.Status)
+	}
+	b, data, err := s.store.SupportBundleData(c.Request().Context(), b.OrgID, b.ID)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="support-bundle-%s.tar.gz"`, b.ID))
+	h.Set("Digest", "sha-256="+b.SHA256)
+	return c.Blob(http.StatusOK, "application/gzip", data)
+}
+
+// supportSchemas are the OpenAPI schemas of the support bundle routes.
+func supportSchemas() map[string]any {
+	return map[string]any{
+		"SupportBundle": object(props{"id": str, "install_id": str, "workflow_id": str, "job_id": str,
+			"status":      map[string]any{"type": "string", "enum": []string{"queued", "running", "succeeded", "failed", "cancelled"}},
+			"error":       str,
+			"parts":       described(arrayOf(str), "the archive's files (below bundle/)"),
+			"unavailable": described(arrayOf(str), "parts that could not be collected, with why"),
+			"size_bytes":  integer, "sha256": str,
+			"download_url": described(str, "where the archive (application/gzip) is, once the bundle succeeded"),
+			"created_at":   dateTime, "finished_at": dateTime,
+			"expires_at": described(dateTime, "when the bundle is deleted")},
+			"id", "install_id", "workflow_id", "status", "parts", "size_bytes", "created_at", "expires_at"),
+		"SupportBundleList": listOf("support_bundles", "SupportBundle"),
+		"CreateLogsRequest": request(props{
+			"namespace":     described(str, "the namespace whose events and container logs to read"),
+			"workload":      described(str, "only the pods whose name starts with this (a Deployment's, or a Pod's name)"),
+			"since_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": maxLogsSince, "default": defaultLogsSince},
+			"tail_lines":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxLogsTail},
+		}, "namespace"),
+		"LogsRequest": object(props{"id": str, "install_id": str, "workflow_id": str,
+			"job_id":   described(str, "the kube_logs job whose log lines are the answer"),
+			"logs_url": described(str, "follow them here")}, "id", "install_id", "workflow_id", "job_id", "logs_url"),
+		"SupportBundleArchive": described(map[string]any{"type": "string", "format": "binary"},
+			"the bundle as a gzipped tar: every part below bundle/, redacted on the runner"),
+	}
+}
+
+// Limits of a logs request.
+const (
+	defaultLogsSince = 3600
+	maxLogsSince     = 7 * 24 * 3600
+	maxLogsTail      = 100_000
+	logsJobWait      = 30 * time.Second // how long the API waits for the request's job to be queued
+)
+
+var (
+	namespaceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	workloadName  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
+)
+
+type createLogsRequest struct {
+	Namespace    string `json:"namespace"`
+	Workload     string `json:"workload"`
+	SinceSeconds *int64 `json:"since_seconds"`
+	TailLines    *int64 `json:"tail_lines"`
+}
+
+func (r createLogsRequest) validate() error {
+	switch {
+	case r.Namespace == "":
+		return apierr.Invalid("namespace", "is required: the namespace whose events and container logs to read")
+	case !namespaceName.MatchString(r.Namespace):
+		return apierr.Invalid("namespace", "%q is not a Kubernetes namespace name (lower-case letters, digits and '-', at most 63)", r.Namespace)
+	case r.Workload != "" && !workloadName.MatchString(r.Workload):
+		return apierr.Invalid("workload", "%q is not a Kubernetes object name", r.Workload)
+	case r.SinceSeconds != nil && (*r.SinceSeconds < 1 || *r.SinceSeconds > maxLogsSince):
+		return apierr.Invalid("since_seconds", "%d is out of range: 1 to %d (7 days)", *r.SinceSeconds, maxLogsSince)
+	case r.TailLines != nil && (*r.TailLines < 1 || *r.TailLines > maxLogsTail):
+		return apierr.Invalid("tail_lines", "%d is out of range: 1 to %d", *r.TailLines, maxLogsTail)
+	}
+	return nil
+}
+
+type logsRequestView struct {
+	ID         string `json:"id"`
+	InstallID  string `json:"install_id"`
+	WorkflowID string `json:"workflow_id"`
+	JobID      string `json:"job_id"`
+	LogsURL    string `json:"logs_url"`
+}
+
+// createLogsRequest starts a logs request and answers with its job once queued, whose logs the caller
+// follows (GET /v1/jobs/{id}/logs?follow=true).
+func (s *Server) createLogsRequest(c echo.Context) error {
+	ctx, org := c.Request().Context(), orgID(c)
+	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	var req createLogsRequest
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	if err := req.validate(); err != nil {
+		return err
+	}
+	if s.ops == nil {
+		return errNoOps()
+	}
+	kr := activities.KubeLogsRequest{InstallID: inst.ID, Namespace: req.Namespace, Workload: req.Workload, SinceSeconds: defaultLogsSince}
+	if req.SinceSeconds != nil {
+		kr.SinceSeconds = *req.SinceSeconds
+	}
+	if req.TailLines != nil {
+		kr.TailLines = *req.TailLines
+	}
+	id := store.NewID("logs")
+	wf := workflows.KubeLogsWorkflowID(inst.ID, id)
+	if err := s.ops.StartKubeLogs(ctx, wf, kr); err != nil {
+		return opsFailed("starting the logs request", err)
+	}
+	job, err := s.queuedJob(ctx, org, workflows.KubeLogsJobKey(wf))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, logsRequestView{ID: id, InstallID: inst.ID, WorkflowID: wf, JobID: job.ID,
+		LogsURL: "/v1/jobs/" + job.ID + "/logs?follow=true"})
+}
+
+// queuedJob waits (up to logsJobWait) for the job a workflow just started queues under key.
+func (s *Server) queuedJob(ctx context.Context, org, key string) (store.Job, error) {
+	ctx, cancel := context.WithTimeout(ctx, logsJobWait)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		job, err := s.store.GetJobByKey(ctx, org, key)
+		if !errors.Is(err, store.ErrNotFound) {
+			return job, err
+		}
+		select {
+		case <-ctx.Done():
+			return store.Job{}, apierr.New(http.StatusServiceUnavailable, "unavailable", "",
+				"the logs request's job was not queued within %s: is the worker running?", logsJobWait)
+		case <-tick.C:
+		}
+	}
+}
