@@ -34,13 +34,13 @@ func runJob(t *testing.T, bin string, job protocol.Job) runner.Result {
 	return res
 }
 
-// The binary runs helm jobs, chart builds and image builds only, writes the job's result
+// The binary runs helm jobs, chart and image builds, support bundles and logs requests only, writes the job's result
 // as outpost-runner does, and names what is wrong with its arguments.
 func TestRunsHelmJobsOnly(t *testing.T) {
 	bin := testutil.BuildMain(t, "outpost-runner-helm")
 	res := runJob(t, bin, protocol.Job{ID: "job_1", Type: protocol.JobTypeTerraform, Attempt: 1, Manifest: json.RawMessage(`{}`)})
-	if res.Status != protocol.StatusFailed || res.Error != `unknown job type "terraform": this runner runs docker_image, helm, helm_chart` {
-		t.Errorf("a terraform job: %+v, want refused, naming docker_image, helm and helm_chart", res)
+	if res.Status != protocol.StatusFailed || res.Error != `unknown job type "terraform": this runner runs docker_image, helm, helm_chart, kube_logs, support` {
+		t.Errorf("a terraform job: %+v, want refused, naming docker_image, helm, helm_chart, kube_logs and support", res)
 	}
 
 	// A helm job with a bad manifest: the plugin's own error, naming the field.
