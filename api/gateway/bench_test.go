@@ -197,10 +197,13 @@ func benchNoopJobs(b *testing.B, pool poolSetting, nRunners, nJobs int) {
 	const producers = 8
 	sql0, conns0 := e.sql.snapshot(), sessions(b, e)
 	start := time.Now()
-	parallel(b, producers, nJobs, func(k int) error {
+	err := parallel(producers, nJobs, func(k int) error {
 		_, _, err := e.s.EnqueueJob(context.Background(), e.spec(runners[k%nRunners], fmt.Sprintf("noop-%d", k)))
 		return err
 	})
+	if err != nil {
+		b.Fatal(err)
+	}
 	var end time.Time
 	select {
 	case end = <-allDone:
@@ -358,17 +361,20 @@ func memoryInUse(b *testing.B) memUse {
 func registerRunners(b *testing.B, e *env, n int) []runner {
 	b.Helper()
 	out := make([]runner, n)
-	parallel(b, 8, n, func(i int) error {
+	err := parallel(8, n, func(i int) error {
 		var err error
 		out[i], err = e.tryNewRunner(fmt.Sprintf("customer-%d", i))
 		return err
 	})
+	if err != nil {
+		b.Fatal(err)
+	}
 	return out
 }
 
-// parallel calls fn(k) for every k in [0, n) on workers goroutines, and
-// fails the benchmark with the first error.
-func parallel(b *testing.B, workers, n int, fn func(k int) error) {
+// parallel calls fn(k) for every k in [0, n) on workers goroutines; a
+// worker stops at its first error, which parallel returns.
+func parallel(workers, n int, fn func(k int) error) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -386,9 +392,7 @@ func parallel(b *testing.B, workers, n int, fn func(k int) error) {
 	}
 	wg.Wait()
 	close(errs)
-	if err := <-errs; err != nil {
-		b.Fatal(err)
-	}
+	return <-errs
 }
 
 type arrival struct {
