@@ -378,7 +378,7 @@ const (
 var (
 	reClaim = regexp.MustCompile(`(?i)FROM\s+"?jobs"?\s+WHERE\s+runner_id\s*=.*status\s*=.*FOR UPDATE SKIP LOCKED`)
 	reReap  = regexp.MustCompile(`(?i)FROM\s+"?jobs"?\s+WHERE\s+status\s*=.*lease_expires_at\s*<`)
-	reTouch = regexp.MustCompile(`(?i)UPDATE\s+"?runners"?\s+SET\s+"?last_seen_at"?\s*=[^,]*WHERE\s+"?id"?\s+IN`)
+	reTouch = regexp.MustCompile(`(?i)UPDATE\s+"?runners"?\s+SET\s+"?last_seen_at"?\s*=.*WHERE\s+"?id"?\s+IN`)
 	reAuth  = regexp.MustCompile(`(?i)JOIN\s+"?runner_tokens"?`)
 )
 
