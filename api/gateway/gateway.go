@@ -75,11 +75,12 @@ type Gateway struct {
 	log   *slog.Logger
 	iv    protocol.Intervals
 
-	mu      sync.Mutex
-	runners map[string]*runnerState
-	auth    map[string]authEntry // by token hash
-	authGen uint64               // bumped whenever auth is cleared
-	credKey []byte               // the store's credential key (credentialKey)
+	mu       sync.Mutex
+	runners  map[string]*runnerState
+	auth     map[string]authEntry // by token hash
+	authGen  uint64               // bumped whenever auth is cleared
+	draining bool                 // Drain was called: claims answer 204 at once
+	credKey  []byte               // the store's credential key (credentialKey)
 }
 
 type authEntry struct {
@@ -228,6 +229,20 @@ func (g *Gateway) onNotify(topic string) {
 			st.emptyOK = false
 			wakeAll(st)
 		}
+	}
+}
+
+// Drain answers every waiting claim now, with no job, and every later claim
+// at once, claiming nothing: a gateway shutting down (http.Server's
+// RegisterOnShutdown) lets its runners go and poll the next one rather than
+// holding them until the shutdown times out, during which their heartbeats
+// and completions could not get through.
+func (g *Gateway) Drain() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.draining = true
+	for _, st := range g.runners {
+		wakeAll(st)
 	}
 }
 
@@ -407,9 +422,12 @@ func (g *Gateway) claim(c echo.Context) error {
 	backoff := time.Duration(0) // while the jobs it could run are locked
 	for {
 		g.mu.Lock()
-		gen := st.gen
+		gen, draining := st.gen, g.draining
 		known := st.emptyOK && st.emptyGen == gen && st.emptyFor == claimant && time.Since(st.emptyAt) < g.cfg.EmptyTTL
 		g.mu.Unlock()
+		if draining {
+			return c.NoContent(http.StatusNoContent)
+		}
 		var busy <-chan time.Time // set when a queued job was locked: ask again soon
 		if !known {
 			job, err := g.store.ClaimJob(ctx, r.ID, g.iv.Lease(), claimant)

@@ -213,6 +213,34 @@ func withRunningJob(t *testing.T, cfg gateway.Config) (*env, runner, store.Job, 
 	return e, r, queued, e.mustClaim(r)
 }
 
+// A gateway shutting down (Drain, run by http.Server.Shutdown) answers its
+// waiting claims at once and claims nothing more, so the shutdown does not
+// wait for long polls while runners cannot reach it.
+func TestDrainAnswersWaitingClaimsAndClaimsNothing(t *testing.T) {
+	e := newEnv(t, gateway.Config{Intervals: production}) // a claim waits 25 s
+	ctx := context.Background()
+	r := e.newRunner("customer-drain")
+	got := e.claimInBackground(ctx, r.Token, true)
+	waitFor(t, "the claim's query", func() bool { return e.sql.claims(r.ID) > 0 })
+	e.g.Drain()
+	// Were the waiting claim not answered by Drain, this job's notification
+	// would wake it and it would answer with the job.
+	queued := e.enqueue(r, "drain-1")
+	if res := <-got; res.err != nil || res.job != nil {
+		t.Fatalf("the waiting claim answered %+v, %v; want 204", res.job, res.err)
+	}
+	if j, err := e.claim(ctx, r.Token); err != nil || j != nil {
+		t.Fatalf("a claim after Drain answered %+v, %v; want 204 at once", j, err)
+	}
+	stored, err := e.s.GetJobByID(ctx, queued.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status != status.JobQueued || stored.Attempt != 0 {
+		t.Errorf("job %s attempt %d, want still queued for the next gateway", stored.Status, stored.Attempt)
+	}
+}
+
 func TestHeldHeartbeatAnswersWhenCancelIsRequested(t *testing.T) {
 	e, r, queued, job := withRunningJob(t, gateway.Config{Intervals: short})
 	ctx := context.Background()

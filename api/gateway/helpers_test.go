@@ -32,7 +32,8 @@ type env struct {
 	tb     testing.TB
 	s      *store.Store
 	g      *gateway.Gateway
-	srv    *httptest.Server
+	srv    *httptest.Server // nil when the gateway is a process of its own
+	url    string           // the gateway's base URL
 	client *http.Client
 	sql    *sqlCounter
 	org    store.Org
@@ -71,12 +72,7 @@ func newEnv(tb testing.TB, cfg gateway.Config) *env {
 	done := make(chan struct{})
 	go func() { defer close(done); g.Run(runCtx) }()
 	srv := httptest.NewServer(g.Handler())
-	tr := &http.Transport{
-		MaxIdleConns:        0, // no limit
-		MaxIdleConnsPerHost: 4096,
-		MaxConnsPerHost:     4096,
-		IdleConnTimeout:     90 * time.Second,
-	}
+	tr := newTransport()
 	tb.Cleanup(func() {
 		// Long polls would keep Close waiting: cut every connection first.
 		srv.CloseClientConnections()
@@ -85,7 +81,18 @@ func newEnv(tb testing.TB, cfg gateway.Config) *env {
 		stop()
 		<-done
 	})
-	return &env{tb: tb, s: s, g: g, srv: srv, client: &http.Client{Transport: tr}, sql: counter, org: org, app: app}
+	return &env{tb: tb, s: s, g: g, srv: srv, url: srv.URL, client: &http.Client{Transport: tr}, sql: counter, org: org, app: app}
+}
+
+// newTransport is the simulated runners' HTTP client side: one connection
+// per runner, idle or busy, however many runners there are.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		MaxIdleConns:        0, // no limit
+		MaxIdleConnsPerHost: 1 << 16,
+		MaxConnsPerHost:     0, // no limit
+		IdleConnTimeout:     90 * time.Second,
+	}
 }
 
 // unlimited is a limiter of failed authentications that never refuses.
@@ -195,7 +202,7 @@ func (e *env) tryPost(ctx context.Context, tok, path string, body any) (reply, e
 			return reply{}, err
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL+path, bytes.NewReader(raw))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+path, bytes.NewReader(raw))
 	if err != nil {
 		return reply{}, err
 	}
@@ -371,7 +378,7 @@ const (
 var (
 	reClaim = regexp.MustCompile(`(?i)FROM\s+"?jobs"?\s+WHERE\s+runner_id\s*=.*status\s*=.*FOR UPDATE SKIP LOCKED`)
 	reReap  = regexp.MustCompile(`(?i)FROM\s+"?jobs"?\s+WHERE\s+status\s*=.*lease_expires_at\s*<`)
-	reTouch = regexp.MustCompile(`(?i)UPDATE\s+"?runners"?\s+SET\s+"?last_seen_at"?\s*=[^,]*WHERE\s+"?id"?\s+IN`)
+	reTouch = regexp.MustCompile(`(?i)UPDATE\s+"?runners"?\s+SET\s+"?last_seen_at"?\s*=.*WHERE\s+"?id"?\s+IN`)
 	reAuth  = regexp.MustCompile(`(?i)JOIN\s+"?runner_tokens"?`)
 )
 

@@ -165,14 +165,16 @@ func (p *plane) run(ctx context.Context, more ...func(context.Context) error) er
 			p.api.Register(e)
 			dashboard.Register(e, dashboard.Config{Tokens: p.api, Logger: p.log})
 			p.gateway.Register(e)
-			eg.Go(func() error { return serveListener(ctx, p.log, "api+gateway", p.apiLn, httpserver.New(e, p.limits)) })
+			srv := httpserver.New(e, p.limits)
+			srv.RegisterOnShutdown(p.gateway.Drain)
+			eg.Go(func() error { return serveListener(ctx, p.log, "api+gateway", p.apiLn, srv) })
 		} else {
 			h := p.api.Handler()
 			dashboard.Register(h, dashboard.Config{Tokens: p.api, Logger: p.log})
 			eg.Go(func() error { return serveListener(ctx, p.log, "api", p.apiLn, httpserver.New(h, p.limits)) })
-			eg.Go(func() error {
-				return serveListener(ctx, p.log, "gateway", p.gatewayLn, httpserver.New(p.gateway.Handler(), p.limits))
-			})
+			srv := httpserver.New(p.gateway.Handler(), p.limits)
+			srv.RegisterOnShutdown(p.gateway.Drain)
+			eg.Go(func() error { return serveListener(ctx, p.log, "gateway", p.gatewayLn, srv) })
 		}
 	}
 	for _, f := range more {
