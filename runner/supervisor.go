@@ -61,6 +61,7 @@ const (
 	stopGone                 // the attempt is no longer this runner's
 	stopNoInputs             // its deferred inputs did not come in time
 	stopReleased             // the runner shut down while the job waited for its inputs
+	stopLogLost              // its log could not be written (the work disk is full)
 )
 
 // run supervises the job to the end; it returns once the completion was
@@ -205,6 +206,7 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 		lost      = lease.lost
 		inputs    <-chan json.RawMessage
 		stop      = s.stop
+		logFailed = spool.Failed()
 		window    = fenceAfter(s.intervals)
 		fence     = time.NewTimer(time.Until(lease.lastRenewal().Add(window)))
 	)
@@ -291,6 +293,9 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 				s.system(spool, "runner: shutting down while the job waits for its inputs: letting it go, to be retried")
 				kill(stopReleased)
 			}
+		case <-logFailed:
+			logFailed = nil
+			terminate(stopLogLost, "the job's log could not be written")
 		case <-cancel:
 			cancel = nil
 			terminate(stopCancel, "cancel requested")
@@ -317,6 +322,10 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 	proc.finish()
 
 	req := s.outcome(proc.cmd.ProcessState, reason, graceKill, window)
+	if err := spool.Err(); err != nil {
+		// Lines are lost: the job cannot pass for done, whatever it did.
+		req.Status, req.Error = protocol.StatusFailed, "runner: the job's log could not be kept on the runner's work disk, lines were lost: "+err.Error()
+	}
 	line := "runner: job " + req.Status
 	if req.ExitCode != nil {
 		line += fmt.Sprintf(" (exit code %d)", *req.ExitCode)
