@@ -350,6 +350,9 @@ func (s *supervisor) outcome(state *os.ProcessState, reason stopReason, graceKil
 		if !errors.Is(err, fs.ErrNotExist) {
 			req.Error += ": " + err.Error()
 		}
+		if full := fullDisk(s.dir); full != "" {
+			req.Error += ": " + full
+		}
 	}
 	if req.Status != protocol.StatusSucceeded {
 		req.Status = protocol.StatusFailed
