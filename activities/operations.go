@@ -324,11 +324,29 @@ func (a *Activities) RecordPlanApply(ctx context.Context, opID, step, jobID stri
 		return PlanSummary{Failed: failed != "", Error: failed}, err
 	}
 	s, err := a.recordPlan(ctx, opID, step, out.Plan)
-	if err != nil || !out.Applied {
+	switch {
+	case err != nil || out.Plan.HasChanges && !out.Applied:
 		return s, err
+	case out.Applied:
+		s.Applied = true
+		return s, a.recordOutputs(ctx, opID, step)
 	}
-	s.Applied = true
-	return s, a.recordOutputs(ctx, opID, step)
+	return s, a.recordUnchangedOutputs(ctx, opID, step)
+}
+
+// recordUnchangedOutputs records a step's outputs from its state when its
+// plan found nothing to do: an earlier attempt, lost after it applied (its
+// completion never delivered), left them there unrecorded. A step with no
+// state, or one that destroys, records nothing.
+func (a *Activities) recordUnchangedOutputs(ctx context.Context, opID, step string) error {
+	op, st, err := a.stepOf(ctx, opID, step)
+	if err != nil || st.Destroy {
+		return err
+	}
+	if err := a.saveStateOutputs(ctx, op, step); !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
 }
 
 // jobOutputs decodes a finished job's outputs into v. A job that did not
@@ -410,7 +428,13 @@ func (a *Activities) recordOutputs(ctx context.Context, opID, step string) error
 	if err := a.recordDeployedBuild(ctx, opID, op.InstallID, step); err != nil {
 		return err
 	}
-	outputs, err := a.Store.TerraformStateOutputs(ctx, op.OrgID, ws)
+	return a.saveStateOutputs(ctx, op, step)
+}
+
+// saveStateOutputs records the outputs in the step's terraform state as the
+// install's (store.ErrNotFound when it has no state).
+func (a *Activities) saveStateOutputs(ctx context.Context, op store.InstallOperation, step string) error {
+	outputs, err := a.Store.TerraformStateOutputs(ctx, op.OrgID, Workspace(op.InstallID, step))
 	if err != nil {
 		return fmt.Errorf("outputs of %s: %w", step, err)
 	}

@@ -106,6 +106,9 @@ type stack struct {
 	// the runner token it got.
 	tokenFile     string
 	runnerTimeout time.Duration
+	// runnerWorkDir, when set, is the work directory of the runners started
+	// next (default: a fresh one each).
+	runnerWorkDir string
 	// registry is the vendor's registry; buildTok the org's build runner's
 	// token.
 	registry    *registry.Server
@@ -315,7 +318,11 @@ func (s *stack) launchRunner(env ...string) *process {
 // launchRunnerAt launches outpost-runner against the gateway at url.
 func (s *stack) launchRunnerAt(url string, env ...string) *process {
 	s.t.Helper()
-	cmd := exec.Command(runnerBin, "run", "--gateway-url", url, "--work-dir", s.t.TempDir(), "--cancel-grace", "2s")
+	work := s.runnerWorkDir
+	if work == "" {
+		work = s.t.TempDir()
+	}
+	cmd := exec.Command(runnerBin, "run", "--gateway-url", url, "--work-dir", work, "--cancel-grace", "2s")
 	cmd.Env = append([]string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets}, env...)
 	return startProcess(s.t, cmd)
 }
@@ -348,6 +355,17 @@ func startProcess(t testing.TB, cmd *exec.Cmd) *process {
 func (p *process) kill() {
 	p.cmd.Process.Kill()
 	<-p.done
+}
+
+// restart kills the process with sig, waits for its end and starts it
+// again: the same command, arguments and environment.
+func (p *process) restart(t testing.TB, sig syscall.Signal) *process {
+	t.Helper()
+	p.cmd.Process.Signal(sig)
+	<-p.done
+	cmd := exec.Command(p.cmd.Path, p.cmd.Args[1:]...)
+	cmd.Env = p.cmd.Env
+	return startProcess(t, cmd)
 }
 
 // do calls the API with the org's token and decodes a JSON answer into out.
@@ -516,7 +534,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // faultProxy is a TCP proxy between runner and gateway that can cut every
 // connection and refuse new ones for a while: the gateway "unreachable".
 type faultProxy struct {
-	t      *testing.T
+	t      testing.TB
 	target string
 	addr   string
 	mu     sync.Mutex
@@ -524,7 +542,7 @@ type faultProxy struct {
 	conns  map[net.Conn]struct{}
 }
 
-func newFaultProxy(t *testing.T, target string) *faultProxy {
+func newFaultProxy(t testing.TB, target string) *faultProxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

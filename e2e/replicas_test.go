@@ -62,7 +62,7 @@ func TestReplicasSurviveKills(t *testing.T) {
 // demoApp is a stack on the replicas, through the first API, with the
 // example app synced (and so its build runner started).
 func (rp *replicas) demoApp(t testing.TB) *stack {
-	s := &stack{t: t, apiURL: rp.apis[0], token: rp.token, gateway: "http://" + rp.gateway.addr(), store: rp.store}
+	s := &stack{t: t, apiURL: rp.apis[0], token: rp.token, gateway: rp.runnerGateway, store: rp.store}
 	var app struct {
 		ID    string `json:"id"`
 		OrgID string `json:"org_id"`
@@ -86,19 +86,42 @@ type replicas struct {
 	temporal *process
 	gateway  *spreadProxy
 	registry *spreadProxy
-	token    string // the org's API token
-	store    *store.Store
+	// runnerGateway is the gateway's URL as runners and jobs reach it.
+	runnerGateway string
+	token         string // the org's API token
+	store         *store.Store
+}
+
+// replicaOptions shape the topology beyond its numbers of APIs and workers.
+type replicaOptions struct {
+	apis, workers int
+	// databaseURL is the control plane's database (one on a PostgreSQL
+	// server of the test's own, which it restarts); default a fresh one on
+	// the shared server.
+	databaseURL string
+	// runnersVia, when set, puts something between the runners (and the
+	// state backend of their jobs) and the gateways' proxy: given the
+	// proxy's address, it returns the address runners are given.
+	runnersVia func(addr string) string
 }
 
 // startReplicas builds outpost and starts the Temporal server, migrates a
 // fresh database, creates an org, and starts the APIs and the workers.
 func startReplicas(t testing.TB, apis, workers int) *replicas {
+	return startReplicasWith(t, replicaOptions{apis: apis, workers: workers})
+}
+
+func startReplicasWith(t testing.TB, o replicaOptions) *replicas {
+	apis, workers := o.apis, o.workers
 	bin := filepath.Join(testutil.Build(t, "../cmd/outpost"), "outpost")
 	addrs := freeAddrs(t, 1+3*apis)
 	temporalAddr, gateways, registries, apiAddrs := addrs[0], addrs[1:1+apis], addrs[1+apis:1+2*apis], addrs[1+2*apis:]
 	_, port, _ := net.SplitHostPort(temporalAddr)
 	temporal := startProcess(t, exec.Command(bin, "temporal", "-data-dir", t.TempDir(), "-temporal-port", port, "-temporal-ui-port", "-1"))
-	db := storetest.NewPostgresDatabase(t)
+	db := o.databaseURL
+	if db == "" {
+		db = storetest.NewPostgresDatabase(t)
+	}
 	kekFile := filepath.Join(t.TempDir(), "kek")
 	kek, _, err := seal.LoadOrCreateLocalKey(kekFile)
 	if err != nil {
@@ -109,6 +132,10 @@ func startReplicas(t testing.TB, apis, workers int) *replicas {
 	rp := &replicas{token: strings.TrimSpace(runOutpost(t, bin, append(append([]string{"org", "create"}, common...), "acme")...)), temporal: temporal}
 
 	rp.gateway, rp.registry = newSpreadProxy(t, gateways...), newSpreadProxy(t, registries...)
+	rp.runnerGateway = "http://" + rp.gateway.addr()
+	if o.runnersVia != nil {
+		rp.runnerGateway = "http://" + o.runnersVia(rp.gateway.addr())
+	}
 	waitOutput(t, temporal, "temporal ready")
 	data := t.TempDir() // one for both APIs: the vendor registry's blobs
 	for i := range apis {
@@ -118,7 +145,7 @@ func startReplicas(t testing.TB, apis, workers int) *replicas {
 		rp.apis, rp.apiProcs = append(rp.apis, "http://"+apiAddrs[i]), append(rp.apiProcs, p)
 	}
 	for range workers {
-		w := startProcess(t, exec.Command(bin, append([]string{"worker", "-gateway-url", "http://" + rp.gateway.addr(),
+		w := startProcess(t, exec.Command(bin, append([]string{"worker", "-gateway-url", rp.runnerGateway,
 			"-registry-url", "http://" + rp.registry.addr()}, common...)...))
 		rp.workers = append(rp.workers, w)
 	}

@@ -27,6 +27,7 @@ type spool struct {
 	lastSeq int64
 	closed  bool
 	err     error         // the first write error; the spool takes no more after it
+	failed  chan struct{} // closed at the first write error
 	changed chan struct{} // closed, and replaced, at every change
 }
 
@@ -35,7 +36,7 @@ func createSpool(path string) (*spool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating log spool: %w", err)
 	}
-	return &spool{path: path, file: f, changed: make(chan struct{})}, nil
+	return &spool{path: path, file: f, failed: make(chan struct{}), changed: make(chan struct{})}, nil
 }
 
 // Append adds one chunk of the given stream and returns its sequence number.
@@ -58,6 +59,7 @@ func (s *spool) Append(stream, data string) (int64, error) {
 		// Drop a partly written line so that the file stays readable.
 		_ = s.file.Truncate(s.size)
 		s.err = fmt.Errorf("writing log spool: %w", err)
+		close(s.failed)
 		return 0, s.err
 	}
 	s.size += int64(len(line))
@@ -84,6 +86,10 @@ func (s *spool) LastSeq() int64 {
 	defer s.mu.Unlock()
 	return s.lastSeq
 }
+
+// Failed is closed at the first write error (Err): the lines after it are
+// lost.
+func (s *spool) Failed() <-chan struct{} { return s.failed }
 
 // Err is the first write error, if any: the lines after it were lost.
 func (s *spool) Err() error {

@@ -68,6 +68,7 @@ const (
 	stopGone                 // the attempt is no longer this runner's
 	stopNoInputs             // its deferred inputs did not come in time
 	stopReleased             // the runner shut down while the job waited for its inputs
+	stopLogLost              // its log could not be written (the work disk is full)
 )
 
 // run supervises the job to the end; it returns once the completion was
@@ -228,6 +229,7 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 		lost      = lease.lost
 		inputs    <-chan json.RawMessage
 		stop      = s.stop
+		logFailed = spool.Failed()
 		window    = fenceAfter(s.intervals)
 		fence     = time.NewTimer(time.Until(lease.lastRenewal().Add(window)))
 	)
@@ -314,6 +316,9 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 				s.system(spool, "runner: shutting down while the job waits for its inputs: letting it go, to be retried")
 				kill(stopReleased)
 			}
+		case <-logFailed:
+			logFailed = nil
+			terminate(stopLogLost, "the job's log could not be written")
 		case <-cancel:
 			cancel = nil
 			terminate(stopCancel, "cancel requested")
@@ -340,6 +345,10 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 	proc.finish()
 
 	req := s.outcome(proc.cmd.ProcessState, reason, graceKill, window)
+	if err := spool.Err(); err != nil {
+		// Lines are lost: the job cannot pass for done, whatever it did.
+		req.Status, req.Error = protocol.StatusFailed, "runner: the job's log could not be kept on the runner's work disk, lines were lost: "+err.Error()
+	}
 	line := "runner: job " + req.Status
 	if req.ExitCode != nil {
 		line += fmt.Sprintf(" (exit code %d)", *req.ExitCode)
@@ -363,6 +372,9 @@ func (s *supervisor) outcome(state *os.ProcessState, reason stopReason, graceKil
 		req.Error = fmt.Sprintf("the job process ended (%s) without a result", state)
 		if !errors.Is(err, fs.ErrNotExist) {
 			req.Error += ": " + err.Error()
+		}
+		if full := fullDisk(s.dir); full != "" {
+			req.Error += ": " + full
 		}
 	}
 	if req.Status != protocol.StatusSucceeded {

@@ -249,6 +249,59 @@ func TestTimeoutStopsTheJob(t *testing.T) {
 	}
 }
 
+// A job on a full work disk: once its log cannot be written, the job is
+// stopped and fails with an error naming the disk, rather than passing for
+// done with its log cut short.
+func TestJobWhoseLogCannotBeWrittenFails(t *testing.T) {
+	disk := smallDisk(t)
+	g := newTestGateway(t)
+	pid := pidFile(t)
+	job := commandJob("job-disk-full", `echo $$ > `+pid+`; echo ready; head -c 2000000 /dev/zero > "$HOME/fill"; while :; do echo more; sleep 0.05; done`)
+	supervise(t, g, job, func(s *supervisor) { s.dir = filepath.Join(disk, "jobs", jobDirName(job)) })
+
+	done := g.completion(job.ID)
+	if done.Status != protocol.StatusFailed || !strings.Contains(done.Error, "work disk") || !strings.Contains(done.Error, "no space left on device") {
+		t.Errorf("completion: status %q error %q, want failed, naming the full work disk", done.Status, done.Error)
+	}
+	if !g.logged(job.ID, protocol.StreamStdout, "ready") {
+		t.Error("the line written before the disk filled did not arrive")
+	}
+	assertGone(t, pid)
+}
+
+// A job process that ended without a result on a full work disk (it could
+// not write one): the error says the disk is full, not only that the
+// result is missing.
+func TestNoResultOnAFullDiskSaysSo(t *testing.T) {
+	disk := smallDisk(t)
+	fill, err := os.Create(filepath.Join(disk, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fill.Close()
+	for err == nil {
+		_, err = fill.Write(make([]byte, 64<<10))
+	}
+	cmd := exec.Command("false")
+	_ = cmd.Run()
+	s := &supervisor{job: commandJob("job-no-result", "false"), dir: disk}
+	req := s.outcome(cmd.ProcessState, notStopped, false, time.Second)
+	if req.Status != protocol.StatusFailed || !strings.Contains(req.Error, "without a result") || !strings.Contains(req.Error, "work disk is full") {
+		t.Errorf("completion: status %q error %q, want failed, saying the work disk is full", req.Status, req.Error)
+	}
+}
+
+// smallDisk is a tmpfs of 1 MiB of the test's own; it skips the test where
+// it cannot mount one (not root).
+func smallDisk(t *testing.T) string {
+	disk := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", disk).CombinedOutput(); err != nil {
+		t.Skipf("a full disk needs root (mount -t tmpfs): %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", disk).Run() })
+	return disk
+}
+
 func TestStaleAttemptIsKilledAndItsResultDropped(t *testing.T) {
 	g := newTestGateway(t)
 	g.intervals.LeaseMS = 3_600_000 // the kill must come from the 409, not from the fence

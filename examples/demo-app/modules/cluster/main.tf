@@ -29,8 +29,14 @@ resource "terraform_data" "cluster_api" {
     # when OUTPOST_KUBE_ASSETS_WAIT says so), passing its log on.
     command = <<-EOT
       mkdir -p "$DIR"
-      # A cluster left by an earlier, failed attempt: stopped first.
-      if [ -s "$DIR/pid" ]; then kill "$(cat "$DIR/pid")" 2>/dev/null || true; sleep 1; fi
+      # A cluster left by an earlier attempt (killed, its lease lost): stopped
+      # first, and gone (its pid file removed) before another starts on its
+      # data directory.
+      if [ -s "$DIR/pid" ]; then
+        old=$(cat "$DIR/pid"); kill "$old" 2>/dev/null || true
+        i=0
+        while [ -s "$DIR/pid" ] && kill -0 "$old" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+      fi
       rm -f "$DIR/kubeconfig"
       OUTPOST_DAEMON=1 setsid nohup outpost-cluster -dir "$DIR/data" -kubeconfig-file "$DIR/kubeconfig" -pid-file "$DIR/pid" \
         >"$DIR/log" 2>&1 </dev/null &
