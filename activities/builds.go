@@ -50,14 +50,18 @@ func summarize(b store.Build) BuildSummary {
 // vendorAccess is how a job reaches the vendor's registry with a credential
 // for scopes only: a placeholder the gateway fills with a credential of the
 // attempt it hands out (internal/attemptcred).
-func (a *Activities) vendorAccess(ctx context.Context, subject string, scopes ...registry.Scope) (protocol.RegistryAccess, error) {
+func (a *Activities) vendorAccess(ctx context.Context, org, subject string, scopes ...registry.Scope) (protocol.RegistryAccess, error) {
 	cfg := a.opConfig()
 	if cfg.RegistryAddress == "" {
 		return protocol.RegistryAccess{}, temporal.NewNonRetryableApplicationError(
 			"the worker has no vendor registry configured (-registry-url)", "Config", nil)
 	}
+	key, err := a.Store.RegistryKey(ctx)
+	if err != nil {
+		return protocol.RegistryAccess{}, err
+	}
 	return protocol.RegistryAccess{Address: cfg.RegistryAddress, Username: subject,
-		Password: attemptcred.Registry(subject, scopes...), PlainHTTP: cfg.RegistryPlainHTTP}, nil
+		Password: attemptcred.Registry(key, org, subject, scopes...), PlainHTTP: cfg.RegistryPlainHTTP}, nil
 }
 
 // buildOperation is the oci job operation that builds a component type.
@@ -100,7 +104,7 @@ func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (
 	if err != nil {
 		return JobRef{}, invalidConfig(err)
 	}
-	dest, err := a.vendorAccess(ctx, "build/"+b.ID, registry.Scope{Repository: b.OrgID + "/", Actions: []string{"pull", "push"}})
+	dest, err := a.vendorAccess(ctx, b.OrgID, "build/"+b.ID, registry.Scope{Repository: b.OrgID + "/", Actions: []string{"pull", "push"}})
 	if err != nil {
 		return JobRef{}, err
 	}
@@ -305,7 +309,7 @@ func (a *Activities) syncEnds(ctx context.Context, installID, buildID string, wi
 			return protocol.ArtifactRef{}, protocol.OCIDestination{}, err
 		}
 	}
-	src, err := a.vendorAccess(ctx, "install/"+installID, registry.Scope{Repository: b.Repository, Actions: []string{"pull"}})
+	src, err := a.vendorAccess(ctx, b.OrgID, "install/"+installID, registry.Scope{Repository: b.Repository, Actions: []string{"pull"}})
 	if err != nil {
 		return protocol.ArtifactRef{}, protocol.OCIDestination{}, err
 	}

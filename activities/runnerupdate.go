@@ -37,7 +37,7 @@ func (a *Activities) EnqueueRunnerSyncJob(ctx context.Context, updateID, key str
 	if err != nil {
 		return JobRef{}, err
 	}
-	src, err := a.vendorAccess(ctx, "install/"+u.InstallID, registry.Scope{Repository: v.Repository, Actions: []string{"pull"}})
+	src, err := a.vendorAccess(ctx, u.OrgID, "install/"+u.InstallID, registry.Scope{Repository: v.Repository, Actions: []string{"pull"}})
 	if err != nil {
 		return JobRef{}, err
 	}

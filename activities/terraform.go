@@ -217,6 +217,10 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		}
 	}
 	ws := Workspace(op.InstallID, in.Step)
+	key, err := a.Store.RegistryKey(ctx) // signs the state credential's placeholder
+	if err != nil {
+		return JobRef{}, err
+	}
 	gw := strings.TrimRight(a.opConfig().GatewayURL, "/")
 	if gw == "" {
 		return JobRef{}, temporal.NewNonRetryableApplicationError("the worker has no gateway URL configured (the terraform state backend)", "Config", nil)
@@ -226,7 +230,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	vars, env := variablesFromEnv(rendered.Variables, rendered.EnvVars)
 	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: ws, Module: module, ModuleArtifact: artifact,
 		ModuleSync: modSync, Variables: vars, Env: env, NoLock: in.NoLock,
-		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: attemptcred.State}}
+		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: attemptcred.State(key, op.OrgID)}}
 	stepChanges := map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(), "render_digest": terraformDigest(rendered, sourceDigest(cfg, in.Step))}
 	if in.Operation == protocol.TerraformApply {
 		plan, err := a.Store.GetJobByID(ctx, in.PlanJobID)

@@ -17,16 +17,21 @@ func (s *stack) checkManifestsHoldNoCredential(inst string) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	key, err := s.store.RegistryKey(context.Background())
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	var terraform, registry int
 	for _, j := range jobs {
 		m := string(j.Manifest)
 		if strings.Contains(m, "opst_") {
 			s.t.Fatalf("job %s (%s) stores a state credential in its manifest", j.ID, j.Type)
 		}
-		if j.Type == protocol.JobTypeTerraform && strings.Contains(m, `"password":"`+attemptcred.State+`"`) {
-			terraform++
+		placeholders := strings.Count(m, `"password":"outpost-attempt-credential:`)
+		if j.Type == protocol.JobTypeTerraform && strings.Contains(m, `"password":"`+attemptcred.State(key, s.orgID)+`"`) {
+			terraform, placeholders = terraform+1, placeholders-1
 		}
-		registry += strings.Count(m, `"password":"outpost-attempt-credential:registry:`)
+		registry += placeholders // the vendor registry's (a module synced from a build)
 	}
 	if terraform == 0 || registry == 0 {
 		s.t.Fatalf("of %d jobs, %d terraform manifests and %d registry accesses hold placeholders; want some of each", len(jobs), terraform, registry)

@@ -77,8 +77,9 @@ func TestAttemptCredentialsEndWithTheLease(t *testing.T) {
 	r := e.newRunner("customer-1")
 	repo := e.org.ID + "/app/db"
 	manifest, _ := json.Marshal(attemptManifest{
-		Backend:  protocol.TerraformBackend{Password: attemptcred.State},
-		Registry: protocol.RegistryAccess{Address: reg.Addr(), Username: "install/x", Password: attemptcred.Registry("install/x", registry.Scope{Repository: repo, Actions: []string{"pull"}})},
+		Backend: protocol.TerraformBackend{Password: attemptcred.State(key, e.org.ID)},
+		Registry: protocol.RegistryAccess{Address: reg.Addr(), Username: "install/x",
+			Password: attemptcred.Registry(key, e.org.ID, "install/x", registry.Scope{Repository: repo, Actions: []string{"pull"}})},
 	})
 	queue := func(key string) {
 		spec := e.spec(r, key)

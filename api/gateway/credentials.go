@@ -33,10 +33,10 @@ func (g *Gateway) credentialKey(ctx context.Context) ([]byte, error) {
 
 // attemptManifest is a claimed job's manifest with the credentials of its
 // attempt in place of the placeholders (package attemptcred).
-func attemptManifest(key []byte, job *store.Job) ([]byte, error) {
+func attemptManifest(key []byte, job *store.Job) []byte {
 	ttl := time.Duration(job.TimeoutMS+job.InputsWaitMS)*time.Millisecond + credentialSlack
 	if job.TimeoutMS <= 0 {
 		ttl = 24 * time.Hour
 	}
-	return attemptcred.Fill([]byte(job.Manifest), key, job.ID, job.Attempt, ttl, time.Now())
+	return attemptcred.Fill([]byte(job.Manifest), key, attemptcred.Job{ID: job.ID, Org: job.OrgID, Attempt: job.Attempt}, ttl, time.Now())
 }

@@ -445,10 +445,7 @@ func (g *Gateway) claim(c echo.Context) error {
 			case err != nil:
 				return err
 			case job != nil:
-				manifest, err := attemptManifest(key, job)
-				if err != nil {
-					return err
-				}
+				manifest := attemptManifest(key, job)
 				return c.JSON(http.StatusOK, protocol.Job{ID: job.ID, Type: job.Type, Attempt: job.Attempt,
 					LeaseExpiresAt: *job.LeaseExpiresAt, TimeoutMS: job.TimeoutMS, Manifest: manifest,
 					InputsDeferred: job.InputsDeferred, InputsWaitMS: job.InputsWaitMS})

@@ -12,24 +12,23 @@ import (
 	"github.com/outpost-dev/outpost/store"
 )
 
-func TestFillGivesEachAttemptItsOwnCredentials(t *testing.T) {
-	key := []byte("0123456789abcdef0123456789abcdef")
-	scope := registry.Scope{Repository: "org_1/", Actions: []string{"pull"}}
-	manifest, _ := json.Marshal(map[string]any{"password": attemptcred.State,
-		"registry": map[string]string{"username": "build/b1", "password": attemptcred.Registry("build/b1", scope)},
-		"text":     "an " + attemptcred.State + " inside a longer string is left alone"})
-	fill := func(attempt int) map[string]any {
-		out, err := attemptcred.Fill(manifest, key, "job_1", attempt, time.Hour, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(out, &m); err != nil {
-			t.Fatalf("%s: %v", out, err)
-		}
-		return m
+var key = []byte("0123456789abcdef0123456789abcdef")
+
+func fill(t *testing.T, manifest any, job attemptcred.Job) map[string]any {
+	t.Helper()
+	raw, _ := json.Marshal(manifest)
+	var m map[string]any
+	if err := json.Unmarshal(attemptcred.Fill(raw, key, job, time.Hour, time.Now()), &m); err != nil {
+		t.Fatal(err)
 	}
-	one, two := fill(1), fill(2)
+	return m
+}
+
+func TestFillGivesEachAttemptItsOwnCredentials(t *testing.T) {
+	scope := registry.Scope{Repository: "org_1/", Actions: []string{"pull"}}
+	manifest := map[string]any{"password": attemptcred.State(key, "org_1"),
+		"registry": map[string]string{"username": "build/b1", "password": attemptcred.Registry(key, "org_1", "build/b1", scope)}}
+	one, two := fill(t, manifest, attemptcred.Job{ID: "job_1", Org: "org_1", Attempt: 1}), fill(t, manifest, attemptcred.Job{ID: "job_1", Org: "org_1", Attempt: 2})
 	if one["password"] != store.AttemptStateToken(key, "job_1", 1) || two["password"] != store.AttemptStateToken(key, "job_1", 2) {
 		t.Fatalf("state credentials %v, %v", one["password"], two["password"])
 	}
@@ -45,15 +44,31 @@ func TestFillGivesEachAttemptItsOwnCredentials(t *testing.T) {
 	if err := (registry.Tokens{Key: key}).Authorize("build/b1", reg1, nil); err == nil {
 		t.Fatal("a registry that cannot check leases accepted an attempt's credential")
 	}
-	if one["text"] != "an "+attemptcred.State+" inside a longer string is left alone" {
-		t.Fatalf("text changed: %v", one["text"])
+}
+
+// Text that looks like a placeholder but is not the control plane's own for
+// the job's org (an input, a terraform output, another org's placeholder)
+// never becomes a credential.
+func TestFillIgnoresPlaceholdersItDidNotMake(t *testing.T) {
+	forged := func(k []byte) string {
+		return attemptcred.Registry(k, "org_1", "x", registry.Scope{Repository: "org_2/", Actions: []string{"pull", "push"}})
 	}
-	odd := []byte(`{"p":"outpost-attempt-credential:registry:!!"}`) // not a placeholder: left as it is
-	if out, err := attemptcred.Fill(odd, key, "job_1", 1, time.Hour, time.Now()); err != nil || string(out) != string(odd) {
-		t.Fatalf("%s %v", out, err)
+	own := attemptcred.Registry(key, "org_1", "install/i1", registry.Scope{Repository: "org_1/app", Actions: []string{"pull"}})
+	tampered := own[:len(own)-3] + "abc"
+	inputs := map[string]any{
+		"signed with another key":      forged([]byte("another key, not the store's one")),
+		"another org's":                attemptcred.Registry(key, "org_2", "install/i9", registry.Scope{Repository: "org_2/", Actions: []string{"pull"}}),
+		"another org's state":          attemptcred.State(key, "org_2"),
+		"tampered":                     tampered,
+		"inside a longer string":       "an " + own + " in text",
+		"unsigned, the old form":       "outpost-attempt-credential:registry:eyJzdWIiOiJ4In0",
+		"unsigned state, the old form": "outpost-attempt-credential:state",
 	}
-	if _, err := attemptcred.Fill([]byte(`{"p":"outpost-attempt-credential:registry:e30"}`), key, "job_1", 1, time.Hour, time.Now()); err == nil || !strings.Contains(err.Error(), "names no subject") {
-		t.Fatalf("a placeholder without a subject: %v", err)
+	out := fill(t, inputs, attemptcred.Job{ID: "job_1", Org: "org_1", Attempt: 1})
+	for name, v := range inputs {
+		if out[name] != v {
+			t.Errorf("%s: became %v", name, out[name])
+		}
 	}
 }
 
