@@ -278,6 +278,14 @@ func (e *env) container(ns, serviceAccount string) corev1.Container {
 	if spec.ServiceAccountName != serviceAccount || len(spec.Containers) != 1 || *d.Spec.Replicas != 1 {
 		e.t.Fatalf("Deployment: service account %q, %d containers, %d replicas", spec.ServiceAccountName, len(spec.Containers), *d.Spec.Replicas)
 	}
+	// Self-update (helm mode): the old pod runs until the new one is ready,
+	// and the runner knows its Deployment.
+	if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable.String() != "0" || ru.MaxSurge.String() != "1" {
+		e.t.Errorf("Deployment strategy %+v; want a rolling update with maxUnavailable 0, maxSurge 1", d.Spec.Strategy)
+	}
+	if v := envOf(spec.Containers[0])["OUTPOST_DEPLOYMENT"]; v.Value != ns+"/outpost-runner" {
+		e.t.Errorf("OUTPOST_DEPLOYMENT: %+v; want %s/outpost-runner", v, ns)
+	}
 	return spec.Containers[0]
 }
 
