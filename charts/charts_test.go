@@ -189,6 +189,9 @@ func TestTheInstallCommandInstallsARunner(t *testing.T) {
 		len(c.Ports) != 1 || c.Ports[0].Name != "health" || c.Ports[0].ContainerPort != 8081 {
 		t.Errorf("liveness probe %+v, ports %+v; want GET /healthz on the health port 8081", p, c.Ports)
 	}
+	if p := c.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" || p.HTTPGet.Port.String() != "health" {
+		t.Errorf("readiness probe %+v; want GET /readyz on the health port", p)
+	}
 }
 
 func TestANamespacedRunnerWithItsOwnTokenSecret(t *testing.T) {
@@ -277,6 +280,14 @@ func (e *env) container(ns, serviceAccount string) corev1.Container {
 	spec := d.Spec.Template.Spec
 	if spec.ServiceAccountName != serviceAccount || len(spec.Containers) != 1 || *d.Spec.Replicas != 1 {
 		e.t.Fatalf("Deployment: service account %q, %d containers, %d replicas", spec.ServiceAccountName, len(spec.Containers), *d.Spec.Replicas)
+	}
+	// Self-update (helm mode): the old pod runs until the new one is ready,
+	// and the runner knows its Deployment.
+	if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable.String() != "0" || ru.MaxSurge.String() != "1" || d.Spec.MinReadySeconds != 10 {
+		e.t.Errorf("Deployment strategy %+v, minReadySeconds %d; want a rolling update with maxUnavailable 0, maxSurge 1, 10", d.Spec.Strategy, d.Spec.MinReadySeconds)
+	}
+	if v := envOf(spec.Containers[0])["OUTPOST_DEPLOYMENT"]; v.Value != ns+"/outpost-runner" {
+		e.t.Errorf("OUTPOST_DEPLOYMENT: %+v; want %s/outpost-runner", v, ns)
 	}
 	return spec.Containers[0]
 }

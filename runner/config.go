@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/plugins/runnerupdate"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
 	"github.com/outpost-dev/outpost/runner/plugins/toolpath"
 )
@@ -75,6 +76,10 @@ type Config struct {
 	// HealthAddr, when set, is the TCP address (host:port, e.g. ":8081")
 	// where the runner answers liveness probes on HealthPath while it runs.
 	HealthAddr string
+	// Deployment, when set (NAMESPACE/NAME), is the Kubernetes Deployment
+	// the runner runs in (the Helm chart sets it): a self-update then rolls
+	// its image instead of replacing the binary (helmupdate.go).
+	Deployment string
 
 	// caPool: the system's roots and CABundle's (set by withDefaults).
 	caPool *x509.CertPool
@@ -138,6 +143,10 @@ func (cfg Config) withDefaults() (Config, error) {
 		if _, _, err := net.SplitHostPort(cfg.HealthAddr); err != nil {
 			return cfg, fmt.Errorf("health address %q: must be host:port or :port: %w", cfg.HealthAddr, err)
 		}
+	}
+
+	if ns, name, ok := strings.Cut(cfg.Deployment, "/"); cfg.Deployment != "" && (!ok || ns == "" || name == "" || strings.Contains(name, "/")) {
+		return cfg, fmt.Errorf("deployment %q: must be NAMESPACE/NAME", cfg.Deployment)
 	}
 
 	if cfg.CABundle != "" {
@@ -224,7 +233,11 @@ func (cfg Config) jobEnv(workDir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(cfg.Terraform.Env(filepath.Join(workDir, "cache", "terraform-init")), net...), nil
+	env := append(cfg.Terraform.Env(filepath.Join(workDir, "cache", "terraform-init")), net...)
+	if cfg.Deployment != "" { // a runner_update job then stages no binary
+		env = append(env, runnerupdate.EnvDeployment+"="+cfg.Deployment)
+	}
+	return env, nil
 }
 
 // Intervals the runner falls back on when the gateway leaves one out.

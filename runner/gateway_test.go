@@ -44,6 +44,7 @@ type testGateway struct {
 	goneOnComplete bool
 	staleAnswers   map[string]int                          // job calls answered "no longer current", by job
 	onLog          func(jobID string, c protocol.LogChunk) // called with mu held
+	updates        []protocol.RunnerUpdateReport           // reported by runner heartbeats
 }
 
 func newTestGateway(t *testing.T) *testGateway {
@@ -166,6 +167,9 @@ func (g *testGateway) register(w http.ResponseWriter, r *http.Request) {
 func (g *testGateway) runnerHeartbeat(w http.ResponseWriter, r *http.Request) {
 	var req protocol.RunnerHeartbeatRequest
 	decode(g.t, r, &req)
+	if req.Update != nil {
+		g.update(func() { g.updates = append(g.updates, *req.Update) })
+	}
 	writeJSON(w, http.StatusOK, protocol.RunnerHeartbeatResponse{RunnerID: "runner-1", Intervals: g.intervals})
 }
 
@@ -339,4 +343,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// claimCount is how many claims the runner made.
+func (g *testGateway) claimCount() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.claims
 }

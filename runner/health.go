@@ -12,9 +12,15 @@ import (
 // HealthPath is where the runner answers liveness probes (Config.HealthAddr).
 const HealthPath = "/healthz"
 
-// Health is the answer of HealthPath.
+// ReadyPath is where the runner answers readiness probes: 200 once the
+// gateway accepted its token (and version), 503 before. The chart's rolling
+// update waits for it, so a self-update's new pod replaces the old one only
+// once it reached the control plane (helmupdate.go).
+const ReadyPath = "/readyz"
+
+// Health is the answer of HealthPath and ReadyPath.
 type Health struct {
-	Status      string `json:"status"` // "ok"
+	Status      string `json:"status"` // "ok"; on ReadyPath "ready" or "connecting"
 	Version     string `json:"version"`
 	RunningJobs int64  `json:"running_jobs"`
 }
@@ -33,6 +39,15 @@ func (r *Runner) serveHealth(addr string) (stop func(), err error) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(Health{Status: "ok", Version: Version, RunningJobs: r.running.Load()})
 	})
+	mux.HandleFunc("GET "+ReadyPath, func(w http.ResponseWriter, _ *http.Request) {
+		h := Health{Status: "ready", Version: Version, RunningJobs: r.running.Load()}
+		w.Header().Set("Content-Type", "application/json")
+		if !r.ready.Load() {
+			h.Status = "connecting"
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(h)
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -41,7 +56,7 @@ func (r *Runner) serveHealth(addr string) (stop func(), err error) {
 			r.log.Error("health endpoint stopped", "err", err)
 		}
 	}()
-	r.log.Info("serving liveness probes", "addr", ln.Addr().String(), "path", HealthPath)
+	r.log.Info("serving liveness and readiness probes", "addr", ln.Addr().String(), "liveness", HealthPath, "readiness", ReadyPath)
 	return func() {
 		_ = srv.Close()
 		<-done

@@ -36,6 +36,7 @@ type Runner struct {
 	mu        sync.Mutex
 	intervals protocol.Intervals
 	running   atomic.Int64
+	ready     atomic.Bool // the gateway accepted the runner's token (ReadyPath)
 	// jobEnv is what every job's environment gets from the configuration
 	// (set by Run once the work directory is there).
 	jobEnv  []string
@@ -103,6 +104,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	r.ready.Store(true)
 	r.log.Info("runner started", "name", r.cfg.Name, "version", Version, "gateway", r.cfg.GatewayURL,
 		"capabilities", r.capabilities, "concurrency", r.cfg.Concurrency, "work_dir", workDir, "on_trial", r.trial != nil)
 	if r.prio.lower == 0 {

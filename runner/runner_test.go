@@ -157,6 +157,8 @@ func TestNewNamesTheBadSetting(t *testing.T) {
 		{Config{GatewayURL: "http://host", Token: "oprn_x", CancelGrace: -1}, "cancel grace"},
 		{Config{GatewayURL: "http://host", Token: "oprn_x", CABundle: "/nonexistent/ca.pem"}, "CA bundle: open /nonexistent/ca.pem"},
 		{Config{GatewayURL: "http://host", Token: "oprn_x", CABundle: notPEM}, "CA bundle " + notPEM + ": holds no PEM certificate"},
+		{Config{GatewayURL: "http://host", Token: "oprn_x", Deployment: "outpost-runner"}, `deployment "outpost-runner": must be NAMESPACE/NAME`},
+		{Config{GatewayURL: "http://host", Token: "oprn_x", Deployment: "ns/a/b"}, `deployment "ns/a/b": must be NAMESPACE/NAME`},
 	} {
 		_, err := New(tc.cfg)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

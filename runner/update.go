@@ -102,15 +102,21 @@ func (r *Runner) tryHandOver(ctx context.Context, m protocol.RunnerUpdateManifes
 	self := r.cfg.Executable
 	staged := self + runnerupdate.StagedSuffix
 	defer os.Remove(staged) // still there only when the hand-over failed
-	if strings.HasPrefix(r.cfg.Token, protocol.RegistrationTokenPrefix) && r.cfg.TokenFile == "" {
+	deadline := time.Duration(m.HealthDeadlineMS) * time.Millisecond
+	if deadline <= 0 {
+		deadline = DefaultHealthDeadline
+	}
+	registration := strings.HasPrefix(r.cfg.Token, protocol.RegistrationTokenPrefix)
+	switch {
+	case r.cfg.Deployment != "" && registration:
+		return "the runner's Deployment gives it a registration token: a new pod could not authenticate (give the chart a runner token)"
+	case r.cfg.Deployment != "":
+		return r.rollDeployment(ctx, m, deadline)
+	case registration && r.cfg.TokenFile == "":
 		return "the runner was started with a registration token and no token file: a new binary could not authenticate"
 	}
 	if got, err := fileDigest(staged); err != nil || got != m.BinaryDigest {
 		return fmt.Sprintf("the staged binary %s is not the published one (%s, want %s; %v)", staged, got, m.BinaryDigest, err)
-	}
-	deadline := time.Duration(m.HealthDeadlineMS) * time.Millisecond
-	if deadline <= 0 {
-		deadline = DefaultHealthDeadline
 	}
 	c, err := startCandidate(staged, os.Args[1:])
 	if err != nil {

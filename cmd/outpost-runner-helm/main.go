@@ -8,7 +8,11 @@
 // outpost-runner (or on PATH, or name it with --helm-job-bin) to give the
 // runner the helm capability.
 //
+// It also reads and patches the runner's own Deployment for a self-update
+// in helm mode (deployment.go).
+//
 //	outpost-runner-helm job --dir DIR
+//	outpost-runner-helm deployment-image --deployment NAMESPACE/NAME [--set IMAGE]
 //	outpost-runner-helm version
 package main
 
@@ -30,6 +34,9 @@ import (
 const usage = `Usage:
   outpost-runner-helm job --dir DIR
       Run the helm job in DIR (internal: outpost-runner starts one per helm job).
+  outpost-runner-helm deployment-image --deployment NAMESPACE/NAME [--set IMAGE]
+      Print the runner container's image of the Deployment, then set it to IMAGE
+      (internal: the runner's self-update in helm mode).
   outpost-runner-helm version
       Print the version.
 `
@@ -49,5 +56,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 				protocol.JobTypeKubeLogs:    support.NewKubeLogs,
 			}, stderr)
 		},
+		"deployment-image": func(args []string) int { return deploymentImage(args, stdout, stderr) },
 	})
 }

@@ -62,3 +62,14 @@ func TestRunsHelmJobsOnly(t *testing.T) {
 		t.Errorf("job without --dir: %v %q", err, stderr.String())
 	}
 }
+
+// deployment-image names a bad --deployment and touches no cluster.
+func TestDeploymentImageNamesABadDeployment(t *testing.T) {
+	for _, args := range [][]string{{}, {"--deployment", "outpost-runner"}, {"--deployment", "ns/"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"deployment-image"}, args...), &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), "--deployment must be NAMESPACE/NAME") || stdout.Len() != 0 {
+			t.Errorf("deployment-image %v: exit %d, stderr %q, stdout %q", args, code, stderr.String(), stdout.String())
+		}
+	}
+}

@@ -15,6 +15,11 @@ import (
 // StagedSuffix is added to the runner's path to name the staged binary.
 const StagedSuffix = ".new"
 
+// EnvDeployment is set in the job's environment when the runner runs as a
+// Kubernetes Deployment (NAMESPACE/NAME): the runner then updates by rolling
+// the Deployment's image, and there is no binary to stage.
+const EnvDeployment = "OUTPOST_DEPLOYMENT"
+
 // New returns a runner_update plugin for one job.
 func New() plugins.Plugin { return &plugin{} }
 
@@ -43,6 +48,10 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 // Execute stages the binary next to the runner: this job process is the
 // runner's own binary, re-executed.
 func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
+	if d := os.Getenv(EnvDeployment); d != "" {
+		fmt.Fprintf(run.Stdout, "the runner runs as Deployment %s: it rolls the Deployment to the image of runner %s once this job ends\n", d, p.m.Version)
+		return 0, nil
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return 0, fmt.Errorf("finding the runner binary: %w", err)
