@@ -139,6 +139,10 @@ type ClaimRequest struct {
 	// Version is the runner's version, recorded on the attempt a claim
 	// starts (which binary ran a job, across self-updates).
 	Version string `json:"version,omitempty"`
+	// OnlyType asks for jobs of that type only: a new runner on trial during
+	// a self-update takes only noop jobs (the health check), so no job it
+	// would have to give up when it hands over or is rolled back.
+	OnlyType string `json:"only_type,omitempty"`
 }
 
 // Job is a claimed job: everything the runner needs, already rendered.

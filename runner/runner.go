@@ -320,6 +320,9 @@ func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, st
 			return
 		}
 		req := protocol.ClaimRequest{Capabilities: r.capabilities, Version: Version}
+		if r.trial != nil {
+			req.OnlyType = protocol.JobTypeNoop // the health check only: nothing to give up at the hand-over
+		}
 		select {
 		case r.slots.wait <- struct{}{}:
 			reserved = true

@@ -53,6 +53,8 @@ type Claimant struct {
 	GivenInputs bool
 	// Version is the runner's version, recorded on the attempt.
 	Version string
+	// OnlyType: it takes jobs of that type only ("": any).
+	OnlyType string
 }
 
 // EnqueueJob queues a job for a runner, or returns the job already queued
@@ -122,8 +124,11 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 		default:
 			deferred = " AND NOT inputs_deferred"
 		}
-		claimable := "FROM jobs WHERE runner_id = ? AND status = ?" + deferred
-		err := tx.Raw("SELECT id "+claimable+" ORDER BY created_at, id LIMIT 1"+lock, runnerID, status.JobQueued).Scan(&ids).Error
+		claimable, args := "FROM jobs WHERE runner_id = ? AND status = ?"+deferred, []any{runnerID, status.JobQueued}
+		if c.OnlyType != "" {
+			claimable, args = claimable+" AND type = ?", append(args, c.OnlyType)
+		}
+		err := tx.Raw("SELECT id "+claimable+" ORDER BY created_at, id LIMIT 1"+lock, args...).Scan(&ids).Error
 		if err != nil {
 			return err
 		}
@@ -134,7 +139,7 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 			// SKIP LOCKED skipped a queued job another transaction holds: say so rather
 			// than "none", which the gateway would trust until the next notification.
 			var busy bool
-			if err := tx.Raw("SELECT EXISTS (SELECT 1 "+claimable+")", runnerID, status.JobQueued).Scan(&busy).Error; err != nil {
+			if err := tx.Raw("SELECT EXISTS (SELECT 1 "+claimable+")", args...).Scan(&busy).Error; err != nil {
 				return err
 			}
 			if busy {

@@ -337,3 +337,26 @@ func TestCancelRacingAClaimAsksTheRunningAttempt(t *testing.T) {
 			res.job.Status, stored.Status, stored.Attempt, stored.CancelRequestedAt)
 	}
 }
+
+// A runner on trial (a self-update's candidate) asks for noop jobs only: an
+// older job of another type stays queued for the runner that will keep it.
+func TestClaimOnlyOfAType(t *testing.T) {
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
+		older, _, err := f.s.EnqueueJob(ctx, store.JobSpec{Key: "apply", OrgID: f.org.ID, RunnerID: f.runner.ID,
+			InstallID: &f.inst.ID, Type: protocol.JobTypeCommand, Manifest: json.RawMessage(`{"command":["true"]}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		health := f.enqueue(t, "health")
+		got, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{OnlyType: protocol.JobTypeNoop})
+		if err != nil || got == nil || got.ID != health.ID {
+			t.Fatalf("claim of noop jobs only: %+v %v, want the health job %s", got, err, health.ID)
+		}
+		if got, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{OnlyType: protocol.JobTypeNoop}); err != nil || got != nil {
+			t.Fatalf("a second claim of noop jobs only: %+v %v, want none", got, err)
+		}
+		if got, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{}); err != nil || got == nil || got.ID != older.ID {
+			t.Fatalf("a claim of any job: %+v %v, want %s", got, err, older.ID)
+		}
+	})
+}

@@ -416,7 +416,7 @@ func (g *Gateway) claim(c echo.Context) error {
 	// What the runner runs decides which jobs it may be given, and so what
 	// "known empty" means.
 	claimant := store.Claimant{DeferredInputs: slices.Contains(req.Capabilities, protocol.CapabilityDeferredInputs),
-		GivenInputs: req.GivenInputs, Version: req.Version}
+		GivenInputs: req.GivenInputs, Version: req.Version, OnlyType: req.OnlyType}
 	deadline := time.NewTimer(g.iv.ClaimWait())
 	defer deadline.Stop()
 	backoff := time.Duration(0) // while the jobs it could run are locked
