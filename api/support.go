@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -224,6 +226,9 @@ func (s *Server) createLogsRequest(c echo.Context) error {
 	if err := req.validate(); err != nil {
 		return err
 	}
+	if err := s.checkReleaseNamespace(ctx, inst, req.Namespace); err != nil {
+		return err
+	}
 	if s.ops == nil {
 		return errNoOps()
 	}
@@ -245,6 +250,32 @@ func (s *Server) createLogsRequest(c echo.Context) error {
 	}
 	return c.JSON(http.StatusAccepted, logsRequestView{ID: id, InstallID: inst.ID, WorkflowID: wf, JobID: job.ID,
 		LogsURL: "/v1/jobs/" + job.ID + "/logs?follow=true"})
+}
+
+// checkReleaseNamespace refuses a namespace none of the install's helm releases use (in the config
+// version it runs): a logs request reads the install's own workloads, never the rest of the cluster.
+func (s *Server) checkReleaseNamespace(ctx context.Context, inst store.Install, namespace string) error {
+	if inst.ConfigVersion == 0 {
+		return apierr.Invalid("namespace", "the install has run no config version yet, so it has no releases to read logs of")
+	}
+	ac, err := s.store.GetAppConfig(ctx, inst.OrgID, inst.AppID, inst.ConfigVersion)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(ac)
+	if err != nil {
+		return err
+	}
+	var used []string
+	for _, name := range cfg.ComponentNames() {
+		if c, _ := cfg.Component(name); c.Helm != nil && !slices.Contains(used, c.Helm.Namespace) {
+			used = append(used, c.Helm.Namespace)
+		}
+	}
+	if !slices.Contains(used, namespace) {
+		return apierr.Invalid("namespace", "%q is not a namespace the install's releases use (%s)", namespace, strings.Join(used, ", "))
+	}
+	return nil
 }
 
 // queuedJob waits (up to logsJobWait) for the job a workflow just started queues under key.

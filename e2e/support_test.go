@@ -167,6 +167,8 @@ func TestSupportBundleOfTheDemoInstall(t *testing.T) {
 		t.Fatalf("support-bundle logs:\n%s", logs)
 	}
 	c.fails(1, "namespace", "support-bundle", "logs", inst, "--namespace", "Not_A_Namespace")
+	// Only the namespaces the install's releases use: not the rest of the customer's cluster.
+	c.fails(1, `"kube-system" is not a namespace the install's releases use (demo)`, "support-bundle", "logs", inst, "--namespace", "kube-system")
 }
 
 // checkBundlesInDashboard: the install's page lists the bundle with a download link that serves the
