@@ -143,7 +143,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		if m == nil {
 			break
 		}
-		jobs.Wait() // running jobs finish under this runner
+		if !finished(runCtx, &jobs) { // running jobs finish under this runner…
+			break // …unless it is shutting down: the shutdown below bounds the wait
+		}
 		r.handOver(runCtx, *m)
 	}
 	allDone := make(chan struct{})
@@ -418,5 +420,20 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 			}
 		},
 		recentLog: r.recent.snapshot,
+	}
+}
+
+// finished waits for the jobs to end, or for ctx (false).
+func finished(ctx context.Context, jobs *sync.WaitGroup) bool {
+	done := make(chan struct{})
+	go func() {
+		jobs.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
