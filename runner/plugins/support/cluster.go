@@ -119,6 +119,7 @@ func (c *collector) namespace(ctx context.Context, cs kubernetes.Interface, ns s
 			err := notStarted(pod, ctr)
 			if err == nil {
 				log, err = cs.CoreV1().Pods(ns).GetLogs(pod.Name, opts).DoRaw(ctx)
+				log = toLastLine(log, maxContainerLogBytes)
 			}
 			if err != nil {
 				err = c.unavailableEntry(name, fmt.Errorf("container log of %s/%s: %w", pod.Name, ctr, err))

@@ -93,6 +93,7 @@ func (p *kubeLogs) containerLog(ctx context.Context, cs kubernetes.Interface, po
 	err := notStarted(pod, ctr)
 	if err == nil {
 		log, err = cs.CoreV1().Pods(p.m.Namespace).GetLogs(pod.Name, opts).DoRaw(ctx)
+		log = toLastLine(log, maxContainerLogBytes)
 	}
 	if err != nil {
 		out("== %s/%s: unavailable: %v\n", pod.Name, ctr, err)

@@ -1,6 +1,7 @@
 package support
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
 	"slices"
@@ -68,4 +69,26 @@ func (r *redactor) redact(s string) string {
 		})
 	}
 	return s
+}
+
+// Logs cut at a byte limit are cut back to whole lines before they are
+// redacted: a credential the redactor would match whole could otherwise be
+// left in half, its start at the cut.
+
+// fromFirstLine drops what comes before the first line break of a log whose
+// start was cut.
+func fromFirstLine(log []byte) []byte {
+	if i := bytes.IndexByte(log, '\n'); i >= 0 {
+		return log[i+1:]
+	}
+	return nil
+}
+
+// toLastLine drops what comes after the last line break of a log that may
+// have been cut at limit bytes.
+func toLastLine(log []byte, limit int) []byte {
+	if len(log) < limit {
+		return log
+	}
+	return log[:bytes.LastIndexByte(log, '\n')+1]
 }

@@ -36,3 +36,24 @@ func TestRedactorRemovesSensitiveValuesAndCredentials(t *testing.T) {
 		t.Errorf("a cut-off PEM key shows: %q", got)
 	}
 }
+
+// A log cut at a byte limit keeps whole lines only, so a credential the cut
+// went through leaves no part of itself for the redactor to miss.
+func TestCutLogsKeepWholeLines(t *testing.T) {
+	const secret = "s3cret-pa55word-xyz"
+	log := []byte("line one\npassword " + secret + "\nline three\n")
+	cutEnd := log[:len("line one\npassword s3cret")] // as LimitBytes cuts a container's log
+	if got := string(toLastLine(cutEnd, len(cutEnd))); got != "line one\n" {
+		t.Errorf("end cut: %q", got)
+	}
+	if got := string(toLastLine(log, len(log)+1)); got != string(log) {
+		t.Errorf("a log under its limit changed: %q", got)
+	}
+	cutStart := log[len("line one\npassword s3c"):] // as the runner's log is cut to its tail
+	if got := string(fromFirstLine(cutStart)); got != "line three\n" {
+		t.Errorf("start cut: %q", got)
+	}
+	if got := string(fromFirstLine([]byte("no line break"))); got != "" {
+		t.Errorf("a cut line alone: %q", got)
+	}
+}

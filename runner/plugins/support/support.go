@@ -125,7 +125,7 @@ func (c *collector) collect(ctx context.Context, dir string) error {
 		err = c.unavailableEntry("runner.log", fmt.Errorf("the runner left no log for the job: %w", err))
 	default:
 		if len(log) > maxRunnerLog {
-			log = log[len(log)-maxRunnerLog:]
+			log = fromFirstLine(log[len(log)-maxRunnerLog:])
 		}
 		err = c.a.add("runner.log", string(log))
 	}
