@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -46,8 +45,7 @@ func (p *kubeLogs) Validate(manifest json.RawMessage) error {
 }
 
 func (p *kubeLogs) Execute(ctx context.Context, run plugins.Run) (int, error) {
-	r := newRedactor(p.m.Redact)
-	out := func(format string, args ...any) { io.WriteString(run.Stdout, r.redact(fmt.Sprintf(format, args...))) }
+	out := (&logsOut{w: run.Stdout, r: newRedactor(p.m.Redact), left: maxLogsRequestBytes}).printf
 	_, cfg, err := helm.ClientGetter(p.m.Kubeconfig, p.m.Namespace)
 	if err != nil {
 		return 0, err

@@ -57,3 +57,18 @@ func TestCutLogsKeepWholeLines(t *testing.T) {
 		t.Errorf("a cut line alone: %q", got)
 	}
 }
+
+// A logs request prints at most maxLogsRequestBytes, whole lines, redacted,
+// then says it was capped and prints nothing more.
+func TestLogsRequestOutputIsCapped(t *testing.T) {
+	var b strings.Builder
+	o := &logsOut{w: &b, r: newRedactor([]string{"s3cret-pa55word"}), left: 64}
+	o.printf("line %d with s3cret-pa55word\n", 1)
+	o.printf("line 2\nline 3 is long enough to pass the cap of this test\n")
+	o.printf("line 4\n")
+	got := b.String()
+	want := "line 1 with [REDACTED]\nline 2\n== output capped at 16 MiB: ask for less (one workload, a shorter --since, --tail)\n"
+	if got != want {
+		t.Fatalf("printed %q\nwant    %q", got, want)
+	}
+}
