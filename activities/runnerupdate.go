@@ -124,4 +124,3 @@ func (a *Activities) FinishRunnerUpdate(ctx context.Context, updateID string, en
 	}
 	return store.RunnerUpdateFailed, a.Store.FinishRunnerUpdate(ctx, u.ID, store.RunnerUpdateFailed, reason)
 }
-

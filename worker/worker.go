@@ -209,24 +209,22 @@ func (o *Operations) StartRunnerUpdate(ctx context.Context, u store.RunnerUpdate
 
 // StartSupportBundle starts the workflow that collects a support bundle.
 func (o *Operations) StartSupportBundle(ctx context.Context, b store.SupportBundle) error {
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                    b.WorkflowID,
-		TaskQueue:             o.queue(),
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, workflows.SupportBundle, workflows.SupportBundleInput{InstallID: b.InstallID, BundleID: b.ID})
-	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", b.WorkflowID, err)
-	}
-	return nil
+	return o.startNew(ctx, b.WorkflowID, workflows.SupportBundle, workflows.SupportBundleInput{InstallID: b.InstallID, BundleID: b.ID})
 }
 
 // StartKubeLogs starts the workflow of a logs request.
 func (o *Operations) StartKubeLogs(ctx context.Context, workflowID string, req activities.KubeLogsRequest) error {
+	return o.startNew(ctx, workflowID, workflows.KubeLogs, req)
+}
+
+// startNew starts a workflow under the ID of a new request, which no
+// workflow has had before.
+func (o *Operations) startNew(ctx context.Context, workflowID string, wf, arg any) error {
 	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                    workflowID,
 		TaskQueue:             o.queue(),
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, workflows.KubeLogs, req)
+	}, wf, arg)
 	if err != nil {
 		return fmt.Errorf("start workflow %s: %w", workflowID, err)
 	}
