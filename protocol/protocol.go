@@ -112,6 +112,11 @@ type RunnerHeartbeatRequest struct {
 	// ended, when it rolled back (sent until a heartbeat carrying it is
 	// accepted).
 	Update *RunnerUpdateReport `json:"update,omitempty"`
+	// EndRound names a claim round (ClaimRequest.Round) the runner ends:
+	// the gateway answers that round's held claim at once, with a job it
+	// claimed or with none, rather than the runner cancelling the request
+	// (a job claimed as it is cancelled would be lost until its lease ends).
+	EndRound string `json:"end_round,omitempty"`
 }
 
 // ConnectionError is one failed call of the runner to the gateway.
@@ -143,6 +148,9 @@ type ClaimRequest struct {
 	// a self-update takes only noop jobs (the health check), so no job it
 	// would have to give up when it hands over or is rolled back.
 	OnlyType string `json:"only_type,omitempty"`
+	// Round names the runner's current run of claims, which a heartbeat's
+	// EndRound ends.
+	Round string `json:"round,omitempty"`
 }
 
 // Job is a claimed job: everything the runner needs, already rendered.

@@ -45,6 +45,8 @@ type testGateway struct {
 	staleAnswers   map[string]int                          // job calls answered "no longer current", by job
 	onLog          func(jobID string, c protocol.LogChunk) // called with mu held
 	updates        []protocol.RunnerUpdateReport           // reported by runner heartbeats
+	// onEndRound is called, with mu held, when a heartbeat ends a claim round.
+	onEndRound func(round string)
 }
 
 func newTestGateway(t *testing.T) *testGateway {
@@ -169,6 +171,9 @@ func (g *testGateway) runnerHeartbeat(w http.ResponseWriter, r *http.Request) {
 	decode(g.t, r, &req)
 	if req.Update != nil {
 		g.update(func() { g.updates = append(g.updates, *req.Update) })
+	}
+	if req.EndRound != "" && g.onEndRound != nil {
+		g.update(func() { g.onEndRound(req.EndRound) })
 	}
 	writeJSON(w, http.StatusOK, protocol.RunnerHeartbeatResponse{RunnerID: "runner-1", Intervals: g.intervals})
 }

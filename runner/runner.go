@@ -183,19 +183,19 @@ func (r *Runner) Run(ctx context.Context) error {
 // claimRound claims and starts jobs until ctx ends or a runner_update job
 // stops it; it returns that job's manifest, or nil.
 func (r *Runner) claimRound(ctx context.Context, fail context.CancelCauseFunc, start func(protocol.Job, time.Time, *slot, <-chan struct{})) *protocol.RunnerUpdateManifest {
-	claimCtx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	rd := &claimRound{stop: stop, stopped: make(chan struct{})}
+	rd := newClaimRound(ctx)
+	defer rd.stop(nil)
 	r.mu.Lock()
 	r.round = rd
 	r.mu.Unlock()
 	draining := make(chan struct{})
-	r.claimJobs(claimCtx, fail, func(job protocol.Job, claimedAt time.Time, sl *slot) {
+	go r.endRound(rd)
+	r.claimJobs(rd, fail, func(job protocol.Job, claimedAt time.Time, sl *slot) {
 		start(job, claimedAt, sl, draining)
 	})
 	close(draining) // jobs still waiting for their inputs are let go
 	close(rd.stopped)
-	if ctx.Err() != nil || !errors.Is(context.Cause(claimCtx), errHandover) {
+	if ctx.Err() != nil || !errors.Is(context.Cause(rd.quit), errHandover) {
 		return nil
 	}
 	return r.takePending()
@@ -301,10 +301,11 @@ func (s *slot) release() {
 }
 
 // claimJobs long-polls for jobs while a working place is free and calls
-// start with each job and its place, until ctx ends. It asks for jobs with
+// start with each job and its place, until the round ends (round.go). It asks for jobs with
 // deferred inputs only while a waiting place is free too, and such a job
 // takes that place instead. A refused token ends it through fail.
-func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, start func(job protocol.Job, claimedAt time.Time, sl *slot)) {
+func (r *Runner) claimJobs(rd *claimRound, fail context.CancelCauseFunc, start func(job protocol.Job, claimedAt time.Time, sl *slot)) {
+	ctx := rd.quit
 	slots := r.slots.work
 	reserved := false // a waiting place is held for this claim
 	free := func() {
@@ -315,13 +316,13 @@ func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, st
 		}
 	}
 	b := r.retry.backoff()
-	for {
+	for ctx.Err() == nil {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
 			return
 		}
-		req := protocol.ClaimRequest{Capabilities: r.capabilities, Version: Version}
+		req := protocol.ClaimRequest{Capabilities: r.capabilities, Version: Version, Round: rd.id}
 		if r.trial != nil {
 			req.OnlyType = protocol.JobTypeNoop // the health check only: nothing to give up at the hand-over
 		}
@@ -336,9 +337,9 @@ func (r *Runner) claimJobs(ctx context.Context, fail context.CancelCauseFunc, st
 		}
 		asked := time.Now()
 		wait := r.currentIntervals().ClaimWait()
-		job, err := r.gw.Claim(ctx, req, wait)
+		job, err := r.gw.Claim(rd.polls, req, wait) // a job the poll brought is started even as the round ends
 		switch {
-		case ctx.Err() != nil:
+		case job == nil && ctx.Err() != nil:
 			free()
 			return
 		case unauthorized(err):

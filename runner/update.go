@@ -39,13 +39,6 @@ const PrevSuffix = ".prev"
 // errHandover ends a round of claims for a hand-over.
 var errHandover = errors.New("handing over to a new runner binary")
 
-// claimRound is one run of the claim loop: the runner starts a new one
-// after a hand-over that rolled back.
-type claimRound struct {
-	stop    context.CancelCauseFunc
-	stopped chan struct{} // closed once the claim loop returned
-}
-
 // stopClaimsForUpdate is called by a runner_update job's supervisor before
 // it reports success: the runner stops claiming, and the job completes only
 // once no claim of this runner is held any more.

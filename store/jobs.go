@@ -177,6 +177,40 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 	return job, nil
 }
 
+// ReleaseClaim undoes a claim whose answer never reached the runner (it
+// stopped waiting as the job was claimed): the job is queued again with its
+// attempt count as before, and the attempt that never ran is removed, so the
+// job's next claim is the attempt it would have been. It does nothing once
+// the attempt is no longer the running one.
+func (s *Store) ReleaseClaim(ctx context.Context, runnerID, jobID string, attempt int) error {
+	released := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := s.now()
+		fields := map[string]any{"status": status.JobQueued, "attempt": attempt - 1, "lease_expires_at": nil, "updated_at": now}
+		if attempt == 1 {
+			fields["started_at"] = nil
+		}
+		res := tx.Model(&Job{}).Where("id = ? AND runner_id = ? AND attempt = ? AND status = ?",
+			jobID, runnerID, attempt, status.JobRunning).Updates(fields)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		released = true
+		if err := tx.Where("job_id = ? AND attempt = ?", jobID, attempt).Delete(&JobAttempt{}).Error; err != nil {
+			return err
+		}
+		return addEvent(tx, jobID, attempt-1, status.JobQueued,
+			"queued again: runner "+runnerID+" stopped waiting as the job was claimed", now)
+	})
+	if err != nil {
+		return fmt.Errorf("release claim of job %s: %w", jobID, err)
+	}
+	if released {
+		s.publish(ctx, notify.RunnerTopic(runnerID))
+	}
+	return nil
+}
+
 // currentAttempt loads what the runner's calls about an attempt need (not the manifest) and checks
 // it is the one running now; another runner's job is ErrNotFound.
 func currentAttempt(tx *gorm.DB, runnerID, jobID string, attempt int) (Job, error) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,6 +99,9 @@ type runnerState struct {
 	version   string
 	caps      string
 	infoKnown bool
+	// endedRound is the claim round the runner's last heartbeat ended
+	// (protocol.RunnerHeartbeatRequest.EndRound).
+	endedRound string
 }
 
 // New returns a gateway; call Run to start its background loops.
@@ -371,6 +373,9 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 	if err := g.store.RecordConnectionErrors(c.Request().Context(), r.ID, req.ConnectionErrors); err != nil {
 		return err
 	}
+	if req.EndRound != "" {
+		g.endRound(r.ID, req.EndRound)
+	}
 	if req.Update != nil {
 		if err := g.store.RecordRunnerUpdateReport(c.Request().Context(), r.ID, *req.Update); err != nil {
 			return err
@@ -386,87 +391,6 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 		g.mu.Unlock()
 	}
 	return c.JSON(http.StatusOK, protocol.RunnerHeartbeatResponse{RunnerID: r.ID, Intervals: g.iv})
-}
-
-// claim is the long poll: it asks the database only when the runner may have work (see the
-// package doc); a job another transaction held (store.ErrJobsBusy) is asked for again shortly.
-func (g *Gateway) claim(c echo.Context) error {
-	var req protocol.ClaimRequest
-	if err := apierr.Bind(c, &req); err != nil {
-		return err
-	}
-	r := runnerFrom(c)
-	ctx := c.Request().Context()
-	key, err := g.credentialKey(ctx) // before claiming: a claimed attempt must reach the runner
-	if err != nil {
-		return err
-	}
-	wake := make(chan struct{}, 1)
-	g.mu.Lock()
-	st := g.state(r.ID)
-	st.waiters[wake] = struct{}{}
-	st.seen = true
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		delete(st.waiters, wake)
-		st.seen = true
-		g.mu.Unlock()
-	}()
-	// What the runner runs decides which jobs it may be given, and so what
-	// "known empty" means.
-	claimant := store.Claimant{DeferredInputs: slices.Contains(req.Capabilities, protocol.CapabilityDeferredInputs),
-		GivenInputs: req.GivenInputs, Version: req.Version, OnlyType: req.OnlyType}
-	deadline := time.NewTimer(g.iv.ClaimWait())
-	defer deadline.Stop()
-	backoff := time.Duration(0) // while the jobs it could run are locked
-	for {
-		g.mu.Lock()
-		gen, draining := st.gen, g.draining
-		known := st.emptyOK && st.emptyGen == gen && st.emptyFor == claimant && time.Since(st.emptyAt) < g.cfg.EmptyTTL
-		g.mu.Unlock()
-		if draining {
-			return c.NoContent(http.StatusNoContent)
-		}
-		var busy <-chan time.Time // set when a queued job was locked: ask again soon
-		if !known {
-			job, err := g.store.ClaimJob(ctx, r.ID, g.iv.Lease(), claimant)
-			switch {
-			case ctx.Err() != nil:
-				return nil // the runner went away: nothing to answer, no error to log
-			case errors.Is(err, store.ErrJobsBusy):
-				next := min(max(2*backoff, busyRetry), busyRetryMax)
-				if next == busyRetryMax && backoff != busyRetryMax {
-					g.log.Warn("gateway: a runner's queued jobs have stayed locked by another transaction for over a second",
-						"runner", r.ID)
-				}
-				backoff = next
-				busy = time.After(backoff)
-			case err != nil:
-				return err
-			case job != nil:
-				manifest := attemptManifest(key, job)
-				return c.JSON(http.StatusOK, protocol.Job{ID: job.ID, Type: job.Type, Attempt: job.Attempt,
-					LeaseExpiresAt: *job.LeaseExpiresAt, TimeoutMS: job.TimeoutMS, Manifest: manifest,
-					InputsDeferred: job.InputsDeferred, InputsWaitMS: job.InputsWaitMS})
-			default:
-				backoff = 0
-				g.mu.Lock()
-				if st.gen == gen {
-					st.emptyOK, st.emptyGen, st.emptyAt, st.emptyFor = true, gen, time.Now(), claimant
-				}
-				g.mu.Unlock()
-			}
-		}
-		select {
-		case <-busy:
-		case <-wake:
-		case <-deadline.C:
-			return c.NoContent(http.StatusNoContent)
-		case <-ctx.Done():
-			return nil
-		}
-	}
 }
 
 // jobHeartbeat renews the lease and, when asked to wait, holds the request
