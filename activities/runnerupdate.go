@@ -53,7 +53,7 @@ func (a *Activities) EnqueueRunnerSyncJob(ctx context.Context, updateID, key str
 
 // EnqueueRunnerUpdateJob queues the job that stages the binary, from the
 // install's registry, next to the runner.
-func (a *Activities) EnqueueRunnerUpdateJob(ctx context.Context, updateID, key string, deadline time.Duration) (_ JobRef, err error) {
+func (a *Activities) EnqueueRunnerUpdateJob(ctx context.Context, updateID, key string, deadline, drain time.Duration) (_ JobRef, err error) {
 	defer classified(&err)
 	u, v, err := a.runnerRelease(ctx, updateID)
 	if err != nil {
@@ -65,7 +65,7 @@ func (a *Activities) EnqueueRunnerUpdateJob(ctx context.Context, updateID, key s
 	}
 	m, err := manifest(protocol.RunnerUpdateManifest{UpdateID: u.ID, Version: v.Version,
 		Binary:       protocol.ArtifactRef{Registry: src, Repository: installRepositoryPrefix + "runner", Digest: v.Digest},
-		BinaryDigest: v.BinaryDigest, HealthDeadlineMS: deadline.Milliseconds()})
+		BinaryDigest: v.BinaryDigest, HealthDeadlineMS: deadline.Milliseconds(), DrainTimeoutMS: drain.Milliseconds()})
 	if err != nil {
 		return JobRef{}, err
 	}

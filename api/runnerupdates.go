@@ -14,17 +14,20 @@ import (
 	"github.com/outpost-dev/outpost/workflows"
 )
 
-// Bounds of a runner update's health deadline, in seconds.
+// Bounds of a runner update's health deadline and drain timeout, in seconds.
 const (
 	defaultHealthDeadline = 120
 	minHealthDeadline     = 5
 	maxHealthDeadline     = 3600
+	defaultDrainTimeout   = 3600
+	minDrainTimeout       = 5
+	maxDrainTimeout       = 86400
 )
 
 // runnerUpdateStarter is what the API needs of Operations to update a
 // runner (worker.Operations has it).
 type runnerUpdateStarter interface {
-	StartRunnerUpdate(ctx context.Context, u store.RunnerUpdate, deadline time.Duration) error
+	StartRunnerUpdate(ctx context.Context, u store.RunnerUpdate, deadline, drain time.Duration) error
 }
 
 func (s *Server) listRunnerVersions(c echo.Context) error {
@@ -143,6 +146,18 @@ func (s *Server) putInstallRunnerPolicy(c echo.Context) error {
 type createRunnerUpdateRequest struct {
 	Version               string `json:"version"`
 	HealthDeadlineSeconds *int   `json:"health_deadline_seconds"`
+	DrainTimeoutSeconds   *int   `json:"drain_timeout_seconds"`
+}
+
+// seconds is an optional field in seconds, checked against its bounds.
+func seconds(field string, v *int, def, lo, hi int) (time.Duration, error) {
+	if v == nil {
+		return time.Duration(def) * time.Second, nil
+	}
+	if *v < lo || *v > hi {
+		return 0, apierr.Invalid(field, "%d is out of range: %d to %d seconds", *v, lo, hi)
+	}
+	return time.Duration(*v) * time.Second, nil
 }
 
 func (s *Server) createRunnerUpdate(c echo.Context) error {
@@ -155,12 +170,13 @@ func (s *Server) createRunnerUpdate(c echo.Context) error {
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
-	deadline := defaultHealthDeadline
-	if d := req.HealthDeadlineSeconds; d != nil {
-		if *d < minHealthDeadline || *d > maxHealthDeadline {
-			return apierr.Invalid("health_deadline_seconds", "%d is out of range: %d to %d seconds", *d, minHealthDeadline, maxHealthDeadline)
-		}
-		deadline = *d
+	deadline, err := seconds("health_deadline_seconds", req.HealthDeadlineSeconds, defaultHealthDeadline, minHealthDeadline, maxHealthDeadline)
+	if err != nil {
+		return err
+	}
+	drain, err := seconds("drain_timeout_seconds", req.DrainTimeoutSeconds, defaultDrainTimeout, minDrainTimeout, maxDrainTimeout)
+	if err != nil {
+		return err
 	}
 	u, err := s.newRunnerUpdate(ctx, inst, req.Version)
 	if err != nil {
@@ -174,7 +190,7 @@ func (s *Server) createRunnerUpdate(c echo.Context) error {
 		return err
 	}
 	noteObject(ctx, "runner_update_id", u.ID)
-	if err := ops.StartRunnerUpdate(ctx, u, time.Duration(deadline)*time.Second); err != nil {
+	if err := ops.StartRunnerUpdate(ctx, u, deadline, drain); err != nil {
 		reason := "the update's workflow could not be started"
 		if errors.Is(err, store.ErrConflict) {
 			reason = "another update of this install's runner was under way"

@@ -38,6 +38,7 @@ func TestRunnerPolicyAndUpdateRefusals(t *testing.T) {
 		{"POST", updates, map[string]any{}, 400, "version"}, // no version wanted yet
 		{"POST", updates, map[string]any{"version": "v9"}, 422, "version"},
 		{"POST", updates, map[string]any{"version": "v1", "health_deadline_seconds": 1}, 400, "health_deadline_seconds"},
+		{"POST", updates, map[string]any{"version": "v1", "drain_timeout_seconds": 90000}, 400, "drain_timeout_seconds"},
 	} {
 		var got protocol.Error
 		e.call(tc.method, tc.path, tc.body, tc.status, &got)

@@ -73,13 +73,17 @@ func (b *browser) text(sel, want string, within time.Duration) string {
 	b.t.Helper()
 	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e && e.checkVisibility() ? e.innerText : ""; })()`, sel)
 	var got string
+	var err error // the last read that failed: a busy machine may stall one, so it is read again
 	for deadline := time.Now().Add(within); ; time.Sleep(100 * time.Millisecond) {
-		if got = eval[string](b, js); got != "" && strings.Contains(got, want) {
+		ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		cancel()
+		if err == nil && got != "" && strings.Contains(got, want) {
 			return got
 		}
 		if time.Now().After(deadline) {
 			page := eval[string](b, `document.getElementById("view")?.innerText || ""`)
-			b.t.Fatalf("after %s, %s shows %q, not %q; the page shows:\n%s", within, sel, got, want, page)
+			b.t.Fatalf("after %s, %s shows %q, not %q (last read's error: %v); the page shows:\n%s", within, sel, got, want, err, page)
 		}
 	}
 }

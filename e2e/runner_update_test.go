@@ -113,6 +113,35 @@ func TestRunnerSelfUpdate(t *testing.T) {
 		})
 	}
 
+	// A job that outlasts the drain timeout: the update is given up and
+	// says why, the job finishes on v1, and nothing was handed over.
+	t.Run("drain-timeout", func(t *testing.T) {
+		long := s.enqueueNoop(t, "long", 25_000)
+		waitFor(t, time.Minute, "the long job to run", func() bool {
+			var j jobDetail
+			s.do("GET", "/v1/jobs/"+long, nil, &j)
+			return j.Status == status.JobRunning
+		})
+		var u runnerUpdate
+		if code := s.do("POST", "/v1/installs/"+s.install.ID+"/runner-updates",
+			map[string]any{"version": "v2", "health_deadline_seconds": 60, "drain_timeout_seconds": 5}, &u); code != http.StatusAccepted {
+			t.Fatalf("POST runner-updates: %d %+v", code, u)
+		}
+		u = s.waitRunnerUpdate(u.ID, 2*time.Minute)
+		if u.Status != store.RunnerUpdateFailed || !strings.Contains(u.Reason, "did not finish within the drain timeout (5s)") {
+			t.Fatalf("update with a job running past the drain timeout: %s %q", u.Status, u.Reason)
+		}
+		if j := s.waitJob(long); j.Status != status.JobSucceeded || len(j.Attempts) != 1 || j.Attempts[0].RunnerVersion != "v1" {
+			t.Errorf("the long job: %s after %d attempts (%+v), want succeeded at once on v1", j.Status, len(j.Attempts), j.Attempts)
+		}
+		if _, err := os.Stat(bin + ".new"); !os.IsNotExist(err) {
+			t.Errorf("the staged binary is still there: %v", err)
+		}
+		if v := s.runnerVersionNow(); v != "v1" {
+			t.Errorf("after the given-up update the runner runs %q, want v1", v)
+		}
+	})
+
 	t.Run("good", func(t *testing.T) {
 		pid := p.cmd.Process.Pid
 		var jobs []string

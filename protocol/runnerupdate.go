@@ -30,6 +30,10 @@ type RunnerUpdateManifest struct {
 	// HealthDeadlineMS is how long the new binary has to report healthy
 	// (its heartbeat accepted, a noop job run) before the runner rolls back.
 	HealthDeadlineMS int64 `json:"health_deadline_ms"`
+	// DrainTimeoutMS bounds how long the runner waits for its running jobs
+	// before it hands over; past it the update is given up (rolled back,
+	// with the reason) and the jobs go on. 0: the runner's default.
+	DrainTimeoutMS int64 `json:"drain_timeout_ms,omitempty"`
 }
 
 // RunnerUpdateOutputs are a runner_update job's outputs.

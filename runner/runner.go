@@ -143,8 +143,12 @@ func (r *Runner) Run(ctx context.Context) error {
 		if m == nil {
 			break
 		}
-		if !finished(runCtx, &jobs) { // running jobs finish under this runner…
-			break // …unless it is shutting down: the shutdown below bounds the wait
+		if drain := drainTimeout(*m); !finished(runCtx, &jobs, drain) { // running jobs finish under this runner…
+			if runCtx.Err() != nil {
+				break // …unless it is shutting down: the shutdown below bounds the wait
+			}
+			r.drainTimedOut(runCtx, *m, drain)
+			continue
 		}
 		r.handOver(runCtx, *m)
 	}
@@ -424,17 +428,22 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 	}
 }
 
-// finished waits for the jobs to end, or for ctx (false).
-func finished(ctx context.Context, jobs *sync.WaitGroup) bool {
+// finished waits for the jobs to end: false when they did not within that
+// time, or ctx ended first.
+func finished(ctx context.Context, jobs *sync.WaitGroup, within time.Duration) bool {
 	done := make(chan struct{})
 	go func() {
 		jobs.Wait()
 		close(done)
 	}()
+	t := time.NewTimer(within)
+	defer t.Stop()
 	select {
 	case <-done:
 		return true
 	case <-ctx.Done():
+		return false
+	case <-t.C:
 		return false
 	}
 }

@@ -33,6 +33,10 @@ import (
 // nothing.
 const DefaultHealthDeadline = 2 * time.Minute
 
+// DefaultDrainTimeout is how long the runner waits for its running jobs
+// before a hand-over when the manifest says nothing.
+const DefaultDrainTimeout = time.Hour
+
 // PrevSuffix names the previous binary, kept after a hand-over.
 const PrevSuffix = ".prev"
 
@@ -75,6 +79,28 @@ func (r *Runner) handOver(ctx context.Context, m protocol.RunnerUpdateManifest) 
 	if ctx.Err() != nil {
 		return
 	}
+	r.rollBack(ctx, m, reason)
+}
+
+// drainTimeout is how long the running jobs may take before a hand-over.
+func drainTimeout(m protocol.RunnerUpdateManifest) time.Duration {
+	if m.DrainTimeoutMS <= 0 {
+		return DefaultDrainTimeout
+	}
+	return time.Duration(m.DrainTimeoutMS) * time.Millisecond
+}
+
+// drainTimedOut gives the update up: the running jobs outlasted the drain
+// timeout, and go on under this runner.
+func (r *Runner) drainTimedOut(ctx context.Context, m protocol.RunnerUpdateManifest, drain time.Duration) {
+	_ = os.Remove(r.cfg.Executable + runnerupdate.StagedSuffix)
+	r.rollBack(ctx, m, fmt.Sprintf("%d running jobs did not finish within the drain timeout (%s): "+
+		"the update was given up and they go on under this runner", r.running.Load(), drain))
+}
+
+// rollBack records why the update failed and reports it before the runner
+// claims again.
+func (r *Runner) rollBack(ctx context.Context, m protocol.RunnerUpdateManifest, reason string) {
 	r.log.Error("runner update rolled back: the previous runner goes on", "version", m.Version, "reason", reason)
 	r.mu.Lock()
 	r.report = &protocol.RunnerUpdateReport{UpdateID: m.UpdateID, Version: m.Version, Status: protocol.UpdateRolledBack, Reason: reason}

@@ -190,13 +190,13 @@ func (o *Operations) StartInstallCommand(ctx context.Context, cmd store.InstallC
 
 // StartRunnerUpdate starts the workflow that updates an install's runner;
 // while one runs for the install, it is store.ErrConflict.
-func (o *Operations) StartRunnerUpdate(ctx context.Context, u store.RunnerUpdate, deadline time.Duration) error {
+func (o *Operations) StartRunnerUpdate(ctx context.Context, u store.RunnerUpdate, deadline, drain time.Duration) error {
 	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                       u.WorkflowID,
 		TaskQueue:                o.queue(),
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-	}, workflows.UpdateRunner, workflows.RunnerUpdateInput{UpdateID: u.ID, HealthDeadline: deadline})
+	}, workflows.UpdateRunner, workflows.RunnerUpdateInput{UpdateID: u.ID, HealthDeadline: deadline, DrainTimeout: drain})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return fmt.Errorf("a runner update of install %s is under way: %w", u.InstallID, store.ErrConflict)

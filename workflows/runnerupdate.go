@@ -21,7 +21,13 @@ type RunnerUpdateInput struct {
 	UpdateID string
 	// HealthDeadline is how long the new runner has to be healthy.
 	HealthDeadline time.Duration
+	// DrainTimeout is how long the old runner waits for its running jobs
+	// before it hands over (0: DefaultDrainTimeout).
+	DrainTimeout time.Duration
 }
+
+// DefaultDrainTimeout is an update's drain timeout unless one is given.
+const DefaultDrainTimeout = time.Hour
 
 // UpdateRunner moves an install's runner to a new version: the install's
 // runner copies the binary into the install's registry (sync), stages it
@@ -44,18 +50,23 @@ func UpdateRunner(ctx workflow.Context, in RunnerUpdateInput) (string, error) {
 		}
 		return ""
 	}
+	if in.DrainTimeout <= 0 {
+		in.DrainTimeout = DefaultDrainTimeout
+	}
 	var end activities.RunnerUpdateEnd
 	end.Failure = run("sync", a.EnqueueRunnerSyncJob, JobPolicy{Wait: 30 * time.Minute})
 	if end.Failure == "" {
-		end.Failure = run("stage", a.EnqueueRunnerUpdateJob, JobPolicy{MaxAttempts: 1, Wait: 30 * time.Minute}, in.HealthDeadline)
+		end.Failure = run("stage", a.EnqueueRunnerUpdateJob, JobPolicy{MaxAttempts: 1, Wait: 30 * time.Minute}, in.HealthDeadline, in.DrainTimeout)
 	}
 	if end.Failure == "" {
 		// The old runner claims nothing during the hand-over: only the new
-		// one, or the old one once it rolled back, runs this job.
+		// one, or the old one once it rolled back, runs this job. The wait
+		// counts the drain too: the hand-over starts once the old runner's
+		// jobs finished (or it gives up at the drain timeout and rolls back).
 		var err error
 		end.Health, err = RunJob(ctx, func(c workflow.Context) workflow.Future {
 			return workflow.ExecuteActivity(c, a.EnqueueRunnerHealthJob, in.UpdateID, id+"/health")
-		}, JobPolicy{Wait: in.HealthDeadline + 2*time.Minute})
+		}, JobPolicy{Wait: in.DrainTimeout + in.HealthDeadline + 2*time.Minute})
 		if err != nil {
 			end.Failure = "health: no runner ran the health job: " + rootMessage(err)
 		}

@@ -17,25 +17,25 @@ func (c *cli) runnerUpdateCmds() []*cobra.Command {
 
 func (c *cli) runnersUpdateCmd() *cobra.Command {
 	var version string
-	var deadline time.Duration
+	var deadline, drain time.Duration
 	var wait bool
 	cmd := &cobra.Command{
-		Use:   "update INSTALL [--version V] [--deadline 2m] [--wait]",
+		Use:   "update INSTALL [--version V] [--deadline 2m] [--drain-timeout 1h] [--wait]",
 		Short: "Update the install's runner to a version (default: its target), rolled back unless healthy within the deadline",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if deadline != 0 && (deadline < 5*time.Second || deadline > time.Hour) {
 				return fail(exitUsage, "--deadline must be between 5s and 1h, got %s", deadline)
 			}
+			if drain != 0 && (drain < 5*time.Second || drain > 24*time.Hour) {
+				return fail(exitUsage, "--drain-timeout must be between 5s and 24h, got %s", drain)
+			}
 			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			body := apiclient.CreateRunnerUpdateRequest{Version: optional(version)}
-			if deadline != 0 {
-				secs := int(deadline / time.Second)
-				body.HealthDeadlineSeconds = &secs
-			}
+			body.HealthDeadlineSeconds, body.DrainTimeoutSeconds = optionalSeconds(deadline), optionalSeconds(drain)
 			r, err := check(a.CreateRunnerUpdateWithResponse(cmd.Context(), inst.Id, body))
 			if err != nil {
 				return err
@@ -59,8 +59,18 @@ func (c *cli) runnersUpdateCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&version, "version", "", "the runner version (default: the install's target: its own version, else its org's)")
 	f.DurationVar(&deadline, "deadline", 0, "how long the new runner has to report healthy (default 2m)")
+	f.DurationVar(&drain, "drain-timeout", 0, "process mode: how long the old runner waits for its running jobs before it hands over; past it the update fails (default 1h)")
 	f.BoolVar(&wait, "wait", false, "wait until the update succeeded or was rolled back")
 	return cmd
+}
+
+// optionalSeconds is d in whole seconds, or nil for 0 (the API's default).
+func optionalSeconds(d time.Duration) *int {
+	if d == 0 {
+		return nil
+	}
+	secs := int(d / time.Second)
+	return &secs
 }
 
 // awaitRunnerUpdate polls the update until it ended.
