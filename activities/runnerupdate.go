@@ -112,7 +112,7 @@ func (a *Activities) FinishRunnerUpdate(ctx context.Context, updateID string, en
 		case err != nil:
 			return "", err
 		case end.Health.Status == status.JobSucceeded && ran == u.Version:
-			return store.RunnerUpdateSucceeded, a.Store.FinishRunnerUpdate(ctx, u.ID, store.RunnerUpdateSucceeded, "")
+			return a.Store.SucceedRunnerUpdate(ctx, u.ID) // failed if the runner rolled back after the health job
 		case end.Health.Status == status.JobSucceeded:
 			reason = fmt.Sprintf("the health job ran on runner version %q, not %s", ran, u.Version)
 		default:

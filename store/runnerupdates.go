@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/outpost-dev/outpost/protocol"
@@ -152,12 +153,55 @@ func (s *Store) FinishRunnerUpdate(ctx context.Context, id, status, reason strin
 	return nil
 }
 
+// SucceedRunnerUpdate records the update succeeded unless its runner
+// reported a rollback (the new binary passed its health check, then could
+// not be put in place or executed); then it is failed with that reason. It
+// returns the status recorded.
+func (s *Store) SucceedRunnerUpdate(ctx context.Context, id string) (string, error) {
+	now := s.now()
+	st := RunnerUpdateSucceeded
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&RunnerUpdate{}).Where("id = ? AND runner_reason = ''", id).
+			Updates(map[string]any{"status": st, "reason": "", "finished_at": &now})
+		if res.Error != nil || res.RowsAffected == 1 {
+			return res.Error
+		}
+		var u RunnerUpdate
+		if err := tx.Where("id = ?", id).First(&u).Error; err != nil {
+			return notFound(err, "runner update "+id)
+		}
+		st = RunnerUpdateFailed
+		return tx.Model(&RunnerUpdate{}).Where("id = ?", id).
+			Updates(map[string]any{"status": st, "reason": u.RunnerReason + afterHealthCheck, "finished_at": &now}).Error
+	})
+	if err != nil {
+		return "", fmt.Errorf("finish runner update %s: %w", id, err)
+	}
+	return st, nil
+}
+
+// afterHealthCheck ends the reason of an update whose new binary passed
+// its health check before the runner rolled back.
+const afterHealthCheck = " (after the new version had passed its health check)"
+
 // RecordRunnerUpdateReport keeps what a runner said of its hand-over, on
 // the update of that runner it names (a report naming another runner's
-// update changes nothing).
+// update changes nothing). A rollback reported after the update was
+// recorded succeeded — the new binary passed its health check, then could
+// not be put in place or executed — makes it failed: the old one runs.
 func (s *Store) RecordRunnerUpdateReport(ctx context.Context, runnerID string, rep protocol.RunnerUpdateReport) error {
-	err := s.db.WithContext(ctx).Model(&RunnerUpdate{}).Where("id = ? AND runner_id = ?", rep.UpdateID, runnerID).
-		Update("runner_reason", rep.Status+": "+rep.Reason).Error
+	said := rep.Status + ": " + rep.Reason
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		mine := tx.Model(&RunnerUpdate{}).Where("id = ? AND runner_id = ?", rep.UpdateID, runnerID)
+		if err := mine.Update("runner_reason", said).Error; err != nil {
+			return err
+		}
+		if rep.Status != protocol.UpdateRolledBack {
+			return nil
+		}
+		return tx.Model(&RunnerUpdate{}).Where("id = ? AND runner_id = ? AND status = ?", rep.UpdateID, runnerID, RunnerUpdateSucceeded).
+			Updates(map[string]any{"status": RunnerUpdateFailed, "reason": said + afterHealthCheck}).Error
+	})
 	if err != nil {
 		return fmt.Errorf("record runner update report: %w", err)
 	}

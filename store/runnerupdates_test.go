@@ -1,0 +1,66 @@
+package store_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// A rollback the runner reports after its update was recorded succeeded
+// (the new binary passed its health check, then could not be executed)
+// makes the update failed with the runner's reason, and so does one that
+// came before the workflow recorded the success; a report on another
+// runner's update changes nothing.
+func TestRollbackReportedAfterSuccessFailsTheUpdate(t *testing.T) {
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
+		u, err := f.s.CreateRunnerUpdate(ctx, store.RunnerUpdate{ID: store.NewID("rupd"), OrgID: f.org.ID, InstallID: f.inst.ID, RunnerID: f.runner.ID,
+			FromVersion: "v1", Version: "v2", Digest: "sha256:x", WorkflowID: "wf"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.FinishRunnerUpdate(ctx, u.ID, store.RunnerUpdateSucceeded, ""); err != nil {
+			t.Fatal(err)
+		}
+		report := func(runnerID, st string) store.RunnerUpdate {
+			t.Helper()
+			rep := protocol.RunnerUpdateReport{UpdateID: u.ID, Version: "v2", Status: st, Reason: "executing the new binary: exec format error"}
+			if err := f.s.RecordRunnerUpdateReport(ctx, runnerID, rep); err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.s.GetRunnerUpdate(ctx, f.org.ID, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		if got := report("run_other", protocol.UpdateRolledBack); got.Status != store.RunnerUpdateSucceeded {
+			t.Errorf("another runner's report made the update %s", got.Status)
+		}
+		got := report(f.runner.ID, protocol.UpdateRolledBack)
+		if got.Status != store.RunnerUpdateFailed || !strings.Contains(got.Reason, "exec format error") ||
+			!strings.Contains(got.Reason, "after the new version had passed its health check") {
+			t.Errorf("after the runner reported its rollback: %s %q, want failed with its reason", got.Status, got.Reason)
+		}
+
+		// The report first, then the workflow's success.
+		u2, err := f.s.CreateRunnerUpdate(ctx, store.RunnerUpdate{ID: store.NewID("rupd"), OrgID: f.org.ID, InstallID: f.inst.ID, RunnerID: f.runner.ID,
+			FromVersion: "v1", Version: "v3", Digest: "sha256:y", WorkflowID: "wf2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u = u2
+		report(f.runner.ID, protocol.UpdateRolledBack)
+		if st, err := f.s.SucceedRunnerUpdate(ctx, u2.ID); err != nil || st != store.RunnerUpdateFailed {
+			t.Fatalf("success after a reported rollback recorded %q, %v; want failed", st, err)
+		}
+		if got, _ := f.s.GetRunnerUpdate(ctx, f.org.ID, u2.ID); got.Status != store.RunnerUpdateFailed || !strings.Contains(got.Reason, "exec format error") {
+			t.Errorf("update %s %q, want failed with the runner's reason", got.Status, got.Reason)
+		}
+		if st, err := f.s.SucceedRunnerUpdate(ctx, u2.ID); err != nil || st != store.RunnerUpdateFailed {
+			t.Errorf("a retried success recorded %q, %v; want failed still", st, err)
+		}
+	})
+}
