@@ -234,8 +234,9 @@ func (s *Server) routeTable() []route {
 			description: "Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own " +
 				"recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, " +
 				"and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and " +
-				"anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB.",
-			status: 202, result: "SupportBundle", errors: []int{503}}},
+				"anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB; " +
+				"an install keeps at most 10 (409 for one more, naming when the oldest expires).",
+			status: 202, result: "SupportBundle", errors: []int{409, 503}}},
 		{get, "/installs/:id/support-bundles", s.listSupportBundles, operation{id: "listSupportBundles", tag: "support",
 			summary: "List an install's support bundles (those not expired)", query: []queryParam{limitParam}, status: 200, result: "SupportBundleList"}},
 		{get, "/installs/:id/support-bundles/:bundle", s.getSupportBundle, operation{id: "getSupportBundle", tag: "support",
@@ -243,6 +244,9 @@ func (s *Server) routeTable() []route {
 			query: []queryParam{{"wait", "integer",
 				"if the bundle is still being collected, wait up to this many seconds (0-60) for it before answering"}},
 			status: 200, result: "SupportBundle", errors: []int{503}}},
+		{del, "/installs/:id/support-bundles/:bundle", s.deleteSupportBundle, operation{id: "deleteSupportBundle", tag: "support",
+			summary: "Delete a support bundle and its archive", description: "A bundle still being collected cannot be deleted (409).",
+			status: 204, errors: []int{409}}},
 		{get, "/installs/:id/support-bundles/:bundle/download", s.downloadSupportBundle, operation{id: "downloadSupportBundle", tag: "support",
 			summary: "Download a support bundle's archive (a gzipped tar)", description: "A bundle that has not succeeded has no archive (409).",
 			status: 200, result: "SupportBundleArchive", resultType: "application/gzip", errors: []int{409}}},

@@ -121,6 +121,17 @@ func (s *Server) getSupportBundle(c echo.Context) error {
 	return c.JSON(http.StatusOK, newSupportBundleView(b))
 }
 
+func (s *Server) deleteSupportBundle(c echo.Context) error {
+	b, err := s.installBundle(c)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteSupportBundle(c.Request().Context(), b.OrgID, b.InstallID, b.ID); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
 func (s *Server) downloadSupportBundle(c echo.Context) error {
 	b, err := s.installBundle(c)
 	if err != nil {

@@ -705,10 +705,17 @@ type ClientInterface interface {
 
 	// CreateSupportBundle Collect a support bundle on the install's runner
 	//
-	// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB.
+	// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB; an install keeps at most 10 (409 for one more, naming when the oldest expires).
 	//
 	// Corresponds with POST /v1/installs/{id}/support-bundles (the `CreateSupportBundle` operationId).
 	CreateSupportBundle(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSupportBundle Delete a support bundle and its archive
+	//
+	// A bundle still being collected cannot be deleted (409).
+	//
+	// Corresponds with DELETE /v1/installs/{id}/support-bundles/{bundle} (the `DeleteSupportBundle` operationId).
+	DeleteSupportBundle(ctx context.Context, id string, bundle string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSupportBundle Get a support bundle
 	//
@@ -2283,11 +2290,28 @@ func (c *Client) ListSupportBundles(ctx context.Context, id string, params *List
 
 // CreateSupportBundle Collect a support bundle on the install's runner
 //
-// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB.
+// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB; an install keeps at most 10 (409 for one more, naming when the oldest expires).
 //
 // Corresponds with POST /v1/installs/{id}/support-bundles (the `CreateSupportBundle` operationId).
 func (c *Client) CreateSupportBundle(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateSupportBundleRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSupportBundle Delete a support bundle and its archive
+//
+// A bundle still being collected cannot be deleted (409).
+//
+// Corresponds with DELETE /v1/installs/{id}/support-bundles/{bundle} (the `DeleteSupportBundle` operationId).
+func (c *Client) DeleteSupportBundle(ctx context.Context, id string, bundle string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSupportBundleRequest(c.Server, id, bundle)
 	if err != nil {
 		return nil, err
 	}
@@ -5506,6 +5530,47 @@ func NewCreateSupportBundleRequest(server string, id string) (*http.Request, err
 	return req, nil
 }
 
+// NewDeleteSupportBundleRequest constructs an http.Request for the DeleteSupportBundle method
+func NewDeleteSupportBundleRequest(server string, id string, bundle string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "bundle", bundle, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/support-bundles/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetSupportBundleRequest constructs an http.Request for the GetSupportBundle method
 func NewGetSupportBundleRequest(server string, id string, bundle string, params *GetSupportBundleParams) (*http.Request, error) {
 	var err error
@@ -6871,12 +6936,21 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSupportBundleWithResponse Collect a support bundle on the install's runner
 	//
-	// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB.
+	// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB; an install keeps at most 10 (409 for one more, naming when the oldest expires).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/installs/{id}/support-bundles (the `CreateSupportBundle` operationId).
 	CreateSupportBundleWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*CreateSupportBundleResponse, error)
+
+	// DeleteSupportBundleWithResponse Delete a support bundle and its archive
+	//
+	// A bundle still being collected cannot be deleted (409).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/installs/{id}/support-bundles/{bundle} (the `DeleteSupportBundle` operationId).
+	DeleteSupportBundleWithResponse(ctx context.Context, id string, bundle string, reqEditors ...RequestEditorFn) (*DeleteSupportBundleResponse, error)
 
 	// GetSupportBundleWithResponse Get a support bundle
 	//
@@ -11627,6 +11701,8 @@ type CreateSupportBundleResponse struct {
 	JSON401 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -11646,6 +11722,11 @@ func (r CreateSupportBundleResponse) GetJSON401() *Error {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r CreateSupportBundleResponse) GetJSON404() *Error {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateSupportBundleResponse) GetJSON409() *Error {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -11681,6 +11762,68 @@ func (r CreateSupportBundleResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateSupportBundleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteSupportBundleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteSupportBundleResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteSupportBundleResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteSupportBundleResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteSupportBundleResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSupportBundleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSupportBundleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSupportBundleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSupportBundleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13879,7 +14022,7 @@ func (c *ClientWithResponses) ListSupportBundlesWithResponse(ctx context.Context
 
 // CreateSupportBundleWithResponse Collect a support bundle on the install's runner
 //
-// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB.
+// Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own recent log, the install's job history, its terraform resources (names and types), each helm release's status and history, and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB; an install keeps at most 10 (409 for one more, naming when the oldest expires).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13890,6 +14033,21 @@ func (c *ClientWithResponses) CreateSupportBundleWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseCreateSupportBundleResponse(rsp)
+}
+
+// DeleteSupportBundleWithResponse Delete a support bundle and its archive
+//
+// A bundle still being collected cannot be deleted (409).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/installs/{id}/support-bundles/{bundle} (the `DeleteSupportBundle` operationId).
+func (c *ClientWithResponses) DeleteSupportBundleWithResponse(ctx context.Context, id string, bundle string, reqEditors ...RequestEditorFn) (*DeleteSupportBundleResponse, error) {
+	rsp, err := c.DeleteSupportBundle(ctx, id, bundle, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSupportBundleResponse(rsp)
 }
 
 // GetSupportBundleWithResponse Get a support bundle
@@ -17859,6 +18017,13 @@ func ParseCreateSupportBundleResponse(rsp *http.Response) (*CreateSupportBundleR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17872,6 +18037,56 @@ func ParseCreateSupportBundleResponse(rsp *http.Response) (*CreateSupportBundleR
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteSupportBundleResponse parses an HTTP response from a DeleteSupportBundleWithResponse call
+func ParseDeleteSupportBundleResponse(rsp *http.Response) (*DeleteSupportBundleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSupportBundleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	}
 

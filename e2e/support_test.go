@@ -159,6 +159,11 @@ func TestSupportBundleOfTheDemoInstall(t *testing.T) {
 		t.Fatalf("the CLI's download of %s differs from the API's (%v)", b.ID, err)
 	}
 	c.fails(4, "no support bundle sb_missing", "support-bundle", "download", inst, "sb_missing")
+	c.ok("", "support-bundle", "delete", inst, b.ID)
+	if out := c.ok("", "support-bundle", "list", inst); strings.Contains(out, b.ID) || strings.Count(out, "succeeded") != 2 {
+		t.Fatalf("support-bundle list after deleting %s:\n%s", b.ID, out)
+	}
+	c.fails(4, "no support bundle "+b.ID, "support-bundle", "delete", inst, b.ID)
 
 	// A logs request streams the namespace's events and why the pod has no log, redacted.
 	logs := c.ok("", "support-bundle", "logs", inst, "--namespace", "demo", "--workload", "web-debug", "--since", "1h")

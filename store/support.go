@@ -24,6 +24,9 @@ import (
 const (
 	DefaultSupportBundleRetention = 7 * 24 * time.Hour
 	DefaultSupportBundleMaxBytes  = protocol.DefaultSupportBundleMaxBytes
+	// MaxSupportBundlesPerInstall is how many unexpired bundles an install
+	// keeps: one more is refused until one is deleted or expires.
+	MaxSupportBundlesPerInstall = 10
 )
 
 // CreateSupportBundle records a bundle before its workflow starts; ExpiresAt defaults to now plus
@@ -39,10 +42,59 @@ func (s *Store) CreateSupportBundle(ctx context.Context, b SupportBundle) (Suppo
 	if b.Parts == nil {
 		b.Parts = []string{}
 	}
-	if err := s.db.WithContext(ctx).Create(&b).Error; err != nil {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.holdInstallRow(tx, b.InstallID); err != nil {
+			return err
+		}
+		var held []SupportBundle
+		if err := tx.Select("id", "expires_at").Where("install_id = ? AND expires_at > ?", b.InstallID, b.CreatedAt).
+			Order("expires_at").Find(&held).Error; err != nil {
+			return err
+		}
+		if len(held) >= MaxSupportBundlesPerInstall {
+			return fmt.Errorf("install %s holds %d support bundles, the most it keeps: delete one (DELETE /v1/installs/%s/support-bundles/<id>) "+
+				"or wait until the oldest expires at %s: %w", b.InstallID, len(held), b.InstallID, held[0].ExpiresAt.UTC().Format(time.RFC3339), ErrConflict)
+		}
+		return tx.Create(&b).Error
+	})
+	if err != nil {
 		return SupportBundle{}, fmt.Errorf("create support bundle: %w", err)
 	}
 	return b, nil
+}
+
+// holdInstallRow locks the install's row until tx ends, so that checks of
+// what it holds and the insert after them are not interleaved (SQLite
+// serialises writers anyway).
+func (s *Store) holdInstallRow(tx *gorm.DB, installID string) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	var ids []string
+	return tx.Raw("SELECT id FROM installs WHERE id = ? FOR UPDATE", installID).Scan(&ids).Error
+}
+
+// DeleteSupportBundle deletes one of the install's bundles and its archive; one still being
+// collected is ErrConflict.
+func (s *Store) DeleteSupportBundle(ctx context.Context, orgID, installID, id string) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		b, err := first[SupportBundle](tx, "support bundle "+id, "org_id = ? AND install_id = ? AND id = ? AND expires_at > ?",
+			orgID, installID, id, s.now())
+		if err != nil {
+			return err
+		}
+		if !status.JobTerminal(b.Status) {
+			return fmt.Errorf("support bundle %s is still being collected (%s): %w", id, b.Status, ErrConflict)
+		}
+		if err := tx.Where("bundle_id = ?", id).Delete(&SupportBundleArchive{}).Error; err != nil {
+			return err
+		}
+		return tx.Where("id = ?", id).Delete(&SupportBundle{}).Error
+	})
+	if err != nil {
+		return fmt.Errorf("delete support bundle: %w", err)
+	}
+	return nil
 }
 
 // GetSupportBundle reads one of the org's bundles that has not expired.

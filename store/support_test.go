@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -72,6 +73,45 @@ func TestSupportBundleCapAndRetention(t *testing.T) {
 		}
 		if _, _, err := f.s.SupportBundleData(ctx, f.org.ID, fresh.ID); err != nil {
 			t.Fatalf("the fresh bundle after the sweep: %v", err)
+		}
+	})
+}
+
+// An install keeps at most MaxSupportBundlesPerInstall bundles: one more is refused, naming when the
+// oldest expires, until one is deleted; one still being collected cannot be deleted.
+func TestSupportBundlesPerInstallAndDelete(t *testing.T) {
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
+		var held []store.SupportBundle
+		for range store.MaxSupportBundlesPerInstall {
+			b, err := f.s.CreateSupportBundle(ctx, store.SupportBundle{OrgID: f.org.ID, InstallID: f.inst.ID, WorkflowID: "wf"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			held = append(held, b)
+		}
+		_, err := f.s.CreateSupportBundle(ctx, store.SupportBundle{OrgID: f.org.ID, InstallID: f.inst.ID, WorkflowID: "wf"})
+		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "holds 10 support bundles") || !strings.Contains(err.Error(), "expires at") {
+			t.Fatalf("one bundle over the limit: %v, want a conflict naming the limit and the oldest's expiry", err)
+		}
+		if err := f.s.DeleteSupportBundle(ctx, f.org.ID, f.inst.ID, held[0].ID); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("deleting a bundle being collected: %v, want a conflict", err)
+		}
+		done := held[0]
+		done.Status = status.JobSucceeded
+		if err := f.s.UpdateSupportBundle(ctx, done); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.DeleteSupportBundle(ctx, "org_other", f.inst.ID, done.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("deleting another org's bundle: %v, want not found", err)
+		}
+		if err := f.s.DeleteSupportBundle(ctx, f.org.ID, f.inst.ID, done.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.GetSupportBundle(ctx, f.org.ID, done.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a deleted bundle reads %v, want not found", err)
+		}
+		if _, err := f.s.CreateSupportBundle(ctx, store.SupportBundle{OrgID: f.org.ID, InstallID: f.inst.ID, WorkflowID: "wf"}); err != nil {
+			t.Fatalf("a bundle after one was deleted: %v", err)
 		}
 	})
 }

@@ -15,9 +15,29 @@ import (
 )
 
 func (c *cli) supportBundleCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "support-bundle", Short: "Collect, list and download an install's support bundles"}
-	cmd.AddCommand(c.supportBundleCreateCmd(), c.supportBundleListCmd(), c.supportBundleDownloadCmd(), c.supportLogsCmd())
+	cmd := &cobra.Command{Use: "support-bundle", Short: "Collect, list, download and delete an install's support bundles"}
+	cmd.AddCommand(c.supportBundleCreateCmd(), c.supportBundleListCmd(), c.supportBundleDownloadCmd(), c.supportBundleDeleteCmd(),
+		c.supportLogsCmd())
 	return cmd
+}
+
+func (c *cli) supportBundleDeleteCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete INSTALL BUNDLE_ID",
+		Short: "Delete a support bundle and its archive (an install keeps at most 10)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if _, err := check(a.DeleteSupportBundleWithResponse(cmd.Context(), inst.Id, args[1])); err != nil {
+				return notFound(err, "no support bundle %s on install %s (or it expired)", args[1], args[0])
+			}
+			fmt.Fprintf(c.stdout, "deleted support bundle %s\n", args[1])
+			return nil
+		},
+	}
 }
 
 func (c *cli) supportBundleCreateCmd() *cobra.Command {
