@@ -117,6 +117,10 @@ type RunnerHeartbeatRequest struct {
 	// claimed or with none, rather than the runner cancelling the request
 	// (a job claimed as it is cancelled would be lost until its lease ends).
 	EndRound string `json:"end_round,omitempty"`
+	// AskHealthCheck asks whether this runner is a new version on trial
+	// (RunnerHeartbeatResponse.HealthCheck): sent on its first heartbeat,
+	// and on every one while the answer is yes.
+	AskHealthCheck bool `json:"ask_health_check,omitempty"`
 }
 
 // ConnectionError is one failed call of the runner to the gateway.
@@ -130,8 +134,14 @@ type ConnectionError struct {
 
 // RunnerHeartbeatResponse returns the current intervals.
 type RunnerHeartbeatResponse struct {
-	RunnerID  string    `json:"runner_id"`
-	Intervals Intervals `json:"intervals"`
+	// HealthCheck answers AskHealthCheck: an update of this runner to the
+	// version it reports is under way and its health job has not run yet.
+	// The runner then takes only noop jobs and answers its readiness probe
+	// "not ready" until one succeeded: the gate of a self-update, the same
+	// for a new binary and a new pod.
+	HealthCheck bool      `json:"health_check,omitempty"`
+	RunnerID    string    `json:"runner_id"`
+	Intervals   Intervals `json:"intervals"`
 }
 
 // ClaimRequest asks for at most one job. The gateway answers 200 with a Job,

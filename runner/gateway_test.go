@@ -47,6 +47,7 @@ type testGateway struct {
 	updates        []protocol.RunnerUpdateReport           // reported by runner heartbeats
 	// onEndRound is called, with mu held, when a heartbeat ends a claim round.
 	onEndRound func(round string)
+	onTrial    bool // heartbeats that ask are told the runner is on trial (HealthCheck)
 }
 
 func newTestGateway(t *testing.T) *testGateway {
@@ -175,7 +176,10 @@ func (g *testGateway) runnerHeartbeat(w http.ResponseWriter, r *http.Request) {
 	if req.EndRound != "" && g.onEndRound != nil {
 		g.update(func() { g.onEndRound(req.EndRound) })
 	}
-	writeJSON(w, http.StatusOK, protocol.RunnerHeartbeatResponse{RunnerID: "runner-1", Intervals: g.intervals})
+	g.mu.Lock()
+	trial := req.AskHealthCheck && g.onTrial
+	g.mu.Unlock()
+	writeJSON(w, http.StatusOK, protocol.RunnerHeartbeatResponse{RunnerID: "runner-1", Intervals: g.intervals, HealthCheck: trial})
 }
 
 func (g *testGateway) claim(w http.ResponseWriter, r *http.Request) {
@@ -194,7 +198,8 @@ func (g *testGateway) claim(w http.ResponseWriter, r *http.Request) {
 	// that says it takes them.
 	next := func() int {
 		for i, j := range g.queue {
-			if !j.InputsDeferred || slices.Contains(req.Capabilities, protocol.CapabilityDeferredInputs) {
+			if (req.OnlyType == "" || j.Type == req.OnlyType) &&
+				(!j.InputsDeferred || slices.Contains(req.Capabilities, protocol.CapabilityDeferredInputs)) {
 				return i
 			}
 		}

@@ -20,7 +20,7 @@ const ReadyPath = "/readyz"
 
 // Health is the answer of HealthPath and ReadyPath.
 type Health struct {
-	Status      string `json:"status"` // "ok"; on ReadyPath "ready" or "connecting"
+	Status      string `json:"status"` // "ok"; on ReadyPath "ready", "connecting" or "checking"
 	Version     string `json:"version"`
 	RunningJobs int64  `json:"running_jobs"`
 }
@@ -42,8 +42,12 @@ func (r *Runner) serveHealth(addr string) (stop func(), err error) {
 	mux.HandleFunc("GET "+ReadyPath, func(w http.ResponseWriter, _ *http.Request) {
 		h := Health{Status: "ready", Version: Version, RunningJobs: r.running.Load()}
 		w.Header().Set("Content-Type", "application/json")
-		if !r.ready.Load() {
+		switch {
+		case !r.ready.Load():
 			h.Status = "connecting"
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case r.checking.Load():
+			h.Status = "checking" // a self-update's new version, until it ran the health job (healthcheck.go)
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 		_ = json.NewEncoder(w).Encode(h)

@@ -37,6 +37,9 @@ type Runner struct {
 	intervals protocol.Intervals
 	running   atomic.Int64
 	ready     atomic.Bool // the gateway accepted the runner's token (ReadyPath)
+	// checking: this version is on trial in a self-update; passed: a
+	// noop job succeeded on it (healthcheck.go).
+	checking, passed atomic.Bool
 	// jobEnv is what every job's environment gets from the configuration
 	// (set by Run once the work directory is there).
 	jobEnv  []string
@@ -239,6 +242,8 @@ func (r *Runner) heartbeatRequest() protocol.RunnerHeartbeatRequest {
 		Capabilities: r.capabilities,
 		RunningJobs:  int(r.running.Load()),
 		Update:       r.report,
+		// AskHealthCheck: healthcheck.go.
+		AskHealthCheck: healthCheck{r}.asking(),
 	}
 }
 
@@ -251,6 +256,7 @@ func (r *Runner) sendHeartbeat(ctx context.Context) error {
 		return err
 	}
 	r.setIntervals(resp.Intervals)
+	healthCheck{r}.answered(req, resp, false)
 	r.mu.Lock()
 	if r.report == req.Update {
 		r.report = nil
@@ -327,7 +333,7 @@ func (r *Runner) claimJobs(rd *claimRound, fail context.CancelCauseFunc, start f
 			return
 		}
 		req := protocol.ClaimRequest{Capabilities: r.capabilities, Version: Version, Round: rd.id}
-		if r.trial != nil {
+		if r.onlyNoop() {
 			req.OnlyType = protocol.JobTypeNoop // the health check only: nothing to give up at the hand-over
 		}
 		select {
@@ -418,7 +424,10 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 		log:       r.log.With("job", job.ID, "attempt", job.Attempt),
 		extraEnv:  r.jobEnv,
 		prio:      r.prio,
-		completed: r.trial.completed,
+		completed: func(job protocol.Job, req protocol.CompleteRequest) {
+			r.trial.completed(job, req)
+			healthCheck{r}.completed(job, req)
+		},
 		beforeComplete: func(req protocol.CompleteRequest) {
 			if job.Type == protocol.JobTypeRunnerUpdate && req.Status == protocol.StatusSucceeded {
 				r.stopClaimsForUpdate(job.Manifest)

@@ -32,8 +32,10 @@ func (r *Runner) authenticate(ctx context.Context) error {
 	switch {
 	case strings.HasPrefix(token, protocol.RunnerTokenPrefix):
 		r.gw.setToken(token)
+		r.checking.Store(true) // the first heartbeat asks (healthcheck.go)
+		req := r.heartbeatRequest()
 		resp, err := retry(ctx, r.retry, r.log, "connecting to the gateway", func(ctx context.Context) (protocol.RunnerHeartbeatResponse, error) {
-			return r.gw.RunnerHeartbeat(ctx, r.heartbeatRequest())
+			return r.gw.RunnerHeartbeat(ctx, req)
 		})
 		switch {
 		case unauthorized(err):
@@ -42,6 +44,7 @@ func (r *Runner) authenticate(ctx context.Context) error {
 			return fmt.Errorf("connecting to the gateway: %w", err)
 		}
 		r.setIntervals(resp.Intervals)
+		healthCheck{r}.answered(req, resp, true)
 		return nil
 	case strings.HasPrefix(token, protocol.RegistrationTokenPrefix):
 		return r.register(ctx, token)

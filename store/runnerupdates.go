@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
 )
 
 // RunnerVersion is a runner binary published into the vendor's registry
@@ -206,6 +207,24 @@ func (s *Store) RecordRunnerUpdateReport(ctx context.Context, runnerID string, r
 		return fmt.Errorf("record runner update report: %w", err)
 	}
 	return nil
+}
+
+// RunnerHealthCheckPending says whether the runner, reporting version, is
+// a new version on trial: an update of it to that version is running and
+// no noop job has succeeded on that version since the update began (the
+// health job the update waits for).
+func (s *Store) RunnerHealthCheckPending(ctx context.Context, runnerID, version string) (bool, error) {
+	var pending bool
+	err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM runner_updates u
+		WHERE u.runner_id = ? AND u.version = ? AND u.status = ?
+		AND NOT EXISTS (SELECT 1 FROM jobs j JOIN job_attempts a ON a.job_id = j.id AND a.attempt = j.attempt
+			WHERE j.runner_id = u.runner_id AND j.type = ? AND j.status = ? AND a.runner_version = u.version
+			AND j.created_at >= u.created_at))`,
+		runnerID, version, RunnerUpdateRunning, protocol.JobTypeNoop, status.JobSucceeded).Scan(&pending).Error
+	if err != nil {
+		return false, fmt.Errorf("runner health check: %w", err)
+	}
+	return pending, nil
 }
 
 // AttemptRunnerVersion is the runner version that claimed a job attempt

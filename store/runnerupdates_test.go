@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
@@ -61,6 +62,58 @@ func TestRollbackReportedAfterSuccessFailsTheUpdate(t *testing.T) {
 		}
 		if st, err := f.s.SucceedRunnerUpdate(ctx, u2.ID); err != nil || st != store.RunnerUpdateFailed {
 			t.Errorf("a retried success recorded %q, %v; want failed still", st, err)
+		}
+	})
+}
+
+// A runner reporting the version an update of it is moving to is on trial until a noop job succeeds
+// on that version; the old version, another runner, or an update that ended is not.
+func TestRunnerHealthCheckPending(t *testing.T) {
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
+		pending := func(runnerID, version string) bool {
+			t.Helper()
+			p, err := f.s.RunnerHealthCheckPending(ctx, runnerID, version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		if pending(f.runner.ID, "v2") {
+			t.Fatal("on trial with no update")
+		}
+		if _, err := f.s.CreateRunnerUpdate(ctx, store.RunnerUpdate{ID: store.NewID("rupd"), OrgID: f.org.ID, InstallID: f.inst.ID,
+			RunnerID: f.runner.ID, FromVersion: "v1", Version: "v2", Digest: "sha256:x", WorkflowID: "wf"}); err != nil {
+			t.Fatal(err)
+		}
+		if !pending(f.runner.ID, "v2") || pending(f.runner.ID, "v1") || pending("run_other", "v2") {
+			t.Fatal("want only the runner, at the update's version, on trial")
+		}
+		j := f.enqueue(t, "health")
+		if c, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{Version: "v2"}); err != nil || c == nil || c.ID != j.ID {
+			t.Fatalf("claim: %+v %v", c, err)
+		}
+		if !pending(f.runner.ID, "v2") {
+			t.Error("off trial while the health job runs")
+		}
+		if err := f.s.CompleteJob(ctx, f.runner.ID, j.ID, protocol.CompleteRequest{Attempt: 1, Status: protocol.StatusSucceeded}); err != nil {
+			t.Fatal(err)
+		}
+		if pending(f.runner.ID, "v2") {
+			t.Error("still on trial after a noop succeeded on v2")
+		}
+		u3, err := f.s.CreateRunnerUpdate(ctx, store.RunnerUpdate{ID: store.NewID("rupd"), OrgID: f.org.ID, InstallID: f.inst.ID,
+			RunnerID: f.runner.ID, FromVersion: "v2", Version: "v3", Digest: "sha256:y", WorkflowID: "wf3"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pending(f.runner.ID, "v3") {
+			t.Error("not on trial at the next update's version, though the noop ran on v2")
+		}
+		if err := f.s.FinishRunnerUpdate(ctx, u3.ID, store.RunnerUpdateFailed, "rolled back"); err != nil {
+			t.Fatal(err)
+		}
+		if pending(f.runner.ID, "v3") {
+			t.Error("still on trial after the update ended")
 		}
 	})
 }

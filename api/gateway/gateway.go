@@ -390,7 +390,15 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 		st.version, st.caps, st.infoKnown = req.Version, caps, true
 		g.mu.Unlock()
 	}
-	return c.JSON(http.StatusOK, protocol.RunnerHeartbeatResponse{RunnerID: r.ID, Intervals: g.iv})
+	resp := protocol.RunnerHeartbeatResponse{RunnerID: r.ID, Intervals: g.iv}
+	if req.AskHealthCheck {
+		pending, err := g.store.RunnerHealthCheckPending(c.Request().Context(), r.ID, req.Version)
+		if err != nil {
+			return err
+		}
+		resp.HealthCheck = pending
+	}
+	return c.JSON(http.StatusOK, resp)
 }
 
 // jobHeartbeat renews the lease and, when asked to wait, holds the request
