@@ -58,9 +58,12 @@ type Config struct {
 	// EmptyTTL bounds how long "this runner has no queued job" is trusted
 	// without a query, in case a notification was lost (default 10m).
 	EmptyTTL time.Duration
-	// SweepInterval is how often expired support bundles are deleted (default 1h; the API stops
-	// showing one the moment it expires).
+	// SweepInterval is how often expired support bundles, logs requests' lines and audit events
+	// past their retention are deleted (default 1h; the API stops showing a bundle the moment it
+	// expires).
 	SweepInterval time.Duration
+	// AuditRetention is how long audit events are kept (default store.DefaultAuditRetention).
+	AuditRetention time.Duration
 	// AuthLimiter counts failed authentications (registration, runner and
 	// state tokens); nil makes one with authlimit's defaults. The API may
 	// share it.
@@ -199,11 +202,27 @@ func (g *Gateway) Run(ctx context.Context) error {
 		case <-touch.C:
 			g.flushSeen(ctx)
 		case <-sweep.C:
-			if n, err := g.store.SweepSupportBundles(ctx); err != nil {
-				g.log.Warn("gateway: sweep support bundles", "err", err)
-			} else if n > 0 {
-				g.log.Info("gateway: expired support bundles deleted", "bundles", n)
-			}
+			g.sweep(ctx)
+		}
+	}
+}
+
+// sweep deletes what outlived its retention.
+func (g *Gateway) sweep(ctx context.Context) {
+	for _, sw := range []struct {
+		what string
+		run  func(context.Context) (int64, error)
+	}{
+		{"expired support bundles", g.store.SweepSupportBundles},
+		{"logs requests' lines past their retention", g.store.SweepLogsRequestLines},
+		{"audit events past their retention", func(ctx context.Context) (int64, error) {
+			return g.store.SweepAuditEvents(ctx, g.cfg.AuditRetention)
+		}},
+	} {
+		if n, err := sw.run(ctx); err != nil {
+			g.log.Warn("gateway: deleting "+sw.what, "err", err)
+		} else if n > 0 {
+			g.log.Info("gateway: deleted "+sw.what, "rows", n)
 		}
 	}
 }

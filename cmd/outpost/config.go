@@ -97,9 +97,10 @@ func (c *common) openStore(ctx context.Context, log *slog.Logger, migrate bool) 
 	return s, nil
 }
 
-// gatewayFlags are the intervals the gateway hands out.
+// gatewayFlags are the intervals the gateway hands out, and how long its sweep keeps audit events.
 type gatewayFlags struct {
 	claimWait, jobHeartbeat, lease, runnerHeartbeat, logBatch time.Duration
+	auditRetention                                            time.Duration
 }
 
 func (g *gatewayFlags) register(fs *envflag.FlagSet) {
@@ -109,6 +110,7 @@ func (g *gatewayFlags) register(fs *envflag.FlagSet) {
 	fs.DurationVar(&g.lease, "lease", d.Lease(), "how long a job lease lasts after each renewal")
 	fs.DurationVar(&g.runnerHeartbeat, "runner-heartbeat", d.RunnerHeartbeat(), "how often runners report version and capabilities")
 	fs.DurationVar(&g.logBatch, "log-batch", d.LogBatch(), "how long runners gather a job's log lines into one request (its first and last lines go at once)")
+	fs.DurationVar(&g.auditRetention, "audit-retention", store.DefaultAuditRetention, "how long audit events are kept (at least 24h)")
 }
 
 func (g *gatewayFlags) intervals() (protocol.Intervals, error) {
@@ -123,6 +125,8 @@ func (g *gatewayFlags) intervals() (protocol.Intervals, error) {
 		return iv, errors.New("-lease must be at least twice -job-heartbeat")
 	case iv.LogBatchMS < 1 || iv.LogBatchMS > iv.JobHeartbeatMS:
 		return iv, errors.New("-log-batch must be at least 1ms and at most -job-heartbeat")
+	case g.auditRetention < 24*time.Hour:
+		return iv, fmt.Errorf("-audit-retention must be at least 24h, got %s", g.auditRetention)
 	}
 	return iv, nil
 }

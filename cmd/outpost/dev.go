@@ -45,6 +45,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 		return err
 	}
 	cfg.serve.intervals, cfg.serve.registryListen, cfg.gatewayURL = iv, *registryListen, *gatewayURL
+	cfg.serve.auditRetention = gw.auditRetention
 	if cfg.dataDir, err = filepath.Abs(cfg.dataDir); err != nil {
 		return err
 	}

@@ -41,3 +41,19 @@ func TestAbuseFlags(t *testing.T) {
 		}
 	}
 }
+
+// -audit-retention defaults to the store's and refuses less than a day, naming the flag.
+func TestAuditRetentionFlag(t *testing.T) {
+	for args, want := range map[string]string{"": "", "-audit-retention=720h": "", "-audit-retention=1h": "-audit-retention must be at least 24h"} {
+		var gw gatewayFlags
+		fs := newFlagSet("api")
+		gw.register(fs)
+		if err := parse(fs, strings.Fields(args)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := gw.intervals()
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%q: error %v, want one naming %q", args, err, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -38,6 +39,7 @@ type planeConfig struct {
 type serveConfig struct {
 	listen         listenFlags
 	intervals      protocol.Intervals
+	auditRetention time.Duration
 	registryListen string
 	abuse          abuseFlags
 }
@@ -101,7 +103,8 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 		if p.limits = cfg.serve.abuse.http; p.limits == (httpserver.Limits{}) {
 			p.limits = httpserver.Defaults // a config built without flags (tests)
 		}
-		p.gateway = gateway.New(gateway.Config{Store: p.store, Logger: log, Intervals: cfg.serve.intervals, AuthLimiter: limiter})
+		p.gateway = gateway.New(gateway.Config{Store: p.store, Logger: log, Intervals: cfg.serve.intervals, AuthLimiter: limiter,
+			AuditRetention: cfg.serve.auditRetention})
 		p.api = api.New(api.Config{Store: p.store, Ops: ops, Logger: log, GatewayURL: p.gatewayURL,
 			AuthLimiter: limiter, FollowMax: cfg.serve.abuse.followMax})
 	}

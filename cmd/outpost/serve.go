@@ -88,6 +88,7 @@ func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 		return err
 	}
 	cfg.serve.intervals, cfg.serve.registryListen, cfg.gatewayURL = iv, *registryListen, *gatewayURL
+	cfg.serve.auditRetention = gw.auditRetention
 	p, err := assemble(ctx, log, cfg)
 	if err != nil {
 		return err
