@@ -37,7 +37,15 @@
 # by chromedp): Debian's package, installed with apt-get when there is no
 # chromium on PATH (needs root).
 #
-# Usage: scripts/tools.sh [--background LOG] [terraform] [kube] [compose] [tmux] [chromium]
+# node, for localcluster's optional node (Options.Node): kubelet,
+# kube-controller-manager and kube-scheduler of the same Kubernetes, built into
+# .tools/kube/v1.36.3/ next to etcd and kube-apiserver (only the missing ones;
+# a few more minutes once the kube-apiserver build has filled the Go caches),
+# and Debian's containerd, runc and containernetworking-plugins, installed
+# with apt-get when missing (needs root, as running the node does). Only when
+# named: `scripts/tools.sh node` (kube does not imply it).
+#
+# Usage: scripts/tools.sh [--background LOG] [terraform] [kube] [node] [compose] [tmux] [chromium]
 # With no tool named, terraform, kube, tmux and chromium. With --background LOG, a missing tool is built in
 # a background process that writes to LOG (and records its pid in LOG.pid,
 # so a second start while it runs only says so); LOG's last line ends in
@@ -137,6 +145,50 @@ kube_tools() {
   echo "tools: etcd and kube-apiserver $version built in $(( $(date +%s) - start ))s: $dir" >&2
 }
 
+# node_tools: the node's binaries (after kube_tools) and Debian packages.
+node_tools() {
+  kube_tools
+  local version=v1.36.3 major=1 minor=36
+  local dir="${OUTPOST_KUBE_ASSETS:-$root/.tools/kube/$version}" bin missing=()
+  for bin in kubelet kube-controller-manager kube-scheduler; do
+    [ -x "$dir/$bin" ] || missing+=("$bin")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "tools: building Kubernetes $version's ${missing[*]} into $dir" >&2
+    local start=$SECONDS pkgs=()
+    newtmp "$dir"
+    for bin in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$bin"); done
+    (cd "$root/tools/kube" && GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0 go build -o "$tmp/" \
+      -ldflags "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=$major -X k8s.io/component-base/version.gitMinor=$minor" \
+      "${pkgs[@]}")
+    mkdir -p "$dir"
+    for bin in "${missing[@]}"; do mv -f "$tmp/$bin" "$dir/$bin"; done
+    echo "tools: ${missing[*]} built in $(( SECONDS - start ))s: $dir" >&2
+  fi
+  node_packages_missing || return 0
+  if [ "$(id -u)" != 0 ]; then
+    echo "tools: containerd, runc and containernetworking-plugins are missing and installing them needs root: run scripts/tools.sh node as root (or apt-get install containerd runc containernetworking-plugins)" >&2
+    exit 1
+  fi
+  echo "tools: installing Debian's containerd, runc and containernetworking-plugins" >&2
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends containerd runc containernetworking-plugins >&2
+}
+
+node_packages_missing() {
+  ! command -v containerd >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 || [ ! -x /usr/lib/cni/bridge ]
+}
+
+node_missing() {
+  local dir="${OUTPOST_KUBE_ASSETS:-$root/.tools/kube/v1.36.3}" bin
+  kube_missing && return 0
+  node_packages_missing && return 0
+  for bin in kubelet kube-controller-manager kube-scheduler; do [ -x "$dir/$bin" ] || return 0; done
+  return 1
+}
+
+node_tool() { node_tools; }
+
 compose_tool() {
   # Keep in step with tools/compose/go.mod and scripts/compose.sh.
   local version=v2.40.3
@@ -203,8 +255,8 @@ kube_tool() { kube_tools; }
 
 for tool in "${want[@]}"; do
   case $tool in
-    terraform | kube | compose | tmux | chromium) ;;
-    *) echo "tools: unknown tool $tool (want terraform, kube, compose, tmux or chromium)" >&2; exit 2 ;;
+    terraform | kube | node | compose | tmux | chromium) ;;
+    *) echo "tools: unknown tool $tool (want terraform, kube, node, compose, tmux or chromium)" >&2; exit 2 ;;
   esac
   if [ -n "$background" ]; then
     in_background "$tool"
