@@ -56,19 +56,24 @@ func pushPodapp(t *testing.T, reg string, tags map[string][]string) map[string]s
 }
 
 func TestNodeRunsADeploymentThroughRollingUpdates(t *testing.T) {
+	sysctls := readSysctls(t)
+	c := localclustertest.StartWithNode(t, localcluster.NodeOptions{})
+	node := c.Node()
+	// A registry trusted after the start: containerd reads its hosts
+	// directory at each pull.
 	reg, err := registry.Start(t.Context(), registry.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = reg.Close() })
+	if err := node.TrustHTTPRegistry(reg.Addr()); err != nil {
+		t.Fatal(err)
+	}
 	refs := pushPodapp(t, reg.Addr(), map[string][]string{
 		"v1":    {"-line=podapp v1 says hello"},
 		"v2":    {"-line=podapp v2 says hello"},
 		"never": {"-line=podapp never ready", "-ready=false"},
 	})
-	sysctls := readSysctls(t)
-	c := localclustertest.StartWithNode(t, localcluster.NodeOptions{HTTPRegistries: []string{reg.Addr()}})
-	node := c.Node()
 	cs, err := kubernetes.NewForConfig(c.RESTConfig())
 	if err != nil {
 		t.Fatal(err)

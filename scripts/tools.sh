@@ -43,10 +43,10 @@
 # a few more minutes once the kube-apiserver build has filled the Go caches),
 # and Debian's containerd, runc and containernetworking-plugins, installed
 # with apt-get when missing (needs root, as running the node does). Only when
-# named: `scripts/tools.sh node` (kube does not imply it).
+# named (kube does not imply it), or with no tool named.
 #
 # Usage: scripts/tools.sh [--background LOG] [terraform] [kube] [node] [compose] [tmux] [chromium]
-# With no tool named, terraform, kube, tmux and chromium. With --background LOG, a missing tool is built in
+# With no tool named, terraform, kube, node, tmux and chromium. With --background LOG, a missing tool is built in
 # a background process that writes to LOG (and records its pid in LOG.pid,
 # so a second start while it runs only says so); LOG's last line ends in
 # "done" or "failed". `go tool task dev` builds kube so, while the control
@@ -59,7 +59,7 @@ if [ "${1:-}" = "--background" ]; then
   shift 2
 fi
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(terraform kube tmux chromium)
+[ ${#want[@]} -gt 0 ] || want=(terraform kube node tmux chromium)
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -150,9 +150,14 @@ node_tools() {
   kube_tools
   local version=v1.36.3 major=1 minor=36
   local dir="${OUTPOST_KUBE_ASSETS:-$root/.tools/kube/$version}" bin missing=()
+  # With OUTPOST_KUBE_ASSETS set, as for kube, nothing is built: it must hold them.
   for bin in kubelet kube-controller-manager kube-scheduler; do
     [ -x "$dir/$bin" ] || missing+=("$bin")
   done
+  if [ ${#missing[@]} -gt 0 ] && [ -n "${OUTPOST_KUBE_ASSETS:-}" ]; then
+    echo "tools: OUTPOST_KUBE_ASSETS=$OUTPOST_KUBE_ASSETS has no ${missing[*]} (unset it to build them into .tools/kube/$version/)" >&2
+    exit 1
+  fi
   if [ ${#missing[@]} -gt 0 ]; then
     echo "tools: building Kubernetes $version's ${missing[*]} into $dir" >&2
     local start=$SECONDS pkgs=()
@@ -167,16 +172,21 @@ node_tools() {
   fi
   node_packages_missing || return 0
   if [ "$(id -u)" != 0 ]; then
-    echo "tools: containerd, runc and containernetworking-plugins are missing and installing them needs root: run scripts/tools.sh node as root (or apt-get install containerd runc containernetworking-plugins)" >&2
+    echo "tools: containerd, runc, containernetworking-plugins or gcc are missing and installing them needs root: run scripts/tools.sh node as root (or apt-get install $node_packages)" >&2
     exit 1
   fi
-  echo "tools: installing Debian's containerd, runc and containernetworking-plugins" >&2
+  echo "tools: installing Debian's $node_packages" >&2
   apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends containerd runc containernetworking-plugins >&2
+  # shellcheck disable=SC2086 # a list of names
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $node_packages >&2
 }
 
+# gcc and libc6-dev compile the node's pause program statically.
+node_packages="containerd runc containernetworking-plugins gcc libc6-dev"
 node_packages_missing() {
-  ! command -v containerd >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 || [ ! -x /usr/lib/cni/bridge ]
+  local cmd
+  for cmd in containerd runc ctr gcc; do command -v $cmd >/dev/null 2>&1 || return 0; done
+  [ ! -x /usr/lib/cni/bridge ] || [ ! -e /usr/include/signal.h ]
 }
 
 node_missing() {
