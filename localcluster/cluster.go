@@ -100,24 +100,9 @@ func Start(opts Options) (*Cluster, error) {
 		opts.StopTimeout = DefaultStopTimeout
 	}
 
-	c := &Cluster{dir: opts.Dir}
-	if c.dir == "" {
-		if c.dir, err = os.MkdirTemp("", "outpost-cluster-"); err != nil {
-			return nil, fmt.Errorf("cluster directory: %w", err)
-		}
-		c.ownDir = true
-	} else if c.dir, err = filepath.Abs(c.dir); err != nil {
-		return nil, fmt.Errorf("cluster directory %s: %w", opts.Dir, err)
-	}
-	if !c.ownDir {
-		// A fresh cluster every time: what a cluster killed earlier left goes.
-		c.removeFiles()
-	}
-	for _, d := range []string{c.dir, filepath.Join(c.dir, etcdDir), filepath.Join(c.dir, certsDir)} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			c.removeFiles()
-			return nil, fmt.Errorf("cluster directory: %w", err)
-		}
+	c, err := newCluster(opts.Dir)
+	if err != nil {
+		return nil, err
 	}
 
 	quietControllerRuntime.Do(func() { ctrllog.SetLogger(logr.Discard()) })
@@ -168,6 +153,32 @@ func Start(opts Options) (*Cluster, error) {
 		defer cancel()
 		if _, err := startNode(ctx, c, assets, opts.Node, opts.Output, opts.StopTimeout); err != nil {
 			return nil, errors.Join(err, c.Stop())
+		}
+	}
+	return c, nil
+}
+
+// newCluster makes the cluster's directory (a temporary one when dir is
+// ""), emptied of an earlier cluster's files.
+func newCluster(dir string) (*Cluster, error) {
+	c := &Cluster{dir: dir}
+	var err error
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "outpost-cluster-"); err != nil {
+			return nil, fmt.Errorf("cluster directory: %w", err)
+		}
+		c.ownDir = true
+	} else if c.dir, err = filepath.Abs(c.dir); err != nil {
+		return nil, fmt.Errorf("cluster directory %s: %w", dir, err)
+	}
+	if !c.ownDir {
+		// A fresh cluster every time: what a cluster killed earlier left goes.
+		c.removeFiles()
+	}
+	for _, d := range []string{c.dir, filepath.Join(c.dir, etcdDir), filepath.Join(c.dir, certsDir)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			c.removeFiles()
+			return nil, fmt.Errorf("cluster directory: %w", err)
 		}
 	}
 	return c, nil

@@ -27,9 +27,8 @@ import (
 	"github.com/outpost-dev/outpost/registry"
 )
 
-// pushPodapp builds testdata/podapp and pushes it to reg as podapp:<tag>
-// for each tag, run with the tag's arguments; it returns the references.
-func pushPodapp(t *testing.T, reg string, tags map[string][]string) map[string]string {
+// buildPodapp builds testdata/podapp, a static binary.
+func buildPodapp(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "podapp")
 	build := exec.Command("go", "build", "-o", bin, "./testdata/podapp")
@@ -37,6 +36,13 @@ func pushPodapp(t *testing.T, reg string, tags map[string][]string) map[string]s
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building podapp: %v: %s", err, out)
 	}
+	return bin
+}
+
+// pushPodapp pushes images of bin to reg as podapp:<tag> for each tag, run
+// with the tag's arguments; it returns the references.
+func pushPodapp(t *testing.T, reg, bin string, tags map[string][]string) map[string]string {
+	t.Helper()
 	refs := map[string]string{}
 	for tag, args := range tags {
 		img, err := localcluster.BinaryImage(bin, args...)
@@ -69,7 +75,8 @@ func TestNodeRunsADeploymentThroughRollingUpdates(t *testing.T) {
 	if err := node.TrustHTTPRegistry(reg.Addr()); err != nil {
 		t.Fatal(err)
 	}
-	refs := pushPodapp(t, reg.Addr(), map[string][]string{
+	bin := buildPodapp(t)
+	refs := pushPodapp(t, reg.Addr(), bin, map[string][]string{
 		"v1":    {"-line=podapp v1 says hello"},
 		"v2":    {"-line=podapp v2 says hello"},
 		"never": {"-line=podapp never ready", "-ready=false"},
@@ -119,26 +126,10 @@ func TestNodeRunsADeploymentThroughRollingUpdates(t *testing.T) {
 	// A version that never becomes ready: the rollout stalls, the old pod serves on.
 	setImage(ctx, t, cs, refs["never"])
 	waitStalled(ctx, t, cs)
-	pods := podappPods(ctx, t, cs)
-	var sawNew bool
-	for _, p := range pods {
-		switch p.Spec.Containers[0].Image {
-		case refs["v2"]:
-			if p.Name != v2Pod.Name || !podReady(&p) {
-				t.Errorf("v2 pod %s ready %v; want %s, still ready", p.Name, podReady(&p), v2Pod.Name)
-			}
-		case refs["never"]:
-			sawNew = true
-			if podReady(&p) || p.Status.Phase != corev1.PodRunning {
-				t.Errorf("the never-ready pod %s: phase %s, ready %v; want running, not ready", p.Name, p.Status.Phase, podReady(&p))
-			}
-		}
-	}
-	if !sawNew || len(pods) != 2 {
-		t.Errorf("pods after the stalled rollout: %d, a never-ready one %v; want the v2 pod and the never-ready one", len(pods), sawNew)
-	}
+	checkStalled(ctx, t, cs, v2Pod, refs["never"])
 	waitLog(ctx, t, cs, v2Pod, "podapp v2 says hello")
 
+	runLoadedImage(ctx, t, cs, node, bin)
 	stopAndCheckCleanup(t, c)
 	if after := readSysctls(t); after != sysctls {
 		t.Errorf("kernel settings after Stop:\n%s\nbefore Start:\n%s", after, sysctls)
@@ -157,6 +148,56 @@ func readSysctls(t *testing.T) string {
 		fmt.Fprintf(&s, "%s=%s", k, b)
 	}
 	return s.String()
+}
+
+// checkStalled checks the pods of a stalled rollout: the old pod, still
+// ready, and a running, never-ready one of image.
+func checkStalled(ctx context.Context, t *testing.T, cs kubernetes.Interface, old *corev1.Pod, image string) {
+	t.Helper()
+	pods := podappPods(ctx, t, cs)
+	var sawNew bool
+	for _, p := range pods {
+		switch p.Spec.Containers[0].Image {
+		case old.Spec.Containers[0].Image:
+			if p.Name != old.Name || !podReady(&p) {
+				t.Errorf("old pod %s ready %v; want %s, still ready", p.Name, podReady(&p), old.Name)
+			}
+		case image:
+			sawNew = true
+			if podReady(&p) || p.Status.Phase != corev1.PodRunning {
+				t.Errorf("the never-ready pod %s: phase %s, ready %v; want running, not ready", p.Name, p.Status.Phase, podReady(&p))
+			}
+		}
+	}
+	if !sawNew || len(pods) != 2 {
+		t.Errorf("pods after the stalled rollout: %s; want the old pod and a never-ready one", describePods(pods))
+	}
+}
+
+// runLoadedImage runs a pod of an image imported from a tarball
+// (Node.LoadImage), never pulled, and reads its log.
+func runLoadedImage(ctx context.Context, t *testing.T, cs kubernetes.Interface, node *localcluster.Node, bin string) {
+	t.Helper()
+	img, err := localcluster.BinaryImage(bin, "-line=podapp loaded from a tarball")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarball := filepath.Join(t.TempDir(), "podapp.tar")
+	const ref = "outpost.local/podapp:loaded"
+	if err := localcluster.WriteImageTarball(tarball, ref, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.LoadImage(ctx, tarball); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "loaded", Namespace: "default"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "podapp", Image: ref, ImagePullPolicy: corev1.PullNever}}},
+	}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(ctx, t, cs, pod, "podapp loaded from a tarball")
 }
 
 // acceptLines sends the first line of each connection to lines.
