@@ -145,7 +145,7 @@ func (n *Node) stop() error {
 	var errs []error
 	for i := len(n.procs) - 1; i >= 0; i-- {
 		p := n.procs[i]
-		if p.name == "containerd" {
+		if p.name == "containerd" && p.running() {
 			if err := n.removePods(); err != nil {
 				errs = append(errs, fmt.Errorf("removing the pods: %w", err))
 			}

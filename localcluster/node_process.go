@@ -51,12 +51,20 @@ func (n *Node) exited() error {
 	return nil
 }
 
-// stop sends SIGTERM, and SIGKILL after wait.
-func (p *process) stop(wait time.Duration) error {
+// running says whether the process has not exited yet.
+func (p *process) running() bool {
 	select {
 	case <-p.done:
-		return nil // exited earlier; exited() reported it
+		return false
 	default:
+		return true
+	}
+}
+
+// stop sends SIGTERM, and SIGKILL after wait.
+func (p *process) stop(wait time.Duration) error {
+	if !p.running() {
+		return nil // exited earlier; exited() reported it
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stopping %s: %w", p.name, err)

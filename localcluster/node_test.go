@@ -414,3 +414,33 @@ func TestCheckNodeNamesWhatIsMissing(t *testing.T) {
 		t.Errorf("Start with a node and no kubelet: %v; want ErrNodeUnsupported naming the kubelet", err)
 	}
 }
+
+func TestNodeRefusesABridgeItDidNotMake(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := localcluster.CheckNode(assets); err != nil {
+		t.Skip(err)
+	}
+	const bridge = "opst9"
+	if out, err := exec.Command("ip", "link", "add", bridge, "type", "bridge").CombinedOutput(); err != nil {
+		t.Fatalf("ip link add: %v: %s", err, out)
+	}
+	defer exec.Command("ip", "link", "del", bridge).Run()
+	c, err := localcluster.Start(localcluster.Options{Node: &localcluster.NodeOptions{Bridge: bridge, Subnet: "10.244.9.0/24"}})
+	if err == nil {
+		_ = c.Stop()
+		t.Fatal("a node started on a bridge that existed already")
+	}
+	if !strings.Contains(err.Error(), bridge+" exists already") {
+		t.Errorf("start on an existing bridge: %v; want it named", err)
+	}
+	if _, err := net.InterfaceByName(bridge); err != nil {
+		t.Errorf("the bridge the test made is gone after the failed start: %v", err)
+	}
+}
