@@ -392,14 +392,7 @@ func TestCheckNodeNamesWhatIsMissing(t *testing.T) {
 	}
 	// Start refuses a node when the assets directory holds only etcd and
 	// kube-apiserver.
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	assets, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	assets := findAssets(t)
 	partial := t.TempDir()
 	for _, b := range localcluster.Binaries {
 		if err := os.Symlink(filepath.Join(assets, b), filepath.Join(partial, b)); err != nil {
@@ -416,14 +409,7 @@ func TestCheckNodeNamesWhatIsMissing(t *testing.T) {
 }
 
 func TestNodeRefusesABridgeItDidNotMake(t *testing.T) {
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	assets, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	assets := findAssets(t)
 	if err := localcluster.CheckNode(assets); err != nil {
 		t.Skip(err)
 	}
@@ -443,4 +429,18 @@ func TestNodeRefusesABridgeItDidNotMake(t *testing.T) {
 	if _, err := net.InterfaceByName(bridge); err != nil {
 		t.Errorf("the bridge the test made is gone after the failed start: %v", err)
 	}
+}
+
+// findAssets finds the assets directory as Start does, failing t without one.
+func findAssets(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return assets
 }
