@@ -392,7 +392,7 @@ func TestCheckNodeNamesWhatIsMissing(t *testing.T) {
 	}
 	// Start refuses a node when the assets directory holds only etcd and
 	// kube-apiserver.
-	assets := findAssets(t)
+	assets := localclustertest.Assets(t)
 	partial := t.TempDir()
 	for _, b := range localcluster.Binaries {
 		if err := os.Symlink(filepath.Join(assets, b), filepath.Join(partial, b)); err != nil {
@@ -409,7 +409,7 @@ func TestCheckNodeNamesWhatIsMissing(t *testing.T) {
 }
 
 func TestNodeRefusesABridgeItDidNotMake(t *testing.T) {
-	assets := findAssets(t)
+	assets := localclustertest.Assets(t)
 	if err := localcluster.CheckNode(assets); err != nil {
 		t.Skip(err)
 	}
@@ -431,16 +431,3 @@ func TestNodeRefusesABridgeItDidNotMake(t *testing.T) {
 	}
 }
 
-// findAssets finds the assets directory as Start does, failing t without one.
-func findAssets(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	assets, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return assets
-}

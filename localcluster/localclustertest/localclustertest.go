@@ -34,15 +34,7 @@ func Start(t testing.TB) *localcluster.Cluster {
 // when the etcd and kube-apiserver binaries are missing.
 func StartWithNode(t testing.TB, node localcluster.NodeOptions) *localcluster.Cluster {
 	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	assets, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd)
-	if err != nil {
-		t.Fatalf("local cluster: %v", err)
-	}
-	if err := localcluster.CheckNode(assets); errors.Is(err, localcluster.ErrNodeUnsupported) {
+	if err := localcluster.CheckNode(Assets(t)); errors.Is(err, localcluster.ErrNodeUnsupported) {
 		t.Skip(err)
 	}
 	logPath := filepath.Join(t.TempDir(), "node.log")
@@ -65,6 +57,22 @@ func StartWithNode(t testing.TB, node localcluster.NodeOptions) *localcluster.Cl
 		}
 	})
 	return c
+}
+
+// Assets finds the directory of the Kubernetes binaries as Start does
+// (localcluster.FindAssets from the working directory), failing t without
+// one.
+func Assets(t testing.TB) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd)
+	if err != nil {
+		t.Fatalf("local cluster: %v", err)
+	}
+	return assets
 }
 
 // Shared is one cluster for all the tests of a test binary: the first test
