@@ -430,4 +430,3 @@ func TestNodeRefusesABridgeItDidNotMake(t *testing.T) {
 		t.Errorf("the bridge the test made is gone after the failed start: %v", err)
 	}
 }
-
