@@ -1,6 +1,8 @@
 package localcluster
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +47,10 @@ type Options struct {
 	// StartTimeout bounds each of etcd's and kube-apiserver's starts (default 2 minutes, not envtest's
 	// 20 s: a loaded two-core machine needs more); StopTimeout each stop before a kill (default 30 s).
 	StartTimeout, StopTimeout time.Duration
+	// Node, when set, adds a node that runs pods (node.go): containerd, the
+	// kubelet, kube-scheduler and kube-controller-manager. It needs root and
+	// `scripts/tools.sh node`; Start fails naming what is missing.
+	Node *NodeOptions
 }
 
 // Cluster is a running etcd + kube-apiserver pair.
@@ -54,6 +60,7 @@ type Cluster struct {
 	ownDir         bool
 	kubeconfig     []byte
 	kubeconfigPath string
+	node           *Node
 
 	stopOnce sync.Once
 	stopErr  error
@@ -81,6 +88,11 @@ func Start(opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Node != nil {
+		if err := CheckNode(assets); err != nil {
+			return nil, err
+		}
+	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
@@ -88,24 +100,9 @@ func Start(opts Options) (*Cluster, error) {
 		opts.StopTimeout = DefaultStopTimeout
 	}
 
-	c := &Cluster{dir: opts.Dir}
-	if c.dir == "" {
-		if c.dir, err = os.MkdirTemp("", "outpost-cluster-"); err != nil {
-			return nil, fmt.Errorf("cluster directory: %w", err)
-		}
-		c.ownDir = true
-	} else if c.dir, err = filepath.Abs(c.dir); err != nil {
-		return nil, fmt.Errorf("cluster directory %s: %w", opts.Dir, err)
-	}
-	if !c.ownDir {
-		// A fresh cluster every time: what a cluster killed earlier left goes.
-		c.removeFiles()
-	}
-	for _, d := range []string{c.dir, filepath.Join(c.dir, etcdDir), filepath.Join(c.dir, certsDir)} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			c.removeFiles()
-			return nil, fmt.Errorf("cluster directory: %w", err)
-		}
+	c, err := newCluster(opts.Dir)
+	if err != nil {
+		return nil, err
 	}
 
 	quietControllerRuntime.Do(func() { ctrllog.SetLogger(logr.Discard()) })
@@ -131,6 +128,11 @@ func Start(opts Options) (*Cluster, error) {
 	api.Path = filepath.Join(assets, "kube-apiserver")
 	api.CertDir = filepath.Join(c.dir, certsDir)
 	api.Out, api.Err = output(apiOut, opts.Output), output(apiOut, opts.Output)
+	if opts.Node != nil {
+		// The node's address is its InternalIP; the kubelet's host name
+		// resolves nowhere.
+		api.Configure().Set("kubelet-preferred-address-types", "InternalIP")
+	}
 	c.env.ControlPlane.KubectlPath = filepath.Join(assets, "kubectl") // never run
 
 	// The Environment makes a user in system:masters (cluster-admin) and
@@ -145,6 +147,39 @@ func Start(opts Options) (*Cluster, error) {
 	if err := WriteFile(c.kubeconfigPath, c.kubeconfig); err != nil {
 		_ = c.Stop()
 		return nil, fmt.Errorf("writing the kubeconfig: %w", err)
+	}
+	if opts.Node != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), opts.StartTimeout)
+		defer cancel()
+		if _, err := startNode(ctx, c, assets, opts.Node, opts.Output, opts.StopTimeout); err != nil {
+			return nil, errors.Join(err, c.Stop())
+		}
+	}
+	return c, nil
+}
+
+// newCluster makes the cluster's directory (a temporary one when dir is
+// ""), emptied of an earlier cluster's files.
+func newCluster(dir string) (*Cluster, error) {
+	c := &Cluster{dir: dir}
+	var err error
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "outpost-cluster-"); err != nil {
+			return nil, fmt.Errorf("cluster directory: %w", err)
+		}
+		c.ownDir = true
+	} else if c.dir, err = filepath.Abs(c.dir); err != nil {
+		return nil, fmt.Errorf("cluster directory %s: %w", dir, err)
+	}
+	if !c.ownDir {
+		// A fresh cluster every time: what a cluster killed earlier left goes.
+		c.removeFiles()
+	}
+	for _, d := range []string{c.dir, filepath.Join(c.dir, etcdDir), filepath.Join(c.dir, certsDir)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			c.removeFiles()
+			return nil, fmt.Errorf("cluster directory: %w", err)
+		}
 	}
 	return c, nil
 }
@@ -163,30 +198,40 @@ func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.env.Confi
 // Server is the API server's URL (https://127.0.0.1:<port>).
 func (c *Cluster) Server() string { return strings.TrimSuffix(c.env.Config.Host, "/") }
 
+// Node is the cluster's node, nil without Options.Node.
+func (c *Cluster) Node() *Node { return c.node }
+
 // Dir is the directory holding the cluster's files.
 func (c *Cluster) Dir() string { return c.dir }
 
-// Stop stops kube-apiserver, then etcd, and removes the cluster's files.
-// Calling it again returns the first call's result.
+// Stop stops the node, if any, then kube-apiserver, then etcd, and removes
+// the cluster's files. Calling it again returns the first call's result.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
+		var errs []error
+		if c.node != nil {
+			errs = append(errs, c.node.stop())
+		}
 		if c.env != nil {
 			// The control plane stops the API server before etcd.
 			if err := c.env.Stop(); err != nil {
-				c.stopErr = fmt.Errorf("stopping etcd and kube-apiserver: %w", err)
+				errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))
 			}
 		}
+		c.stopErr = errors.Join(errs...)
 		c.removeFiles()
 	})
 	return c.stopErr
 }
 
 func (c *Cluster) removeFiles() {
+	// Never remove through a mount a killed node left.
+	_ = unmountUnder(c.dir)
 	if c.ownDir {
 		_ = os.RemoveAll(c.dir)
 		return
 	}
-	for _, name := range []string{etcdDir, certsDir, KubeconfigFile} {
+	for _, name := range []string{etcdDir, certsDir, nodeDir, KubeconfigFile} {
 		_ = os.RemoveAll(filepath.Join(c.dir, name))
 	}
 }

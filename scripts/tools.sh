@@ -37,8 +37,16 @@
 # by chromedp): Debian's package, installed with apt-get when there is no
 # chromium on PATH (needs root).
 #
-# Usage: scripts/tools.sh [--background LOG] [terraform] [kube] [compose] [tmux] [chromium]
-# With no tool named, terraform, kube, tmux and chromium. With --background LOG, a missing tool is built in
+# node, for localcluster's optional node (Options.Node): kubelet,
+# kube-controller-manager and kube-scheduler of the same Kubernetes, built into
+# .tools/kube/v1.36.3/ next to etcd and kube-apiserver (only the missing ones;
+# a few more minutes once the kube-apiserver build has filled the Go caches),
+# and Debian's containerd, runc and containernetworking-plugins, installed
+# with apt-get when missing (needs root, as running the node does). Only when
+# named (kube does not imply it), or with no tool named.
+#
+# Usage: scripts/tools.sh [--background LOG] [terraform] [kube] [node] [compose] [tmux] [chromium]
+# With no tool named, terraform, kube, node, tmux and chromium. With --background LOG, a missing tool is built in
 # a background process that writes to LOG (and records its pid in LOG.pid,
 # so a second start while it runs only says so); LOG's last line ends in
 # "done" or "failed". `go tool task dev` builds kube so, while the control
@@ -51,7 +59,7 @@ if [ "${1:-}" = "--background" ]; then
   shift 2
 fi
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(terraform kube tmux chromium)
+[ ${#want[@]} -gt 0 ] || want=(terraform kube node tmux chromium)
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -137,6 +145,60 @@ kube_tools() {
   echo "tools: etcd and kube-apiserver $version built in $(( $(date +%s) - start ))s: $dir" >&2
 }
 
+# node_tools: the node's binaries (after kube_tools) and Debian packages.
+node_tools() {
+  kube_tools
+  local version=v1.36.3 major=1 minor=36
+  local dir="${OUTPOST_KUBE_ASSETS:-$root/.tools/kube/$version}" bin missing=()
+  # With OUTPOST_KUBE_ASSETS set, as for kube, nothing is built: it must hold them.
+  for bin in kubelet kube-controller-manager kube-scheduler; do
+    [ -x "$dir/$bin" ] || missing+=("$bin")
+  done
+  if [ ${#missing[@]} -gt 0 ] && [ -n "${OUTPOST_KUBE_ASSETS:-}" ]; then
+    echo "tools: OUTPOST_KUBE_ASSETS=$OUTPOST_KUBE_ASSETS has no ${missing[*]} (unset it to build them into .tools/kube/$version/)" >&2
+    exit 1
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "tools: building Kubernetes $version's ${missing[*]} into $dir" >&2
+    local start=$SECONDS pkgs=()
+    newtmp "$dir"
+    for bin in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$bin"); done
+    (cd "$root/tools/kube" && GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0 go build -o "$tmp/" \
+      -ldflags "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=$major -X k8s.io/component-base/version.gitMinor=$minor" \
+      "${pkgs[@]}")
+    mkdir -p "$dir"
+    for bin in "${missing[@]}"; do mv -f "$tmp/$bin" "$dir/$bin"; done
+    echo "tools: ${missing[*]} built in $(( SECONDS - start ))s: $dir" >&2
+  fi
+  node_packages_missing || return 0
+  if [ "$(id -u)" != 0 ]; then
+    echo "tools: containerd, runc, containernetworking-plugins or gcc are missing and installing them needs root: run scripts/tools.sh node as root (or apt-get install $node_packages)" >&2
+    exit 1
+  fi
+  echo "tools: installing Debian's $node_packages" >&2
+  apt-get update -q >&2
+  # shellcheck disable=SC2086 # a list of names
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $node_packages >&2
+}
+
+# gcc and libc6-dev compile the node's pause program statically.
+node_packages="containerd runc containernetworking-plugins gcc libc6-dev"
+node_packages_missing() {
+  local cmd
+  for cmd in containerd runc ctr gcc; do command -v $cmd >/dev/null 2>&1 || return 0; done
+  [ ! -x /usr/lib/cni/bridge ] || [ ! -e /usr/include/signal.h ]
+}
+
+node_missing() {
+  local dir="${OUTPOST_KUBE_ASSETS:-$root/.tools/kube/v1.36.3}" bin
+  kube_missing && return 0
+  node_packages_missing && return 0
+  for bin in kubelet kube-controller-manager kube-scheduler; do [ -x "$dir/$bin" ] || return 0; done
+  return 1
+}
+
+node_tool() { node_tools; }
+
 compose_tool() {
   # Keep in step with tools/compose/go.mod and scripts/compose.sh.
   local version=v2.40.3
@@ -203,8 +265,8 @@ kube_tool() { kube_tools; }
 
 for tool in "${want[@]}"; do
   case $tool in
-    terraform | kube | compose | tmux | chromium) ;;
-    *) echo "tools: unknown tool $tool (want terraform, kube, compose, tmux or chromium)" >&2; exit 2 ;;
+    terraform | kube | node | compose | tmux | chromium) ;;
+    *) echo "tools: unknown tool $tool (want terraform, kube, node, compose, tmux or chromium)" >&2; exit 2 ;;
   esac
   if [ -n "$background" ]; then
     in_background "$tool"

@@ -1,7 +1,10 @@
 package localclustertest
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -21,6 +24,55 @@ func Start(t testing.TB) *localcluster.Cluster {
 		}
 	})
 	return c
+}
+
+// StartWithNode starts a cluster of its own with a node (localcluster's
+// Options.Node) for t, writing what the node's processes say to
+// node.log in a temporary directory of t's, whose errors it logs when t
+// fails; it stops the cluster when t ends. It skips t when this host cannot
+// run a node (not root, or `scripts/tools.sh node` not run), and fails it
+// when the etcd and kube-apiserver binaries are missing.
+func StartWithNode(t testing.TB, node localcluster.NodeOptions) *localcluster.Cluster {
+	t.Helper()
+	if err := localcluster.CheckNode(Assets(t)); errors.Is(err, localcluster.ErrNodeUnsupported) {
+		t.Skip(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "node.log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := localcluster.Start(localcluster.Options{Output: log, Node: &node})
+	if err != nil {
+		log.Close()
+		t.Fatalf("local cluster with a node: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("local cluster: %v", err)
+		}
+		log.Close()
+		if t.Failed() {
+			logErrors(t, logPath)
+		}
+	})
+	return c
+}
+
+// Assets finds the directory of the Kubernetes binaries as Start does
+// (localcluster.FindAssets from the working directory), failing t without
+// one.
+func Assets(t testing.TB) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := localcluster.FindAssets(os.Getenv(localcluster.EnvAssets), wd)
+	if err != nil {
+		t.Fatalf("local cluster: %v", err)
+	}
+	return assets
 }
 
 // Shared is one cluster for all the tests of a test binary: the first test
@@ -60,4 +112,21 @@ func (s *Shared) Stop() {
 func (s *Shared) Main(m *testing.M) int {
 	defer s.Stop()
 	return m.Run()
+}
+
+// logErrors logs the last error lines of the node's log at path (the
+// kubelet's E lines, containerd's level=error ones).
+func logErrors(t testing.TB, path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	var errs []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "E") || strings.Contains(l, "level=error") {
+			errs = append(errs, l)
+		}
+	}
+	errs = errs[max(0, len(errs)-40):]
+	t.Logf("the node's last errors (all output in %s):\n%s", path, strings.Join(errs, "\n"))
 }
