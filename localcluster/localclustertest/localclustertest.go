@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/outpost-dev/outpost/localcluster"
@@ -37,26 +38,48 @@ func StartWithNode(t testing.TB, node localcluster.NodeOptions) *localcluster.Cl
 	if err := localcluster.CheckNode(Assets(t)); errors.Is(err, localcluster.ErrNodeUnsupported) {
 		t.Skip(err)
 	}
+	unlock := lockNodeHost(t)
 	logPath := filepath.Join(t.TempDir(), "node.log")
 	log, err := os.Create(logPath)
 	if err != nil {
+		unlock()
 		t.Fatal(err)
 	}
 	c, err := localcluster.Start(localcluster.Options{Output: log, Node: &node})
 	if err != nil {
 		log.Close()
+		unlock()
 		t.Fatalf("local cluster with a node: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := c.Stop(); err != nil {
 			t.Errorf("local cluster: %v", err)
 		}
+		unlock()
 		log.Close()
 		if t.Failed() {
 			logErrors(t, logPath)
 		}
 	})
 	return c
+}
+
+// lockNodeHost waits until no other test process on this host runs a node,
+// and holds that until the returned unlock: a node's kubelet uses fixed host
+// paths (/var/lib/kubelet/device-plugins) and its kernel settings are saved
+// and restored host-wide, so two at once (go test runs packages in
+// parallel) would step on each other.
+func lockNodeHost(t testing.TB) (unlock func()) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "outpost-localcluster-node.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatalf("waiting for other tests' nodes: %v", err)
+	}
+	return func() { f.Close() } // closing the file releases the lock
 }
 
 // Assets finds the directory of the Kubernetes binaries as Start does
