@@ -97,11 +97,13 @@ type stack struct {
 	gateway string // the URL runners are given (may be a proxy)
 	// publicGateway is the gateway's URL jobs are given (stackOptions).
 	publicGateway string
-	token         string // the org's API token
-	orgID         string
-	install       store.Install
-	runnerID      string
-	runTok        string // the install runner's token
+	// publicRegistry is the vendor registry's address jobs are given (stackOptions).
+	publicRegistry string
+	token          string // the org's API token
+	orgID          string
+	install        store.Install
+	runnerID       string
+	runTok         string // the install runner's token
 	// tokenFile is where a runner started with a registration token keeps
 	// the runner token it got.
 	tokenFile     string
@@ -129,6 +131,9 @@ type stackOptions struct {
 	// gatewayURL is the gateway's URL as runners reach it, which jobs get
 	// (terraform's state backend); default: the gateway's own.
 	gatewayURL string
+	// vendorRegistry, when set, gives the vendor registry's address as
+	// runners reach it (jobs get that one) from its own.
+	vendorRegistry func(addr string) string
 }
 
 func newStack(t testing.TB, o stackOptions) *stack {
@@ -172,6 +177,10 @@ func newStack(t testing.TB, o stackOptions) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.registry.Close() })
+	st.publicRegistry = st.registry.Addr()
+	if o.vendorRegistry != nil {
+		st.publicRegistry = o.vendorRegistry(st.publicRegistry)
+	}
 	st.startWorker()
 
 	tn := storetest.NewTenant(t, s)
@@ -288,7 +297,7 @@ func (s *stack) startBuildRunner() *process {
 func (s *stack) startWorker() {
 	w := worker.New(worker.Config{Client: s.client, Store: s.store, TaskQueue: s.queue,
 		Operations: activities.OperationConfig{GatewayURL: s.publicGateway, RunnerTimeout: s.runnerTimeout, OnlineWindow: 10 * time.Second,
-			RegistryAddress: s.registry.Addr(), RegistryPlainHTTP: true}})
+			RegistryAddress: s.publicRegistry, RegistryPlainHTTP: true}})
 	if err := w.Start(); err != nil {
 		s.t.Fatal(err)
 	}
@@ -543,7 +552,12 @@ type faultProxy struct {
 }
 
 func newFaultProxy(t testing.TB, target string) *faultProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return newFaultProxyOn(t, "127.0.0.1:0", target)
+}
+
+// newFaultProxyOn is newFaultProxy listening on listen (host:port).
+func newFaultProxyOn(t testing.TB, listen, target string) *faultProxy {
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		t.Fatal(err)
 	}

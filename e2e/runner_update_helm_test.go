@@ -22,8 +22,8 @@ import (
 // (--deployment, KUBECONFIG; run outside it) is updated to v2 through the
 // API. The cluster has no kubelet, so the new pod never becomes ready: the
 // runner puts the previous image back within the deadline, the update is
-// failed with its reason, and jobs run on v1 again. (The good case needs a
-// cluster that runs pods: not tested here.)
+// failed with its reason, and jobs run on v1 again. (The good case, on a
+// cluster that runs pods: runner_update_node_test.go.)
 func TestRunnerSelfUpdateHelmModeRollsBack(t *testing.T) {
 	dir := t.TempDir()
 	v1 := buildRunnerVersion(t, dir, "v1")

@@ -232,15 +232,22 @@ func sameFile(t *testing.T, a, b string) bool {
 
 // giveInstallRegistry starts a registry for the install and records it as
 // its sandbox's output, as a provisioned sandbox would.
-func (s *stack) giveInstallRegistry(ctx context.Context) {
+func (s *stack) giveInstallRegistry(ctx context.Context) *registry.Server {
 	s.t.Helper()
 	reg, err := registry.Start(ctx, registry.Config{})
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	s.t.Cleanup(func() { reg.Close() })
+	s.setInstallRegistry(ctx, reg.Addr())
+	return reg
+}
+
+// setInstallRegistry records addr as the install's registry (its sandbox's outputs).
+func (s *stack) setInstallRegistry(ctx context.Context, addr string) {
+	s.t.Helper()
 	out, _ := json.Marshal(protocol.TerraformApplyOutputs{Outputs: map[string]protocol.TerraformOutput{
-		activities.OutputRegistryAddress:   {Value: json.RawMessage(fmt.Sprintf("%q", reg.Addr()))},
+		activities.OutputRegistryAddress:   {Value: json.RawMessage(fmt.Sprintf("%q", addr))},
 		activities.OutputRegistryPlainHTTP: {Value: json.RawMessage("true")},
 	}})
 	if err := s.store.SaveOutputs(ctx, s.install.ID, status.SandboxStep, string(out)); err != nil {

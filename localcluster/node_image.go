@@ -47,19 +47,27 @@ func (n *Node) importPause(ctx context.Context) error {
 // the file bin (a static executable), as /<its name>, run with args: a
 // Dockerfile's FROM scratch, COPY and ENTRYPOINT.
 func BinaryImage(bin string, args ...string) (v1.Image, error) {
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		return nil, fmt.Errorf("image binary: %w", err)
-	}
-	file := "/" + path.Base(bin)
+	return BinariesImage([]string{bin}, args...)
+}
+
+// BinariesImage is BinaryImage with several static executables, each as
+// /<its name>; the first is the entrypoint.
+func BinariesImage(bins []string, args ...string) (v1.Image, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: file[1:], Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-		return nil, err
+	for _, bin := range bins {
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			return nil, fmt.Errorf("image binary: %w", err)
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: path.Base(bin), Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := tw.Write(data); err != nil {
-		return nil, err
-	}
+	file := "/" + path.Base(bins[0])
 	if err := tw.Close(); err != nil {
 		return nil, err
 	}
