@@ -112,7 +112,8 @@ func (t Tokens) Authorize(username, password string, access []Access) error {
 	return nil
 }
 
-// leaseCheckTimeout bounds the lease lookup of one request.
+// leaseCheckTimeout bounds the lease lookup of one request: a lookup that
+// fails (the database restarting) is tried again until then.
 const leaseCheckTimeout = 10 * time.Second
 
 // checkLease refuses an attempt-bound credential whose attempt no longer
@@ -127,10 +128,15 @@ func (t Tokens) checkLease(c claims) error {
 	ctx, cancel := context.WithTimeout(context.Background(), leaseCheckTimeout)
 	defer cancel()
 	held, err := t.Leases.AttemptHoldsLease(ctx, c.Job, c.Attempt)
-	switch {
-	case err != nil:
-		return fmt.Errorf("checking the lease of job %s attempt %d: %w", c.Job, c.Attempt, err)
-	case !held:
+	for wait := 100 * time.Millisecond; err != nil; wait = min(2*wait, time.Second) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("checking the lease of job %s attempt %d: %w", c.Job, c.Attempt, err)
+		case <-time.After(wait):
+		}
+		held, err = t.Leases.AttemptHoldsLease(ctx, c.Job, c.Attempt)
+	}
+	if !held {
 		return fmt.Errorf("credential of %q: job %s attempt %d no longer holds its lease", c.Subject, c.Job, c.Attempt)
 	}
 	return nil
