@@ -280,7 +280,7 @@ func schemas() map[string]any {
 			"health_deadline_seconds": map[string]any{"type": "integer", "minimum": minHealthDeadline, "maximum": maxHealthDeadline,
 				"default": defaultHealthDeadline, "description": "how long the new runner has to report healthy before the old one rolls back"},
 			"drain_timeout_seconds": map[string]any{"type": "integer", "minimum": minDrainTimeout, "maximum": maxDrainTimeout,
-				"default": defaultDrainTimeout, "description": "process mode: how long the old runner waits for its running jobs before it hands over; past it the update fails and the jobs go on"}}),
+				"default": defaultDrainTimeout, "description": "how long the old runner waits for its running jobs before it hands over; past it the update fails and the jobs go on"}}),
 		"RunnerUpdate": object(props{"id": str, "org_id": str, "install_id": str, "runner_id": str,
 			"from_version": str, "version": str, "digest": str, "workflow_id": str,
 			"status":     map[string]any{"type": "string", "enum": []string{"running", "succeeded", "failed"}},

@@ -19,7 +19,7 @@ const (
 	defaultHealthDeadline = 120
 	minHealthDeadline     = 5
 	maxHealthDeadline     = 3600
-	defaultDrainTimeout   = 3600
+	defaultDrainTimeout   = int(protocol.DefaultDrainTimeout / time.Second)
 	minDrainTimeout       = 5
 	maxDrainTimeout       = 86400
 )

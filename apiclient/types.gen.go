@@ -765,7 +765,7 @@ type CreateReleaseRequest struct {
 
 // CreateRunnerUpdateRequest defines model for CreateRunnerUpdateRequest.
 type CreateRunnerUpdateRequest struct {
-	// DrainTimeoutSeconds process mode: how long the old runner waits for its running jobs before it hands over; past it the update fails and the jobs go on
+	// DrainTimeoutSeconds how long the old runner waits for its running jobs before it hands over; past it the update fails and the jobs go on
 	DrainTimeoutSeconds *int `json:"drain_timeout_seconds,omitempty"`
 
 	// HealthDeadlineSeconds how long the new runner has to report healthy before the old one rolls back

@@ -114,9 +114,9 @@ func TestRunnerSelfUpdate(t *testing.T) {
 	}
 
 	// A job that outlasts the drain timeout: the update is given up and
-	// says why, the job finishes on v1, and nothing was handed over.
+	// says why, the job goes on under v1, and nothing was handed over.
 	t.Run("drain-timeout", func(t *testing.T) {
-		long := s.enqueueNoop(t, "long", 25_000)
+		long := s.enqueueNoop(t, "long", 10*60_000) // runs until the test cancels it
 		waitFor(t, time.Minute, "the long job to run", func() bool {
 			var j jobDetail
 			s.do("GET", "/v1/jobs/"+long, nil, &j)
@@ -131,8 +131,16 @@ func TestRunnerSelfUpdate(t *testing.T) {
 		if u.Status != store.RunnerUpdateFailed || !strings.Contains(u.Reason, "did not finish within the drain timeout (5s)") {
 			t.Fatalf("update with a job running past the drain timeout: %s %q", u.Status, u.Reason)
 		}
-		if j := s.waitJob(long); j.Status != status.JobSucceeded || len(j.Attempts) != 1 || j.Attempts[0].RunnerVersion != "v1" {
-			t.Errorf("the long job: %s after %d attempts (%+v), want succeeded at once on v1", j.Status, len(j.Attempts), j.Attempts)
+		var j jobDetail
+		if s.do("GET", "/v1/jobs/"+long, nil, &j); j.Status != status.JobRunning || len(j.Attempts) != 1 || j.Attempts[0].RunnerVersion != "v1" {
+			t.Errorf("the long job after the given-up update: %s after %d attempts (%+v), want still running its first attempt on v1",
+				j.Status, len(j.Attempts), j.Attempts)
+		}
+		if _, err := s.store.RequestCancel(context.Background(), long, "test"); err != nil {
+			t.Fatal(err)
+		}
+		if j := s.waitJob(long); j.Status != status.JobCancelled {
+			t.Errorf("the long job after its cancel: %s", j.Status)
 		}
 		if _, err := os.Stat(bin + ".new"); !os.IsNotExist(err) {
 			t.Errorf("the staged binary is still there: %v", err)
@@ -291,7 +299,7 @@ func (s *stack) enqueueNoop(t *testing.T, name string, sleepMS int64) string {
 	t.Helper()
 	m, _ := json.Marshal(protocol.NoopManifest{SleepMS: sleepMS, Lines: []string{name}})
 	j, _, err := s.store.EnqueueJob(context.Background(), store.JobSpec{Key: t.Name() + "/" + name, OrgID: s.orgID,
-		RunnerID: s.runnerID, InstallID: &s.install.ID, Type: protocol.JobTypeNoop, Manifest: m, TimeoutMS: 60_000})
+		RunnerID: s.runnerID, InstallID: &s.install.ID, Type: protocol.JobTypeNoop, Manifest: m, TimeoutMS: sleepMS + 60_000})
 	if err != nil {
 		t.Fatal(err)
 	}

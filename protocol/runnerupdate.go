@@ -1,5 +1,7 @@
 package protocol
 
+import "time"
+
 // JobTypeRunnerUpdate stages a new runner binary next to the runner: its
 // manifest is a RunnerUpdateManifest. Once the job succeeded, the runner
 // hands over to the staged binary (docs/ARCHITECTURE.md, Runner self-update).
@@ -35,6 +37,10 @@ type RunnerUpdateManifest struct {
 	// with the reason) and the jobs go on. 0: the runner's default.
 	DrainTimeoutMS int64 `json:"drain_timeout_ms,omitempty"`
 }
+
+// DefaultDrainTimeout is an update's drain timeout (DrainTimeoutMS) when
+// none is given.
+const DefaultDrainTimeout = time.Hour
 
 // RunnerUpdateOutputs are a runner_update job's outputs.
 type RunnerUpdateOutputs struct {

@@ -146,7 +146,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		if m == nil {
 			break
 		}
-		if drain := drainTimeout(*m); !finished(runCtx, &jobs, drain) { // running jobs finish under this runner…
+		if drain := drainTimeout(*m); !r.drained(runCtx, drain) { // running jobs finish under this runner…
 			if runCtx.Err() != nil {
 				break // …unless it is shutting down: the shutdown below bounds the wait
 			}
@@ -437,22 +437,23 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 	}
 }
 
-// finished waits for the jobs to end: false when they did not within that
-// time, or ctx ended first.
-func finished(ctx context.Context, jobs *sync.WaitGroup, within time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		jobs.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(within)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return false
+// drained waits until no job runs: false when one still ran after within,
+// or ctx ended first. It polls the running count rather than waiting on the
+// jobs' WaitGroup, which gets new jobs when the runner claims again after a
+// drain that timed out (a WaitGroup must not be added to while waited on).
+func (r *Runner) drained(ctx context.Context, within time.Duration) bool {
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for r.running.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-deadline.C:
+			return false
+		case <-tick.C:
+		}
 	}
+	return true
 }

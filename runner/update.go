@@ -33,10 +33,6 @@ import (
 // nothing.
 const DefaultHealthDeadline = 2 * time.Minute
 
-// DefaultDrainTimeout is how long the runner waits for its running jobs
-// before a hand-over when the manifest says nothing.
-const DefaultDrainTimeout = time.Hour
-
 // PrevSuffix names the previous binary, kept after a hand-over.
 const PrevSuffix = ".prev"
 
@@ -85,7 +81,7 @@ func (r *Runner) handOver(ctx context.Context, m protocol.RunnerUpdateManifest) 
 // drainTimeout is how long the running jobs may take before a hand-over.
 func drainTimeout(m protocol.RunnerUpdateManifest) time.Duration {
 	if m.DrainTimeoutMS <= 0 {
-		return DefaultDrainTimeout
+		return protocol.DefaultDrainTimeout
 	}
 	return time.Duration(m.DrainTimeoutMS) * time.Millisecond
 }

@@ -207,6 +207,7 @@ func (s *Store) ReleaseClaim(ctx context.Context, runnerID, jobID string, attemp
 	}
 	if released {
 		s.publish(ctx, notify.RunnerTopic(runnerID))
+		s.publish(ctx, notify.JobTopic(jobID))
 	}
 	return nil
 }

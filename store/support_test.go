@@ -115,3 +115,31 @@ func TestSupportBundlesPerInstallAndDelete(t *testing.T) {
 		}
 	})
 }
+
+// Bundles asked for at once cannot pass the limit together: the count and the insert are one step.
+func TestSupportBundlesAskedForAtOnceKeepTheLimit(t *testing.T) {
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
+		const asked = store.MaxSupportBundlesPerInstall + 4
+		errs := make(chan error, asked)
+		for range asked {
+			go func() {
+				_, err := f.s.CreateSupportBundle(ctx, store.SupportBundle{OrgID: f.org.ID, InstallID: f.inst.ID, WorkflowID: "wf"})
+				errs <- err
+			}()
+		}
+		created, refused := 0, 0
+		for range asked {
+			switch err := <-errs; {
+			case err == nil:
+				created++
+			case errors.Is(err, store.ErrConflict):
+				refused++
+			default:
+				t.Fatal(err)
+			}
+		}
+		if created != store.MaxSupportBundlesPerInstall || refused != asked-created {
+			t.Fatalf("%d bundles asked for at once: %d created, %d refused; want %d created", asked, created, refused, store.MaxSupportBundlesPerInstall)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
 )
 
@@ -22,12 +23,9 @@ type RunnerUpdateInput struct {
 	// HealthDeadline is how long the new runner has to be healthy.
 	HealthDeadline time.Duration
 	// DrainTimeout is how long the old runner waits for its running jobs
-	// before it hands over (0: DefaultDrainTimeout).
+	// before it hands over (0: protocol.DefaultDrainTimeout).
 	DrainTimeout time.Duration
 }
-
-// DefaultDrainTimeout is an update's drain timeout unless one is given.
-const DefaultDrainTimeout = time.Hour
 
 // UpdateRunner moves an install's runner to a new version: the install's
 // runner copies the binary into the install's registry (sync), stages it
@@ -51,7 +49,7 @@ func UpdateRunner(ctx workflow.Context, in RunnerUpdateInput) (string, error) {
 		return ""
 	}
 	if in.DrainTimeout <= 0 {
-		in.DrainTimeout = DefaultDrainTimeout
+		in.DrainTimeout = protocol.DefaultDrainTimeout
 	}
 	var end activities.RunnerUpdateEnd
 	end.Failure = run("sync", a.EnqueueRunnerSyncJob, JobPolicy{Wait: 30 * time.Minute})

@@ -12,10 +12,16 @@ import (
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/notify"
 )
 
-// releaseTimeout bounds putting back a job whose claim could not be answered.
-const releaseTimeout = 10 * time.Second
+// claimTimeout bounds one claim in the database, which goes on when the
+// runner stops waiting; releaseTimeout bounds putting back a job whose
+// claim could not be answered.
+const (
+	claimTimeout   = 30 * time.Second
+	releaseTimeout = 10 * time.Second
+)
 
 // claim is the long poll: it asks the database only when the runner may have work (see the
 // package doc); a job another transaction held (store.ErrJobsBusy) is asked for again shortly.
@@ -102,7 +108,9 @@ func (g *Gateway) claim(c echo.Context) error {
 // claim either happened or did not; when the runner went away meanwhile, the
 // job is put back in its queue rather than left to its lease.
 func (g *Gateway) claimOne(ctx context.Context, runnerID string, c store.Claimant) (*store.Job, error) {
-	job, err := g.store.ClaimJob(context.WithoutCancel(ctx), runnerID, g.iv.Lease(), c)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	job, err := g.store.ClaimJob(cctx, runnerID, g.iv.Lease(), c)
 	if job == nil || ctx.Err() == nil {
 		return job, err
 	}
@@ -118,11 +126,15 @@ func (g *Gateway) claimOne(ctx context.Context, runnerID string, c store.Claiman
 }
 
 // endRound answers the runner's held claim of that round now, and any later
-// claim of it at once.
-func (g *Gateway) endRound(runnerID, round string) {
+// claim of it at once, on this gateway and, through the store's bus (which
+// onNotify reads), on every other replica: the claim may be held elsewhere.
+func (g *Gateway) endRound(ctx context.Context, runnerID, round string) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	st := g.state(runnerID)
 	st.endedRound = round
 	wakeAll(st)
+	g.mu.Unlock()
+	if err := g.store.Bus().Publish(ctx, notify.RoundEndTopic(runnerID, round)); err != nil {
+		g.log.Warn("gateway: telling the other replicas a claim round ended", "runner", runnerID, "err", err)
+	}
 }

@@ -19,15 +19,8 @@ func TestEndedRoundAnswersItsHeldClaimAndLaterOnes(t *testing.T) {
 	e := newEnv(t, gateway.Config{Intervals: production}) // a claim waits 25 s
 	ctx := context.Background()
 	r := e.newRunner("customer-round")
-	got := make(chan claimResult, 1)
-	go func() {
-		j, err := e.claimAs(ctx, r.Token, protocol.ClaimRequest{Round: "round-1"})
-		got <- claimResult{j, err}
-	}()
-	waitFor(t, "the claim's query", func() bool { return e.sql.claims(r.ID) > 0 })
-	var hb protocol.RunnerHeartbeatResponse
-	e.post(ctx, r.Token, protocol.PathRunnerHeartbeat, protocol.RunnerHeartbeatRequest{EndRound: "round-1"}).
-		decode(t, http.StatusOK, &hb)
+	got := e.heldClaimOfRound(r, "round-1")
+	e.endRound(r, "round-1")
 	// Were the held claim not answered by the heartbeat, this job's
 	// notification would wake it and it would answer with the job.
 	queued := e.enqueue(r, "round-1")
@@ -84,4 +77,39 @@ func TestAClaimWhoseRunnerWentAwayIsQueuedAgain(t *testing.T) {
 	if stored, _ = e.s.GetJobByID(ctx, queued.ID); stored.Status != status.JobRunning || stored.Attempt != 1 {
 		t.Errorf("after releasing other claims: %s attempt %d, want running attempt 1", stored.Status, stored.Attempt)
 	}
+}
+
+// With replicas, a runner's heartbeat may reach another gateway than the one holding its claim:
+// the end of the round reaches that one through the store's bus.
+func TestEndedRoundReachesTheReplicaHoldingTheClaim(t *testing.T) {
+	e := newEnv(t, gateway.Config{Intervals: production}) // a claim waits 25 s
+	other := e.replica(gateway.Config{Intervals: production})
+	r := e.newRunner("customer-replicas")
+	got := e.heldClaimOfRound(r, "round-1")
+	other.endRound(r, "round-1")
+	e.enqueue(r, "replica-1") // would wake the held claim with this job, had the end not reached it
+	if res := <-got; res.err != nil || res.job != nil {
+		t.Fatalf("the claim held on the other replica answered %+v, %v; want 204", res.job, res.err)
+	}
+}
+
+// heldClaimOfRound sends a claim of the runner's round and returns once the gateway holds it (it
+// asked the database); the answer comes on the channel.
+func (e *env) heldClaimOfRound(r runner, round string) <-chan claimResult {
+	e.tb.Helper()
+	got := make(chan claimResult, 1)
+	go func() {
+		j, err := e.claimAs(context.Background(), r.Token, protocol.ClaimRequest{Round: round})
+		got <- claimResult{j, err}
+	}()
+	waitFor(e.tb, "the claim's query", func() bool { return e.sql.claims(r.ID) > 0 })
+	return got
+}
+
+// endRound sends the runner's heartbeat ending round.
+func (e *env) endRound(r runner, round string) {
+	e.tb.Helper()
+	var hb protocol.RunnerHeartbeatResponse
+	e.post(context.Background(), r.Token, protocol.PathRunnerHeartbeat, protocol.RunnerHeartbeatRequest{EndRound: round}).
+		decode(e.tb, http.StatusOK, &hb)
 }

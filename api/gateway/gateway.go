@@ -244,6 +244,12 @@ func (g *Gateway) onNotify(topic string) {
 	case topic == store.TopicRunnerTokens:
 		clear(g.auth)
 		g.authGen++
+	case strings.HasPrefix(topic, "round-end:"):
+		runnerID, round, _ := strings.Cut(strings.TrimPrefix(topic, "round-end:"), ":")
+		if st := g.runners[runnerID]; st != nil {
+			st.endedRound = round
+			wakeAll(st)
+		}
 	case strings.HasPrefix(topic, "runner:"):
 		if st := g.runners[strings.TrimPrefix(topic, "runner:")]; st != nil {
 			st.gen++
@@ -389,11 +395,11 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 	changed := !st.infoKnown || st.version != req.Version || st.caps != caps
 	st.seen = true
 	g.mu.Unlock()
+	if req.EndRound != "" {
+		g.endRound(c.Request().Context(), r.ID, req.EndRound)
+	}
 	if err := g.store.RecordConnectionErrors(c.Request().Context(), r.ID, req.ConnectionErrors); err != nil {
 		return err
-	}
-	if req.EndRound != "" {
-		g.endRound(r.ID, req.EndRound)
 	}
 	if req.Update != nil {
 		if err := g.store.RecordRunnerUpdateReport(c.Request().Context(), r.ID, *req.Update); err != nil {

@@ -84,6 +84,28 @@ func newEnv(tb testing.TB, cfg gateway.Config) *env {
 	return &env{tb: tb, s: s, g: g, srv: srv, url: srv.URL, client: &http.Client{Transport: tr}, sql: counter, org: org, app: app}
 }
 
+// replica is another gateway on e's store (as a second API process would be), served over HTTP:
+// the returned env sends its requests there.
+func (e *env) replica(cfg gateway.Config) *env {
+	e.tb.Helper()
+	cfg.Store, cfg.AuthLimiter = e.s, unlimited()
+	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{e.tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	g := gateway.New(cfg)
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); g.Run(runCtx) }()
+	srv := httptest.NewServer(g.Handler())
+	e.tb.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		stop()
+		<-done
+	})
+	o := *e
+	o.g, o.srv, o.url = g, srv, srv.URL
+	return &o
+}
+
 // newTransport is the simulated runners' HTTP client side: one connection
 // per runner, idle or busy, however many runners there are.
 func newTransport() *http.Transport {

@@ -59,7 +59,7 @@ func (c *cli) runnersUpdateCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&version, "version", "", "the runner version (default: the install's target: its own version, else its org's)")
 	f.DurationVar(&deadline, "deadline", 0, "how long the new runner has to report healthy (default 2m)")
-	f.DurationVar(&drain, "drain-timeout", 0, "process mode: how long the old runner waits for its running jobs before it hands over; past it the update fails (default 1h)")
+	f.DurationVar(&drain, "drain-timeout", 0, "how long the old runner waits for its running jobs before it hands over; past it the update fails (default 1h)")
 	f.BoolVar(&wait, "wait", false, "wait until the update succeeded or was rolled back")
 	return cmd
 }

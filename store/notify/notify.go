@@ -24,6 +24,10 @@ func RunnerTopic(runnerID string) string { return "runner:" + runnerID }
 func JobTopic(jobID string) string       { return "job:" + jobID }
 func BuildTopic(buildID string) string   { return "build:" + buildID }
 
+// RoundEndTopic is published when a runner ends a claim round, so that the
+// gateway replica holding that round's claim answers it.
+func RoundEndTopic(runnerID, round string) string { return "round-end:" + runnerID + ":" + round }
+
 // JobLogsTopic is published when log lines of a job arrive; kept apart from
 // JobTopic so a chatty job does not wake everyone awaiting its status.
 func JobLogsTopic(jobID string) string { return "job-logs:" + jobID }
