@@ -413,6 +413,7 @@ func TestNodeRefusesABridgeItDidNotMake(t *testing.T) {
 	if err := localcluster.CheckNode(assets); err != nil {
 		t.Skip(err)
 	}
+	defer localclustertest.LockNodeHost(t)() // were the refusal broken, a whole node would start
 	const bridge = "opst9"
 	if out, err := exec.Command("ip", "link", "add", bridge, "type", "bridge").CombinedOutput(); err != nil {
 		t.Fatalf("ip link add: %v: %s", err, out)

@@ -38,7 +38,7 @@ func StartWithNode(t testing.TB, node localcluster.NodeOptions) *localcluster.Cl
 	if err := localcluster.CheckNode(Assets(t)); errors.Is(err, localcluster.ErrNodeUnsupported) {
 		t.Skip(err)
 	}
-	unlock := lockNodeHost(t)
+	unlock := LockNodeHost(t)
 	logPath := filepath.Join(t.TempDir(), "node.log")
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -64,12 +64,12 @@ func StartWithNode(t testing.TB, node localcluster.NodeOptions) *localcluster.Cl
 	return c
 }
 
-// lockNodeHost waits until no other test process on this host runs a node,
+// LockNodeHost waits until no other test process on this host runs a node,
 // and holds that until the returned unlock: a node's kubelet uses fixed host
 // paths (/var/lib/kubelet/device-plugins) and its kernel settings are saved
 // and restored host-wide, so two at once (go test runs packages in
 // parallel) would step on each other.
-func lockNodeHost(t testing.TB) (unlock func()) {
+func LockNodeHost(t testing.TB) (unlock func()) {
 	t.Helper()
 	f, err := os.OpenFile(filepath.Join(os.TempDir(), "outpost-localcluster-node.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
