@@ -113,3 +113,22 @@ func (e *env) endRound(r runner, round string) {
 	e.post(context.Background(), r.Token, protocol.PathRunnerHeartbeat, protocol.RunnerHeartbeatRequest{EndRound: round}).
 		decode(e.tb, http.StatusOK, &hb)
 }
+
+// A heartbeat ending a round (the old pod of a rolling update, shutting down) does not record its
+// version over the one the runner's new process reports.
+func TestEndingARoundRecordsNoVersion(t *testing.T) {
+	e := newEnv(t, gateway.Config{Intervals: short})
+	ctx := context.Background()
+	r := e.newRunner("customer-versions")
+	var hb protocol.RunnerHeartbeatResponse
+	e.post(ctx, r.Token, protocol.PathRunnerHeartbeat, protocol.RunnerHeartbeatRequest{Version: "v2"}).decode(t, http.StatusOK, &hb)
+	e.post(ctx, r.Token, protocol.PathRunnerHeartbeat, protocol.RunnerHeartbeatRequest{Version: "v1", EndRound: "round-old"}).
+		decode(t, http.StatusOK, &hb)
+	got, err := e.s.GetRunner(ctx, e.org.ID, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != "v2" {
+		t.Errorf("the runner's version after the old process ended its round: %q, want v2", got.Version)
+	}
+}

@@ -392,7 +392,10 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 	caps := strings.Join(req.Capabilities, ",")
 	g.mu.Lock()
 	st := g.state(r.ID)
-	changed := !st.infoKnown || st.version != req.Version || st.caps != caps
+	// A heartbeat ending a round is the runner stopping its claims, often as
+	// it shuts down: during a rolling update, the old pod's. It says nothing
+	// new of the runner, so it does not record its version.
+	changed := req.EndRound == "" && (!st.infoKnown || st.version != req.Version || st.caps != caps)
 	st.seen = true
 	g.mu.Unlock()
 	if req.EndRound != "" {
