@@ -90,7 +90,7 @@ func drainTimeout(m protocol.RunnerUpdateManifest) time.Duration {
 // timeout, and go on under this runner.
 func (r *Runner) drainTimedOut(ctx context.Context, m protocol.RunnerUpdateManifest, drain time.Duration) {
 	_ = os.Remove(r.cfg.Executable + runnerupdate.StagedSuffix)
-	r.rollBack(ctx, m, fmt.Sprintf("%d running jobs did not finish within the drain timeout (%s): "+
+	r.rollBack(ctx, m, fmt.Sprintf("the running jobs (%d) did not finish within the drain timeout (%s): "+
 		"the update was given up and they go on under this runner", r.running.Load(), drain))
 }
 
