@@ -113,6 +113,8 @@ func (g *gatewayFlags) register(fs *envflag.FlagSet) {
 	fs.DurationVar(&g.auditRetention, "audit-retention", store.DefaultAuditRetention, "how long audit events are kept (at least 24h)")
 }
 
+// intervals checks the gateway's flags (the intervals and -audit-retention)
+// and returns the intervals it hands out to runners.
 func (g *gatewayFlags) intervals() (protocol.Intervals, error) {
 	iv := protocol.Intervals{ClaimWaitMS: g.claimWait.Milliseconds(), JobHeartbeatMS: g.jobHeartbeat.Milliseconds(),
 		LeaseMS: g.lease.Milliseconds(), RunnerHeartbeatMS: g.runnerHeartbeat.Milliseconds(), LogBatchMS: g.logBatch.Milliseconds()}
