@@ -1,0 +1,39 @@
+package workflows
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/status"
+)
+
+// The stage job gets the update's drain timeout (protocol.DefaultDrainTimeout when none is given),
+// and the update is finished with the health job's result.
+func TestUpdateRunnerPassesTheDrainTimeout(t *testing.T) {
+	for given, want := range map[time.Duration]time.Duration{0: protocol.DefaultDrainTimeout, 5 * time.Second: 5 * time.Second} {
+		env := newEnv()
+		env.RegisterActivity(&activities.Activities{})
+		env.RegisterWorkflow(UpdateRunner)
+		ok := activities.JobResult{JobID: "job_1", Status: status.JobSucceeded, Attempt: 1}
+		env.OnActivity(a.EnqueueRunnerSyncJob, mockAny, "rup_1", mockAny).Return(activities.JobRef{JobID: "job_1", Created: true}, nil)
+		env.OnActivity(a.EnqueueRunnerUpdateJob, mockAny, "rup_1", mockAny, 2*time.Minute, want).Return(activities.JobRef{JobID: "job_1", Created: true}, nil)
+		env.OnActivity(a.EnqueueRunnerHealthJob, mockAny, "rup_1", mockAny).Return(activities.JobRef{JobID: "job_1", Created: true}, nil)
+		env.OnActivity(a.AwaitJob, mockAny, "job_1", mockAny).Return(ok, nil)
+		var end activities.RunnerUpdateEnd
+		env.OnActivity(a.FinishRunnerUpdate, mockAny, "rup_1", mockAny).Return(func(_ context.Context, _ string, e activities.RunnerUpdateEnd) (string, error) {
+			end = e
+			return "succeeded", nil
+		})
+		env.ExecuteWorkflow(UpdateRunner, RunnerUpdateInput{UpdateID: "rup_1", HealthDeadline: 2 * time.Minute, DrainTimeout: given})
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatalf("drain timeout %s: %v", given, err)
+		}
+		env.AssertExpectations(t)
+		if end.Failure != "" || end.Health.JobID != "job_1" || end.Health.Status != status.JobSucceeded {
+			t.Errorf("drain timeout %s: the update was finished with %+v", given, end)
+		}
+	}
+}
