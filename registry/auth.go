@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -24,9 +25,10 @@ type Access struct {
 // request needs. It is called for every request, including the API base
 // "/v2/" (with no accesses, which only checks the credential). An error
 // refuses the request with 401 and a Basic challenge, so clients retry with
-// credentials; it must never contain the password.
+// credentials; it must never contain the password. ctx is the request's: a
+// lookup stops when the client goes away.
 type Authorizer interface {
-	Authorize(username, password string, access []Access) error
+	Authorize(ctx context.Context, username, password string, access []Access) error
 }
 
 // Static is one basic-auth user who may do everything: an install's own
@@ -37,7 +39,7 @@ type Static struct {
 }
 
 // Authorize checks the user and password in constant time.
-func (s Static) Authorize(username, password string, _ []Access) error {
+func (s Static) Authorize(_ context.Context, username, password string, _ []Access) error {
 	userOK := subtle.ConstantTimeCompare([]byte(username), []byte(s.Username))
 	passOK := subtle.ConstantTimeCompare([]byte(password), []byte(s.Password))
 	if s.Username == "" || userOK&passOK != 1 {
@@ -85,7 +87,7 @@ func (c controller) Authorized(r *http.Request, access ...auth.Access) (*auth.Gr
 	for i, a := range access {
 		wanted[i] = Access{Type: a.Type, Name: a.Name, Action: a.Action}
 	}
-	if err := c.authorizer.Authorize(username, password, wanted); err != nil {
+	if err := c.authorizer.Authorize(r.Context(), username, password, wanted); err != nil {
 		return nil, challenge{err}
 	}
 	resources := make([]auth.Resource, len(access))

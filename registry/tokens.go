@@ -96,12 +96,12 @@ func sign(key []byte, encodedClaims string) []byte {
 
 // Authorize verifies the credential's signature (in constant time), expiry
 // and subject, then that its scopes cover every access.
-func (t Tokens) Authorize(username, password string, access []Access) error {
+func (t Tokens) Authorize(ctx context.Context, username, password string, access []Access) error {
 	c, err := t.verify(username, password, time.Now())
 	if err != nil {
 		return err
 	}
-	if err := t.checkLease(c); err != nil {
+	if err := t.checkLease(ctx, c); err != nil {
 		return err
 	}
 	for _, a := range access {
@@ -113,19 +113,20 @@ func (t Tokens) Authorize(username, password string, access []Access) error {
 }
 
 // leaseCheckTimeout bounds the lease lookup of one request: a lookup that
-// fails (the database restarting) is tried again until then.
+// fails (the database restarting) is tried again until then, or until the
+// request's client goes away.
 const leaseCheckTimeout = 10 * time.Second
 
 // checkLease refuses an attempt-bound credential whose attempt no longer
 // holds its lease.
-func (t Tokens) checkLease(c claims) error {
+func (t Tokens) checkLease(ctx context.Context, c claims) error {
 	if c.Job == "" {
 		return nil
 	}
 	if t.Leases == nil {
 		return fmt.Errorf("credential of %q is bound to a job attempt, and this registry cannot check leases", c.Subject)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), leaseCheckTimeout)
+	ctx, cancel := context.WithTimeout(ctx, leaseCheckTimeout)
 	defer cancel()
 	held, err := t.Leases.AttemptHoldsLease(ctx, c.Job, c.Attempt)
 	for wait := 100 * time.Millisecond; err != nil; wait = min(2*wait, time.Second) {

@@ -33,15 +33,15 @@ func TestFillGivesEachAttemptItsOwnCredentials(t *testing.T) {
 		t.Fatalf("state credentials %v, %v", one["password"], two["password"])
 	}
 	reg1 := one["registry"].(map[string]any)["password"].(string)
-	if err := (registry.Tokens{Key: key, Leases: leases{"job_1": 1}}).Authorize("build/b1", reg1,
+	if err := (registry.Tokens{Key: key, Leases: leases{"job_1": 1}}).Authorize(context.Background(), "build/b1", reg1,
 		[]registry.Access{{Type: "repository", Name: "org_1/app/db", Action: "pull"}}); err != nil {
 		t.Fatalf("attempt 1's registry credential, attempt 1 running: %v", err)
 	}
-	err := (registry.Tokens{Key: key, Leases: leases{"job_1": 2}}).Authorize("build/b1", reg1, nil)
+	err := (registry.Tokens{Key: key, Leases: leases{"job_1": 2}}).Authorize(context.Background(), "build/b1", reg1, nil)
 	if err == nil || !strings.Contains(err.Error(), "no longer holds its lease") {
 		t.Fatalf("attempt 1's registry credential, attempt 2 running: %v", err)
 	}
-	if err := (registry.Tokens{Key: key}).Authorize("build/b1", reg1, nil); err == nil {
+	if err := (registry.Tokens{Key: key}).Authorize(context.Background(), "build/b1", reg1, nil); err == nil {
 		t.Fatal("a registry that cannot check leases accepted an attempt's credential")
 	}
 }
