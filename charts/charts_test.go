@@ -8,17 +8,15 @@ import (
 	"testing"
 
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/lint/support"
 	"helm.sh/helm/v3/pkg/strvals"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/outpost-dev/outpost/charts"
+	"github.com/outpost-dev/outpost/charts/chartstest"
 	"github.com/outpost-dev/outpost/localcluster/localclustertest"
 )
 
@@ -75,10 +73,9 @@ func TestRunnerInstallCommand(t *testing.T) {
 
 // env installs the chart on the package's cluster with the helm SDK.
 type env struct {
-	t     *testing.T
-	cs    kubernetes.Interface
-	path  string
-	chart *chart.Chart
+	t    *testing.T
+	cs   kubernetes.Interface
+	path string
 }
 
 func newEnv(t *testing.T) *env {
@@ -88,31 +85,13 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	archive, err := charts.RunnerChartArchive()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := loader.LoadArchive(bytes.NewReader(archive))
-	if err != nil {
-		t.Fatalf("loading the chart: %v", err)
-	}
-	return &env{t: t, cs: cs, path: c.KubeconfigPath(), chart: ch}
+	return &env{t: t, cs: cs, path: c.KubeconfigPath()}
 }
 
 // install is `helm install outpost-runner <chart> -n ns --create-namespace`
 // with vals.
 func (e *env) install(ns string, vals map[string]any) error {
-	e.t.Helper()
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig, flags.Namespace = &e.path, &ns
-	cfg := new(action.Configuration)
-	if err := cfg.Init(flags, ns, "secret", func(string, ...any) {}); err != nil {
-		e.t.Fatal(err)
-	}
-	in := action.NewInstall(cfg)
-	in.ReleaseName, in.Namespace, in.CreateNamespace = charts.DefaultRunnerRelease, ns, true
-	_, err := in.Run(e.chart, vals)
-	return err
+	return chartstest.InstallRunner(e.path, ns, vals)
 }
 
 // valuesOf parses the --set-string flags of a command line as helm does.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"net/url"
@@ -14,15 +13,12 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/outpost-dev/outpost/charts"
+	"github.com/outpost-dev/outpost/charts/chartstest"
 	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/localcluster/localclustertest"
 	"github.com/outpost-dev/outpost/registry"
@@ -186,24 +182,7 @@ func podKubeconfig(t *testing.T, c *localcluster.Cluster, addr string) []byte {
 // installRunnerChart is `helm install outpost-runner <the runner chart> -n ns` with vals.
 func installRunnerChart(t *testing.T, c *localcluster.Cluster, ns string, vals map[string]any) {
 	t.Helper()
-	archive, err := charts.RunnerChartArchive()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := loader.LoadArchive(bytes.NewReader(archive))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := c.KubeconfigPath()
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig, flags.Namespace = &path, &ns
-	cfg := new(action.Configuration)
-	if err := cfg.Init(flags, ns, "secret", func(string, ...any) {}); err != nil {
-		t.Fatal(err)
-	}
-	in := action.NewInstall(cfg)
-	in.ReleaseName, in.Namespace = charts.DefaultRunnerRelease, ns
-	if _, err := in.Run(ch, vals); err != nil {
+	if err := chartstest.InstallRunner(c.KubeconfigPath(), ns, vals); err != nil {
 		t.Fatalf("helm install: %v", err)
 	}
 }
