@@ -14,6 +14,7 @@ import (
 
 const kekUsage = `usage:
   outpost kek generate           print a new key-encryption key (base64 of 32 bytes)
+  outpost kek init     [flags]   make -kek-file when missing (-kek's key, or a new one); keep one already there
   outpost kek status   [flags]   the configured keys, and how many data keys each wraps
   outpost kek rotate   [flags]   re-wrap every data key under the current key (-kek-file),
                                  which -kek-previous-file still unwraps meanwhile`
@@ -27,15 +28,22 @@ func runKEK(ctx context.Context, args []string, log *slog.Logger) error {
 	case "generate":
 		fmt.Print(seal.GenerateKeyText())
 		return nil
-	case "status", "rotate":
+	case "init", "status", "rotate":
 	default:
 		return errors.New(kekUsage)
 	}
 	var c common
 	fs := newFlagSet("kek " + args[0])
 	c.register(fs)
+	ownerUID := -1
+	if args[0] == "init" {
+		fs.IntVar(&ownerUID, "owner-uid", -1, "give the file to this user (when run as root)")
+	}
 	if err := parse(fs, args[1:]); err != nil {
 		return err
+	}
+	if args[0] == "init" {
+		return runKEKInit(c.kek, ownerUID)
 	}
 	s, err := c.openStore(ctx, log, args[0] == "rotate")
 	if err != nil {

@@ -27,7 +27,7 @@ Usage:
   outpost worker   [flags]   the Temporal worker
   outpost temporal [flags]   a Temporal server (+ UI) on its own, its state in <data-dir>/temporal (SQLite)
   outpost migrate  [flags]   apply database migrations
-  outpost kek      generate|status|rotate   the key-encryption key of secrets at rest
+  outpost kek      generate|init|status|rotate  the key-encryption key of secrets at rest
   outpost org create NAME    create an org and print its first API token
   outpost runner publish -version V -file PATH   push a runner binary into the vendor registry (self-update)
   outpost demo     [flags]   set up dev's demo org, app and install on a running control plane, start its provision

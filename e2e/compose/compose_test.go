@@ -2,9 +2,12 @@ package compose
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/outpost-dev/outpost/store/seal"
 )
 
 // TestComposeStack brings docker-compose.yml up with the local images, and
@@ -16,6 +19,7 @@ func TestComposeStack(t *testing.T) {
 	token, install := s.demo()
 	s.waitInstall(token, install, 10*time.Minute)
 	t.Logf("demo install provisioned %s after docker compose up began", time.Since(start).Round(time.Second))
+	kek := s.kekID(t, "made")
 
 	t.Run("debug command on the runner", func(t *testing.T) {
 		var cmd struct {
@@ -94,5 +98,30 @@ func TestComposeStack(t *testing.T) {
 		if s.call(token, "GET", "/v1/installs/"+install, nil, &in); in.Status != "active" {
 			t.Fatalf("install after down and up: %q", in.Status)
 		}
+		if again := s.kekID(t, "kept"); again != kek {
+			t.Fatalf("key-encryption key after down and up: %s, made %s", again, kek)
+		}
 	})
+
+	t.Run("another OUTPOST_KEK is refused, the volume's key kept", func(t *testing.T) {
+		out, err := s.run("run", "--rm", "--no-deps", "-T", "-e", "OUTPOST_KEK="+strings.TrimSpace(seal.GenerateKeyText()), "kek")
+		if err == nil || !strings.Contains(out, "holds key "+kek) || !strings.Contains(out, "rotate") {
+			t.Fatalf("kek with another OUTPOST_KEK: %v; want a failure naming %s and a rotation:\n%s", err, kek, out)
+		}
+		out = s.compose("run", "--rm", "--no-deps", "-T", "kek")
+		if !strings.Contains(out, "kept key-encryption key "+kek) {
+			t.Fatalf("kek after the refusal: want %s kept:\n%s", kek, out)
+		}
+	})
+}
+
+// kekID is the key-encryption key the kek service's log says it made or kept.
+func (s *stack) kekID(t *testing.T, verb string) string {
+	t.Helper()
+	logs := s.compose("logs", "--no-color", "kek")
+	m := regexp.MustCompile(verb + ` key-encryption key (local-[0-9a-f]{16}) in /run/outpost-kek/kek`).FindStringSubmatch(logs)
+	if m == nil {
+		t.Fatalf("the kek service's log says no key %s:\n%s", verb, logs)
+	}
+	return m[1]
 }

@@ -69,6 +69,16 @@ func GenerateKeyText() string {
 // LoadOrCreateLocalKey reads the key file, first writing a new key there
 // (mode 0600) when there is none; created says it did.
 func LoadOrCreateLocalKey(path string) (k *LocalKey, created bool, err error) {
+	return LoadOrWriteLocalKey(path, GenerateKeyText())
+}
+
+// LoadOrWriteLocalKey reads the key file, first writing text there (a key in
+// its text form; mode 0600) when there is none; written says it did. A key
+// already in the file is kept, whatever text holds.
+func LoadOrWriteLocalKey(path, text string) (k *LocalKey, written bool, err error) {
+	if _, err := ParseLocalKey(text); err != nil {
+		return nil, false, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, false, fmt.Errorf("seal: %w", err)
 	}
@@ -80,7 +90,7 @@ func LoadOrCreateLocalKey(path string) (k *LocalKey, created bool, err error) {
 	case err != nil:
 		return nil, false, fmt.Errorf("seal: create key-encryption key: %w", err)
 	}
-	_, err = f.WriteString(GenerateKeyText())
+	_, err = f.WriteString(strings.TrimSpace(text) + "\n")
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
