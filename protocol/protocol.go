@@ -159,9 +159,14 @@ type ClaimRequest struct {
 	// would have to give up when it hands over or is rolled back.
 	OnlyType string `json:"only_type,omitempty"`
 	// Round names the runner's current run of claims, which a heartbeat's
-	// EndRound ends.
+	// EndRound ends: at most MaxRoundLength bytes.
 	Round string `json:"round,omitempty"`
 }
+
+// MaxRoundLength bounds a claim round's name (ClaimRequest.Round,
+// RunnerHeartbeatRequest.EndRound): the gateway keeps it per runner and
+// publishes its end to the other replicas.
+const MaxRoundLength = 64
 
 // Job is a claimed job: everything the runner needs, already rendered.
 type Job struct {

@@ -31,6 +31,9 @@ func (g *Gateway) claim(c echo.Context) error {
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
+	if err := checkRound("round", req.Round); err != nil {
+		return err
+	}
 	r := runnerFrom(c)
 	ctx := c.Request().Context()
 	key, err := g.credentialKey(ctx) // before claiming: a claimed attempt must reach the runner
@@ -123,6 +126,14 @@ func (g *Gateway) claimOne(ctx context.Context, runnerID string, c store.Claiman
 		g.log.Info("gateway: the runner stopped waiting as its job was claimed; queued again", "runner", runnerID, "job", job.ID)
 	}
 	return nil, ctx.Err()
+}
+
+// checkRound refuses a round name over protocol.MaxRoundLength.
+func checkRound(field, round string) error {
+	if len(round) > protocol.MaxRoundLength {
+		return apierr.Invalid(field, "is %d bytes, more than %d", len(round), protocol.MaxRoundLength)
+	}
+	return nil
 }
 
 // endRound answers the runner's held claim of that round now, and any later

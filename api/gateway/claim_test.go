@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/outpost-dev/outpost/api/gateway"
@@ -131,4 +132,19 @@ func TestEndingARoundRecordsNoVersion(t *testing.T) {
 	if got.Version != "v2" {
 		t.Errorf("the runner's version after the old process ended its round: %q, want v2", got.Version)
 	}
+}
+
+// A round's name is bounded: the gateway keeps it and publishes its end on
+// the store's bus. A longer one is a 400 naming the field.
+func TestALongRoundNameIsRefusedNamingTheField(t *testing.T) {
+	e := newEnv(t, gateway.Config{Intervals: short})
+	ctx := context.Background()
+	r := e.newRunner("long-round")
+	long := strings.Repeat("r", protocol.MaxRoundLength+1)
+	e.post(ctx, r.Token, protocol.PathRunnerHeartbeat, protocol.RunnerHeartbeatRequest{EndRound: long}).
+		wantError(t, http.StatusBadRequest, protocol.CodeInvalid, "end_round")
+	e.post(ctx, r.Token, protocol.PathClaim, protocol.ClaimRequest{Round: long}).
+		wantError(t, http.StatusBadRequest, protocol.CodeInvalid, "round")
+	var hb protocol.RunnerHeartbeatResponse
+	e.post(ctx, r.Token, protocol.PathRunnerHeartbeat, protocol.RunnerHeartbeatRequest{EndRound: long[1:]}).decode(t, http.StatusOK, &hb)
 }

@@ -388,6 +388,9 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
+	if err := checkRound("end_round", req.EndRound); err != nil {
+		return err
+	}
 	r := runnerFrom(c)
 	caps := strings.Join(req.Capabilities, ",")
 	g.mu.Lock()
