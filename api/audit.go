@@ -15,7 +15,7 @@ import (
 	"github.com/outpost-dev/outpost/store"
 )
 
-// The audit log (docs/ARCHITECTURE.md, "Audit"): every changing /v1 call is
+// The audit log (docs/architecture/api.md, "Audit"): every changing /v1 call is
 // recorded once answered, refused ones too, under the org of the API token
 // it carried (a revoked one included). A call with no API token of any org
 // is not recorded: there is no org to show it to. Request bodies never are.

@@ -17,7 +17,7 @@ import (
 // The dashboard's session (package dashboard sets the cookies): the API token
 // in SessionCookie, and a random CSRF token in CSRFCookie that a
 // state-changing request authenticated by the cookie must repeat in
-// CSRFHeader (docs/ARCHITECTURE.md, "Dashboard").
+// CSRFHeader (docs/architecture/dashboard.md).
 const (
 	SessionCookie = "outpost_session"
 	CSRFCookie    = "outpost_csrf"

@@ -4,7 +4,7 @@ import "time"
 
 // JobTypeRunnerUpdate stages a new runner binary next to the runner: its
 // manifest is a RunnerUpdateManifest. Once the job succeeded, the runner
-// hands over to the staged binary (docs/ARCHITECTURE.md, Runner self-update).
+// hands over to the staged binary (docs/architecture/runner-update.md).
 const JobTypeRunnerUpdate = "runner_update"
 
 // Media types of a runner binary published as an OCI artifact: an image

@@ -12,8 +12,8 @@ import (
 	"github.com/outpost-dev/outpost/protocol"
 )
 
-// The hand-over in helm mode (Config.Deployment; docs/ARCHITECTURE.md,
-// Runner self-update): the runner patches its own Deployment's image to the
+// The hand-over in helm mode (Config.Deployment;
+// docs/architecture/runner-update.md): the runner patches its own Deployment's image to the
 // new version's, a rolling update (the chart's maxUnavailable 0 keeps this
 // pod running, its claims stopped). When the new pod is ready, Kubernetes
 // stops this one (SIGTERM: Run shuts down as at any stop) and the new runner

@@ -59,7 +59,7 @@ func (s *supervisor) keepLease(ctx context.Context) *lease {
 	return l
 }
 
-// renewLease sends held job heartbeats one after the other (see docs/ARCHITECTURE.md, Gateway),
+// renewLease sends held job heartbeats one after the other (see docs/architecture/jobs.md, "Gateway"),
 // passing deferred inputs to l.inputs; it retries failures with backoff until the supervisor gives up.
 func (s *supervisor) renewLease(ctx context.Context, l *lease) {
 	every := s.intervals.JobHeartbeat()

@@ -6,7 +6,7 @@ import (
 )
 
 // prestartNice is how many nice steps lower a job with deferred inputs runs until they come
-// (about a tenth of a busy normal process's CPU); see docs/ARCHITECTURE.md, Runner.
+// (about a tenth of a busy normal process's CPU); see docs/architecture/runner.md.
 const prestartNice = 10
 
 // restoreAgain is when the runner restores a job's priority a second time

@@ -286,7 +286,7 @@ func (r *Runner) heartbeats(ctx context.Context, fail context.CancelCauseFunc) {
 }
 
 // jobSlots are the runner's places for jobs: Concurrency working places, and as many
-// waiting places for jobs with deferred inputs (docs/ARCHITECTURE.md, "On the runner").
+// waiting places for jobs with deferred inputs (docs/architecture/operations.md, "Prestart").
 type jobSlots struct{ work, wait chan struct{} }
 
 func newJobSlots(n int) *jobSlots {

@@ -18,8 +18,8 @@ import (
 	"github.com/outpost-dev/outpost/runner/plugins/runnerupdate"
 )
 
-// The hand-over to a staged runner binary (docs/ARCHITECTURE.md, Runner
-// self-update). The old runner stops claiming before the runner_update job
+// The hand-over to a staged runner binary
+// (docs/architecture/runner-update.md). The old runner stops claiming before the runner_update job
 // completes (so the control plane's health job cannot reach it), lets its
 // running jobs finish, then starts "<runner>.new" with its own arguments as
 // a candidate. The candidate must say it is healthy (handover.go) within

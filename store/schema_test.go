@@ -16,7 +16,7 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/schema-<dialect>.txt from a freshly migrated database")
 
 // catalogQueries describe a schema from each dialect's catalog, one row per table, column, index
-// or constraint (the first field says which); columns by name, not position (see ARCHITECTURE, Store).
+// or constraint (the first field says which); columns by name, not position (see docs/architecture/store.md, "Migrations").
 var catalogQueries = map[string][]string{
 	store.Postgres: {
 		`SELECT 'table', table_name, table_type FROM information_schema.tables WHERE table_schema = 'public'`,

@@ -7,8 +7,9 @@
 // the database — and carry IDs rather than manifests or secrets. The install
 // operations share one workflow body (operation.go) whose steps a scheduler
 // runs as a dependency graph (operation_scheduler.go); each kind of step has
-// its file (step_*.go). docs/ARCHITECTURE.md says why, and how a change to
-// released workflow code is versioned (replay_test.go).
+// its file (step_*.go). docs/architecture/operations.md says why, and
+// docs/architecture/temporal.md how a change to released workflow code is
+// versioned (replay_test.go).
 //
 // An operation begins with local activities (BeginOperation, then a look at
 // the runner) in its first workflow task. The scheduler starts each step in a

@@ -2,7 +2,7 @@
 // API takes: what appconfig.ArchiveDir does, in a package that links only
 // the standard library and internal/tarball, so that outpostctl packs a
 // directory exactly as the control plane does without appconfig's parsers
-// (whose initialisation cost the CLI ~17 ms a start; docs/BENCHMARKS.md).
+// (whose initialisation cost the CLI ~17 ms a start; docs/architecture/cli.md).
 package configarchive
 
 import (

@@ -18,7 +18,7 @@ import (
 )
 
 // The runner's own Deployment, for its self-update in helm mode
-// (docs/ARCHITECTURE.md, Runner self-update): outpost-runner runs
+// (docs/architecture/runner-update.md): outpost-runner runs
 //
 //	outpost-runner-helm deployment-image --deployment NAMESPACE/NAME [--set IMAGE]
 //

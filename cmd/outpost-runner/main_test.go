@@ -52,7 +52,7 @@ func TestRunnerDoesNotLinkTheControlPlane(t *testing.T) {
 		"go.temporal.io/",
 		"github.com/labstack/echo",
 		// Heavy to initialise in every job process: helm jobs and chart builds run in
-		// outpost-runner-helm (docs/ARCHITECTURE.md, Processes).
+		// outpost-runner-helm (docs/architecture/processes.md).
 		"helm.sh/helm/v3/pkg/action",
 		"helm.sh/helm/v3/pkg/chartutil",
 		"github.com/santhosh-tekuri/jsonschema/",

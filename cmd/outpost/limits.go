@@ -12,7 +12,7 @@ import (
 )
 
 // abuseFlags are the limits against abuse: slow clients, token guessing,
-// endless streams (docs/ARCHITECTURE.md, "Abuse").
+// endless streams (docs/architecture/api.md, "Abuse").
 type abuseFlags struct {
 	http           httpserver.Limits
 	authBurst      int

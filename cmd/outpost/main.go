@@ -39,7 +39,7 @@ Every flag can also be set in the environment: -gateway-url is OUTPOST_GATEWAY_U
 -data-dir OUTPOST_DATA_DIR (default .outpost), and so on; the command line wins.
 Run as many api and worker processes as you like against one PostgreSQL database and one
 Temporal server (outpost temporal, or a Temporal cluster); api processes that serve the vendor
-registry share its directory (see docs/ARCHITECTURE.md, "Replicas").
+registry share its directory (see docs/architecture/replicas.md).
 DATABASE_URL, TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE are read when their OUTPOST_
 variables are unset. Run 'outpost <command> -h' for a command's flags and variables.
 `

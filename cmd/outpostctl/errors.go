@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Exit codes, documented in the root command's help and docs/ARCHITECTURE.md.
+// Exit codes, documented in the root command's help and docs/architecture/cli.md.
 const (
 	exitOK          = 0
 	exitUsage       = 1   // bad usage or input, a request or config the API refused (400, 413, 415, 422), no context

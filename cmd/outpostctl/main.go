@@ -2,7 +2,7 @@
 // the public control API (/v1) alone, with the client package apiclient
 // generates from the API's OpenAPI document. Contexts (API URL and token
 // file) are kept by package cliconfig. It links none of the control plane
-// (a test checks): see docs/ARCHITECTURE.md, "The CLI".
+// (a test checks): see docs/architecture/cli.md.
 package main
 
 import (
