@@ -244,6 +244,7 @@ var docs = map[string]string{
 	"Step.PlanJobID":                                  "the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)",
 	"Step.Status":                                     "pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)",
 	"Step.SyncJobID":                                  "the job that copied the build into the install's registry",
+	"StreamError":                                     "StreamError is the data of the `error` event that ends a followed log when the server failed: reconnect to resume.",
 	"SupportBundle":                                   "SupportBundle is the diagnostics an install's runner collected on request; its archive is downloaded on its own.",
 	"SupportBundle.DownloadURL":                       "where the archive (application/gzip) is, once the bundle succeeded",
 	"SupportBundle.ExpiresAt":                         "when the bundle is deleted",

@@ -93,16 +93,8 @@ type InstallList struct {
 // NewInstall is an install as created, with its runner's one-time
 // registration token.
 type NewInstall struct {
-	ID            string    `json:"id" required:"true"`
-	OrgID         string    `json:"org_id" required:"true"`
-	AppID         string    `json:"app_id" required:"true"`
-	Name          string    `json:"name" required:"true"`
-	Status        string    `json:"status" required:"true"`
-	Inputs        []Input   `json:"inputs" required:"true"`
-	InputsVersion int       `json:"inputs_version"`
-	Runner        NewRunner `json:"runner" required:"true"`
-	CreatedAt     time.Time `json:"created_at" required:"true"`
-	UpdatedAt     time.Time `json:"updated_at" required:"true"`
+	Install
+	Runner NewRunner `json:"runner" required:"true"`
 }
 
 // NewRunner is a new install's runner.

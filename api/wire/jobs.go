@@ -108,6 +108,12 @@ type LogResume struct {
 	After string `json:"after"`
 }
 
+// StreamError is the data of the `error` event that ends a followed log
+// when the server failed: reconnect to resume.
+type StreamError struct {
+	Message string `json:"message"`
+}
+
 // CreateCommandRequest runs a debug command on an install's runner.
 type CreateCommandRequest struct {
 	// argv: the program and its arguments, each at most 4 KiB
