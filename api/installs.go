@@ -79,7 +79,7 @@ func (s *Server) listInstalls(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]wire.Install, len(insts))
+	out := make([]wire.InstallListItem, len(insts))
 	for i, inst := range insts {
 		out[i] = withSummary(installView(inst, runnerOf[inst.ID]), sums[inst.ID])
 	}
@@ -108,8 +108,8 @@ func (s *Server) deleteInstall(c echo.Context) error {
 
 // withSummary adds what the list of installs shows of each: its newest
 // operation and its drifted parts, so a dashboard needs no call per install.
-func withSummary(v wire.Install, sum store.InstallSummary) wire.Install {
-	v.Drifted = sum.Drifted
+func withSummary(inst wire.Install, sum store.InstallSummary) wire.InstallListItem {
+	v := wire.InstallListItem{Install: inst, Drifted: nonNil(sum.Drifted)}
 	if op := sum.LastOperation; op != nil {
 		v.LastOperation = &wire.LastOperation{ID: op.ID, Kind: op.Kind, Status: string(op.Status), Error: op.Error,
 			WaitingApproval: sum.WaitingApproval, CreatedAt: op.CreatedAt, FinishedAt: op.FinishedAt}

@@ -23,6 +23,7 @@ type rawBody string
 func openAPIDocument(routes []route) ([]byte, error) {
 	r := openapi3.NewReflector()
 	r.DefaultOptions = append(r.DefaultOptions, schemaOptions()...)
+	r.AddTypeMapping(wire.InstallListItem{}, wire.Install{}) // the same fields, always there
 	describeAPI(r.SpecEns())
 	health := route{method: http.MethodGet, path: "/healthz", doc: operation{id: "healthz", tag: "meta", public: true,
 		summary:     "Health: answers once the database does",

@@ -47,7 +47,7 @@ func schemaOptions() []func(*jsonschema.ReflectContext) {
 			if !nullable {
 				s.RemoveType(jsonschema.Null)
 			}
-			if doc := wire.FieldDoc(p.ParentSchema.ReflectType, p.Field.Name); doc != "" {
+			if doc := wire.FieldDoc(p.ParentSchema.ReflectType, p.Field); doc != "" {
 				s.WithDescription(doc)
 			}
 			if s.Ref != nil && (s.Description != nil || nullable) {

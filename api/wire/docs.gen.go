@@ -119,6 +119,7 @@ var docs = map[string]string{
 	"InstallComponent.Reference":                      "the artifact in the install's registry (repository@digest)",
 	"InstallComponentList":                            "InstallComponentList is the builds an install's components run.",
 	"InstallList":                                     "InstallList is the org's installs, each with its newest operation and its drifted parts.",
+	"InstallListItem":                                 "InstallListItem is an install as the list shows it: last_operation (null when none) and drifted are always there. Its schema is Install's.",
 	"InvalidConfig":                                   "InvalidConfig is the answer (422) to a config that does not validate: every problem, each with its file and key.",
 	"InvalidConfig.Code":                              "invalid_config",
 	"Job":                                             "Job is one unit of work for one runner. Its manifest, inputs and outputs are never shown: they may hold rendered secrets.",

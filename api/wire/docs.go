@@ -12,25 +12,29 @@ func TypeDoc(t reflect.Type) string {
 	return docs[t.Name()]
 }
 
-// FieldDoc is the doc comment of struct t's field named field (its Go name),
-// found in t or in a struct t embeds.
-func FieldDoc(t reflect.Type, field string) string {
+// FieldDoc is the doc comment of field f as reflected from struct t: a
+// field of t, or of a struct t embeds (the one declared with f's name and
+// tag).
+func FieldDoc(t reflect.Type, f reflect.StructField) string {
 	t = deref(t)
 	if t.Kind() != reflect.Struct {
 		return ""
 	}
-	f, ok := t.FieldByName(field)
-	if !ok {
-		return ""
+	for i := range t.NumField() {
+		g := t.Field(i)
+		if g.Name == f.Name && g.Tag == f.Tag && !g.Anonymous {
+			if t.PkgPath() != pkgPath {
+				return ""
+			}
+			return docs[t.Name()+"."+f.Name]
+		}
+		if g.Anonymous {
+			if doc := FieldDoc(g.Type, f); doc != "" {
+				return doc
+			}
+		}
 	}
-	owner := t
-	for _, i := range f.Index[:len(f.Index)-1] {
-		owner = deref(owner.Field(i).Type)
-	}
-	if owner.PkgPath() != pkgPath {
-		return ""
-	}
-	return docs[owner.Name()+"."+field]
+	return ""
 }
 
 var pkgPath = reflect.TypeFor[Error]().PkgPath()

@@ -49,7 +49,8 @@ func TestEveryTypeIsDocumented(t *testing.T) {
 			t.Errorf("%T has no doc", v)
 		}
 	}
-	if FieldDoc(reflect.TypeFor[JobDetail](), "LeaseExpiresAt") == "" {
+	lease, _ := reflect.TypeFor[JobDetail]().FieldByName("LeaseExpiresAt")
+	if FieldDoc(reflect.TypeFor[JobDetail](), lease) == "" {
 		t.Error("JobDetail.LeaseExpiresAt (embedded from Job) has no doc")
 	}
 	fs := token.NewFileSet()

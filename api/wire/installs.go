@@ -87,7 +87,15 @@ type LastOperation struct {
 // InstallList is the org's installs, each with its newest operation and its
 // drifted parts.
 type InstallList struct {
-	Installs []Install `json:"installs" required:"true"`
+	Installs []InstallListItem `json:"installs" required:"true"`
+}
+
+// InstallListItem is an install as the list shows it: last_operation (null
+// when none) and drifted are always there. Its schema is Install's.
+type InstallListItem struct {
+	Install
+	LastOperation *LastOperation `json:"last_operation"`
+	Drifted       []string       `json:"drifted"`
 }
 
 // NewInstall is an install as created, with its runner's one-time
