@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/outpost-dev/outpost/api/wire"
 	"io"
 	"log/slog"
 	"net/http"
@@ -181,9 +182,19 @@ func (e *testEnv) callAs(token, method, path string, body any, want int, out any
 	return res
 }
 
+// installAnswer decodes an install answer: the one that created it holds its
+// runner's registration token.
+type installAnswer struct {
+	wire.Install
+	Runner *struct {
+		ID                string `json:"id"`
+		RegistrationToken string `json:"registration_token"`
+	} `json:"runner"`
+}
+
 // fixture creates, through the API, an app "demo" and an install "customer-1"
 // of it, and returns them with the install's registration token.
-func (e *testEnv) fixture() (app store.App, inst installView) {
+func (e *testEnv) fixture() (app store.App, inst installAnswer) {
 	e.t.Helper()
 	e.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
 	e.call("POST", "/v1/installs", map[string]any{"app_id": app.ID, "name": "customer-1",
@@ -196,9 +207,9 @@ func (e *testEnv) fixture() (app store.App, inst installView) {
 type world struct {
 	app  store.App
 	cmp  store.Component
-	inst installView
+	inst installAnswer
 	job  store.Job
-	cmd  commandView
+	cmd  wire.Command
 }
 
 func (e *testEnv) world() world {
@@ -212,7 +223,7 @@ func (e *testEnv) world() world {
 }
 
 // enqueueJob queues a noop job for the install's runner, the way RunJob does.
-func (e *testEnv) enqueueJob(inst installView, key string) store.Job {
+func (e *testEnv) enqueueJob(inst installAnswer, key string) store.Job {
 	e.t.Helper()
 	job, _, err := e.store.EnqueueJob(context.Background(), store.JobSpec{Key: key, OrgID: e.org.ID,
 		RunnerID: inst.Runner.ID, InstallID: &inst.ID, Type: protocol.JobTypeNoop,

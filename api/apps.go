@@ -6,16 +6,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/store"
 )
 
-type createAppRequest struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-}
-
 func (s *Server) createApp(c echo.Context) error {
-	var req createAppRequest
+	var req wire.CreateAppRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -24,7 +20,7 @@ func (s *Server) createApp(c echo.Context) error {
 		return onField(err, "name")
 	}
 	noteObject(c.Request().Context(), "app_id", app.ID)
-	return c.JSON(http.StatusCreated, app)
+	return c.JSON(http.StatusCreated, appView(app))
 }
 
 func (s *Server) listApps(c echo.Context) error {
@@ -32,32 +28,25 @@ func (s *Server) listApps(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"apps": apps})
+	return c.JSON(http.StatusOK, wire.AppList{Apps: views(apps, appView)})
 }
 
-func (s *Server) getApp(c echo.Context) error { return getByID(c, s.store.GetApp) }
+func (s *Server) getApp(c echo.Context) error { return getByID(c, s.store.GetApp, appView) }
 
 func (s *Server) deleteApp(c echo.Context) error { return deleteByID(c, s.store.DeleteApp) }
 
-type createComponentRequest struct {
-	Name         string        `json:"name"`
-	Type         string        `json:"type"`
-	Dependencies []string      `json:"dependencies"`
-	Config       store.JSONMap `json:"config"`
-}
-
 func (s *Server) createComponent(c echo.Context) error {
-	var req createComponentRequest
+	var req wire.CreateComponentRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	cmp, err := s.store.CreateComponent(c.Request().Context(), orgID(c), store.Component{
-		AppID: c.Param("id"), Name: req.Name, Type: req.Type, Dependencies: req.Dependencies, Config: req.Config})
+		AppID: c.Param("id"), Name: req.Name, Type: req.Type, Dependencies: req.Dependencies, Config: store.JSONMap(req.Config)})
 	if err != nil {
 		return onField(err, "name")
 	}
 	noteObject(c.Request().Context(), "component_id", cmp.ID)
-	return c.JSON(http.StatusCreated, cmp)
+	return c.JSON(http.StatusCreated, componentView(cmp))
 }
 
 func (s *Server) listComponents(c echo.Context) error {
@@ -65,9 +54,20 @@ func (s *Server) listComponents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"components": cmps})
+	return c.JSON(http.StatusOK, wire.ComponentList{Components: views(cmps, componentView)})
 }
 
-func (s *Server) getComponent(c echo.Context) error { return getByID(c, s.store.GetComponent) }
+func (s *Server) getComponent(c echo.Context) error {
+	return getByID(c, s.store.GetComponent, componentView)
+}
 
 func (s *Server) deleteComponent(c echo.Context) error { return deleteByID(c, s.store.DeleteComponent) }
+
+func appView(a store.App) wire.App {
+	return wire.App{ID: a.ID, OrgID: a.OrgID, Name: a.Name, Description: a.Description, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+}
+
+func componentView(c store.Component) wire.Component {
+	return wire.Component{ID: c.ID, OrgID: c.OrgID, AppID: c.AppID, Name: c.Name, Type: c.Type,
+		Dependencies: nonNil(c.Dependencies), Config: c.Config, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/outpost-dev/outpost/api/wire"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -34,7 +35,7 @@ type wantEvent struct {
 func TestAuditLogRecordsChangingCalls(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	var ci newTokenView
+	var ci wire.NewToken
 	e.call("POST", "/v1/tokens", map[string]any{"name": "ci"}, 201, &ci)
 	eci := *e
 	eci.token = ci.Token
@@ -42,7 +43,7 @@ func TestAuditLogRecordsChangingCalls(t *testing.T) {
 	eci.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
 	eci.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 409, nil)
 	eci.syncConfig(app.ID, exampleFiles(t), 201)
-	var inst installView
+	var inst installAnswer
 	eci.call("POST", "/v1/installs", map[string]any{"app_id": app.ID, "name": "customer-1"}, 201, &inst)
 	const secret = "hunter2-audit-s3cret"
 	eci.call("PATCH", "/v1/installs/"+inst.ID+"/inputs", map[string]any{"set": []map[string]any{
@@ -57,7 +58,7 @@ func TestAuditLogRecordsChangingCalls(t *testing.T) {
 	e.call("POST", steps+"/deny", nil, 409, nil)
 	eci.call("GET", "/v1/apps/"+app.ID, nil, 200, nil)                  // a GET: not recorded
 	e.send("POST", "/v1/apps", "", map[string]any{"name": "anonymous"}) // no token: no org to record it under
-	var old newTokenView
+	var old wire.NewToken
 	e.call("POST", "/v1/tokens", map[string]any{"name": "old"}, 201, &old)
 	e.call("DELETE", "/v1/tokens/"+old.ID, nil, 204, nil)
 	e.callAs(old.Token, "POST", "/v1/apps", map[string]any{"name": "late"}, 401, nil)
@@ -132,16 +133,16 @@ func (e *testEnv) adminTokenID() string {
 
 // auditPages reads the org's audit log with query, every page (of 2), and
 // returns it oldest first.
-func (e *testEnv) auditPages(query string) []store.AuditEvent {
+func (e *testEnv) auditPages(query string) []wire.AuditEvent {
 	e.t.Helper()
-	var all []store.AuditEvent
+	var all []wire.AuditEvent
 	for before := ""; ; {
 		q, _ := url.ParseQuery(strings.TrimPrefix(query, "?"))
 		q.Set("limit", "2")
 		if before != "" {
 			q.Set("before", before)
 		}
-		var page auditPage
+		var page wire.AuditEventList
 		e.call("GET", "/v1/audit?"+q.Encode(), nil, 200, &page)
 		all = append(all, page.Events...)
 		if page.NextBefore == "" {
@@ -170,7 +171,7 @@ func (e *testEnv) checkAudit(query string, want []wantEvent) {
 	}
 }
 
-func (w wantEvent) matches(ev store.AuditEvent) bool {
+func (w wantEvent) matches(ev wire.AuditEvent) bool {
 	for k, v := range w.objects {
 		if got, ok := ev.Objects[k]; !ok || (v != "*" && got != v) {
 			return false
@@ -178,7 +179,7 @@ func (w wantEvent) matches(ev store.AuditEvent) bool {
 	}
 	return ev.TokenName == w.token && ev.TokenID != "" && ev.Via == w.via && ev.Action == w.action &&
 		ev.Method == w.method && ev.Route == w.route && ev.Status == w.status && ev.ErrorCode == w.code &&
-		len(ev.Objects) == len(w.objects) && ev.ID != "" && !ev.CreatedAt.IsZero()
+		len(ev.Objects) == len(w.objects) && ev.ID != "" && !ev.At.IsZero()
 }
 
 // checkOtherOrgSeesNothing: org B lists its own calls only, finds none of
@@ -194,7 +195,7 @@ func (e *testEnv) checkOtherOrgSeesNothing(appID string) {
 	eb.call("POST", "/v1/apps/"+appID+"/components", map[string]any{"name": "x", "type": "helm_chart"}, 404, nil)
 	eb.checkAudit("", []wantEvent{{"admin", "bearer", "createComponent", "POST", "/v1/apps/{id}/components",
 		map[string]string{"app_id": appID}, 404, "not_found"}})
-	var page auditPage
+	var page wire.AuditEventList
 	eb.call("GET", "/v1/audit?object_id="+appID+"&action=createApp", nil, 200, &page)
 	if len(page.Events) != 0 {
 		e.t.Errorf("org B finds A's events: %+v", page.Events)

@@ -9,16 +9,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/store"
 )
-
-// auditPage is a page of the org's audit log, newest first.
-type auditPage struct {
-	Events []store.AuditEvent `json:"events"`
-	// NextBefore, set when the page is full, is ?before= for the next
-	// (older) page.
-	NextBefore string `json:"next_before,omitempty"`
-}
 
 var auditQuery = []queryParam{
 	{"limit", "integer", "how many to return, newest first (1-200, default 50)"},
@@ -38,7 +31,7 @@ func (s *Server) listAudit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page := auditPage{Events: evs}
+	page := wire.AuditEventList{Events: views(evs, auditEventView)}
 	if len(evs) == f.Limit {
 		page.NextBefore = evs[len(evs)-1].ID
 	}
@@ -76,22 +69,7 @@ func (s *Server) auditedActions() []string {
 	return out
 }
 
-func auditSchemas() map[string]any {
-	return map[string]any{
-		"AuditEvent": object(props{
-			"id": str, "at": described(dateTime, "when the call was answered"),
-			"token_id":   described(str, "the API token that made the call (a revoked one, when that is why it was refused)"),
-			"token_name": str, "via": described(str, "bearer (Authorization header) or session (the dashboard's cookie)"),
-			"method": str, "route": described(str, "the route's pattern, e.g. /v1/installs/{id}"),
-			"action": described(str, "the route's operationId"),
-			"objects": described(map[string]any{"type": "object", "additionalProperties": str},
-				"the objects the call named in its path or made, by kind: app_id, install_id, operation_id, step, step_id, "+
-					"token_id, token_name…; new_<kind> when it made one of a kind its path named"),
-			"status":      described(integer, "the answer's HTTP status (499: the client went away first)"),
-			"error_code":  described(str, "a failure's error code (the Error's code)"),
-			"duration_ms": integer,
-		}, "id", "at", "token_id", "token_name", "via", "method", "route", "action", "objects", "status", "duration_ms"),
-		"AuditEventList": object(props{"events": arrayOf(ref("AuditEvent")),
-			"next_before": described(str, "set when the page is full: pass as ?before= for the next, older, page")}, "events"),
-	}
+func auditEventView(e store.AuditEvent) wire.AuditEvent {
+	return wire.AuditEvent{ID: e.ID, At: e.CreatedAt, TokenID: e.TokenID, TokenName: e.TokenName, Via: e.Via, Method: e.Method,
+		Route: e.Route, Action: e.Action, Objects: e.Objects, Status: e.Status, ErrorCode: e.ErrorCode, DurationMS: e.DurationMS}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/outpost-dev/outpost/api/wire"
 	"net/http"
 	"strings"
 	"testing"
@@ -88,7 +89,7 @@ func TestForwardedForIsIgnoredWithoutTrustedProxies(t *testing.T) {
 // the org's audit log.
 func TestRateLimitedCallsAreNotAudited(t *testing.T) {
 	e := limitedEnv(t)
-	var old newTokenView
+	var old wire.NewToken
 	e.call("POST", "/v1/tokens", map[string]any{"name": "leaked"}, 201, &old)
 	e.call("DELETE", "/v1/tokens/"+old.ID, nil, 204, nil)
 	want := []int{401, 401, 401, 429, 429, 429, 429, 429}

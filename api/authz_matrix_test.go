@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/outpost-dev/outpost/api/wire"
 	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -164,10 +166,10 @@ func matrixQuery(t *testing.T, r route, m matrixIDs) string {
 
 // matrixBody is the body route r is sent with, filled from m.
 func matrixBody(r route, m matrixIDs) any {
-	if r.doc.body == "" {
+	if r.doc.body == nil {
 		return nil
 	}
-	b, ok := matrixBodies[r.doc.body]
+	b, ok := matrixBodies[reflect.TypeOf(r.doc.body).Name()]
 	if !ok {
 		return "{}"
 	}
@@ -273,10 +275,10 @@ func toString(body any) string {
 // token, A's revoked API token, A's runner token and registration token.
 func (e *testEnv) badCredentials(a matrixIDs) map[string]string {
 	e.t.Helper()
-	var tok newTokenView
+	var tok wire.NewToken
 	e.call("POST", "/v1/tokens", map[string]any{"name": "revoked"}, 201, &tok)
 	e.call("DELETE", "/v1/tokens/"+tok.ID, nil, 204, nil)
-	var reg registrationTokenView
+	var reg wire.RegistrationToken
 	e.call("POST", "/v1/runners/"+a["runners"]+"/registration-token", nil, 200, &reg)
 	_, runnerTok, err := e.store.RegisterRunner(context.Background(), reg.RegistrationToken, "matrix", "1", nil)
 	if err != nil {

@@ -32,7 +32,7 @@ func TestEveryRouteBoundsItsBody(t *testing.T) {
 		if status != http.StatusRequestEntityTooLarge || !strings.Contains(body, protocol.CodeTooLarge) {
 			t.Errorf("%s %s announcing %d bytes: %d %s, want 413 too_large", r.method, r.path, limit+1, status, body)
 		}
-		if r.doc.body == "" {
+		if r.doc.body == nil {
 			continue // it reads no body
 		}
 		chunked++

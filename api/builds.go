@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
@@ -54,29 +55,22 @@ func buildSpec(cfg *appconfig.Config, component string) (store.BuildSpec, error)
 	return store.BuildSpec{Component: component, ComponentType: in.Type, SourceDigest: in.Digest}, nil
 }
 
-// syncBuild is a build a config version uses, as a sync answers it.
-type syncBuild struct {
-	ID            string       `json:"id"`
-	Component     string       `json:"component"`
-	ComponentType string       `json:"component_type"`
-	SourceDigest  string       `json:"source_digest"`
-	Status        status.Build `json:"status"`
-	// Digest is the artifact's, once the build succeeded.
-	Digest string `json:"digest,omitempty"`
-	// ConfigVersion is the version that queued the build: an earlier one
-	// when the component did not change since.
-	ConfigVersion int    `json:"config_version"`
-	WorkflowID    string `json:"workflow_id"`
-	// Reused: the build existed (succeeded or under way) and is used as it
-	// is; false when this sync queued it.
-	Reused bool   `json:"reused"`
-	Error  string `json:"error,omitempty"`
+// configBuildView shows a build a config version uses, as a sync answers
+// it: reused unless this sync created it.
+func configBuildView(b store.Build, created bool) wire.ConfigBuild {
+	return wire.ConfigBuild{ID: b.ID, Component: b.Component, ComponentType: b.ComponentType, SourceDigest: b.SourceDigest,
+		Status: string(b.Status), Digest: b.Digest, ConfigVersion: b.ConfigVersion, WorkflowID: b.WorkflowID,
+		Reused: !created, Error: b.Error}
 }
 
-func newSyncBuild(b store.Build, created bool) syncBuild {
-	return syncBuild{ID: b.ID, Component: b.Component, ComponentType: b.ComponentType, SourceDigest: b.SourceDigest,
-		Status: b.Status, Digest: b.Digest, ConfigVersion: b.ConfigVersion, WorkflowID: b.WorkflowID,
-		Reused: !created, Error: b.Error}
+// buildView shows a build; the artifact's fields are set only once it
+// succeeded.
+func buildView(b store.Build) wire.Build {
+	return wire.Build{ID: b.ID, AppID: b.AppID, Component: b.Component, ComponentType: b.ComponentType,
+		ConfigVersion: b.ConfigVersion, SourceDigest: b.SourceDigest, Status: string(b.Status), WorkflowID: b.WorkflowID,
+		JobID: b.JobID, Repository: b.Repository, Tag: b.Tag, Digest: b.Digest, MediaType: b.MediaType,
+		ArtifactType: b.ArtifactType, Size: b.Size, Error: b.Error, Provenance: b.Provenance, CreatedAt: b.CreatedAt,
+		FinishedAt: b.FinishedAt}
 }
 
 // buildStartFailed is the error recorded on a build whose workflow could
@@ -166,7 +160,7 @@ func (s *Server) getBuild(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, b)
+	return c.JSON(http.StatusOK, buildView(b))
 }
 
 // listBuilds lists an app's builds, newest first; with config_version, the
@@ -188,10 +182,7 @@ func (s *Server) listBuilds(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if builds == nil {
-			builds = []store.Build{}
-		}
-		return c.JSON(http.StatusOK, map[string]any{"builds": builds})
+		return c.JSON(http.StatusOK, wire.BuildList{Builds: views(builds, buildView)})
 	}
 	ac, err := s.configVersion(c, app.ID, "config_version", v)
 	if err != nil {
@@ -222,7 +213,7 @@ func (s *Server) listBuilds(c echo.Context) error {
 		}
 		builds = append(builds, b)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"builds": builds})
+	return c.JSON(http.StatusOK, wire.BuildList{Builds: views(builds, buildView)})
 }
 
 // configVersion reads the app config version named by value (a number, or
@@ -260,10 +251,6 @@ func loadConfig(ac store.AppConfig) (*appconfig.Config, error) {
 	return cfg, nil
 }
 
-type rebuildRequest struct {
-	Component string `json:"component"`
-}
-
 // rebuild makes sure a component of the latest config version has a build of
 // its current source: one that succeeded or is under way is answered as it
 // is (200); otherwise (only failed builds) a build is queued and its
@@ -274,7 +261,7 @@ func (s *Server) rebuild(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req rebuildRequest
+	var req wire.RebuildRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -318,9 +305,9 @@ func (s *Server) rebuild(c echo.Context) error {
 		return failed.answer(fmt.Sprintf("build %s was queued", builds[0].ID))
 	}
 	if !created[0] {
-		return c.JSON(http.StatusOK, builds[0])
+		return c.JSON(http.StatusOK, buildView(builds[0]))
 	}
-	return c.JSON(http.StatusAccepted, builds[0])
+	return c.JSON(http.StatusAccepted, buildView(builds[0]))
 }
 
 // listInstallComponents shows which build each of the install's components
@@ -335,52 +322,8 @@ func (s *Server) listInstallComponents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []store.InstallComponent{}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"components": list})
-}
-
-// buildSchemas are the OpenAPI schemas of builds.
-func buildSchemas() map[string]any {
-	status := map[string]any{"type": "string", "enum": []status.Build{status.BuildQueued, status.BuildRunning, status.BuildSucceeded, status.BuildFailed}}
-	return map[string]any{
-		"Build": object(props{"id": str, "app_id": str, "component": str, "component_type": str,
-			"config_version": described(integer, "the app config version that queued the build"),
-			"source_digest":  described(str, "digest of what the build consumed; a later config version whose component has the same source uses this build"),
-			"status":         status,
-			"workflow_id":    str,
-			"job_id":         described(str, "the build runner's job, once queued"),
-			"repository":     described(str, "the artifact's repository in the vendor's registry"),
-			"tag":            str,
-			"digest":         described(str, "the artifact's digest; only when the build succeeded"),
-			"media_type":     described(str, "the artifact manifest's media type; only when the build succeeded"),
-			"artifact_type":  described(str, "the artifact's type; only when the build succeeded"),
-			"size":           described(integer, "the artifact's size in bytes; only when the build succeeded"),
-			"error":          described(str, "why the build failed"),
-			"provenance": described(map[string]any{"type": "object", "additionalProperties": str},
-				"how a docker_build image was made, as its manifest's annotations say: dev.outpost.source-digest, dev.outpost.build-args (a JSON object), dev.outpost.builder"),
-			"created_at": dateTime, "finished_at": dateTime},
-			"id", "app_id", "component", "component_type", "config_version", "source_digest", "status", "workflow_id",
-			"repository", "tag", "created_at"),
-		"BuildList": listOf("builds", "Build"),
-		"RebuildRequest": request(props{"component": described(str,
-			"a component of the app's latest config version that has a build (terraform_module, helm_chart, container_image, docker_build)")}, "component"),
-		"ConfigBuild": object(props{"id": str, "component": str, "component_type": str, "source_digest": str,
-			"status": status, "digest": described(str, "the artifact's digest, once the build succeeded"),
-			"config_version": described(integer, "the version that queued the build: an earlier one when the component did not change"),
-			"workflow_id":    str,
-			"reused":         described(boolean, "true: an existing build (succeeded or under way) is used; false: this sync queued it"),
-			"error":          str},
-			"id", "component", "component_type", "source_digest", "status", "config_version", "workflow_id", "reused"),
-		"SyncedAppConfig": map[string]any{"allOf": []any{ref("AppConfig"), object(props{
-			"builds": described(arrayOf(ref("ConfigBuild")), "the builds this version uses, one per component that has a build")},
-			"builds")}},
-		"InstallComponent": object(props{"component": str, "build_id": str,
-			"digest":         described(str, "the artifact's digest in the install's registry"),
-			"reference":      described(str, "the artifact in the install's registry (repository@digest)"),
-			"config_version": described(integer, "the app config version the component was deployed from"),
-			"updated_at":     dateTime}, "component", "build_id", "digest", "reference", "config_version", "updated_at"),
-		"InstallComponentList": listOf("components", "InstallComponent"),
-	}
+	return c.JSON(http.StatusOK, wire.InstallComponentList{Components: views(list, func(ic store.InstallComponent) wire.InstallComponent {
+		return wire.InstallComponent{Component: ic.Component, BuildID: ic.BuildID, Digest: ic.Digest, Reference: ic.Reference,
+			ConfigVersion: ic.ConfigVersion, UpdatedAt: ic.UpdatedAt}
+	})})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/outpost-dev/outpost/api/wire"
 	"maps"
 	"reflect"
 	"slices"
@@ -20,7 +21,7 @@ import (
 type syncAnswer struct {
 	Version int
 	Created *bool
-	Builds  []syncBuild
+	Builds  []wire.ConfigBuild
 }
 
 func (e *testEnv) syncBuilds(appID string, files fstest.MapFS, want int) syncAnswer {
@@ -37,8 +38,8 @@ func (e *testEnv) syncBuilds(appID string, files fstest.MapFS, want int) syncAns
 }
 
 // byComponent indexes a sync's builds by component.
-func byComponent(bs []syncBuild) map[string]syncBuild {
-	out := map[string]syncBuild{}
+func byComponent(bs []wire.ConfigBuild) map[string]wire.ConfigBuild {
+	out := map[string]wire.ConfigBuild{}
 	for _, b := range bs {
 		out[b.Component] = b
 	}
@@ -86,7 +87,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 		t.Fatalf("version 1's builds: %+v", v1.Builds)
 	}
 	for _, b := range v1.Builds {
-		if b.Reused || b.Status != status.BuildQueued || b.ConfigVersion != 1 || b.ComponentType != demoComponentTypes[b.Component] ||
+		if b.Reused || b.Status != string(status.BuildQueued) || b.ConfigVersion != 1 || b.ComponentType != demoComponentTypes[b.Component] ||
 			!strings.HasPrefix(b.SourceDigest, "sha256:") || b.Digest != "" || b.WorkflowID != "app/"+app.ID+"/build/"+b.ID {
 			t.Errorf("version 1's build of %s = %+v", b.Component, b)
 		}
@@ -130,7 +131,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 	for _, name := range demoComponents {
 		b := second[name]
 		if name == "cache" {
-			if b.Reused || b.ID == first[name].ID || b.ConfigVersion != 2 || b.SourceDigest == first[name].SourceDigest || b.Status != status.BuildQueued {
+			if b.Reused || b.ID == first[name].ID || b.ConfigVersion != 2 || b.SourceDigest == first[name].SourceDigest || b.Status != string(status.BuildQueued) {
 				t.Errorf("version 2's cache build = %+v, want a new one (version 1's: %+v)", b, first[name])
 			}
 			continue
@@ -182,7 +183,7 @@ func TestSyncQueuesBuilds(t *testing.T) {
 	if got := e.listBuilds(app.ID, "?component=queue"); len(got) != 0 {
 		t.Errorf("builds of a component that does not exist = %v", buildIDs(got))
 	}
-	uses := func(query string, want map[string]syncBuild) {
+	uses := func(query string, want map[string]wire.ConfigBuild) {
 		t.Helper()
 		got := map[string]string{}
 		for _, b := range e.listBuilds(app.ID, query) {
@@ -199,8 +200,8 @@ func TestSyncQueuesBuilds(t *testing.T) {
 	uses("?config_version=1", first)
 	uses("?config_version=2", second)
 	uses("?config_version=latest", second)
-	uses("?config_version=2&component=cache", map[string]syncBuild{"cache": second["cache"]})
-	uses("?config_version=1&component=cache", map[string]syncBuild{"cache": first["cache"]})
+	uses("?config_version=2&component=cache", map[string]wire.ConfigBuild{"cache": second["cache"]})
+	uses("?config_version=1&component=cache", map[string]wire.ConfigBuild{"cache": first["cache"]})
 	for _, q := range []string{"?config_version=two", "?config_version=0", "?config_version=-1", "?config_version=9"} {
 		res := e.send("GET", "/v1/apps/"+app.ID+"/builds"+q, e.token, nil)
 		if res.status != 400 || res.apiError(t).Field != "config_version" {
@@ -250,7 +251,7 @@ func TestBuildArtifact(t *testing.T) {
 	}
 	// The sync shows the artifact's digest once it is known.
 	again := byComponent(e.syncBuilds(app.ID, exampleFiles(t), 200).Builds)
-	if b := again["database"]; b.Digest != art.Digest || b.Status != status.BuildSucceeded || !b.Reused {
+	if b := again["database"]; b.Digest != art.Digest || b.Status != string(status.BuildSucceeded) || !b.Reused {
 		t.Errorf("sync's database build after success = %+v", b)
 	}
 
@@ -297,7 +298,7 @@ func TestSyncBuildStartFails(t *testing.T) {
 		!strings.Contains(msg, "network") || strings.Contains(msg, "10.0.0.7") {
 		t.Errorf("503 message = %q", msg)
 	}
-	var latest configView
+	var latest wire.SyncedAppConfig
 	e.call("GET", "/v1/apps/"+app.ID+"/configs/latest", nil, 200, &latest)
 	if latest.Version != 1 {
 		t.Errorf("latest config = %d", latest.Version)
@@ -323,7 +324,7 @@ func TestSyncBuildStartFails(t *testing.T) {
 		t.Fatalf("second sync: %+v", again)
 	}
 	for _, b := range again.Builds {
-		if b.Reused || b.Status != status.BuildQueued || slices.Contains(buildIDs(all), b.ID) {
+		if b.Reused || b.Status != string(status.BuildQueued) || slices.Contains(buildIDs(all), b.ID) {
 			t.Errorf("second sync's build of %s = %+v, want a new one", b.Component, b)
 		}
 	}

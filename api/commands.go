@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
@@ -25,12 +26,8 @@ const (
 	maxCommandWait        = 60   // seconds a GET may wait for a command to finish
 )
 
-type createCommandRequest struct {
-	Command        []string `json:"command"`
-	TimeoutSeconds *int     `json:"timeout_seconds"`
-}
-
-func (r createCommandRequest) validate() error {
+// validCommand checks a command's request; a 400 names the field.
+func validCommand(r wire.CreateCommandRequest) error {
 	switch n := len(r.Command); {
 	case r.Command == nil:
 		return apierr.Invalid("command", `is required: the program and its arguments, e.g. ["df", "-h"]`)
@@ -57,28 +54,9 @@ func (r createCommandRequest) validate() error {
 }
 
 // commandView shows a command in the words of its request.
-type commandView struct {
-	ID             string     `json:"id"`
-	InstallID      string     `json:"install_id"`
-	Command        []string   `json:"command"`
-	TimeoutSeconds int64      `json:"timeout_seconds"`
-	WorkflowID     string     `json:"workflow_id"`
-	JobID          *string    `json:"job_id,omitempty"`
-	Status         status.Job `json:"status"`
-	ExitCode       *int       `json:"exit_code,omitempty"`
-	Output         string     `json:"output"`
-	Error          string     `json:"error,omitempty"`
-	CreatedAt      time.Time  `json:"created_at"`
-	FinishedAt     *time.Time `json:"finished_at,omitempty"`
-}
-
-func newCommandView(c store.InstallCommand) commandView {
-	args := c.Args
-	if args == nil {
-		args = []string{}
-	}
-	return commandView{ID: c.ID, InstallID: c.InstallID, Command: args, TimeoutSeconds: c.TimeoutMS / 1000,
-		WorkflowID: c.WorkflowID, JobID: c.JobID, Status: c.Status, ExitCode: c.ExitCode, Output: c.Output,
+func commandView(c store.InstallCommand) wire.Command {
+	return wire.Command{ID: c.ID, InstallID: c.InstallID, Command: nonNil(c.Args), TimeoutSeconds: c.TimeoutMS / 1000,
+		WorkflowID: c.WorkflowID, JobID: c.JobID, Status: string(c.Status), ExitCode: c.ExitCode, Output: c.Output,
 		Error: c.Error, CreatedAt: c.CreatedAt, FinishedAt: c.FinishedAt}
 }
 
@@ -97,11 +75,11 @@ func (s *Server) createCommand(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req createCommandRequest
+	var req wire.CreateCommandRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
-	if err := req.validate(); err != nil {
+	if err := validCommand(req); err != nil {
 		return err
 	}
 	if s.ops == nil {
@@ -127,17 +105,12 @@ func (s *Server) createCommand(c echo.Context) error {
 		}
 		return opsFailed("starting the command", err)
 	}
-	return c.JSON(http.StatusAccepted, newCommandView(cmd))
+	return c.JSON(http.StatusAccepted, commandView(cmd))
 }
 
 func (s *Server) listCommands(c echo.Context) error {
-	return listBelowInstall(s, c, "commands", func(ctx context.Context, org, inst string, limit int) ([]commandView, error) {
-		cmds, err := s.store.ListInstallCommands(ctx, org, inst, limit)
-		out := make([]commandView, len(cmds))
-		for i, cmd := range cmds {
-			out[i] = newCommandView(cmd)
-		}
-		return out, err
+	return listBelowInstall(s, c, s.store.ListInstallCommands, func(cmds []store.InstallCommand) wire.CommandList {
+		return wire.CommandList{Commands: views(cmds, commandView)}
 	})
 }
 
@@ -165,7 +138,7 @@ func (s *Server) getCommand(c echo.Context) error {
 			return err
 		}
 	}
-	return c.JSON(http.StatusOK, newCommandView(cmd))
+	return c.JSON(http.StatusOK, commandView(cmd))
 }
 
 // awaitClosed waits up to wait seconds for the workflow of a command or a support bundle (what) to
@@ -197,7 +170,7 @@ func (s *Server) cancelCommand(c echo.Context) error {
 	case err != nil:
 		return err
 	case asked:
-		return c.JSON(http.StatusAccepted, newCommandView(cmd))
+		return c.JSON(http.StatusAccepted, commandView(cmd))
 	}
 	return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "command %s has already finished (%s)", cmd.ID, cmd.Status)
 }

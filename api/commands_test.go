@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/outpost-dev/outpost/api/wire"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,9 +20,9 @@ func TestCommands(t *testing.T) {
 	_, inst := e.fixture()
 	commands := "/v1/installs/" + inst.ID + "/commands"
 
-	var df commandView
+	var df wire.Command
 	e.call("POST", commands, map[string]any{"command": []string{"df", "-h"}, "timeout_seconds": 30}, 202, &df)
-	if !strings.HasPrefix(df.ID, "cmd_") || df.Status != status.JobQueued || !reflect.DeepEqual(df.Command, []string{"df", "-h"}) ||
+	if !strings.HasPrefix(df.ID, "cmd_") || df.Status != string(status.JobQueued) || !reflect.DeepEqual(df.Command, []string{"df", "-h"}) ||
 		df.TimeoutSeconds != 30 || df.WorkflowID != "install/"+inst.ID+"/command/"+df.ID || df.InstallID != inst.ID {
 		t.Fatalf("created command = %+v", df)
 	}
@@ -30,20 +31,20 @@ func TestCommands(t *testing.T) {
 		started[0].InstallID != inst.ID || started[0].TimeoutMS != 30_000 || !reflect.DeepEqual(started[0].Args, df.Command) {
 		t.Fatalf("workflows started: %+v", started)
 	}
-	var uptime commandView
+	var uptime wire.Command
 	e.call("POST", commands, map[string]any{"command": []string{"uptime"}}, 202, &uptime)
 	if uptime.TimeoutSeconds != defaultCommandTimeout {
 		t.Fatalf("default timeout = %d", uptime.TimeoutSeconds)
 	}
 
-	var list struct{ Commands []commandView }
+	var list struct{ Commands []wire.Command }
 	e.call("GET", commands, nil, 200, &list)
 	if len(list.Commands) != 2 || list.Commands[0].ID != uptime.ID || list.Commands[1].ID != df.ID {
 		t.Fatalf("commands = %+v, want newest first", list.Commands)
 	}
-	var got commandView
+	var got wire.Command
 	e.call("GET", commands+"/"+df.ID, nil, 200, &got)
-	if got.Status != status.JobQueued {
+	if got.Status != string(status.JobQueued) {
 		t.Fatalf("command = %+v", got)
 	}
 
@@ -63,7 +64,7 @@ func TestCommands(t *testing.T) {
 		}
 	}()
 	e.call("GET", commands+"/"+df.ID+"?wait=30", nil, 200, &got)
-	if got.Status != status.JobSucceeded || got.ExitCode == nil || *got.ExitCode != 0 || !strings.Contains(got.Output, "/dev/sda1") || got.FinishedAt == nil {
+	if got.Status != string(status.JobSucceeded) || got.ExitCode == nil || *got.ExitCode != 0 || !strings.Contains(got.Output, "/dev/sda1") || got.FinishedAt == nil {
 		t.Fatalf("after waiting: %+v", got)
 	}
 	// A finished command is answered at once: nothing is awaited.
@@ -76,7 +77,7 @@ func TestCommands(t *testing.T) {
 
 	// A wait that runs out answers the command as it is.
 	e.call("GET", commands+"/"+uptime.ID+"?wait=1", nil, 200, &got)
-	if got.Status != status.JobQueued {
+	if got.Status != string(status.JobQueued) {
 		t.Fatalf("after a wait that ran out: %+v", got)
 	}
 	if id := <-e.ops.awaiting; id != uptime.WorkflowID {
@@ -94,7 +95,7 @@ func TestCommands(t *testing.T) {
 	}
 
 	// A command is found only under its own install.
-	var other installView
+	var other installAnswer
 	e.call("POST", "/v1/installs", map[string]any{"app_id": inst.AppID, "name": "customer-2"}, 201, &other)
 	e.call("GET", "/v1/installs/"+other.ID+"/commands/"+df.ID, nil, 404, nil)
 	e.call("POST", "/v1/installs/"+other.ID+"/commands/"+uptime.ID+"/cancel", nil, 404, nil)
@@ -116,9 +117,9 @@ func TestCommandThatCannotStart(t *testing.T) {
 	if strings.Contains(string(res.body), "10.0.0.7") {
 		t.Fatalf("the answer leaks the cause: %s", res)
 	}
-	var list struct{ Commands []commandView }
+	var list struct{ Commands []wire.Command }
 	e.call("GET", commands, nil, 200, &list)
-	if len(list.Commands) != 1 || list.Commands[0].Status != status.JobFailed || list.Commands[0].FinishedAt == nil || list.Commands[0].Error == "" {
+	if len(list.Commands) != 1 || list.Commands[0].Status != string(status.JobFailed) || list.Commands[0].FinishedAt == nil || list.Commands[0].Error == "" {
 		t.Fatalf("a command that did not start is listed as %+v, want failed", list.Commands)
 	}
 

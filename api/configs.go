@@ -9,11 +9,11 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
@@ -28,20 +28,20 @@ const codeInvalidConfig = "invalid_config"
 // configArchiveTypes are the media types of a config sent as a gzipped tar.
 var configArchiveTypes = []string{"application/gzip", "application/x-gzip", "application/x-tar+gzip", "application/tar+gzip"}
 
-// invalidConfig is the 422 answer: every problem, each with its file and
-// key.
-type invalidConfig struct {
-	Code    string              `json:"code"`
-	Message string              `json:"message"`
-	Errors  []appconfig.Problem `json:"errors"`
-}
+// configArchive is the body of a config sync.
+const configArchive = rawBody("the config directory as a gzipped tar (application/gzip), or multipart/form-data with " +
+	"one part per file, named by its path (e.g. components/db.toml)")
 
-func newInvalidConfig(ps appconfig.Problems) *invalidConfig {
+func newInvalidConfig(ps appconfig.Problems) *wire.InvalidConfig {
 	msg := "the app config is invalid: " + ps[0].String()
 	if len(ps) > 1 {
 		msg = fmt.Sprintf("the app config has %d problems; the first: %s", len(ps), ps[0].String())
 	}
-	return &invalidConfig{Code: codeInvalidConfig, Message: msg, Errors: ps}
+	return &wire.InvalidConfig{Code: codeInvalidConfig, Message: msg, Errors: views(ps, problemView)}
+}
+
+func problemView(p appconfig.Problem) wire.ConfigProblem {
+	return wire.ConfigProblem{File: p.File, Key: p.Key, Message: p.Message}
 }
 
 // answerInvalidConfig answers 422 with every problem of the config.
@@ -50,67 +50,29 @@ func answerInvalidConfig(c echo.Context, ps appconfig.Problems) error {
 	return c.JSON(http.StatusUnprocessableEntity, newInvalidConfig(ps))
 }
 
-// configView is a config version as the API shows it. Sensitive input
-// defaults are left out; variables are not shown (they are in the files).
-type configView struct {
-	AppID      string                `json:"app_id"`
-	Version    int                   `json:"version"`
-	CreatedAt  time.Time             `json:"created_at"`
-	Created    *bool                 `json:"created,omitempty"`
-	App        appconfig.App         `json:"app"`
-	Sandbox    sandboxView           `json:"sandbox"`
-	Inputs     []configInputView     `json:"inputs"`
-	Components []configComponentView `json:"components"`
-	// Levels group the components for deployment: each level depends only
-	// on earlier ones.
-	Levels [][]string `json:"levels"`
-	Files  []string   `json:"files"`
-}
-
-type sandboxView struct {
-	Source string `json:"source"`
-}
-
-type configInputView struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
-	Required    bool   `json:"required"`
-	Sensitive   bool   `json:"sensitive"`
-	Default     any    `json:"default,omitempty"` // left out when sensitive
-	Description string `json:"description,omitempty"`
-}
-
-type configComponentView struct {
-	Name                 string   `json:"name"`
-	Type                 string   `json:"type"`
-	Source               string   `json:"source,omitempty"`
-	Image                string   `json:"image,omitempty"`
-	File                 string   `json:"file"`
-	Dependencies         []string `json:"dependencies"`
-	DeclaredDependencies []string `json:"declared_dependencies"`
-}
-
-func newConfigView(ac store.AppConfig, cfg *appconfig.Config) configView {
-	v := configView{AppID: ac.AppID, Version: ac.Version, CreatedAt: ac.CreatedAt, App: cfg.App,
-		Sandbox: sandboxView{Source: cfg.Sandbox.Source}, Inputs: []configInputView{},
-		Components: []configComponentView{}, Files: cfg.Files()}
-	for _, in := range cfg.Inputs {
-		iv := configInputView{Name: in.Name, Type: in.Type, Required: in.Required, Sensitive: in.Sensitive, Description: in.Description}
-		if !in.Sensitive {
-			iv.Default = in.Default
-		}
-		v.Inputs = append(v.Inputs, iv)
-	}
-	for _, cmp := range cfg.Components {
-		cv := configComponentView{Name: cmp.Name, Type: cmp.Type, File: cmp.File,
-			Dependencies: cmp.Dependencies, DeclaredDependencies: cmp.DeclaredDependencies}
-		cv.Source, cv.Image = componentSource(cmp)
-		v.Components = append(v.Components, cv)
-	}
+// configView shows a config version. Sensitive input defaults are left
+// out; variables are not shown (they are in the files).
+func configView(ac store.AppConfig, cfg *appconfig.Config) wire.AppConfig {
+	v := wire.AppConfig{AppID: ac.AppID, Version: ac.Version, CreatedAt: ac.CreatedAt,
+		App: wire.ConfigApp{Name: cfg.App.Name, Description: cfg.App.Description}, Sandbox: wire.ConfigSandbox{Source: cfg.Sandbox.Source},
+		Inputs: views(cfg.Inputs, configInputView), Components: views(cfg.Components, configComponentView), Files: nonNil(cfg.Files())}
 	v.Levels, _ = cfg.Graph().Levels() // a stored config has no cycle
-	if v.Levels == nil {
-		v.Levels = [][]string{}
+	v.Levels = nonNil(v.Levels)
+	return v
+}
+
+func configInputView(in appconfig.Input) wire.ConfigInput {
+	v := wire.ConfigInput{Name: in.Name, Type: in.Type, Required: in.Required, Sensitive: in.Sensitive, Description: in.Description}
+	if !in.Sensitive {
+		v.Default = in.Default
 	}
+	return v
+}
+
+func configComponentView(cmp *appconfig.Component) wire.ConfigComponent {
+	v := wire.ConfigComponent{Name: cmp.Name, Type: cmp.Type, File: cmp.File,
+		Dependencies: nonNil(cmp.Dependencies), DeclaredDependencies: nonNil(cmp.DeclaredDependencies)}
+	v.Source, v.Image = componentSource(cmp)
 	return v
 }
 
@@ -177,22 +139,16 @@ func (s *Server) syncConfig(c echo.Context) error {
 	}
 	// The archive is stored as normalised, so the stored time and version
 	// are what a GET shows.
-	v := syncView{configView: newConfigView(ac, cfg), Builds: make([]syncBuild, len(builds))}
+	v := wire.SyncedAppConfig{AppConfig: configView(ac, cfg), Builds: make([]wire.ConfigBuild, len(builds))}
 	v.Created = &created
 	for i, b := range builds {
-		v.Builds[i] = newSyncBuild(b, queued[i])
+		v.Builds[i] = configBuildView(b, queued[i])
 	}
 	status := http.StatusCreated
 	if !created {
 		status = http.StatusOK
 	}
 	return c.JSON(status, v)
-}
-
-// syncView is a sync's answer: the config version and the builds it uses.
-type syncView struct {
-	configView
-	Builds []syncBuild `json:"builds"`
 }
 
 // configComponents are the component rows a config defines. Their Config
@@ -323,15 +279,9 @@ func (s *Server) listConfigs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	type item struct {
-		Version   int       `json:"version"`
-		CreatedAt time.Time `json:"created_at"`
-	}
-	out := make([]item, len(list))
-	for i, ac := range list {
-		out[i] = item{Version: ac.Version, CreatedAt: ac.CreatedAt}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"configs": out})
+	return c.JSON(http.StatusOK, wire.AppConfigList{Configs: views(list, func(ac store.AppConfig) wire.ConfigVersion {
+		return wire.ConfigVersion{Version: ac.Version, CreatedAt: ac.CreatedAt}
+	})})
 }
 
 // getConfig shows one version ("latest" for the one in force).
@@ -355,47 +305,5 @@ func (s *Server) getConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newConfigView(ac, cfg))
-}
-
-// configSchemas are the OpenAPI schemas of the config routes.
-func configSchemas() map[string]any {
-	problem := object(props{"file": described(str, "the file, relative to the config's root"),
-		"key": described(str, "the dotted key in the file, e.g. inputs[1].type"), "message": str}, "file", "key", "message")
-	return map[string]any{
-		"ConfigArchive": described(map[string]any{"type": "string", "format": "binary"},
-			"the config directory as a gzipped tar (application/gzip), or multipart/form-data with one part per file, named by its path (e.g. components/db.toml)"),
-		"ConfigProblem": problem,
-		"InvalidConfig": object(props{"code": described(str, "invalid_config"), "message": str,
-			"errors": arrayOf(ref("ConfigProblem"))}, "code", "message", "errors"),
-		"AppConfig": object(props{
-			"app_id": str, "version": integer, "created_at": dateTime,
-			"created": described(boolean, "only in a sync's answer: false when the config was the latest version already"),
-			"app":     object(props{"name": str, "description": str}, "name", "description"),
-			"sandbox": object(props{"source": str}, "source"),
-			"inputs": arrayOf(object(props{"name": str,
-				"type":     map[string]any{"type": "string", "enum": appconfig.InputTypes},
-				"required": boolean, "sensitive": boolean, "default": described(map[string]any{}, "left out when sensitive"),
-				"description": str}, "name", "type", "required", "sensitive")),
-			"components": arrayOf(object(props{"name": str, "type": str,
-				"source": described(str, "a terraform_module's module or a helm_chart's chart: a directory of the config"),
-				"image":  described(str, "a container_image's image reference"), "file": str,
-				"dependencies":          described(arrayOf(str), "effective: declared and implied by template references"),
-				"declared_dependencies": arrayOf(str)}, "name", "type", "file", "dependencies", "declared_dependencies")),
-			"levels": described(arrayOf(arrayOf(str)), "the components grouped for deployment: each level depends only on earlier ones"),
-			"files":  arrayOf(str),
-		}, "app_id", "version", "created_at", "app", "sandbox", "inputs", "components", "levels", "files"),
-		"AppConfigList": object(props{"configs": arrayOf(object(props{"version": integer, "created_at": dateTime},
-			"version", "created_at"))}, "configs"),
-	}
-}
-
-// withSchemas adds more schemas to the document's.
-func withSchemas(base map[string]any, more ...map[string]any) map[string]any {
-	for _, m := range more {
-		for k, v := range m {
-			base[k] = v
-		}
-	}
-	return base
+	return c.JSON(http.StatusOK, configView(ac, cfg))
 }

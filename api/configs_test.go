@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/outpost-dev/outpost/api/wire"
 	"io"
 	"io/fs"
 	"maps"
@@ -60,13 +61,13 @@ func (e *testEnv) postConfig(appID, contentType string, body io.Reader) response
 	return e.do(req)
 }
 
-func (e *testEnv) syncConfig(appID string, files fs.FS, want int) configView {
+func (e *testEnv) syncConfig(appID string, files fs.FS, want int) wire.SyncedAppConfig {
 	e.t.Helper()
 	res := e.postConfig(appID, "application/gzip", bytes.NewReader(tarGz(e.t, files)))
 	if res.status != want {
 		e.t.Fatalf("sync config: got %s, want %d", res, want)
 	}
-	var v configView
+	var v wire.SyncedAppConfig
 	if err := json.Unmarshal(res.body, &v); err != nil {
 		e.t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestSyncExampleConfig(t *testing.T) {
 	}
 
 	// Reading it back: by number and as latest.
-	var byNumber, latest configView
+	var byNumber, latest wire.SyncedAppConfig
 	e.call("GET", "/v1/apps/"+app.ID+"/configs/1", nil, 200, &byNumber)
 	e.call("GET", "/v1/apps/"+app.ID+"/configs/latest", nil, 200, &latest)
 	if byNumber.Version != 1 || !reflect.DeepEqual(byNumber, latest) {
@@ -275,7 +276,7 @@ func TestSyncInvalidConfig(t *testing.T) {
 			if res.status != 422 {
 				t.Fatalf("got %s, want 422", res)
 			}
-			var body invalidConfig
+			var body wire.InvalidConfig
 			if err := json.Unmarshal(res.body, &body); err != nil {
 				t.Fatal(err)
 			}
@@ -291,7 +292,7 @@ func TestSyncInvalidConfig(t *testing.T) {
 			}
 		})
 	}
-	var latest configView
+	var latest wire.SyncedAppConfig
 	e.call("GET", "/v1/apps/"+app.ID+"/configs/latest", nil, 200, &latest)
 	if latest.Version != 1 || len(latest.Components) != len(demoComponents) {
 		t.Fatalf("config in force after refusals: %+v", latest)

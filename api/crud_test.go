@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"github.com/outpost-dev/outpost/api/wire"
 	"slices"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func TestInstallShowsRegistrationTokenOnceAndHidesSensitiveInputs(t *testing.T) 
 	var app store.App
 	e.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
 
-	var created installView
+	var created installAnswer
 	res := e.call("POST", "/v1/installs", map[string]any{"app_id": app.ID, "name": "customer-1", "inputs": []map[string]any{
 		{"name": "region", "value": "eu-west-1"},
 		{"name": "db_password", "value": "hunter2-s3cret", "sensitive": true},
@@ -75,7 +76,7 @@ func TestInstallShowsRegistrationTokenOnceAndHidesSensitiveInputs(t *testing.T) 
 	if created.Runner == nil || created.Runner.ID == "" || !strings.HasPrefix(created.Runner.RegistrationToken, protocol.RegistrationTokenPrefix) {
 		t.Fatalf("created install has no runner with a registration token: %s", res.body)
 	}
-	checkInputs := func(what string, inputs []inputView) {
+	checkInputs := func(what string, inputs []wire.Input) {
 		t.Helper()
 		if len(inputs) != 2 {
 			t.Fatalf("%s: inputs = %+v", what, inputs)
@@ -98,7 +99,7 @@ func TestInstallShowsRegistrationTokenOnceAndHidesSensitiveInputs(t *testing.T) 
 	checkInputs("create", created.Inputs)
 
 	// Reading the install again never shows the token or the secret.
-	var got installView
+	var got installAnswer
 	res = e.call("GET", "/v1/installs/"+created.ID, nil, 200, &got)
 	for _, secret := range []string{created.Runner.RegistrationToken, "hunter2-s3cret", "registration_token"} {
 		if strings.Contains(string(res.body), secret) {
@@ -109,7 +110,7 @@ func TestInstallShowsRegistrationTokenOnceAndHidesSensitiveInputs(t *testing.T) 
 		t.Fatalf("GET install runner = %+v, want %s", got.Runner, created.Runner.ID)
 	}
 	checkInputs("get", got.Inputs)
-	var list struct{ Installs []installView }
+	var list struct{ Installs []installAnswer }
 	res = e.call("GET", "/v1/installs?app_id="+app.ID, nil, 200, &list)
 	if len(list.Installs) != 1 || strings.Contains(string(res.body), created.Runner.RegistrationToken) || strings.Contains(string(res.body), "hunter2") {
 		t.Fatalf("install list = %s", res.body)
@@ -138,9 +139,9 @@ func TestRunners(t *testing.T) {
 	ctx := context.Background()
 	_, inst := e.fixture()
 
-	var list struct{ Runners []runnerView }
+	var list struct{ Runners []wire.Runner }
 	e.call("GET", "/v1/runners", nil, 200, &list)
-	byKind := map[string]runnerView{}
+	byKind := map[string]wire.Runner{}
 	for _, r := range list.Runners {
 		byKind[r.Kind] = r
 	}
@@ -157,7 +158,7 @@ func TestRunners(t *testing.T) {
 	}
 
 	// Rotating issues a working token and retires the previous one.
-	var first, second registrationTokenView
+	var first, second wire.RegistrationToken
 	e.call("POST", "/v1/runners/"+inst.Runner.ID+"/registration-token", nil, 200, &first)
 	e.call("POST", "/v1/runners/"+inst.Runner.ID+"/registration-token", nil, 200, &second)
 	if first.RunnerID != inst.Runner.ID || first.RegistrationToken == second.RegistrationToken {
@@ -174,7 +175,7 @@ func TestRunners(t *testing.T) {
 		t.Fatalf("register with the rotated token: %v", err)
 	}
 
-	var r runnerView
+	var r wire.Runner
 	e.call("GET", "/v1/runners/"+inst.Runner.ID, nil, 200, &r)
 	if r.Status != "online" || r.Version != "1.2.3" || len(r.Capabilities) != 2 || r.LastSeenAt == nil || r.Name != "host-1" ||
 		r.RunningJobs != 0 || r.QueuedJobs != 0 {
@@ -191,7 +192,7 @@ func TestRunners(t *testing.T) {
 	}
 	e.call("GET", "/v1/runners/"+inst.Runner.ID, nil, 200, &r)
 	e.call("GET", "/v1/runners", nil, 200, &list)
-	if r.RunningJobs != 1 || r.QueuedJobs != 1 || !slices.ContainsFunc(list.Runners, func(l runnerView) bool { return l.ID == r.ID && l.RunningJobs == 1 && l.QueuedJobs == 1 }) {
+	if r.RunningJobs != 1 || r.QueuedJobs != 1 || !slices.ContainsFunc(list.Runners, func(l wire.Runner) bool { return l.ID == r.ID && l.RunningJobs == 1 && l.QueuedJobs == 1 }) {
 		t.Fatalf("a runner with a job running and one queued: %+v, listed %+v", r, list.Runners)
 	}
 	if err := e.store.TouchRunners(ctx, []string{r.ID}, time.Now().Add(-2*DefaultOnlineWindow)); err != nil {
@@ -212,7 +213,7 @@ func TestRunners(t *testing.T) {
 
 func TestTokens(t *testing.T) {
 	e := newTestEnv(t)
-	var created newTokenView
+	var created wire.NewToken
 	e.call("POST", "/v1/tokens", map[string]any{"name": "ci"}, 201, &created)
 	if created.ID == "" || created.Name != "ci" || !strings.HasPrefix(created.Token, protocol.APITokenPrefix) {
 		t.Fatalf("created token = %+v", created)

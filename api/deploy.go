@@ -8,17 +8,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/store"
 )
-
-// deployConfigRequest brings an install to a config version (nil: the
-// latest).
-type deployConfigRequest struct {
-	ConfigVersion       *int `json:"config_version"`
-	PlanOnly            bool `json:"plan_only"`
-	InMaintenanceWindow bool `json:"in_maintenance_window"`
-}
 
 // deployConfig starts a deploy_config operation: the install is brought to
 // the version asked for. An unknown version, or one the install's inputs do
@@ -29,7 +22,7 @@ func (s *Server) deployConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req deployConfigRequest
+	var req wire.DeployConfigRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -45,7 +38,7 @@ func (s *Server) deployConfig(c echo.Context) error {
 	if err := s.launchOperation(ctx, op); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, op)
+	return c.JSON(http.StatusAccepted, operationView(op))
 }
 
 // deployVersion is the config version a deploy asks for, checked: it
@@ -122,14 +115,4 @@ func (s *Server) unknownVersion(ctx context.Context, org, appID string, asked in
 		return unprocessable("config_version", "the app has no config version %d: it has no config yet", asked)
 	}
 	return unprocessable("config_version", "the app has no config version %d (the latest is %d)", asked, latest)
-}
-
-// deploySchemas are the OpenAPI schemas of config deploys.
-func deploySchemas() map[string]any {
-	return map[string]any{
-		"DeployConfigRequest": request(props{
-			"config_version":        described(integer, "the app config version to bring the install to (1, 2, …); left out: the latest"),
-			"plan_only":             described(boolean, "plan the changed steps and stop"),
-			"in_maintenance_window": described(boolean, windowOption)}),
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -15,22 +16,10 @@ import (
 // minDriftEvery is the shortest drift schedule.
 const minDriftEvery = time.Second
 
-type driftScheduleRequest struct {
-	Every     string `json:"every"`
-	Reconcile bool   `json:"reconcile"`
-}
-
-// driftView is what the install's drift checks found, and its schedule.
-type driftView struct {
-	Every      string               `json:"every"`
-	Reconcile  bool                 `json:"reconcile"`
-	Components []store.InstallDrift `json:"components"`
-}
-
 // putDriftSchedule creates, changes or (every "" or "0") deletes the
 // install's drift schedule, a Temporal schedule of drift checks.
 func (s *Server) putDriftSchedule(c echo.Context) error {
-	var req driftScheduleRequest
+	var req wire.DriftScheduleRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -55,7 +44,7 @@ func (s *Server) putDriftSchedule(c echo.Context) error {
 	if err := s.ops.SetDriftSchedule(ctx, inst.ID, every); err != nil {
 		return opsFailed("setting the drift schedule", err)
 	}
-	return c.JSON(http.StatusOK, req)
+	return c.JSON(http.StatusOK, wire.DriftSchedule{Every: req.Every, Reconcile: req.Reconcile})
 }
 
 // driftEvery parses a schedule's interval: "" or "0" is none.
@@ -84,7 +73,8 @@ func (s *Server) getDrift(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, driftView{Every: inst.DriftEvery, Reconcile: inst.DriftReconcile, Components: rows})
+	return c.JSON(http.StatusOK, wire.Drift{DriftSchedule: wire.DriftSchedule{Every: inst.DriftEvery, Reconcile: inst.DriftReconcile},
+		Components: views(rows, driftedPartView)})
 }
 
 // driftCheck starts a drift check now: it takes no lock, so it runs beside
@@ -108,7 +98,7 @@ func (s *Server) driftCheck(c echo.Context) error {
 	if err := s.launchOperation(ctx, op); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, op)
+	return c.JSON(http.StatusAccepted, operationView(op))
 }
 
 func (s *Server) noDriftCheckRuns(ctx context.Context, inst store.Install) error {
@@ -132,19 +122,7 @@ func (s *Server) deleteInstallAndSchedule(ctx context.Context, orgID, id string)
 	return nil
 }
 
-// driftSchemas are the OpenAPI schemas of drift checks.
-func driftSchemas() map[string]any {
-	every := described(str, "a duration (30m, 6h): one check each; \"\" or \"0\": no schedule")
-	reconcile := described(boolean, "under approve-all, apply the drift a check finds (a reconcile_drift operation: the drifted steps and what follows them), inside the install's maintenance window")
-	return map[string]any{
-		"DriftScheduleRequest": request(props{"every": every, "reconcile": reconcile}, "every"),
-		"DriftSchedule":        object(props{"every": every, "reconcile": reconcile}, "every", "reconcile"),
-		"Drift": object(props{"every": every, "reconcile": reconcile,
-			"components": arrayOf(object(props{"name": described(str, "sandbox or a terraform component"),
-				"drifted": boolean, "since": described(dateTime, "when a check first found it drifted"),
-				"plan":         described(str, "the plan that would bring it back (terraform's text, sensitive values redacted)"),
-				"operation_id": described(str, "the check that found it, or the operation whose apply cleared it"),
-				"checked_at":   dateTime}, "name", "drifted", "operation_id", "checked_at"))},
-			"every", "reconcile", "components"),
-	}
+func driftedPartView(d store.InstallDrift) wire.DriftedPart {
+	return wire.DriftedPart{Name: d.Name, Drifted: d.Drifted, Since: d.Since, Plan: d.Plan, OperationID: d.OperationID,
+		CheckedAt: d.CheckedAt}
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"github.com/outpost-dev/outpost/api/wire"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func TestFollowLogsEndsAtItsMaximumAndResumes(t *testing.T) {
 	for ev := range events {
 		last = ev
 	}
-	var resume logResume
+	var resume wire.LogResume
 	if last.event != "resume" || json.Unmarshal([]byte(last.data), &resume) != nil || resume.After != "1.2" {
 		t.Fatalf("the stream ended with %+v, want a resume event after 1.2", last)
 	}

@@ -11,29 +11,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
-
-// updateInputsRequest sets and removes some of an install's inputs; Apply
-// starts an update_inputs operation with them.
-type updateInputsRequest struct {
-	Set      []inputRequest `json:"set"`
-	Remove   []string       `json:"remove"`
-	Apply    bool           `json:"apply"`
-	PlanOnly bool           `json:"plan_only"`
-}
-
-// updatedInputs is the answer to a change of inputs: sensitive values are
-// left out, as in an install.
-type updatedInputs struct {
-	InstallID     string                  `json:"install_id"`
-	InputsVersion int                     `json:"inputs_version"`
-	Version       *store.InputVersion     `json:"version"` // nil when nothing changed
-	Inputs        []inputView             `json:"inputs"`
-	Operation     *store.InstallOperation `json:"operation,omitempty"`
-}
 
 // patchInputs validates a change of the install's inputs against the app's
 // latest config, records it as the next inputs version, and, if asked,
@@ -44,7 +26,7 @@ func (s *Server) patchInputs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req updateInputsRequest
+	var req wire.UpdateInputsRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -78,15 +60,20 @@ func (s *Server) patchInputs(c echo.Context) error {
 	if inst, err = s.store.GetInstall(ctx, org, inst.ID); err != nil {
 		return err
 	}
-	view := newInstallView(inst, nil)
-	return c.JSON(http.StatusOK, updatedInputs{InstallID: inst.ID, InputsVersion: inst.InputsVersion, Version: v,
-		Inputs: view.Inputs, Operation: op})
+	answer := wire.UpdatedInputs{InstallID: inst.ID, InputsVersion: inst.InputsVersion, Inputs: views(inst.Inputs, inputView)}
+	if v != nil {
+		answer.Version = ptr(inputVersionView(*v))
+	}
+	if op != nil {
+		answer.Operation = ptr(operationView(*op))
+	}
+	return c.JSON(http.StatusOK, answer)
 }
 
 // validInputsChange checks a change against the inputs the app's latest
 // config declares: a 422 names the input of a value of the wrong type, an
 // undeclared input, or a required one removed.
-func (s *Server) validInputsChange(ctx context.Context, inst store.Install, req updateInputsRequest) (store.InputsChange, error) {
+func (s *Server) validInputsChange(ctx context.Context, inst store.Install, req wire.UpdateInputsRequest) (store.InputsChange, error) {
 	ch := store.InputsChange{Remove: req.Remove, Version: inst.InputsVersion}
 	if err := checkInputNames(req); err != nil {
 		return ch, err
@@ -129,7 +116,7 @@ func (s *Server) validInputsChange(ctx context.Context, inst store.Install, req 
 }
 
 // checkInputNames refuses a change that names no input, or one twice.
-func checkInputNames(req updateInputsRequest) error {
+func checkInputNames(req wire.UpdateInputsRequest) error {
 	seen := map[string]bool{}
 	for i, in := range req.Set {
 		field := fmt.Sprintf("set[%d].name", i)
@@ -181,26 +168,11 @@ func (s *Server) listInputVersions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"versions": versions})
+	return c.JSON(http.StatusOK, wire.InputVersionList{Versions: views(versions, inputVersionView)})
 }
 
-// inputSchemas are the OpenAPI schemas of input updates.
-func inputSchemas() map[string]any {
-	version := object(props{"version": integer, "set": described(arrayOf(str), "the inputs it set (names only)"),
-		"removed": described(arrayOf(str), "the inputs it removed"), "created_at": dateTime},
-		"version", "set", "removed", "created_at")
-	return map[string]any{
-		"UpdateInputsRequest": request(props{
-			"set":       described(arrayOf(ref("InputRequest")), "inputs to set (added or changed)"),
-			"remove":    described(arrayOf(str), "names of inputs to remove (back to their default)"),
-			"apply":     described(boolean, "start the update_inputs operation that applies the change"),
-			"plan_only": described(boolean, "with apply: plan the changed steps and stop")}),
-		"InputVersion": version,
-		"UpdatedInputs": object(props{"install_id": str, "inputs_version": integer,
-			"version":   nullable(ref("InputVersion")),
-			"inputs":    arrayOf(ref("Input")),
-			"operation": described(ref("Operation"), "the update_inputs operation, with apply")},
-			"install_id", "inputs_version", "version", "inputs"),
-		"InputVersionList": listOf("versions", "InputVersion"),
-	}
+// inputVersionView shows an inputs version: the names it changed, never
+// the values.
+func inputVersionView(v store.InputVersion) wire.InputVersion {
+	return wire.InputVersion{Version: v.Version, Set: nonNil(v.Set), Removed: nonNil(v.Removed), CreatedAt: v.CreatedAt}
 }

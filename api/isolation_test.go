@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/outpost-dev/outpost/api/wire"
 	"reflect"
 	"strings"
 	"testing"
@@ -63,13 +64,13 @@ func TestOrgsAreIsolated(t *testing.T) {
 	// Its lists hold only its own things.
 	var apps struct{ Apps []store.App }
 	e.callAs(other, "GET", "/v1/apps", nil, 200, &apps)
-	var installs struct{ Installs []installView }
+	var installs struct{ Installs []installAnswer }
 	e.callAs(other, "GET", "/v1/installs", nil, 200, &installs)
 	e.callAs(other, "GET", "/v1/installs?app_id="+app.ID, nil, 200, &installs)
 	if len(apps.Apps) != 0 || len(installs.Installs) != 0 {
 		t.Errorf("another org lists apps %+v, installs %+v", apps.Apps, installs.Installs)
 	}
-	var runners struct{ Runners []runnerView }
+	var runners struct{ Runners []wire.Runner }
 	e.callAs(other, "GET", "/v1/runners", nil, 200, &runners)
 	if len(runners.Runners) != 1 || runners.Runners[0].Kind != store.RunnerKindBuild || runners.Runners[0].ID == inst.Runner.ID {
 		t.Errorf("another org lists runners %+v, want only its own build runner", runners.Runners)

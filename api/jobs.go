@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/notify"
@@ -28,17 +29,32 @@ const (
 )
 
 func (s *Server) listInstallJobs(c echo.Context) error {
-	return listBelowInstall(s, c, "jobs", s.store.ListJobs)
+	return listBelowInstall(s, c, s.store.ListJobs, func(jobs []store.Job) wire.JobList {
+		return wire.JobList{Jobs: views(jobs, jobView)}
+	})
 }
 
-// jobDetail is a job with its attempts and status history. The manifest and
-// outputs are never shown (they may hold rendered secrets).
-type jobDetail struct {
-	store.Job
-	Attempts []store.JobAttempt `json:"attempts"`
-	History  []store.JobEvent   `json:"history"`
-	// Waiting says why a queued job has not been claimed (only then).
-	Waiting *jobWaiting `json:"waiting,omitempty"`
+// jobView shows a job. Its manifest, inputs and outputs are never shown
+// (they may hold rendered secrets).
+func jobView(j store.Job) wire.Job {
+	return wire.Job{ID: j.ID, OrgID: j.OrgID, RunnerID: j.RunnerID, InstallID: j.InstallID, IdempotencyKey: j.Key,
+		Type: j.Type, Status: string(j.Status), Attempt: j.Attempt, TimeoutMS: j.TimeoutMS, LeaseExpiresAt: j.LeaseExpiresAt,
+		CancelRequestedAt: j.CancelRequestedAt, ExitCode: j.ExitCode, Error: j.Error, InputsDeferred: j.InputsDeferred,
+		InputsAt: j.InputsAt, InputsWaitMS: j.InputsWaitMS, CreatedAt: j.CreatedAt, StartedAt: j.StartedAt,
+		FinishedAt: j.FinishedAt, UpdatedAt: j.UpdatedAt}
+}
+
+func attemptView(a store.JobAttempt) wire.JobAttempt {
+	return wire.JobAttempt{Attempt: a.Attempt, RunnerID: a.RunnerID, RunnerVersion: a.RunnerVersion, Status: string(a.Status),
+		ClaimedAt: a.ClaimedAt, FinishedAt: a.FinishedAt, LastSeq: a.LastSeq, Error: a.Error}
+}
+
+func jobEventView(e store.JobEvent) wire.JobEvent {
+	return wire.JobEvent{Attempt: e.Attempt, Status: string(e.Status), Message: e.Message, At: e.CreatedAt}
+}
+
+func logChunkView(ch store.JobLogChunk) wire.LogChunk {
+	return wire.LogChunk{Attempt: ch.Attempt, Seq: ch.Seq, Stream: ch.Stream, Data: ch.Data, Time: ch.Time}
 }
 
 func (s *Server) getJob(c echo.Context) error {
@@ -55,7 +71,8 @@ func (s *Server) getJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, jobDetail{Job: job, Attempts: attempts, History: events, Waiting: waiting})
+	return c.JSON(http.StatusOK, wire.JobDetail{Job: jobView(job), Attempts: views(attempts, attemptView),
+		History: views(events, jobEventView), Waiting: waiting})
 }
 
 // parseCursor reads a log cursor, "<attempt>.<seq>".
@@ -70,25 +87,6 @@ func parseCursor(field, v string) (store.LogCursor, error) {
 }
 
 func formatCursor(c store.LogCursor) string { return fmt.Sprintf("%d.%d", c.Attempt, c.Seq) }
-
-// logPage is a page of a job's logs.
-type logPage struct {
-	Chunks     []store.JobLogChunk `json:"chunks"`
-	NextCursor string              `json:"next_cursor"`
-}
-
-// logEnd is the data of the `end` event that closes a followed log.
-type logEnd struct {
-	Status   status.Job `json:"status"`
-	ExitCode *int       `json:"exit_code,omitempty"`
-	Error    string     `json:"error,omitempty"`
-}
-
-// logResume is the data of the `resume` event that ends a follow stream at
-// its maximum duration: reconnect with after (or Last-Event-ID) to go on.
-type logResume struct {
-	After string `json:"after"`
-}
 
 func (s *Server) jobLogs(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -127,7 +125,7 @@ func (s *Server) jobLogs(c echo.Context) error {
 	if n := len(chunks); n > 0 {
 		cursor = store.LogCursor{Attempt: chunks[n-1].Attempt, Seq: chunks[n-1].Seq}
 	}
-	return c.JSON(http.StatusOK, logPage{Chunks: chunks, NextCursor: formatCursor(cursor)})
+	return c.JSON(http.StatusOK, wire.LogPage{Chunks: views(chunks, logChunkView), NextCursor: formatCursor(cursor)})
 }
 
 // followLogs streams a job's logs after cursor as Server-Sent Events, woken by the bus (and
@@ -169,7 +167,7 @@ func (s *Server) followLogs(c echo.Context, job store.Job, cursor store.LogCurso
 		}
 		for _, ch := range chunks {
 			cursor = store.LogCursor{Attempt: ch.Attempt, Seq: ch.Seq}
-			if err := writeEvent(w, "log", formatCursor(cursor), ch); err != nil {
+			if err := writeEvent(w, "log", formatCursor(cursor), logChunkView(ch)); err != nil {
 				return nil // the client went away
 			}
 		}
@@ -198,7 +196,7 @@ func (s *Server) followLogs(c echo.Context, job store.Job, cursor store.LogCurso
 		case <-grace:
 			return s.endStream(w, j)
 		case <-limit.C:
-			_ = writeEvent(w, "resume", "", logResume{After: formatCursor(cursor)})
+			_ = writeEvent(w, "resume", "", wire.LogResume{After: formatCursor(cursor)})
 			w.Flush()
 			return nil
 		case <-wake:
@@ -232,7 +230,7 @@ func (s *Server) logsComplete(ctx context.Context, j store.Job, cursor store.Log
 }
 
 func (s *Server) endStream(w *echo.Response, j store.Job) error {
-	_ = writeEvent(w, "end", "", logEnd{Status: j.Status, ExitCode: j.ExitCode, Error: j.Error})
+	_ = writeEvent(w, "end", "", wire.LogEnd{Status: string(j.Status), ExitCode: j.ExitCode, Error: j.Error})
 	w.Flush()
 	return nil
 }
@@ -245,7 +243,7 @@ func (s *Server) streamFailed(c echo.Context, err error) error {
 	}
 	s.log.Error("following logs failed", "path", c.Path(), "job", c.Param("id"), "err", err)
 	w := c.Response()
-	_ = writeEvent(w, "error", "", map[string]string{"message": "internal error; reconnect to resume"})
+	_ = writeEvent(w, "error", "", wire.StreamError{Message: "internal error; reconnect to resume"})
 	w.Flush()
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
@@ -18,20 +19,8 @@ const (
 	waitQueue         = "queue"          // its runner is online: it is in its queue
 )
 
-// jobWaiting says why a queued job has not been claimed.
-type jobWaiting struct {
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
-	// Position is the job's place in its runner's queue (1: the next).
-	Position int `json:"position"`
-	// RunnerStatus, RunnerLastSeenAt and RunnerRunningJobs describe its runner now.
-	RunnerStatus      string     `json:"runner_status"`
-	RunnerLastSeenAt  *time.Time `json:"runner_last_seen_at"`
-	RunnerRunningJobs int        `json:"runner_running_jobs"`
-}
-
 // waiting explains a queued job (nil for any other).
-func (s *Server) waiting(ctx context.Context, j store.Job) (*jobWaiting, error) {
+func (s *Server) waiting(ctx context.Context, j store.Job) (*wire.JobWaiting, error) {
 	if j.Status != status.JobQueued {
 		return nil, nil
 	}
@@ -48,7 +37,7 @@ func (s *Server) waiting(ctx context.Context, j store.Job) (*jobWaiting, error) 
 		return nil, err
 	}
 	v := s.runnerView(r, loads[r.ID])
-	w := &jobWaiting{Position: pos, RunnerStatus: v.Status, RunnerLastSeenAt: r.LastSeenAt, RunnerRunningJobs: v.RunningJobs}
+	w := &wire.JobWaiting{Position: pos, RunnerStatus: v.Status, RunnerLastSeenAt: r.LastSeenAt, RunnerRunningJobs: v.RunningJobs}
 	switch {
 	case v.Status != runnerOnline && r.LastSeenAt == nil:
 		w.Reason, w.Message = waitRunnerOffline, fmt.Sprintf("its runner %s has never connected: is it installed, and can it reach the gateway?", r.ID)

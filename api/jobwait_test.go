@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/outpost-dev/outpost/api/wire"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +27,8 @@ func TestQueuedJobSaysWhy(t *testing.T) {
 		}
 		return j
 	}
-	why := func(j store.Job) *jobWaiting {
-		var d jobDetail
+	why := func(j store.Job) *wire.JobWaiting {
+		var d wire.JobDetail
 		e.call("GET", "/v1/jobs/"+j.ID, nil, 200, &d)
 		return d.Waiting
 	}

@@ -10,22 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 )
 
 // An install's labels select it in a release (installs.selector). They are
 // Kubernetes labels: a key is a qualified name with an optional DNS
 // subdomain prefix, a value 63 characters at most of [a-z0-9A-Z-_.].
-
-// labelsPatch changes some of an install's labels.
-type labelsPatch struct {
-	Set    map[string]string `json:"set"`
-	Remove []string          `json:"remove"`
-}
-
-// labelsPut replaces an install's labels.
-type labelsPut struct {
-	Labels map[string]string `json:"labels"`
-}
 
 // checkLabels validates labels; the 400 names field.<key>.
 func checkLabels(field string, labels map[string]string) error {
@@ -42,7 +32,7 @@ func checkLabels(field string, labels map[string]string) error {
 
 // patchLabels sets and removes some of an install's labels.
 func (s *Server) patchLabels(c echo.Context) error {
-	var req labelsPatch
+	var req wire.PatchLabelsRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -70,17 +60,14 @@ func (s *Server) patchLabels(c echo.Context) error {
 
 // putLabels replaces an install's labels.
 func (s *Server) putLabels(c echo.Context) error {
-	var req labelsPut
+	var req wire.PutLabelsRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	if err := checkLabels("labels", req.Labels); err != nil {
 		return err
 	}
-	if req.Labels == nil {
-		req.Labels = map[string]string{}
-	}
-	return s.saveLabels(c, c.Param("id"), req.Labels)
+	return s.saveLabels(c, c.Param("id"), labelsView(req.Labels))
 }
 
 func (s *Server) saveLabels(c echo.Context, id string, labels map[string]string) error {
@@ -88,16 +75,13 @@ func (s *Server) saveLabels(c echo.Context, id string, labels map[string]string)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newInstallView(inst, nil))
+	return c.JSON(http.StatusOK, installView(inst, nil))
 }
 
-// labelSchemas are the OpenAPI schemas of install labels.
-func labelSchemas() map[string]any {
-	labels := described(map[string]any{"type": "object", "additionalProperties": str},
-		"Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]")
-	return map[string]any{
-		"Labels":             labels,
-		"PatchLabelsRequest": request(props{"set": ref("Labels"), "remove": described(arrayOf(str), "label keys to remove")}),
-		"PutLabelsRequest":   request(props{"labels": ref("Labels")}, "labels"),
+// labelsView is labels as an answer shows them: {} for none.
+func labelsView(labels map[string]string) wire.Labels {
+	if labels == nil {
+		return wire.Labels{}
 	}
+	return labels
 }

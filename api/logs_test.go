@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/outpost-dev/outpost/api/wire"
 	"io"
 	"net/http"
 	"strings"
@@ -18,7 +19,7 @@ import (
 
 // runningJob queues a job for the install's runner and claims it, as the
 // runner would through the gateway.
-func (e *testEnv) runningJob(inst installView, key string) store.Job {
+func (e *testEnv) runningJob(inst installAnswer, key string) store.Job {
 	e.t.Helper()
 	job := e.enqueueJob(inst, key)
 	claimed, err := e.store.ClaimJob(context.Background(), inst.Runner.ID, time.Minute, store.Claimant{DeferredInputs: true})
@@ -94,7 +95,7 @@ func TestJobsAndLogPages(t *testing.T) {
 		{"?after=0.0&limit=1", []string{"line 1"}, "1.1"},
 	}
 	for _, p := range pages {
-		var page logPage
+		var page wire.LogPage
 		e.call("GET", "/v1/jobs/"+job.ID+"/logs"+p.query, nil, 200, &page)
 		var got []string
 		for _, c := range page.Chunks {
@@ -199,8 +200,8 @@ func expectEnd(t *testing.T, events <-chan sseEvent, want status.Job) {
 	t.Helper()
 	select {
 	case ev := <-events:
-		var end logEnd
-		if ev.event != "end" || json.Unmarshal([]byte(ev.data), &end) != nil || end.Status != want {
+		var end wire.LogEnd
+		if ev.event != "end" || json.Unmarshal([]byte(ev.data), &end) != nil || end.Status != string(want) {
 			t.Fatalf("got %+v, want the end event with status %s", ev, want)
 		}
 	case <-time.After(20 * time.Second):

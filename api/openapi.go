@@ -1,46 +1,231 @@
 package api
 
 import (
+	"cmp"
+	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/swaggest/openapi-go"
+	"github.com/swaggest/openapi-go/openapi3"
+
+	"github.com/outpost-dev/outpost/api/wire"
 )
 
-// openAPIDocument describes routes (plus /healthz) as an OpenAPI 3.0 document.
-func openAPIDocument(routes []route) map[string]any {
-	paths := map[string]map[string]any{
-		"/healthz": {"get": map[string]any{
-			"operationId": "healthz", "tags": []string{"meta"}, "summary": "Health: answers once the database does",
-			"security": []any{},
-			"responses": map[string]any{
-				"200": jsonResponse("OK", ref("Health")),
-				"503": jsonResponse("the database does not answer", ref("Health")),
-			},
-		}},
-	}
-	for _, r := range routes {
-		p := "/v1" + openAPIPath(r.path)
-		if paths[p] == nil {
-			paths[p] = map[string]any{}
+// rawBody is a request or answer body that is not JSON (a gzipped tar):
+// its description. Its schema is a binary string.
+type rawBody string
+
+// openAPIDocument describes routes (plus /healthz) as an OpenAPI 3.0
+// document: the route table says what each operation takes and answers, as
+// wire types, and the schemas are reflected from those types.
+func openAPIDocument(routes []route) ([]byte, error) {
+	r := openapi3.NewReflector()
+	r.DefaultOptions = append(r.DefaultOptions, schemaOptions()...)
+	r.AddTypeMapping(wire.InstallListItem{}, wire.Install{}) // the same fields, always there
+	describeAPI(r.SpecEns())
+	health := route{method: http.MethodGet, path: "/healthz", doc: operation{id: "healthz", tag: "meta", public: true,
+		summary:     "Health: answers once the database does",
+		description: "200 while the API's database answers, 503 (status unavailable) while it does not.",
+		status:      http.StatusOK, result: wire.Health{}, otherResults: map[int]any{http.StatusServiceUnavailable: wire.Health{}}}}
+	for _, rt := range append([]route{health}, routes...) {
+		path := openAPIPath(rt.path)
+		if rt.path != health.path {
+			path = "/v1" + path
 		}
-		paths[p][strings.ToLower(r.method)] = r.openAPIOperation()
+		if err := addOperation(r, rt, path); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", rt.method, path, err)
+		}
 	}
-	return map[string]any{
-		"openapi": "3.0.3",
-		"info": map[string]any{
-			"title":   "Outpost control API",
-			"version": "1",
-			"description": "Manage apps, installs, runners and jobs of an Outpost org. Authenticate with " +
-				"`Authorization: Bearer <API token>`; the token's org scopes everything.",
-		},
-		"paths":    paths,
-		"security": []any{map[string]any{"bearer": []string{}}},
-		"components": map[string]any{
-			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
-			"schemas":         withSchemas(schemas(), configSchemas(), operationSchemas(), inputSchemas(), deploySchemas(), maintenanceSchemas(), driftSchemas(), buildSchemas(), runnerInstallSchemas(), labelSchemas(), releaseSchemas(), auditSchemas(), supportSchemas()),
-		},
+	// A schema of its own is never null: a field that may be null says so.
+	for name, s := range r.Spec.Components.Schemas.MapOfSchemaOrRefValues {
+		if s.Schema != nil {
+			s.Schema.Nullable = nil
+			r.Spec.Components.Schemas.MapOfSchemaOrRefValues[name] = s
+		}
 	}
+	return r.Spec.MarshalJSON()
+}
+
+// describeAPI sets what the document says of the API as a whole.
+func describeAPI(spec *openapi3.Spec) {
+	spec.Openapi = "3.0.3"
+	spec.Info.WithTitle("Outpost control API").WithVersion("1").
+		WithDescription("Manage apps, installs, runners and jobs of an Outpost org. Authenticate with " +
+			"`Authorization: Bearer <API token>`; the token's org scopes everything.").
+		WithLicense(openapi3.License{Name: "Apache-2.0", URL: ptr("https://www.apache.org/licenses/LICENSE-2.0")}).
+		WithContact(openapi3.Contact{Name: ptr("Outpost"), URL: ptr("https://github.com/outpost-dev/outpost")})
+	spec.Servers = []openapi3.Server{{URL: "{scheme}://{address}",
+		Description: ptr("the control plane's API, where `outpost api` (or `outpost dev`) listens"),
+		Variables: map[string]openapi3.ServerVariable{
+			"scheme":  {Enum: []string{"http", "https"}, Default: "http"},
+			"address": {Default: "127.0.0.1:8080", Description: ptr("host:port (outpost api -api-listen)")},
+		}}}
+	spec.SetHTTPBearerTokenSecurity("bearer", "", "an API token (POST /v1/tokens), or the dashboard's session cookie")
+	spec.Security = []map[string][]string{{"bearer": {}}}
+	for _, t := range apiTags {
+		spec.Tags = append(spec.Tags, openapi3.Tag{Name: t.name, Description: ptr(t.description)})
+	}
+}
+
+// apiTags group the operations, in the order a reader meets them.
+var apiTags = []struct{ name, description string }{
+	{"meta", "The API itself: its health and this document."},
+	{"tokens", "The caller's org and its API tokens."},
+	{"audit", "The org's audit log of changing calls."},
+	{"apps", "The vendor's products."},
+	{"components", "The deployable parts of an app."},
+	{"configs", "An app's config versions, synced from a directory of TOML files."},
+	{"builds", "The artifacts built from components' sources, and which an install runs."},
+	{"installs", "Customers' copies of an app: inputs, labels, windows, drift and outputs."},
+	{"operations", "The mutating operations on an install, their steps and approvals."},
+	{"releases", "Config versions rolled out to many installs, in batches."},
+	{"runners", "The runners that do the work in customers' accounts, their tokens and versions."},
+	{"jobs", "Units of work for one runner, and their logs."},
+	{"commands", "Debug commands run by an install's runner."},
+	{"support", "Diagnostics collected by an install's runner: support bundles and logs."},
+}
+
+// addOperation adds rt to the document at path.
+func addOperation(r *openapi3.Reflector, rt route, path string) error {
+	d := rt.doc
+	oc, err := r.NewOperationContext(rt.method, path)
+	if err != nil {
+		return err
+	}
+	oc.SetID(d.id)
+	oc.SetTags(d.tag)
+	oc.SetSummary(d.summary)
+	oc.SetDescription(cmp.Or(d.description, d.summary+"."))
+	op := oc.(openapi3.OperationExposer).Operation()
+	op.Parameters = parameters(rt)
+	if d.public {
+		op.WithMapOfAnythingItem("security", []any{}) // an empty list overrides the document's
+	}
+	if d.body != nil {
+		if err := addBody(oc, op, d); err != nil {
+			return err
+		}
+	}
+	addResult(oc, d.status, d.result, d.resultType)
+	if d.events {
+		oc.AddRespStructure(nil, openapi.WithHTTPStatus(d.status), openapi.WithContentType("text/event-stream"))
+	}
+	for code, result := range d.otherResults {
+		addResult(oc, code, result, "")
+	}
+	for _, code := range rt.errorStatuses() {
+		body := any(wire.Error{})
+		if b, ok := d.errorBodies[code]; ok {
+			body = b
+		}
+		oc.AddRespStructure(body, openapi.WithHTTPStatus(code), withDescription(http.StatusText(code)))
+	}
+	return r.AddOperation(oc)
+}
+
+// addBody documents the request body: a JSON wire type, or a raw body in
+// each of its media types.
+func addBody(oc openapi.OperationContext, op *openapi3.Operation, d operation) error {
+	raw, ok := d.body.(rawBody)
+	if !ok {
+		oc.AddReqStructure(d.body, func(cu *openapi.ContentUnit) {
+			cu.Customize = func(cor openapi.ContentOrReference) {
+				if rb, ok := cor.(*openapi3.RequestBodyOrRef); ok && rb.RequestBody != nil {
+					rb.RequestBody.WithRequired(true)
+				}
+			}
+		})
+		return nil
+	}
+	if len(d.bodyTypes) == 0 {
+		return fmt.Errorf("the raw body of %s names no media type", d.id)
+	}
+	body := openapi3.RequestBody{Description: ptr(string(raw)), Required: ptr(true), Content: map[string]openapi3.MediaType{}}
+	for _, t := range d.bodyTypes {
+		body.Content[t] = binary()
+	}
+	op.RequestBody = &openapi3.RequestBodyOrRef{RequestBody: &body}
+	return nil
+}
+
+// addResult documents an answer with status code: a JSON wire type, a raw
+// body of media type resultType, or none (result nil).
+func addResult(oc openapi.OperationContext, code int, result any, resultType string) {
+	raw, ok := result.(rawBody)
+	if !ok {
+		oc.AddRespStructure(result, openapi.WithHTTPStatus(code), withDescription(http.StatusText(code)))
+		return
+	}
+	oc.AddRespStructure(nil, openapi.WithHTTPStatus(code), withDescription(string(raw)),
+		openapi.WithContentType(resultType), func(cu *openapi.ContentUnit) { cu.Format = "binary" })
+}
+
+func withDescription(text string) openapi.ContentOption {
+	return func(cu *openapi.ContentUnit) { cu.Description = text }
+}
+
+func binary() openapi3.MediaType {
+	s := (&openapi3.Schema{}).WithType(openapi3.SchemaTypeString).WithFormat("binary")
+	return openapi3.MediaType{Schema: &openapi3.SchemaOrRef{Schema: s}}
+}
+
+// errorStatuses are the error answers of a route: those its table entry
+// names, and those every route of its kind has.
+func (r route) errorStatuses() []int {
+	d := r.doc
+	errs := slices.Clone(d.errors)
+	if !d.public {
+		errs = append(errs, http.StatusUnauthorized, http.StatusTooManyRequests)
+	}
+	if len(pathParams(r.path)) > 0 {
+		errs = append(errs, http.StatusNotFound)
+	}
+	if d.body != nil || len(d.query) > 0 {
+		errs = append(errs, http.StatusBadRequest)
+	}
+	if d.body != nil || len(errs) == 0 {
+		// Every route refuses a body over its limit (limitBody), one
+		// without a body too; documented where nothing else is a 4xx.
+		errs = append(errs, http.StatusRequestEntityTooLarge)
+	}
+	return errs
+}
+
+// parameters are the route's path parameters, then its query parameters.
+func parameters(r route) []openapi3.ParameterOrRef {
+	var out []openapi3.ParameterOrRef
+	names := strings.Split(r.path, "/")
+	for i, seg := range names {
+		if name, ok := strings.CutPrefix(seg, ":"); ok {
+			p := openapi3.Parameter{Name: name, In: openapi3.ParameterInPath, Required: ptr(true),
+				Description: ptr(pathParamDoc(names[i-1], name)), Schema: typed("string")}
+			out = append(out, p.ToParameterOrRef())
+		}
+	}
+	for _, q := range r.doc.query {
+		p := openapi3.Parameter{Name: q.name, In: openapi3.ParameterInQuery, Description: ptr(q.description), Schema: typed(q.typ)}
+		out = append(out, p.ToParameterOrRef())
+	}
+	return out
+}
+
+// pathParamDoc describes the path parameter name, which follows the
+// segment parent ("installs" in /installs/:id).
+func pathParamDoc(parent, name string) string {
+	what := strings.ReplaceAll(strings.TrimSuffix(parent, "s"), "-", " ")
+	switch name {
+	case "version":
+		return "a config version: a number (1, 2, …) or latest"
+	case "name", "step":
+		return "the " + what + "'s name"
+	}
+	return "the " + what + "'s ID"
+}
+
+func typed(t string) *openapi3.SchemaOrRef {
+	return &openapi3.SchemaOrRef{Schema: (&openapi3.Schema{}).WithType(openapi3.SchemaType(t))}
 }
 
 // openAPIPath turns echo's ":param" segments into "{param}".
@@ -64,271 +249,4 @@ func pathParams(echoPath string) []string {
 	return out
 }
 
-func (r route) openAPIOperation() map[string]any {
-	d := r.doc
-	op := map[string]any{"operationId": d.id, "tags": []string{d.tag}, "summary": d.summary}
-	if d.description != "" {
-		op["description"] = d.description
-	}
-	params := []any{}
-	for _, name := range pathParams(r.path) {
-		params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": str})
-	}
-	for _, q := range d.query {
-		params = append(params, map[string]any{"name": q.name, "in": "query", "description": q.description,
-			"schema": map[string]any{"type": q.typ}})
-	}
-	if len(params) > 0 {
-		op["parameters"] = params
-	}
-	if d.body != "" {
-		content, types := map[string]any{}, d.bodyTypes
-		if len(types) == 0 {
-			types = []string{"application/json"}
-		}
-		for _, t := range types {
-			content[t] = map[string]any{"schema": ref(d.body)}
-		}
-		op["requestBody"] = map[string]any{"required": true, "content": content}
-	}
-	success := map[string]any{"description": http.StatusText(d.status)}
-	if d.result != "" {
-		resultType := "application/json"
-		if d.resultType != "" {
-			resultType = d.resultType
-		}
-		content := map[string]any{resultType: map[string]any{"schema": ref(d.result)}}
-		if d.events {
-			content["text/event-stream"] = map[string]any{"schema": str}
-		}
-		success["content"] = content
-	}
-	responses := map[string]any{strconv.Itoa(d.status): success}
-	for code, schema := range d.otherResults {
-		responses[strconv.Itoa(code)] = jsonResponse(http.StatusText(code), ref(schema))
-	}
-	errs := slices.Clone(d.errors)
-	if !d.public {
-		errs = append(errs, http.StatusUnauthorized, http.StatusTooManyRequests)
-	}
-	if len(pathParams(r.path)) > 0 {
-		errs = append(errs, http.StatusNotFound)
-	}
-	if d.body != "" || len(d.query) > 0 {
-		errs = append(errs, http.StatusBadRequest)
-	}
-	if d.body != "" {
-		errs = append(errs, http.StatusRequestEntityTooLarge)
-	}
-	for _, code := range errs {
-		schema := "Error"
-		if s, ok := d.errorBodies[code]; ok {
-			schema = s
-		}
-		responses[strconv.Itoa(code)] = jsonResponse(http.StatusText(code), ref(schema))
-	}
-	op["responses"] = responses
-	if d.public {
-		op["security"] = []any{}
-	}
-	return op
-}
-
-func jsonResponse(description string, schema any) map[string]any {
-	return map[string]any{"description": description,
-		"content": map[string]any{"application/json": map[string]any{"schema": schema}}}
-}
-
-// Schema builders.
-var (
-	str      = map[string]any{"type": "string"}
-	integer  = map[string]any{"type": "integer"}
-	boolean  = map[string]any{"type": "boolean"}
-	dateTime = map[string]any{"type": "string", "format": "date-time"}
-	anyMap   = map[string]any{"type": "object", "additionalProperties": true}
-)
-
-type props map[string]any
-
-func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
-func arrayOf(items any) map[string]any {
-	return map[string]any{"type": "array", "items": items}
-}
-func nullable(s map[string]any) map[string]any {
-	out := map[string]any{"nullable": true}
-	for k, v := range s {
-		out[k] = v
-	}
-	return out
-}
-func described(s map[string]any, description string) map[string]any {
-	out := map[string]any{"description": description}
-	for k, v := range s {
-		out[k] = v
-	}
-	return out
-}
-
-// object is a response object; every listed property is always present.
-func object(p props, required ...string) map[string]any {
-	o := map[string]any{"type": "object", "properties": map[string]any(p)}
-	if len(required) > 0 {
-		o["required"] = required
-	}
-	return o
-}
-
-// request is a request body: unknown fields are refused.
-func request(p props, required ...string) map[string]any {
-	o := object(p, required...)
-	o["additionalProperties"] = false
-	return o
-}
-
-func listOf(key, item string) map[string]any {
-	return object(props{key: arrayOf(ref(item))}, key)
-}
-
-func schemas() map[string]any {
-	return map[string]any{
-		"Error": object(props{
-			"code":    described(str, "machine-readable, e.g. invalid_field, not_found, conflict, unauthorized, too_large"),
-			"message": str,
-			"field":   described(str, "the offending field, when there is one"),
-		}, "code", "message"),
-		"Health":          object(props{"status": described(str, "ok or unavailable")}, "status"),
-		"OpenAPIDocument": map[string]any{"type": "object", "additionalProperties": true},
-
-		"CreateTokenRequest": request(props{"name": str}, "name"),
-		"Org":                object(props{"id": str, "name": str, "created_at": dateTime}, "id", "name", "created_at"),
-		"Token": object(props{"id": str, "org_id": str, "name": str, "created_at": dateTime,
-			"revoked_at": nullable(dateTime)}, "id", "org_id", "name", "created_at"),
-		"NewToken": object(props{"id": str, "org_id": str, "name": str, "created_at": dateTime,
-			"token": described(str, "the token; shown only here")}, "id", "org_id", "name", "created_at", "token"),
-		"TokenList": listOf("tokens", "Token"),
-
-		"CreateAppRequest": request(props{"name": str, "description": str}, "name"),
-		"App": object(props{"id": str, "org_id": str, "name": str, "description": str,
-			"created_at": dateTime, "updated_at": dateTime}, "id", "org_id", "name", "description", "created_at", "updated_at"),
-		"AppList": listOf("apps", "App"),
-
-		"CreateComponentRequest": request(props{
-			"name":         str,
-			"type":         map[string]any{"type": "string", "enum": []string{"terraform_module", "helm_chart", "container_image", "docker_build"}},
-			"dependencies": described(arrayOf(str), "names of components of the same app"),
-			"config":       anyMap,
-		}, "name", "type"),
-		"Component": object(props{"id": str, "org_id": str, "app_id": str, "name": str, "type": str,
-			"dependencies": arrayOf(str), "config": anyMap, "created_at": dateTime, "updated_at": dateTime},
-			"id", "org_id", "app_id", "name", "type", "dependencies", "config", "created_at", "updated_at"),
-		"ComponentList": listOf("components", "Component"),
-
-		"InputRequest": request(props{"name": str, "value": str, "sensitive": described(boolean,
-			"a sensitive value is stored but never shown again")}, "name"),
-		"CreateInstallRequest": request(props{"app_id": str, "name": str, "inputs": arrayOf(ref("InputRequest")), "labels": ref("Labels")},
-			"app_id", "name"),
-		"Input": object(props{"name": str, "value": described(str, "left out when sensitive"), "sensitive": boolean},
-			"name", "sensitive"),
-		"RunnerRef": object(props{"id": str}, "id"),
-		"Install": object(props{"id": str, "org_id": str, "app_id": str, "name": str, "status": str,
-			"inputs": arrayOf(ref("Input")), "inputs_version": integer,
-			"config_version": described(integer, "the app config version the install runs: the one its last provision, reprovision or deploy_config that succeeded brought it to (0 before any)"),
-			"labels":         ref("Labels"),
-			"maintenance_windows": described(arrayOf(ref("MaintenanceWindow")),
-				"when work the platform starts on its own (a drift reconcile, a release) may run; empty: at any time"),
-			"drift_every":     described(str, "the interval of the install's drift checks (\"\": no schedule)"),
-			"drift_reconcile": described(boolean, "drift found is applied (under approve-all) in the install's maintenance window"),
-			"approval_mode":   described(str, "approve-all: plans apply at once; prompt: each waits for approval"),
-			"runner":          nullable(ref("RunnerRef")), "created_at": dateTime, "updated_at": dateTime,
-			"last_operation": described(nullable(ref("LastOperation")), "in the list only: the install's newest operation (null: none yet)"),
-			"drifted":        described(arrayOf(str), "in the list only: the sandbox and components the drift checks found drifted")},
-			"id", "org_id", "app_id", "name", "status", "inputs", "config_version", "labels", "maintenance_windows", "created_at", "updated_at"),
-		"LastOperation": object(props{"id": str, "kind": str, "status": str, "error": str,
-			"waiting_approval": described(boolean, "a step of it waits for approval"), "created_at": dateTime, "finished_at": nullable(dateTime)},
-			"id", "kind", "status", "waiting_approval", "created_at"),
-		"NewInstall": object(props{"id": str, "org_id": str, "app_id": str, "name": str, "status": str,
-			"inputs": arrayOf(ref("Input")), "inputs_version": integer, "runner": ref("NewRunner"), "created_at": dateTime, "updated_at": dateTime},
-			"id", "org_id", "app_id", "name", "status", "inputs", "runner", "created_at", "updated_at"),
-		"NewRunner": object(props{"id": str, "registration_token": described(str,
-			"one-time token the runner exchanges for its access token; shown only here")}, "id", "registration_token"),
-		"InstallList": listOf("installs", "Install"),
-
-		"Runner": object(props{"id": str, "org_id": str, "kind": described(str, "install or build"),
-			"install_id": nullable(str), "name": str, "version": str, "capabilities": arrayOf(str),
-			"registered_at": nullable(dateTime), "last_seen_at": nullable(dateTime),
-			"status":       map[string]any{"type": "string", "enum": []string{"online", "offline"}},
-			"status_since": described(nullable(dateTime), "online: since its first call after a gap; offline: its last call; null when never seen"),
-			"running_jobs": described(integer, "its jobs under way"), "queued_jobs": described(integer, "its jobs waiting to be claimed"),
-			"connection_errors": described(arrayOf(ref("ConnectionError")),
-				"the runner's latest failed calls to the gateway (dns, tls, proxy, network, http, clock), as it reported them once it got through again, oldest first"),
-			"updates":    described(arrayOf(ref("RunnerUpdate")), "GET /runners/{id} only: its latest updates, newest first"),
-			"created_at": dateTime},
-			"id", "org_id", "kind", "install_id", "version", "capabilities", "last_seen_at", "status", "status_since", "running_jobs", "queued_jobs", "created_at"),
-		"RunnerVersion": object(props{"version": str, "repository": described(str, "in the vendor's registry"),
-			"digest": described(str, "the artifact's manifest digest"), "binary_digest": described(str, "the executable's sha256 digest"),
-			"size": integer, "created_at": dateTime}, "version", "repository", "digest", "binary_digest", "size", "created_at"),
-		"RunnerVersionList": listOf("versions", "RunnerVersion"),
-		"RunnerPolicyRequest": request(props{
-			"version": described(str, "a published runner version; \"\" for none (an install then follows its org)"),
-			"pinned":  described(boolean, "installs only: the install's runner is not updated")}),
-		"RunnerPolicy": object(props{"install_id": str, "org_version": described(str, "the version the org wants"),
-			"version": described(str, "the install's own version (overrides the org's)"), "pinned": boolean,
-			"target": described(str, "the version an update moves the runner to; \"\" when pinned or none is wanted")},
-			"org_version", "version", "pinned", "target"),
-		"CreateRunnerUpdateRequest": request(props{
-			"version": described(str, "default: the install's target version (its own, else its org's)"),
-			"health_deadline_seconds": map[string]any{"type": "integer", "minimum": minHealthDeadline, "maximum": maxHealthDeadline,
-				"default": defaultHealthDeadline, "description": "how long the new runner has to report healthy before the old one rolls back"},
-			"drain_timeout_seconds": map[string]any{"type": "integer", "minimum": minDrainTimeout, "maximum": maxDrainTimeout,
-				"default": defaultDrainTimeout, "description": "how long the old runner waits for its running jobs before it hands over; past it the update fails and the jobs go on"}}),
-		"RunnerUpdate": object(props{"id": str, "org_id": str, "install_id": str, "runner_id": str,
-			"from_version": str, "version": str, "digest": str, "workflow_id": str,
-			"status":     map[string]any{"type": "string", "enum": []string{"running", "succeeded", "failed"}},
-			"reason":     described(str, "why it failed: the runner's own report of its rollback when there is one"),
-			"created_at": dateTime, "finished_at": nullable(dateTime)},
-			"id", "org_id", "install_id", "runner_id", "version", "digest", "workflow_id", "status", "created_at"),
-		"RunnerList": listOf("runners", "Runner"),
-		"ConnectionError": object(props{"at": dateTime, "kind": map[string]any{"type": "string",
-			"enum": []string{"dns", "tls", "proxy", "network", "http", "clock"}}, "message": str}, "at", "kind", "message"),
-		"RegistrationToken": object(props{"runner_id": str, "registration_token": str}, "runner_id", "registration_token"),
-
-		"Job": object(props{"id": str, "org_id": str, "runner_id": str, "install_id": nullable(str),
-			"idempotency_key": str, "type": str,
-			"status":  map[string]any{"type": "string", "enum": []string{"queued", "running", "succeeded", "failed", "cancelled", "lost"}},
-			"attempt": integer, "timeout_ms": integer, "lease_expires_at": dateTime, "cancel_requested_at": dateTime,
-			"exit_code": integer, "error": str, "created_at": dateTime, "started_at": dateTime, "finished_at": dateTime,
-			"updated_at": dateTime}, "id", "org_id", "runner_id", "type", "status", "attempt", "created_at", "updated_at"),
-		"JobAttempt": object(props{"attempt": integer, "runner_id": str, "runner_version": described(str, "the version of the runner that claimed it"),
-			"status": str, "claimed_at": dateTime,
-			"finished_at": dateTime, "last_seq": integer, "error": str}, "attempt", "runner_id", "status", "claimed_at"),
-		"JobEvent": object(props{"attempt": integer, "status": str, "message": str, "at": dateTime}, "attempt", "status", "at"),
-		"JobDetail": map[string]any{"allOf": []any{ref("Job"), object(props{
-			"attempts": arrayOf(ref("JobAttempt")), "history": arrayOf(ref("JobEvent")),
-			"waiting": described(ref("JobWaiting"), "only while the job is queued: why it has not been claimed")}, "attempts", "history")}},
-		"JobWaiting": object(props{
-			"reason": map[string]any{"type": "string", "enum": []string{waitRunnerOffline, waitInputs, waitQueue},
-				"description": "runner_offline: its runner is not polling; inputs: its inputs are not known yet and its runner cannot hold it; queue: its runner is online and it waits its turn"},
-			"message": str, "position": described(integer, "its place in its runner's queue (1: the next claim takes it)"),
-			"runner_status": str, "runner_last_seen_at": nullable(dateTime), "runner_running_jobs": integer},
-			"reason", "message", "position", "runner_status", "runner_last_seen_at", "runner_running_jobs"),
-		"JobList": listOf("jobs", "Job"),
-		"LogChunk": object(props{"attempt": integer, "seq": integer,
-			"stream": map[string]any{"type": "string", "enum": []string{"stdout", "stderr", "system"}},
-			"data":   str, "time": dateTime}, "attempt", "seq", "stream", "data", "time"),
-		"LogPage": object(props{"chunks": arrayOf(ref("LogChunk")),
-			"next_cursor": described(str, "pass as ?after= to read on")}, "chunks", "next_cursor"),
-		"LogEnd": object(props{"status": str, "exit_code": integer, "error": str}, "status"),
-
-		"CreateCommandRequest": request(props{
-			"command":         described(map[string]any{"type": "array", "items": str, "minItems": 1, "maxItems": maxCommandArgs}, "argv: the program and its arguments, each at most 4 KiB"),
-			"timeout_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": maxCommandTimeout, "default": defaultCommandTimeout},
-		}, "command"),
-		"Command": object(props{"id": str, "install_id": str, "command": arrayOf(str), "timeout_seconds": integer,
-			"workflow_id": str, "job_id": str,
-			"status":    map[string]any{"type": "string", "enum": []string{"queued", "running", "succeeded", "failed", "cancelled", "lost"}},
-			"exit_code": integer, "output": described(str, "stdout and stderr, interleaved, possibly truncated"),
-			"error": str, "created_at": dateTime, "finished_at": dateTime},
-			"id", "install_id", "command", "timeout_seconds", "workflow_id", "status", "output", "created_at"),
-		"CommandList": listOf("commands", "Command"),
-	}
-}
+func ptr[T any](v T) *T { return &v }

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/wire"
 )
 
 // TestOpenAPIDocumentsEveryRoute walks the routes echo serves and fails if the
@@ -107,5 +110,28 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 
 	if _, ok := doc.Paths["/healthz"][strings.ToLower(http.MethodGet)]; !ok {
 		t.Error("GET /healthz is not documented")
+	}
+}
+
+// TestRoutesTakeAndAnswerWireTypes: what the route table says a route takes
+// and answers is a type of package wire (or a raw body), never a model.
+func TestRoutesTakeAndAnswerWireTypes(t *testing.T) {
+	wirePkg := reflect.TypeFor[wire.Error]().PkgPath()
+	for _, r := range (&Server{}).routeTable() {
+		d := r.doc
+		bodies := []any{d.body, d.result}
+		for _, m := range []map[int]any{d.errorBodies, d.otherResults} {
+			for _, b := range m {
+				bodies = append(bodies, b)
+			}
+		}
+		for _, b := range bodies {
+			if _, raw := b.(rawBody); b == nil || raw {
+				continue
+			}
+			if typ := reflect.TypeOf(b); typ.PkgPath() != wirePkg {
+				t.Errorf("%s %s: %s is not a wire type", r.method, r.path, typ)
+			}
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
@@ -19,12 +20,6 @@ import (
 // maxOperationWait is how long a GET may wait for an operation to finish.
 const maxOperationWait = 60
 
-type operationRequest struct {
-	PlanOnly            bool `json:"plan_only"`
-	WithDependents      bool `json:"with_dependents"`
-	InMaintenanceWindow bool `json:"in_maintenance_window"`
-}
-
 // startOperation records an operation of kind on the path's install (and
 // component), takes the install's lock and starts its workflow.
 func (s *Server) startOperation(c echo.Context, kind string) error {
@@ -33,7 +28,7 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 	if err != nil {
 		return err
 	}
-	var req operationRequest
+	var req wire.OperationRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -49,7 +44,7 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 	if err := s.launchOperation(ctx, op); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, op)
+	return c.JSON(http.StatusAccepted, operationView(op))
 }
 
 // beginOperation records op (its kind, component and options set) on inst
@@ -123,7 +118,9 @@ func (s *Server) teardownComponent(c echo.Context) error {
 func (s *Server) updateInputs(c echo.Context) error { return s.startOperation(c, store.OpUpdateInputs) }
 
 func (s *Server) listOperations(c echo.Context) error {
-	return listBelowInstall(s, c, "operations", s.store.ListOperations)
+	return listBelowInstall(s, c, s.store.ListOperations, func(ops []store.InstallOperation) wire.OperationList {
+		return wire.OperationList{Operations: views(ops, operationView)}
+	})
 }
 
 // installOperation reads the operation named in the path, if it is one of
@@ -152,7 +149,7 @@ func (s *Server) getOperation(c echo.Context) error {
 			return err
 		}
 	}
-	return c.JSON(http.StatusOK, op)
+	return c.JSON(http.StatusOK, operationView(op))
 }
 
 // cancelOperation cancels an operation's workflow, which records the end
@@ -171,7 +168,7 @@ func (s *Server) cancelOperation(c echo.Context) error {
 	case err != nil:
 		return err
 	case asked:
-		return c.JSON(http.StatusAccepted, op)
+		return c.JSON(http.StatusAccepted, operationView(op))
 	}
 	return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "operation %s has already finished (%s)", op.ID, op.Status)
 }
@@ -209,16 +206,12 @@ func (s *Server) decideStep(c echo.Context, approve bool) error {
 	if !approve {
 		decision = "denied"
 	}
-	return c.JSON(http.StatusAccepted, map[string]string{"operation_id": op.ID, "step": name, "decision": decision})
-}
-
-type approvalModeRequest struct {
-	ApprovalMode string `json:"approval_mode"`
+	return c.JSON(http.StatusAccepted, wire.Decision{OperationID: op.ID, Step: name, Decision: decision})
 }
 
 func (s *Server) setApprovalMode(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
-	var req approvalModeRequest
+	var req wire.ApprovalMode
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -240,55 +233,38 @@ func (s *Server) getOutputs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := map[string]map[string]any{}
+	out := map[string]map[string]wire.Output{}
 	for name, raw := range rows {
 		var o protocol.TerraformApplyOutputs
 		if err := json.Unmarshal([]byte(raw), &o); err != nil {
 			return fmt.Errorf("outputs of %s: %w", name, err)
 		}
-		shown := map[string]any{}
+		shown := map[string]wire.Output{}
 		for k, v := range o.Outputs {
 			if v.Sensitive {
-				shown[k] = map[string]any{"sensitive": true}
+				shown[k] = wire.Output{Sensitive: true}
 				continue
 			}
-			shown[k] = map[string]any{"value": v.Value}
+			shown[k] = wire.Output{Value: v.Value}
 		}
 		out[name] = shown
 	}
-	return c.JSON(http.StatusOK, map[string]any{"outputs": out})
+	return c.JSON(http.StatusOK, wire.Outputs{Outputs: out})
 }
 
-// operationSchemas are the OpenAPI schemas of operations.
-func operationSchemas() map[string]any {
-	step := object(props{"name": str, "destroy": boolean,
-		"after": described(arrayOf(str), "the steps this one runs after (for a destroy, the reverse of the dependencies)"),
-		"status": described(str,
-			"pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)"),
-		"plan_job_id":  described(str, "the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)"),
-		"apply_job_id": str,
-		"build_id":     described(str, "the build a component step deploys"),
-		"sync_job_id":  described(str, "the job that copied the build into the install's registry"),
-		"has_changes":  boolean, "add": integer, "change": integer,
-		"destroy_count": integer, "plan": described(str, "the plan, as text (sensitive values redacted): terraform's, or a helm chart's diff of objects"),
-		"error": str, "started_at": dateTime, "finished_at": dateTime}, "name", "status")
-	return map[string]any{
-		"OperationRequest": request(props{"plan_only": described(boolean, "plan every step and stop"),
-			"with_dependents":       described(boolean, "component operations: include the components that depend on it"),
-			"in_maintenance_window": described(boolean, windowOption)}),
-		"Operation": object(props{"id": str, "install_id": str,
-			"kind": described(str, "provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config, drift_check, reconcile_drift"), "component": str, "plan_only": boolean,
-			"triggered_by":  described(str, "the operation that started this one: a reconcile_drift's drift check"),
-			"approval_mode": str, "config_version": integer, "workflow_id": str,
-			"status":                described(str, "running, waiting_for_maintenance_window, waiting_for_runner, succeeded, failed, cancelled, denied"),
-			"in_maintenance_window": described(boolean, "the operation waits for the install's maintenance window before it runs"),
-			"waiting_until":         described(dateTime, "while waiting_for_maintenance_window: when the window opens and the operation runs"),
-			"error":                 str, "created_at": dateTime, "finished_at": dateTime, "steps": map[string]any{"type": "array", "items": step}},
-			"id", "install_id", "kind", "workflow_id", "status"),
-		"OperationList": listOf("operations", "Operation"),
-		"Decision":      object(props{"operation_id": str, "step": str, "decision": str}, "operation_id", "step", "decision"),
-		"ApprovalMode":  request(props{"approval_mode": map[string]any{"type": "string", "enum": []status.Approval{status.ApproveAll, status.Prompt}}}, "approval_mode"),
-		"Outputs": object(props{"outputs": map[string]any{"type": "object",
-			"description": "by sandbox or component name, then output name: {value} or {sensitive: true}"}}, "outputs"),
-	}
+// operationView shows an operation and its steps; a step's rendering
+// digest stays inside.
+func operationView(op store.InstallOperation) wire.Operation {
+	return wire.Operation{ID: op.ID, OrgID: op.OrgID, InstallID: op.InstallID, Kind: op.Kind, Component: op.Component,
+		WithDependents: op.WithDependents, PlanOnly: op.PlanOnly, ApprovalMode: string(op.ApprovalMode),
+		ConfigVersion: op.ConfigVersion, WorkflowID: op.WorkflowID, Status: string(op.Status),
+		InMaintenanceWindow: op.InMaintenanceWindow, WaitingUntil: op.WaitingUntil, TriggeredBy: op.TriggeredBy,
+		Error: op.Error, CreatedAt: op.CreatedAt, FinishedAt: op.FinishedAt, Steps: views(op.Steps, stepView)}
+}
+
+func stepView(st store.InstallStep) wire.Step {
+	return wire.Step{ID: st.ID, Name: st.Name, Destroy: st.Destroy, After: nonNil(st.After), Status: string(st.Status),
+		PlanJobID: st.PlanJobID, ApplyJobID: st.ApplyJobID, BuildID: st.BuildID, SyncJobID: st.SyncJobID,
+		HasChanges: st.HasChanges, Add: st.Add, Change: st.Change, DestroyCount: st.Remove, Plan: st.PlanText,
+		Error: st.Error, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt}
 }

@@ -13,13 +13,14 @@ import (
 // byID is how the store reads an org's object by its ID.
 type byID[T any] func(ctx context.Context, orgID, id string) (T, error)
 
-// getByID answers the object get reads for the path's id (in the token's org).
-func getByID[T any](c echo.Context, get byID[T]) error {
+// getByID answers the object get reads for the path's id (in the token's
+// org), as view shows it.
+func getByID[T, W any](c echo.Context, get byID[T], view func(T) W) error {
 	obj, err := get(c.Request().Context(), orgID(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, obj)
+	return c.JSON(http.StatusOK, view(obj))
 }
 
 // deleteByID deletes the path's id (in the token's org) with del.
@@ -42,9 +43,9 @@ func (s *Server) installList(c echo.Context) (store.Install, int, error) {
 }
 
 // listBelowInstall answers a list route below an install: what list reads
-// for the path's install and ?limit, under key.
-func listBelowInstall[T any](s *Server, c echo.Context, key string,
-	list func(ctx context.Context, orgID, installID string, limit int) ([]T, error)) error {
+// for the path's install and ?limit, as answer shows it.
+func listBelowInstall[T, L any](s *Server, c echo.Context,
+	list func(ctx context.Context, orgID, installID string, limit int) ([]T, error), answer func([]T) L) error {
 	inst, limit, err := s.installList(c)
 	if err != nil {
 		return err
@@ -53,7 +54,7 @@ func listBelowInstall[T any](s *Server, c echo.Context, key string,
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{key: items})
+	return c.JSON(http.StatusOK, answer(items))
 }
 
 // pathChild reads the object named by the path parameter param with get,

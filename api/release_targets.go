@@ -12,22 +12,15 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/store"
 )
 
-// releaseTargets says which of the app's installs a release deploys:
-// exactly one of all, ids, names or selector.
-type releaseTargets struct {
-	All      bool            `json:"all"`
-	IDs      []string        `json:"ids"`
-	Names    []string        `json:"names"`
-	Selector json.RawMessage `json:"selector"` // "env=prod,tier!=free" or {"env": "prod"}
-}
-
-// pick chooses the targets among the app's installs, sorted by name; an
-// unknown ID or name, a bad selector or one that matches nothing is a 4xx
-// naming the field.
-func (t releaseTargets) pick(all []store.Install) ([]store.Install, error) {
+// pickTargets chooses a release's targets (exactly one of all, ids, names
+// or selector) among the app's installs, sorted by name; an unknown ID or
+// name, a bad selector or one that matches nothing is a 4xx naming the
+// field.
+func pickTargets(t wire.ReleaseTargets, all []store.Install) ([]store.Install, error) {
 	given := 0
 	for _, g := range []bool{t.All, t.IDs != nil, t.Names != nil, len(t.Selector) > 0} {
 		if g {
@@ -45,7 +38,7 @@ func (t releaseTargets) pick(all []store.Install) ([]store.Install, error) {
 	case t.Names != nil:
 		return byKey(all, t.Names, "installs.names", func(i store.Install) string { return i.Name })
 	}
-	sel, err := t.selector()
+	sel, err := targetSelector(t.Selector)
 	if err != nil {
 		return nil, err
 	}
@@ -58,13 +51,13 @@ func (t releaseTargets) pick(all []store.Install) ([]store.Install, error) {
 	return nonEmpty(out, "installs.selector", fmt.Sprintf("%q matches no install of the app", sel.String()))
 }
 
-// selector parses installs.selector: a string in Kubernetes selector syntax
-// or a map of labels that must all match.
-func (t releaseTargets) selector() (labels.Selector, error) {
+// targetSelector parses installs.selector: a string in Kubernetes selector
+// syntax ("env=prod,tier!=free") or a map of labels that must all match.
+func targetSelector(raw json.RawMessage) (labels.Selector, error) {
 	var text string
-	if bytes.HasPrefix(bytes.TrimSpace(t.Selector), []byte("{")) {
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
 		var set map[string]string
-		if err := json.Unmarshal(t.Selector, &set); err != nil {
+		if err := json.Unmarshal(raw, &set); err != nil {
 			return nil, apierr.Invalid("installs.selector", "a map selector's values are strings: %v", err)
 		}
 		if err := checkLabels("installs.selector", set); err != nil {
@@ -72,7 +65,7 @@ func (t releaseTargets) selector() (labels.Selector, error) {
 		}
 		return labels.SelectorFromSet(set), nil
 	}
-	if err := json.Unmarshal(t.Selector, &text); err != nil {
+	if err := json.Unmarshal(raw, &text); err != nil {
 		return nil, apierr.Invalid("installs.selector", `is a string ("env=prod,tier!=free") or a map of labels`)
 	}
 	if strings.TrimSpace(text) == "" {
@@ -108,18 +101,10 @@ func byKey(all []store.Install, keys []string, field string, key func(store.Inst
 	return nonEmpty(out, field, "lists no install")
 }
 
-// releasePacing is how a release moves: its batch size, the pause between
-// batches and the failures that halt it.
-type releasePacing struct {
-	BatchSize           *int   `json:"batch_size"`
-	BatchPercent        *int   `json:"batch_percent"`
-	PauseBetweenBatches string `json:"pause_between_batches"`
-	FailureThreshold    *int   `json:"failure_threshold"`
-}
-
-// apply checks the pacing and sets it on r for n installs: one install per
-// batch, no pause and a halt at the first failure unless asked otherwise.
-func (p releasePacing) apply(r *store.Release, n int) error {
+// applyPacing checks a release's pacing and sets it on r for n installs:
+// one install per batch, no pause and a halt at the first failure unless
+// asked otherwise.
+func applyPacing(p wire.ReleasePacing, r *store.Release, n int) error {
 	r.BatchSize, r.FailureThreshold = 1, 1
 	switch {
 	case p.BatchSize != nil && p.BatchPercent != nil:

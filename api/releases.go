@@ -10,18 +10,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/workflows"
 )
-
-// createReleaseRequest deploys a config version to some of an app's
-// installs, in batches.
-type createReleaseRequest struct {
-	ConfigVersion *int           `json:"config_version"`
-	Installs      releaseTargets `json:"installs"`
-	releasePacing
-}
 
 // createRelease checks the request, records the release and starts its
 // workflow app/<app>/release/<release>.
@@ -34,7 +27,7 @@ func (s *Server) createRelease(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req createReleaseRequest
+	var req wire.CreateReleaseRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -46,12 +39,12 @@ func (s *Server) createRelease(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	targets, err := req.Installs.pick(all)
+	targets, err := pickTargets(req.Installs, all)
 	if err != nil {
 		return err
 	}
 	r := store.Release{OrgID: org, AppID: app.ID, ConfigVersion: version, Selector: string(mustJSON(req.Installs))}
-	if err := req.apply(&r, len(targets)); err != nil {
+	if err := applyPacing(req.ReleasePacing, &r, len(targets)); err != nil {
 		return err
 	}
 	for i, inst := range targets {
@@ -76,7 +69,7 @@ func (s *Server) launchRelease(c echo.Context, r store.Release) error {
 		_ = s.store.SetReleaseStatus(context.WithoutCancel(ctx), r.ID, store.ReleaseCancelled, "its workflow could not be started")
 		return opsFailed("starting the release", err)
 	}
-	return c.JSON(http.StatusAccepted, newReleaseView(r))
+	return c.JSON(http.StatusAccepted, releaseView(r))
 }
 
 // rollbackRelease starts a release that brings every install the release
@@ -129,11 +122,7 @@ func (s *Server) listReleases(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]releaseView, len(rs))
-	for i, r := range rs {
-		out[i] = newReleaseView(r)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"releases": out})
+	return c.JSON(http.StatusOK, wire.ReleaseList{Releases: views(rs, releaseView)})
 }
 
 func (s *Server) getRelease(c echo.Context) error {
@@ -141,7 +130,7 @@ func (s *Server) getRelease(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newReleaseView(r))
+	return c.JSON(http.StatusOK, releaseView(r))
 }
 
 // appRelease reads the release the path names, if it is the path's app's.
@@ -192,7 +181,7 @@ func (s *Server) controlRelease(c echo.Context, action string) error {
 		if err := s.store.SetReleaseStatus(ctx, r.ID, r.Status, r.Error); err != nil {
 			return err
 		}
-		return c.JSON(http.StatusAccepted, newReleaseView(r))
+		return c.JSON(http.StatusAccepted, releaseView(r))
 	}
 	if err != nil {
 		return opsFailed(action+" release", err)
@@ -204,7 +193,7 @@ func (s *Server) controlRelease(c echo.Context, action string) error {
 			return err
 		}
 	}
-	return c.JSON(http.StatusAccepted, newReleaseView(r))
+	return c.JSON(http.StatusAccepted, releaseView(r))
 }
 
 func mustJSON(v any) json.RawMessage {

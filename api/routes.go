@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/wire"
 )
 
 // route is one /v1 route: where it is, what serves it, and how the OpenAPI
@@ -29,16 +31,16 @@ type operation struct {
 	description      string
 	public           bool // no API token needed
 	query            []queryParam
-	body             string         // schema of the request body; "" when it takes none
-	bodyTypes        []string       // its media types; nil means application/json
-	maxBody          int64          // the largest body it reads; 0 means MaxBodyBytes
-	status           int            // the success status
-	result           string         // schema of the success body; "" when there is none
-	resultType       string         // its media type; "" means application/json
-	events           bool           // may answer text/event-stream instead
-	errors           []int          // statuses beyond those every route of its kind has
-	errorBodies      map[int]string // schemas of error bodies other than Error, by status
-	otherResults     map[int]string // other success statuses, with the schemas of their bodies
+	body             any         // the request body: a wire type's zero value, or a rawBody; nil when it takes none
+	bodyTypes        []string    // its media types; nil means application/json
+	maxBody          int64       // the largest body it reads; 0 means MaxBodyBytes
+	status           int         // the success status
+	result           any         // the success body: a wire type's zero value, or a rawBody; nil when there is none
+	resultType       string      // its media type; "" means application/json
+	events           bool        // may answer text/event-stream instead
+	errors           []int       // statuses beyond those every route of its kind has
+	errorBodies      map[int]any // error bodies other than wire.Error, by status
+	otherResults     map[int]any // other success statuses, with their bodies
 }
 
 type queryParam struct {
@@ -52,15 +54,15 @@ func (s *Server) routeTable() []route {
 	const get, post, put, patch, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
 	return []route{
 		{get, "/openapi.json", s.serveOpenAPI, operation{id: "getOpenAPI", tag: "meta", public: true,
-			summary: "This document", status: 200, result: "OpenAPIDocument"}},
+			summary: "This document", status: 200, result: wire.OpenAPIDocument{}}},
 
 		{get, "/org", s.getOrg, operation{id: "getOrg", tag: "tokens",
-			summary: "The org of the request's API token", status: 200, result: "Org"}},
+			summary: "The org of the request's API token", status: 200, result: wire.Org{}}},
 		{post, "/tokens", s.createToken, operation{id: "createToken", tag: "tokens",
 			summary: "Create an API token", description: "The token is in the answer, and only there.",
-			body: "CreateTokenRequest", status: 201, result: "NewToken"}},
+			body: wire.CreateTokenRequest{}, status: 201, result: wire.NewToken{}}},
 		{get, "/tokens", s.listTokens, operation{id: "listTokens", tag: "tokens",
-			summary: "List the org's API tokens (never their values)", status: 200, result: "TokenList"}},
+			summary: "List the org's API tokens (never their values)", status: 200, result: wire.TokenList{}}},
 		{del, "/tokens/:id", s.revokeToken, operation{id: "revokeToken", tag: "tokens",
 			summary: "Revoke an API token", status: 204}},
 
@@ -71,25 +73,25 @@ func (s *Server) routeTable() []route {
 				"its path named and those it made), when, and the answer's status with a failure's error code. A refused call " +
 				"is recorded under the org of the token it carried (a revoked one too); one with no API token is not. Never a " +
 				"request body. A page is full at limit; next_before continues it. A bad since, action or before is 400 naming it.",
-			query: auditQuery, status: 200, result: "AuditEventList"}},
+			query: auditQuery, status: 200, result: wire.AuditEventList{}}},
 
 		{post, "/apps", s.createApp, operation{id: "createApp", tag: "apps",
-			summary: "Create an app", body: "CreateAppRequest", status: 201, result: "App", errors: []int{409}}},
+			summary: "Create an app", body: wire.CreateAppRequest{}, status: 201, result: wire.App{}, errors: []int{409}}},
 		{get, "/apps", s.listApps, operation{id: "listApps", tag: "apps",
-			summary: "List apps", status: 200, result: "AppList"}},
+			summary: "List apps", status: 200, result: wire.AppList{}}},
 		{get, "/apps/:id", s.getApp, operation{id: "getApp", tag: "apps",
-			summary: "Get an app", status: 200, result: "App"}},
+			summary: "Get an app", status: 200, result: wire.App{}}},
 		{del, "/apps/:id", s.deleteApp, operation{id: "deleteApp", tag: "apps",
 			summary: "Delete an app and its components", description: "An app that still has installs is not deleted (409).",
 			status: 204, errors: []int{409}}},
 
 		{post, "/apps/:id/components", s.createComponent, operation{id: "createComponent", tag: "components",
 			summary: "Add a component to an app", description: "Dependencies name components of the same app that already exist.",
-			body: "CreateComponentRequest", status: 201, result: "Component", errors: []int{409}}},
+			body: wire.CreateComponentRequest{}, status: 201, result: wire.Component{}, errors: []int{409}}},
 		{get, "/apps/:id/components", s.listComponents, operation{id: "listComponents", tag: "components",
-			summary: "List an app's components", status: 200, result: "ComponentList"}},
+			summary: "List an app's components", status: 200, result: wire.ComponentList{}}},
 		{get, "/components/:id", s.getComponent, operation{id: "getComponent", tag: "components",
-			summary: "Get a component", status: 200, result: "Component"}},
+			summary: "Get a component", status: 200, result: wire.Component{}}},
 		{del, "/components/:id", s.deleteComponent, operation{id: "deleteComponent", tag: "components",
 			summary: "Delete a component", description: "A component another one depends on is not deleted (409).",
 			status: 204, errors: []int{409}}},
@@ -104,13 +106,13 @@ func (s *Server) routeTable() []route {
 				"one that succeeded or is under way is reused (also one an earlier version made, when the component did not change), " +
 				"otherwise one is queued and its workflow started; `builds` lists them. If a build's workflow cannot be started " +
 				"the build is marked failed and the answer is 503 (the config version stays stored; sync again to retry).",
-			body: "ConfigArchive", bodyTypes: append(slices.Clone(configArchiveTypes), "multipart/form-data"),
-			maxBody: MaxConfigBytes, status: 201, result: "SyncedAppConfig", errors: []int{409, 415, 422, 503},
-			errorBodies: map[int]string{422: "InvalidConfig"}}},
+			body: configArchive, bodyTypes: append(slices.Clone(configArchiveTypes), "multipart/form-data"),
+			maxBody: MaxConfigBytes, status: 201, result: wire.SyncedAppConfig{}, errors: []int{409, 415, 422, 503},
+			errorBodies: map[int]any{422: wire.InvalidConfig{}}}},
 		{get, "/apps/:id/configs", s.listConfigs, operation{id: "listAppConfigs", tag: "configs",
-			summary: "List an app's config versions, newest first", status: 200, result: "AppConfigList"}},
+			summary: "List an app's config versions, newest first", status: 200, result: wire.AppConfigList{}}},
 		{get, "/apps/:id/configs/:version", s.getConfig, operation{id: "getAppConfig", tag: "configs",
-			summary: "Get a config version (a number, or latest)", status: 200, result: "AppConfig", errors: []int{400}}},
+			summary: "Get a config version (a number, or latest)", status: 200, result: wire.AppConfig{}, errors: []int{400}}},
 
 		{get, "/apps/:id/builds", s.listBuilds, operation{id: "listBuilds", tag: "builds",
 			summary: "List an app's builds, newest first",
@@ -121,26 +123,26 @@ func (s *Server) routeTable() []route {
 				{"component", "string", "only the builds of this component"},
 				{"config_version", "string", "a config version (1, 2, …, or latest): the builds it uses"},
 			},
-			status: 200, result: "BuildList"}},
+			status: 200, result: wire.BuildList{}}},
 		{get, "/apps/:id/builds/:build_id", s.getBuild, operation{id: "getBuild", tag: "builds",
-			summary: "Get a build and its artifact", status: 200, result: "Build"}},
+			summary: "Get a build and its artifact", status: 200, result: wire.Build{}}},
 		{post, "/apps/:id/builds", s.rebuild, operation{id: "rebuild", tag: "builds",
 			summary: "Build a component of the latest config version",
 			description: "A build of the component's current source that succeeded or is under way is answered as it is (200) and " +
 				"not rebuilt; otherwise (no build, or only failed ones) a build is queued and its workflow started (202). " +
 				"A component the latest config lacks, or one without a build, is 422.",
-			body: "RebuildRequest", status: 202, result: "Build", otherResults: map[int]string{200: "Build"},
+			body: wire.RebuildRequest{}, status: 202, result: wire.Build{}, otherResults: map[int]any{200: wire.Build{}},
 			errors: []int{409, 422, 503}}},
 
 		{post, "/installs", s.createInstall, operation{id: "createInstall", tag: "installs",
 			summary:     "Create an install and its runner",
 			description: "The answer holds the runner's one-time registration token; it is never shown again (rotate it to get a new one).",
-			body:        "CreateInstallRequest", status: 201, result: "NewInstall", errors: []int{409}}},
+			body:        wire.CreateInstallRequest{}, status: 201, result: wire.NewInstall{}, errors: []int{409}}},
 		{get, "/installs", s.listInstalls, operation{id: "listInstalls", tag: "installs",
 			summary: "List installs", query: []queryParam{{"app_id", "string", "only the installs of this app"}},
-			status: 200, result: "InstallList"}},
+			status: 200, result: wire.InstallList{}}},
 		{get, "/installs/:id", s.getInstall, operation{id: "getInstall", tag: "installs",
-			summary: "Get an install", status: 200, result: "Install"}},
+			summary: "Get an install", status: 200, result: wire.Install{}}},
 		{del, "/installs/:id", s.deleteInstall, operation{id: "deleteInstall", tag: "installs",
 			summary: "Delete an install and its runner", description: "The runner's tokens stop working at once; jobs and logs are kept.",
 			status: 204}},
@@ -148,10 +150,10 @@ func (s *Server) routeTable() []route {
 			summary: "Set and remove some of the install's labels",
 			description: "Labels select installs in a release (installs.selector). Kubernetes label syntax: a bad key or value is a 400 " +
 				"naming it (field set.<key>); removing a label the install does not have, 400 on remove[i].",
-			body: "PatchLabelsRequest", status: 200, result: "Install"}},
+			body: wire.PatchLabelsRequest{}, status: 200, result: wire.Install{}}},
 		{put, "/installs/:id/labels", s.putLabels, operation{id: "putInstallLabels", tag: "installs",
 			summary: "Replace the install's labels", description: "A bad key or value is a 400 naming it (field labels.<key>).",
-			body: "PutLabelsRequest", status: 200, result: "Install"}},
+			body: wire.PutLabelsRequest{}, status: 200, result: wire.Install{}}},
 		{patch, "/installs/:id/inputs", s.patchInputs, operation{id: "patchInstallInputs", tag: "installs",
 			summary: "Set, change or remove some of the install's inputs",
 			description: "Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared " +
@@ -160,50 +162,50 @@ func (s *Server) routeTable() []route {
 				"never the values); sensitive values are never shown (an input the config declares sensitive is stored so). " +
 				"Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); " +
 				"while any operation runs the inputs cannot change (409).",
-			body: "UpdateInputsRequest", status: 200, result: "UpdatedInputs", errors: []int{409, 422, 503}}},
+			body: wire.UpdateInputsRequest{}, status: 200, result: wire.UpdatedInputs{}, errors: []int{409, 422, 503}}},
 		{get, "/installs/:id/inputs/versions", s.listInputVersions, operation{id: "listInputVersions", tag: "installs",
 			summary: "List the install's inputs versions, newest first (the names each changed, never the values)",
-			status:  200, result: "InputVersionList"}},
+			status:  200, result: wire.InputVersionList{}}},
 		{get, "/installs/:id/runner/helm-install", s.runnerHelmInstall, operation{id: "getRunnerHelmInstall", tag: "installs",
 			summary: "The helm install command of the install's runner", description: runnerHelmInstallDescription,
-			query: runnerHelmInstallQuery, status: 200, result: "RunnerHelmInstall", errors: []int{409}}},
+			query: runnerHelmInstallQuery, status: 200, result: wire.RunnerHelmInstall{}, errors: []int{409}}},
 		{get, "/installs/:id/jobs", s.listInstallJobs, operation{id: "listInstallJobs", tag: "jobs",
-			summary: "List an install's jobs", query: []queryParam{limitParam}, status: 200, result: "JobList"}},
+			summary: "List an install's jobs", query: []queryParam{limitParam}, status: 200, result: wire.JobList{}}},
 
 		{get, "/runners", s.listRunners, operation{id: "listRunners", tag: "runners",
 			summary: "List runners", description: "The org's build runner is created on first use.",
-			status: 200, result: "RunnerList"}},
+			status: 200, result: wire.RunnerList{}}},
 		{get, "/runners/:id", s.getRunner, operation{id: "getRunner", tag: "runners",
-			summary: "Get a runner", status: 200, result: "Runner"}},
+			summary: "Get a runner", status: 200, result: wire.Runner{}}},
 		{post, "/runners/:id/registration-token", s.rotateRegistrationToken, operation{id: "rotateRegistrationToken", tag: "runners",
 			summary:     "Issue a new one-time registration token",
 			description: "The previous registration token stops working; tokens the runner already holds stay valid.",
-			status:      200, result: "RegistrationToken"}},
+			status:      200, result: wire.RegistrationToken{}}},
 		{post, "/runners/:id/revoke-tokens", s.revokeRunnerTokens, operation{id: "revokeRunnerTokens", tag: "runners",
 			summary: "Revoke every access token of a runner", status: 204}},
 		{get, "/runner-versions", s.listRunnerVersions, operation{id: "listRunnerVersions", tag: "runners",
-			summary: "List the published runner versions (outpost runner publish), newest first", status: 200, result: "RunnerVersionList"}},
+			summary: "List the published runner versions (outpost runner publish), newest first", status: 200, result: wire.RunnerVersionList{}}},
 		{put, "/runner-policy", s.putOrgRunnerPolicy, operation{id: "putOrgRunnerPolicy", tag: "runners",
 			summary:     "Set the runner version the org's installs should run",
 			description: "An unpublished version is a 422 naming version. Installs follow it unless they have a version of their own or are pinned.",
-			body:        "RunnerPolicyRequest", status: 200, result: "RunnerPolicy", errors: []int{422}}},
+			body:        wire.RunnerPolicyRequest{}, status: 200, result: wire.RunnerPolicy{}, errors: []int{422}}},
 		{get, "/installs/:id/runner-policy", s.getInstallRunnerPolicy, operation{id: "getInstallRunnerPolicy", tag: "runners",
-			summary: "The install's runner version policy and target", status: 200, result: "RunnerPolicy"}},
+			summary: "The install's runner version policy and target", status: 200, result: wire.RunnerPolicy{}}},
 		{put, "/installs/:id/runner-policy", s.putInstallRunnerPolicy, operation{id: "putInstallRunnerPolicy", tag: "runners",
 			summary:     "Override the org's runner version for the install, or pin its runner",
 			description: "Fields left out keep their value. A pinned install's runner is not updated.",
-			body:        "RunnerPolicyRequest", status: 200, result: "RunnerPolicy", errors: []int{422}}},
+			body:        wire.RunnerPolicyRequest{}, status: 200, result: wire.RunnerPolicy{}, errors: []int{422}}},
 		{post, "/installs/:id/runner-updates", s.createRunnerUpdate, operation{id: "createRunnerUpdate", tag: "runners",
 			summary: "Update the install's runner",
 			description: "Starts the update workflow: the runner copies the binary into the install's registry, stages it, hands over " +
 				"to it and the new runner must run a health job within the deadline, or the old one rolls back. A pinned install " +
 				"or an update already under way is a 409; no version (given or wanted) or an unpublished one a 422.",
-			body: "CreateRunnerUpdateRequest", status: 202, result: "RunnerUpdate", errors: []int{409, 422, 503}}},
+			body: wire.CreateRunnerUpdateRequest{}, status: 202, result: wire.RunnerUpdate{}, errors: []int{409, 422, 503}}},
 		{get, "/installs/:id/runner-updates/:uid", s.getRunnerUpdate, operation{id: "getRunnerUpdate", tag: "runners",
-			summary: "Get a runner update", status: 200, result: "RunnerUpdate"}},
+			summary: "Get a runner update", status: 200, result: wire.RunnerUpdate{}}},
 
 		{get, "/jobs/:id", s.getJob, operation{id: "getJob", tag: "jobs",
-			summary: "Get a job with its attempts and status history", status: 200, result: "JobDetail"}},
+			summary: "Get a job with its attempts and status history", status: 200, result: wire.JobDetail{}}},
 		{get, "/jobs/:id/logs", s.jobLogs, operation{id: "getJobLogs", tag: "jobs",
 			summary: "Read or follow a job's logs",
 			description: "Without follow: a page of chunks after the cursor and the cursor to continue from. " +
@@ -216,19 +218,19 @@ func (s *Server) routeTable() []route {
 				{"limit", "integer", "chunks per page (1-1000, default 200); ignored with follow"},
 				{"follow", "boolean", "stream the logs as Server-Sent Events until the job finishes"},
 			},
-			status: 200, result: "LogPage", events: true}},
+			status: 200, result: wire.LogPage{}, events: true}},
 
 		{post, "/installs/:id/commands", s.createCommand, operation{id: "createCommand", tag: "commands",
 			summary:     "Run a debug command on the install's runner",
 			description: "Starts the workflow install/<install id>/command/<command id> and answers at once; poll or wait on the command.",
-			body:        "CreateCommandRequest", status: 202, result: "Command", errors: []int{409, 503}}},
+			body:        wire.CreateCommandRequest{}, status: 202, result: wire.Command{}, errors: []int{409, 503}}},
 		{get, "/installs/:id/commands", s.listCommands, operation{id: "listCommands", tag: "commands",
-			summary: "List an install's commands", query: []queryParam{limitParam}, status: 200, result: "CommandList"}},
+			summary: "List an install's commands", query: []queryParam{limitParam}, status: 200, result: wire.CommandList{}}},
 		{get, "/installs/:id/commands/:cmd", s.getCommand, operation{id: "getCommand", tag: "commands",
 			summary: "Get a command",
 			query: []queryParam{{"wait", "integer",
 				"if the command has not finished, wait up to this many seconds (0-60) for it to finish before answering"}},
-			status: 200, result: "Command", errors: []int{503}}},
+			status: 200, result: wire.Command{}, errors: []int{503}}},
 		{post, "/installs/:id/support-bundles", s.createSupportBundle, operation{id: "createSupportBundle", tag: "support",
 			summary: "Collect a support bundle on the install's runner",
 			description: "Starts the workflow install/<install id>/support-bundle/<bundle id> and answers at once. The runner collects its own " +
@@ -236,52 +238,52 @@ func (s *Server) routeTable() []route {
 				"and the events and recent container logs of the releases' namespaces; it redacts the install's sensitive values and " +
 				"anything that looks like a credential before the archive leaves the account. Kept 7 days, at most 32 MiB; " +
 				"an install keeps at most 10 (409 for one more, naming when the oldest expires).",
-			status: 202, result: "SupportBundle", errors: []int{409, 503}}},
+			status: 202, result: wire.SupportBundle{}, errors: []int{409, 503}}},
 		{get, "/installs/:id/support-bundles", s.listSupportBundles, operation{id: "listSupportBundles", tag: "support",
-			summary: "List an install's support bundles (those not expired)", query: []queryParam{limitParam}, status: 200, result: "SupportBundleList"}},
+			summary: "List an install's support bundles (those not expired)", query: []queryParam{limitParam}, status: 200, result: wire.SupportBundleList{}}},
 		{get, "/installs/:id/support-bundles/:bundle", s.getSupportBundle, operation{id: "getSupportBundle", tag: "support",
 			summary: "Get a support bundle",
 			query: []queryParam{{"wait", "integer",
 				"if the bundle is still being collected, wait up to this many seconds (0-60) for it before answering"}},
-			status: 200, result: "SupportBundle", errors: []int{503}}},
+			status: 200, result: wire.SupportBundle{}, errors: []int{503}}},
 		{del, "/installs/:id/support-bundles/:bundle", s.deleteSupportBundle, operation{id: "deleteSupportBundle", tag: "support",
 			summary: "Delete a support bundle and its archive", description: "A bundle still being collected cannot be deleted (409).",
 			status: 204, errors: []int{409}}},
 		{get, "/installs/:id/support-bundles/:bundle/download", s.downloadSupportBundle, operation{id: "downloadSupportBundle", tag: "support",
 			summary: "Download a support bundle's archive (a gzipped tar)", description: "A bundle that has not succeeded has no archive (409).",
-			status: 200, result: "SupportBundleArchive", resultType: "application/gzip", errors: []int{409}}},
+			status: 200, result: supportBundleArchive, resultType: "application/gzip", errors: []int{409}}},
 		{post, "/installs/:id/logs-requests", s.createLogsRequest, operation{id: "createLogsRequest", tag: "support",
 			summary: "Read one namespace's (or workload's) events and container logs since a time, on the install's runner",
 			description: "Starts the workflow install/<install id>/logs/<request id> and answers once its kube_logs job is queued: " +
 				"follow the job's logs (logs_url) for the events and container logs, redacted as a support bundle is.",
-			body: "CreateLogsRequest", status: 202, result: "LogsRequest", errors: []int{503}}},
+			body: wire.CreateLogsRequest{}, status: 202, result: wire.LogsRequest{}, errors: []int{503}}},
 		{post, "/installs/:id/commands/:cmd/cancel", s.cancelCommand, operation{id: "cancelCommand", tag: "commands",
 			summary: "Cancel a command", description: "A command that has already finished is not cancelled (409).",
-			status: 202, result: "Command", errors: []int{409, 503}}},
+			status: 202, result: wire.Command{}, errors: []int{409, 503}}},
 
 		{post, "/installs/:id/provision", s.provision, operation{id: "provisionInstall", tag: "operations",
 			summary:     "Provision the install",
 			description: "Waits for the install's runner, applies the sandbox, then every component in dependency order (independent ones in parallel). Workflow install/<id>/provision. One mutating operation per install at a time (409).",
-			body:        "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+			body:        wire.OperationRequest{}, status: 202, result: wire.Operation{}, errors: []int{409, 503}}},
 		{post, "/installs/:id/deprovision", s.deprovision, operation{id: "deprovisionInstall", tag: "operations",
 			summary: "Deprovision the install", description: "Destroys every component in reverse dependency order, then the sandbox.",
-			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+			body: wire.OperationRequest{}, status: 202, result: wire.Operation{}, errors: []int{409, 503}}},
 		{post, "/installs/:id/reprovision", s.reprovision, operation{id: "reprovisionInstall", tag: "operations",
 			summary: "Reprovision the install", description: "Plans and applies the sandbox and every component again; a plan with no changes skips its apply.",
-			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+			body: wire.OperationRequest{}, status: 202, result: wire.Operation{}, errors: []int{409, 503}}},
 		{post, "/installs/:id/components/:name/deploy", s.deployComponent, operation{id: "deployComponent", tag: "operations",
 			summary: "Deploy one component", description: "with_dependents also deploys the components that depend on it, after it.",
-			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+			body: wire.OperationRequest{}, status: 202, result: wire.Operation{}, errors: []int{409, 503}}},
 		{post, "/installs/:id/components/:name/teardown", s.teardownComponent, operation{id: "teardownComponent", tag: "operations",
 			summary: "Tear one component down", description: "with_dependents first tears down the components that depend on it.",
-			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+			body: wire.OperationRequest{}, status: 202, result: wire.Operation{}, errors: []int{409, 503}}},
 		{post, "/installs/:id/update-inputs", s.updateInputs, operation{id: "updateInputs", tag: "operations",
 			summary: "Apply the install's inputs",
 			description: "Workflow install/<id>/update_inputs. Renders the sandbox's and every component's job with the current " +
 				"inputs and runs (plans, and applies under the install's approval mode) only those that render differently from " +
 				"their last apply, then each step after a changed one whose rendering changed with its outputs; every other step " +
 				"ends unchanged. PATCH /installs/{id}/inputs with apply does the same in one call.",
-			body: "OperationRequest", status: 202, result: "Operation", errors: []int{409, 503}}},
+			body: wire.OperationRequest{}, status: 202, result: wire.Operation{}, errors: []int{409, 503}}},
 		{post, "/installs/:id/deploy", s.deployConfig, operation{id: "deployConfig", tag: "operations",
 			summary: "Bring the install to a config version",
 			description: "Workflow install/<id>/deploy_config; config_version left out is the latest. The sandbox and the components " +
@@ -293,7 +295,7 @@ func (s *Server) routeTable() []route {
 				"deprovision, reprovision, a component's teardown and update-inputs run (provision and a component's deploy run " +
 				"the latest). An unknown " +
 				"version, or one the install's inputs do not satisfy, is 422 naming config_version; another operation running, 409.",
-			body: "DeployConfigRequest", status: 202, result: "Operation", errors: []int{409, 422, 503}}},
+			body: wire.DeployConfigRequest{}, status: 202, result: wire.Operation{}, errors: []int{409, 422, 503}}},
 		{post, "/apps/:id/releases", s.createRelease, operation{id: "createRelease", tag: "releases",
 			summary: "Deploy a config version to some of the app's installs, in batches",
 			description: "Workflow app/<app id>/release/<release id>. Installs are taken in name order, batch_size (or batch_percent) " +
@@ -305,53 +307,53 @@ func (s *Server) routeTable() []route {
 				"config_version (unknown, or an install's inputs do not satisfy it), installs (none given, an unknown id or name, a " +
 				"bad selector, one matching nothing), batch_size, batch_percent, pause_between_batches, failure_threshold; a release " +
 				"of the app that has not ended (running, paused or halted) is 409.",
-			body: "CreateReleaseRequest", status: 202, result: "Release", errors: []int{409, 422, 503}}},
+			body: wire.CreateReleaseRequest{}, status: 202, result: wire.Release{}, errors: []int{409, 422, 503}}},
 		{get, "/apps/:id/releases", s.listReleases, operation{id: "listReleases", tag: "releases",
-			summary: "List the app's releases, newest first (50)", status: 200, result: "ReleaseList"}},
+			summary: "List the app's releases, newest first (50)", status: 200, result: wire.ReleaseList{}}},
 		{get, "/apps/:id/releases/:rid", s.getRelease, operation{id: "getRelease", tag: "releases",
 			summary: "Get a release: its status and each batch's installs (state, operation, versions, progress)",
-			status:  200, result: "Release"}},
+			status:  200, result: wire.Release{}}},
 		{post, "/apps/:id/releases/:rid/pause", s.pauseRelease, operation{id: "pauseRelease", tag: "releases",
 			summary:     "Pause a release before its next batch (the running batch finishes)",
-			description: "A release that has ended is 409.", status: 202, result: "Release", errors: []int{409, 503}}},
+			description: "A release that has ended is 409.", status: 202, result: wire.Release{}, errors: []int{409, 503}}},
 		{post, "/apps/:id/releases/:rid/resume", s.resumeRelease, operation{id: "resumeRelease", tag: "releases",
 			summary:     "Resume a paused or halted release (a halted one deploys its failed installs again first)",
-			description: "A release that has ended is 409.", status: 202, result: "Release", errors: []int{409, 503}}},
+			description: "A release that has ended is 409.", status: 202, result: wire.Release{}, errors: []int{409, 503}}},
 		{post, "/apps/:id/releases/:rid/cancel", s.cancelRelease, operation{id: "cancelRelease", tag: "releases",
 			summary:     "Cancel a release: the running batch finishes, the installs not reached are skipped",
-			description: "A release that has ended is 409.", status: 202, result: "Release", errors: []int{409, 503}}},
+			description: "A release that has ended is 409.", status: 202, result: wire.Release{}, errors: []int{409, 503}}},
 		{post, "/apps/:id/releases/:rid/rollback", s.rollbackRelease, operation{id: "rollbackRelease", tag: "releases",
 			summary: "Roll a release back: a new release bringing every install it deployed back to the version it ran before",
 			description: "In the same batches and pacing (rollback_of names the release). A release of the app that has not ended is 409; " +
 				"one that deployed no install, 422.",
-			status: 202, result: "Release", errors: []int{409, 422, 503}}},
+			status: 202, result: wire.Release{}, errors: []int{409, 422, 503}}},
 		{get, "/installs/:id/operations", s.listOperations, operation{id: "listOperations", tag: "operations",
-			summary: "List an install's operations", query: []queryParam{limitParam}, status: 200, result: "OperationList"}},
+			summary: "List an install's operations", query: []queryParam{limitParam}, status: 200, result: wire.OperationList{}}},
 		{get, "/installs/:id/operations/:op", s.getOperation, operation{id: "getOperation", tag: "operations",
 			summary: "Get an operation with its steps (status, times, jobs, plan)",
 			query:   []queryParam{{"wait", "integer", "if the operation has not finished, wait up to this many seconds (0-60)"}},
-			status:  200, result: "Operation"}},
+			status:  200, result: wire.Operation{}}},
 		{post, "/installs/:id/operations/:op/steps/:step/approve", s.approveStep, operation{id: "approveStep", tag: "operations",
 			summary: "Approve a step's plan", description: "Only a step waiting for approval (install approval mode prompt); 409 otherwise.",
-			status: 202, result: "Decision", errors: []int{409, 503}}},
+			status: 202, result: wire.Decision{}, errors: []int{409, 503}}},
 		{post, "/installs/:id/operations/:op/steps/:step/deny", s.denyStep, operation{id: "denyStep", tag: "operations",
 			summary: "Deny a step's plan", description: "Ends the operation: nothing more starts; steps already running finish.",
-			status: 202, result: "Decision", errors: []int{409, 503}}},
+			status: 202, result: wire.Decision{}, errors: []int{409, 503}}},
 		{post, "/installs/:id/operations/:op/cancel", s.cancelOperation, operation{id: "cancelOperation", tag: "operations",
 			summary: "Cancel an operation",
 			description: "Cancels the operation's workflow: nothing more starts, the running steps' jobs are cancelled (the runner " +
 				"stops their processes), a step waiting for approval ends; the operation ends cancelled and the install's lock " +
 				"is released. Answers at once (poll or wait on the operation); one that has already finished is 409.",
-			status: 202, result: "Operation", errors: []int{409, 503}}},
+			status: 202, result: wire.Operation{}, errors: []int{409, 503}}},
 		{get, "/installs/:id/maintenance-windows", s.getMaintenanceWindows, operation{id: "getMaintenanceWindows", tag: "installs",
-			summary: "The install's maintenance windows and the one open now or next", status: 200, result: "MaintenanceWindows"}},
+			summary: "The install's maintenance windows and the one open now or next", status: 200, result: wire.MaintenanceWindows{}}},
 		{put, "/installs/:id/maintenance-windows", s.putMaintenanceWindows, operation{id: "setMaintenanceWindows", tag: "installs",
 			summary: "Set the install's maintenance windows",
 			description: "Replaces them (an empty list: none). Work the platform starts on its own (a drift reconcile, a release " +
 				"batch) waits for the next window, with the operation showing waiting_for_maintenance_window and waiting_until; " +
 				"an operation a user starts runs at once unless its request sets in_maintenance_window. A window with a bad day, " +
 				"start, duration (0, or over 168h) or time zone is 400 naming the field (windows[i].time_zone, …).",
-			body: "MaintenanceWindowsRequest", status: 200, result: "MaintenanceWindows"}},
+			body: wire.MaintenanceWindowsRequest{}, status: 200, result: wire.MaintenanceWindows{}}},
 		{put, "/installs/:id/drift-schedule", s.putDriftSchedule, operation{id: "setDriftSchedule", tag: "installs",
 			summary: "Check the install for drift on a schedule",
 			description: "Creates, changes or (every \"\" or \"0\") deletes the install's Temporal schedule " +
@@ -362,7 +364,7 @@ func (s *Server) routeTable() []route {
 				"the check found drifted, then each step after one of them whose job renders differently with their new outputs; " +
 				"every other step ends unchanged, with no job. Its applies clear the drift. " +
 				"A bad interval is 400 naming every.",
-			body: "DriftScheduleRequest", status: 200, result: "DriftSchedule", errors: []int{503}}},
+			body: wire.DriftScheduleRequest{}, status: 200, result: wire.DriftSchedule{}, errors: []int{503}}},
 		{post, "/installs/:id/drift-check", s.driftCheck, operation{id: "checkDrift", tag: "operations",
 			summary: "Check the install for drift now",
 			description: "Starts a drift_check operation (workflow install/<id>/drift_check) on what the install runs: the " +
@@ -373,18 +375,18 @@ func (s *Server) routeTable() []route {
 				"up an operation, nor is held up by one. A step whose plan is not empty ends drifted and is recorded " +
 				"(GET /installs/{id}/drift) with its plan until a later check or an apply of it clears it; the others end " +
 				"no_changes. 409 when a check runs already or the install runs nothing yet.",
-			status: 202, result: "Operation", errors: []int{409, 503}}},
+			status: 202, result: wire.Operation{}, errors: []int{409, 503}}},
 		{get, "/installs/:id/drift", s.getDrift, operation{id: "getDrift", tag: "installs",
 			summary: "What the drift checks found: per sandbox and component, drifted, since when, the plan",
-			status:  200, result: "Drift"}},
+			status:  200, result: wire.Drift{}}},
 		{put, "/installs/:id/approval-mode", s.setApprovalMode, operation{id: "setApprovalMode", tag: "installs",
-			summary: "Set how the install's plans are approved", body: "ApprovalMode", status: 200, result: "ApprovalMode"}},
+			summary: "Set how the install's plans are approved", body: wire.ApprovalMode{}, status: 200, result: wire.ApprovalMode{}}},
 		{get, "/installs/:id/components", s.listInstallComponents, operation{id: "listInstallComponents", tag: "builds",
 			summary:     "Which build each of the install's components runs",
 			description: "Set when a deploy synced the build into the install's registry and applied it; a torn-down component is not listed.",
-			status:      200, result: "InstallComponentList"}},
+			status:      200, result: wire.InstallComponentList{}}},
 		{get, "/installs/:id/outputs", s.getOutputs, operation{id: "getOutputs", tag: "installs",
 			summary: "The outputs of the install's sandbox and components", description: "Sensitive outputs show only {\"sensitive\": true}.",
-			status: 200, result: "Outputs"}},
+			status: 200, result: wire.Outputs{}}},
 	}
 }

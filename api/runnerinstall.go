@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/charts"
 	"github.com/outpost-dev/outpost/protocol"
 )
@@ -54,16 +55,6 @@ var DefaultRunnerImage = runnerChartValues.Image.Repository
 // runnerTokenKey is the key of the token in the runner's Secret (the chart's
 // token.key, which the command leaves at its default).
 var runnerTokenKey = runnerChartValues.Token.Key
-
-// runnerHelmInstallView is the answer of GET /installs/:id/runner/helm-install.
-type runnerHelmInstallView struct {
-	Command          string   `json:"command"`
-	Args             []string `json:"args"`
-	Namespace        string   `json:"namespace"`
-	TokenSecret      string   `json:"token_secret"`
-	NamespaceCommand string   `json:"namespace_command"`
-	SecretCommand    string   `json:"secret_command"`
-}
 
 var runnerHelmInstallQuery = []queryParam{
 	{"namespace", "string", "the runner's namespace, a DNS-1123 label (default " + DefaultRunnerNamespace + ")"},
@@ -166,7 +157,7 @@ func (s *Server) runnerHelmInstall(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, runnerHelmInstallView{
+	return c.JSON(http.StatusOK, wire.RunnerHelmInstall{
 		Command:          line,
 		Args:             args,
 		Namespace:        in.Namespace,
@@ -175,19 +166,4 @@ func (s *Server) runnerHelmInstall(c echo.Context) error {
 		SecretCommand: strings.Join([]string{"kubectl create secret generic", in.TokenSecret, "--namespace", in.Namespace,
 			"--from-literal=" + runnerTokenKey + "=" + tokenPlaceholder}, " "),
 	})
-}
-
-// runnerInstallSchemas are the OpenAPI schemas of the runner install route.
-func runnerInstallSchemas() map[string]any {
-	return map[string]any{
-		"RunnerHelmInstall": object(props{
-			"command":           described(str, "the helm install command line, quoted for a POSIX shell"),
-			"args":              described(arrayOf(str), "the same command, one argument each"),
-			"namespace":         str,
-			"token_secret":      described(str, "the Secret the runner reads its token from (key "+runnerTokenKey+")"),
-			"namespace_command": described(str, "creates the namespace; run it first"),
-			"secret_command": described(str, "creates the token's Secret; replace "+tokenPlaceholder+
-				" with the registration token (or a runner token) first, then run it before command"),
-		}, "command", "args", "namespace", "token_secret", "namespace_command", "secret_command"),
-	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/outpost-dev/outpost/api/wire"
 	"net/url"
 	"reflect"
 	"strings"
@@ -29,7 +30,7 @@ func helmInstallPath(instID string, q url.Values) string {
 func missingID(id string) string { return id[:strings.Index(id, "_")+1] + "0000000000000000" }
 
 // wantHelmInstall is the answer for in, as charts builds it.
-func wantHelmInstall(t *testing.T, in charts.RunnerInstall) runnerHelmInstallView {
+func wantHelmInstall(t *testing.T, in charts.RunnerInstall) wire.RunnerHelmInstall {
 	t.Helper()
 	args, err := in.Args()
 	if err != nil {
@@ -39,7 +40,7 @@ func wantHelmInstall(t *testing.T, in charts.RunnerInstall) runnerHelmInstallVie
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runnerHelmInstallView{Command: line, Args: args, Namespace: in.Namespace, TokenSecret: in.TokenSecret,
+	return wire.RunnerHelmInstall{Command: line, Args: args, Namespace: in.Namespace, TokenSecret: in.TokenSecret,
 		NamespaceCommand: "kubectl create namespace " + in.Namespace,
 		SecretCommand:    "kubectl create secret generic " + in.TokenSecret + " --namespace " + in.Namespace + " --from-literal=token=<TOKEN>"}
 }
@@ -56,7 +57,7 @@ func TestRunnerHelmInstall(t *testing.T) {
 	}
 
 	// The defaults.
-	var got runnerHelmInstallView
+	var got wire.RunnerHelmInstall
 	res := e.call("GET", helmInstallPath(inst.ID, nil), nil, 200, &got)
 	want := wantHelmInstall(t, charts.RunnerInstall{GatewayURL: testGatewayURL, TokenSecret: "outpost-runner-token",
 		Namespace: "outpost-runner", Image: "ghcr.io/outpost-dev/outpost-runner"})
@@ -145,7 +146,7 @@ func TestRunnerHelmInstallImageFromConfig(t *testing.T) {
 		c.RunnerImage = "ghcr.io/outpost-dev/outpost-runner@sha256:" + strings.Repeat("ab", 32)
 	})
 	_, inst := e.fixture()
-	var got runnerHelmInstallView
+	var got wire.RunnerHelmInstall
 	e.call("GET", helmInstallPath(inst.ID, nil), nil, 200, &got)
 	want := wantHelmInstall(t, charts.RunnerInstall{GatewayURL: "http://10.0.0.5:8081", TokenSecret: "outpost-runner-token",
 		Namespace: "outpost-runner", Image: "ghcr.io/outpost-dev/outpost-runner@sha256:" + strings.Repeat("ab", 32)})

@@ -2,10 +2,10 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -16,48 +16,21 @@ const (
 	runnerOffline = "offline"
 )
 
-type runnerView struct {
-	ID           string     `json:"id"`
-	OrgID        string     `json:"org_id"`
-	Kind         string     `json:"kind"`
-	InstallID    *string    `json:"install_id"`
-	Name         string     `json:"name"`
-	Version      string     `json:"version"`
-	Capabilities []string   `json:"capabilities"`
-	RegisteredAt *time.Time `json:"registered_at"`
-	LastSeenAt   *time.Time `json:"last_seen_at"`
-	Status       string     `json:"status"`
-	// StatusSince is since when it has been online (its first call after
-	// a gap), or offline (its last call); null when never seen.
-	StatusSince *time.Time `json:"status_since"`
-	// RunningJobs and QueuedJobs: the runner's jobs under way and waiting
-	// to be claimed.
-	RunningJobs int `json:"running_jobs"`
-	QueuedJobs  int `json:"queued_jobs"`
-	// ConnectionErrors are the runner's latest failed calls to the gateway,
-	// as it reported them once it got through again, oldest first.
-	ConnectionErrors []protocol.ConnectionError `json:"connection_errors"`
-	// Updates are its latest updates (GET /runners/{id} only).
-	Updates   []store.RunnerUpdate `json:"updates,omitempty"`
-	CreatedAt time.Time            `json:"created_at"`
-}
-
-func (s *Server) runnerView(r store.Runner, load store.RunnerLoad) runnerView {
+// runnerView shows a runner, online or offline by when it was last seen;
+// never its token hashes.
+func (s *Server) runnerView(r store.Runner, load store.RunnerLoad) wire.Runner {
 	status, since := runnerOffline, r.LastSeenAt
 	if r.LastSeenAt != nil && s.now().Sub(*r.LastSeenAt) <= s.onlineWindow {
 		status, since = runnerOnline, r.OnlineSince
 	}
-	caps := r.Capabilities
-	if caps == nil {
-		caps = []string{}
-	}
-	v := runnerView{ID: r.ID, OrgID: r.OrgID, Kind: r.Kind, InstallID: r.InstallID, Name: r.Name, Version: r.Version,
-		Capabilities: caps, RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status, StatusSince: since,
-		RunningJobs: load.Running, QueuedJobs: load.Queued, ConnectionErrors: r.ConnectionErrors, CreatedAt: r.CreatedAt}
-	if v.ConnectionErrors == nil {
-		v.ConnectionErrors = []protocol.ConnectionError{}
-	}
-	return v
+	return wire.Runner{ID: r.ID, OrgID: r.OrgID, Kind: r.Kind, InstallID: r.InstallID, Name: r.Name, Version: r.Version,
+		Capabilities: nonNil(r.Capabilities), RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status,
+		StatusSince: since, RunningJobs: load.Running, QueuedJobs: load.Queued,
+		ConnectionErrors: views(r.ConnectionErrors, connectionErrorView), CreatedAt: r.CreatedAt}
+}
+
+func connectionErrorView(e protocol.ConnectionError) wire.ConnectionError {
+	return wire.ConnectionError{At: e.At, Kind: e.Kind, Message: e.Message}
 }
 
 func (s *Server) listRunners(c echo.Context) error {
@@ -73,11 +46,11 @@ func (s *Server) listRunners(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]runnerView, len(runners))
+	out := make([]wire.Runner, len(runners))
 	for i, r := range runners {
 		out[i] = s.runnerView(r, loads[r.ID])
 	}
-	return c.JSON(http.StatusOK, map[string]any{"runners": out})
+	return c.JSON(http.StatusOK, wire.RunnerList{Runners: out})
 }
 
 func (s *Server) getRunner(c echo.Context) error {
@@ -91,15 +64,12 @@ func (s *Server) getRunner(c echo.Context) error {
 		return err
 	}
 	v := s.runnerView(r, loads[r.ID])
-	if v.Updates, err = s.store.ListRunnerUpdates(ctx, r.OrgID, r.ID, 10); err != nil {
+	updates, err := s.store.ListRunnerUpdates(ctx, r.OrgID, r.ID, 10)
+	if err != nil {
 		return err
 	}
+	v.Updates = views(updates, runnerUpdateView)
 	return c.JSON(http.StatusOK, v)
-}
-
-type registrationTokenView struct {
-	RunnerID          string `json:"runner_id"`
-	RegistrationToken string `json:"registration_token"`
 }
 
 func (s *Server) rotateRegistrationToken(c echo.Context) error {
@@ -108,7 +78,7 @@ func (s *Server) rotateRegistrationToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, registrationTokenView{RunnerID: id, RegistrationToken: plain})
+	return c.JSON(http.StatusOK, wire.RegistrationToken{RunnerID: id, RegistrationToken: plain})
 }
 
 func (s *Server) revokeRunnerTokens(c echo.Context) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/workflows"
@@ -35,12 +36,10 @@ func (s *Server) listRunnerVersions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"versions": vs})
-}
-
-type runnerPolicyRequest struct {
-	Version *string `json:"version"`
-	Pinned  *bool   `json:"pinned"`
+	return c.JSON(http.StatusOK, wire.RunnerVersionList{Versions: views(vs, func(v store.RunnerVersion) wire.RunnerVersion {
+		return wire.RunnerVersion{Version: v.Version, Repository: v.Repository, Digest: v.Digest, BinaryDigest: v.BinaryDigest,
+			Size: v.Size, CreatedAt: v.CreatedAt}
+	})})
 }
 
 // checkPublished answers 422 naming field when version is not published.
@@ -56,20 +55,10 @@ func (s *Server) checkPublished(ctx context.Context, field, version string) erro
 	return err
 }
 
-// runnerPolicyView is an install's (or, without install_id, the org's)
+// policyView shows an install's (or, without install_id, the org's)
 // runner version policy, and the version its runner should run.
-type runnerPolicyView struct {
-	InstallID  string `json:"install_id,omitempty"`
-	OrgVersion string `json:"org_version"`
-	Version    string `json:"version"`
-	Pinned     bool   `json:"pinned"`
-	// Target is the version an update moves the runner to ("" when none:
-	// pinned, or no version wanted).
-	Target string `json:"target"`
-}
-
-func policyView(org, inst store.RunnerPolicy) runnerPolicyView {
-	v := runnerPolicyView{InstallID: inst.InstallID, OrgVersion: org.Version, Version: inst.Version, Pinned: inst.Pinned}
+func policyView(org, inst store.RunnerPolicy) wire.RunnerPolicy {
+	v := wire.RunnerPolicy{InstallID: inst.InstallID, OrgVersion: org.Version, Version: inst.Version, Pinned: inst.Pinned}
 	if !inst.Pinned {
 		v.Target = inst.Version
 		if v.Target == "" {
@@ -81,7 +70,7 @@ func policyView(org, inst store.RunnerPolicy) runnerPolicyView {
 
 func (s *Server) putOrgRunnerPolicy(c echo.Context) error {
 	ctx := c.Request().Context()
-	var req runnerPolicyRequest
+	var req wire.RunnerPolicyRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -120,7 +109,7 @@ func (s *Server) putInstallRunnerPolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req runnerPolicyRequest
+	var req wire.RunnerPolicyRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -143,12 +132,6 @@ func (s *Server) putInstallRunnerPolicy(c echo.Context) error {
 	return c.JSON(http.StatusOK, policyView(org, ip))
 }
 
-type createRunnerUpdateRequest struct {
-	Version               string `json:"version"`
-	HealthDeadlineSeconds *int   `json:"health_deadline_seconds"`
-	DrainTimeoutSeconds   *int   `json:"drain_timeout_seconds"`
-}
-
 // seconds is an optional field in seconds, checked against its bounds.
 func seconds(field string, v *int, def, lo, hi int) (time.Duration, error) {
 	if v == nil {
@@ -166,7 +149,7 @@ func (s *Server) createRunnerUpdate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req createRunnerUpdateRequest
+	var req wire.CreateRunnerUpdateRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -200,7 +183,7 @@ func (s *Server) createRunnerUpdate(c echo.Context) error {
 		}
 		return opsFailed("starting the runner update", err)
 	}
-	return c.JSON(http.StatusAccepted, u)
+	return c.JSON(http.StatusAccepted, runnerUpdateView(u))
 }
 
 // newRunnerUpdate checks that the install's runner may be updated, to
@@ -238,5 +221,13 @@ func (s *Server) getRunnerUpdate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, u)
+	return c.JSON(http.StatusOK, runnerUpdateView(u))
+}
+
+// runnerUpdateView shows a runner update; what the runner reported shows
+// as its reason once the update ended.
+func runnerUpdateView(u store.RunnerUpdate) wire.RunnerUpdate {
+	return wire.RunnerUpdate{ID: u.ID, OrgID: u.OrgID, InstallID: u.InstallID, RunnerID: u.RunnerID, FromVersion: u.FromVersion,
+		Version: u.Version, Digest: u.Digest, WorkflowID: u.WorkflowID, Status: u.Status, Reason: u.Reason,
+		CreatedAt: u.CreatedAt, FinishedAt: u.FinishedAt}
 }

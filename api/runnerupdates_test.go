@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"github.com/outpost-dev/outpost/api/wire"
 	"testing"
 
 	"github.com/outpost-dev/outpost/protocol"
@@ -47,7 +48,7 @@ func TestRunnerPolicyAndUpdateRefusals(t *testing.T) {
 		}
 	}
 
-	var p runnerPolicyView
+	var p wire.RunnerPolicy
 	e.call("PUT", "/v1/runner-policy", map[string]any{"version": "v1"}, 200, &p)
 	e.call("GET", policy, nil, 200, &p)
 	if p.OrgVersion != "v1" || p.Target != "v1" || p.Pinned {

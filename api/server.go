@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/authlimit"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -156,7 +156,7 @@ func New(cfg Config) *Server {
 		s.runnerImage = DefaultRunnerImage
 	}
 	s.routes = s.routeTable()
-	doc, err := json.Marshal(openAPIDocument(s.routes))
+	doc, err := openAPIDocument(s.routes)
 	if err != nil {
 		panic(fmt.Sprintf("api.New: marshal the OpenAPI document: %v", err))
 	}
@@ -177,7 +177,7 @@ func (s *Server) Handler() *echo.Echo {
 			return err
 		},
 	}))
-	e.GET("/healthz", s.healthz)
+	e.GET("/healthz", s.healthz, limitBody(MaxBodyBytes))
 	s.Register(e)
 	return e
 }
@@ -213,9 +213,9 @@ func (s *Server) healthz(c echo.Context) error {
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
 		s.log.Warn("health check failed", "err", err)
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		return c.JSON(http.StatusServiceUnavailable, wire.Health{Status: "unavailable"})
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	return c.JSON(http.StatusOK, wire.Health{Status: "ok"})
 }
 
 func (s *Server) serveOpenAPI(c echo.Context) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/authlimit"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -134,5 +135,5 @@ func (s *Server) getOrg(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, org)
+	return c.JSON(http.StatusOK, wire.Org{ID: org.ID, Name: org.Name, CreatedAt: org.CreatedAt})
 }

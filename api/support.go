@@ -14,6 +14,7 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
@@ -24,35 +25,18 @@ import (
 const maxBundleWait = 60
 
 // supportBundleView shows a bundle; its archive is downloaded on its own.
-type supportBundleView struct {
-	ID          string     `json:"id"`
-	InstallID   string     `json:"install_id"`
-	WorkflowID  string     `json:"workflow_id"`
-	JobID       *string    `json:"job_id,omitempty"`
-	Status      status.Job `json:"status"`
-	Error       string     `json:"error,omitempty"`
-	Parts       []string   `json:"parts"`
-	Unavailable []string   `json:"unavailable,omitempty"`
-	SizeBytes   int64      `json:"size_bytes"`
-	SHA256      string     `json:"sha256,omitempty"`
-	DownloadURL string     `json:"download_url,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	FinishedAt  *time.Time `json:"finished_at,omitempty"`
-	ExpiresAt   time.Time  `json:"expires_at"`
-}
-
-func newSupportBundleView(b store.SupportBundle) supportBundleView {
-	v := supportBundleView{ID: b.ID, InstallID: b.InstallID, WorkflowID: b.WorkflowID, JobID: b.JobID, Status: b.Status,
-		Error: b.Error, Parts: b.Parts, Unavailable: b.Unavailable, SizeBytes: b.SizeBytes, SHA256: b.SHA256,
+func supportBundleView(b store.SupportBundle) wire.SupportBundle {
+	v := wire.SupportBundle{ID: b.ID, InstallID: b.InstallID, WorkflowID: b.WorkflowID, JobID: b.JobID, Status: string(b.Status),
+		Error: b.Error, Parts: nonNil(b.Parts), Unavailable: b.Unavailable, SizeBytes: b.SizeBytes, SHA256: b.SHA256,
 		CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt, ExpiresAt: b.ExpiresAt}
-	if v.Parts == nil {
-		v.Parts = []string{}
-	}
 	if b.Status == status.JobSucceeded {
 		v.DownloadURL = "/v1/installs/" + b.InstallID + "/support-bundles/" + b.ID + "/download"
 	}
 	return v
 }
+
+// supportBundleArchive is the answer of a bundle's download.
+const supportBundleArchive = rawBody("the bundle as a gzipped tar: every part below bundle/, redacted on the runner")
 
 func bundleFinished(b store.SupportBundle) bool {
 	return b.FinishedAt != nil
@@ -82,17 +66,12 @@ func (s *Server) createSupportBundle(c echo.Context) error {
 		}
 		return opsFailed("starting the support bundle", err)
 	}
-	return c.JSON(http.StatusAccepted, newSupportBundleView(b))
+	return c.JSON(http.StatusAccepted, supportBundleView(b))
 }
 
 func (s *Server) listSupportBundles(c echo.Context) error {
-	return listBelowInstall(s, c, "support_bundles", func(ctx context.Context, org, inst string, limit int) ([]supportBundleView, error) {
-		bs, err := s.store.ListSupportBundles(ctx, org, inst, limit)
-		out := make([]supportBundleView, len(bs))
-		for i, b := range bs {
-			out[i] = newSupportBundleView(b)
-		}
-		return out, err
+	return listBelowInstall(s, c, s.store.ListSupportBundles, func(bs []store.SupportBundle) wire.SupportBundleList {
+		return wire.SupportBundleList{SupportBundles: views(bs, supportBundleView)}
 	})
 }
 
@@ -118,7 +97,7 @@ func (s *Server) getSupportBundle(c echo.Context) error {
 			return err
 		}
 	}
-	return c.JSON(http.StatusOK, newSupportBundleView(b))
+	return c.JSON(http.StatusOK, supportBundleView(b))
 }
 
 func (s *Server) deleteSupportBundle(c echo.Context) error {
@@ -150,34 +129,6 @@ func (s *Server) downloadSupportBundle(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/gzip", data)
 }
 
-// supportSchemas are the OpenAPI schemas of the support bundle routes.
-func supportSchemas() map[string]any {
-	return map[string]any{
-		"SupportBundle": object(props{"id": str, "install_id": str, "workflow_id": str, "job_id": str,
-			"status":      map[string]any{"type": "string", "enum": []string{"queued", "running", "succeeded", "failed", "cancelled"}},
-			"error":       str,
-			"parts":       described(arrayOf(str), "the archive's files (below bundle/)"),
-			"unavailable": described(arrayOf(str), "parts that could not be collected, with why"),
-			"size_bytes":  integer, "sha256": str,
-			"download_url": described(str, "where the archive (application/gzip) is, once the bundle succeeded"),
-			"created_at":   dateTime, "finished_at": dateTime,
-			"expires_at": described(dateTime, "when the bundle is deleted")},
-			"id", "install_id", "workflow_id", "status", "parts", "size_bytes", "created_at", "expires_at"),
-		"SupportBundleList": listOf("support_bundles", "SupportBundle"),
-		"CreateLogsRequest": request(props{
-			"namespace":     described(str, "the namespace whose events and container logs to read"),
-			"workload":      described(str, "only the pods whose name starts with this (a Deployment's, or a Pod's name)"),
-			"since_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": maxLogsSince, "default": defaultLogsSince},
-			"tail_lines":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxLogsTail},
-		}, "namespace"),
-		"LogsRequest": object(props{"id": str, "install_id": str, "workflow_id": str,
-			"job_id":   described(str, "the kube_logs job whose log lines are the answer"),
-			"logs_url": described(str, "follow them here")}, "id", "install_id", "workflow_id", "job_id", "logs_url"),
-		"SupportBundleArchive": described(map[string]any{"type": "string", "format": "binary"},
-			"the bundle as a gzipped tar: every part below bundle/, redacted on the runner"),
-	}
-}
-
 // Limits of a logs request.
 const (
 	defaultLogsSince = 3600
@@ -191,14 +142,8 @@ var (
 	workloadName  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
 )
 
-type createLogsRequest struct {
-	Namespace    string `json:"namespace"`
-	Workload     string `json:"workload"`
-	SinceSeconds *int64 `json:"since_seconds"`
-	TailLines    *int64 `json:"tail_lines"`
-}
-
-func (r createLogsRequest) validate() error {
+// validLogsRequest checks a logs request; a 400 names the field.
+func validLogsRequest(r wire.CreateLogsRequest) error {
 	switch {
 	case r.Namespace == "":
 		return apierr.Invalid("namespace", "is required: the namespace whose events and container logs to read")
@@ -214,14 +159,6 @@ func (r createLogsRequest) validate() error {
 	return nil
 }
 
-type logsRequestView struct {
-	ID         string `json:"id"`
-	InstallID  string `json:"install_id"`
-	WorkflowID string `json:"workflow_id"`
-	JobID      string `json:"job_id"`
-	LogsURL    string `json:"logs_url"`
-}
-
 // createLogsRequest starts a logs request and answers with its job once queued, whose logs the caller
 // follows (GET /v1/jobs/{id}/logs?follow=true).
 func (s *Server) createLogsRequest(c echo.Context) error {
@@ -230,11 +167,11 @@ func (s *Server) createLogsRequest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req createLogsRequest
+	var req wire.CreateLogsRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
-	if err := req.validate(); err != nil {
+	if err := validLogsRequest(req); err != nil {
 		return err
 	}
 	if err := s.checkReleaseNamespace(ctx, inst, req.Namespace); err != nil {
@@ -259,7 +196,7 @@ func (s *Server) createLogsRequest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, logsRequestView{ID: id, InstallID: inst.ID, WorkflowID: wf, JobID: job.ID,
+	return c.JSON(http.StatusAccepted, wire.LogsRequest{ID: id, InstallID: inst.ID, WorkflowID: wf, JobID: job.ID,
 		LogsURL: "/v1/jobs/" + job.ID + "/logs?follow=true"})
 }
 

@@ -6,21 +6,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/store"
 )
 
-type createTokenRequest struct {
-	Name string `json:"name"`
-}
-
-// newTokenView is a token as created: the only answer that holds its value.
-type newTokenView struct {
-	store.APIToken
-	Token string `json:"token"`
-}
-
 func (s *Server) createToken(c echo.Context) error {
-	var req createTokenRequest
+	var req wire.CreateTokenRequest
 	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
@@ -30,7 +21,8 @@ func (s *Server) createToken(c echo.Context) error {
 	}
 	noteObject(c.Request().Context(), "token_id", tok.ID)
 	noteObject(c.Request().Context(), "token_name", tok.Name) // never its value
-	return c.JSON(http.StatusCreated, newTokenView{APIToken: tok, Token: plain})
+	// The only answer that holds the token's value.
+	return c.JSON(http.StatusCreated, wire.NewToken{ID: tok.ID, OrgID: tok.OrgID, Name: tok.Name, CreatedAt: tok.CreatedAt, Token: plain})
 }
 
 func (s *Server) listTokens(c echo.Context) error {
@@ -38,10 +30,12 @@ func (s *Server) listTokens(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if toks == nil {
-		toks = []store.APIToken{}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"tokens": toks})
+	return c.JSON(http.StatusOK, wire.TokenList{Tokens: views(toks, tokenView)})
 }
 
 func (s *Server) revokeToken(c echo.Context) error { return deleteByID(c, s.store.RevokeAPIToken) }
+
+// tokenView shows an API token, never its hash.
+func tokenView(t store.APIToken) wire.Token {
+	return wire.Token{ID: t.ID, OrgID: t.OrgID, Name: t.Name, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt}
+}

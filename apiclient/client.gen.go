@@ -92,15 +92,21 @@ type ClientInterface interface {
 
 	// Healthz Health: answers once the database does
 	//
+	// 200 while the API's database answers, 503 (status unavailable) while it does not.
+	//
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListApps List apps
 	//
+	// List apps.
+	//
 	// Corresponds with GET /v1/apps (the `ListApps` operationId).
 	ListApps(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateAppWithBody Create an app
+	//
+	// Create an app.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -108,6 +114,8 @@ type ClientInterface interface {
 	CreateAppWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateApp Create an app
+	//
+	// Create an app.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -122,6 +130,8 @@ type ClientInterface interface {
 	DeleteApp(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApp Get an app
+	//
+	// Get an app.
 	//
 	// Corresponds with GET /v1/apps/{id} (the `GetApp` operationId).
 	GetApp(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -153,10 +163,14 @@ type ClientInterface interface {
 
 	// GetBuild Get a build and its artifact
 	//
+	// Get a build and its artifact.
+	//
 	// Corresponds with GET /v1/apps/{id}/builds/{build_id} (the `GetBuild` operationId).
 	GetBuild(ctx context.Context, id string, buildId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListComponents List an app's components
+	//
+	// List an app's components.
 	//
 	// Corresponds with GET /v1/apps/{id}/components (the `ListComponents` operationId).
 	ListComponents(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -181,6 +195,8 @@ type ClientInterface interface {
 
 	// ListAppConfigs List an app's config versions, newest first
 	//
+	// List an app's config versions, newest first.
+	//
 	// Corresponds with GET /v1/apps/{id}/configs (the `ListAppConfigs` operationId).
 	ListAppConfigs(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -195,10 +211,14 @@ type ClientInterface interface {
 
 	// GetAppConfig Get a config version (a number, or latest)
 	//
+	// Get a config version (a number, or latest).
+	//
 	// Corresponds with GET /v1/apps/{id}/configs/{version} (the `GetAppConfig` operationId).
 	GetAppConfig(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListReleases List the app's releases, newest first (50)
+	//
+	// List the app's releases, newest first (50).
 	//
 	// Corresponds with GET /v1/apps/{id}/releases (the `ListReleases` operationId).
 	ListReleases(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -222,6 +242,8 @@ type ClientInterface interface {
 	CreateRelease(ctx context.Context, id string, body CreateReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetRelease Get a release: its status and each batch's installs (state, operation, versions, progress)
+	//
+	// Get a release: its status and each batch's installs (state, operation, versions, progress).
 	//
 	// Corresponds with GET /v1/apps/{id}/releases/{rid} (the `GetRelease` operationId).
 	GetRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -270,10 +292,14 @@ type ClientInterface interface {
 
 	// GetComponent Get a component
 	//
+	// Get a component.
+	//
 	// Corresponds with GET /v1/components/{id} (the `GetComponent` operationId).
 	GetComponent(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListInstalls List installs
+	//
+	// List installs.
 	//
 	// Corresponds with GET /v1/installs (the `ListInstalls` operationId).
 	ListInstalls(ctx context.Context, params *ListInstallsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -305,10 +331,14 @@ type ClientInterface interface {
 
 	// GetInstall Get an install
 	//
+	// Get an install.
+	//
 	// Corresponds with GET /v1/installs/{id} (the `GetInstall` operationId).
 	GetInstall(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetApprovalModeWithBody Set how the install's plans are approved
+	//
+	// Set how the install's plans are approved.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -317,12 +347,16 @@ type ClientInterface interface {
 
 	// SetApprovalMode Set how the install's plans are approved
 	//
+	// Set how the install's plans are approved.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /v1/installs/{id}/approval-mode (the `SetApprovalMode` operationId).
 	SetApprovalMode(ctx context.Context, id string, body SetApprovalModeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCommands List an install's commands
+	//
+	// List an install's commands.
 	//
 	// Corresponds with GET /v1/installs/{id}/commands (the `ListCommands` operationId).
 	ListCommands(ctx context.Context, id string, params *ListCommandsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -346,6 +380,8 @@ type ClientInterface interface {
 	CreateCommand(ctx context.Context, id string, body CreateCommandJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCommand Get a command
+	//
+	// Get a command.
 	//
 	// Corresponds with GET /v1/installs/{id}/commands/{cmd} (the `GetCommand` operationId).
 	GetCommand(ctx context.Context, id string, cmd string, params *GetCommandParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -438,6 +474,8 @@ type ClientInterface interface {
 
 	// GetDrift What the drift checks found: per sandbox and component, drifted, since when, the plan
 	//
+	// What the drift checks found: per sandbox and component, drifted, since when, the plan.
+	//
 	// Corresponds with GET /v1/installs/{id}/drift (the `GetDrift` operationId).
 	GetDrift(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -486,10 +524,14 @@ type ClientInterface interface {
 
 	// ListInputVersions List the install's inputs versions, newest first (the names each changed, never the values)
 	//
+	// List the install's inputs versions, newest first (the names each changed, never the values).
+	//
 	// Corresponds with GET /v1/installs/{id}/inputs/versions (the `ListInputVersions` operationId).
 	ListInputVersions(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListInstallJobs List an install's jobs
+	//
+	// List an install's jobs.
 	//
 	// Corresponds with GET /v1/installs/{id}/jobs (the `ListInstallJobs` operationId).
 	ListInstallJobs(ctx context.Context, id string, params *ListInstallJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -550,6 +592,8 @@ type ClientInterface interface {
 
 	// GetMaintenanceWindows The install's maintenance windows and the one open now or next
 	//
+	// The install's maintenance windows and the one open now or next.
+	//
 	// Corresponds with GET /v1/installs/{id}/maintenance-windows (the `GetMaintenanceWindows` operationId).
 	GetMaintenanceWindows(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -573,10 +617,14 @@ type ClientInterface interface {
 
 	// ListOperations List an install's operations
 	//
+	// List an install's operations.
+	//
 	// Corresponds with GET /v1/installs/{id}/operations (the `ListOperations` operationId).
 	ListOperations(ctx context.Context, id string, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOperation Get an operation with its steps (status, times, jobs, plan)
+	//
+	// Get an operation with its steps (status, times, jobs, plan).
 	//
 	// Corresponds with GET /v1/installs/{id}/operations/{op} (the `GetOperation` operationId).
 	GetOperation(ctx context.Context, id string, op string, params *GetOperationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -647,6 +695,8 @@ type ClientInterface interface {
 
 	// GetInstallRunnerPolicy The install's runner version policy and target
 	//
+	// The install's runner version policy and target.
+	//
 	// Corresponds with GET /v1/installs/{id}/runner-policy (the `GetInstallRunnerPolicy` operationId).
 	GetInstallRunnerPolicy(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -688,6 +738,8 @@ type ClientInterface interface {
 
 	// GetRunnerUpdate Get a runner update
 	//
+	// Get a runner update.
+	//
 	// Corresponds with GET /v1/installs/{id}/runner-updates/{uid} (the `GetRunnerUpdate` operationId).
 	GetRunnerUpdate(ctx context.Context, id string, uid string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -699,6 +751,8 @@ type ClientInterface interface {
 	GetRunnerHelmInstall(ctx context.Context, id string, params *GetRunnerHelmInstallParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSupportBundles List an install's support bundles (those not expired)
+	//
+	// List an install's support bundles (those not expired).
 	//
 	// Corresponds with GET /v1/installs/{id}/support-bundles (the `ListSupportBundles` operationId).
 	ListSupportBundles(ctx context.Context, id string, params *ListSupportBundlesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -718,6 +772,8 @@ type ClientInterface interface {
 	DeleteSupportBundle(ctx context.Context, id string, bundle string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSupportBundle Get a support bundle
+	//
+	// Get a support bundle.
 	//
 	// Corresponds with GET /v1/installs/{id}/support-bundles/{bundle} (the `GetSupportBundle` operationId).
 	GetSupportBundle(ctx context.Context, id string, bundle string, params *GetSupportBundleParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -749,6 +805,8 @@ type ClientInterface interface {
 
 	// GetJob Get a job with its attempts and status history
 	//
+	// Get a job with its attempts and status history.
+	//
 	// Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
 	GetJob(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -761,10 +819,14 @@ type ClientInterface interface {
 
 	// GetOpenAPI This document
 	//
+	// This document.
+	//
 	// Corresponds with GET /v1/openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOrg The org of the request's API token
+	//
+	// The org of the request's API token.
 	//
 	// Corresponds with GET /v1/org (the `GetOrg` operationId).
 	GetOrg(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -789,6 +851,8 @@ type ClientInterface interface {
 
 	// ListRunnerVersions List the published runner versions (outpost runner publish), newest first
 	//
+	// List the published runner versions (outpost runner publish), newest first.
+	//
 	// Corresponds with GET /v1/runner-versions (the `ListRunnerVersions` operationId).
 	ListRunnerVersions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -800,6 +864,8 @@ type ClientInterface interface {
 	ListRunners(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetRunner Get a runner
+	//
+	// Get a runner.
 	//
 	// Corresponds with GET /v1/runners/{id} (the `GetRunner` operationId).
 	GetRunner(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -813,10 +879,14 @@ type ClientInterface interface {
 
 	// RevokeRunnerTokens Revoke every access token of a runner
 	//
+	// Revoke every access token of a runner.
+	//
 	// Corresponds with POST /v1/runners/{id}/revoke-tokens (the `RevokeRunnerTokens` operationId).
 	RevokeRunnerTokens(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTokens List the org's API tokens (never their values)
+	//
+	// List the org's API tokens (never their values).
 	//
 	// Corresponds with GET /v1/tokens (the `ListTokens` operationId).
 	ListTokens(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -841,11 +911,15 @@ type ClientInterface interface {
 
 	// RevokeToken Revoke an API token
 	//
+	// Revoke an API token.
+	//
 	// Corresponds with DELETE /v1/tokens/{id} (the `RevokeToken` operationId).
 	RevokeToken(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // Healthz Health: answers once the database does
+//
+// 200 while the API's database answers, 503 (status unavailable) while it does not.
 //
 // Corresponds with GET /healthz (the `Healthz` operationId).
 func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -862,6 +936,8 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 
 // ListApps List apps
 //
+// List apps.
+//
 // Corresponds with GET /v1/apps (the `ListApps` operationId).
 func (c *Client) ListApps(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAppsRequest(c.Server)
@@ -876,6 +952,8 @@ func (c *Client) ListApps(ctx context.Context, reqEditors ...RequestEditorFn) (*
 }
 
 // CreateAppWithBody Create an app
+//
+// Create an app.
 //
 // Takes any type of body and a specified content type.
 //
@@ -893,6 +971,8 @@ func (c *Client) CreateAppWithBody(ctx context.Context, contentType string, body
 }
 
 // CreateApp Create an app
+//
+// Create an app.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -927,6 +1007,8 @@ func (c *Client) DeleteApp(ctx context.Context, id string, reqEditors ...Request
 }
 
 // GetApp Get an app
+//
+// Get an app.
 //
 // Corresponds with GET /v1/apps/{id} (the `GetApp` operationId).
 func (c *Client) GetApp(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -998,6 +1080,8 @@ func (c *Client) Rebuild(ctx context.Context, id string, body RebuildJSONRequest
 
 // GetBuild Get a build and its artifact
 //
+// Get a build and its artifact.
+//
 // Corresponds with GET /v1/apps/{id}/builds/{build_id} (the `GetBuild` operationId).
 func (c *Client) GetBuild(ctx context.Context, id string, buildId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetBuildRequest(c.Server, id, buildId)
@@ -1012,6 +1096,8 @@ func (c *Client) GetBuild(ctx context.Context, id string, buildId string, reqEdi
 }
 
 // ListComponents List an app's components
+//
+// List an app's components.
 //
 // Corresponds with GET /v1/apps/{id}/components (the `ListComponents` operationId).
 func (c *Client) ListComponents(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1066,6 +1152,8 @@ func (c *Client) CreateComponent(ctx context.Context, id string, body CreateComp
 
 // ListAppConfigs List an app's config versions, newest first
 //
+// List an app's config versions, newest first.
+//
 // Corresponds with GET /v1/apps/{id}/configs (the `ListAppConfigs` operationId).
 func (c *Client) ListAppConfigs(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAppConfigsRequest(c.Server, id)
@@ -1100,6 +1188,8 @@ func (c *Client) SyncAppConfigWithBody(ctx context.Context, id string, contentTy
 
 // GetAppConfig Get a config version (a number, or latest)
 //
+// Get a config version (a number, or latest).
+//
 // Corresponds with GET /v1/apps/{id}/configs/{version} (the `GetAppConfig` operationId).
 func (c *Client) GetAppConfig(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAppConfigRequest(c.Server, id, version)
@@ -1114,6 +1204,8 @@ func (c *Client) GetAppConfig(ctx context.Context, id string, version string, re
 }
 
 // ListReleases List the app's releases, newest first (50)
+//
+// List the app's releases, newest first (50).
 //
 // Corresponds with GET /v1/apps/{id}/releases (the `ListReleases` operationId).
 func (c *Client) ListReleases(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1167,6 +1259,8 @@ func (c *Client) CreateRelease(ctx context.Context, id string, body CreateReleas
 }
 
 // GetRelease Get a release: its status and each batch's installs (state, operation, versions, progress)
+//
+// Get a release: its status and each batch's installs (state, operation, versions, progress).
 //
 // Corresponds with GET /v1/apps/{id}/releases/{rid} (the `GetRelease` operationId).
 func (c *Client) GetRelease(ctx context.Context, id string, rid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1285,6 +1379,8 @@ func (c *Client) DeleteComponent(ctx context.Context, id string, reqEditors ...R
 
 // GetComponent Get a component
 //
+// Get a component.
+//
 // Corresponds with GET /v1/components/{id} (the `GetComponent` operationId).
 func (c *Client) GetComponent(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetComponentRequest(c.Server, id)
@@ -1299,6 +1395,8 @@ func (c *Client) GetComponent(ctx context.Context, id string, reqEditors ...Requ
 }
 
 // ListInstalls List installs
+//
+// List installs.
 //
 // Corresponds with GET /v1/installs (the `ListInstalls` operationId).
 func (c *Client) ListInstalls(ctx context.Context, params *ListInstallsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1370,6 +1468,8 @@ func (c *Client) DeleteInstall(ctx context.Context, id string, reqEditors ...Req
 
 // GetInstall Get an install
 //
+// Get an install.
+//
 // Corresponds with GET /v1/installs/{id} (the `GetInstall` operationId).
 func (c *Client) GetInstall(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetInstallRequest(c.Server, id)
@@ -1384,6 +1484,8 @@ func (c *Client) GetInstall(ctx context.Context, id string, reqEditors ...Reques
 }
 
 // SetApprovalModeWithBody Set how the install's plans are approved
+//
+// Set how the install's plans are approved.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1402,6 +1504,8 @@ func (c *Client) SetApprovalModeWithBody(ctx context.Context, id string, content
 
 // SetApprovalMode Set how the install's plans are approved
 //
+// Set how the install's plans are approved.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /v1/installs/{id}/approval-mode (the `SetApprovalMode` operationId).
@@ -1418,6 +1522,8 @@ func (c *Client) SetApprovalMode(ctx context.Context, id string, body SetApprova
 }
 
 // ListCommands List an install's commands
+//
+// List an install's commands.
 //
 // Corresponds with GET /v1/installs/{id}/commands (the `ListCommands` operationId).
 func (c *Client) ListCommands(ctx context.Context, id string, params *ListCommandsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1471,6 +1577,8 @@ func (c *Client) CreateCommand(ctx context.Context, id string, body CreateComman
 }
 
 // GetCommand Get a command
+//
+// Get a command.
 //
 // Corresponds with GET /v1/installs/{id}/commands/{cmd} (the `GetCommand` operationId).
 func (c *Client) GetCommand(ctx context.Context, id string, cmd string, params *GetCommandParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1673,6 +1781,8 @@ func (c *Client) DeprovisionInstall(ctx context.Context, id string, body Deprovi
 
 // GetDrift What the drift checks found: per sandbox and component, drifted, since when, the plan
 //
+// What the drift checks found: per sandbox and component, drifted, since when, the plan.
+//
 // Corresponds with GET /v1/installs/{id}/drift (the `GetDrift` operationId).
 func (c *Client) GetDrift(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDriftRequest(c.Server, id)
@@ -1781,6 +1891,8 @@ func (c *Client) PatchInstallInputs(ctx context.Context, id string, body PatchIn
 
 // ListInputVersions List the install's inputs versions, newest first (the names each changed, never the values)
 //
+// List the install's inputs versions, newest first (the names each changed, never the values).
+//
 // Corresponds with GET /v1/installs/{id}/inputs/versions (the `ListInputVersions` operationId).
 func (c *Client) ListInputVersions(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListInputVersionsRequest(c.Server, id)
@@ -1795,6 +1907,8 @@ func (c *Client) ListInputVersions(ctx context.Context, id string, reqEditors ..
 }
 
 // ListInstallJobs List an install's jobs
+//
+// List an install's jobs.
 //
 // Corresponds with GET /v1/installs/{id}/jobs (the `ListInstallJobs` operationId).
 func (c *Client) ListInstallJobs(ctx context.Context, id string, params *ListInstallJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1925,6 +2039,8 @@ func (c *Client) CreateLogsRequest(ctx context.Context, id string, body CreateLo
 
 // GetMaintenanceWindows The install's maintenance windows and the one open now or next
 //
+// The install's maintenance windows and the one open now or next.
+//
 // Corresponds with GET /v1/installs/{id}/maintenance-windows (the `GetMaintenanceWindows` operationId).
 func (c *Client) GetMaintenanceWindows(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMaintenanceWindowsRequest(c.Server, id)
@@ -1978,6 +2094,8 @@ func (c *Client) SetMaintenanceWindows(ctx context.Context, id string, body SetM
 
 // ListOperations List an install's operations
 //
+// List an install's operations.
+//
 // Corresponds with GET /v1/installs/{id}/operations (the `ListOperations` operationId).
 func (c *Client) ListOperations(ctx context.Context, id string, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListOperationsRequest(c.Server, id, params)
@@ -1992,6 +2110,8 @@ func (c *Client) ListOperations(ctx context.Context, id string, params *ListOper
 }
 
 // GetOperation Get an operation with its steps (status, times, jobs, plan)
+//
+// Get an operation with its steps (status, times, jobs, plan).
 //
 // Corresponds with GET /v1/installs/{id}/operations/{op} (the `GetOperation` operationId).
 func (c *Client) GetOperation(ctx context.Context, id string, op string, params *GetOperationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2152,6 +2272,8 @@ func (c *Client) ReprovisionInstall(ctx context.Context, id string, body Reprovi
 
 // GetInstallRunnerPolicy The install's runner version policy and target
 //
+// The install's runner version policy and target.
+//
 // Corresponds with GET /v1/installs/{id}/runner-policy (the `GetInstallRunnerPolicy` operationId).
 func (c *Client) GetInstallRunnerPolicy(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetInstallRunnerPolicyRequest(c.Server, id)
@@ -2243,6 +2365,8 @@ func (c *Client) CreateRunnerUpdate(ctx context.Context, id string, body CreateR
 
 // GetRunnerUpdate Get a runner update
 //
+// Get a runner update.
+//
 // Corresponds with GET /v1/installs/{id}/runner-updates/{uid} (the `GetRunnerUpdate` operationId).
 func (c *Client) GetRunnerUpdate(ctx context.Context, id string, uid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRunnerUpdateRequest(c.Server, id, uid)
@@ -2274,6 +2398,8 @@ func (c *Client) GetRunnerHelmInstall(ctx context.Context, id string, params *Ge
 }
 
 // ListSupportBundles List an install's support bundles (those not expired)
+//
+// List an install's support bundles (those not expired).
 //
 // Corresponds with GET /v1/installs/{id}/support-bundles (the `ListSupportBundles` operationId).
 func (c *Client) ListSupportBundles(ctx context.Context, id string, params *ListSupportBundlesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2323,6 +2449,8 @@ func (c *Client) DeleteSupportBundle(ctx context.Context, id string, bundle stri
 }
 
 // GetSupportBundle Get a support bundle
+//
+// Get a support bundle.
 //
 // Corresponds with GET /v1/installs/{id}/support-bundles/{bundle} (the `GetSupportBundle` operationId).
 func (c *Client) GetSupportBundle(ctx context.Context, id string, bundle string, params *GetSupportBundleParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2394,6 +2522,8 @@ func (c *Client) UpdateInputs(ctx context.Context, id string, body UpdateInputsJ
 
 // GetJob Get a job with its attempts and status history
 //
+// Get a job with its attempts and status history.
+//
 // Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
 func (c *Client) GetJob(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetJobRequest(c.Server, id)
@@ -2426,6 +2556,8 @@ func (c *Client) GetJobLogs(ctx context.Context, id string, params *GetJobLogsPa
 
 // GetOpenAPI This document
 //
+// This document.
+//
 // Corresponds with GET /v1/openapi.json (the `GetOpenAPI` operationId).
 func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOpenAPIRequest(c.Server)
@@ -2440,6 +2572,8 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 }
 
 // GetOrg The org of the request's API token
+//
+// The org of the request's API token.
 //
 // Corresponds with GET /v1/org (the `GetOrg` operationId).
 func (c *Client) GetOrg(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2494,6 +2628,8 @@ func (c *Client) PutOrgRunnerPolicy(ctx context.Context, body PutOrgRunnerPolicy
 
 // ListRunnerVersions List the published runner versions (outpost runner publish), newest first
 //
+// List the published runner versions (outpost runner publish), newest first.
+//
 // Corresponds with GET /v1/runner-versions (the `ListRunnerVersions` operationId).
 func (c *Client) ListRunnerVersions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListRunnerVersionsRequest(c.Server)
@@ -2525,6 +2661,8 @@ func (c *Client) ListRunners(ctx context.Context, reqEditors ...RequestEditorFn)
 }
 
 // GetRunner Get a runner
+//
+// Get a runner.
 //
 // Corresponds with GET /v1/runners/{id} (the `GetRunner` operationId).
 func (c *Client) GetRunner(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2558,6 +2696,8 @@ func (c *Client) RotateRegistrationToken(ctx context.Context, id string, reqEdit
 
 // RevokeRunnerTokens Revoke every access token of a runner
 //
+// Revoke every access token of a runner.
+//
 // Corresponds with POST /v1/runners/{id}/revoke-tokens (the `RevokeRunnerTokens` operationId).
 func (c *Client) RevokeRunnerTokens(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeRunnerTokensRequest(c.Server, id)
@@ -2572,6 +2712,8 @@ func (c *Client) RevokeRunnerTokens(ctx context.Context, id string, reqEditors .
 }
 
 // ListTokens List the org's API tokens (never their values)
+//
+// List the org's API tokens (never their values).
 //
 // Corresponds with GET /v1/tokens (the `ListTokens` operationId).
 func (c *Client) ListTokens(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2625,6 +2767,8 @@ func (c *Client) CreateToken(ctx context.Context, body CreateTokenJSONRequestBod
 }
 
 // RevokeToken Revoke an API token
+//
+// Revoke an API token.
 //
 // Corresponds with DELETE /v1/tokens/{id} (the `RevokeToken` operationId).
 func (c *Client) RevokeToken(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6243,12 +6387,16 @@ type ClientWithResponsesInterface interface {
 
 	// HealthzWithResponse Health: answers once the database does
 	//
+	// 200 while the API's database answers, 503 (status unavailable) while it does not.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	HealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzResponse, error)
 
 	// ListAppsWithResponse List apps
+	//
+	// List apps.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6257,12 +6405,16 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAppWithBodyWithResponse Create an app
 	//
+	// Create an app.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/apps (the `CreateApp` operationId).
 	CreateAppWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAppResponse, error)
 
 	// CreateAppWithResponse Create an app
+	//
+	// Create an app.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6279,6 +6431,8 @@ type ClientWithResponsesInterface interface {
 	DeleteAppWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteAppResponse, error)
 
 	// GetAppWithResponse Get an app
+	//
+	// Get an app.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6314,12 +6468,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetBuildWithResponse Get a build and its artifact
 	//
+	// Get a build and its artifact.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/apps/{id}/builds/{build_id} (the `GetBuild` operationId).
 	GetBuildWithResponse(ctx context.Context, id string, buildId string, reqEditors ...RequestEditorFn) (*GetBuildResponse, error)
 
 	// ListComponentsWithResponse List an app's components
+	//
+	// List an app's components.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6346,6 +6504,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListAppConfigsWithResponse List an app's config versions, newest first
 	//
+	// List an app's config versions, newest first.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/apps/{id}/configs (the `ListAppConfigs` operationId).
@@ -6362,12 +6522,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetAppConfigWithResponse Get a config version (a number, or latest)
 	//
+	// Get a config version (a number, or latest).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/apps/{id}/configs/{version} (the `GetAppConfig` operationId).
 	GetAppConfigWithResponse(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*GetAppConfigResponse, error)
 
 	// ListReleasesWithResponse List the app's releases, newest first (50)
+	//
+	// List the app's releases, newest first (50).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6393,6 +6557,8 @@ type ClientWithResponsesInterface interface {
 	CreateReleaseWithResponse(ctx context.Context, id string, body CreateReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReleaseResponse, error)
 
 	// GetReleaseWithResponse Get a release: its status and each batch's installs (state, operation, versions, progress)
+	//
+	// Get a release: its status and each batch's installs (state, operation, versions, progress).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6455,12 +6621,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetComponentWithResponse Get a component
 	//
+	// Get a component.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/components/{id} (the `GetComponent` operationId).
 	GetComponentWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetComponentResponse, error)
 
 	// ListInstallsWithResponse List installs
+	//
+	// List installs.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6496,12 +6666,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetInstallWithResponse Get an install
 	//
+	// Get an install.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/installs/{id} (the `GetInstall` operationId).
 	GetInstallWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetInstallResponse, error)
 
 	// SetApprovalModeWithBodyWithResponse Set how the install's plans are approved
+	//
+	// Set how the install's plans are approved.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6510,12 +6684,16 @@ type ClientWithResponsesInterface interface {
 
 	// SetApprovalModeWithResponse Set how the install's plans are approved
 	//
+	// Set how the install's plans are approved.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/installs/{id}/approval-mode (the `SetApprovalMode` operationId).
 	SetApprovalModeWithResponse(ctx context.Context, id string, body SetApprovalModeJSONRequestBody, reqEditors ...RequestEditorFn) (*SetApprovalModeResponse, error)
 
 	// ListCommandsWithResponse List an install's commands
+	//
+	// List an install's commands.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6541,6 +6719,8 @@ type ClientWithResponsesInterface interface {
 	CreateCommandWithResponse(ctx context.Context, id string, body CreateCommandJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCommandResponse, error)
 
 	// GetCommandWithResponse Get a command
+	//
+	// Get a command.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6639,6 +6819,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetDriftWithResponse What the drift checks found: per sandbox and component, drifted, since when, the plan
 	//
+	// What the drift checks found: per sandbox and component, drifted, since when, the plan.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/installs/{id}/drift (the `GetDrift` operationId).
@@ -6691,12 +6873,16 @@ type ClientWithResponsesInterface interface {
 
 	// ListInputVersionsWithResponse List the install's inputs versions, newest first (the names each changed, never the values)
 	//
+	// List the install's inputs versions, newest first (the names each changed, never the values).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/installs/{id}/inputs/versions (the `ListInputVersions` operationId).
 	ListInputVersionsWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ListInputVersionsResponse, error)
 
 	// ListInstallJobsWithResponse List an install's jobs
+	//
+	// List an install's jobs.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6759,6 +6945,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetMaintenanceWindowsWithResponse The install's maintenance windows and the one open now or next
 	//
+	// The install's maintenance windows and the one open now or next.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/installs/{id}/maintenance-windows (the `GetMaintenanceWindows` operationId).
@@ -6784,12 +6972,16 @@ type ClientWithResponsesInterface interface {
 
 	// ListOperationsWithResponse List an install's operations
 	//
+	// List an install's operations.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/installs/{id}/operations (the `ListOperations` operationId).
 	ListOperationsWithResponse(ctx context.Context, id string, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*ListOperationsResponse, error)
 
 	// GetOperationWithResponse Get an operation with its steps (status, times, jobs, plan)
+	//
+	// Get an operation with its steps (status, times, jobs, plan).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6870,6 +7062,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetInstallRunnerPolicyWithResponse The install's runner version policy and target
 	//
+	// The install's runner version policy and target.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/installs/{id}/runner-policy (the `GetInstallRunnerPolicy` operationId).
@@ -6913,6 +7107,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetRunnerUpdateWithResponse Get a runner update
 	//
+	// Get a runner update.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/installs/{id}/runner-updates/{uid} (the `GetRunnerUpdate` operationId).
@@ -6928,6 +7124,8 @@ type ClientWithResponsesInterface interface {
 	GetRunnerHelmInstallWithResponse(ctx context.Context, id string, params *GetRunnerHelmInstallParams, reqEditors ...RequestEditorFn) (*GetRunnerHelmInstallResponse, error)
 
 	// ListSupportBundlesWithResponse List an install's support bundles (those not expired)
+	//
+	// List an install's support bundles (those not expired).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6953,6 +7151,8 @@ type ClientWithResponsesInterface interface {
 	DeleteSupportBundleWithResponse(ctx context.Context, id string, bundle string, reqEditors ...RequestEditorFn) (*DeleteSupportBundleResponse, error)
 
 	// GetSupportBundleWithResponse Get a support bundle
+	//
+	// Get a support bundle.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6988,6 +7188,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetJobWithResponse Get a job with its attempts and status history
 	//
+	// Get a job with its attempts and status history.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
@@ -7004,12 +7206,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetOpenAPIWithResponse This document
 	//
+	// This document.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
 	// GetOrgWithResponse The org of the request's API token
+	//
+	// The org of the request's API token.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7036,6 +7242,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListRunnerVersionsWithResponse List the published runner versions (outpost runner publish), newest first
 	//
+	// List the published runner versions (outpost runner publish), newest first.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/runner-versions (the `ListRunnerVersions` operationId).
@@ -7051,6 +7259,8 @@ type ClientWithResponsesInterface interface {
 	ListRunnersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListRunnersResponse, error)
 
 	// GetRunnerWithResponse Get a runner
+	//
+	// Get a runner.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7068,12 +7278,16 @@ type ClientWithResponsesInterface interface {
 
 	// RevokeRunnerTokensWithResponse Revoke every access token of a runner
 	//
+	// Revoke every access token of a runner.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/runners/{id}/revoke-tokens (the `RevokeRunnerTokens` operationId).
 	RevokeRunnerTokensWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*RevokeRunnerTokensResponse, error)
 
 	// ListTokensWithResponse List the org's API tokens (never their values)
+	//
+	// List the org's API tokens (never their values).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7100,6 +7314,8 @@ type ClientWithResponsesInterface interface {
 
 	// RevokeTokenWithResponse Revoke an API token
 	//
+	// Revoke an API token.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/tokens/{id} (the `RevokeToken` operationId).
@@ -7111,6 +7327,8 @@ type HealthzResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Health
 }
@@ -7118,6 +7336,11 @@ type HealthzResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r HealthzResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HealthzResponse) GetJSON413() *Error {
+	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -12194,11 +12417,18 @@ type GetOpenAPIResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *OpenAPIDocument
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOpenAPIResponse) GetJSON200() *OpenAPIDocument {
 	return r.JSON200
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetOpenAPIResponse) GetJSON413() *Error {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -12831,6 +13061,8 @@ func (r RevokeTokenResponse) ContentType() string {
 
 // HealthzWithResponse Health: answers once the database does
 //
+// 200 while the API's database answers, 503 (status unavailable) while it does not.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /healthz (the `Healthz` operationId).
@@ -12843,6 +13075,8 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 }
 
 // ListAppsWithResponse List apps
+//
+// List apps.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12857,6 +13091,8 @@ func (c *ClientWithResponses) ListAppsWithResponse(ctx context.Context, reqEdito
 
 // CreateAppWithBodyWithResponse Create an app
 //
+// Create an app.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/apps (the `CreateApp` operationId).
@@ -12869,6 +13105,8 @@ func (c *ClientWithResponses) CreateAppWithBodyWithResponse(ctx context.Context,
 }
 
 // CreateAppWithResponse Create an app
+//
+// Create an app.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12897,6 +13135,8 @@ func (c *ClientWithResponses) DeleteAppWithResponse(ctx context.Context, id stri
 }
 
 // GetAppWithResponse Get an app
+//
+// Get an app.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12956,6 +13196,8 @@ func (c *ClientWithResponses) RebuildWithResponse(ctx context.Context, id string
 
 // GetBuildWithResponse Get a build and its artifact
 //
+// Get a build and its artifact.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/apps/{id}/builds/{build_id} (the `GetBuild` operationId).
@@ -12968,6 +13210,8 @@ func (c *ClientWithResponses) GetBuildWithResponse(ctx context.Context, id strin
 }
 
 // ListComponentsWithResponse List an app's components
+//
+// List an app's components.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13012,6 +13256,8 @@ func (c *ClientWithResponses) CreateComponentWithResponse(ctx context.Context, i
 
 // ListAppConfigsWithResponse List an app's config versions, newest first
 //
+// List an app's config versions, newest first.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/apps/{id}/configs (the `ListAppConfigs` operationId).
@@ -13040,6 +13286,8 @@ func (c *ClientWithResponses) SyncAppConfigWithBodyWithResponse(ctx context.Cont
 
 // GetAppConfigWithResponse Get a config version (a number, or latest)
 //
+// Get a config version (a number, or latest).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/apps/{id}/configs/{version} (the `GetAppConfig` operationId).
@@ -13052,6 +13300,8 @@ func (c *ClientWithResponses) GetAppConfigWithResponse(ctx context.Context, id s
 }
 
 // ListReleasesWithResponse List the app's releases, newest first (50)
+//
+// List the app's releases, newest first (50).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13095,6 +13345,8 @@ func (c *ClientWithResponses) CreateReleaseWithResponse(ctx context.Context, id 
 }
 
 // GetReleaseWithResponse Get a release: its status and each batch's installs (state, operation, versions, progress)
+//
+// Get a release: its status and each batch's installs (state, operation, versions, progress).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13199,6 +13451,8 @@ func (c *ClientWithResponses) DeleteComponentWithResponse(ctx context.Context, i
 
 // GetComponentWithResponse Get a component
 //
+// Get a component.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/components/{id} (the `GetComponent` operationId).
@@ -13211,6 +13465,8 @@ func (c *ClientWithResponses) GetComponentWithResponse(ctx context.Context, id s
 }
 
 // ListInstallsWithResponse List installs
+//
+// List installs.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13270,6 +13526,8 @@ func (c *ClientWithResponses) DeleteInstallWithResponse(ctx context.Context, id 
 
 // GetInstallWithResponse Get an install
 //
+// Get an install.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/installs/{id} (the `GetInstall` operationId).
@@ -13282,6 +13540,8 @@ func (c *ClientWithResponses) GetInstallWithResponse(ctx context.Context, id str
 }
 
 // SetApprovalModeWithBodyWithResponse Set how the install's plans are approved
+//
+// Set how the install's plans are approved.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13296,6 +13556,8 @@ func (c *ClientWithResponses) SetApprovalModeWithBodyWithResponse(ctx context.Co
 
 // SetApprovalModeWithResponse Set how the install's plans are approved
 //
+// Set how the install's plans are approved.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/installs/{id}/approval-mode (the `SetApprovalMode` operationId).
@@ -13308,6 +13570,8 @@ func (c *ClientWithResponses) SetApprovalModeWithResponse(ctx context.Context, i
 }
 
 // ListCommandsWithResponse List an install's commands
+//
+// List an install's commands.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13351,6 +13615,8 @@ func (c *ClientWithResponses) CreateCommandWithResponse(ctx context.Context, id 
 }
 
 // GetCommandWithResponse Get a command
+//
+// Get a command.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13515,6 +13781,8 @@ func (c *ClientWithResponses) DeprovisionInstallWithResponse(ctx context.Context
 
 // GetDriftWithResponse What the drift checks found: per sandbox and component, drifted, since when, the plan
 //
+// What the drift checks found: per sandbox and component, drifted, since when, the plan.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/installs/{id}/drift (the `GetDrift` operationId).
@@ -13603,6 +13871,8 @@ func (c *ClientWithResponses) PatchInstallInputsWithResponse(ctx context.Context
 
 // ListInputVersionsWithResponse List the install's inputs versions, newest first (the names each changed, never the values)
 //
+// List the install's inputs versions, newest first (the names each changed, never the values).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/installs/{id}/inputs/versions (the `ListInputVersions` operationId).
@@ -13615,6 +13885,8 @@ func (c *ClientWithResponses) ListInputVersionsWithResponse(ctx context.Context,
 }
 
 // ListInstallJobsWithResponse List an install's jobs
+//
+// List an install's jobs.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13719,6 +13991,8 @@ func (c *ClientWithResponses) CreateLogsRequestWithResponse(ctx context.Context,
 
 // GetMaintenanceWindowsWithResponse The install's maintenance windows and the one open now or next
 //
+// The install's maintenance windows and the one open now or next.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/installs/{id}/maintenance-windows (the `GetMaintenanceWindows` operationId).
@@ -13762,6 +14036,8 @@ func (c *ClientWithResponses) SetMaintenanceWindowsWithResponse(ctx context.Cont
 
 // ListOperationsWithResponse List an install's operations
 //
+// List an install's operations.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/installs/{id}/operations (the `ListOperations` operationId).
@@ -13774,6 +14050,8 @@ func (c *ClientWithResponses) ListOperationsWithResponse(ctx context.Context, id
 }
 
 // GetOperationWithResponse Get an operation with its steps (status, times, jobs, plan)
+//
+// Get an operation with its steps (status, times, jobs, plan).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13908,6 +14186,8 @@ func (c *ClientWithResponses) ReprovisionInstallWithResponse(ctx context.Context
 
 // GetInstallRunnerPolicyWithResponse The install's runner version policy and target
 //
+// The install's runner version policy and target.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/installs/{id}/runner-policy (the `GetInstallRunnerPolicy` operationId).
@@ -13981,6 +14261,8 @@ func (c *ClientWithResponses) CreateRunnerUpdateWithResponse(ctx context.Context
 
 // GetRunnerUpdateWithResponse Get a runner update
 //
+// Get a runner update.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/installs/{id}/runner-updates/{uid} (the `GetRunnerUpdate` operationId).
@@ -14008,6 +14290,8 @@ func (c *ClientWithResponses) GetRunnerHelmInstallWithResponse(ctx context.Conte
 }
 
 // ListSupportBundlesWithResponse List an install's support bundles (those not expired)
+//
+// List an install's support bundles (those not expired).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14051,6 +14335,8 @@ func (c *ClientWithResponses) DeleteSupportBundleWithResponse(ctx context.Contex
 }
 
 // GetSupportBundleWithResponse Get a support bundle
+//
+// Get a support bundle.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14110,6 +14396,8 @@ func (c *ClientWithResponses) UpdateInputsWithResponse(ctx context.Context, id s
 
 // GetJobWithResponse Get a job with its attempts and status history
 //
+// Get a job with its attempts and status history.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
@@ -14138,6 +14426,8 @@ func (c *ClientWithResponses) GetJobLogsWithResponse(ctx context.Context, id str
 
 // GetOpenAPIWithResponse This document
 //
+// This document.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/openapi.json (the `GetOpenAPI` operationId).
@@ -14150,6 +14440,8 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 }
 
 // GetOrgWithResponse The org of the request's API token
+//
+// The org of the request's API token.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14194,6 +14486,8 @@ func (c *ClientWithResponses) PutOrgRunnerPolicyWithResponse(ctx context.Context
 
 // ListRunnerVersionsWithResponse List the published runner versions (outpost runner publish), newest first
 //
+// List the published runner versions (outpost runner publish), newest first.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/runner-versions (the `ListRunnerVersions` operationId).
@@ -14221,6 +14515,8 @@ func (c *ClientWithResponses) ListRunnersWithResponse(ctx context.Context, reqEd
 }
 
 // GetRunnerWithResponse Get a runner
+//
+// Get a runner.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14250,6 +14546,8 @@ func (c *ClientWithResponses) RotateRegistrationTokenWithResponse(ctx context.Co
 
 // RevokeRunnerTokensWithResponse Revoke every access token of a runner
 //
+// Revoke every access token of a runner.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/runners/{id}/revoke-tokens (the `RevokeRunnerTokens` operationId).
@@ -14262,6 +14560,8 @@ func (c *ClientWithResponses) RevokeRunnerTokensWithResponse(ctx context.Context
 }
 
 // ListTokensWithResponse List the org's API tokens (never their values)
+//
+// List the org's API tokens (never their values).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14306,6 +14606,8 @@ func (c *ClientWithResponses) CreateTokenWithResponse(ctx context.Context, body 
 
 // RevokeTokenWithResponse Revoke an API token
 //
+// Revoke an API token.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/tokens/{id} (the `RevokeToken` operationId).
@@ -14337,6 +14639,13 @@ func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Health
@@ -18400,6 +18709,13 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 

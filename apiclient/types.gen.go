@@ -9,33 +9,6 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
-// Defines values for AppConfigInputsType.
-const (
-	AppConfigInputsTypeBool   AppConfigInputsType = "bool"
-	AppConfigInputsTypeList   AppConfigInputsType = "list"
-	AppConfigInputsTypeMap    AppConfigInputsType = "map"
-	AppConfigInputsTypeNumber AppConfigInputsType = "number"
-	AppConfigInputsTypeString AppConfigInputsType = "string"
-)
-
-// Valid indicates whether the value is a known member of the AppConfigInputsType enum.
-func (e AppConfigInputsType) Valid() bool {
-	switch e {
-	case AppConfigInputsTypeBool:
-		return true
-	case AppConfigInputsTypeList:
-		return true
-	case AppConfigInputsTypeMap:
-		return true
-	case AppConfigInputsTypeNumber:
-		return true
-	case AppConfigInputsTypeString:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ApprovalModeApprovalMode.
 const (
 	ApproveAll ApprovalModeApprovalMode = "approve-all"
@@ -126,6 +99,33 @@ func (e ConfigBuildStatus) Valid() bool {
 	case ConfigBuildStatusRunning:
 		return true
 	case ConfigBuildStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConfigInputType.
+const (
+	Bool   ConfigInputType = "bool"
+	List   ConfigInputType = "list"
+	Map    ConfigInputType = "map"
+	Number ConfigInputType = "number"
+	String ConfigInputType = "string"
+)
+
+// Valid indicates whether the value is a known member of the ConfigInputType enum.
+func (e ConfigInputType) Valid() bool {
+	switch e {
+	case Bool:
+		return true
+	case List:
+		return true
+	case Map:
+		return true
+	case Number:
+		return true
+	case String:
 		return true
 	default:
 		return false
@@ -411,34 +411,7 @@ func (e SupportBundleStatus) Valid() bool {
 	}
 }
 
-// Defines values for SyncedAppConfigInputsType.
-const (
-	SyncedAppConfigInputsTypeBool   SyncedAppConfigInputsType = "bool"
-	SyncedAppConfigInputsTypeList   SyncedAppConfigInputsType = "list"
-	SyncedAppConfigInputsTypeMap    SyncedAppConfigInputsType = "map"
-	SyncedAppConfigInputsTypeNumber SyncedAppConfigInputsType = "number"
-	SyncedAppConfigInputsTypeString SyncedAppConfigInputsType = "string"
-)
-
-// Valid indicates whether the value is a known member of the SyncedAppConfigInputsType enum.
-func (e SyncedAppConfigInputsType) Valid() bool {
-	switch e {
-	case SyncedAppConfigInputsTypeBool:
-		return true
-	case SyncedAppConfigInputsTypeList:
-		return true
-	case SyncedAppConfigInputsTypeMap:
-		return true
-	case SyncedAppConfigInputsTypeNumber:
-		return true
-	case SyncedAppConfigInputsTypeString:
-		return true
-	default:
-		return false
-	}
-}
-
-// App defines model for App.
+// App App is the vendor's product.
 type App struct {
 	CreatedAt   time.Time `json:"created_at"`
 	Description string    `json:"description"`
@@ -448,68 +421,38 @@ type App struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-// AppConfig defines model for AppConfig.
+// AppConfig AppConfig is a config version as the API shows it. Sensitive input defaults are left out; variables are not shown (they are in the files).
 type AppConfig struct {
-	App struct {
-		Description string `json:"description"`
-		Name        string `json:"name"`
-	} `json:"app"`
-	AppId      string `json:"app_id"`
-	Components []struct {
-		DeclaredDependencies []string `json:"declared_dependencies"`
-
-		// Dependencies effective: declared and implied by template references
-		Dependencies []string `json:"dependencies"`
-		File         string   `json:"file"`
-
-		// Image a container_image's image reference
-		Image *string `json:"image,omitempty"`
-		Name  string  `json:"name"`
-
-		// Source a terraform_module's module or a helm_chart's chart: a directory of the config
-		Source *string `json:"source,omitempty"`
-		Type   string  `json:"type"`
-	} `json:"components"`
+	// App ConfigApp is the app a config is for.
+	App        ConfigApp         `json:"app"`
+	AppId      string            `json:"app_id"`
+	Components []ConfigComponent `json:"components"`
 
 	// Created only in a sync's answer: false when the config was the latest version already
-	Created   *bool     `json:"created,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	Files     []string  `json:"files"`
-	Inputs    []struct {
-		// Default left out when sensitive
-		Default     interface{}         `json:"default,omitempty"`
-		Description *string             `json:"description,omitempty"`
-		Name        string              `json:"name"`
-		Required    bool                `json:"required"`
-		Sensitive   bool                `json:"sensitive"`
-		Type        AppConfigInputsType `json:"type"`
-	} `json:"inputs"`
+	Created   *bool         `json:"created,omitempty"`
+	CreatedAt time.Time     `json:"created_at"`
+	Files     []string      `json:"files"`
+	Inputs    []ConfigInput `json:"inputs"`
 
 	// Levels the components grouped for deployment: each level depends only on earlier ones
-	Levels  [][]string `json:"levels"`
-	Sandbox struct {
-		Source string `json:"source"`
-	} `json:"sandbox"`
-	Version int `json:"version"`
+	Levels [][]string `json:"levels"`
+
+	// Sandbox ConfigSandbox is a config's sandbox: the install's base infrastructure.
+	Sandbox ConfigSandbox `json:"sandbox"`
+	Version int           `json:"version"`
 }
 
-// AppConfigInputsType defines model for AppConfig.Inputs.Type.
-type AppConfigInputsType string
-
-// AppConfigList defines model for AppConfigList.
+// AppConfigList AppConfigList is an app's config versions, newest first.
 type AppConfigList struct {
-	Configs []struct {
-		CreatedAt time.Time `json:"created_at"`
-		Version   int       `json:"version"`
-	} `json:"configs"`
+	Configs []ConfigVersion `json:"configs"`
 }
 
-// AppList defines model for AppList.
+// AppList AppList is the org's apps.
 type AppList struct {
 	Apps []App `json:"apps"`
 }
 
-// ApprovalMode defines model for ApprovalMode.
+// ApprovalMode ApprovalMode is how an install's plans are approved.
 type ApprovalMode struct {
 	ApprovalMode ApprovalModeApprovalMode `json:"approval_mode"`
 }
@@ -517,7 +460,7 @@ type ApprovalMode struct {
 // ApprovalModeApprovalMode defines model for ApprovalMode.ApprovalMode.
 type ApprovalModeApprovalMode string
 
-// AuditEvent defines model for AuditEvent.
+// AuditEvent AuditEvent is one changing call to the API (or a refused one), recorded once answered. Never the request's body.
 type AuditEvent struct {
 	// Action the route's operationId
 	Action string `json:"action"`
@@ -548,7 +491,7 @@ type AuditEvent struct {
 	Via string `json:"via"`
 }
 
-// AuditEventList defines model for AuditEventList.
+// AuditEventList AuditEventList is a page of the org's audit log, newest first.
 type AuditEventList struct {
 	Events []AuditEvent `json:"events"`
 
@@ -556,7 +499,7 @@ type AuditEventList struct {
 	NextBefore *string `json:"next_before,omitempty"`
 }
 
-// Build defines model for Build.
+// Build Build turns a component's source into an artifact in the vendor's registry. The artifact's fields are set only once it succeeded.
 type Build struct {
 	AppId string `json:"app_id"`
 
@@ -602,12 +545,12 @@ type Build struct {
 // BuildStatus defines model for Build.Status.
 type BuildStatus string
 
-// BuildList defines model for BuildList.
+// BuildList BuildList is an app's builds.
 type BuildList struct {
 	Builds []Build `json:"builds"`
 }
 
-// Command defines model for Command.
+// Command Command is a debug command run on an install's runner, in the words of its request.
 type Command struct {
 	Command    []string   `json:"command"`
 	CreatedAt  time.Time  `json:"created_at"`
@@ -628,12 +571,12 @@ type Command struct {
 // CommandStatus defines model for Command.Status.
 type CommandStatus string
 
-// CommandList defines model for CommandList.
+// CommandList CommandList is an install's commands, newest first.
 type CommandList struct {
 	Commands []Command `json:"commands"`
 }
 
-// Component defines model for Component.
+// Component Component is one deployable part of an app.
 type Component struct {
 	AppId        string                 `json:"app_id"`
 	Config       map[string]interface{} `json:"config"`
@@ -646,15 +589,18 @@ type Component struct {
 	UpdatedAt    time.Time              `json:"updated_at"`
 }
 
-// ComponentList defines model for ComponentList.
+// ComponentList ComponentList is an app's components.
 type ComponentList struct {
 	Components []Component `json:"components"`
 }
 
-// ConfigArchive the config directory as a gzipped tar (application/gzip), or multipart/form-data with one part per file, named by its path (e.g. components/db.toml)
-type ConfigArchive = openapi_types.File
+// ConfigApp ConfigApp is the app a config is for.
+type ConfigApp struct {
+	Description string `json:"description"`
+	Name        string `json:"name"`
+}
 
-// ConfigBuild defines model for ConfigBuild.
+// ConfigBuild ConfigBuild is a build a config version uses, as a sync answers it.
 type ConfigBuild struct {
 	Component     string `json:"component"`
 	ComponentType string `json:"component_type"`
@@ -677,7 +623,38 @@ type ConfigBuild struct {
 // ConfigBuildStatus defines model for ConfigBuild.Status.
 type ConfigBuildStatus string
 
-// ConfigProblem defines model for ConfigProblem.
+// ConfigComponent ConfigComponent is a component a config defines.
+type ConfigComponent struct {
+	DeclaredDependencies []string `json:"declared_dependencies"`
+
+	// Dependencies effective: declared and implied by template references
+	Dependencies []string `json:"dependencies"`
+	File         string   `json:"file"`
+
+	// Image a container_image's image reference
+	Image *string `json:"image,omitempty"`
+	Name  string  `json:"name"`
+
+	// Source a terraform_module's module or a helm_chart's chart: a directory of the config
+	Source *string `json:"source,omitempty"`
+	Type   string  `json:"type"`
+}
+
+// ConfigInput ConfigInput is an input a config declares: a typed value each install is given.
+type ConfigInput struct {
+	// Default left out when sensitive
+	Default     interface{}     `json:"default,omitempty"`
+	Description *string         `json:"description,omitempty"`
+	Name        string          `json:"name"`
+	Required    bool            `json:"required"`
+	Sensitive   bool            `json:"sensitive"`
+	Type        ConfigInputType `json:"type"`
+}
+
+// ConfigInputType defines model for ConfigInput.Type.
+type ConfigInputType string
+
+// ConfigProblem ConfigProblem is one problem of a config.
 type ConfigProblem struct {
 	// File the file, relative to the config's root
 	File string `json:"file"`
@@ -687,7 +664,18 @@ type ConfigProblem struct {
 	Message string `json:"message"`
 }
 
-// ConnectionError defines model for ConnectionError.
+// ConfigSandbox ConfigSandbox is a config's sandbox: the install's base infrastructure.
+type ConfigSandbox struct {
+	Source string `json:"source"`
+}
+
+// ConfigVersion ConfigVersion is one version in an app's list of config versions.
+type ConfigVersion struct {
+	CreatedAt time.Time `json:"created_at"`
+	Version   int       `json:"version"`
+}
+
+// ConnectionError ConnectionError is a call a runner failed to make to the gateway, as the runner reported it.
 type ConnectionError struct {
 	At      time.Time           `json:"at"`
 	Kind    ConnectionErrorKind `json:"kind"`
@@ -697,20 +685,20 @@ type ConnectionError struct {
 // ConnectionErrorKind defines model for ConnectionError.Kind.
 type ConnectionErrorKind string
 
-// CreateAppRequest defines model for CreateAppRequest.
+// CreateAppRequest CreateAppRequest creates an app.
 type CreateAppRequest struct {
 	Description *string `json:"description,omitempty"`
 	Name        string  `json:"name"`
 }
 
-// CreateCommandRequest defines model for CreateCommandRequest.
+// CreateCommandRequest CreateCommandRequest runs a debug command on an install's runner.
 type CreateCommandRequest struct {
 	// Command argv: the program and its arguments, each at most 4 KiB
 	Command        []string `json:"command"`
 	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
 }
 
-// CreateComponentRequest defines model for CreateComponentRequest.
+// CreateComponentRequest CreateComponentRequest adds a component to an app.
 type CreateComponentRequest struct {
 	Config *map[string]interface{} `json:"config,omitempty"`
 
@@ -723,17 +711,17 @@ type CreateComponentRequest struct {
 // CreateComponentRequestType defines model for CreateComponentRequest.Type.
 type CreateComponentRequestType string
 
-// CreateInstallRequest defines model for CreateInstallRequest.
+// CreateInstallRequest CreateInstallRequest creates an install and its runner.
 type CreateInstallRequest struct {
 	AppId  string          `json:"app_id"`
 	Inputs *[]InputRequest `json:"inputs,omitempty"`
 
-	// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
+	// Labels Labels select installs in a release. Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.].
 	Labels *Labels `json:"labels,omitempty"`
 	Name   string  `json:"name"`
 }
 
-// CreateLogsRequest defines model for CreateLogsRequest.
+// CreateLogsRequest CreateLogsRequest reads one namespace's (or workload's) events and container logs since a time, on an install's runner.
 type CreateLogsRequest struct {
 	// Namespace the namespace whose events and container logs to read
 	Namespace    string `json:"namespace"`
@@ -744,7 +732,7 @@ type CreateLogsRequest struct {
 	Workload *string `json:"workload,omitempty"`
 }
 
-// CreateReleaseRequest defines model for CreateReleaseRequest.
+// CreateReleaseRequest CreateReleaseRequest deploys a config version to some of an app's installs, in batches.
 type CreateReleaseRequest struct {
 	// BatchPercent installs per batch as a percentage of those selected, rounded up (instead of batch_size)
 	BatchPercent *int `json:"batch_percent,omitempty"`
@@ -756,14 +744,16 @@ type CreateReleaseRequest struct {
 	ConfigVersion *int `json:"config_version,omitempty"`
 
 	// FailureThreshold failed installs that halt the release (default 1)
-	FailureThreshold *int           `json:"failure_threshold,omitempty"`
-	Installs         ReleaseTargets `json:"installs"`
+	FailureThreshold *int `json:"failure_threshold,omitempty"`
+
+	// Installs ReleaseTargets says which of the app's installs a release deploys: exactly one of all, ids, names or selector.
+	Installs ReleaseTargets `json:"installs"`
 
 	// PauseBetweenBatches a Go duration, e.g. 30s
 	PauseBetweenBatches *string `json:"pause_between_batches,omitempty"`
 }
 
-// CreateRunnerUpdateRequest defines model for CreateRunnerUpdateRequest.
+// CreateRunnerUpdateRequest CreateRunnerUpdateRequest updates an install's runner.
 type CreateRunnerUpdateRequest struct {
 	// DrainTimeoutSeconds how long the old runner waits for its running jobs before it hands over; past it the update fails and the jobs go on
 	DrainTimeoutSeconds *int `json:"drain_timeout_seconds,omitempty"`
@@ -775,19 +765,20 @@ type CreateRunnerUpdateRequest struct {
 	Version *string `json:"version,omitempty"`
 }
 
-// CreateTokenRequest defines model for CreateTokenRequest.
+// CreateTokenRequest CreateTokenRequest creates an API token of the caller's org.
 type CreateTokenRequest struct {
 	Name string `json:"name"`
 }
 
-// Decision defines model for Decision.
+// Decision Decision is the approval or denial of a step's plan.
 type Decision struct {
+	// Decision approved or denied
 	Decision    string `json:"decision"`
 	OperationId string `json:"operation_id"`
 	Step        string `json:"step"`
 }
 
-// DeployConfigRequest defines model for DeployConfigRequest.
+// DeployConfigRequest DeployConfigRequest brings an install to a config version.
 type DeployConfigRequest struct {
 	// ConfigVersion the app config version to bring the install to (1, 2, …); left out: the latest
 	ConfigVersion *int `json:"config_version,omitempty"`
@@ -799,24 +790,9 @@ type DeployConfigRequest struct {
 	PlanOnly *bool `json:"plan_only,omitempty"`
 }
 
-// Drift defines model for Drift.
+// Drift Drift is an install's drift schedule and what its checks found.
 type Drift struct {
-	Components []struct {
-		CheckedAt time.Time `json:"checked_at"`
-		Drifted   bool      `json:"drifted"`
-
-		// Name sandbox or a terraform component
-		Name string `json:"name"`
-
-		// OperationId the check that found it, or the operation whose apply cleared it
-		OperationId string `json:"operation_id"`
-
-		// Plan the plan that would bring it back (terraform's text, sensitive values redacted)
-		Plan *string `json:"plan,omitempty"`
-
-		// Since when a check first found it drifted
-		Since *time.Time `json:"since,omitempty"`
-	} `json:"components"`
+	Components []DriftedPart `json:"components"`
 
 	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
 	Every string `json:"every"`
@@ -825,7 +801,7 @@ type Drift struct {
 	Reconcile bool `json:"reconcile"`
 }
 
-// DriftSchedule defines model for DriftSchedule.
+// DriftSchedule DriftSchedule is an install's schedule of drift checks.
 type DriftSchedule struct {
 	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
 	Every string `json:"every"`
@@ -834,7 +810,7 @@ type DriftSchedule struct {
 	Reconcile bool `json:"reconcile"`
 }
 
-// DriftScheduleRequest defines model for DriftScheduleRequest.
+// DriftScheduleRequest DriftScheduleRequest sets an install's schedule of drift checks.
 type DriftScheduleRequest struct {
 	// Every a duration (30m, 6h): one check each; "" or "0": no schedule
 	Every string `json:"every"`
@@ -843,7 +819,25 @@ type DriftScheduleRequest struct {
 	Reconcile *bool `json:"reconcile,omitempty"`
 }
 
-// Error defines model for Error.
+// DriftedPart DriftedPart is what the last drift check (or a later apply) found of an install's sandbox or component.
+type DriftedPart struct {
+	CheckedAt time.Time `json:"checked_at"`
+	Drifted   bool      `json:"drifted"`
+
+	// Name sandbox or a terraform component
+	Name string `json:"name"`
+
+	// OperationId the check that found it, or the operation whose apply cleared it
+	OperationId string `json:"operation_id"`
+
+	// Plan the plan that would bring it back (terraform's text, sensitive values redacted)
+	Plan *string `json:"plan,omitempty"`
+
+	// Since when a check first found it drifted
+	Since *time.Time `json:"since,omitempty"`
+}
+
+// Error Error is the answer of every failed call.
 type Error struct {
 	// Code machine-readable, e.g. invalid_field, not_found, conflict, unauthorized, too_large
 	Code string `json:"code"`
@@ -853,13 +847,13 @@ type Error struct {
 	Message string  `json:"message"`
 }
 
-// Health defines model for Health.
+// Health Health says whether the API can serve: ok, or unavailable while its database does not answer.
 type Health struct {
 	// Status ok or unavailable
 	Status string `json:"status"`
 }
 
-// Input defines model for Input.
+// Input Input is one of an install's inputs: a sensitive one without its value.
 type Input struct {
 	Name      string `json:"name"`
 	Sensitive bool   `json:"sensitive"`
@@ -868,7 +862,7 @@ type Input struct {
 	Value *string `json:"value,omitempty"`
 }
 
-// InputRequest defines model for InputRequest.
+// InputRequest InputRequest sets one of an install's inputs.
 type InputRequest struct {
 	Name string `json:"name"`
 
@@ -877,7 +871,7 @@ type InputRequest struct {
 	Value     *string `json:"value,omitempty"`
 }
 
-// InputVersion defines model for InputVersion.
+// InputVersion InputVersion is one accepted change of an install's inputs: the names it set or removed, never their values.
 type InputVersion struct {
 	CreatedAt time.Time `json:"created_at"`
 
@@ -889,12 +883,12 @@ type InputVersion struct {
 	Version int      `json:"version"`
 }
 
-// InputVersionList defines model for InputVersionList.
+// InputVersionList InputVersionList is an install's inputs versions, newest first.
 type InputVersionList struct {
 	Versions []InputVersion `json:"versions"`
 }
 
-// Install defines model for Install.
+// Install Install is one customer's copy of an app, its sensitive input values left out.
 type Install struct {
 	AppId string `json:"app_id"`
 
@@ -912,13 +906,17 @@ type Install struct {
 	DriftReconcile *bool `json:"drift_reconcile,omitempty"`
 
 	// Drifted in the list only: the sandbox and components the drift checks found drifted
-	Drifted       *[]string `json:"drifted,omitempty"`
-	Id            string    `json:"id"`
-	Inputs        []Input   `json:"inputs"`
-	InputsVersion *int      `json:"inputs_version,omitempty"`
+	Drifted *[]string `json:"drifted,omitempty"`
+	Id      string    `json:"id"`
+	Inputs  []Input   `json:"inputs"`
 
-	// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
-	Labels        Labels         `json:"labels"`
+	// InputsVersion counts the accepted changes of the inputs
+	InputsVersion *int `json:"inputs_version,omitempty"`
+
+	// Labels select the install in a release
+	Labels Labels `json:"labels"`
+
+	// LastOperation in the list only: the install's newest operation (null: none yet)
 	LastOperation *LastOperation `json:"last_operation,omitempty"`
 
 	// MaintenanceWindows when work the platform starts on its own (a drift reconcile, a release) may run; empty: at any time
@@ -930,7 +928,7 @@ type Install struct {
 	UpdatedAt          time.Time           `json:"updated_at"`
 }
 
-// InstallComponent defines model for InstallComponent.
+// InstallComponent InstallComponent is which build an install's component runs: set when a deploy synced that build into the install's registry and applied it.
 type InstallComponent struct {
 	BuildId   string `json:"build_id"`
 	Component string `json:"component"`
@@ -946,17 +944,17 @@ type InstallComponent struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// InstallComponentList defines model for InstallComponentList.
+// InstallComponentList InstallComponentList is the builds an install's components run.
 type InstallComponentList struct {
 	Components []InstallComponent `json:"components"`
 }
 
-// InstallList defines model for InstallList.
+// InstallList InstallList is the org's installs, each with its newest operation and its drifted parts.
 type InstallList struct {
 	Installs []Install `json:"installs"`
 }
 
-// InvalidConfig defines model for InvalidConfig.
+// InvalidConfig InvalidConfig is the answer (422) to a config that does not validate: every problem, each with its file and key.
 type InvalidConfig struct {
 	// Code invalid_config
 	Code    string          `json:"code"`
@@ -964,7 +962,7 @@ type InvalidConfig struct {
 	Message string          `json:"message"`
 }
 
-// Job defines model for Job.
+// Job Job is one unit of work for one runner. Its manifest, inputs and outputs are never shown: they may hold rendered secrets.
 type Job struct {
 	Attempt           int        `json:"attempt"`
 	CancelRequestedAt *time.Time `json:"cancel_requested_at,omitempty"`
@@ -974,21 +972,32 @@ type Job struct {
 	FinishedAt        *time.Time `json:"finished_at,omitempty"`
 	Id                string     `json:"id"`
 	IdempotencyKey    *string    `json:"idempotency_key,omitempty"`
-	InstallId         *string    `json:"install_id,omitempty"`
-	LeaseExpiresAt    *time.Time `json:"lease_expires_at,omitempty"`
-	OrgId             string     `json:"org_id"`
-	RunnerId          string     `json:"runner_id"`
-	StartedAt         *time.Time `json:"started_at,omitempty"`
-	Status            JobStatus  `json:"status"`
-	TimeoutMs         *int       `json:"timeout_ms,omitempty"`
-	Type              string     `json:"type"`
-	UpdatedAt         time.Time  `json:"updated_at"`
+
+	// InputsAt when its deferred inputs became known
+	InputsAt *time.Time `json:"inputs_at,omitempty"`
+
+	// InputsDeferred queued before its inputs were known (they come from steps not finished then)
+	InputsDeferred *bool `json:"inputs_deferred,omitempty"`
+
+	// InputsWaitMs how long it may wait for its deferred inputs, in milliseconds
+	InputsWaitMs *int    `json:"inputs_wait_ms,omitempty"`
+	InstallId    *string `json:"install_id,omitempty"`
+
+	// LeaseExpiresAt when the current attempt's lease runs out unless its runner heartbeats
+	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
+	OrgId          string     `json:"org_id"`
+	RunnerId       string     `json:"runner_id"`
+	StartedAt      *time.Time `json:"started_at,omitempty"`
+	Status         JobStatus  `json:"status"`
+	TimeoutMs      *int       `json:"timeout_ms,omitempty"`
+	Type           string     `json:"type"`
+	UpdatedAt      time.Time  `json:"updated_at"`
 }
 
 // JobStatus defines model for Job.Status.
 type JobStatus string
 
-// JobAttempt defines model for JobAttempt.
+// JobAttempt JobAttempt is one claim of a job by a runner.
 type JobAttempt struct {
 	Attempt    int        `json:"attempt"`
 	ClaimedAt  time.Time  `json:"claimed_at"`
@@ -1002,34 +1011,47 @@ type JobAttempt struct {
 	Status        string  `json:"status"`
 }
 
-// JobDetail defines model for JobDetail.
+// JobDetail JobDetail is a job with its attempts and status history.
 type JobDetail struct {
-	Attempt           int             `json:"attempt"`
-	Attempts          []JobAttempt    `json:"attempts"`
-	CancelRequestedAt *time.Time      `json:"cancel_requested_at,omitempty"`
-	CreatedAt         time.Time       `json:"created_at"`
-	Error             *string         `json:"error,omitempty"`
-	ExitCode          *int            `json:"exit_code,omitempty"`
-	FinishedAt        *time.Time      `json:"finished_at,omitempty"`
-	History           []JobEvent      `json:"history"`
-	Id                string          `json:"id"`
-	IdempotencyKey    *string         `json:"idempotency_key,omitempty"`
-	InstallId         *string         `json:"install_id,omitempty"`
-	LeaseExpiresAt    *time.Time      `json:"lease_expires_at,omitempty"`
-	OrgId             string          `json:"org_id"`
-	RunnerId          string          `json:"runner_id"`
-	StartedAt         *time.Time      `json:"started_at,omitempty"`
-	Status            JobDetailStatus `json:"status"`
-	TimeoutMs         *int            `json:"timeout_ms,omitempty"`
-	Type              string          `json:"type"`
-	UpdatedAt         time.Time       `json:"updated_at"`
-	Waiting           *JobWaiting     `json:"waiting,omitempty"`
+	Attempt           int          `json:"attempt"`
+	Attempts          []JobAttempt `json:"attempts"`
+	CancelRequestedAt *time.Time   `json:"cancel_requested_at,omitempty"`
+	CreatedAt         time.Time    `json:"created_at"`
+	Error             *string      `json:"error,omitempty"`
+	ExitCode          *int         `json:"exit_code,omitempty"`
+	FinishedAt        *time.Time   `json:"finished_at,omitempty"`
+	History           []JobEvent   `json:"history"`
+	Id                string       `json:"id"`
+	IdempotencyKey    *string      `json:"idempotency_key,omitempty"`
+
+	// InputsAt when its deferred inputs became known
+	InputsAt *time.Time `json:"inputs_at,omitempty"`
+
+	// InputsDeferred queued before its inputs were known (they come from steps not finished then)
+	InputsDeferred *bool `json:"inputs_deferred,omitempty"`
+
+	// InputsWaitMs how long it may wait for its deferred inputs, in milliseconds
+	InputsWaitMs *int    `json:"inputs_wait_ms,omitempty"`
+	InstallId    *string `json:"install_id,omitempty"`
+
+	// LeaseExpiresAt when the current attempt's lease runs out unless its runner heartbeats
+	LeaseExpiresAt *time.Time      `json:"lease_expires_at,omitempty"`
+	OrgId          string          `json:"org_id"`
+	RunnerId       string          `json:"runner_id"`
+	StartedAt      *time.Time      `json:"started_at,omitempty"`
+	Status         JobDetailStatus `json:"status"`
+	TimeoutMs      *int            `json:"timeout_ms,omitempty"`
+	Type           string          `json:"type"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+
+	// Waiting only while the job is queued: why it has not been claimed
+	Waiting *JobWaiting `json:"waiting,omitempty"`
 }
 
 // JobDetailStatus defines model for JobDetail.Status.
 type JobDetailStatus string
 
-// JobEvent defines model for JobEvent.
+// JobEvent JobEvent is one entry of a job's status history.
 type JobEvent struct {
 	At      time.Time `json:"at"`
 	Attempt int       `json:"attempt"`
@@ -1037,12 +1059,12 @@ type JobEvent struct {
 	Status  string    `json:"status"`
 }
 
-// JobList defines model for JobList.
+// JobList JobList is an install's jobs, newest first.
 type JobList struct {
 	Jobs []Job `json:"jobs"`
 }
 
-// JobWaiting defines model for JobWaiting.
+// JobWaiting JobWaiting says why a queued job has not been claimed.
 type JobWaiting struct {
 	Message string `json:"message"`
 
@@ -1059,10 +1081,10 @@ type JobWaiting struct {
 // JobWaitingReason runner_offline: its runner is not polling; inputs: its inputs are not known yet and its runner cannot hold it; queue: its runner is online and it waits its turn
 type JobWaitingReason string
 
-// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
+// Labels Labels select installs in a release. Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.].
 type Labels map[string]string
 
-// LastOperation defines model for LastOperation.
+// LastOperation LastOperation is an install's newest operation, as the list of installs shows it.
 type LastOperation struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	Error      *string    `json:"error,omitempty"`
@@ -1075,7 +1097,7 @@ type LastOperation struct {
 	WaitingApproval bool `json:"waiting_approval"`
 }
 
-// LogChunk defines model for LogChunk.
+// LogChunk LogChunk is one piece of a job attempt's output.
 type LogChunk struct {
 	Attempt int            `json:"attempt"`
 	Data    string         `json:"data"`
@@ -1087,7 +1109,7 @@ type LogChunk struct {
 // LogChunkStream defines model for LogChunk.Stream.
 type LogChunkStream string
 
-// LogPage defines model for LogPage.
+// LogPage LogPage is a page of a job's logs.
 type LogPage struct {
 	Chunks []LogChunk `json:"chunks"`
 
@@ -1095,7 +1117,7 @@ type LogPage struct {
 	NextCursor string `json:"next_cursor"`
 }
 
-// LogsRequest defines model for LogsRequest.
+// LogsRequest LogsRequest is a logs request as started: follow its job's logs for the answer.
 type LogsRequest struct {
 	Id        string `json:"id"`
 	InstallId string `json:"install_id"`
@@ -1108,7 +1130,7 @@ type LogsRequest struct {
 	WorkflowId string `json:"workflow_id"`
 }
 
-// MaintenanceWindow defines model for MaintenanceWindow.
+// MaintenanceWindow MaintenanceWindow is weekly hours in which the platform may change an install on its own.
 type MaintenanceWindow struct {
 	// Days mon, tue, wed, thu, fri, sat, sun
 	Days []string `json:"days"`
@@ -1123,40 +1145,62 @@ type MaintenanceWindow struct {
 	TimeZone string `json:"time_zone"`
 }
 
-// MaintenanceWindows defines model for MaintenanceWindows.
+// MaintenanceWindows MaintenanceWindows is an install's maintenance windows and the one open now or next.
 type MaintenanceWindows struct {
 	// Next the window open now, or the next to open; null without windows
-	Next *struct {
-		End time.Time `json:"end"`
-
-		// Open a window is open now (start is in the past)
-		Open  bool      `json:"open"`
-		Start time.Time `json:"start"`
-	} `json:"next"`
+	Next    *NextWindow         `json:"next"`
 	Windows []MaintenanceWindow `json:"windows"`
 }
 
-// MaintenanceWindowsRequest defines model for MaintenanceWindowsRequest.
+// MaintenanceWindowsRequest MaintenanceWindowsRequest replaces an install's maintenance windows.
 type MaintenanceWindowsRequest struct {
 	// Windows replaces the install's windows; empty: none (work may run at any time)
 	Windows []MaintenanceWindow `json:"windows"`
 }
 
-// NewInstall defines model for NewInstall.
+// NewInstall NewInstall is an install as created, with its runner's one-time registration token.
 type NewInstall struct {
-	AppId         string    `json:"app_id"`
+	AppId string `json:"app_id"`
+
+	// ApprovalMode approve-all: plans apply at once; prompt: each waits for approval
+	ApprovalMode *string `json:"approval_mode,omitempty"`
+
+	// ConfigVersion the app config version the install runs: the one its last provision, reprovision or deploy_config that succeeded brought it to (0 before any)
+	ConfigVersion int       `json:"config_version"`
 	CreatedAt     time.Time `json:"created_at"`
-	Id            string    `json:"id"`
-	Inputs        []Input   `json:"inputs"`
-	InputsVersion *int      `json:"inputs_version,omitempty"`
-	Name          string    `json:"name"`
-	OrgId         string    `json:"org_id"`
-	Runner        NewRunner `json:"runner"`
-	Status        string    `json:"status"`
-	UpdatedAt     time.Time `json:"updated_at"`
+
+	// DriftEvery the interval of the install's drift checks ("": no schedule)
+	DriftEvery *string `json:"drift_every,omitempty"`
+
+	// DriftReconcile drift found is applied (under approve-all) in the install's maintenance window
+	DriftReconcile *bool `json:"drift_reconcile,omitempty"`
+
+	// Drifted in the list only: the sandbox and components the drift checks found drifted
+	Drifted *[]string `json:"drifted,omitempty"`
+	Id      string    `json:"id"`
+	Inputs  []Input   `json:"inputs"`
+
+	// InputsVersion counts the accepted changes of the inputs
+	InputsVersion *int `json:"inputs_version,omitempty"`
+
+	// Labels select the install in a release
+	Labels Labels `json:"labels"`
+
+	// LastOperation in the list only: the install's newest operation (null: none yet)
+	LastOperation *LastOperation `json:"last_operation,omitempty"`
+
+	// MaintenanceWindows when work the platform starts on its own (a drift reconcile, a release) may run; empty: at any time
+	MaintenanceWindows []MaintenanceWindow `json:"maintenance_windows"`
+	Name               string              `json:"name"`
+	OrgId              string              `json:"org_id"`
+
+	// Runner NewRunner is a new install's runner.
+	Runner    NewRunner `json:"runner"`
+	Status    string    `json:"status"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// NewRunner defines model for NewRunner.
+// NewRunner NewRunner is a new install's runner.
 type NewRunner struct {
 	Id string `json:"id"`
 
@@ -1164,7 +1208,7 @@ type NewRunner struct {
 	RegistrationToken string `json:"registration_token"`
 }
 
-// NewToken defines model for NewToken.
+// NewToken NewToken is an API token as created: the only answer that holds its value.
 type NewToken struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        string    `json:"id"`
@@ -1175,10 +1219,19 @@ type NewToken struct {
 	Token string `json:"token"`
 }
 
-// OpenAPIDocument defines model for OpenAPIDocument.
+// NextWindow NextWindow is one opening of a maintenance window.
+type NextWindow struct {
+	End time.Time `json:"end"`
+
+	// Open a window is open now (start is in the past)
+	Open  bool      `json:"open"`
+	Start time.Time `json:"start"`
+}
+
+// OpenAPIDocument OpenAPIDocument is this API's OpenAPI 3.0 document.
 type OpenAPIDocument map[string]interface{}
 
-// Operation defines model for Operation.
+// Operation Operation is one mutating operation on an install (a workflow), with its steps.
 type Operation struct {
 	ApprovalMode  *string    `json:"approval_mode,omitempty"`
 	Component     *string    `json:"component,omitempty"`
@@ -1193,56 +1246,31 @@ type Operation struct {
 	InstallId           string `json:"install_id"`
 
 	// Kind provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config, drift_check, reconcile_drift
-	Kind     string `json:"kind"`
-	PlanOnly *bool  `json:"plan_only,omitempty"`
+	Kind     string  `json:"kind"`
+	OrgId    *string `json:"org_id,omitempty"`
+	PlanOnly *bool   `json:"plan_only,omitempty"`
 
 	// Status running, waiting_for_maintenance_window, waiting_for_runner, succeeded, failed, cancelled, denied
-	Status string `json:"status"`
-	Steps  *[]struct {
-		Add *int `json:"add,omitempty"`
-
-		// After the steps this one runs after (for a destroy, the reverse of the dependencies)
-		After      *[]string `json:"after,omitempty"`
-		ApplyJobId *string   `json:"apply_job_id,omitempty"`
-
-		// BuildId the build a component step deploys
-		BuildId      *string    `json:"build_id,omitempty"`
-		Change       *int       `json:"change,omitempty"`
-		Destroy      *bool      `json:"destroy,omitempty"`
-		DestroyCount *int       `json:"destroy_count,omitempty"`
-		Error        *string    `json:"error,omitempty"`
-		FinishedAt   *time.Time `json:"finished_at,omitempty"`
-		HasChanges   *bool      `json:"has_changes,omitempty"`
-		Name         string     `json:"name"`
-
-		// Plan the plan, as text (sensitive values redacted): terraform's, or a helm chart's diff of objects
-		Plan *string `json:"plan,omitempty"`
-
-		// PlanJobId the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)
-		PlanJobId *string    `json:"plan_job_id,omitempty"`
-		StartedAt *time.Time `json:"started_at,omitempty"`
-
-		// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)
-		Status string `json:"status"`
-
-		// SyncJobId the job that copied the build into the install's registry
-		SyncJobId *string `json:"sync_job_id,omitempty"`
-	} `json:"steps,omitempty"`
+	Status string  `json:"status"`
+	Steps  *[]Step `json:"steps,omitempty"`
 
 	// TriggeredBy the operation that started this one: a reconcile_drift's drift check
 	TriggeredBy *string `json:"triggered_by,omitempty"`
 
 	// WaitingUntil while waiting_for_maintenance_window: when the window opens and the operation runs
 	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
-	WorkflowId   string     `json:"workflow_id"`
+
+	// WithDependents a component's deploy or teardown: the components that depend on it too
+	WithDependents *bool  `json:"with_dependents,omitempty"`
+	WorkflowId     string `json:"workflow_id"`
 }
 
-// OperationList defines model for OperationList.
+// OperationList OperationList is an install's operations, newest first.
 type OperationList struct {
 	Operations []Operation `json:"operations"`
 }
 
-// OperationRequest defines model for OperationRequest.
+// OperationRequest OperationRequest starts an operation on an install.
 type OperationRequest struct {
 	// InMaintenanceWindow wait for the install's next maintenance window before running (at once when one is open or the install has none); meanwhile the operation is waiting_for_maintenance_window until waiting_until, and holds the install (cancel it to run another). Left out: run at once
 	InMaintenanceWindow *bool `json:"in_maintenance_window,omitempty"`
@@ -1254,47 +1282,56 @@ type OperationRequest struct {
 	WithDependents *bool `json:"with_dependents,omitempty"`
 }
 
-// Org defines model for Org.
+// Org Org is a vendor: everything else belongs to exactly one org.
 type Org struct {
 	CreatedAt time.Time `json:"created_at"`
 	Id        string    `json:"id"`
 	Name      string    `json:"name"`
 }
 
-// Outputs defines model for Outputs.
-type Outputs struct {
-	// Outputs by sandbox or component name, then output name: {value} or {sensitive: true}
-	Outputs map[string]interface{} `json:"outputs"`
+// Output Output is one output: its value, or only that it is sensitive.
+type Output struct {
+	// Sensitive set (true) only for a sensitive output, whose value is never shown
+	Sensitive *bool `json:"sensitive,omitempty"`
+
+	// Value left out when sensitive
+	Value interface{} `json:"value,omitempty"`
 }
 
-// PatchLabelsRequest defines model for PatchLabelsRequest.
+// Outputs Outputs are the latest outputs of an install's sandbox and components.
+type Outputs struct {
+	// Outputs by sandbox or component name, then output name
+	Outputs map[string]map[string]Output `json:"outputs"`
+}
+
+// PatchLabelsRequest PatchLabelsRequest sets and removes some of an install's labels.
 type PatchLabelsRequest struct {
 	// Remove label keys to remove
 	Remove *[]string `json:"remove,omitempty"`
 
-	// Set Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
+	// Set Labels select installs in a release. Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.].
 	Set *Labels `json:"set,omitempty"`
 }
 
-// PutLabelsRequest defines model for PutLabelsRequest.
+// PutLabelsRequest PutLabelsRequest replaces an install's labels.
 type PutLabelsRequest struct {
-	// Labels Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.]
+	// Labels Labels select installs in a release. Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.].
 	Labels Labels `json:"labels"`
 }
 
-// RebuildRequest defines model for RebuildRequest.
+// RebuildRequest RebuildRequest builds a component of the latest config version.
 type RebuildRequest struct {
 	// Component a component of the app's latest config version that has a build (terraform_module, helm_chart, container_image, docker_build)
 	Component string `json:"component"`
 }
 
-// RegistrationToken defines model for RegistrationToken.
+// RegistrationToken RegistrationToken is a runner's new one-time registration token.
 type RegistrationToken struct {
 	RegistrationToken string `json:"registration_token"`
 	RunnerId          string `json:"runner_id"`
 }
 
-// Release defines model for Release.
+// Release Release is one config version rolled out to some of an app's installs, in batches, with each batch's installs.
 type Release struct {
 	AppId     string         `json:"app_id"`
 	BatchSize int            `json:"batch_size"`
@@ -1326,7 +1363,7 @@ type Release struct {
 // ReleaseStatus defines model for Release.Status.
 type ReleaseStatus string
 
-// ReleaseBatch defines model for ReleaseBatch.
+// ReleaseBatch ReleaseBatch is one batch of a release: its installs and where each is.
 type ReleaseBatch struct {
 	Batch    int              `json:"batch"`
 	Installs []ReleaseInstall `json:"installs"`
@@ -1335,7 +1372,7 @@ type ReleaseBatch struct {
 	Progress []string `json:"progress"`
 }
 
-// ReleaseInstall defines model for ReleaseInstall.
+// ReleaseInstall ReleaseInstall is one install of a release: its batch, the version it ran before and the one the release brings it to, its deploy_config operation.
 type ReleaseInstall struct {
 	Batch int     `json:"batch"`
 	Error *string `json:"error,omitempty"`
@@ -1358,12 +1395,12 @@ type ReleaseInstall struct {
 // ReleaseInstallStatus defines model for ReleaseInstall.Status.
 type ReleaseInstallStatus string
 
-// ReleaseList defines model for ReleaseList.
+// ReleaseList ReleaseList is an app's releases, newest first.
 type ReleaseList struct {
 	Releases []Release `json:"releases"`
 }
 
-// ReleaseTargets defines model for ReleaseTargets.
+// ReleaseTargets ReleaseTargets says which of the app's installs a release deploys: exactly one of all, ids, names or selector.
 type ReleaseTargets struct {
 	All   *bool     `json:"all,omitempty"`
 	Ids   *[]string `json:"ids,omitempty"`
@@ -1373,7 +1410,7 @@ type ReleaseTargets struct {
 	Selector interface{} `json:"selector,omitempty"`
 }
 
-// Runner defines model for Runner.
+// Runner Runner is a runner as the API shows it: who it is, and whether it is online.
 type Runner struct {
 	Capabilities []string `json:"capabilities"`
 
@@ -1408,7 +1445,7 @@ type Runner struct {
 // RunnerStatus defines model for Runner.Status.
 type RunnerStatus string
 
-// RunnerHelmInstall defines model for RunnerHelmInstall.
+// RunnerHelmInstall RunnerHelmInstall is the commands that install an install's runner into the customer's cluster.
 type RunnerHelmInstall struct {
 	// Args the same command, one argument each
 	Args []string `json:"args"`
@@ -1427,12 +1464,12 @@ type RunnerHelmInstall struct {
 	TokenSecret string `json:"token_secret"`
 }
 
-// RunnerList defines model for RunnerList.
+// RunnerList RunnerList is the org's runners.
 type RunnerList struct {
 	Runners []Runner `json:"runners"`
 }
 
-// RunnerPolicy defines model for RunnerPolicy.
+// RunnerPolicy RunnerPolicy is an install's (or, without install_id, the org's) runner version policy, and the version its runner should run.
 type RunnerPolicy struct {
 	InstallId *string `json:"install_id,omitempty"`
 
@@ -1447,7 +1484,7 @@ type RunnerPolicy struct {
 	Version string `json:"version"`
 }
 
-// RunnerPolicyRequest defines model for RunnerPolicyRequest.
+// RunnerPolicyRequest RunnerPolicyRequest sets the runner version an org's (or an install's) runners should run; fields left out keep their value.
 type RunnerPolicyRequest struct {
 	// Pinned installs only: the install's runner is not updated
 	Pinned *bool `json:"pinned,omitempty"`
@@ -1456,12 +1493,12 @@ type RunnerPolicyRequest struct {
 	Version *string `json:"version,omitempty"`
 }
 
-// RunnerRef defines model for RunnerRef.
+// RunnerRef RunnerRef names an install's runner.
 type RunnerRef struct {
 	Id string `json:"id"`
 }
 
-// RunnerUpdate defines model for RunnerUpdate.
+// RunnerUpdate RunnerUpdate is one attempt to move an install's runner to a version.
 type RunnerUpdate struct {
 	CreatedAt   time.Time  `json:"created_at"`
 	Digest      string     `json:"digest"`
@@ -1482,7 +1519,7 @@ type RunnerUpdate struct {
 // RunnerUpdateStatus defines model for RunnerUpdate.Status.
 type RunnerUpdateStatus string
 
-// RunnerVersion defines model for RunnerVersion.
+// RunnerVersion RunnerVersion is a runner binary published into the vendor's registry.
 type RunnerVersion struct {
 	// BinaryDigest the executable's sha256 digest
 	BinaryDigest string    `json:"binary_digest"`
@@ -1497,12 +1534,45 @@ type RunnerVersion struct {
 	Version    string `json:"version"`
 }
 
-// RunnerVersionList defines model for RunnerVersionList.
+// RunnerVersionList RunnerVersionList is the published runner versions, newest first.
 type RunnerVersionList struct {
 	Versions []RunnerVersion `json:"versions"`
 }
 
-// SupportBundle defines model for SupportBundle.
+// Step Step is one user-visible step of an operation: the sandbox or one component, planned then applied.
+type Step struct {
+	Add *int `json:"add,omitempty"`
+
+	// After the steps this one runs after (for a destroy, the reverse of the dependencies)
+	After      *[]string `json:"after,omitempty"`
+	ApplyJobId *string   `json:"apply_job_id,omitempty"`
+
+	// BuildId the build a component step deploys
+	BuildId      *string    `json:"build_id,omitempty"`
+	Change       *int       `json:"change,omitempty"`
+	Destroy      *bool      `json:"destroy,omitempty"`
+	DestroyCount *int       `json:"destroy_count,omitempty"`
+	Error        *string    `json:"error,omitempty"`
+	FinishedAt   *time.Time `json:"finished_at,omitempty"`
+	HasChanges   *bool      `json:"has_changes,omitempty"`
+	Id           *string    `json:"id,omitempty"`
+	Name         string     `json:"name"`
+
+	// Plan the plan, as text (sensitive values redacted): terraform's, or a helm chart's diff of objects
+	Plan *string `json:"plan,omitempty"`
+
+	// PlanJobId the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)
+	PlanJobId *string    `json:"plan_job_id,omitempty"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+
+	// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)
+	Status string `json:"status"`
+
+	// SyncJobId the job that copied the build into the install's registry
+	SyncJobId *string `json:"sync_job_id,omitempty"`
+}
+
+// SupportBundle SupportBundle is the diagnostics an install's runner collected on request; its archive is downloaded on its own.
 type SupportBundle struct {
 	CreatedAt time.Time `json:"created_at"`
 
@@ -1531,66 +1601,36 @@ type SupportBundle struct {
 // SupportBundleStatus defines model for SupportBundle.Status.
 type SupportBundleStatus string
 
-// SupportBundleArchive the bundle as a gzipped tar: every part below bundle/, redacted on the runner
-type SupportBundleArchive = openapi_types.File
-
-// SupportBundleList defines model for SupportBundleList.
+// SupportBundleList SupportBundleList is an install's support bundles that have not expired.
 type SupportBundleList struct {
 	SupportBundles []SupportBundle `json:"support_bundles"`
 }
 
-// SyncedAppConfig defines model for SyncedAppConfig.
+// SyncedAppConfig SyncedAppConfig is a sync's answer: the config version and the builds it uses.
 type SyncedAppConfig struct {
-	App struct {
-		Description string `json:"description"`
-		Name        string `json:"name"`
-	} `json:"app"`
-	AppId string `json:"app_id"`
+	// App ConfigApp is the app a config is for.
+	App   ConfigApp `json:"app"`
+	AppId string    `json:"app_id"`
 
 	// Builds the builds this version uses, one per component that has a build
-	Builds     []ConfigBuild `json:"builds"`
-	Components []struct {
-		DeclaredDependencies []string `json:"declared_dependencies"`
-
-		// Dependencies effective: declared and implied by template references
-		Dependencies []string `json:"dependencies"`
-		File         string   `json:"file"`
-
-		// Image a container_image's image reference
-		Image *string `json:"image,omitempty"`
-		Name  string  `json:"name"`
-
-		// Source a terraform_module's module or a helm_chart's chart: a directory of the config
-		Source *string `json:"source,omitempty"`
-		Type   string  `json:"type"`
-	} `json:"components"`
+	Builds     []ConfigBuild     `json:"builds"`
+	Components []ConfigComponent `json:"components"`
 
 	// Created only in a sync's answer: false when the config was the latest version already
-	Created   *bool     `json:"created,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	Files     []string  `json:"files"`
-	Inputs    []struct {
-		// Default left out when sensitive
-		Default     interface{}               `json:"default,omitempty"`
-		Description *string                   `json:"description,omitempty"`
-		Name        string                    `json:"name"`
-		Required    bool                      `json:"required"`
-		Sensitive   bool                      `json:"sensitive"`
-		Type        SyncedAppConfigInputsType `json:"type"`
-	} `json:"inputs"`
+	Created   *bool         `json:"created,omitempty"`
+	CreatedAt time.Time     `json:"created_at"`
+	Files     []string      `json:"files"`
+	Inputs    []ConfigInput `json:"inputs"`
 
 	// Levels the components grouped for deployment: each level depends only on earlier ones
-	Levels  [][]string `json:"levels"`
-	Sandbox struct {
-		Source string `json:"source"`
-	} `json:"sandbox"`
-	Version int `json:"version"`
+	Levels [][]string `json:"levels"`
+
+	// Sandbox ConfigSandbox is a config's sandbox: the install's base infrastructure.
+	Sandbox ConfigSandbox `json:"sandbox"`
+	Version int           `json:"version"`
 }
 
-// SyncedAppConfigInputsType defines model for SyncedAppConfig.Inputs.Type.
-type SyncedAppConfigInputsType string
-
-// Token defines model for Token.
+// Token Token is an API token, never its value.
 type Token struct {
 	CreatedAt time.Time  `json:"created_at"`
 	Id        string     `json:"id"`
@@ -1599,12 +1639,12 @@ type Token struct {
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 }
 
-// TokenList defines model for TokenList.
+// TokenList TokenList is the org's API tokens.
 type TokenList struct {
 	Tokens []Token `json:"tokens"`
 }
 
-// UpdateInputsRequest defines model for UpdateInputsRequest.
+// UpdateInputsRequest UpdateInputsRequest sets and removes some of an install's inputs; apply starts the update_inputs operation with them.
 type UpdateInputsRequest struct {
 	// Apply start the update_inputs operation that applies the change
 	Apply *bool `json:"apply,omitempty"`
@@ -1619,13 +1659,17 @@ type UpdateInputsRequest struct {
 	Set *[]InputRequest `json:"set,omitempty"`
 }
 
-// UpdatedInputs defines model for UpdatedInputs.
+// UpdatedInputs UpdatedInputs is the answer to a change of inputs: sensitive values are left out, as in an install.
 type UpdatedInputs struct {
-	Inputs        []Input      `json:"inputs"`
-	InputsVersion int          `json:"inputs_version"`
-	InstallId     string       `json:"install_id"`
-	Operation     *Operation   `json:"operation,omitempty"`
-	Version       InputVersion `json:"version"`
+	Inputs        []Input `json:"inputs"`
+	InputsVersion int     `json:"inputs_version"`
+	InstallId     string  `json:"install_id"`
+
+	// Operation the update_inputs operation, with apply
+	Operation *Operation `json:"operation,omitempty"`
+
+	// Version the inputs version the change made; null when it changed nothing
+	Version *InputVersion `json:"version"`
 }
 
 // ListBuildsParams defines parameters for ListBuilds.
@@ -1636,6 +1680,9 @@ type ListBuildsParams struct {
 	// ConfigVersion a config version (1, 2, …, or latest): the builds it uses
 	ConfigVersion *string `form:"config_version,omitempty" json:"config_version,omitempty"`
 }
+
+// SyncAppConfigMultipartBody defines parameters for SyncAppConfig.
+type SyncAppConfigMultipartBody = openapi_types.File
 
 // ListAuditEventsParams defines parameters for ListAuditEvents.
 type ListAuditEventsParams struct {
@@ -1746,7 +1793,7 @@ type RebuildJSONRequestBody = RebuildRequest
 type CreateComponentJSONRequestBody = CreateComponentRequest
 
 // SyncAppConfigMultipartRequestBody defines body for SyncAppConfig for multipart/form-data ContentType.
-type SyncAppConfigMultipartRequestBody = ConfigArchive
+type SyncAppConfigMultipartRequestBody = SyncAppConfigMultipartBody
 
 // CreateReleaseJSONRequestBody defines body for CreateRelease for application/json ContentType.
 type CreateReleaseJSONRequestBody = CreateReleaseRequest

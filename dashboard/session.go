@@ -11,6 +11,7 @@ import (
 
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -19,11 +20,6 @@ import (
 type sessions struct {
 	tokens TokenChecker
 	log    *slog.Logger
-}
-
-// sessionAnswer is what the page learns of its session: never the token.
-type sessionAnswer struct {
-	CSRFToken string `json:"csrf_token"`
 }
 
 func (s *sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -40,7 +36,7 @@ func (s *sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "", "not signed in")
 			return
 		}
-		writeJSON(w, http.StatusOK, sessionAnswer{CSRFToken: ck.Value})
+		writeJSON(w, http.StatusOK, wire.Session{CSRFToken: ck.Value})
 	case http.MethodDelete:
 		for _, name := range []string{api.SessionCookie, api.CSRFCookie} {
 			http.SetCookie(w, cookie(r, name, "", -1))
@@ -59,9 +55,7 @@ func (s *sessions) signIn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, protocol.CodeInvalid, "", "send the token as JSON: {\"token\": \"…\"}")
 		return
 	}
-	var req struct {
-		Token string `json:"token"`
-	}
+	var req wire.SessionRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
 		writeError(w, http.StatusBadRequest, protocol.CodeInvalid, "token", "the body is not {\"token\": \"…\"}")
 		return
@@ -88,7 +82,7 @@ func (s *sessions) signIn(w http.ResponseWriter, r *http.Request) {
 	csrf := randomToken()
 	http.SetCookie(w, cookie(r, api.SessionCookie, req.Token, 0))
 	http.SetCookie(w, cookie(r, api.CSRFCookie, csrf, 0))
-	writeJSON(w, http.StatusOK, sessionAnswer{CSRFToken: csrf})
+	writeJSON(w, http.StatusOK, wire.Session{CSRFToken: csrf})
 }
 
 // cookie is a session cookie of the dashboard: HttpOnly, SameSite=Strict,

@@ -124,7 +124,14 @@ func (g *Gateway) putState(c echo.Context) error {
 	if err != nil {
 		return stateError(c, err)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"version": v.Version, "created": created})
+	return c.JSON(http.StatusOK, stateStored{Version: v.Version, Created: created})
+}
+
+// stateStored answers a state write: the version it stored, and whether
+// the write made one (false: the same state again).
+type stateStored struct {
+	Version int  `json:"version"`
+	Created bool `json:"created"`
 }
 
 func (g *Gateway) deleteState(c echo.Context) error {
