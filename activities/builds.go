@@ -12,10 +12,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/attemptcred"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -67,13 +68,13 @@ func (a *Activities) vendorAccess(ctx context.Context, org, subject string, scop
 // buildOperation is the oci job operation that builds a component type.
 func buildOperation(componentType string) (string, error) {
 	switch componentType {
-	case appconfig.TypeTerraformModule:
+	case contract.TypeTerraformModule:
 		return protocol.OCIBuildTerraformModule, nil
-	case appconfig.TypeHelmChart:
+	case contract.TypeHelmChart:
 		return protocol.OCIBuildHelmChart, nil
-	case appconfig.TypeContainerImage:
+	case contract.TypeContainerImage:
 		return protocol.OCIBuildContainerImage, nil
-	case appconfig.TypeDockerBuild:
+	case contract.TypeDockerBuild:
 		return protocol.OCIBuildDockerImage, nil
 	}
 	return "", fmt.Errorf("component type %s has no build", componentType)
@@ -202,8 +203,8 @@ func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (_ Res
 		return ResolvedBuild{}, err
 	}
 	b := builds[0]
-	if err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"build_id": b.ID, "status": status.StepBuilding,
-		"started_at": time.Now().UTC()}); err != nil {
+	if err := a.Store.UpdateStep(ctx, opID, step, store.StepChange{BuildID: &b.ID, Status: new(status.StepBuilding),
+		StartedAt: new(time.Now().UTC())}); err != nil {
 		return ResolvedBuild{}, err
 	}
 	return ResolvedBuild{BuildSummary: summarize(b), WorkflowID: b.WorkflowID}, nil
@@ -285,8 +286,8 @@ func (a *Activities) EnqueueSyncJob(ctx context.Context, in SyncJobInput) (_ Job
 	}
 	m := protocol.OCIManifest{Operation: protocol.OCISync, Artifact: &src, Destination: dst}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeOCI, TimeoutMS: buildJobTimeout.Milliseconds()}
-	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
-		return map[string]any{"sync_job_id": jobID, "status": status.StepSyncing}
+	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) store.StepChange {
+		return store.StepChange{SyncJobID: &jobID, Status: new(status.StepSyncing)}
 	})
 }
 
@@ -345,7 +346,7 @@ func (a *Activities) checkDigest(ctx context.Context, opID, step, buildID, synce
 	}
 	if synced != b.Digest {
 		msg := fmt.Sprintf("sync of build %s: the install's registry holds %s, the build is %s", b.ID, synced, b.Digest)
-		return msg, a.Store.UpdateStep(ctx, opID, step, map[string]any{"error": msg})
+		return msg, a.Store.UpdateStep(ctx, opID, step, store.StepChange{Error: &msg})
 	}
 	return "", nil
 }

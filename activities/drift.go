@@ -7,9 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -29,7 +29,7 @@ func driftSteps(steps []StepSpec) []StepSpec {
 }
 
 // driftChecked are the component types a drift check plans.
-var driftChecked = map[string]bool{appconfig.TypeTerraformModule: true, appconfig.TypeHelmChart: true, appconfig.TypeContainerImage: true}
+var driftChecked = map[string]bool{contract.TypeTerraformModule: true, contract.TypeHelmChart: true, contract.TypeContainerImage: true}
 
 // BeginDriftCheck records a drift check a schedule started (workflow
 // workflowID) on what the install runs; a retry finds the one it recorded.
@@ -187,8 +187,8 @@ func (a *Activities) EnqueueSyncPlanJob(ctx context.Context, in SyncJobInput) (_
 	}
 	m := protocol.OCIManifest{Operation: protocol.OCISyncPlan, Artifact: &src, Destination: dst}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeOCI, TimeoutMS: buildJobTimeout.Milliseconds()}
-	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
-		return map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(), "plan_job_id": jobID}
+	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) store.StepChange {
+		return store.StepChange{Status: new(status.StepPlanning), StartedAt: new(time.Now().UTC()), PlanJobID: &jobID}
 	})
 }
 

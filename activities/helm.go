@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -78,15 +78,15 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 		}
 	}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeHelm, TimeoutMS: helmJobTimeout.Milliseconds()}
-	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
-		changes := map[string]any{"status": status.StepApplying, "apply_job_id": jobID}
+	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) store.StepChange {
+		change := store.StepChange{Status: new(status.StepApplying), ApplyJobID: &jobID}
 		if in.Operation == protocol.HelmPlan {
-			changes = map[string]any{"status": status.StepPlanning, "plan_job_id": jobID, "render_digest": digest}
+			change = store.StepChange{Status: new(status.StepPlanning), PlanJobID: &jobID, RenderDigest: &digest}
 		}
 		if st.StartedAt == nil { // a drift check's plan: no build was delivered first
-			changes["started_at"] = time.Now().UTC()
+			change.StartedAt = new(time.Now().UTC())
 		}
-		return changes
+		return change
 	})
 }
 
@@ -143,7 +143,7 @@ func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (_ Pl
 	if !ok || c.Helm == nil {
 		return PlanSummary{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+step+" in the app config", "InvalidConfig", nil)
 	}
-	if err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"started_at": time.Now().UTC()}); err != nil {
+	if err := a.Store.UpdateStep(ctx, opID, step, store.StepChange{StartedAt: new(time.Now().UTC())}); err != nil {
 		return PlanSummary{}, err
 	}
 	objects, err := a.releaseObjects(ctx, oc.op.InstallID, step)
@@ -191,7 +191,7 @@ func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID st
 			return ApplySummary{Failed: failed != "", Error: failed}, err
 		}
 		// What it removed: the plan counted what the last deploy recorded.
-		if err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"destroy_count": len(un.Objects)}); err != nil {
+		if err := a.Store.UpdateStep(ctx, opID, step, store.StepChange{Remove: new(len(un.Objects))}); err != nil {
 			return ApplySummary{}, err
 		}
 		return ApplySummary{}, a.ForgetComponent(ctx, opID, step)

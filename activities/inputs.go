@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 
 	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -113,11 +113,12 @@ func (a *Activities) renderDigest(ctx context.Context, oc operationContext, step
 // component's module is its build).
 func terraformDigest(r *appconfig.Rendered, source string) string {
 	vars, env := variablesFromEnv(r.Variables, r.EnvVars)
-	d := map[string]any{"variables": vars, "env": env}
-	if source != "" {
-		d["source"] = source
-	}
-	return digestOf(d)
+	// Fields in name order: the JSON a map of them was, so that digests recorded before still match.
+	return digestOf(struct {
+		Env       map[string]string          `json:"env"`
+		Source    string                     `json:"source,omitempty"`
+		Variables map[string]json.RawMessage `json:"variables"`
+	}{env, source, vars})
 }
 
 // sourceDigest is the digest of the sandbox's module for the sandbox step,
@@ -136,7 +137,12 @@ func sourceDigest(cfg *appconfig.Config, step string) string {
 // helmDigest is the digest of a chart's values, values files and
 // kubeconfig.
 func helmDigest(values *appconfig.RenderedValues, files []string, kubeconfig string) string {
-	return digestOf(map[string]any{"values": values.Values, "sensitive": values.Sensitive, "files": files, "kubeconfig": kubeconfig})
+	return digestOf(struct { // fields in name order, as terraformDigest's
+		Files      []string        `json:"files"`
+		Kubeconfig string          `json:"kubeconfig"`
+		Sensitive  []string        `json:"sensitive"`
+		Values     json.RawMessage `json:"values"`
+	}{files, kubeconfig, values.Sensitive, values.Values})
 }
 
 // digestOf is the sha256 of v as JSON (map keys sorted).

@@ -9,7 +9,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/notify"
 )

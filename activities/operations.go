@@ -11,8 +11,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -270,7 +270,7 @@ type RunnerInfo struct {
 // SetStepStatus records a step's status (and error), stamping its times.
 func (a *Activities) SetStepStatus(ctx context.Context, opID, step string, stepStatus status.Step, errMsg string) error {
 	now := time.Now().UTC()
-	changes := map[string]any{"status": stepStatus, "error": errMsg}
+	change := store.StepChange{Status: &stepStatus, Error: &errMsg}
 	if stepStatus == status.StepSucceeded || stepStatus == status.StepNoChanges {
 		if err := a.recordAppliedRender(ctx, opID, step); err != nil {
 			return classify(err)
@@ -278,12 +278,12 @@ func (a *Activities) SetStepStatus(ctx context.Context, opID, step string, stepS
 	}
 	switch stepStatus {
 	case status.StepPlanning:
-		changes["started_at"] = now
+		change.StartedAt = &now
 	case status.StepSucceeded, status.StepNoChanges, status.StepFailed, status.StepSkipped, status.StepDenied,
 		status.StepCancelled, status.StepPlanned, status.StepUnchanged, status.StepDrifted:
-		changes["finished_at"] = now
+		change.FinishedAt = &now
 	}
-	return classify(a.Store.UpdateStep(ctx, opID, step, changes))
+	return classify(a.Store.UpdateStep(ctx, opID, step, change))
 }
 
 // FinishOperation records the operation's end and frees the install.
@@ -362,7 +362,7 @@ func (a *Activities) jobOutputs(ctx context.Context, opID, step, jobID string, v
 		if opID == "" {
 			return msg, nil
 		}
-		return msg, a.Store.UpdateStep(ctx, opID, step, map[string]any{"error": msg})
+		return msg, a.Store.UpdateStep(ctx, opID, step, store.StepChange{Error: &msg})
 	}
 	if v == nil {
 		return "", nil
@@ -379,8 +379,8 @@ func (a *Activities) jobOutputs(ctx context.Context, opID, step, jobID string, v
 // except in a plan-only operation, which changes nothing.
 func (a *Activities) recordPlan(ctx context.Context, opID, step string, out protocol.TerraformPlanOutputs) (PlanSummary, error) {
 	s := PlanSummary{HasChanges: out.HasChanges, Add: out.Add, Change: out.Change, Destroy: out.Destroy}
-	err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"has_changes": out.HasChanges, "add": out.Add,
-		"change": out.Change, "destroy_count": out.Destroy, "plan_text": out.PlanText})
+	err := a.Store.UpdateStep(ctx, opID, step, store.StepChange{HasChanges: &out.HasChanges, Add: &out.Add,
+		Change: &out.Change, Remove: &out.Destroy, PlanText: &out.PlanText})
 	if err != nil || out.HasChanges || step == status.SandboxStep {
 		return s, err
 	}
@@ -476,7 +476,7 @@ func (a *Activities) stepOf(ctx context.Context, opID, step string) (store.Insta
 // for the job's ID. spec names the job's type, timeout and state workspace;
 // m is its manifest.
 func (a *Activities) enqueueStepJob(ctx context.Context, op store.InstallOperation, step string, spec store.JobSpec, m any,
-	changes func(jobID string) map[string]any) (JobRef, error) {
+	change func(jobID string) store.StepChange) (JobRef, error) {
 	raw, err := manifest(m)
 	if err != nil {
 		return JobRef{}, err
@@ -490,10 +490,8 @@ func (a *Activities) enqueueStepJob(ctx context.Context, op store.InstallOperati
 	if err != nil {
 		return JobRef{}, err
 	}
-	if ch := changes(j.ID); len(ch) > 0 {
-		if err := a.Store.UpdateStep(ctx, op.ID, step, ch); err != nil {
-			return JobRef{}, err
-		}
+	if err := a.Store.UpdateStep(ctx, op.ID, step, change(j.ID)); err != nil {
+		return JobRef{}, err
 	}
 	return JobRef{JobID: j.ID, Created: created}, nil
 }

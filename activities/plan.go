@@ -6,7 +6,8 @@ import (
 	"slices"
 
 	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -67,7 +68,7 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 		// An input update, a config deploy or a reconcile decides whether a step runs once what it
 		// waits for has ended: none starts early.
 		early := op.Kind != store.OpUpdateInputs && op.Kind != store.OpDeployConfig && op.Kind != store.OpReconcileDrift
-		prestart := early && op.ApprovalMode != status.Prompt && !op.PlanOnly && c.Type == appconfig.TypeTerraformModule && !c.EnvReadsComponents
+		prestart := early && op.ApprovalMode != status.Prompt && !op.PlanOnly && c.Type == contract.TypeTerraformModule && !c.EnvReadsComponents
 		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart,
 			PrestartBeforeSandbox: prestart && !c.EnvReadsSandbox})
 	}

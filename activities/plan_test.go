@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -19,11 +20,11 @@ func testGraph(t *testing.T) installGraph {
 	g := installGraph{Version: 3, Deps: appconfig.Graph{
 		"network": nil, "cache": {"network"}, "db": {"network"}, "api": {"db", "cache"}, "web": {"api"}}}
 	nodes := map[string]graphNode{
-		"network": {Type: appconfig.TypeTerraformModule},
-		"cache":   {Type: appconfig.TypeTerraformModule, EnvReadsComponents: true},
-		"db":      {Type: appconfig.TypeTerraformModule, EnvReadsSandbox: true},
-		"api":     {Type: appconfig.TypeHelmChart},
-		"web":     {Type: appconfig.TypeContainerImage},
+		"network": {Type: contract.TypeTerraformModule},
+		"cache":   {Type: contract.TypeTerraformModule, EnvReadsComponents: true},
+		"db":      {Type: contract.TypeTerraformModule, EnvReadsSandbox: true},
+		"api":     {Type: contract.TypeHelmChart},
+		"web":     {Type: contract.TypeContainerImage},
 	}
 	order, err := g.Deps.Order()
 	if err != nil {

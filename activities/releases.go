@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -60,13 +60,13 @@ func (a *Activities) BeginReleaseDeploy(ctx context.Context, releaseID, installI
 	if errors.Is(err, store.ErrConflict) {
 		why := fmt.Sprintf("install %s not deployed: %v", inst.Name, errors.Unwrap(err))
 		return ReleaseDeploy{Failed: why}, a.Store.UpdateReleaseInstall(ctx, releaseID, installID,
-			map[string]any{"status": store.RIFailed, "error": why, "from_version": from})
+			store.ReleaseInstallChange{Status: status.ReleaseInstallFailed, Error: &why, FromVersion: &from})
 	}
 	if err != nil {
 		return ReleaseDeploy{}, err
 	}
 	return ReleaseDeploy{OperationID: op.ID, WorkflowID: op.WorkflowID}, a.Store.UpdateReleaseInstall(ctx, releaseID, installID,
-		map[string]any{"status": store.RIRunning, "error": "", "from_version": from, "operation_id": op.ID, "waiting_until": nil})
+		store.ReleaseInstallChange{Status: status.ReleaseInstallRunning, Error: new(""), FromVersion: &from, OperationID: &op.ID})
 }
 
 // FinishReleaseDeploy records how the install's operation ended; it returns
@@ -86,22 +86,21 @@ func (a *Activities) FinishReleaseDeploy(ctx context.Context, releaseID, install
 	if err != nil {
 		return "", err
 	}
-	up := map[string]any{"status": store.RISucceeded, "error": ""}
-	why := ""
+	change := store.ReleaseInstallChange{Status: status.ReleaseInstallSucceeded, Error: new("")}
 	if op.Status != status.OpSucceeded {
-		why = fmt.Sprintf("install %s: operation %s %s: %s", ri.InstallName, op.ID, op.Status, op.Error)
-		up["status"], up["error"] = store.RIFailed, why
+		why := fmt.Sprintf("install %s: operation %s %s: %s", ri.InstallName, op.ID, op.Status, op.Error)
+		change.Status, change.Error = status.ReleaseInstallFailed, &why
 	}
-	return why, a.Store.UpdateReleaseInstall(ctx, releaseID, installID, up)
+	return *change.Error, a.Store.UpdateReleaseInstall(ctx, releaseID, installID, change)
 }
 
 // WaitForWindow records that the install's deploy waits until a time.
 func (a *Activities) WaitForWindow(ctx context.Context, releaseID, installID string, until time.Time) error {
-	return a.Store.UpdateReleaseInstall(ctx, releaseID, installID, map[string]any{"status": store.RIWaiting, "waiting_until": until})
+	return a.Store.UpdateReleaseInstall(ctx, releaseID, installID, store.ReleaseInstallChange{Status: status.ReleaseInstallWaiting, WaitingUntil: until})
 }
 
 // SetReleaseStatus records the release's status (halted: with why).
-func (a *Activities) SetReleaseStatus(ctx context.Context, releaseID, st, why string) error {
+func (a *Activities) SetReleaseStatus(ctx context.Context, releaseID string, st status.Release, why string) error {
 	return a.Store.SetReleaseStatus(ctx, releaseID, st, why)
 }
 

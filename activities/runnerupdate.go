@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -112,7 +112,8 @@ func (a *Activities) FinishRunnerUpdate(ctx context.Context, updateID string, en
 		case err != nil:
 			return "", err
 		case end.Health.Status == status.JobSucceeded && ran == u.Version:
-			return a.Store.SucceedRunnerUpdate(ctx, u.ID) // failed if the runner rolled back after the health job
+			st, err := a.Store.SucceedRunnerUpdate(ctx, u.ID) // failed if the runner rolled back after the health job
+			return string(st), err
 		case end.Health.Status == status.JobSucceeded:
 			reason = fmt.Sprintf("the health job ran on runner version %q, not %s", ran, u.Version)
 		default:
@@ -122,5 +123,5 @@ func (a *Activities) FinishRunnerUpdate(ctx context.Context, updateID string, en
 	if u.RunnerReason != "" {
 		reason = u.RunnerReason
 	}
-	return store.RunnerUpdateFailed, a.Store.FinishRunnerUpdate(ctx, u.ID, store.RunnerUpdateFailed, reason)
+	return string(status.RunnerUpdateFailed), a.Store.FinishRunnerUpdate(ctx, u.ID, status.RunnerUpdateFailed, reason)
 }

@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/attemptcred"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -231,7 +231,8 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: ws, Module: module, ModuleArtifact: artifact,
 		ModuleSync: modSync, Variables: vars, Env: env, NoLock: in.NoLock,
 		Backend: protocol.TerraformBackend{Address: stateURL, LockAddress: lockURL, UnlockAddress: lockURL, Password: attemptcred.State(key, op.OrgID)}}
-	stepChanges := map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(), "render_digest": terraformDigest(rendered, sourceDigest(cfg, in.Step))}
+	change := &store.StepChange{Status: new(status.StepPlanning), StartedAt: new(time.Now().UTC()),
+		RenderDigest: new(terraformDigest(rendered, sourceDigest(cfg, in.Step)))}
 	if in.Operation == protocol.TerraformApply {
 		plan, err := a.Store.GetJobByID(ctx, in.PlanJobID)
 		if err != nil {
@@ -243,7 +244,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		}
 		// The saved plan already says whether it destroys.
 		m.PlanFile, m.Destroy = po.PlanFile, false
-		stepChanges = map[string]any{"status": status.StepApplying}
+		change = &store.StepChange{Status: new(status.StepApplying)}
 	}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeTerraform, TimeoutMS: terraformJobTimeout.Milliseconds(),
 		Workspace: ws}
@@ -260,32 +261,32 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 			spec.InputsWaitMS += a.opConfig().JobWait.Milliseconds() // and the sandbox's job
 		}
 		// The step is not started yet: ProvideTerraformInputs starts it.
-		stepChanges = nil
+		change = nil
 	}
-	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
-		if stepChanges == nil {
-			return nil
+	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) store.StepChange {
+		if change == nil {
+			return store.StepChange{}
 		}
-		return stepJobChanges(stepChanges, in, jobID)
+		return stepJobChange(*change, in, jobID)
 	})
 }
 
-// stepJobChanges adds, to a step's changes, the job that plans or applies
+// stepJobChange adds, to a step's change, the job that plans or applies
 // it (and syncs its build).
-func stepJobChanges(stepChanges map[string]any, in TerraformJobInput, jobID string) map[string]any {
+func stepJobChange(change store.StepChange, in TerraformJobInput, jobID string) store.StepChange {
 	if in.SyncBuildID != "" {
-		stepChanges["sync_job_id"] = jobID
+		change.SyncJobID = &jobID
 	}
 	switch in.Operation {
 	case protocol.TerraformApply:
-		stepChanges["apply_job_id"] = jobID
+		change.ApplyJobID = &jobID
 	case protocol.TerraformPlanApply:
 		// One job plans and applies: it is both.
-		stepChanges["plan_job_id"], stepChanges["apply_job_id"] = jobID, jobID
+		change.PlanJobID, change.ApplyJobID = &jobID, &jobID
 	default:
-		stepChanges["plan_job_id"] = jobID
+		change.PlanJobID = &jobID
 	}
-	return stepChanges
+	return change
 }
 
 // ProvideTerraformInputs renders the variables of a step whose job was
@@ -317,9 +318,9 @@ func (a *Activities) ProvideTerraformInputs(ctx context.Context, in TerraformJob
 	if err := a.Store.ProvideJobInputs(ctx, jobID, raw); err != nil {
 		return err
 	}
-	changes := stepJobChanges(map[string]any{"status": status.StepPlanning, "started_at": time.Now().UTC(),
-		"render_digest": terraformDigest(rendered, "")}, in, jobID)
-	return a.Store.UpdateStep(ctx, in.OperationID, in.Step, changes)
+	change := stepJobChange(store.StepChange{Status: new(status.StepPlanning), StartedAt: new(time.Now().UTC()),
+		RenderDigest: new(terraformDigest(rendered, ""))}, in, jobID)
+	return a.Store.UpdateStep(ctx, in.OperationID, in.Step, change)
 }
 
 // operationContext is an operation with its install and the app config

@@ -19,8 +19,8 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api/authlimit"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 )

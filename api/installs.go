@@ -8,8 +8,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/maintenance"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 

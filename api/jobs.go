@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/notify"
 )

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -38,7 +39,7 @@ func newReleaseView(r store.Release) releaseView {
 	v := releaseView{ID: r.ID, AppID: r.AppID, ConfigVersion: r.ConfigVersion, RollbackOf: r.RollbackOf,
 		Installs: json.RawMessage(r.Selector), BatchSize: r.BatchSize, FailureThreshold: r.FailureThreshold,
 		PauseBetweenBatches: (time.Duration(r.PauseMS) * time.Millisecond).String(), WorkflowID: r.WorkflowID,
-		Status: r.Status, Paused: r.Paused, Error: r.Error, Batches: []batchView{}, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
+		Status: string(r.Status), Paused: r.Paused, Error: r.Error, Batches: []batchView{}, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
 	if r.Selector == "" {
 		v.Installs = json.RawMessage("{}")
 	}
@@ -56,16 +57,16 @@ func newReleaseView(r store.Release) releaseView {
 // progress says where an install is in its release.
 func progress(ri store.ReleaseInstall) string {
 	switch {
-	case ri.Status == store.RIWaiting && ri.WaitingUntil != nil:
+	case ri.Status == status.ReleaseInstallWaiting && ri.WaitingUntil != nil:
 		return "waiting for the maintenance window until " + ri.WaitingUntil.UTC().Format(time.RFC3339)
-	case ri.Status == store.RIRunning:
+	case ri.Status == status.ReleaseInstallRunning:
 		return fmt.Sprintf("deploying config version %d (operation %s)", ri.ToVersion, ri.OperationID)
-	case ri.Status == store.RIFailed:
+	case ri.Status == status.ReleaseInstallFailed:
 		return "failed: " + ri.Error
-	case ri.Status == store.RISucceeded:
+	case ri.Status == status.ReleaseInstallSucceeded:
 		return fmt.Sprintf("runs config version %d", ri.ToVersion)
 	}
-	return ri.Status
+	return string(ri.Status)
 }
 
 // releaseSchemas are the OpenAPI schemas of releases.
@@ -74,7 +75,7 @@ func releaseSchemas() map[string]any {
 		"from_version": described(integer, "the config version the install ran before the release deployed it (a rollback brings it back to it)"),
 		"to_version":   described(integer, "the config version the release brings it to"),
 		"operation_id": described(str, "its deploy_config operation (the last, when a resume deployed it again)"),
-		"status":       map[string]any{"type": "string", "enum": []string{store.RIPending, store.RIWaiting, store.RIRunning, store.RISucceeded, store.RIFailed, store.RISkipped}},
+		"status":       map[string]any{"type": "string", "enum": []status.ReleaseInstall{status.ReleaseInstallPending, status.ReleaseInstallWaiting, status.ReleaseInstallRunning, status.ReleaseInstallSucceeded, status.ReleaseInstallFailed, status.ReleaseInstallSkipped}},
 		"error":        str, "waiting_until": dateTime, "updated_at": dateTime},
 		"install_id", "install_name", "batch", "from_version", "to_version", "status", "updated_at")
 	return map[string]any{
@@ -87,7 +88,7 @@ func releaseSchemas() map[string]any {
 			"rollback_of":    described(str, "the release this one rolls back"),
 			"installs":       described(anyMap, "the installs asked for, as asked"),
 			"batch_size":     integer, "pause_between_batches": str, "failure_threshold": integer, "workflow_id": str,
-			"status":  map[string]any{"type": "string", "enum": []string{store.ReleaseRunning, store.ReleasePaused, store.ReleaseHalted, store.ReleaseSucceeded, store.ReleaseCancelled}},
+			"status":  map[string]any{"type": "string", "enum": []status.Release{status.ReleaseRunning, status.ReleasePaused, status.ReleaseHalted, status.ReleaseSucceeded, status.ReleaseCancelled}},
 			"paused":  described(boolean, "a pause was asked: the release stops before its next batch"),
 			"error":   described(str, "why a halted release halted: the install that failed and why"),
 			"batches": arrayOf(ref("ReleaseBatch")), "created_at": dateTime, "finished_at": nullable(dateTime)},

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/workflows"
@@ -73,7 +74,7 @@ func (s *Server) launchRelease(c echo.Context, r store.Release) error {
 	}
 	noteObject(ctx, "release_id", r.ID) // new_release_id for a rollback
 	if err := s.ops.StartRelease(ctx, r); err != nil {
-		_ = s.store.SetReleaseStatus(context.WithoutCancel(ctx), r.ID, store.ReleaseCancelled, "its workflow could not be started")
+		_ = s.store.SetReleaseStatus(context.WithoutCancel(ctx), r.ID, status.ReleaseCancelled, "its workflow could not be started")
 		return opsFailed("starting the release", err)
 	}
 	return c.JSON(http.StatusAccepted, newReleaseView(r))
@@ -188,7 +189,7 @@ func (s *Server) controlRelease(c echo.Context, action string) error {
 	err = s.ops.SignalRelease(ctx, r.WorkflowID, action)
 	if errors.Is(err, store.ErrNotFound) && action == workflows.ReleaseCancel {
 		// its workflow ended without recording it (it failed): the cancel records it
-		r.Status, r.Error = store.ReleaseCancelled, "cancelled after its workflow had ended"
+		r.Status, r.Error = status.ReleaseCancelled, "cancelled after its workflow had ended"
 		if err := s.store.SetReleaseStatus(ctx, r.ID, r.Status, r.Error); err != nil {
 			return err
 		}
@@ -197,9 +198,9 @@ func (s *Server) controlRelease(c echo.Context, action string) error {
 	if err != nil {
 		return opsFailed(action+" release", err)
 	}
-	if action == workflows.ReleaseResume && r.Status != store.ReleaseRunning {
+	if action == workflows.ReleaseResume && r.Status != status.ReleaseRunning {
 		// resuming now: a follower must not read the halt it resumes from
-		r.Status, r.Error = store.ReleaseRunning, ""
+		r.Status, r.Error = status.ReleaseRunning, ""
 		if err := s.store.SetReleaseStatus(ctx, r.ID, r.Status, ""); err != nil {
 			return err
 		}

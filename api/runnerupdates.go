@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/workflows"
@@ -195,7 +196,7 @@ func (s *Server) createRunnerUpdate(c echo.Context) error {
 		if errors.Is(err, store.ErrConflict) {
 			reason = "another update of this install's runner was under way"
 		}
-		if ferr := s.store.FinishRunnerUpdate(context.WithoutCancel(ctx), u.ID, store.RunnerUpdateFailed, reason); ferr != nil {
+		if ferr := s.store.FinishRunnerUpdate(context.WithoutCancel(ctx), u.ID, status.RunnerUpdateFailed, reason); ferr != nil {
 			s.log.Error("recording a runner update that did not start failed", "update", u.ID, "err", ferr)
 		}
 		return opsFailed("starting the runner update", err)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/workflows"
 )

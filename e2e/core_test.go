@@ -13,8 +13,8 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/workflows"
 )
 

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // BuildInput names the build; everything else is in the store.

@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // These tests exercise RunJob's decisions (retry a lost attempt, give up

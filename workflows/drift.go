@@ -5,9 +5,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // DriftCheck plans the sandbox and every terraform, helm_chart and
@@ -72,9 +72,9 @@ func checkSteps(ctx workflow.Context, opID string, plan activities.OperationPlan
 func (s *step) checkDrift(ctx workflow.Context) stepOutcome {
 	plan, record := s.terraformDriftPlan(), any(a.RecordDrift)
 	switch s.spec.Type {
-	case appconfig.TypeHelmChart:
+	case contract.TypeHelmChart:
 		plan, record = s.helmJob(protocol.HelmPlan), a.RecordHelmDrift
-	case appconfig.TypeContainerImage:
+	case contract.TypeContainerImage:
 		plan, record = s.syncPlan(), a.RecordImageDrift
 	}
 	var summary activities.PlanSummary

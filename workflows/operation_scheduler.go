@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // scheduler runs an operation's steps as a dependency graph, each in a workflow goroutine of
@@ -157,7 +157,7 @@ func startAfter(st activities.StepSpec, syncsBuild bool) []string {
 
 // syncsBuild: the step's plan_apply job syncs its build (no sync job).
 func (s *scheduler) syncsBuild(st activities.StepSpec) bool {
-	return s.syncInJob && hasBuild(st) && st.Type == appconfig.TypeTerraformModule
+	return s.syncInJob && hasBuild(st) && st.Type == contract.TypeTerraformModule
 }
 
 // settled: step d ended, or never will (the operation stopped before it

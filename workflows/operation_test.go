@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -51,7 +51,7 @@ func steps(specs ...string) []activities.StepSpec {
 	var out []activities.StepSpec
 	for _, s := range specs {
 		name, after, _ := strings.Cut(s, "<")
-		st := activities.StepSpec{Name: name, Type: appconfig.TypeTerraformModule}
+		st := activities.StepSpec{Name: name, Type: contract.TypeTerraformModule}
 		if name == status.SandboxStep {
 			st.Type = ""
 		}

@@ -5,7 +5,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // ReleaseWorkflowID is the ID of a release's workflow, e.g.
@@ -66,7 +66,7 @@ func Release(ctx workflow.Context, in ReleaseInput) error {
 	if r.cancelled { // while the last batch waited for windows
 		return r.cancel(ctx)
 	}
-	return runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseSucceeded, "").Get(ctx, nil)
+	return runLocal(ctx, a.SetReleaseStatus, r.id, status.ReleaseSucceeded, "").Get(ctx, nil)
 }
 
 // listen receives the release's control signals.
@@ -92,9 +92,9 @@ func (r *release) listen(ctx workflow.Context) {
 // cancelled.
 func (r *release) awaitUnpaused(ctx workflow.Context) bool {
 	if r.paused && !r.cancelled {
-		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleasePaused, "").Get(ctx, nil)
+		_ = runLocal(ctx, a.SetReleaseStatus, r.id, status.ReleasePaused, "").Get(ctx, nil)
 		_ = workflow.Await(ctx, func() bool { return !r.paused || r.cancelled })
-		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseRunning, "").Get(ctx, nil)
+		_ = runLocal(ctx, a.SetReleaseStatus, r.id, status.ReleaseRunning, "").Get(ctx, nil)
 	}
 	return !r.cancelled
 }
@@ -110,12 +110,12 @@ func (r *release) runBatch(ctx workflow.Context, installs []string) bool {
 			return true
 		}
 		r.resumed = false
-		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseHalted, why).Get(ctx, nil)
+		_ = runLocal(ctx, a.SetReleaseStatus, r.id, status.ReleaseHalted, why).Get(ctx, nil)
 		_ = workflow.Await(ctx, func() bool { return r.resumed || r.cancelled })
 		if r.cancelled {
 			return false
 		}
-		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseRunning, "").Get(ctx, nil)
+		_ = runLocal(ctx, a.SetReleaseStatus, r.id, status.ReleaseRunning, "").Get(ctx, nil)
 		r.failed -= len(failed)
 		installs = failed
 	}
@@ -209,5 +209,5 @@ func (r *release) cancel(ctx workflow.Context) error {
 	if err := runLocal(ctx, a.SkipReleaseInstalls, r.id).Get(ctx, nil); err != nil {
 		return err
 	}
-	return runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseCancelled, "").Get(ctx, nil)
+	return runLocal(ctx, a.SetReleaseStatus, r.id, status.ReleaseCancelled, "").Get(ctx, nil)
 }

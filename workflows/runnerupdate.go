@@ -7,8 +7,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // RunnerUpdateWorkflowID is the ID of the workflow that updates an

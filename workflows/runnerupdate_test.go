@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // The stage job gets the update's drain timeout (protocol.DefaultDrainTimeout when none is given),

@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // step is one step of an operation: it delivers its build, waits for the
@@ -45,7 +45,7 @@ func (s *step) run(ctx workflow.Context) stepOutcome {
 			return s.end(ctx, outcome, msg)
 		}
 	}
-	tf.deferInputs = !done && s.oneJob() && s.spec.Type == appconfig.TypeTerraformModule && s.sched.prestart(ctx, s.spec)
+	tf.deferInputs = !done && s.oneJob() && s.spec.Type == contract.TypeTerraformModule && s.sched.prestart(ctx, s.spec)
 	tf.deferRegistry = tf.deferInputs && tf.syncBuild != "" && s.after(status.SandboxStep) && !s.sched.ended(status.SandboxStep)
 	if !tf.deferInputs {
 		if out, ended := s.waitDeps(ctx); ended {
@@ -55,9 +55,9 @@ func (s *step) run(ctx workflow.Context) stepOutcome {
 	switch {
 	case done:
 		return s.endImage(ctx, outcome, msg)
-	case s.spec.Type == appconfig.TypeHelmChart:
+	case s.spec.Type == contract.TypeHelmChart:
 		return s.runChart(ctx)
-	case appconfig.DeploysImage(s.spec.Type): // a teardown: nothing runs
+	case contract.DeploysImage(s.spec.Type): // a teardown: nothing runs
 		return s.forgetImage(ctx)
 	}
 	return s.runTerraform(ctx, tf)

@@ -4,8 +4,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // hasBuild says the step deploys a build: a component deploy (a destroy
@@ -36,9 +36,9 @@ func (s *step) deliverBuild(ctx workflow.Context) (done bool, outcome status.Ste
 	switch {
 	case synced.Failed:
 		return true, status.StepFailed, synced.Error
-	case appconfig.DeploysImage(s.spec.Type) && s.plan.PlanOnly:
+	case contract.DeploysImage(s.spec.Type) && s.plan.PlanOnly:
 		return true, status.StepPlanned, ""
-	case appconfig.DeploysImage(s.spec.Type):
+	case contract.DeploysImage(s.spec.Type):
 		return true, status.StepSucceeded, ""
 	}
 	return false, "", ""
@@ -47,7 +47,7 @@ func (s *step) deliverBuild(ctx workflow.Context) (done bool, outcome status.Ste
 // endImage ends a container_image step whose sync was its deploy, once its
 // dependencies are done: RecordImage records its outputs and build.
 func (s *step) endImage(ctx workflow.Context, outcome status.Step, msg string) stepOutcome {
-	if appconfig.DeploysImage(s.spec.Type) && outcome == status.StepSucceeded {
+	if contract.DeploysImage(s.spec.Type) && outcome == status.StepSucceeded {
 		if err := runLocal(ctx, a.RecordImage, s.opID, s.spec.Name).Get(ctx, nil); err != nil {
 			return s.end(ctx, status.StepFailed, rootMessage(err))
 		}

@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // SupportBundleWorkflowID is the ID of the workflow that collects a support bundle.

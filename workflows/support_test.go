@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // A support bundle's job is awaited without its outputs (they stay in the store), and how it ended

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // An operation asked to wait for the install's window shows the wait until

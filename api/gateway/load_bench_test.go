@@ -32,9 +32,9 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/seal"
 	"github.com/outpost-dev/outpost/store/storetest"
