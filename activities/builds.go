@@ -35,17 +35,8 @@ const (
 // artifacts: "outpost/<component>".
 const installRepositoryPrefix = "outpost/"
 
-// BuildSummary is what a workflow learns of a build (no credentials, no
-// sources).
-type BuildSummary struct {
-	BuildID string
-	Status  status.Build
-	Digest  string
-	Error   string
-}
-
-func summarize(b store.Build) BuildSummary {
-	return BuildSummary{BuildID: b.ID, Status: b.Status, Digest: b.Digest, Error: b.Error}
+func summarize(b store.Build) contract.BuildSummary {
+	return contract.BuildSummary{BuildID: b.ID, Status: b.Status, Digest: b.Digest, Error: b.Error}
 }
 
 // vendorAccess is how a job reaches the vendor's registry with a credential
@@ -83,31 +74,31 @@ func buildOperation(componentType string) (string, error) {
 // EnqueueBuildJob renders a build's job — the component's source or image,
 // and a credential that may push to the org's repositories only — and
 // queues it on the org's build runner. Idempotent by key.
-func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (_ JobRef, err error) {
+func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (_ contract.JobRef, err error) {
 	defer classified(&err)
 	b, err := a.Store.GetBuildByID(ctx, buildID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	cfg, _, err := a.installConfig(ctx, b.OrgID, b.AppID, b.ConfigVersion)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	in, err := cfg.BuildInput(b.Component)
 	if err != nil {
-		return JobRef{}, invalidConfig(err)
+		return contract.JobRef{}, invalidConfig(err)
 	}
 	if in.Digest != b.SourceDigest {
-		return JobRef{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+		return contract.JobRef{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"build %s: the source of %s in config version %d is %s, not the build's %s", b.ID, b.Component, b.ConfigVersion, in.Digest, b.SourceDigest), "SourceChanged", nil)
 	}
 	op, err := buildOperation(b.ComponentType)
 	if err != nil {
-		return JobRef{}, invalidConfig(err)
+		return contract.JobRef{}, invalidConfig(err)
 	}
 	dest, err := a.vendorAccess(ctx, b.OrgID, "build/"+b.ID, registry.Scope{Repository: b.OrgID + "/", Actions: []string{"pull", "push"}})
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	m := protocol.OCIManifest{Operation: op, Component: b.Component, Source: in.Source,
 		Destination: protocol.OCIDestination{Registry: dest, Repository: b.Repository, Tag: b.Tag}}
@@ -122,11 +113,11 @@ func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (
 	}
 	raw, err := manifest(m)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	r, err := a.Store.EnsureBuildRunner(ctx, b.OrgID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	typ := protocol.JobTypeOCI
 	switch op { // in outpost-runner-helm: helm's SDK, the Docker client
@@ -138,22 +129,22 @@ func (a *Activities) EnqueueBuildJob(ctx context.Context, buildID, key string) (
 	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: key, OrgID: b.OrgID, RunnerID: r.ID,
 		Type: typ, Manifest: raw, TimeoutMS: buildJobTimeout.Milliseconds()})
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	if err := a.Store.StartBuild(ctx, b.ID, j.ID); err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	return JobRef{JobID: j.ID, Created: created}, nil
+	return contract.JobRef{JobID: j.ID, Created: created}, nil
 }
 
 // RecordBuild records how a build's job ended: the artifact it pushed, or
 // its error. A build whose job did not succeed names no artifact.
-func (a *Activities) RecordBuild(ctx context.Context, buildID, jobID string) (_ BuildSummary, err error) {
+func (a *Activities) RecordBuild(ctx context.Context, buildID, jobID string) (_ contract.BuildSummary, err error) {
 	defer classified(&err)
 	var art protocol.Artifact
 	failed, err := a.jobOutputs(ctx, "", "", jobID, &art)
 	if err != nil {
-		return BuildSummary{}, err
+		return contract.BuildSummary{}, err
 	}
 	if failed == "" && (art.Digest == "" || !strings.HasPrefix(art.Digest, "sha256:")) {
 		failed = fmt.Sprintf("the build job reported no artifact digest (%q)", art.Digest)
@@ -165,7 +156,7 @@ func (a *Activities) RecordBuild(ctx context.Context, buildID, jobID string) (_ 
 			ArtifactType: art.ArtifactType, Size: art.Size, Provenance: art.Provenance}, "")
 	}
 	if err != nil {
-		return BuildSummary{}, err
+		return contract.BuildSummary{}, err
 	}
 	b, err := a.Store.GetBuildByID(ctx, buildID)
 	return summarize(b), err
@@ -177,42 +168,36 @@ func (a *Activities) FailBuild(ctx context.Context, buildID, msg string) error {
 	return classify(a.Store.FinishBuild(ctx, buildID, nil, msg))
 }
 
-// ResolvedBuild is the build a component step deploys.
-type ResolvedBuild struct {
-	BuildSummary
-	WorkflowID string
-}
-
 // ResolveBuild finds the build a step deploys: the one of the component's
 // source in the operation's config version. When there is none (or only
 // failed ones) it queues one; the workflow starts a queued build.
-func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (_ ResolvedBuild, err error) {
+func (a *Activities) ResolveBuild(ctx context.Context, opID, step string) (_ contract.ResolvedBuild, err error) {
 	defer classified(&err)
 	oc, err := a.loadOperation(ctx, opID, step)
 	if err != nil {
-		return ResolvedBuild{}, err
+		return contract.ResolvedBuild{}, err
 	}
 	op, inst, version := oc.op, oc.inst, oc.version
 	in, err := oc.cfg.BuildKey(step)
 	if err != nil {
-		return ResolvedBuild{}, invalidConfig(err)
+		return contract.ResolvedBuild{}, invalidConfig(err)
 	}
 	builds, _, err := a.Store.QueueBuilds(ctx, op.OrgID, inst.AppID, version,
 		[]store.BuildSpec{{Component: step, ComponentType: in.Type, SourceDigest: in.Digest}})
 	if err != nil {
-		return ResolvedBuild{}, err
+		return contract.ResolvedBuild{}, err
 	}
 	b := builds[0]
 	if err := a.Store.UpdateStep(ctx, opID, step, store.StepChange{BuildID: &b.ID, Status: new(status.StepBuilding),
 		StartedAt: new(time.Now().UTC())}); err != nil {
-		return ResolvedBuild{}, err
+		return contract.ResolvedBuild{}, err
 	}
-	return ResolvedBuild{BuildSummary: summarize(b), WorkflowID: b.WorkflowID}, nil
+	return contract.ResolvedBuild{BuildSummary: summarize(b), WorkflowID: b.WorkflowID}, nil
 }
 
 // AwaitBuild waits for a build to end, woken by the store's notification,
 // heartbeating meanwhile.
-func (a *Activities) AwaitBuild(ctx context.Context, buildID string) (_ BuildSummary, err error) {
+func (a *Activities) AwaitBuild(ctx context.Context, buildID string) (_ contract.BuildSummary, err error) {
 	defer classified(&err)
 	woke, unsub := a.Store.SubscribeBuild(buildID)
 	defer unsub()
@@ -221,7 +206,7 @@ func (a *Activities) AwaitBuild(ctx context.Context, buildID string) (_ BuildSum
 	for {
 		b, err := a.Store.GetBuildByID(ctx, buildID)
 		if err != nil {
-			return BuildSummary{}, err
+			return contract.BuildSummary{}, err
 		}
 		if status.BuildTerminal(b.Status) {
 			return summarize(b), nil
@@ -231,18 +216,9 @@ func (a *Activities) AwaitBuild(ctx context.Context, buildID string) (_ BuildSum
 		case <-woke:
 		case <-tick.C:
 		case <-ctx.Done():
-			return BuildSummary{}, ctx.Err()
+			return contract.BuildSummary{}, ctx.Err()
 		}
 	}
-}
-
-// SyncJobInput names the sync job of a step: the build to copy into the
-// install's registry.
-type SyncJobInput struct {
-	OperationID string
-	Step        string
-	BuildID     string
-	Key         string
 }
 
 // installRegistry is the install's own registry, from its sandbox's outputs.
@@ -274,15 +250,15 @@ func (a *Activities) installRegistry(ctx context.Context, installID string) (pro
 // EnqueueSyncJob queues, on the install's runner, the copy of a build's
 // artifact by digest from the vendor's registry (a credential that may pull
 // the app's repository only) into the install's own registry.
-func (a *Activities) EnqueueSyncJob(ctx context.Context, in SyncJobInput) (_ JobRef, err error) {
+func (a *Activities) EnqueueSyncJob(ctx context.Context, in contract.SyncJobInput) (_ contract.JobRef, err error) {
 	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, in.OperationID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	src, dst, err := a.syncEnds(ctx, op.InstallID, in.BuildID, true)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	m := protocol.OCIManifest{Operation: protocol.OCISync, Artifact: &src, Destination: dst}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeOCI, TimeoutMS: buildJobTimeout.Milliseconds()}
@@ -317,24 +293,18 @@ func (a *Activities) syncEnds(ctx context.Context, installID, buildID string, wi
 	return protocol.ArtifactRef{Registry: src, Repository: b.Repository, Digest: b.Digest}, dst, nil
 }
 
-// SyncSummary is how a sync ended.
-type SyncSummary struct {
-	Failed bool
-	Error  string
-}
-
 // RecordSync checks a sync job's result: the install's registry must hold
 // exactly the build's digest. (For a container image the sync is the
 // deploy: RecordImage records it once the step's dependencies are done.)
-func (a *Activities) RecordSync(ctx context.Context, opID, step, buildID, jobID string) (_ SyncSummary, err error) {
+func (a *Activities) RecordSync(ctx context.Context, opID, step, buildID, jobID string) (_ contract.SyncSummary, err error) {
 	defer classified(&err)
 	var art protocol.Artifact
 	failed, err := a.jobOutputs(ctx, opID, step, jobID, &art)
 	if err != nil || failed != "" {
-		return SyncSummary{Failed: failed != "", Error: failed}, err
+		return contract.SyncSummary{Failed: failed != "", Error: failed}, err
 	}
 	failed, err = a.checkDigest(ctx, opID, step, buildID, art.Digest)
-	return SyncSummary{Failed: failed != "", Error: failed}, err
+	return contract.SyncSummary{Failed: failed != "", Error: failed}, err
 }
 
 // checkDigest checks that the install's registry holds exactly the build's

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -29,7 +30,7 @@ type removedComponent struct {
 // teardownSteps are the steps that tear the removed components down: after
 // every deploy step, and each after the removed components that depend on
 // it.
-func teardownSteps(removed []removedComponent, deploy []StepSpec) ([]StepSpec, error) {
+func teardownSteps(removed []removedComponent, deploy []contract.StepSpec) ([]contract.StepSpec, error) {
 	g := appconfig.Graph{}
 	types := map[string]string{}
 	for _, r := range removed {
@@ -51,7 +52,7 @@ func teardownSteps(removed []removedComponent, deploy []StepSpec) ([]StepSpec, e
 		first = append(first, st.Name)
 	}
 	dependents := g.Reverse()
-	var steps []StepSpec
+	var steps []contract.StepSpec
 	for _, name := range order {
 		after := slices.Clone(first)
 		for _, o := range order {
@@ -59,14 +60,14 @@ func teardownSteps(removed []removedComponent, deploy []StepSpec) ([]StepSpec, e
 				after = append(after, o)
 			}
 		}
-		steps = append(steps, StepSpec{Name: name, After: after, Destroy: true, Type: types[name]})
+		steps = append(steps, contract.StepSpec{Name: name, After: after, Destroy: true, Type: types[name]})
 	}
 	return steps, nil
 }
 
 // planConfigDeploy marks what a deploy_config changes among its deploy
 // steps, and adds the teardowns of the components the version removes.
-func (a *Activities) planConfigDeploy(ctx context.Context, op store.InstallOperation, steps []StepSpec) ([]StepSpec, error) {
+func (a *Activities) planConfigDeploy(ctx context.Context, op store.InstallOperation, steps []contract.StepSpec) ([]contract.StepSpec, error) {
 	oc, err := a.loadOperation(ctx, op.ID, "")
 	if err != nil {
 		return nil, err
@@ -95,7 +96,7 @@ func (a *Activities) planConfigDeploy(ctx context.Context, op store.InstallOpera
 // planDeprovision adds, to a deprovision's steps, the teardowns of the
 // components the install runs beyond its config version (left by a config
 // deploy that failed): before every other step.
-func (a *Activities) planDeprovision(ctx context.Context, op store.InstallOperation, steps []StepSpec) ([]StepSpec, error) {
+func (a *Activities) planDeprovision(ctx context.Context, op store.InstallOperation, steps []contract.StepSpec) ([]contract.StepSpec, error) {
 	oc, err := a.loadOperation(ctx, op.ID, "")
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func (a *Activities) planDeprovision(ctx context.Context, op store.InstallOperat
 }
 
 // destroyFirst puts the steps first before every one of steps.
-func destroyFirst(first, steps []StepSpec) []StepSpec {
+func destroyFirst(first, steps []contract.StepSpec) []contract.StepSpec {
 	var names []string
 	for _, st := range first {
 		names = append(names, st.Name)

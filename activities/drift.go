@@ -16,8 +16,8 @@ import (
 // driftSteps are a drift check's steps: the sandbox and each terraform,
 // helm_chart and container_image component, each planned at once (a check
 // applies nothing, so no step waits for another).
-func driftSteps(steps []StepSpec) []StepSpec {
-	var out []StepSpec
+func driftSteps(steps []contract.StepSpec) []contract.StepSpec {
+	var out []contract.StepSpec
 	for _, st := range steps {
 		if st.Name != status.SandboxStep && !driftChecked[st.Type] {
 			continue
@@ -53,25 +53,25 @@ func (a *Activities) BeginDriftCheck(ctx context.Context, installID, workflowID 
 // RecordDrift records a drift check's terraform plan job on its step and
 // what it found: a plan that is not empty is drift, kept with the plan until
 // a later check or an apply of the step clears it.
-func (a *Activities) RecordDrift(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+func (a *Activities) RecordDrift(ctx context.Context, opID, step, jobID string) (contract.PlanSummary, error) {
 	return a.recordDrift(ctx, opID, step, jobID, a.RecordPlan)
 }
 
 // RecordHelmDrift is RecordDrift for a helm_chart's plan job: a chart
 // drifts when its objects were changed in the cluster (or its chart or
 // values would change them).
-func (a *Activities) RecordHelmDrift(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+func (a *Activities) RecordHelmDrift(ctx context.Context, opID, step, jobID string) (contract.PlanSummary, error) {
 	return a.recordDrift(ctx, opID, step, jobID, a.RecordHelmPlan)
 }
 
 // RecordImageDrift is RecordDrift for a container_image's sync_plan job: an
 // image drifts when the install's registry no longer holds it whole.
-func (a *Activities) RecordImageDrift(ctx context.Context, opID, step, jobID string) (PlanSummary, error) {
+func (a *Activities) RecordImageDrift(ctx context.Context, opID, step, jobID string) (contract.PlanSummary, error) {
 	return a.recordDrift(ctx, opID, step, jobID, a.RecordSyncPlan)
 }
 
 func (a *Activities) recordDrift(ctx context.Context, opID, step, jobID string,
-	record func(ctx context.Context, opID, step, jobID string) (PlanSummary, error)) (_ PlanSummary, err error) {
+	record func(ctx context.Context, opID, step, jobID string) (contract.PlanSummary, error)) (_ contract.PlanSummary, err error) {
 	defer classified(&err)
 	s, err := record(ctx, opID, step, jobID)
 	if err != nil || s.Failed {
@@ -84,49 +84,42 @@ func (a *Activities) recordDrift(ctx context.Context, opID, step, jobID string,
 	return s, a.Store.RecordDrift(ctx, op.InstallID, step, opID, op.CreatedAt, s.HasChanges, st.PlanText)
 }
 
-// Reconcile is the operation a drift check started to apply the drift it
-// found, or why it started none.
-type Reconcile struct {
-	OperationID, WorkflowID string
-	NotStarted              string
-}
-
 // BeginDriftReconcile records a reconcile_drift of the install for the drift
 // check opID (its TriggeredBy), taking the install's lock. It starts none
 // when nothing the check found drifted still is (an apply cleared it
 // meanwhile), when the install no longer reconciles drift under
 // approve-all, or when another operation holds the install (NotStarted says
 // why; the next check finds the drift again).
-func (a *Activities) BeginDriftReconcile(ctx context.Context, opID string) (_ Reconcile, err error) {
+func (a *Activities) BeginDriftReconcile(ctx context.Context, opID string) (_ contract.Reconcile, err error) {
 	defer classified(&err)
 	check, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
-		return Reconcile{}, err
+		return contract.Reconcile{}, err
 	}
 	inst, err := a.Store.GetInstallByID(ctx, check.InstallID)
 	if err != nil {
-		return Reconcile{}, err
+		return contract.Reconcile{}, err
 	}
 	if !inst.DriftReconcile || inst.ApprovalMode != status.ApproveAll {
-		return Reconcile{NotStarted: "drift not reconciled: the install no longer reconciles drift under approve-all"}, nil
+		return contract.Reconcile{NotStarted: "drift not reconciled: the install no longer reconciles drift under approve-all"}, nil
 	}
 	drifted, err := a.stillDrifted(ctx, check)
 	if err != nil || len(drifted) == 0 {
-		return Reconcile{NotStarted: "drift not reconciled: an apply cleared it before the reconcile"}, err
+		return contract.Reconcile{NotStarted: "drift not reconciled: an apply cleared it before the reconcile"}, err
 	}
 	op, err := a.Store.StartOperation(ctx, store.InstallOperation{OrgID: inst.OrgID, InstallID: inst.ID, Kind: store.OpReconcileDrift,
 		ApprovalMode: inst.ApprovalMode, ConfigVersion: inst.ConfigVersion, TriggeredBy: check.ID,
-		WorkflowID: "install/" + inst.ID + "/" + store.OpReconcileDrift})
+		WorkflowID: contract.OperationWorkflowID(inst.ID, contract.OpReconcileDrift, "")})
 	if errors.Is(err, store.ErrConflict) {
-		return Reconcile{NotStarted: "drift not reconciled: " + err.Error()}, nil
+		return contract.Reconcile{NotStarted: "drift not reconciled: " + err.Error()}, nil
 	}
-	return Reconcile{OperationID: op.ID, WorkflowID: op.WorkflowID}, err
+	return contract.Reconcile{OperationID: op.ID, WorkflowID: op.WorkflowID}, err
 }
 
 // planReconcile marks a reconcile_drift's steps as an update_inputs marks
 // its own (markChanged), with the steps its drift check found drifted, and
 // that no apply has cleared since, as the changed ones: whatever their kind.
-func (a *Activities) planReconcile(ctx context.Context, op store.InstallOperation, steps []StepSpec) error {
+func (a *Activities) planReconcile(ctx context.Context, op store.InstallOperation, steps []contract.StepSpec) error {
 	check, err := a.Store.GetOperationByID(ctx, op.TriggeredBy)
 	if err != nil {
 		return fmt.Errorf("the reconcile's drift check: %w", err)
@@ -167,23 +160,23 @@ func (a *Activities) stillDrifted(ctx context.Context, check store.InstallOperat
 // the build a container_image component runs: does the install's registry
 // still hold it whole? The job reads only that registry (the control plane
 // cannot reach it; the sync it plans would copy from the vendor's).
-func (a *Activities) EnqueueSyncPlanJob(ctx context.Context, in SyncJobInput) (_ JobRef, err error) {
+func (a *Activities) EnqueueSyncPlanJob(ctx context.Context, in contract.SyncJobInput) (_ contract.JobRef, err error) {
 	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, in.OperationID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	ics, err := a.Store.ListInstallComponents(ctx, op.InstallID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	i := slices.IndexFunc(ics, func(ic store.InstallComponent) bool { return ic.Component == in.Step })
 	if i < 0 {
-		return JobRef{}, nonRetryable("drift check", fmt.Errorf("the install runs no build of %s: deploy it first", in.Step))
+		return contract.JobRef{}, nonRetryable("drift check", fmt.Errorf("the install runs no build of %s: deploy it first", in.Step))
 	}
 	src, dst, err := a.syncEnds(ctx, op.InstallID, ics[i].BuildID, true)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	m := protocol.OCIManifest{Operation: protocol.OCISyncPlan, Artifact: &src, Destination: dst}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeOCI, TimeoutMS: buildJobTimeout.Milliseconds()}
@@ -194,11 +187,11 @@ func (a *Activities) EnqueueSyncPlanJob(ctx context.Context, in SyncJobInput) (_
 
 // RecordSyncPlan stores a sync_plan job's result on its step as a plan:
 // what the install's registry lacks of the image.
-func (a *Activities) RecordSyncPlan(ctx context.Context, opID, step, jobID string) (_ PlanSummary, err error) {
+func (a *Activities) RecordSyncPlan(ctx context.Context, opID, step, jobID string) (_ contract.PlanSummary, err error) {
 	defer classified(&err)
 	var out protocol.OCISyncPlanOutputs
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
-		return PlanSummary{Failed: failed != "", Error: failed}, err
+		return contract.PlanSummary{Failed: failed != "", Error: failed}, err
 	}
 	return a.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: out.HasChanges, PlanText: out.Plan, Add: len(out.Missing)})
 }

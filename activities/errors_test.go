@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
@@ -24,7 +25,7 @@ func TestStoreErrorsAreClassified(t *testing.T) {
 	inst := storetest.NewTenant(t, s).Install
 	ctx := context.Background()
 	a := &activities.Activities{Store: s}
-	job := activities.EnqueueJobInput{Key: "k1", InstallID: inst.ID, Type: protocol.JobTypeNoop, Manifest: json.RawMessage(`{}`)}
+	job := contract.EnqueueJobInput{Key: "k1", InstallID: inst.ID, Type: protocol.JobTypeNoop, Manifest: json.RawMessage(`{}`)}
 
 	missing := job
 	missing.InstallID = "ins_none"
@@ -42,7 +43,7 @@ func TestStoreErrorsAreClassified(t *testing.T) {
 	pg.Start()
 	// Connections the stop cut may fail a first call or two (retryable, as
 	// Temporal would retry them); the activity succeeds soon after.
-	var ref activities.JobRef
+	var ref contract.JobRef
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		ref, err = a.EnqueueJob(ctx, job)
 		if err == nil || time.Now().After(deadline) {

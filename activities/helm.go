@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
@@ -21,41 +22,32 @@ const OutputKubeconfig = "kubeconfig"
 // helmJobTimeout bounds one helm job on the runner.
 const helmJobTimeout = 30 * time.Minute
 
-// HelmJobInput names a helm job of an operation's step; the manifest is
-// rendered from the store, never carried in workflow history.
-type HelmJobInput struct {
-	OperationID string
-	Step        string
-	Operation   string // protocol.HelmPlan, HelmDeploy or HelmUninstall
-	Key         string
-}
-
 // EnqueueHelmJob renders a helm_chart step's job — the chart in the
 // install's registry (its build, synced there), values rendered from
 // templates, the cluster's kubeconfig (its template's, or the sandbox's) —
 // and queues it on the install's runner. Idempotent by key.
-func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ JobRef, err error) {
+func (a *Activities) EnqueueHelmJob(ctx context.Context, in contract.HelmJobInput) (_ contract.JobRef, err error) {
 	defer classified(&err)
 	oc, err := a.loadOperation(ctx, in.OperationID, in.Step)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	op, inst, cfg := oc.op, oc.inst, oc.cfg
 	c, ok := cfg.Component(in.Step)
 	if !ok || c.Helm == nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+in.Step+" in the app config", "InvalidConfig", nil)
+		return contract.JobRef{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+in.Step+" in the app config", "InvalidConfig", nil)
 	}
 	data, err := a.renderData(ctx, cfg, inst)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	kubeconfig, err := a.kubeconfig(ctx, cfg, in.Step, op.InstallID, data)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	var digest string
 	m := protocol.HelmManifest{Operation: in.Operation, Kubeconfig: kubeconfig, Release: c.Helm.ReleaseName,
@@ -63,18 +55,18 @@ func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ Job
 	if in.Operation != protocol.HelmUninstall {
 		values, err := cfg.RenderHelmValues(in.Step, data)
 		if err != nil {
-			return JobRef{}, nonRetryable("render "+in.Step, err)
+			return contract.JobRef{}, nonRetryable("render "+in.Step, err)
 		}
 		if m.ValuesFiles, err = cfg.HelmValuesFiles(in.Step); err != nil {
-			return JobRef{}, nonRetryable("values files of "+in.Step, err)
+			return contract.JobRef{}, nonRetryable("values files of "+in.Step, err)
 		}
 		m.Values, m.SensitiveValues = values.Values, values.Sensitive
 		digest = helmDigest(values, m.ValuesFiles, kubeconfig)
 		if m.Chart, _, err = a.deployedArtifact(ctx, op.InstallID, in.Step, st.BuildID); err != nil {
-			return JobRef{}, err
+			return contract.JobRef{}, err
 		}
 		if m.Chart == nil {
-			return JobRef{}, temporal.NewNonRetryableApplicationError("step "+in.Step+" has no synced build to deploy", "NoBuild", nil)
+			return contract.JobRef{}, temporal.NewNonRetryableApplicationError("step "+in.Step+" has no synced build to deploy", "NoBuild", nil)
 		}
 	}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeHelm, TimeoutMS: helmJobTimeout.Milliseconds()}
@@ -115,11 +107,11 @@ func (a *Activities) kubeconfig(ctx context.Context, cfg *appconfig.Config, step
 // RecordHelmPlan stores a helm plan's diff on its step, as a terraform
 // plan's text: objects added, changed (by the chart, or in the cluster
 // behind helm's back) and removed are its counts.
-func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID string) (_ PlanSummary, err error) {
+func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID string) (_ contract.PlanSummary, err error) {
 	defer classified(&err)
 	var out protocol.HelmPlanOutputs
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
-		return PlanSummary{Failed: failed != "", Error: failed}, err
+		return contract.PlanSummary{Failed: failed != "", Error: failed}, err
 	}
 	text := out.Diff
 	if !out.HasChanges {
@@ -133,22 +125,22 @@ func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID strin
 // component's release does, and that the step started. It runs nothing: the
 // release's objects are the chart's, and all of them go — those its last
 // deploy recorded (its "objects" output) are listed and counted.
-func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (_ PlanSummary, err error) {
+func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (_ contract.PlanSummary, err error) {
 	defer classified(&err)
 	oc, err := a.loadOperation(ctx, opID, step)
 	if err != nil {
-		return PlanSummary{}, err
+		return contract.PlanSummary{}, err
 	}
 	c, ok := oc.cfg.Component(step)
 	if !ok || c.Helm == nil {
-		return PlanSummary{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+step+" in the app config", "InvalidConfig", nil)
+		return contract.PlanSummary{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+step+" in the app config", "InvalidConfig", nil)
 	}
 	if err := a.Store.UpdateStep(ctx, opID, step, store.StepChange{StartedAt: new(time.Now().UTC())}); err != nil {
-		return PlanSummary{}, err
+		return contract.PlanSummary{}, err
 	}
 	objects, err := a.releaseObjects(ctx, oc.op.InstallID, step)
 	if err != nil {
-		return PlanSummary{}, err
+		return contract.PlanSummary{}, err
 	}
 	text := fmt.Sprintf("helm uninstall of release %q in namespace %q: every object of the release is deleted.\n", c.Helm.ReleaseName, c.Helm.Namespace)
 	for _, o := range objects {
@@ -179,26 +171,26 @@ func (a *Activities) releaseObjects(ctx context.Context, installID, step string)
 // outputs (release_name, namespace, revision, status, and its objects as
 // "Kind/namespace/name") and the build the component runs; after an
 // uninstall, it forgets both.
-func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID string) (_ ApplySummary, err error) {
+func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID string) (_ contract.ApplySummary, err error) {
 	defer classified(&err)
 	op, st, err := a.stepOf(ctx, opID, step)
 	if err != nil {
-		return ApplySummary{}, err
+		return contract.ApplySummary{}, err
 	}
 	if st.Destroy {
 		var un protocol.HelmUninstallOutputs
 		if failed, err := a.jobOutputs(ctx, opID, step, jobID, &un); err != nil || failed != "" {
-			return ApplySummary{Failed: failed != "", Error: failed}, err
+			return contract.ApplySummary{Failed: failed != "", Error: failed}, err
 		}
 		// What it removed: the plan counted what the last deploy recorded.
 		if err := a.Store.UpdateStep(ctx, opID, step, store.StepChange{Remove: new(len(un.Objects))}); err != nil {
-			return ApplySummary{}, err
+			return contract.ApplySummary{}, err
 		}
-		return ApplySummary{}, a.ForgetComponent(ctx, opID, step)
+		return contract.ApplySummary{}, a.ForgetComponent(ctx, opID, step)
 	}
 	var out protocol.HelmReleaseOutputs
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
-		return ApplySummary{Failed: failed != "", Error: failed}, err
+		return contract.ApplySummary{Failed: failed != "", Error: failed}, err
 	}
 	objects := make([]string, len(out.Objects))
 	for i, o := range out.Objects {
@@ -208,9 +200,9 @@ func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID st
 		}
 	}
 	if err := a.saveOutputs(ctx, op.InstallID, step, appconfig.HelmOutputValues(out.Release, out.Namespace, out.Revision, out.Status, objects)); err != nil {
-		return ApplySummary{}, err
+		return contract.ApplySummary{}, err
 	}
-	return ApplySummary{}, a.recordDeployedBuild(ctx, opID, op.InstallID, step)
+	return contract.ApplySummary{}, a.recordDeployedBuild(ctx, opID, op.InstallID, step)
 }
 
 // sandboxOutput is one output of the install's sandbox (false when it has

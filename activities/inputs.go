@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -22,7 +23,7 @@ import (
 // reconcile_drift runs, what each step does: a changed one runs; one after a
 // changed one (its rendering may read outputs that change) is looked at
 // again when it starts (IfChanged); any other is Unchanged.
-func markChanged(steps []StepSpec, changed map[string]bool) {
+func markChanged(steps []contract.StepSpec, changed map[string]bool) {
 	downstream := map[string]bool{}
 	for i := range steps { // steps come after what they wait for
 		st := &steps[i]
@@ -38,7 +39,7 @@ func markChanged(steps []StepSpec, changed map[string]bool) {
 
 // changedSteps are the steps whose job renders differently now than when
 // it was last applied (or was never applied, or cannot render yet).
-func (a *Activities) changedSteps(ctx context.Context, op store.InstallOperation, steps []StepSpec) (map[string]bool, error) {
+func (a *Activities) changedSteps(ctx context.Context, op store.InstallOperation, steps []contract.StepSpec) (map[string]bool, error) {
 	oc, data, err := a.loadStep(ctx, op.ID, "")
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/notify"
@@ -29,45 +30,19 @@ type Activities struct {
 	configs configCache // parsed app config versions (they never change)
 }
 
-// JobRef names an enqueued job.
-type JobRef struct {
-	JobID   string
-	Created bool
-}
-
-// JobResult is how a job (or its latest attempt) ended.
-type JobResult struct {
-	JobID    string
-	Status   status.Job // succeeded, failed, cancelled, lost
-	Attempt  int
-	ExitCode *int
-	Outputs  json.RawMessage
-	Error    string
-}
-
-// EnqueueJobInput is a job whose manifest needs no rendering (noop jobs for
-// tests and benchmarks).
-type EnqueueJobInput struct {
-	Key       string
-	InstallID string
-	Type      string
-	Manifest  json.RawMessage
-	TimeoutMS int64
-}
-
 // EnqueueJob queues a job on an install's runner; idempotent by Key.
-func (a *Activities) EnqueueJob(ctx context.Context, in EnqueueJobInput) (_ JobRef, err error) {
+func (a *Activities) EnqueueJob(ctx context.Context, in contract.EnqueueJobInput) (_ contract.JobRef, err error) {
 	defer classified(&err)
 	inst, r, err := a.installRunner(ctx, in.InstallID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: in.Key, OrgID: inst.OrgID, RunnerID: r.ID,
 		InstallID: &inst.ID, Type: in.Type, Manifest: in.Manifest, TimeoutMS: in.TimeoutMS})
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	return JobRef{JobID: j.ID, Created: created}, nil
+	return contract.JobRef{JobID: j.ID, Created: created}, nil
 }
 
 func (a *Activities) installRunner(ctx context.Context, installID string) (store.Install, store.Runner, error) {
@@ -89,7 +64,7 @@ func (a *Activities) installRunner(ctx context.Context, installID string) (store
 // Outputs are returned only when withOutputs is set: they land in Temporal
 // history, so jobs whose outputs may be large or secret (terraform plans and
 // outputs) leave them in the store and callers read them there.
-func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs bool) (_ JobResult, err error) {
+func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs bool) (_ contract.JobResult, err error) {
 	defer classified(&err)
 	woke, unsub := a.Store.Bus().Subscribe(notify.JobTopic(jobID))
 	defer unsub()
@@ -98,10 +73,10 @@ func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs boo
 	for {
 		j, err := a.Store.GetJobOutcome(ctx, jobID)
 		if err != nil {
-			return JobResult{}, err
+			return contract.JobResult{}, err
 		}
 		if status.JobTerminal(j.Status) {
-			res := JobResult{JobID: j.ID, Status: j.Status, Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error}
+			res := contract.JobResult{JobID: j.ID, Status: j.Status, Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error}
 			if withOutputs {
 				res.Outputs = json.RawMessage(nonEmpty(j.Outputs))
 			}
@@ -114,7 +89,7 @@ func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs boo
 			// costs Temporal no heartbeat at all.
 			activity.RecordHeartbeat(ctx, j.Status, j.Attempt)
 		case <-ctx.Done():
-			return JobResult{}, ctx.Err()
+			return contract.JobResult{}, ctx.Err()
 		}
 	}
 }

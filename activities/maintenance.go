@@ -3,28 +3,21 @@ package activities
 import (
 	"context"
 	"time"
-)
 
-// Window is an install's maintenance window as an activity saw it: the one
-// open now (Open) or the next one to open. None says the install has no
-// windows: work may run at any time.
-type Window struct {
-	None       bool
-	Open       bool
-	Start, End time.Time
-}
+	"github.com/outpost-dev/outpost/contract"
+)
 
 // NextMaintenanceWindow reads the install's windows and says whether one is
 // open now, or when the next opens (a local activity: a workflow then waits
 // with a timer, see workflows.AwaitMaintenanceWindow).
-func (a *Activities) NextMaintenanceWindow(ctx context.Context, installID string) (_ Window, err error) {
+func (a *Activities) NextMaintenanceWindow(ctx context.Context, installID string) (_ contract.Window, err error) {
 	defer classified(&err)
 	now := time.Now()
 	slot, ok, err := a.Store.NextMaintenanceWindow(ctx, installID, now)
 	if err != nil || !ok {
-		return Window{None: true}, err
+		return contract.Window{None: true}, err
 	}
-	return Window{Open: !now.Before(slot.Start), Start: slot.Start.UTC(), End: slot.End.UTC()}, nil
+	return contract.Window{Open: !now.Before(slot.Start), Start: slot.Start.UTC(), End: slot.End.UTC()}, nil
 }
 
 // SetOperationWaiting shows an operation waiting for a maintenance window

@@ -11,55 +11,11 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
-
-// StepSpec is one step of an operation and the steps it must wait for.
-type StepSpec struct {
-	Name    string
-	After   []string
-	Destroy bool
-	// Type is the component's type ("" for the sandbox).
-	Type string
-	// Prestart says the step's terraform job may be queued while its dependencies still run,
-	// its variables given once they are done (DeferInputs; docs/ARCHITECTURE.md, Prestart).
-	Prestart bool
-	// PrestartBeforeSandbox says a Prestart step that syncs its own build (ModuleSync) may be queued
-	// while the sandbox runs: it reads no sandbox output, and the registry comes with its variables.
-	PrestartBeforeSandbox bool
-	// Unchanged: an update_inputs, deploy_config or reconcile_drift step that
-	// is not changed (renders as last applied; not drifted), downstream of no
-	// changed step: it runs nothing.
-	Unchanged bool
-	// IfChanged: such a step after a changed one; it runs only if its job
-	// renders differently once those have ended (StepRenderChanged).
-	IfChanged bool
-}
-
-// OperationPlan is what a workflow needs to run an operation: the steps in a
-// deterministic order with their dependencies, and the statuses the install
-// takes at the end. It carries no variables, outputs or secrets.
-type OperationPlan struct {
-	InstallID     string
-	Kind          string
-	ApprovalMode  status.Approval
-	PlanOnly      bool
-	ConfigVersion int
-	// InMaintenanceWindow: wait for the install's maintenance window first.
-	InMaintenanceWindow bool
-	// DriftReconcile: a drift check whose install reconciles drift found
-	// (drift_reconcile, under approve-all).
-	DriftReconcile bool
-	Steps          []StepSpec
-	RunnerTimeout  time.Duration
-	JobWait        time.Duration
-
-	SucceededInstallStatus   status.Install
-	FailedInstallStatus      status.Install
-	InterruptedInstallStatus status.Install
-}
 
 // OperationConfig are the operation settings of the activities.
 type OperationConfig struct {
@@ -94,44 +50,44 @@ func (a *Activities) opConfig() OperationConfig {
 }
 
 // BeginOperation turns a recorded operation into its plan of steps.
-func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ OperationPlan, err error) {
+func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ contract.OperationPlan, err error) {
 	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
-		return OperationPlan{}, err
+		return contract.OperationPlan{}, err
 	}
 	graph, err := a.installGraph(ctx, op.InstallID, op.ConfigVersion)
 	if err != nil {
-		return OperationPlan{}, err
+		return contract.OperationPlan{}, err
 	}
 	cfg := a.opConfig()
-	p := OperationPlan{InstallID: op.InstallID, Kind: op.Kind, ApprovalMode: op.ApprovalMode, PlanOnly: op.PlanOnly,
+	p := contract.OperationPlan{InstallID: op.InstallID, Kind: op.Kind, ApprovalMode: op.ApprovalMode, PlanOnly: op.PlanOnly,
 		ConfigVersion: graph.Version, RunnerTimeout: cfg.RunnerTimeout, JobWait: cfg.JobWait,
 		InMaintenanceWindow: op.InMaintenanceWindow}
 	p.Steps, err = planSteps(op, graph)
 	if err != nil {
-		return OperationPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidOperation", err)
+		return contract.OperationPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidOperation", err)
 	}
 	switch op.Kind {
 	case store.OpUpdateInputs:
 		changed, err := a.changedSteps(ctx, op, p.Steps)
 		if err != nil {
-			return OperationPlan{}, err
+			return contract.OperationPlan{}, err
 		}
 		markChanged(p.Steps, changed)
 	case store.OpDeployConfig:
 		if p.Steps, err = a.planConfigDeploy(ctx, op, p.Steps); err != nil {
-			return OperationPlan{}, err
+			return contract.OperationPlan{}, err
 		}
 	case store.OpDeprovision:
 		if p.Steps, err = a.planDeprovision(ctx, op, p.Steps); err != nil {
-			return OperationPlan{}, err
+			return contract.OperationPlan{}, err
 		}
 	case store.OpDriftCheck:
 		p.Steps = driftSteps(p.Steps)
 	case store.OpReconcileDrift:
 		if err := a.planReconcile(ctx, op, p.Steps); err != nil {
-			return OperationPlan{}, err
+			return contract.OperationPlan{}, err
 		}
 	}
 	rows := make([]store.NewStep, len(p.Steps))
@@ -139,7 +95,7 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 		rows[i] = store.NewStep{Name: st.Name, After: st.After, Destroy: st.Destroy}
 	}
 	if err := a.Store.AddSteps(ctx, opID, rows); err != nil {
-		return OperationPlan{}, err
+		return contract.OperationPlan{}, err
 	}
 	switch op.Kind {
 	case store.OpDeprovision:
@@ -153,7 +109,7 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 		// config deploy that ends well leaves it active, one denied or plan-only as it was.
 		inst, err := a.Store.GetInstall(ctx, op.OrgID, op.InstallID)
 		if err != nil {
-			return OperationPlan{}, err
+			return contract.OperationPlan{}, err
 		}
 		p.SucceededInstallStatus, p.InterruptedInstallStatus = inst.Status, inst.Status
 		if op.Kind == store.OpDeployConfig {
@@ -170,7 +126,7 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 	}
 	if op.Kind == store.OpProvision || op.Kind == store.OpReprovision || op.Kind == store.OpDeprovision {
 		if err := a.Store.SetInstallStatus(ctx, op.InstallID, installStatus); err != nil {
-			return OperationPlan{}, err
+			return contract.OperationPlan{}, err
 		}
 	}
 	return p, nil
@@ -179,11 +135,11 @@ func (a *Activities) BeginOperation(ctx context.Context, opID string) (_ Operati
 // WaitForRunner returns once the install's runner is online, showing the
 // operation and install as waiting for it meanwhile; it fails clearly when
 // the runner does not come within timeout.
-func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout time.Duration) (_ RunnerInfo, err error) {
+func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout time.Duration) (_ contract.RunnerInfo, err error) {
 	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
-		return RunnerInfo{}, err
+		return contract.RunnerInfo{}, err
 	}
 	deadline := time.Now().Add(timeout)
 	waiting := false
@@ -192,7 +148,7 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 		r, info, online, err := a.runnerOf(ctx, op)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return RunnerInfo{}, err
+			return contract.RunnerInfo{}, err
 		case err != nil:
 			// The database is away (a restart): wait on, as for the runner.
 		default:
@@ -212,14 +168,14 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 			}
 		}
 		if time.Now().After(deadline) {
-			return RunnerInfo{}, temporal.NewNonRetryableApplicationError(
+			return contract.RunnerInfo{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("the install's runner (%s) did not come online within %s: is it running, and can it reach the gateway?", runnerID, timeout),
 				"RunnerOffline", nil)
 		}
 		activity.RecordHeartbeat(ctx)
 		select {
 		case <-ctx.Done():
-			return RunnerInfo{}, ctx.Err()
+			return contract.RunnerInfo{}, ctx.Err()
 		case <-time.After(time.Second):
 		}
 	}
@@ -228,43 +184,26 @@ func (a *Activities) WaitForRunner(ctx context.Context, opID string, timeout tim
 // RunnerOnline is WaitForRunner's quick look, for a local activity: the
 // install's runner, if it is online now (else Online is false, and nothing
 // is recorded: WaitForRunner waits).
-func (a *Activities) RunnerOnline(ctx context.Context, opID string) (_ RunnerCheck, err error) {
+func (a *Activities) RunnerOnline(ctx context.Context, opID string) (_ contract.RunnerCheck, err error) {
 	defer classified(&err)
 	op, err := a.Store.GetOperationByID(ctx, opID)
 	if err != nil {
-		return RunnerCheck{}, err
+		return contract.RunnerCheck{}, err
 	}
 	_, info, online, err := a.runnerOf(ctx, op)
-	return RunnerCheck{Online: online, Runner: info}, err
-}
-
-// RunnerCheck is RunnerOnline's answer.
-type RunnerCheck struct {
-	Online bool
-	Runner RunnerInfo
+	return contract.RunnerCheck{Online: online, Runner: info}, err
 }
 
 // runnerOf is the operation's install's runner, what it can do, and whether
 // it is online (seen within the online window).
-func (a *Activities) runnerOf(ctx context.Context, op store.InstallOperation) (store.Runner, RunnerInfo, bool, error) {
+func (a *Activities) runnerOf(ctx context.Context, op store.InstallOperation) (store.Runner, contract.RunnerInfo, bool, error) {
 	r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
 	if err != nil {
-		return r, RunnerInfo{}, false, err
+		return r, contract.RunnerInfo{}, false, err
 	}
-	info := RunnerInfo{DeferredInputs: slices.Contains(r.Capabilities, protocol.CapabilityDeferredInputs),
+	info := contract.RunnerInfo{DeferredInputs: slices.Contains(r.Capabilities, protocol.CapabilityDeferredInputs),
 		ModuleSync: slices.Contains(r.Capabilities, protocol.CapabilityModuleSync)}
 	return r, info, r.LastSeenAt != nil && time.Since(*r.LastSeenAt) < a.opConfig().OnlineWindow, nil
-}
-
-// RunnerInfo is what an operation learns of the install's runner once it is
-// online.
-type RunnerInfo struct {
-	// DeferredInputs: it runs jobs queued before their inputs are known
-	// (protocol.CapabilityDeferredInputs).
-	DeferredInputs bool
-	// ModuleSync: its terraform jobs copy their module's build into the
-	// install's registry themselves (protocol.CapabilityModuleSync).
-	ModuleSync bool
 }
 
 // SetStepStatus records a step's status (and error), stamping its times.
@@ -291,37 +230,26 @@ func (a *Activities) FinishOperation(ctx context.Context, opID string, opStatus 
 	return classify(a.Store.FinishOperation(ctx, opID, opStatus, errMsg, installStatus))
 }
 
-// PlanSummary is what the workflow learns of a plan (the plan itself stays
-// in the store).
-type PlanSummary struct {
-	HasChanges           bool
-	Add, Change, Destroy int
-	// Applied: a plan_apply job applied the plan.
-	Applied bool
-	Failed  bool
-	Error   string
-}
-
 // RecordPlan stores a plan job's result on its step.
-func (a *Activities) RecordPlan(ctx context.Context, opID, step, jobID string) (_ PlanSummary, err error) {
+func (a *Activities) RecordPlan(ctx context.Context, opID, step, jobID string) (_ contract.PlanSummary, err error) {
 	defer classified(&err)
 	var out protocol.TerraformPlanOutputs
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
-		return PlanSummary{Failed: failed != "", Error: failed}, err
+		return contract.PlanSummary{Failed: failed != "", Error: failed}, err
 	}
 	return a.recordPlan(ctx, opID, step, out)
 }
 
 // RecordPlanApply stores a plan_apply job's result on its step: the plan,
 // and, when it was applied, the step's outputs from the state it stored.
-func (a *Activities) RecordPlanApply(ctx context.Context, opID, step, jobID string) (_ PlanSummary, err error) {
+func (a *Activities) RecordPlanApply(ctx context.Context, opID, step, jobID string) (_ contract.PlanSummary, err error) {
 	defer classified(&err)
 	var out protocol.TerraformPlanApplyOutputs
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
-		return PlanSummary{Failed: failed != "", Error: failed}, err
+		return contract.PlanSummary{Failed: failed != "", Error: failed}, err
 	}
 	if failed, err := a.checkSynced(ctx, opID, step, out.Synced); err != nil || failed != "" {
-		return PlanSummary{Failed: failed != "", Error: failed}, err
+		return contract.PlanSummary{Failed: failed != "", Error: failed}, err
 	}
 	s, err := a.recordPlan(ctx, opID, step, out.Plan)
 	switch {
@@ -377,8 +305,8 @@ func (a *Activities) jobOutputs(ctx context.Context, opID, step, jobID string, v
 // component's new build means the install now runs that build (nothing
 // else is left to apply), so it is recorded as the component's build —
 // except in a plan-only operation, which changes nothing.
-func (a *Activities) recordPlan(ctx context.Context, opID, step string, out protocol.TerraformPlanOutputs) (PlanSummary, error) {
-	s := PlanSummary{HasChanges: out.HasChanges, Add: out.Add, Change: out.Change, Destroy: out.Destroy}
+func (a *Activities) recordPlan(ctx context.Context, opID, step string, out protocol.TerraformPlanOutputs) (contract.PlanSummary, error) {
+	s := contract.PlanSummary{HasChanges: out.HasChanges, Add: out.Add, Change: out.Change, Destroy: out.Destroy}
 	err := a.Store.UpdateStep(ctx, opID, step, store.StepChange{HasChanges: &out.HasChanges, Add: &out.Add,
 		Change: &out.Change, Remove: &out.Destroy, PlanText: &out.PlanText})
 	if err != nil || out.HasChanges || step == status.SandboxStep {
@@ -391,19 +319,13 @@ func (a *Activities) recordPlan(ctx context.Context, opID, step string, out prot
 	return s, a.recordDeployedBuild(ctx, opID, op.InstallID, step)
 }
 
-// ApplySummary is what the workflow learns of an apply.
-type ApplySummary struct {
-	Failed bool
-	Error  string
-}
-
 // RecordApply records the step's outputs after its apply job.
-func (a *Activities) RecordApply(ctx context.Context, opID, step, jobID string) (_ ApplySummary, err error) {
+func (a *Activities) RecordApply(ctx context.Context, opID, step, jobID string) (_ contract.ApplySummary, err error) {
 	defer classified(&err)
 	if failed, err := a.jobOutputs(ctx, opID, step, jobID, nil); err != nil || failed != "" {
-		return ApplySummary{Failed: failed != "", Error: failed}, err
+		return contract.ApplySummary{Failed: failed != "", Error: failed}, err
 	}
-	return ApplySummary{}, a.recordOutputs(ctx, opID, step)
+	return contract.ApplySummary{}, a.recordOutputs(ctx, opID, step)
 }
 
 // recordOutputs stores the outputs in the step's latest state as the
@@ -476,24 +398,24 @@ func (a *Activities) stepOf(ctx context.Context, opID, step string) (store.Insta
 // for the job's ID. spec names the job's type, timeout and state workspace;
 // m is its manifest.
 func (a *Activities) enqueueStepJob(ctx context.Context, op store.InstallOperation, step string, spec store.JobSpec, m any,
-	change func(jobID string) store.StepChange) (JobRef, error) {
+	change func(jobID string) store.StepChange) (contract.JobRef, error) {
 	raw, err := manifest(m)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	r, err := a.Store.GetInstallRunner(ctx, op.OrgID, op.InstallID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	spec.OrgID, spec.RunnerID, spec.InstallID, spec.Manifest = op.OrgID, r.ID, &op.InstallID, raw
 	j, created, err := a.Store.EnqueueJob(ctx, spec)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	if err := a.Store.UpdateStep(ctx, op.ID, step, change(j.ID)); err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	return JobRef{JobID: j.ID, Created: created}, nil
+	return contract.JobRef{JobID: j.ID, Created: created}, nil
 }
 
 func nonEmptyObject(s string) string {

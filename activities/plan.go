@@ -33,7 +33,7 @@ type installGraph struct {
 // planSteps builds the steps of an operation from the config's graph: the
 // sandbox first (last when destroying), components after their dependencies
 // (before them when destroying).
-func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
+func planSteps(op store.InstallOperation, g installGraph) ([]contract.StepSpec, error) {
 	selected, err := selectComponents(op, g)
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 		op.Kind == store.OpUpdateInputs || op.Kind == store.OpDeployConfig || op.Kind == store.OpDriftCheck ||
 		op.Kind == store.OpReconcileDrift
 	dependents := g.Deps.Reverse()
-	var steps []StepSpec
+	var steps []contract.StepSpec
 	var names []string
 	for _, c := range g.Components {
 		if !selected[c.Name] {
@@ -69,16 +69,16 @@ func planSteps(op store.InstallOperation, g installGraph) ([]StepSpec, error) {
 		// waits for has ended: none starts early.
 		early := op.Kind != store.OpUpdateInputs && op.Kind != store.OpDeployConfig && op.Kind != store.OpReconcileDrift
 		prestart := early && op.ApprovalMode != status.Prompt && !op.PlanOnly && c.Type == contract.TypeTerraformModule && !c.EnvReadsComponents
-		steps = append(steps, StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart,
+		steps = append(steps, contract.StepSpec{Name: c.Name, After: after, Destroy: destroy, Type: c.Type, Prestart: prestart,
 			PrestartBeforeSandbox: prestart && !c.EnvReadsSandbox})
 	}
 	if withSandbox {
-		sb := StepSpec{Name: status.SandboxStep, Destroy: destroy}
+		sb := contract.StepSpec{Name: status.SandboxStep, Destroy: destroy}
 		if destroy {
 			sb.After = names
 			steps = append(steps, sb)
 		} else {
-			steps = append([]StepSpec{sb}, steps...)
+			steps = append([]contract.StepSpec{sb}, steps...)
 		}
 	}
 	return steps, nil

@@ -114,7 +114,7 @@ func TestPlanStepsUnknownComponent(t *testing.T) {
 }
 
 // checkSteps compares the steps, as describeStep shows them, with want.
-func checkSteps(t *testing.T, steps []StepSpec, want []string) {
+func checkSteps(t *testing.T, steps []contract.StepSpec, want []string) {
 	t.Helper()
 	got := make([]string, len(steps))
 	for i, st := range steps {
@@ -133,7 +133,7 @@ func nameSet(names []string) map[string]bool {
 	return set
 }
 
-func describeStep(st StepSpec) string {
+func describeStep(st contract.StepSpec) string {
 	s := strings.TrimSpace(fmt.Sprintf("%s < %s", st.Name, strings.Join(st.After, " ")))
 	for _, f := range []struct {
 		on   bool

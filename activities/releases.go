@@ -6,25 +6,18 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
-// ReleasePlan is what a release's workflow needs: its installs by batch (IDs
-// only) and its pacing.
-type ReleasePlan struct {
-	Batches          [][]string
-	PauseBetween     time.Duration
-	FailureThreshold int
-}
-
 // LoadRelease reads a release's batches.
-func (a *Activities) LoadRelease(ctx context.Context, releaseID string) (ReleasePlan, error) {
+func (a *Activities) LoadRelease(ctx context.Context, releaseID string) (contract.ReleasePlan, error) {
 	r, err := a.Store.GetReleaseByID(ctx, releaseID)
 	if err != nil {
-		return ReleasePlan{}, err
+		return contract.ReleasePlan{}, err
 	}
-	plan := ReleasePlan{PauseBetween: time.Duration(r.PauseMS) * time.Millisecond, FailureThreshold: r.FailureThreshold}
+	plan := contract.ReleasePlan{PauseBetween: time.Duration(r.PauseMS) * time.Millisecond, FailureThreshold: r.FailureThreshold}
 	for _, ri := range r.Installs {
 		for len(plan.Batches) <= ri.Batch {
 			plan.Batches = append(plan.Batches, nil)
@@ -34,21 +27,14 @@ func (a *Activities) LoadRelease(ctx context.Context, releaseID string) (Release
 	return plan, nil
 }
 
-// ReleaseDeploy is an install's deploy in a release: its deploy_config
-// operation, or why it could not start (Failed).
-type ReleaseDeploy struct {
-	OperationID, WorkflowID string
-	Failed                  string
-}
-
 // BeginReleaseDeploy starts the install's deploy_config operation to the
 // version the release brings it to, recording the version it ran before
 // (once: a retry after a failure keeps the first). An install busy with
 // another operation fails in the release, with the reason.
-func (a *Activities) BeginReleaseDeploy(ctx context.Context, releaseID, installID string) (ReleaseDeploy, error) {
+func (a *Activities) BeginReleaseDeploy(ctx context.Context, releaseID, installID string) (contract.ReleaseDeploy, error) {
 	ri, inst, err := a.releaseInstall(ctx, releaseID, installID)
 	if err != nil {
-		return ReleaseDeploy{}, err
+		return contract.ReleaseDeploy{}, err
 	}
 	from := ri.FromVersion
 	if ri.OperationID == "" {
@@ -56,16 +42,16 @@ func (a *Activities) BeginReleaseDeploy(ctx context.Context, releaseID, installI
 	}
 	op, err := a.Store.StartOperation(ctx, store.InstallOperation{OrgID: inst.OrgID, InstallID: inst.ID,
 		Kind: store.OpDeployConfig, ConfigVersion: ri.ToVersion, ApprovalMode: inst.ApprovalMode,
-		WorkflowID: "install/" + inst.ID + "/" + store.OpDeployConfig})
+		WorkflowID: contract.OperationWorkflowID(inst.ID, contract.OpDeployConfig, "")})
 	if errors.Is(err, store.ErrConflict) {
 		why := fmt.Sprintf("install %s not deployed: %v", inst.Name, errors.Unwrap(err))
-		return ReleaseDeploy{Failed: why}, a.Store.UpdateReleaseInstall(ctx, releaseID, installID,
+		return contract.ReleaseDeploy{Failed: why}, a.Store.UpdateReleaseInstall(ctx, releaseID, installID,
 			store.ReleaseInstallChange{Status: status.ReleaseInstallFailed, Error: &why, FromVersion: &from})
 	}
 	if err != nil {
-		return ReleaseDeploy{}, err
+		return contract.ReleaseDeploy{}, err
 	}
-	return ReleaseDeploy{OperationID: op.ID, WorkflowID: op.WorkflowID}, a.Store.UpdateReleaseInstall(ctx, releaseID, installID,
+	return contract.ReleaseDeploy{OperationID: op.ID, WorkflowID: op.WorkflowID}, a.Store.UpdateReleaseInstall(ctx, releaseID, installID,
 		store.ReleaseInstallChange{Status: status.ReleaseInstallRunning, Error: new(""), FromVersion: &from, OperationID: &op.ID})
 }
 

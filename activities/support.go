@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
@@ -27,35 +28,35 @@ const jobHistoryLimit = 200
 // sensitive values to redact, and the parts the control plane holds (job history, terraform
 // resources) — and queues it on the install's runner; idempotent by key. The manifest, which holds
 // secrets, stays in the store.
-func (a *Activities) EnqueueSupportJob(ctx context.Context, bundleID, key string) (_ JobRef, err error) {
+func (a *Activities) EnqueueSupportJob(ctx context.Context, bundleID, key string) (_ contract.JobRef, err error) {
 	defer classified(&err)
 	b, err := a.Store.GetSupportBundleByID(ctx, bundleID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	inst, cfg, data, err := a.installData(ctx, b.InstallID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	m := protocol.SupportManifest{Redact: sensitiveValues(data), MaxBytes: store.DefaultSupportBundleMaxBytes,
 		Files: map[string]string{}}
 	if m.Kubeconfig, m.Releases, err = a.supportCluster(ctx, cfg, inst.ID, data); err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	if m.Files["jobs.txt"], err = a.jobHistory(ctx, inst); err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	if err := a.terraformResources(ctx, cfg, inst, m.Files); err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	raw, err := manifest(m)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	ref, err := a.EnqueueJob(ctx, EnqueueJobInput{Key: key, InstallID: inst.ID, Type: protocol.JobTypeSupport,
+	ref, err := a.EnqueueJob(ctx, contract.EnqueueJobInput{Key: key, InstallID: inst.ID, Type: protocol.JobTypeSupport,
 		Manifest: raw, TimeoutMS: supportJobTimeout.Milliseconds()})
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	b.JobID, b.Status = &ref.JobID, status.JobRunning
 	return ref, a.Store.UpdateSupportBundle(ctx, b)
@@ -241,15 +242,8 @@ func stateResources(ws string, v store.TerraformStateVersion) string {
 	return b.String()
 }
 
-// SupportResult is how a support job ended (its outputs stay in the store).
-type SupportResult struct {
-	JobID  string
-	Status status.Job
-	Error  string
-}
-
 // FinishSupportBundle records the bundle's outcome and what its archive holds.
-func (a *Activities) FinishSupportBundle(ctx context.Context, bundleID string, res SupportResult) (err error) {
+func (a *Activities) FinishSupportBundle(ctx context.Context, bundleID string, res contract.SupportResult) (err error) {
 	defer classified(&err)
 	b, err := a.Store.GetSupportBundleByID(ctx, bundleID)
 	if err != nil {
@@ -271,35 +265,26 @@ func (a *Activities) FinishSupportBundle(ctx context.Context, bundleID string, r
 	return a.Store.UpdateSupportBundle(ctx, b)
 }
 
-// KubeLogsRequest is a logs request: none of it is secret, so it travels in workflow history.
-type KubeLogsRequest struct {
-	InstallID    string
-	Namespace    string
-	Workload     string
-	SinceSeconds int64
-	TailLines    int64
-}
-
 // EnqueueKubeLogsJob queues a kube_logs job on the install's runner with the install's kubeconfig and
 // sensitive values (rendered here, kept in the store); idempotent by key.
-func (a *Activities) EnqueueKubeLogsJob(ctx context.Context, req KubeLogsRequest, key string) (_ JobRef, err error) {
+func (a *Activities) EnqueueKubeLogsJob(ctx context.Context, req contract.KubeLogsRequest, key string) (_ contract.JobRef, err error) {
 	defer classified(&err)
 	inst, cfg, data, err := a.installData(ctx, req.InstallID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	kubeconfig, _, err := a.supportCluster(ctx, cfg, inst.ID, data)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	if kubeconfig == "" {
-		return JobRef{}, temporal.NewNonRetryableApplicationError("the install has no cluster: no kubeconfig to read logs with", "NoCluster", nil)
+		return contract.JobRef{}, temporal.NewNonRetryableApplicationError("the install has no cluster: no kubeconfig to read logs with", "NoCluster", nil)
 	}
 	raw, err := manifest(protocol.KubeLogsManifest{Kubeconfig: kubeconfig, Namespace: req.Namespace, Workload: req.Workload,
 		SinceSeconds: req.SinceSeconds, TailLines: req.TailLines, Redact: sensitiveValues(data)})
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	return a.EnqueueJob(ctx, EnqueueJobInput{Key: key, InstallID: inst.ID, Type: protocol.JobTypeKubeLogs,
+	return a.EnqueueJob(ctx, contract.EnqueueJobInput{Key: key, InstallID: inst.ID, Type: protocol.JobTypeKubeLogs,
 		Manifest: raw, TimeoutMS: supportJobTimeout.Milliseconds()})
 }

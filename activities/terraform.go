@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/attemptcred"
 	"github.com/outpost-dev/outpost/protocol"
@@ -20,30 +21,6 @@ import (
 
 // terraformJobTimeout bounds one terraform run on the runner.
 const terraformJobTimeout = 30 * time.Minute
-
-// TerraformJobInput names a terraform job of an operation's step; the
-// manifest is rendered from the store, never carried in workflow history.
-type TerraformJobInput struct {
-	OperationID string
-	Step        string // status.SandboxStep or a component name
-	Operation   string // protocol.TerraformPlan, TerraformApply or TerraformPlanApply
-	Destroy     bool
-	PlanJobID   string // for apply: the plan job whose saved plan is applied
-	Key         string
-	// DeferInputs queues the job before its dependencies are done, its variables rendered later by
-	// ProvideTerraformInputs; the runner fetches the module and runs init meanwhile.
-	DeferInputs bool
-	// SyncBuildID has a plan_apply job copy this build (the step's) into
-	// the install's registry itself, instead of a sync job before it
-	// (protocol.TerraformManifest.ModuleSync).
-	SyncBuildID string
-	// DeferRegistry, with DeferInputs and SyncBuildID: the install's
-	// registry comes with the inputs (the sandbox, which provides it, is
-	// not done yet when the job is queued).
-	DeferRegistry bool
-	// NoLock plans without terraform's state lock (a drift check).
-	NoLock bool
-}
 
 // installConfig loads the app config version an operation runs. A version
 // never changes once synced, so each is read and parsed once per worker.
@@ -155,24 +132,24 @@ func (a *Activities) renderData(ctx context.Context, cfg *appconfig.Config, inst
 // from templates over inputs and outputs, the module archive, a state
 // credential valid for this job only — and queues it on the install's
 // runner. Idempotent by key.
-func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInput) (_ JobRef, err error) {
+func (a *Activities) EnqueueTerraformJob(ctx context.Context, in contract.TerraformJobInput) (_ contract.JobRef, err error) {
 	defer classified(&err)
 	oc, data, err := a.loadStep(ctx, in.OperationID, in.Step)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	op, cfg := oc.op, oc.cfg
 	var rendered *appconfig.Rendered
 	source := cfg.Sandbox.Source
 	switch {
 	case in.Step == status.SandboxStep && in.DeferInputs:
-		return JobRef{}, temporal.NewNonRetryableApplicationError("the sandbox's inputs cannot be deferred", "InvalidInput", nil)
+		return contract.JobRef{}, temporal.NewNonRetryableApplicationError("the sandbox's inputs cannot be deferred", "InvalidInput", nil)
 	case in.Step == status.SandboxStep:
 		rendered, err = cfg.RenderSandbox(data)
 	default:
 		c, ok := cfg.Component(in.Step)
 		if !ok || c.Terraform == nil {
-			return JobRef{}, temporal.NewNonRetryableApplicationError("no terraform component "+in.Step+" in the app config", "InvalidConfig", nil)
+			return contract.JobRef{}, temporal.NewNonRetryableApplicationError("no terraform component "+in.Step+" in the app config", "InvalidConfig", nil)
 		}
 		source = c.Terraform.Source
 		if in.DeferInputs {
@@ -182,7 +159,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		}
 	}
 	if err != nil {
-		return JobRef{}, nonRetryable("render "+in.Step, err)
+		return contract.JobRef{}, nonRetryable("render "+in.Step, err)
 	}
 	// A component's module comes from the install's registry (see deployedArtifact);
 	// the sandbox's, and one deployed before builds existed, travel in the manifest.
@@ -192,38 +169,38 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	)
 	switch {
 	case in.SyncBuildID != "" && (in.Operation != protocol.TerraformPlanApply || in.Step == status.SandboxStep):
-		return JobRef{}, temporal.NewNonRetryableApplicationError("SyncBuildID: only a component's plan_apply job syncs its build", "InvalidInput", nil)
+		return contract.JobRef{}, temporal.NewNonRetryableApplicationError("SyncBuildID: only a component's plan_apply job syncs its build", "InvalidInput", nil)
 	case in.DeferRegistry && (!in.DeferInputs || in.SyncBuildID == ""):
-		return JobRef{}, temporal.NewNonRetryableApplicationError("DeferRegistry: only a job that syncs its build (SyncBuildID) with deferred inputs defers the registry", "InvalidInput", nil)
+		return contract.JobRef{}, temporal.NewNonRetryableApplicationError("DeferRegistry: only a job that syncs its build (SyncBuildID) with deferred inputs defers the registry", "InvalidInput", nil)
 	case in.SyncBuildID != "":
 		src, dst, err := a.syncEnds(ctx, op.InstallID, in.SyncBuildID, !in.DeferRegistry)
 		if err != nil {
-			return JobRef{}, err
+			return contract.JobRef{}, err
 		}
 		modSync = &protocol.TerraformModuleSync{Source: src, Destination: dst}
 	case in.Step != status.SandboxStep:
 		st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
 		if err != nil {
-			return JobRef{}, err
+			return contract.JobRef{}, err
 		}
 		if artifact, _, err = a.deployedArtifact(ctx, op.InstallID, in.Step, st.BuildID); err != nil {
-			return JobRef{}, err
+			return contract.JobRef{}, err
 		}
 	}
 	var module []byte
 	if artifact == nil && modSync == nil {
 		if module, err = cfg.ModuleArchive(source); err != nil {
-			return JobRef{}, err
+			return contract.JobRef{}, err
 		}
 	}
 	ws := Workspace(op.InstallID, in.Step)
 	key, err := a.Store.RegistryKey(ctx) // signs the state credential's placeholder
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	gw := strings.TrimRight(a.opConfig().GatewayURL, "/")
 	if gw == "" {
-		return JobRef{}, temporal.NewNonRetryableApplicationError("the worker has no gateway URL configured (the terraform state backend)", "Config", nil)
+		return contract.JobRef{}, temporal.NewNonRetryableApplicationError("the worker has no gateway URL configured (the terraform state backend)", "Config", nil)
 	}
 	stateURL := gw + strings.ReplaceAll(protocol.PathState, "{workspace}", ws)
 	lockURL := gw + strings.ReplaceAll(protocol.PathLock, "{workspace}", ws)
@@ -236,11 +213,11 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 	if in.Operation == protocol.TerraformApply {
 		plan, err := a.Store.GetJobByID(ctx, in.PlanJobID)
 		if err != nil {
-			return JobRef{}, err
+			return contract.JobRef{}, err
 		}
 		var po protocol.TerraformPlanOutputs
 		if err := json.Unmarshal([]byte(plan.Outputs), &po); err != nil || len(po.PlanFile) == 0 {
-			return JobRef{}, temporal.NewNonRetryableApplicationError("the plan job "+plan.ID+" left no saved plan", "NoPlan", err)
+			return contract.JobRef{}, temporal.NewNonRetryableApplicationError("the plan job "+plan.ID+" left no saved plan", "NoPlan", err)
 		}
 		// The saved plan already says whether it destroys.
 		m.PlanFile, m.Destroy = po.PlanFile, false
@@ -250,7 +227,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 		Workspace: ws}
 	if in.DeferInputs {
 		if in.Operation != protocol.TerraformPlan && in.Operation != protocol.TerraformPlanApply {
-			return JobRef{}, temporal.NewNonRetryableApplicationError("only a plan takes variables, not a "+in.Operation, "InvalidInput", nil)
+			return contract.JobRef{}, temporal.NewNonRetryableApplicationError("only a plan takes variables, not a "+in.Operation, "InvalidInput", nil)
 		}
 		m.Variables, spec.InputsDeferred = nil, true
 		// A safety net for an operation that ends without giving them (a
@@ -273,7 +250,7 @@ func (a *Activities) EnqueueTerraformJob(ctx context.Context, in TerraformJobInp
 
 // stepJobChange adds, to a step's change, the job that plans or applies
 // it (and syncs its build).
-func stepJobChange(change store.StepChange, in TerraformJobInput, jobID string) store.StepChange {
+func stepJobChange(change store.StepChange, in contract.TerraformJobInput, jobID string) store.StepChange {
 	if in.SyncBuildID != "" {
 		change.SyncJobID = &jobID
 	}
@@ -292,7 +269,7 @@ func stepJobChange(change store.StepChange, in TerraformJobInput, jobID string) 
 // ProvideTerraformInputs renders the variables of a step whose job was
 // queued with DeferInputs, now that its dependencies are done, and gives
 // them to the job. The step starts now. Idempotent.
-func (a *Activities) ProvideTerraformInputs(ctx context.Context, in TerraformJobInput, jobID string) (err error) {
+func (a *Activities) ProvideTerraformInputs(ctx context.Context, in contract.TerraformJobInput, jobID string) (err error) {
 	defer classified(&err)
 	oc, data, err := a.loadStep(ctx, in.OperationID, in.Step)
 	if err != nil {

@@ -9,10 +9,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
-	"github.com/outpost-dev/outpost/workflows"
 )
 
 // Bounds of a runner update's health deadline and drain timeout, in seconds.
@@ -230,7 +230,7 @@ func (s *Server) newRunnerUpdate(ctx context.Context, inst store.Install, versio
 		return store.RunnerUpdate{}, err
 	}
 	return store.RunnerUpdate{ID: store.NewID("rup"), OrgID: inst.OrgID, InstallID: inst.ID, RunnerID: r.ID,
-		FromVersion: r.Version, Version: v.Version, Digest: v.Digest, WorkflowID: workflows.RunnerUpdateWorkflowID(inst.ID)}, nil
+		FromVersion: r.Version, Version: v.Version, Digest: v.Digest, WorkflowID: contract.RunnerUpdateWorkflowID(inst.ID)}, nil
 }
 
 func (s *Server) getRunnerUpdate(c echo.Context) error {

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
@@ -296,7 +297,7 @@ func BenchmarkLoadFaults(b *testing.B) {
 		var enqueueTime time.Duration // set before enqueued is sent on
 		go func() {
 			err := parallel(16, n*perRunner, func(k int) error {
-				ref, err := r.acts.EnqueueJob(ctx, activities.EnqueueJobInput{Key: fmt.Sprintf("load-%d", k),
+				ref, err := r.acts.EnqueueJob(ctx, contract.EnqueueJobInput{Key: fmt.Sprintf("load-%d", k),
 					InstallID: runners[k%n].InstallID, Type: protocol.JobTypeNoop, Manifest: json.RawMessage(`{}`), TimeoutMS: 60_000})
 				if err == nil {
 					outcomes.Add(1)
