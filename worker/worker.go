@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -46,16 +47,27 @@ type Config struct {
 	Operations activities.OperationConfig
 }
 
-// New returns a worker with every workflow and activity registered; Start or
-// Run it.
+// New returns a worker with every workflow and activity registered, and
+// every activity's error classified (activities.Classifier); Start or Run
+// it.
 func New(cfg Config) worker.Worker {
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = DefaultTaskQueue
 	}
-	w := worker.New(cfg.Client, cfg.TaskQueue, worker.Options{})
+	w := worker.New(cfg.Client, cfg.TaskQueue, Options())
 	RegisterWorkflows(w)
-	w.RegisterActivity(&activities.Activities{Store: cfg.Store, Logger: cfg.Logger, Operations: cfg.Operations})
+	RegisterActivities(w, cfg)
 	return w
+}
+
+// RegisterActivities registers every activity of the contract, by domain.
+func RegisterActivities(r activities.Registry, cfg Config) {
+	activities.Register(r, activities.Deps{Store: cfg.Store, Operations: cfg.Operations})
+}
+
+// Options are the worker's options: its interceptors.
+func Options() worker.Options {
+	return worker.Options{Interceptors: []interceptor.WorkerInterceptor{activities.Classifier()}}
 }
 
 // WorkflowRegistry is where workflows are registered: a worker, or a

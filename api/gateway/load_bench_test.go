@@ -282,7 +282,7 @@ func BenchmarkLoadFaults(b *testing.B) {
 		e := p.env(b)
 		runners := registerRunners(b, e, n)
 		r := &faultRun{e: e, runners: runners, active: map[string]int{}, completed: map[string]int{},
-			acts: &activities.Activities{Store: e.s, AwaitCheck: time.Hour}}
+			acts: activities.NewJobs(e.s, time.Hour)}
 		f := startFleet(b, e, runners, 0, r.run)
 		f.downtime = 2 * time.Second
 		defer f.stop()
@@ -410,7 +410,7 @@ func (r *faultRun) lastDone() time.Time {
 type faultRun struct {
 	e        *env
 	runners  []runner
-	acts     *activities.Activities
+	acts     *activities.Jobs
 	finished atomic.Int64 // jobs whose outcome is recorded
 	mu       sync.Mutex
 	outcomes map[string]string // per job: its final status, or stuck
