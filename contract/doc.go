@@ -13,7 +13,7 @@
 //
 // Names and argument lists are those recorded in workflow histories: a
 // change to one is a change of a workflow's commands, gated with
-// workflow.GetVersion (docs/ARCHITECTURE.md, "Workflow versions").
+// workflow.GetVersion (docs/architecture/temporal.md, "Workflow versions").
 //
 // It imports the standard library only (contract_test.go checks).
 package contract

@@ -37,7 +37,7 @@ type StepSpec struct {
 	// Type is the component's type ("" for the sandbox).
 	Type string
 	// Prestart says the step's terraform job may be queued while its dependencies still run,
-	// its variables given once they are done (DeferInputs; docs/ARCHITECTURE.md, Prestart).
+	// its variables given once they are done (DeferInputs; docs/architecture/operations.md, Prestart).
 	Prestart bool
 	// PrestartBeforeSandbox says a Prestart step that syncs its own build (ModuleSync) may be queued
 	// while the sandbox runs: it reads no sandbox output, and the registry comes with its variables.

@@ -72,7 +72,7 @@ func awaitBuild(ctx workflow.Context, opID, step string) (contract.BuildSummary,
 	}
 	if rb.Status == status.BuildQueued {
 		// Start the build as an abandoned child from a disconnected context: it
-		// is the app's, not this operation's (see ARCHITECTURE.md, Temporal).
+		// is the app's, not this operation's (see docs/architecture/temporal.md).
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		cctx := workflow.WithChildOptions(dctx, workflow.ChildWorkflowOptions{
 			WorkflowID:            rb.WorkflowID,

@@ -7,8 +7,9 @@
 // the database — and carry IDs rather than manifests or secrets. The install
 // operations share one workflow body (operation.go) whose steps a scheduler
 // runs as a dependency graph (operation_scheduler.go); each kind of step has
-// its file (step_*.go). docs/ARCHITECTURE.md says why, and how a change to
-// released workflow code is versioned (replay_test.go).
+// its file (step_*.go). docs/architecture/operations.md says why, and
+// docs/architecture/temporal.md how a change to released workflow code is
+// versioned (replay_test.go).
 //
 // An operation begins with local activities (BeginOperation, then a look at
 // the runner) in its first workflow task. The scheduler starts each step in a
@@ -20,4 +21,12 @@
 // plan_apply job up to two steps ahead of what runs (prestart), so that the
 // runner fetches its module and runs init meanwhile and gets its variables
 // once its dependencies are done.
+//
+// Workflows reach activities only through package contract: by their names
+// (call, callLocal and runLocal in activity.go check each call against the
+// contract's signature first), with the contract's inputs and results. They
+// link nothing of the activities' implementation, the store, the app config
+// or the API (deps_test.go fails if they link gorm, a SQL driver, HCL, TOML,
+// echo or helm); their tests register stubs of the contract's signatures
+// and mock them.
 package workflows

@@ -226,7 +226,7 @@ func (s *scheduler) ahead(d string) bool {
 
 // prestart waits until st's job may be queued before its dependencies end (every one of them
 // ahead, one still running), and says whether to (false: wait for them as usual). Why two
-// steps ahead: docs/ARCHITECTURE.md, Prestart.
+// steps ahead: docs/architecture/operations.md, Prestart.
 func (s *scheduler) prestart(ctx workflow.Context, st contract.StepSpec) bool {
 	if !st.Prestart || !s.runner.DeferredInputs {
 		return false

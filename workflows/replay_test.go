@@ -13,8 +13,8 @@ import (
 // testdata/histories on today's workflow code, registered as the worker
 // registers it. A history recorded from released code keeps a change to
 // that code honest: the change must be gated with workflow.GetVersion so
-// that the old history still replays (docs/ARCHITECTURE.md, "Workflow
-// versions"). Record one with OUTPOST_RECORD_HISTORIES=<dir> on the e2e
+// that the old history still replays (docs/architecture/temporal.md,
+// "Workflow versions"). Record one with OUTPOST_RECORD_HISTORIES=<dir> on the e2e
 // tests.
 func TestCommittedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "histories", "*.json"))

@@ -37,7 +37,7 @@ func shortActivity(ctx workflow.Context) workflow.Context {
 }
 
 // localActivity is the options of the quick store activities on the steps' critical path
-// (docs/ARCHITECTURE.md, Local activities): retries for a minute ride out a database restart.
+// (docs/architecture/temporal.md, Local activities): retries for a minute ride out a database restart.
 func localActivity(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: time.Minute,

@@ -16,7 +16,7 @@ import (
 // (runner_update) and hands over to it; the new runner must then run a
 // noop health job within the deadline, or the old one rolls back (and
 // runs the health job itself, which fails the update). The outcome is
-// recorded on the update (docs/ARCHITECTURE.md, Runner self-update).
+// recorded on the update (docs/architecture/runner-update.md).
 func UpdateRunner(ctx workflow.Context, in contract.RunnerUpdateInput) (string, error) {
 	// Jobs are keyed by update: the workflow ID is the install's for every update.
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + in.UpdateID
