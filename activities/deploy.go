@@ -6,7 +6,8 @@ import (
 	"slices"
 
 	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -29,7 +30,7 @@ type removedComponent struct {
 // teardownSteps are the steps that tear the removed components down: after
 // every deploy step, and each after the removed components that depend on
 // it.
-func teardownSteps(removed []removedComponent, deploy []StepSpec) ([]StepSpec, error) {
+func teardownSteps(removed []removedComponent, deploy []contract.StepSpec) ([]contract.StepSpec, error) {
 	g := appconfig.Graph{}
 	types := map[string]string{}
 	for _, r := range removed {
@@ -51,7 +52,7 @@ func teardownSteps(removed []removedComponent, deploy []StepSpec) ([]StepSpec, e
 		first = append(first, st.Name)
 	}
 	dependents := g.Reverse()
-	var steps []StepSpec
+	var steps []contract.StepSpec
 	for _, name := range order {
 		after := slices.Clone(first)
 		for _, o := range order {
@@ -59,29 +60,29 @@ func teardownSteps(removed []removedComponent, deploy []StepSpec) ([]StepSpec, e
 				after = append(after, o)
 			}
 		}
-		steps = append(steps, StepSpec{Name: name, After: after, Destroy: true, Type: types[name]})
+		steps = append(steps, contract.StepSpec{Name: name, After: after, Destroy: true, Type: types[name]})
 	}
 	return steps, nil
 }
 
 // planConfigDeploy marks what a deploy_config changes among its deploy
 // steps, and adds the teardowns of the components the version removes.
-func (a *Activities) planConfigDeploy(ctx context.Context, op store.InstallOperation, steps []StepSpec) ([]StepSpec, error) {
-	oc, err := a.loadOperation(ctx, op.ID, "")
+func (p *planner) planConfigDeploy(ctx context.Context, op store.InstallOperation, steps []contract.StepSpec) ([]contract.StepSpec, error) {
+	oc, err := p.render.loadOperation(ctx, op.ID, "")
 	if err != nil {
 		return nil, err
 	}
-	changed, err := a.changedSteps(ctx, op, steps)
+	changed, err := p.changedSteps(ctx, op, steps)
 	if err != nil {
 		return nil, err
 	}
-	builds, removed, err := a.runningComponents(ctx, oc)
+	builds, removed, err := p.runningComponents(ctx, oc)
 	if err != nil {
 		return nil, err
 	}
 	for _, st := range steps {
 		if st.Name != status.SandboxStep && !changed[st.Name] {
-			changed[st.Name], err = a.buildChanged(ctx, oc.cfg, st.Name, builds[st.Name])
+			changed[st.Name], err = p.buildChanged(ctx, oc.cfg, st.Name, builds[st.Name])
 			if err != nil {
 				return nil, err
 			}
@@ -95,12 +96,12 @@ func (a *Activities) planConfigDeploy(ctx context.Context, op store.InstallOpera
 // planDeprovision adds, to a deprovision's steps, the teardowns of the
 // components the install runs beyond its config version (left by a config
 // deploy that failed): before every other step.
-func (a *Activities) planDeprovision(ctx context.Context, op store.InstallOperation, steps []StepSpec) ([]StepSpec, error) {
-	oc, err := a.loadOperation(ctx, op.ID, "")
+func (p *planner) planDeprovision(ctx context.Context, op store.InstallOperation, steps []contract.StepSpec) ([]contract.StepSpec, error) {
+	oc, err := p.render.loadOperation(ctx, op.ID, "")
 	if err != nil {
 		return nil, err
 	}
-	_, removed, err := a.runningComponents(ctx, oc)
+	_, removed, err := p.runningComponents(ctx, oc)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func (a *Activities) planDeprovision(ctx context.Context, op store.InstallOperat
 }
 
 // destroyFirst puts the steps first before every one of steps.
-func destroyFirst(first, steps []StepSpec) []StepSpec {
+func destroyFirst(first, steps []contract.StepSpec) []contract.StepSpec {
 	var names []string
 	for _, st := range first {
 		names = append(names, st.Name)
@@ -123,8 +124,8 @@ func destroyFirst(first, steps []StepSpec) []StepSpec {
 // runningComponents splits what the install runs: the builds of the
 // components of the operation's config version, by name, and the components
 // that version does not have.
-func (a *Activities) runningComponents(ctx context.Context, oc operationContext) (map[string]string, []removedComponent, error) {
-	running, err := a.Store.ListInstallComponents(ctx, oc.inst.ID)
+func (p *planner) runningComponents(ctx context.Context, oc operationContext) (map[string]string, []removedComponent, error) {
+	running, err := p.store.ListInstallComponents(ctx, oc.inst.ID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -135,7 +136,7 @@ func (a *Activities) runningComponents(ctx context.Context, oc operationContext)
 			builds[ic.Component] = ic.BuildID
 			continue
 		}
-		r, err := a.removedComponent(ctx, oc.inst, ic)
+		r, err := p.removedComponent(ctx, oc.inst, ic)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -146,7 +147,7 @@ func (a *Activities) runningComponents(ctx context.Context, oc operationContext)
 
 // buildChanged says whether the component's source in cfg differs from that
 // of the build the install runs ("": none).
-func (a *Activities) buildChanged(ctx context.Context, cfg *appconfig.Config, name, buildID string) (bool, error) {
+func (p *planner) buildChanged(ctx context.Context, cfg *appconfig.Config, name, buildID string) (bool, error) {
 	if buildID == "" {
 		return true, nil
 	}
@@ -154,7 +155,7 @@ func (a *Activities) buildChanged(ctx context.Context, cfg *appconfig.Config, na
 	if err != nil {
 		return false, invalidConfig(err)
 	}
-	b, err := a.Store.GetBuildByID(ctx, buildID)
+	b, err := p.store.GetBuildByID(ctx, buildID)
 	if err != nil {
 		return false, err
 	}
@@ -163,12 +164,12 @@ func (a *Activities) buildChanged(ctx context.Context, cfg *appconfig.Config, na
 
 // removedComponent describes a component the install runs as the config
 // version it was deployed from defines it.
-func (a *Activities) removedComponent(ctx context.Context, inst store.Install, ic store.InstallComponent) (removedComponent, error) {
-	v, err := a.componentVersion(ctx, ic)
+func (p *planner) removedComponent(ctx context.Context, inst store.Install, ic store.InstallComponent) (removedComponent, error) {
+	v, err := p.render.componentVersion(ctx, ic)
 	if err != nil {
 		return removedComponent{}, err
 	}
-	cfg, _, err := a.installConfig(ctx, inst.OrgID, inst.AppID, v)
+	cfg, _, err := p.render.installConfig(ctx, inst.OrgID, inst.AppID, v)
 	if err != nil {
 		return removedComponent{}, err
 	}
@@ -177,30 +178,4 @@ func (a *Activities) removedComponent(ctx context.Context, inst store.Install, i
 		return removedComponent{}, invalidConfig(fmt.Errorf("component %s, which the install runs, is not in config version %d", ic.Component, v))
 	}
 	return removedComponent{Name: ic.Component, Type: c.Type, Deps: cfg.Graph()[ic.Component]}, nil
-}
-
-// deployedVersion is the config version the install's component was
-// deployed from.
-func (a *Activities) deployedVersion(ctx context.Context, inst store.Install, component string) (int, error) {
-	running, err := a.Store.ListInstallComponents(ctx, inst.ID)
-	if err != nil {
-		return 0, err
-	}
-	for _, ic := range running {
-		if ic.Component == component {
-			return a.componentVersion(ctx, ic)
-		}
-	}
-	return 0, fmt.Errorf("component %s: not in the operation's config version, and the install does not run it: %w", component, store.ErrNotFound)
-}
-
-// componentVersion is the config version an install component was deployed
-// from; for one recorded before that was, the version that queued its build
-// (which has the component with that source).
-func (a *Activities) componentVersion(ctx context.Context, ic store.InstallComponent) (int, error) {
-	if ic.ConfigVersion > 0 {
-		return ic.ConfigVersion, nil
-	}
-	b, err := a.Store.GetBuildByID(ctx, ic.BuildID)
-	return b.ConfigVersion, err
 }

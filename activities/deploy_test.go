@@ -3,8 +3,8 @@ package activities
 import (
 	"testing"
 
-	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -28,14 +28,14 @@ func TestPlanConfigDeploy(t *testing.T) {
 			"db < network sandbox unchanged", "api < db cache sandbox if-changed", "web < api sandbox if-changed",
 		}},
 		{"a removed leaf: torn down after every deploy step", nil,
-			[]removedComponent{{Name: "queue", Type: appconfig.TypeHelmChart, Deps: []string{"api", "network"}}}, []string{
+			[]removedComponent{{Name: "queue", Type: contract.TypeHelmChart, Deps: []string{"api", "network"}}}, []string{
 				"sandbox < unchanged", "network < sandbox unchanged", "cache < network sandbox unchanged",
 				"db < network sandbox unchanged", "api < db cache sandbox unchanged", "web < api sandbox unchanged",
 				"queue < sandbox network cache db api web destroy",
 			}},
 		{"removed components that depend on each other: dependents first", []string{"sandbox"}, []removedComponent{
-			{Name: "store", Type: appconfig.TypeTerraformModule, Deps: []string{"network"}},
-			{Name: "worker", Type: appconfig.TypeContainerImage, Deps: []string{"store", "api"}},
+			{Name: "store", Type: contract.TypeTerraformModule, Deps: []string{"network"}},
+			{Name: "worker", Type: contract.TypeContainerImage, Deps: []string{"store", "api"}},
 		}, []string{
 			"sandbox <", "network < sandbox if-changed", "cache < network sandbox if-changed",
 			"db < network sandbox if-changed", "api < db cache sandbox if-changed", "web < api sandbox if-changed",
@@ -66,7 +66,7 @@ func TestPlanDeprovisionBeyondVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := teardownSteps([]removedComponent{{Name: "queue", Type: appconfig.TypeTerraformModule, Deps: []string{"api"}}}, nil)
+	first, err := teardownSteps([]removedComponent{{Name: "queue", Type: contract.TypeTerraformModule, Deps: []string{"api"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

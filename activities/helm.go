@@ -9,123 +9,112 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
-
-// OutputKubeconfig is the sandbox output holding a kubeconfig for the
-// install's cluster, where helm_chart components deploy.
-const OutputKubeconfig = "kubeconfig"
 
 // helmJobTimeout bounds one helm job on the runner.
 const helmJobTimeout = 30 * time.Minute
 
-// HelmJobInput names a helm job of an operation's step; the manifest is
-// rendered from the store, never carried in workflow history.
-type HelmJobInput struct {
-	OperationID string
-	Step        string
-	Operation   string // protocol.HelmPlan, HelmDeploy or HelmUninstall
-	Key         string
+// helmStore is what the helm activities read and write of the store beyond
+// the helpers'.
+type helmStore interface {
+	GetStep(ctx context.Context, opID, name string) (store.InstallStep, error)
+	UpdateStep(ctx context.Context, opID, name string, change store.StepChange) error
+	ListOutputs(ctx context.Context, installID string) (map[string]string, error)
+}
+
+// Helm are the activities of a helm_chart step: its plan, deploy and
+// uninstall jobs, and what they recorded.
+type Helm struct {
+	store     helmStore
+	render    *renderer
+	steps     *stepJobs
+	installed *installed
 }
 
 // EnqueueHelmJob renders a helm_chart step's job — the chart in the
 // install's registry (its build, synced there), values rendered from
 // templates, the cluster's kubeconfig (its template's, or the sandbox's) —
 // and queues it on the install's runner. Idempotent by key.
-func (a *Activities) EnqueueHelmJob(ctx context.Context, in HelmJobInput) (_ JobRef, err error) {
-	defer classified(&err)
-	oc, err := a.loadOperation(ctx, in.OperationID, in.Step)
+func (a *Helm) EnqueueHelmJob(ctx context.Context, in contract.HelmJobInput) (contract.JobRef, error) {
+	oc, err := a.render.loadOperation(ctx, in.OperationID, in.Step)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	op, inst, cfg := oc.op, oc.inst, oc.cfg
-	c, ok := cfg.Component(in.Step)
+	c, ok := oc.cfg.Component(in.Step)
 	if !ok || c.Helm == nil {
-		return JobRef{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+in.Step+" in the app config", "InvalidConfig", nil)
+		return contract.JobRef{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+in.Step+" in the app config", "InvalidConfig", nil)
 	}
-	data, err := a.renderData(ctx, cfg, inst)
+	data, err := a.render.renderData(ctx, oc.cfg, oc.inst)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	kubeconfig, err := a.kubeconfig(ctx, cfg, in.Step, op.InstallID, data)
+	kubeconfig, err := a.render.kubeconfig(ctx, oc.cfg, in.Step, oc.op.InstallID, data)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	st, err := a.Store.GetStep(ctx, in.OperationID, in.Step)
+	st, err := a.store.GetStep(ctx, in.OperationID, in.Step)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	var digest string
 	m := protocol.HelmManifest{Operation: in.Operation, Kubeconfig: kubeconfig, Release: c.Helm.ReleaseName,
 		Namespace: c.Helm.Namespace, CreateNamespace: c.Helm.CreateNamespace, TimeoutMS: c.Helm.Timeout.Milliseconds(), Wait: c.Helm.Wait}
+	var digest string
 	if in.Operation != protocol.HelmUninstall {
-		values, err := cfg.RenderHelmValues(in.Step, data)
-		if err != nil {
-			return JobRef{}, nonRetryable("render "+in.Step, err)
-		}
-		if m.ValuesFiles, err = cfg.HelmValuesFiles(in.Step); err != nil {
-			return JobRef{}, nonRetryable("values files of "+in.Step, err)
-		}
-		m.Values, m.SensitiveValues = values.Values, values.Sensitive
-		digest = helmDigest(values, m.ValuesFiles, kubeconfig)
-		if m.Chart, _, err = a.deployedArtifact(ctx, op.InstallID, in.Step, st.BuildID); err != nil {
-			return JobRef{}, err
-		}
-		if m.Chart == nil {
-			return JobRef{}, temporal.NewNonRetryableApplicationError("step "+in.Step+" has no synced build to deploy", "NoBuild", nil)
+		if digest, err = a.chart(ctx, oc, st, data, &m); err != nil {
+			return contract.JobRef{}, err
 		}
 	}
 	spec := store.JobSpec{Key: in.Key, Type: protocol.JobTypeHelm, TimeoutMS: helmJobTimeout.Milliseconds()}
-	return a.enqueueStepJob(ctx, op, in.Step, spec, m, func(jobID string) map[string]any {
-		changes := map[string]any{"status": status.StepApplying, "apply_job_id": jobID}
+	return a.steps.enqueue(ctx, oc.op, in.Step, spec, m, func(jobID string) store.StepChange {
+		change := store.StepChange{Status: new(status.StepApplying), ApplyJobID: &jobID}
 		if in.Operation == protocol.HelmPlan {
-			changes = map[string]any{"status": status.StepPlanning, "plan_job_id": jobID, "render_digest": digest}
+			change = store.StepChange{Status: new(status.StepPlanning), PlanJobID: &jobID, RenderDigest: &digest}
 		}
 		if st.StartedAt == nil { // a drift check's plan: no build was delivered first
-			changes["started_at"] = time.Now().UTC()
+			change.StartedAt = new(time.Now().UTC())
 		}
-		return changes
+		return change
 	})
 }
 
-// kubeconfig is the kubeconfig of the cluster a helm_chart component
-// deploys to: its kubeconfig template rendered, or the sandbox's output.
-func (a *Activities) kubeconfig(ctx context.Context, cfg *appconfig.Config, step, installID string, data appconfig.Data) (string, error) {
-	kc, err := cfg.RenderHelmKubeconfig(step, data)
+// chart sets the chart a plan or deploy job installs (the step's build, in
+// the install's registry) and its values; it returns the digest of what it
+// rendered.
+func (a *Helm) chart(ctx context.Context, oc operationContext, st store.InstallStep, data appconfig.Data, m *protocol.HelmManifest) (string, error) {
+	values, err := oc.cfg.RenderHelmValues(st.Name, data)
 	if err != nil {
-		return "", nonRetryable("render the kubeconfig of "+step, err)
+		return "", nonRetryable("render "+st.Name, err)
 	}
-	if kc != "" {
-		return kc, nil
+	if m.ValuesFiles, err = oc.cfg.HelmValuesFiles(st.Name); err != nil {
+		return "", nonRetryable("values files of "+st.Name, err)
 	}
-	raw, ok, err := a.sandboxOutput(ctx, installID, OutputKubeconfig)
-	if err != nil {
+	m.Values, m.SensitiveValues = values.Values, values.Sensitive
+	if m.Chart, _, err = a.installed.deployedArtifact(ctx, oc.op.InstallID, st.Name, st.BuildID); err != nil {
 		return "", err
 	}
-	if !ok || json.Unmarshal(raw, &kc) != nil || kc == "" {
-		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"the install's sandbox has no %q output, and component %s sets no kubeconfig: helm_chart components deploy into the cluster the sandbox provides, or the one their kubeconfig names (see docs/APP_CONFIG.md)",
-			OutputKubeconfig, step), "NoCluster", nil)
+	if m.Chart == nil {
+		return "", temporal.NewNonRetryableApplicationError("step "+st.Name+" has no synced build to deploy", "NoBuild", nil)
 	}
-	return kc, nil
+	return helmDigest(values, m.ValuesFiles, m.Kubeconfig), nil
 }
 
 // RecordHelmPlan stores a helm plan's diff on its step, as a terraform
 // plan's text: objects added, changed (by the chart, or in the cluster
 // behind helm's back) and removed are its counts.
-func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID string) (_ PlanSummary, err error) {
-	defer classified(&err)
+func (a *Helm) RecordHelmPlan(ctx context.Context, opID, step, jobID string) (contract.PlanSummary, error) {
 	var out protocol.HelmPlanOutputs
-	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
-		return PlanSummary{Failed: failed != "", Error: failed}, err
+	if failed, err := a.steps.outputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
+		return failedPlan(failed, err)
 	}
 	text := out.Diff
 	if !out.HasChanges {
 		text = "No changes: the release's objects are as the chart renders them.\n"
 	}
-	return a.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: out.HasChanges, PlanText: text,
+	return a.installed.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: out.HasChanges, PlanText: text,
 		Add: len(out.Added), Change: len(out.Changed) + len(out.Drifted), Destroy: len(out.Removed)})
 }
 
@@ -133,34 +122,33 @@ func (a *Activities) RecordHelmPlan(ctx context.Context, opID, step, jobID strin
 // component's release does, and that the step started. It runs nothing: the
 // release's objects are the chart's, and all of them go — those its last
 // deploy recorded (its "objects" output) are listed and counted.
-func (a *Activities) PlanUninstall(ctx context.Context, opID, step string) (_ PlanSummary, err error) {
-	defer classified(&err)
-	oc, err := a.loadOperation(ctx, opID, step)
+func (a *Helm) PlanUninstall(ctx context.Context, opID, step string) (contract.PlanSummary, error) {
+	oc, err := a.render.loadOperation(ctx, opID, step)
 	if err != nil {
-		return PlanSummary{}, err
+		return contract.PlanSummary{}, err
 	}
 	c, ok := oc.cfg.Component(step)
 	if !ok || c.Helm == nil {
-		return PlanSummary{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+step+" in the app config", "InvalidConfig", nil)
+		return contract.PlanSummary{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+step+" in the app config", "InvalidConfig", nil)
 	}
-	if err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"started_at": time.Now().UTC()}); err != nil {
-		return PlanSummary{}, err
+	if err := a.store.UpdateStep(ctx, opID, step, store.StepChange{StartedAt: new(time.Now().UTC())}); err != nil {
+		return contract.PlanSummary{}, err
 	}
 	objects, err := a.releaseObjects(ctx, oc.op.InstallID, step)
 	if err != nil {
-		return PlanSummary{}, err
+		return contract.PlanSummary{}, err
 	}
 	text := fmt.Sprintf("helm uninstall of release %q in namespace %q: every object of the release is deleted.\n", c.Helm.ReleaseName, c.Helm.Namespace)
 	for _, o := range objects {
 		text += "  - " + o + "\n"
 	}
-	return a.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: true, PlanText: text, Destroy: len(objects)})
+	return a.installed.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: true, PlanText: text, Destroy: len(objects)})
 }
 
 // releaseObjects are the objects ("Kind/namespace/name") a helm_chart
 // component's last deploy recorded in its outputs (none when it has none).
-func (a *Activities) releaseObjects(ctx context.Context, installID, step string) ([]string, error) {
-	rows, err := a.Store.ListOutputs(ctx, installID)
+func (a *Helm) releaseObjects(ctx context.Context, installID, step string) ([]string, error) {
+	rows, err := a.store.ListOutputs(ctx, installID)
 	if err != nil || rows[step] == "" {
 		return nil, err
 	}
@@ -179,26 +167,17 @@ func (a *Activities) releaseObjects(ctx context.Context, installID, step string)
 // outputs (release_name, namespace, revision, status, and its objects as
 // "Kind/namespace/name") and the build the component runs; after an
 // uninstall, it forgets both.
-func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID string) (_ ApplySummary, err error) {
-	defer classified(&err)
-	op, st, err := a.stepOf(ctx, opID, step)
+func (a *Helm) RecordHelmRelease(ctx context.Context, opID, step, jobID string) (contract.ApplySummary, error) {
+	op, st, err := a.steps.stepOf(ctx, opID, step)
 	if err != nil {
-		return ApplySummary{}, err
+		return contract.ApplySummary{}, err
 	}
 	if st.Destroy {
-		var un protocol.HelmUninstallOutputs
-		if failed, err := a.jobOutputs(ctx, opID, step, jobID, &un); err != nil || failed != "" {
-			return ApplySummary{Failed: failed != "", Error: failed}, err
-		}
-		// What it removed: the plan counted what the last deploy recorded.
-		if err := a.Store.UpdateStep(ctx, opID, step, map[string]any{"destroy_count": len(un.Objects)}); err != nil {
-			return ApplySummary{}, err
-		}
-		return ApplySummary{}, a.ForgetComponent(ctx, opID, step)
+		return a.recordUninstall(ctx, opID, step, jobID)
 	}
 	var out protocol.HelmReleaseOutputs
-	if failed, err := a.jobOutputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
-		return ApplySummary{Failed: failed != "", Error: failed}, err
+	if failed, err := a.steps.outputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
+		return contract.ApplySummary{Failed: failed != "", Error: failed}, err
 	}
 	objects := make([]string, len(out.Objects))
 	for i, o := range out.Objects {
@@ -207,45 +186,22 @@ func (a *Activities) RecordHelmRelease(ctx context.Context, opID, step, jobID st
 			objects[i] = o.Kind + "/" + o.Namespace + "/" + o.Name
 		}
 	}
-	if err := a.saveOutputs(ctx, op.InstallID, step, appconfig.HelmOutputValues(out.Release, out.Namespace, out.Revision, out.Status, objects)); err != nil {
-		return ApplySummary{}, err
+	if err := a.installed.saveOutputs(ctx, op.InstallID, step, appconfig.HelmOutputValues(out.Release, out.Namespace, out.Revision, out.Status, objects)); err != nil {
+		return contract.ApplySummary{}, err
 	}
-	return ApplySummary{}, a.recordDeployedBuild(ctx, opID, op.InstallID, step)
+	return contract.ApplySummary{}, a.installed.recordDeployedBuild(ctx, opID, op.InstallID, step)
 }
 
-// sandboxOutput is one output of the install's sandbox (false when it has
-// none of that name).
-func (a *Activities) sandboxOutput(ctx context.Context, installID, name string) (json.RawMessage, bool, error) {
-	outputs, err := a.sandboxOutputs(ctx, installID)
-	o, ok := outputs[name]
-	return o.Value, ok, err
-}
-
-// sandboxOutputs are the outputs of the install's sandbox (none before it
-// is applied).
-func (a *Activities) sandboxOutputs(ctx context.Context, installID string) (map[string]protocol.TerraformOutput, error) {
-	rows, err := a.Store.ListOutputs(ctx, installID)
-	if err != nil {
-		return nil, err
+// recordUninstall records what an uninstall removed, and forgets what the
+// component ran.
+func (a *Helm) recordUninstall(ctx context.Context, opID, step, jobID string) (contract.ApplySummary, error) {
+	var un protocol.HelmUninstallOutputs
+	if failed, err := a.steps.outputs(ctx, opID, step, jobID, &un); err != nil || failed != "" {
+		return contract.ApplySummary{Failed: failed != "", Error: failed}, err
 	}
-	raw, ok := rows[status.SandboxStep]
-	if !ok {
-		return nil, nil
+	// What it removed: the plan counted what the last deploy recorded.
+	if err := a.store.UpdateStep(ctx, opID, step, store.StepChange{Remove: new(len(un.Objects))}); err != nil {
+		return contract.ApplySummary{}, err
 	}
-	var sb protocol.TerraformApplyOutputs
-	if err := json.Unmarshal([]byte(raw), &sb); err != nil {
-		return nil, fmt.Errorf("sandbox outputs: %w", err)
-	}
-	return sb.Outputs, nil
-}
-
-// saveOutputs records a component's outputs (the shape terraform's have).
-func (a *Activities) saveOutputs(ctx context.Context, installID, step string, values map[string]appconfig.Value) error {
-	raw, err := json.Marshal(struct {
-		Outputs map[string]appconfig.Value `json:"outputs"`
-	}{values})
-	if err != nil {
-		return err
-	}
-	return a.Store.SaveOutputs(ctx, installID, step, string(raw))
+	return contract.ApplySummary{}, a.installed.forget(ctx, opID, step)
 }

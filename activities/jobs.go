@@ -3,105 +3,65 @@ package activities
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"log/slog"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/notify"
 )
 
-// Activities holds what the activities need. Register a *Activities with the
-// worker; workflows call its methods by reference.
-type Activities struct {
-	Store  *store.Store
-	Logger *slog.Logger
-	// AwaitCheck is how often AwaitJob re-reads the job when no notification
-	// came (a safety net for a lost notification), and heartbeats Temporal.
-	// Default 5s.
-	AwaitCheck time.Duration
-	// Operations configures install operations (provision, deploy…).
-	Operations OperationConfig
-
-	configs configCache // parsed app config versions (they never change)
+// jobsStore is what the job activities read and write of the store.
+type jobsStore interface {
+	Bus() notify.Bus
+	GetJobOutcome(ctx context.Context, jobID string) (store.Job, error)
+	RetryJob(ctx context.Context, jobID string, lostAttempt int) (store.Job, error)
+	RequestCancel(ctx context.Context, jobID, reason string) (store.Job, error)
 }
 
-// JobRef names an enqueued job.
-type JobRef struct {
-	JobID   string
-	Created bool
+// Jobs are the activities of RunJob, the one way a workflow reaches a
+// runner: enqueue, await, retry a lost attempt, cancel.
+type Jobs struct {
+	store      jobsStore
+	queue      *jobQueue
+	awaitCheck time.Duration
 }
 
-// JobResult is how a job (or its latest attempt) ended.
-type JobResult struct {
-	JobID    string
-	Status   status.Job // succeeded, failed, cancelled, lost
-	Attempt  int
-	ExitCode *int
-	Outputs  json.RawMessage
-	Error    string
-}
-
-// EnqueueJobInput is a job whose manifest needs no rendering (noop jobs for
-// tests and benchmarks).
-type EnqueueJobInput struct {
-	Key       string
-	InstallID string
-	Type      string
-	Manifest  json.RawMessage
-	TimeoutMS int64
+// NewJobs is the job activities alone, over a store (for benchmarks that
+// drive jobs without a workflow).
+func NewJobs(s *store.Store, awaitCheck time.Duration) *Jobs {
+	return &Jobs{store: s, queue: &jobQueue{store: s}, awaitCheck: awaitCheck}
 }
 
 // EnqueueJob queues a job on an install's runner; idempotent by Key.
-func (a *Activities) EnqueueJob(ctx context.Context, in EnqueueJobInput) (_ JobRef, err error) {
-	defer classified(&err)
-	inst, r, err := a.installRunner(ctx, in.InstallID)
-	if err != nil {
-		return JobRef{}, err
-	}
-	j, created, err := a.Store.EnqueueJob(ctx, store.JobSpec{Key: in.Key, OrgID: inst.OrgID, RunnerID: r.ID,
-		InstallID: &inst.ID, Type: in.Type, Manifest: in.Manifest, TimeoutMS: in.TimeoutMS})
-	if err != nil {
-		return JobRef{}, err
-	}
-	return JobRef{JobID: j.ID, Created: created}, nil
-}
-
-func (a *Activities) installRunner(ctx context.Context, installID string) (store.Install, store.Runner, error) {
-	inst, err := a.Store.GetInstallByID(ctx, installID)
-	if err != nil {
-		return store.Install{}, store.Runner{}, err
-	}
-	r, err := a.Store.GetInstallRunner(ctx, inst.OrgID, inst.ID)
-	return inst, r, err
+func (a *Jobs) EnqueueJob(ctx context.Context, in contract.EnqueueJobInput) (contract.JobRef, error) {
+	return a.queue.enqueue(ctx, in)
 }
 
 // AwaitJob waits until the job's current attempt ends, heartbeating Temporal
-// every AwaitCheck meanwhile (the heartbeat timeout is longer). It is woken
+// every awaitCheck meanwhile (the heartbeat timeout is longer). It is woken
 // by the store's bus; it re-reads the row only when woken or every
-// AwaitCheck. A worker that dies mid-await is replaced by the activity's
+// awaitCheck. A worker that dies mid-await is replaced by the activity's
 // retry on another worker, which awaits the same job: nothing is enqueued
 // twice.
 //
 // Outputs are returned only when withOutputs is set: they land in Temporal
 // history, so jobs whose outputs may be large or secret (terraform plans and
 // outputs) leave them in the store and callers read them there.
-func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs bool) (_ JobResult, err error) {
-	defer classified(&err)
-	woke, unsub := a.Store.Bus().Subscribe(notify.JobTopic(jobID))
+func (a *Jobs) AwaitJob(ctx context.Context, jobID string, withOutputs bool) (contract.JobResult, error) {
+	woke, unsub := a.store.Bus().Subscribe(notify.JobTopic(jobID))
 	defer unsub()
-	tick := time.NewTicker(a.awaitCheck())
+	tick := time.NewTicker(a.awaitCheck)
 	defer tick.Stop()
 	for {
-		j, err := a.Store.GetJobOutcome(ctx, jobID)
+		j, err := a.store.GetJobOutcome(ctx, jobID)
 		if err != nil {
-			return JobResult{}, err
+			return contract.JobResult{}, err
 		}
 		if status.JobTerminal(j.Status) {
-			res := JobResult{JobID: j.ID, Status: j.Status, Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error}
+			res := contract.JobResult{JobID: j.ID, Status: j.Status, Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error}
 			if withOutputs {
 				res.Outputs = json.RawMessage(nonEmpty(j.Outputs))
 			}
@@ -114,7 +74,7 @@ func (a *Activities) AwaitJob(ctx context.Context, jobID string, withOutputs boo
 			// costs Temporal no heartbeat at all.
 			activity.RecordHeartbeat(ctx, j.Status, j.Attempt)
 		case <-ctx.Done():
-			return JobResult{}, ctx.Err()
+			return contract.JobResult{}, ctx.Err()
 		}
 	}
 }
@@ -127,23 +87,54 @@ func nonEmpty(s string) string {
 }
 
 // RetryJob queues a lost job for its next attempt (idempotent).
-func (a *Activities) RetryJob(ctx context.Context, jobID string, lostAttempt int) error {
-	_, err := a.Store.RetryJob(ctx, jobID, lostAttempt)
-	return classify(err)
+func (a *Jobs) RetryJob(ctx context.Context, jobID string, lostAttempt int) error {
+	_, err := a.store.RetryJob(ctx, jobID, lostAttempt)
+	return err
 }
 
 // CancelJob asks the job to stop: a queued job is cancelled, a running one's
 // runner is told at once through its held heartbeat.
-func (a *Activities) CancelJob(ctx context.Context, jobID, reason string) error {
-	_, err := a.Store.RequestCancel(ctx, jobID, reason)
-	return classify(err)
+func (a *Jobs) CancelJob(ctx context.Context, jobID, reason string) error {
+	_, err := a.store.RequestCancel(ctx, jobID, reason)
+	return err
 }
 
-// manifest marshals a manifest value.
-func manifest(v any) (json.RawMessage, error) {
-	b, err := json.Marshal(v)
+// queueStore is what queueing a rendered job reads and writes.
+type queueStore interface {
+	GetInstallByID(ctx context.Context, id string) (store.Install, error)
+	GetInstallRunner(ctx context.Context, orgID, installID string) (store.Runner, error)
+	EnqueueJob(ctx context.Context, spec store.JobSpec) (store.Job, bool, error)
+}
+
+// jobQueue queues a job, its manifest rendered, on an install's runner.
+type jobQueue struct {
+	store queueStore
+}
+
+// enqueue queues the job; idempotent by its Key.
+func (q *jobQueue) enqueue(ctx context.Context, in contract.EnqueueJobInput) (contract.JobRef, error) {
+	inst, err := q.store.GetInstallByID(ctx, in.InstallID)
 	if err != nil {
-		return nil, fmt.Errorf("marshal manifest: %w", err)
+		return contract.JobRef{}, err
 	}
-	return b, nil
+	r, err := q.store.GetInstallRunner(ctx, inst.OrgID, inst.ID)
+	if err != nil {
+		return contract.JobRef{}, err
+	}
+	j, created, err := q.store.EnqueueJob(ctx, store.JobSpec{Key: in.Key, OrgID: inst.OrgID, RunnerID: r.ID,
+		InstallID: &inst.ID, Type: in.Type, Manifest: in.Manifest, TimeoutMS: in.TimeoutMS})
+	if err != nil {
+		return contract.JobRef{}, err
+	}
+	return contract.JobRef{JobID: j.ID, Created: created}, nil
+}
+
+// enqueueManifest marshals m and queues it as a job of type typ.
+func (q *jobQueue) enqueueManifest(ctx context.Context, key, installID, typ string, m any, timeout time.Duration) (contract.JobRef, error) {
+	raw, err := manifest(m)
+	if err != nil {
+		return contract.JobRef{}, err
+	}
+	return q.enqueue(ctx, contract.EnqueueJobInput{Key: key, InstallID: installID, Type: typ, Manifest: raw,
+		TimeoutMS: timeout.Milliseconds()})
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
@@ -50,7 +50,7 @@ func TestUnchangedPlanApplyRecordsOutputsFromState(t *testing.T) {
 	must(s.CompleteJob(ctx, tn.Runner.ID, job.ID, protocol.CompleteRequest{Attempt: 1, Status: protocol.StatusSucceeded,
 		Outputs: json.RawMessage(`{"plan":{"has_changes":false},"applied":false}`)}))
 
-	sum, err := (&Activities{Store: s}).RecordPlanApply(ctx, op.ID, "network", job.ID)
+	sum, err := domain[*Terraform](t, Deps{Store: s}).RecordPlanApply(ctx, op.ID, "network", job.ID)
 	must(err)
 	if sum.Applied || sum.HasChanges || sum.Failed {
 		t.Errorf("summary %+v, want unchanged", sum)
@@ -60,4 +60,16 @@ func TestUnchangedPlanApplyRecordsOutputsFromState(t *testing.T) {
 	if !strings.Contains(outs["network"], "10.0.1.0/24") {
 		t.Fatalf("network's outputs %q, want the state's", outs["network"])
 	}
+}
+
+// domain is the activities of type T among those New builds.
+func domain[T any](t *testing.T, d Deps) T {
+	for _, a := range New(d) {
+		if x, ok := a.(T); ok {
+			return x
+		}
+	}
+	var zero T
+	t.Fatalf("New builds no %T", zero)
+	return zero
 }

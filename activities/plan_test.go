@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -19,11 +20,11 @@ func testGraph(t *testing.T) installGraph {
 	g := installGraph{Version: 3, Deps: appconfig.Graph{
 		"network": nil, "cache": {"network"}, "db": {"network"}, "api": {"db", "cache"}, "web": {"api"}}}
 	nodes := map[string]graphNode{
-		"network": {Type: appconfig.TypeTerraformModule},
-		"cache":   {Type: appconfig.TypeTerraformModule, EnvReadsComponents: true},
-		"db":      {Type: appconfig.TypeTerraformModule, EnvReadsSandbox: true},
-		"api":     {Type: appconfig.TypeHelmChart},
-		"web":     {Type: appconfig.TypeContainerImage},
+		"network": {Type: contract.TypeTerraformModule},
+		"cache":   {Type: contract.TypeTerraformModule, EnvReadsComponents: true},
+		"db":      {Type: contract.TypeTerraformModule, EnvReadsSandbox: true},
+		"api":     {Type: contract.TypeHelmChart},
+		"web":     {Type: contract.TypeContainerImage},
 	}
 	order, err := g.Deps.Order()
 	if err != nil {
@@ -113,7 +114,7 @@ func TestPlanStepsUnknownComponent(t *testing.T) {
 }
 
 // checkSteps compares the steps, as describeStep shows them, with want.
-func checkSteps(t *testing.T, steps []StepSpec, want []string) {
+func checkSteps(t *testing.T, steps []contract.StepSpec, want []string) {
 	t.Helper()
 	got := make([]string, len(steps))
 	for i, st := range steps {
@@ -132,7 +133,7 @@ func nameSet(names []string) map[string]bool {
 	return set
 }
 
-func describeStep(st StepSpec) string {
+func describeStep(st contract.StepSpec) string {
 	s := strings.TrimSpace(fmt.Sprintf("%s < %s", st.Name, strings.Join(st.After, " ")))
 	for _, f := range []struct {
 		on   bool

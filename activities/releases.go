@@ -6,25 +6,36 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
-// ReleasePlan is what a release's workflow needs: its installs by batch (IDs
-// only) and its pacing.
-type ReleasePlan struct {
-	Batches          [][]string
-	PauseBetween     time.Duration
-	FailureThreshold int
+// releaseStore is what the release activities read and write of the store.
+type releaseStore interface {
+	GetReleaseByID(ctx context.Context, id string) (store.Release, error)
+	GetInstall(ctx context.Context, orgID, id string) (store.Install, error)
+	GetOperationByID(ctx context.Context, opID string) (store.InstallOperation, error)
+	StartOperation(ctx context.Context, op store.InstallOperation) (store.InstallOperation, error)
+	FinishOperation(ctx context.Context, opID string, opStatus status.Op, errMsg string, installStatus status.Install) error
+	UpdateReleaseInstall(ctx context.Context, releaseID, installID string, change store.ReleaseInstallChange) error
+	SetReleaseStatus(ctx context.Context, id string, st status.Release, why string) error
+	SkipPendingReleaseInstalls(ctx context.Context, releaseID string) error
+}
+
+// Releases are the activities of a release: its batches, each install's
+// deploy_config operation, and the release's and its installs' statuses.
+type Releases struct {
+	store releaseStore
 }
 
 // LoadRelease reads a release's batches.
-func (a *Activities) LoadRelease(ctx context.Context, releaseID string) (ReleasePlan, error) {
-	r, err := a.Store.GetReleaseByID(ctx, releaseID)
+func (a *Releases) LoadRelease(ctx context.Context, releaseID string) (contract.ReleasePlan, error) {
+	r, err := a.store.GetReleaseByID(ctx, releaseID)
 	if err != nil {
-		return ReleasePlan{}, err
+		return contract.ReleasePlan{}, err
 	}
-	plan := ReleasePlan{PauseBetween: time.Duration(r.PauseMS) * time.Millisecond, FailureThreshold: r.FailureThreshold}
+	plan := contract.ReleasePlan{PauseBetween: time.Duration(r.PauseMS) * time.Millisecond, FailureThreshold: r.FailureThreshold}
 	for _, ri := range r.Installs {
 		for len(plan.Batches) <= ri.Batch {
 			plan.Batches = append(plan.Batches, nil)
@@ -34,51 +45,44 @@ func (a *Activities) LoadRelease(ctx context.Context, releaseID string) (Release
 	return plan, nil
 }
 
-// ReleaseDeploy is an install's deploy in a release: its deploy_config
-// operation, or why it could not start (Failed).
-type ReleaseDeploy struct {
-	OperationID, WorkflowID string
-	Failed                  string
-}
-
 // BeginReleaseDeploy starts the install's deploy_config operation to the
 // version the release brings it to, recording the version it ran before
 // (once: a retry after a failure keeps the first). An install busy with
 // another operation fails in the release, with the reason.
-func (a *Activities) BeginReleaseDeploy(ctx context.Context, releaseID, installID string) (ReleaseDeploy, error) {
+func (a *Releases) BeginReleaseDeploy(ctx context.Context, releaseID, installID string) (contract.ReleaseDeploy, error) {
 	ri, inst, err := a.releaseInstall(ctx, releaseID, installID)
 	if err != nil {
-		return ReleaseDeploy{}, err
+		return contract.ReleaseDeploy{}, err
 	}
 	from := ri.FromVersion
 	if ri.OperationID == "" {
 		from = inst.ConfigVersion
 	}
-	op, err := a.Store.StartOperation(ctx, store.InstallOperation{OrgID: inst.OrgID, InstallID: inst.ID,
-		Kind: store.OpDeployConfig, ConfigVersion: ri.ToVersion, ApprovalMode: inst.ApprovalMode,
-		WorkflowID: "install/" + inst.ID + "/" + store.OpDeployConfig})
+	op, err := a.store.StartOperation(ctx, store.InstallOperation{OrgID: inst.OrgID, InstallID: inst.ID,
+		Kind: contract.OpDeployConfig, ConfigVersion: ri.ToVersion, ApprovalMode: inst.ApprovalMode,
+		WorkflowID: contract.OperationWorkflowID(inst.ID, contract.OpDeployConfig, "")})
 	if errors.Is(err, store.ErrConflict) {
 		why := fmt.Sprintf("install %s not deployed: %v", inst.Name, errors.Unwrap(err))
-		return ReleaseDeploy{Failed: why}, a.Store.UpdateReleaseInstall(ctx, releaseID, installID,
-			map[string]any{"status": store.RIFailed, "error": why, "from_version": from})
+		return contract.ReleaseDeploy{Failed: why}, a.store.UpdateReleaseInstall(ctx, releaseID, installID,
+			store.ReleaseInstallChange{Status: status.ReleaseInstallFailed, Error: &why, FromVersion: &from})
 	}
 	if err != nil {
-		return ReleaseDeploy{}, err
+		return contract.ReleaseDeploy{}, err
 	}
-	return ReleaseDeploy{OperationID: op.ID, WorkflowID: op.WorkflowID}, a.Store.UpdateReleaseInstall(ctx, releaseID, installID,
-		map[string]any{"status": store.RIRunning, "error": "", "from_version": from, "operation_id": op.ID, "waiting_until": nil})
+	return contract.ReleaseDeploy{OperationID: op.ID, WorkflowID: op.WorkflowID}, a.store.UpdateReleaseInstall(ctx, releaseID, installID,
+		store.ReleaseInstallChange{Status: status.ReleaseInstallRunning, Error: new(""), FromVersion: &from, OperationID: &op.ID})
 }
 
 // FinishReleaseDeploy records how the install's operation ended; it returns
 // why it failed ("" when it succeeded). An operation whose workflow never
 // started (startErr) is recorded failed first.
-func (a *Activities) FinishReleaseDeploy(ctx context.Context, releaseID, installID, opID, startErr string) (string, error) {
+func (a *Releases) FinishReleaseDeploy(ctx context.Context, releaseID, installID, opID, startErr string) (string, error) {
 	if startErr != "" {
-		if err := a.Store.FinishOperation(ctx, opID, status.OpFailed, startErr, ""); err != nil {
+		if err := a.store.FinishOperation(ctx, opID, status.OpFailed, startErr, ""); err != nil {
 			return "", err
 		}
 	}
-	op, err := a.Store.GetOperationByID(ctx, opID)
+	op, err := a.store.GetOperationByID(ctx, opID)
 	if err != nil {
 		return "", err
 	}
@@ -86,38 +90,37 @@ func (a *Activities) FinishReleaseDeploy(ctx context.Context, releaseID, install
 	if err != nil {
 		return "", err
 	}
-	up := map[string]any{"status": store.RISucceeded, "error": ""}
-	why := ""
+	change := store.ReleaseInstallChange{Status: status.ReleaseInstallSucceeded, Error: new("")}
 	if op.Status != status.OpSucceeded {
-		why = fmt.Sprintf("install %s: operation %s %s: %s", ri.InstallName, op.ID, op.Status, op.Error)
-		up["status"], up["error"] = store.RIFailed, why
+		why := fmt.Sprintf("install %s: operation %s %s: %s", ri.InstallName, op.ID, op.Status, op.Error)
+		change.Status, change.Error = status.ReleaseInstallFailed, &why
 	}
-	return why, a.Store.UpdateReleaseInstall(ctx, releaseID, installID, up)
+	return *change.Error, a.store.UpdateReleaseInstall(ctx, releaseID, installID, change)
 }
 
 // WaitForWindow records that the install's deploy waits until a time.
-func (a *Activities) WaitForWindow(ctx context.Context, releaseID, installID string, until time.Time) error {
-	return a.Store.UpdateReleaseInstall(ctx, releaseID, installID, map[string]any{"status": store.RIWaiting, "waiting_until": until})
+func (a *Releases) WaitForWindow(ctx context.Context, releaseID, installID string, until time.Time) error {
+	return a.store.UpdateReleaseInstall(ctx, releaseID, installID, store.ReleaseInstallChange{Status: status.ReleaseInstallWaiting, WaitingUntil: until})
 }
 
 // SetReleaseStatus records the release's status (halted: with why).
-func (a *Activities) SetReleaseStatus(ctx context.Context, releaseID, st, why string) error {
-	return a.Store.SetReleaseStatus(ctx, releaseID, st, why)
+func (a *Releases) SetReleaseStatus(ctx context.Context, releaseID string, st status.Release, why string) error {
+	return a.store.SetReleaseStatus(ctx, releaseID, st, why)
 }
 
 // SkipReleaseInstalls marks the installs a cancelled release did not reach.
-func (a *Activities) SkipReleaseInstalls(ctx context.Context, releaseID string) error {
-	return a.Store.SkipPendingReleaseInstalls(ctx, releaseID)
+func (a *Releases) SkipReleaseInstalls(ctx context.Context, releaseID string) error {
+	return a.store.SkipPendingReleaseInstalls(ctx, releaseID)
 }
 
-func (a *Activities) releaseInstall(ctx context.Context, releaseID, installID string) (store.ReleaseInstall, store.Install, error) {
-	r, err := a.Store.GetReleaseByID(ctx, releaseID)
+func (a *Releases) releaseInstall(ctx context.Context, releaseID, installID string) (store.ReleaseInstall, store.Install, error) {
+	r, err := a.store.GetReleaseByID(ctx, releaseID)
 	if err != nil {
 		return store.ReleaseInstall{}, store.Install{}, err
 	}
 	for _, ri := range r.Installs {
 		if ri.InstallID == installID {
-			inst, err := a.Store.GetInstall(ctx, r.OrgID, installID)
+			inst, err := a.store.GetInstall(ctx, r.OrgID, installID)
 			return ri, inst, err
 		}
 	}

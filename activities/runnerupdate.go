@@ -5,114 +5,113 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
+
+// runnerUpdateStore is what the runner update activities read and write of
+// the store.
+type runnerUpdateStore interface {
+	GetRunnerUpdateByID(ctx context.Context, id string) (store.RunnerUpdate, error)
+	GetRunnerVersion(ctx context.Context, version string) (store.RunnerVersion, error)
+	AttemptRunnerVersion(ctx context.Context, jobID string, attempt int) (string, error)
+	SucceedRunnerUpdate(ctx context.Context, id string) (status.RunnerUpdate, error)
+	FinishRunnerUpdate(ctx context.Context, id string, st status.RunnerUpdate, reason string) error
+}
+
+// RunnerUpdates are the activities that move an install's runner to a new
+// version: copy it into the install's registry, stage it, check the new
+// runner's health, record the outcome.
+type RunnerUpdates struct {
+	store     runnerUpdateStore
+	render    *renderer
+	artifacts *artifacts
+	queue     *jobQueue
+}
 
 // runnerUpdateJobTimeout bounds the staging job (a download).
 const runnerUpdateJobTimeout = 15 * time.Minute
 
 // runnerRelease reads an update and the version it goes to.
-func (a *Activities) runnerRelease(ctx context.Context, updateID string) (store.RunnerUpdate, store.RunnerVersion, error) {
-	u, err := a.Store.GetRunnerUpdateByID(ctx, updateID)
+func (a *RunnerUpdates) runnerRelease(ctx context.Context, updateID string) (store.RunnerUpdate, store.RunnerVersion, error) {
+	u, err := a.store.GetRunnerUpdateByID(ctx, updateID)
 	if err != nil {
 		return u, store.RunnerVersion{}, err
 	}
-	v, err := a.Store.GetRunnerVersion(ctx, u.Version)
+	v, err := a.store.GetRunnerVersion(ctx, u.Version)
 	return u, v, err
 }
 
 // EnqueueRunnerSyncJob queues, on the install's runner, the copy of the
 // runner binary by digest from the vendor's registry into the install's own
 // registry: the runner updates from there, as an install deploys builds.
-func (a *Activities) EnqueueRunnerSyncJob(ctx context.Context, updateID, key string) (_ JobRef, err error) {
-	defer classified(&err)
+func (a *RunnerUpdates) EnqueueRunnerSyncJob(ctx context.Context, updateID, key string) (contract.JobRef, error) {
 	u, v, err := a.runnerRelease(ctx, updateID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	dst, err := a.installRegistry(ctx, u.InstallID)
+	dst, err := a.render.installRegistry(ctx, u.InstallID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	src, err := a.vendorAccess(ctx, u.OrgID, "install/"+u.InstallID, registry.Scope{Repository: v.Repository, Actions: []string{"pull"}})
+	src, err := a.artifacts.vendorAccess(ctx, u.OrgID, "install/"+u.InstallID, registry.Scope{Repository: v.Repository, Actions: []string{"pull"}})
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	m, err := manifest(protocol.OCIManifest{Operation: protocol.OCISync,
+	m := protocol.OCIManifest{Operation: protocol.OCISync,
 		Artifact:    &protocol.ArtifactRef{Registry: src, Repository: v.Repository, Digest: v.Digest},
-		Destination: protocol.OCIDestination{Registry: dst, Repository: installRepositoryPrefix + "runner", Tag: v.Version}})
-	if err != nil {
-		return JobRef{}, err
-	}
-	return a.EnqueueJob(ctx, EnqueueJobInput{Key: key, InstallID: u.InstallID, Type: protocol.JobTypeOCI,
-		Manifest: m, TimeoutMS: runnerUpdateJobTimeout.Milliseconds()})
+		Destination: protocol.OCIDestination{Registry: dst, Repository: installRepositoryPrefix + "runner", Tag: v.Version}}
+	return a.queue.enqueueManifest(ctx, key, u.InstallID, protocol.JobTypeOCI, m, runnerUpdateJobTimeout)
 }
 
 // EnqueueRunnerUpdateJob queues the job that stages the binary, from the
 // install's registry, next to the runner.
-func (a *Activities) EnqueueRunnerUpdateJob(ctx context.Context, updateID, key string, deadline, drain time.Duration) (_ JobRef, err error) {
-	defer classified(&err)
+func (a *RunnerUpdates) EnqueueRunnerUpdateJob(ctx context.Context, updateID, key string, deadline, drain time.Duration) (contract.JobRef, error) {
 	u, v, err := a.runnerRelease(ctx, updateID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	src, err := a.installRegistry(ctx, u.InstallID)
+	src, err := a.render.installRegistry(ctx, u.InstallID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	m, err := manifest(protocol.RunnerUpdateManifest{UpdateID: u.ID, Version: v.Version,
+	m := protocol.RunnerUpdateManifest{UpdateID: u.ID, Version: v.Version,
 		Binary:       protocol.ArtifactRef{Registry: src, Repository: installRepositoryPrefix + "runner", Digest: v.Digest},
-		BinaryDigest: v.BinaryDigest, HealthDeadlineMS: deadline.Milliseconds(), DrainTimeoutMS: drain.Milliseconds()})
-	if err != nil {
-		return JobRef{}, err
-	}
-	return a.EnqueueJob(ctx, EnqueueJobInput{Key: key, InstallID: u.InstallID, Type: protocol.JobTypeRunnerUpdate,
-		Manifest: m, TimeoutMS: runnerUpdateJobTimeout.Milliseconds()})
+		BinaryDigest: v.BinaryDigest, HealthDeadlineMS: deadline.Milliseconds(), DrainTimeoutMS: drain.Milliseconds()}
+	return a.queue.enqueueManifest(ctx, key, u.InstallID, protocol.JobTypeRunnerUpdate, m, runnerUpdateJobTimeout)
 }
 
 // EnqueueRunnerHealthJob queues the noop job a new runner must run to be
 // healthy.
-func (a *Activities) EnqueueRunnerHealthJob(ctx context.Context, updateID, key string) (_ JobRef, err error) {
-	defer classified(&err)
-	u, err := a.Store.GetRunnerUpdateByID(ctx, updateID)
+func (a *RunnerUpdates) EnqueueRunnerHealthJob(ctx context.Context, updateID, key string) (contract.JobRef, error) {
+	u, err := a.store.GetRunnerUpdateByID(ctx, updateID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	m, err := manifest(protocol.NoopManifest{Lines: []string{"health check of runner " + u.Version + " (update " + u.ID + ")"}})
-	if err != nil {
-		return JobRef{}, err
-	}
-	return a.EnqueueJob(ctx, EnqueueJobInput{Key: key, InstallID: u.InstallID, Type: protocol.JobTypeNoop,
-		Manifest: m, TimeoutMS: time.Minute.Milliseconds()})
-}
-
-// RunnerUpdateEnd is how an update's workflow ended: Failure says why it
-// failed before the health check; otherwise Health is the health job.
-type RunnerUpdateEnd struct {
-	Failure string
-	Health  JobResult
+	m := protocol.NoopManifest{Lines: []string{"health check of runner " + u.Version + " (update " + u.ID + ")"}}
+	return a.queue.enqueueManifest(ctx, key, u.InstallID, protocol.JobTypeNoop, m, time.Minute)
 }
 
 // FinishRunnerUpdate records the update's outcome: it succeeded when the
 // health job succeeded on a runner of the new version. A failure's reason
 // is the runner's own report of its rollback when there is one.
-func (a *Activities) FinishRunnerUpdate(ctx context.Context, updateID string, end RunnerUpdateEnd) (_ string, err error) {
-	defer classified(&err)
-	u, err := a.Store.GetRunnerUpdateByID(ctx, updateID)
+func (a *RunnerUpdates) FinishRunnerUpdate(ctx context.Context, updateID string, end contract.RunnerUpdateEnd) (string, error) {
+	u, err := a.store.GetRunnerUpdateByID(ctx, updateID)
 	if err != nil {
 		return "", err
 	}
 	reason := end.Failure
 	if reason == "" {
-		ran, err := a.Store.AttemptRunnerVersion(ctx, end.Health.JobID, end.Health.Attempt)
+		ran, err := a.store.AttemptRunnerVersion(ctx, end.Health.JobID, end.Health.Attempt)
 		switch {
 		case err != nil:
 			return "", err
 		case end.Health.Status == status.JobSucceeded && ran == u.Version:
-			return a.Store.SucceedRunnerUpdate(ctx, u.ID) // failed if the runner rolled back after the health job
+			st, err := a.store.SucceedRunnerUpdate(ctx, u.ID) // failed if the runner rolled back after the health job
+			return string(st), err
 		case end.Health.Status == status.JobSucceeded:
 			reason = fmt.Sprintf("the health job ran on runner version %q, not %s", ran, u.Version)
 		default:
@@ -122,5 +121,5 @@ func (a *Activities) FinishRunnerUpdate(ctx context.Context, updateID string, en
 	if u.RunnerReason != "" {
 		reason = u.RunnerReason
 	}
-	return store.RunnerUpdateFailed, a.Store.FinishRunnerUpdate(ctx, u.ID, store.RunnerUpdateFailed, reason)
+	return string(status.RunnerUpdateFailed), a.store.FinishRunnerUpdate(ctx, u.ID, status.RunnerUpdateFailed, reason)
 }

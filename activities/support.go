@@ -12,10 +12,28 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
+
+// supportStore is what the support activities read and write of the store.
+type supportStore interface {
+	GetSupportBundleByID(ctx context.Context, id string) (store.SupportBundle, error)
+	UpdateSupportBundle(ctx context.Context, b store.SupportBundle) error
+	GetJobOutcome(ctx context.Context, jobID string) (store.Job, error)
+	ListJobs(ctx context.Context, orgID, installID string, limit int) ([]store.Job, error)
+	GetTerraformState(ctx context.Context, orgID, workspace string) (store.TerraformStateVersion, error)
+}
+
+// Support are the activities of a support bundle (collected by the
+// install's runner, redacted before it leaves) and of a logs request.
+type Support struct {
+	store  supportStore
+	render *renderer
+	queue  *jobQueue
+}
 
 // supportJobTimeout bounds a support job on the runner.
 const supportJobTimeout = 10 * time.Minute
@@ -27,58 +45,37 @@ const jobHistoryLimit = 200
 // sensitive values to redact, and the parts the control plane holds (job history, terraform
 // resources) — and queues it on the install's runner; idempotent by key. The manifest, which holds
 // secrets, stays in the store.
-func (a *Activities) EnqueueSupportJob(ctx context.Context, bundleID, key string) (_ JobRef, err error) {
-	defer classified(&err)
-	b, err := a.Store.GetSupportBundleByID(ctx, bundleID)
+func (a *Support) EnqueueSupportJob(ctx context.Context, bundleID, key string) (contract.JobRef, error) {
+	b, err := a.store.GetSupportBundleByID(ctx, bundleID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	inst, cfg, data, err := a.installData(ctx, b.InstallID)
+	inst, cfg, data, err := a.render.installData(ctx, b.InstallID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	m := protocol.SupportManifest{Redact: sensitiveValues(data), MaxBytes: store.DefaultSupportBundleMaxBytes,
 		Files: map[string]string{}}
 	if m.Kubeconfig, m.Releases, err = a.supportCluster(ctx, cfg, inst.ID, data); err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	if m.Files["jobs.txt"], err = a.jobHistory(ctx, inst); err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	if err := a.terraformResources(ctx, cfg, inst, m.Files); err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
-	raw, err := manifest(m)
+	ref, err := a.queue.enqueueManifest(ctx, key, inst.ID, protocol.JobTypeSupport, m, supportJobTimeout)
 	if err != nil {
-		return JobRef{}, err
-	}
-	ref, err := a.EnqueueJob(ctx, EnqueueJobInput{Key: key, InstallID: inst.ID, Type: protocol.JobTypeSupport,
-		Manifest: raw, TimeoutMS: supportJobTimeout.Milliseconds()})
-	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	b.JobID, b.Status = &ref.JobID, status.JobRunning
-	return ref, a.Store.UpdateSupportBundle(ctx, b)
-}
-
-// installData loads an install, the config version it runs and what its templates read (its inputs
-// and outputs, with their sensitivity).
-func (a *Activities) installData(ctx context.Context, installID string) (store.Install, *appconfig.Config, appconfig.Data, error) {
-	inst, err := a.Store.GetInstallByID(ctx, installID)
-	if err != nil {
-		return store.Install{}, nil, appconfig.Data{}, err
-	}
-	cfg, _, err := a.installConfig(ctx, inst.OrgID, inst.AppID, inst.ConfigVersion)
-	if err != nil {
-		return store.Install{}, nil, appconfig.Data{}, err
-	}
-	data, err := a.renderData(ctx, cfg, inst)
-	return inst, cfg, data, err
+	return ref, a.store.UpdateSupportBundle(ctx, b)
 }
 
 // supportCluster is the install's kubeconfig (its first helm_chart component's, or the sandbox's) and
 // its helm releases; no cluster is "" and no error: the bundle says so.
-func (a *Activities) supportCluster(ctx context.Context, cfg *appconfig.Config, installID string, data appconfig.Data) (string, []protocol.SupportRelease, error) {
+func (a *Support) supportCluster(ctx context.Context, cfg *appconfig.Config, installID string, data appconfig.Data) (string, []protocol.SupportRelease, error) {
 	var releases []protocol.SupportRelease
 	kubeconfig := ""
 	for _, name := range cfg.ComponentNames() {
@@ -88,7 +85,7 @@ func (a *Activities) supportCluster(ctx context.Context, cfg *appconfig.Config, 
 		}
 		releases = append(releases, protocol.SupportRelease{Component: name, Release: c.Helm.ReleaseName, Namespace: c.Helm.Namespace})
 		if kubeconfig == "" {
-			kc, err := a.kubeconfig(ctx, cfg, name, installID, data)
+			kc, err := a.render.kubeconfig(ctx, cfg, name, installID, data)
 			var appErr *temporal.ApplicationError
 			if err != nil && !(errors.As(err, &appErr) && appErr.NonRetryable()) {
 				return "", nil, err
@@ -97,7 +94,7 @@ func (a *Activities) supportCluster(ctx context.Context, cfg *appconfig.Config, 
 		}
 	}
 	if kubeconfig == "" {
-		raw, ok, err := a.sandboxOutput(ctx, installID, OutputKubeconfig)
+		raw, ok, err := a.render.sandboxOutput(ctx, installID, OutputKubeconfig)
 		if err != nil {
 			return "", nil, err
 		}
@@ -158,8 +155,8 @@ func jsonText(v any) []string {
 }
 
 // jobHistory summarises the install's latest jobs, newest first.
-func (a *Activities) jobHistory(ctx context.Context, inst store.Install) (string, error) {
-	jobs, err := a.Store.ListJobs(ctx, inst.OrgID, inst.ID, jobHistoryLimit)
+func (a *Support) jobHistory(ctx context.Context, inst store.Install) (string, error) {
+	jobs, err := a.store.ListJobs(ctx, inst.OrgID, inst.ID, jobHistoryLimit)
 	if err != nil {
 		return "", err
 	}
@@ -186,7 +183,7 @@ func (a *Activities) jobHistory(ctx context.Context, inst store.Install) (string
 // terraformResources adds terraform/<step>.txt per workspace of the install: the latest state's
 // resources by address, type and instance count, never an attribute value. It reads the state the
 // control plane holds (a job's state credential reaches one workspace only).
-func (a *Activities) terraformResources(ctx context.Context, cfg *appconfig.Config, inst store.Install, files map[string]string) error {
+func (a *Support) terraformResources(ctx context.Context, cfg *appconfig.Config, inst store.Install, files map[string]string) error {
 	steps := []string{status.SandboxStep}
 	for _, name := range cfg.ComponentNames() {
 		if c, _ := cfg.Component(name); c.Terraform != nil {
@@ -195,7 +192,7 @@ func (a *Activities) terraformResources(ctx context.Context, cfg *appconfig.Conf
 	}
 	for _, step := range steps {
 		ws := Workspace(inst.ID, step)
-		v, err := a.Store.GetTerraformState(ctx, inst.OrgID, ws)
+		v, err := a.store.GetTerraformState(ctx, inst.OrgID, ws)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			files["terraform/"+step+".txt"] = "workspace " + ws + ": no state (never applied, or destroyed)\n"
@@ -241,24 +238,16 @@ func stateResources(ws string, v store.TerraformStateVersion) string {
 	return b.String()
 }
 
-// SupportResult is how a support job ended (its outputs stay in the store).
-type SupportResult struct {
-	JobID  string
-	Status status.Job
-	Error  string
-}
-
 // FinishSupportBundle records the bundle's outcome and what its archive holds.
-func (a *Activities) FinishSupportBundle(ctx context.Context, bundleID string, res SupportResult) (err error) {
-	defer classified(&err)
-	b, err := a.Store.GetSupportBundleByID(ctx, bundleID)
+func (a *Support) FinishSupportBundle(ctx context.Context, bundleID string, res contract.SupportResult) error {
+	b, err := a.store.GetSupportBundleByID(ctx, bundleID)
 	if err != nil {
 		return err
 	}
 	now := time.Now().UTC()
 	b.Status, b.Error, b.FinishedAt = res.Status, res.Error, &now
 	if res.Status == status.JobSucceeded && res.JobID != "" {
-		job, err := a.Store.GetJobOutcome(ctx, res.JobID)
+		job, err := a.store.GetJobOutcome(ctx, res.JobID)
 		if err != nil {
 			return err
 		}
@@ -268,38 +257,24 @@ func (a *Activities) FinishSupportBundle(ctx context.Context, bundleID string, r
 		}
 		b.Parts, b.Unavailable = out.Parts, out.Unavailable
 	}
-	return a.Store.UpdateSupportBundle(ctx, b)
-}
-
-// KubeLogsRequest is a logs request: none of it is secret, so it travels in workflow history.
-type KubeLogsRequest struct {
-	InstallID    string
-	Namespace    string
-	Workload     string
-	SinceSeconds int64
-	TailLines    int64
+	return a.store.UpdateSupportBundle(ctx, b)
 }
 
 // EnqueueKubeLogsJob queues a kube_logs job on the install's runner with the install's kubeconfig and
 // sensitive values (rendered here, kept in the store); idempotent by key.
-func (a *Activities) EnqueueKubeLogsJob(ctx context.Context, req KubeLogsRequest, key string) (_ JobRef, err error) {
-	defer classified(&err)
-	inst, cfg, data, err := a.installData(ctx, req.InstallID)
+func (a *Support) EnqueueKubeLogsJob(ctx context.Context, req contract.KubeLogsRequest, key string) (contract.JobRef, error) {
+	inst, cfg, data, err := a.render.installData(ctx, req.InstallID)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	kubeconfig, _, err := a.supportCluster(ctx, cfg, inst.ID, data)
 	if err != nil {
-		return JobRef{}, err
+		return contract.JobRef{}, err
 	}
 	if kubeconfig == "" {
-		return JobRef{}, temporal.NewNonRetryableApplicationError("the install has no cluster: no kubeconfig to read logs with", "NoCluster", nil)
+		return contract.JobRef{}, temporal.NewNonRetryableApplicationError("the install has no cluster: no kubeconfig to read logs with", "NoCluster", nil)
 	}
-	raw, err := manifest(protocol.KubeLogsManifest{Kubeconfig: kubeconfig, Namespace: req.Namespace, Workload: req.Workload,
-		SinceSeconds: req.SinceSeconds, TailLines: req.TailLines, Redact: sensitiveValues(data)})
-	if err != nil {
-		return JobRef{}, err
-	}
-	return a.EnqueueJob(ctx, EnqueueJobInput{Key: key, InstallID: inst.ID, Type: protocol.JobTypeKubeLogs,
-		Manifest: raw, TimeoutMS: supportJobTimeout.Milliseconds()})
+	m := protocol.KubeLogsManifest{Kubeconfig: kubeconfig, Namespace: req.Namespace, Workload: req.Workload,
+		SinceSeconds: req.SinceSeconds, TailLines: req.TailLines, Redact: sensitiveValues(data)}
+	return a.queue.enqueueManifest(ctx, key, inst.ID, protocol.JobTypeKubeLogs, m, supportJobTimeout)
 }

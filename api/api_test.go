@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api/authlimit"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
@@ -299,7 +299,7 @@ func (o *recordingOps) StartSupportBundle(_ context.Context, b store.SupportBund
 	return recordStart(o, o.startErr, &o.bundles, b, b.WorkflowID)
 }
 
-func (o *recordingOps) StartKubeLogs(_ context.Context, workflowID string, _ activities.KubeLogsRequest) error {
+func (o *recordingOps) StartKubeLogs(_ context.Context, workflowID string, _ contract.KubeLogsRequest) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return recordStart(o, o.startErr, &o.logs, workflowID, workflowID)

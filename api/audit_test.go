@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -54,7 +54,7 @@ func TestAuditLogRecordsChangingCalls(t *testing.T) {
 	if want := []string{op.WorkflowID + " sandbox true"}; !slices.Equal(e.ops.decisions, want) {
 		t.Fatalf("decisions signalled: %v, want %v", e.ops.decisions, want)
 	}
-	e.store.UpdateStep(ctx, op.ID, status.SandboxStep, map[string]any{"status": status.StepApplying})
+	e.store.UpdateStep(ctx, op.ID, status.SandboxStep, store.StepChange{Status: new(status.StepApplying)})
 	e.call("POST", steps+"/deny", nil, 409, nil)
 	eci.call("GET", "/v1/apps/"+app.ID, nil, 200, nil)                  // a GET: not recorded
 	e.send("POST", "/v1/apps", "", map[string]any{"name": "anonymous"}) // no token: no org to record it under
@@ -111,7 +111,7 @@ func (e *testEnv) waitingStep(installID string) store.InstallOperation {
 		err = e.store.AddSteps(ctx, op.ID, []store.NewStep{{Name: status.SandboxStep}})
 	}
 	if err == nil {
-		err = e.store.UpdateStep(ctx, op.ID, status.SandboxStep, map[string]any{"status": status.StepWaitingApproval})
+		err = e.store.UpdateStep(ctx, op.ID, status.SandboxStep, store.StepChange{Status: new(status.StepWaitingApproval)})
 	}
 	if err == nil {
 		op, err = e.store.GetOperation(ctx, e.org.ID, op.ID)

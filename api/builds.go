@@ -13,8 +13,9 @@ import (
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -23,7 +24,7 @@ import (
 // deploy).
 func hasBuild(componentType string) bool {
 	switch componentType {
-	case appconfig.TypeTerraformModule, appconfig.TypeHelmChart, appconfig.TypeContainerImage, appconfig.TypeDockerBuild:
+	case contract.TypeTerraformModule, contract.TypeHelmChart, contract.TypeContainerImage, contract.TypeDockerBuild:
 		return true
 	}
 	return false

@@ -11,10 +11,10 @@ import (
 
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
-	"github.com/outpost-dev/outpost/workflows"
 )
 
 // Limits of a debug command.
@@ -91,7 +91,7 @@ func (s *Server) createCommand(c echo.Context) error {
 	}
 	id := store.NewID("cmd")
 	cmd, err := s.store.CreateInstallCommand(ctx, store.InstallCommand{ID: id, OrgID: org, InstallID: inst.ID,
-		Args: req.Command, TimeoutMS: int64(timeout) * 1000, WorkflowID: workflows.InstallCommandWorkflowID(inst.ID, id)})
+		Args: req.Command, TimeoutMS: int64(timeout) * 1000, WorkflowID: contract.InstallCommandWorkflowID(inst.ID, id)})
 	if err != nil {
 		return err
 	}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
-	"github.com/outpost-dev/outpost/workflows"
 )
 
 // maxOperationWait is how long a GET may wait for an operation to finish.
@@ -69,7 +69,7 @@ func (s *Server) beginOperation(ctx context.Context, inst store.Install, op stor
 		op.ConfigVersion = version
 	}
 	op.OrgID, op.InstallID, op.ApprovalMode = inst.OrgID, inst.ID, inst.ApprovalMode
-	op.WorkflowID = workflows.OperationWorkflowID(inst.ID, op.Kind, op.Component)
+	op.WorkflowID = contract.OperationWorkflowID(inst.ID, op.Kind, op.Component)
 	op, err := s.store.StartOperation(ctx, op)
 	noteObject(ctx, "operation_id", op.ID)
 	return op, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -15,7 +16,7 @@ func releaseView(r store.Release) wire.Release {
 	v := wire.Release{ID: r.ID, AppID: r.AppID, ConfigVersion: r.ConfigVersion, RollbackOf: r.RollbackOf,
 		Installs: map[string]any{}, BatchSize: r.BatchSize, FailureThreshold: r.FailureThreshold,
 		PauseBetweenBatches: (time.Duration(r.PauseMS) * time.Millisecond).String(), WorkflowID: r.WorkflowID,
-		Status: r.Status, Paused: r.Paused, Error: r.Error, Batches: []wire.ReleaseBatch{}, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
+		Status: string(r.Status), Paused: r.Paused, Error: r.Error, Batches: []wire.ReleaseBatch{}, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
 	if r.Selector != "" {
 		_ = json.Unmarshal([]byte(r.Selector), &v.Installs) // stored as the request's installs: an object
 	}
@@ -32,21 +33,21 @@ func releaseView(r store.Release) wire.Release {
 
 func releaseInstallView(ri store.ReleaseInstall) wire.ReleaseInstall {
 	return wire.ReleaseInstall{InstallID: ri.InstallID, InstallName: ri.InstallName, Batch: ri.Batch, FromVersion: ri.FromVersion,
-		ToVersion: ri.ToVersion, OperationID: ri.OperationID, Status: ri.Status, Error: ri.Error, WaitingUntil: ri.WaitingUntil,
+		ToVersion: ri.ToVersion, OperationID: ri.OperationID, Status: string(ri.Status), Error: ri.Error, WaitingUntil: ri.WaitingUntil,
 		UpdatedAt: ri.UpdatedAt}
 }
 
 // progress says where an install is in its release.
 func progress(ri store.ReleaseInstall) string {
 	switch {
-	case ri.Status == store.RIWaiting && ri.WaitingUntil != nil:
+	case ri.Status == status.ReleaseInstallWaiting && ri.WaitingUntil != nil:
 		return "waiting for the maintenance window until " + ri.WaitingUntil.UTC().Format(time.RFC3339)
-	case ri.Status == store.RIRunning:
+	case ri.Status == status.ReleaseInstallRunning:
 		return fmt.Sprintf("deploying config version %d (operation %s)", ri.ToVersion, ri.OperationID)
-	case ri.Status == store.RIFailed:
+	case ri.Status == status.ReleaseInstallFailed:
 		return "failed: " + ri.Error
-	case ri.Status == store.RISucceeded:
+	case ri.Status == status.ReleaseInstallSucceeded:
 		return fmt.Sprintf("runs config version %d", ri.ToVersion)
 	}
-	return ri.Status
+	return string(ri.Status)
 }

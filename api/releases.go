@@ -11,9 +11,10 @@ import (
 
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
-	"github.com/outpost-dev/outpost/workflows"
 )
 
 // createRelease checks the request, records the release and starts its
@@ -66,7 +67,7 @@ func (s *Server) launchRelease(c echo.Context, r store.Release) error {
 	}
 	noteObject(ctx, "release_id", r.ID) // new_release_id for a rollback
 	if err := s.ops.StartRelease(ctx, r); err != nil {
-		_ = s.store.SetReleaseStatus(context.WithoutCancel(ctx), r.ID, store.ReleaseCancelled, "its workflow could not be started")
+		_ = s.store.SetReleaseStatus(context.WithoutCancel(ctx), r.ID, status.ReleaseCancelled, "its workflow could not be started")
 		return opsFailed("starting the release", err)
 	}
 	return c.JSON(http.StatusAccepted, releaseView(r))
@@ -146,13 +147,13 @@ func (s *Server) appRelease(c echo.Context) (store.Release, error) {
 }
 
 func (s *Server) pauseRelease(c echo.Context) error {
-	return s.controlRelease(c, workflows.ReleasePause)
+	return s.controlRelease(c, contract.ReleasePause)
 }
 func (s *Server) resumeRelease(c echo.Context) error {
-	return s.controlRelease(c, workflows.ReleaseResume)
+	return s.controlRelease(c, contract.ReleaseResume)
 }
 func (s *Server) cancelRelease(c echo.Context) error {
-	return s.controlRelease(c, workflows.ReleaseCancel)
+	return s.controlRelease(c, contract.ReleaseCancel)
 }
 
 // controlRelease signals a release that has not ended (else 409).
@@ -168,16 +169,16 @@ func (s *Server) controlRelease(c echo.Context, action string) error {
 		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "release %s has ended (%s)", r.ID, r.Status)
 	}
 	ctx := c.Request().Context()
-	if action == workflows.ReleasePause || action == workflows.ReleaseResume {
-		if err := s.store.SetReleasePaused(ctx, r.ID, action == workflows.ReleasePause); err != nil {
+	if action == contract.ReleasePause || action == contract.ReleaseResume {
+		if err := s.store.SetReleasePaused(ctx, r.ID, action == contract.ReleasePause); err != nil {
 			return err
 		}
-		r.Paused = action == workflows.ReleasePause
+		r.Paused = action == contract.ReleasePause
 	}
 	err = s.ops.SignalRelease(ctx, r.WorkflowID, action)
-	if errors.Is(err, store.ErrNotFound) && action == workflows.ReleaseCancel {
+	if errors.Is(err, store.ErrNotFound) && action == contract.ReleaseCancel {
 		// its workflow ended without recording it (it failed): the cancel records it
-		r.Status, r.Error = store.ReleaseCancelled, "cancelled after its workflow had ended"
+		r.Status, r.Error = status.ReleaseCancelled, "cancelled after its workflow had ended"
 		if err := s.store.SetReleaseStatus(ctx, r.ID, r.Status, r.Error); err != nil {
 			return err
 		}
@@ -186,9 +187,9 @@ func (s *Server) controlRelease(c echo.Context, action string) error {
 	if err != nil {
 		return opsFailed(action+" release", err)
 	}
-	if action == workflows.ReleaseResume && r.Status != store.ReleaseRunning {
+	if action == contract.ReleaseResume && r.Status != status.ReleaseRunning {
 		// resuming now: a follower must not read the halt it resumes from
-		r.Status, r.Error = store.ReleaseRunning, ""
+		r.Status, r.Error = status.ReleaseRunning, ""
 		if err := s.store.SetReleaseStatus(ctx, r.ID, r.Status, ""); err != nil {
 			return err
 		}

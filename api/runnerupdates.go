@@ -10,9 +10,10 @@ import (
 
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
-	"github.com/outpost-dev/outpost/workflows"
 )
 
 // Bounds of a runner update's health deadline and drain timeout, in seconds.
@@ -178,7 +179,7 @@ func (s *Server) createRunnerUpdate(c echo.Context) error {
 		if errors.Is(err, store.ErrConflict) {
 			reason = "another update of this install's runner was under way"
 		}
-		if ferr := s.store.FinishRunnerUpdate(context.WithoutCancel(ctx), u.ID, store.RunnerUpdateFailed, reason); ferr != nil {
+		if ferr := s.store.FinishRunnerUpdate(context.WithoutCancel(ctx), u.ID, status.RunnerUpdateFailed, reason); ferr != nil {
 			s.log.Error("recording a runner update that did not start failed", "update", u.ID, "err", ferr)
 		}
 		return opsFailed("starting the runner update", err)
@@ -212,7 +213,7 @@ func (s *Server) newRunnerUpdate(ctx context.Context, inst store.Install, versio
 		return store.RunnerUpdate{}, err
 	}
 	return store.RunnerUpdate{ID: store.NewID("rup"), OrgID: inst.OrgID, InstallID: inst.ID, RunnerID: r.ID,
-		FromVersion: r.Version, Version: v.Version, Digest: v.Digest, WorkflowID: workflows.RunnerUpdateWorkflowID(inst.ID)}, nil
+		FromVersion: r.Version, Version: v.Version, Digest: v.Digest, WorkflowID: contract.RunnerUpdateWorkflowID(inst.ID)}, nil
 }
 
 func (s *Server) getRunnerUpdate(c echo.Context) error {
@@ -228,6 +229,6 @@ func (s *Server) getRunnerUpdate(c echo.Context) error {
 // as its reason once the update ended.
 func runnerUpdateView(u store.RunnerUpdate) wire.RunnerUpdate {
 	return wire.RunnerUpdate{ID: u.ID, OrgID: u.OrgID, InstallID: u.InstallID, RunnerID: u.RunnerID, FromVersion: u.FromVersion,
-		Version: u.Version, Digest: u.Digest, WorkflowID: u.WorkflowID, Status: u.Status, Reason: u.Reason,
+		Version: u.Version, Digest: u.Digest, WorkflowID: u.WorkflowID, Status: string(u.Status), Reason: u.Reason,
 		CreatedAt: u.CreatedAt, FinishedAt: u.FinishedAt}
 }

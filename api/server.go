@@ -12,10 +12,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -58,7 +58,7 @@ type Operations interface {
 	// StartSupportBundle starts the workflow b.WorkflowID that collects b.
 	StartSupportBundle(ctx context.Context, b store.SupportBundle) error
 	// StartKubeLogs starts the workflow workflowID of a logs request.
-	StartKubeLogs(ctx context.Context, workflowID string, req activities.KubeLogsRequest) error
+	StartKubeLogs(ctx context.Context, workflowID string, req contract.KubeLogsRequest) error
 	// CancelWorkflow asks a running workflow to stop.
 	CancelWorkflow(ctx context.Context, workflowID string) error
 	// AwaitWorkflow returns when the workflow has closed, or ctx is done.

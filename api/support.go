@@ -12,13 +12,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
-	"github.com/outpost-dev/outpost/workflows"
 )
 
 // maxBundleWait is how long a GET may wait for a bundle to be collected.
@@ -53,7 +52,7 @@ func (s *Server) createSupportBundle(c echo.Context) error {
 	}
 	id := store.NewID("sb")
 	b, err := s.store.CreateSupportBundle(ctx, store.SupportBundle{ID: id, OrgID: org, InstallID: inst.ID,
-		WorkflowID: workflows.SupportBundleWorkflowID(inst.ID, id)})
+		WorkflowID: contract.SupportBundleWorkflowID(inst.ID, id)})
 	if err != nil {
 		return err
 	}
@@ -180,7 +179,7 @@ func (s *Server) createLogsRequest(c echo.Context) error {
 	if s.ops == nil {
 		return errNoOps()
 	}
-	kr := activities.KubeLogsRequest{InstallID: inst.ID, Namespace: req.Namespace, Workload: req.Workload, SinceSeconds: defaultLogsSince}
+	kr := contract.KubeLogsRequest{InstallID: inst.ID, Namespace: req.Namespace, Workload: req.Workload, SinceSeconds: defaultLogsSince}
 	if req.SinceSeconds != nil {
 		kr.SinceSeconds = *req.SinceSeconds
 	}
@@ -188,11 +187,11 @@ func (s *Server) createLogsRequest(c echo.Context) error {
 		kr.TailLines = *req.TailLines
 	}
 	id := store.NewID("logs")
-	wf := workflows.KubeLogsWorkflowID(inst.ID, id)
+	wf := contract.KubeLogsWorkflowID(inst.ID, id)
 	if err := s.ops.StartKubeLogs(ctx, wf, kr); err != nil {
 		return opsFailed("starting the logs request", err)
 	}
-	job, err := s.queuedJob(ctx, org, workflows.KubeLogsJobKey(wf))
+	job, err := s.queuedJob(ctx, org, contract.KubeLogsJobKey(wf))
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/outpost-dev/outpost/contract"
 )
 
 // writeFS writes files to a new directory, each with mode, and returns it.
@@ -76,7 +78,7 @@ func TestBuildInputDigests(t *testing.T) {
 
 	// What each type consumes.
 	fe, img, db := first["frontend"], first["api_image"], first["db"]
-	if fe.Type != TypeHelmChart || fe.Image != "" {
+	if fe.Type != contract.TypeHelmChart || fe.Image != "" {
 		t.Errorf("frontend = %+v", fe)
 	}
 	c := load(t, files)
@@ -91,10 +93,10 @@ func TestBuildInputDigests(t *testing.T) {
 		t.Errorf("chart archive = %+v", e)
 	}
 	module, _ := c.ModuleArchive("modules/db")
-	if db.Type != TypeTerraformModule || !bytes.Equal(db.Source, module) {
+	if db.Type != contract.TypeTerraformModule || !bytes.Equal(db.Source, module) {
 		t.Errorf("db = %+v", db)
 	}
-	if img.Type != TypeContainerImage || img.Source != nil || img.Image != "ghcr.io/acme/api:1.4.2" || img.PlainHTTP {
+	if img.Type != contract.TypeContainerImage || img.Source != nil || img.Image != "ghcr.io/acme/api:1.4.2" || img.PlainHTTP {
 		t.Errorf("api_image = %+v", img)
 	}
 	sum := sha256.Sum256([]byte("container_image\nghcr.io/acme/api:1.4.2"))

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/outpost-dev/outpost/contract"
 )
 
 // The files of a config.
@@ -384,27 +386,27 @@ func (c *Config) readComponents(ps *problems) {
 			cmp.DeclaredDependencies = []string{}
 		}
 		if _, given := m["type"]; given && !supported {
-			if slices.Contains(ComponentTypes, typ) {
+			if slices.Contains(contract.ComponentTypes, typ) {
 				ps.add(file, "type", "component type %q is not supported yet (supported: %s)", typ, strings.Join(SupportedTypes, ", "))
 			} else {
-				ps.add(file, "type", "unknown component type %q (one of %s)", typ, strings.Join(ComponentTypes, ", "))
+				ps.add(file, "type", "unknown component type %q (one of %s)", typ, strings.Join(contract.ComponentTypes, ", "))
 			}
 		}
 		_, named := m["name"]
 		validName := named && nameRE.MatchString(cmp.Name)
 		switch typ {
-		case TypeTerraformModule:
+		case contract.TypeTerraformModule:
 			tm := terraformModule(ps, file, "", m)
 			cmp.Terraform = &tm
-		case TypeHelmChart:
+		case contract.TypeHelmChart:
 			name := ""
 			if validName {
 				name = cmp.Name
 			}
 			cmp.Helm = helmChart(ps, file, name, m)
-		case TypeContainerImage:
+		case contract.TypeContainerImage:
 			cmp.Image = containerImage(ps, file, m)
-		case TypeDockerBuild:
+		case contract.TypeDockerBuild:
 			cmp.Docker = dockerBuild(ps, c.fsys, file, m)
 		}
 		if !named {

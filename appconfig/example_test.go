@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/internal/testutil/terraformtest"
 	"github.com/outpost-dev/outpost/localcluster"
@@ -41,7 +42,7 @@ func TestExampleValidates(t *testing.T) {
 		t.Errorf("teardown levels = %v", down)
 	}
 	web, _ := c.Component("web")
-	if web.Type != TypeHelmChart || web.Helm == nil || web.Helm.Namespace != "demo" || !reflect.DeepEqual(web.Dependencies, []string{"api", "cluster"}) {
+	if web.Type != contract.TypeHelmChart || web.Helm == nil || web.Helm.Namespace != "demo" || !reflect.DeepEqual(web.Dependencies, []string{"api", "cluster"}) {
 		t.Errorf("web: %s %+v, dependencies %v; want a helm chart in namespace demo after api and cluster (its kubeconfig)", web.Type, web.Helm, web.Dependencies)
 	}
 	db, _ := c.Component("database")

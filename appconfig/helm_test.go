@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/outpost-dev/outpost/contract"
 )
 
 // mixed is base() with a container_image (api_image) and a helm_chart
@@ -63,7 +65,7 @@ func TestHelmAndImageComponentsLoad(t *testing.T) {
 	}
 
 	img, _ := c.Component("api_image")
-	if img.Type != TypeContainerImage || img.Terraform != nil || img.Helm != nil || img.Image == nil {
+	if img.Type != contract.TypeContainerImage || img.Terraform != nil || img.Helm != nil || img.Image == nil {
 		t.Fatalf("api_image = %+v", img)
 	}
 	wantRef := ImageReference{Registry: "ghcr.io", Repository: "acme/api", Tag: "1.4.2"}
@@ -75,7 +77,7 @@ func TestHelmAndImageComponentsLoad(t *testing.T) {
 	}
 
 	fe, _ := c.Component("frontend")
-	if fe.Type != TypeHelmChart || fe.Helm == nil || fe.Terraform != nil || fe.Image != nil {
+	if fe.Type != contract.TypeHelmChart || fe.Helm == nil || fe.Terraform != nil || fe.Image != nil {
 		t.Fatalf("frontend = %+v", fe)
 	}
 	h := fe.Helm

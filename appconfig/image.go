@@ -32,13 +32,6 @@ const (
 	ImageOutputDigest = "digest"
 )
 
-// DeploysImage says whether components of a type are an image whose sync
-// into the install's registry is their whole deploy: container_image and
-// docker_build.
-func DeploysImage(componentType string) bool {
-	return componentType == TypeContainerImage || componentType == TypeDockerBuild
-}
-
 // ImageOutputs are the outputs of every container_image component, sorted.
 var ImageOutputs = []string{ImageOutputDigest, ImageOutputImage, ImageOutputRepository}
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/outpost-dev/outpost/contract"
 )
 
 // kind is what a key's value must be.
@@ -85,27 +87,16 @@ var (
 	}
 	// componentTypeFields are the keys each supported component type adds.
 	componentTypeFields = map[string][]field{
-		TypeTerraformModule: terraformFields,
-		TypeHelmChart:       helmChartFields,
-		TypeContainerImage:  containerImageFields,
-		TypeDockerBuild:     dockerBuildFields,
+		contract.TypeTerraformModule: terraformFields,
+		contract.TypeHelmChart:       helmChartFields,
+		contract.TypeContainerImage:  containerImageFields,
+		contract.TypeDockerBuild:     dockerBuildFields,
 	}
 )
 
-// Component types.
-const (
-	TypeTerraformModule = "terraform_module"
-	TypeHelmChart       = "helm_chart"
-	TypeContainerImage  = "container_image"
-	TypeDockerBuild     = "docker_build"
-)
-
-// ComponentTypes are the component types Outpost knows; SupportedTypes those
-// a config may use today.
-var (
-	ComponentTypes = []string{TypeTerraformModule, TypeHelmChart, TypeContainerImage, TypeDockerBuild}
-	SupportedTypes = []string{TypeTerraformModule, TypeHelmChart, TypeContainerImage, TypeDockerBuild}
-)
+// SupportedTypes are the component types (contract.ComponentTypes) a
+// config may use today.
+var SupportedTypes = []string{contract.TypeTerraformModule, contract.TypeHelmChart, contract.TypeContainerImage, contract.TypeDockerBuild}
 
 // decodeTOML parses a TOML file into its generic form.
 func decodeTOML(ps *problems, file string, data []byte) (map[string]any, bool) {

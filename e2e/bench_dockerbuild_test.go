@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // BenchmarkDockerBuildToRunning times, on the demo app with examples/build-app laid over it,

@@ -9,8 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/testutil"
-	"github.com/outpost-dev/outpost/status"
 )
 
 const buildExampleDir = "../examples/build-app"

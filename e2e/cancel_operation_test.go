@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // syncGatedApp syncs testdata/gated-app, whose component "gated" waits in

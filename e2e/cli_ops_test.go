@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/testutil"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // Day two with the CLI alone: an install provisioned, then under prompt

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/testutil"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // pane is the CLI run in a real terminal: a tmux session of its own

@@ -13,9 +13,9 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
-	"github.com/outpost-dev/outpost/workflows"
 )
 
 // API call → workflow → job → runner process → exit code and output via the
@@ -24,7 +24,7 @@ func TestDebugCommandEndToEnd(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	s.startRunner("RUNNER_SECRET=do-not-leak")
 	c := s.runCommand("sh", "-c", `echo "hello from $$"; echo oops >&2; env | sort; exit 3`)
-	if want := workflows.InstallCommandWorkflowID(s.install.ID, c.ID); c.WorkflowID != want {
+	if want := contract.InstallCommandWorkflowID(s.install.ID, c.ID); c.WorkflowID != want {
 		t.Fatalf("workflow ID = %q, want %q", c.WorkflowID, want)
 	}
 	done := s.waitCommand(c.ID, time.Minute)
@@ -55,7 +55,7 @@ func TestDebugCommandEndToEnd(t *testing.T) {
 		t.Fatalf("logs = %+v", logs)
 	}
 	// The workflow's result in Temporal history carries exit code and output.
-	var res workflows.InstallCommandResult
+	var res contract.InstallCommandResult
 	if err := s.client.GetWorkflow(context.Background(), c.WorkflowID, "").Get(context.Background(), &res); err != nil {
 		t.Fatalf("workflow result: %v", err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // driftRow is one component of GET /v1/installs/:id/drift.

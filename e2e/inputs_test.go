@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // inputsAnswer is the answer to PATCH /v1/installs/:id/inputs.

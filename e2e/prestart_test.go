@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // installJob is the API's view of a job in an install's job list.

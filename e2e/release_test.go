@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // release is a release as the API shows it.

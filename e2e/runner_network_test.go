@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // runnerHealth is the API's account of a runner's connection.

@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/localcluster/localclustertest"
 	"github.com/outpost-dev/outpost/runnerrelease"
-	"github.com/outpost-dev/outpost/store"
 )
 
 // Helm mode through the control plane: a real runner process (v1) that
@@ -63,7 +63,7 @@ func TestRunnerSelfUpdateHelmModeRollsBack(t *testing.T) {
 	waitFor(t, time.Minute, "the Deployment rolling to v2", func() bool { return imageNow() == "registry.example/outpost-runner:v2" })
 	u = s.waitRunnerUpdate(u.ID, 2*time.Minute)
 	want := "did not become ready within 10s; the Deployment is back on " + image
-	if u.Status != store.RunnerUpdateFailed || !strings.Contains(u.Reason, want) {
+	if u.Status != string(status.RunnerUpdateFailed) || !strings.Contains(u.Reason, want) {
 		t.Fatalf("update to v2: %s %q, want failed with %q", u.Status, u.Reason, want)
 	}
 	t.Logf("update failed after %s: %s", time.Since(start).Round(100*time.Millisecond), u.Reason)

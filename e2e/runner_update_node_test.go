@@ -19,11 +19,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/outpost-dev/outpost/charts/chartstest"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/localcluster/localclustertest"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/runnerrelease"
-	"github.com/outpost-dev/outpost/store"
 )
 
 // Helm mode on a cluster that runs pods: the runner chart's Deployment runs
@@ -98,7 +98,7 @@ func TestRunnerSelfUpdateHelmModeOnANode(t *testing.T) {
 
 	u := s.startRunnerUpdate("v2", 180)
 	u = s.waitRunnerUpdate(u.ID, 5*time.Minute)
-	if u.Status != store.RunnerUpdateSucceeded || u.FromVersion != "v1" {
+	if u.Status != string(status.RunnerUpdateSucceeded) || u.FromVersion != "v1" {
 		t.Fatalf("update to v2: %s %q (from %q)", u.Status, u.Reason, u.FromVersion)
 	}
 	var pods []corev1.Pod

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/runnerrelease"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -90,7 +90,7 @@ func TestRunnerSelfUpdate(t *testing.T) {
 			start := time.Now()
 			u := s.startRunnerUpdate(tc.version, 15)
 			u = s.waitRunnerUpdate(u.ID, 2*time.Minute)
-			if u.Status != store.RunnerUpdateFailed || !strings.Contains(u.Reason, tc.reason) {
+			if u.Status != string(status.RunnerUpdateFailed) || !strings.Contains(u.Reason, tc.reason) {
 				t.Fatalf("update to %s: %s %q, want failed with %q", tc.version, u.Status, u.Reason, tc.reason)
 			}
 			// Back within the deadline (plus the kill grace and a job's round trip).
@@ -129,7 +129,7 @@ func TestRunnerSelfUpdate(t *testing.T) {
 			t.Fatalf("POST runner-updates: %d %+v", code, u)
 		}
 		u = s.waitRunnerUpdate(u.ID, 2*time.Minute)
-		if u.Status != store.RunnerUpdateFailed || !strings.Contains(u.Reason, "did not finish within the drain timeout (5s)") {
+		if u.Status != string(status.RunnerUpdateFailed) || !strings.Contains(u.Reason, "did not finish within the drain timeout (5s)") {
 			t.Fatalf("update with a job running past the drain timeout: %s %q", u.Status, u.Reason)
 		}
 		var j jobDetail
@@ -169,7 +169,7 @@ func TestRunnerSelfUpdate(t *testing.T) {
 			jobs = append(jobs, s.enqueueNoop(t, fmt.Sprintf("handover-%d", i), 200))
 		}
 		u = s.waitRunnerUpdate(u.ID, 3*time.Minute)
-		if u.Status != store.RunnerUpdateSucceeded || u.FromVersion != "v1" {
+		if u.Status != string(status.RunnerUpdateSucceeded) || u.FromVersion != "v1" {
 			t.Fatalf("update to v2: %+v", u)
 		}
 		s.replay(u.WorkflowID) // deterministic on today's code (and recorded with OUTPOST_RECORD_HISTORIES)
@@ -291,7 +291,7 @@ func (s *stack) waitRunnerUpdate(id string, within time.Duration) runnerUpdate {
 	var u runnerUpdate
 	waitFor(s.t, within, "runner update "+id+" to end", func() bool {
 		s.do("GET", "/v1/installs/"+s.install.ID+"/runner-updates/"+id, nil, &u)
-		return u.Status != "" && u.Status != store.RunnerUpdateRunning
+		return u.Status != "" && u.Status != string(status.RunnerUpdateRunning)
 	})
 	return u
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gorm.io/gorm"
+
+	"github.com/outpost-dev/outpost/contract"
 )
 
 // CreateApp creates an app in an org.
@@ -51,17 +53,14 @@ func (s *Store) DeleteApp(ctx context.Context, orgID, id string) error {
 	})
 }
 
-// ComponentTypes are the component types Outpost knows.
-var ComponentTypes = []string{ComponentTerraformModule, ComponentHelmChart, ComponentContainerImage, ComponentDockerBuild}
-
 // CreateComponent adds a component to an app. Dependencies must name
 // components of the same app that already exist, so no cycle can form.
 func (s *Store) CreateComponent(ctx context.Context, orgID string, c Component) (Component, error) {
 	if err := validName("name", c.Name); err != nil {
 		return Component{}, err
 	}
-	if !slices.Contains(ComponentTypes, c.Type) {
-		return Component{}, fieldErr("type", "%q is not a component type (one of %s)", c.Type, strings.Join(ComponentTypes, ", "))
+	if !slices.Contains(contract.ComponentTypes, c.Type) {
+		return Component{}, fieldErr("type", "%q is not a component type (one of %s)", c.Type, strings.Join(contract.ComponentTypes, ", "))
 	}
 	if c.Dependencies == nil {
 		c.Dependencies = []string{}

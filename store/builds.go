@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,7 +11,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store/notify"
 )
 
@@ -108,7 +108,7 @@ func (s *Store) QueueBuilds(ctx context.Context, orgID, appID string, configVers
 			id := NewID("bld")
 			b = Build{ID: id, OrgID: orgID, AppID: appID, Component: sp.Component, ComponentType: sp.ComponentType,
 				ConfigVersion: configVersion, SourceDigest: sp.SourceDigest, Status: status.BuildQueued,
-				WorkflowID: "app/" + appID + "/build/" + id, Repository: AppRepository(orgID, appID),
+				WorkflowID: contract.BuildWorkflowID(appID, id), Repository: AppRepository(orgID, appID),
 				Tag: sp.Component + "." + id, CreatedAt: s.now()}
 			if err := tx.Create(&b).Error; err != nil {
 				return fmt.Errorf("queue build of %s: %w", sp.Component, err)
@@ -165,8 +165,8 @@ func (s *Store) FindBuild(ctx context.Context, appID, component, sourceDigest st
 
 // StartBuild records the build's job and marks it running.
 func (s *Store) StartBuild(ctx context.Context, buildID, jobID string) error {
-	res := s.db.WithContext(ctx).Model(&Build{}).Where("id = ? AND status IN ?", buildID, []status.Build{status.BuildQueued, status.BuildRunning}).
-		Updates(map[string]any{"job_id": jobID, "status": status.BuildRunning})
+	res := update(s.db.WithContext(ctx).Where("id = ? AND status IN ?", buildID, []status.Build{status.BuildQueued, status.BuildRunning}),
+		&Build{JobID: &jobID, Status: status.BuildRunning}, "JobID", "Status")
 	if res.Error != nil {
 		return res.Error
 	}
@@ -183,12 +183,16 @@ type BuildArtifact struct {
 // FinishBuild records a build's end: its artifact when it succeeded, its
 // error when not. A build ends once; a second call changes nothing.
 func (s *Store) FinishBuild(ctx context.Context, buildID string, art *BuildArtifact, errMsg string) error {
-	changes := map[string]any{"status": status.BuildFailed, "error": errMsg, "finished_at": s.now()}
+	row, fields := Build{Status: status.BuildFailed, Error: errMsg, FinishedAt: new(s.now())}, []string{"Status", "Error", "FinishedAt"}
 	if art != nil {
-		changes = map[string]any{"status": status.BuildSucceeded, "error": "", "finished_at": s.now(), "digest": art.Digest,
-			"media_type": art.MediaType, "artifact_type": art.ArtifactType, "size": art.Size, "provenance": provenanceColumn(art.Provenance)}
+		row = Build{Status: status.BuildSucceeded, FinishedAt: row.FinishedAt, Digest: art.Digest, MediaType: art.MediaType,
+			ArtifactType: art.ArtifactType, Size: art.Size, Provenance: art.Provenance}
+		fields = append(fields, "Digest", "MediaType", "ArtifactType", "Size", "Provenance")
 	}
-	res := s.db.WithContext(ctx).Model(&Build{}).Where("id = ? AND status IN ?", buildID, []status.Build{status.BuildQueued, status.BuildRunning}).Updates(changes)
+	if len(row.Provenance) == 0 {
+		row.Provenance = nil // none: NULL
+	}
+	res := update(s.db.WithContext(ctx).Where("id = ? AND status IN ?", buildID, []status.Build{status.BuildQueued, status.BuildRunning}), &row, fields...)
 	if res.Error != nil {
 		return res.Error
 	}
@@ -255,14 +259,4 @@ func (s *Store) RegistryKey(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("registry signing key: %w", err)
 	}
 	return key, nil
-}
-
-// provenanceColumn is a build's provenance as its column holds it: JSON, or
-// NULL when there is none.
-func provenanceColumn(p map[string]string) any {
-	if len(p) == 0 {
-		return nil
-	}
-	b, _ := json.Marshal(p) // a map of strings always marshals
-	return string(b)
 }

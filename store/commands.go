@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // Install command statuses follow the job's: queued, running, succeeded,
@@ -40,9 +40,8 @@ func (s *Store) ListInstallCommands(ctx context.Context, orgID, installID string
 
 // UpdateInstallCommand records the command's job and progress.
 func (s *Store) UpdateInstallCommand(ctx context.Context, c InstallCommand) error {
-	err := s.db.WithContext(ctx).Model(&InstallCommand{}).Where("id = ?", c.ID).
-		Updates(map[string]any{"job_id": c.JobID, "status": c.Status, "exit_code": c.ExitCode,
-			"output": c.Output, "error": c.Error, "finished_at": c.FinishedAt}).Error
+	row := InstallCommand{JobID: c.JobID, Status: c.Status, ExitCode: c.ExitCode, Output: c.Output, Error: c.Error, FinishedAt: c.FinishedAt}
+	err := update(s.db.WithContext(ctx).Where("id = ?", c.ID), &row, "JobID", "Status", "ExitCode", "Output", "Error", "FinishedAt").Error
 	if err != nil {
 		return fmt.Errorf("update command %s: %w", c.ID, err)
 	}

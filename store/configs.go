@@ -72,7 +72,7 @@ func (s *Store) SyncAppConfig(ctx context.Context, orgID, appID string, cfg NewA
 			created = true
 		}
 		if cfg.Description != "" && cfg.Description != app.Description {
-			if err := tx.Model(&app).Updates(map[string]any{"description": cfg.Description, "updated_at": s.now()}).Error; err != nil {
+			if err := update(tx.Where("id = ?", app.ID), &App{Description: cfg.Description, UpdatedAt: s.now()}, "Description", "UpdatedAt").Error; err != nil {
 				return err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -23,8 +24,8 @@ func TestSyncAppConfig(t *testing.T) {
 			t.Fatalf("latest version of a never synced app: %d, %v", v, err)
 		}
 		v1 := store.NewAppConfig{Archive: []byte("archive-1\x00binary"), Description: "from the config", Components: []store.ConfigComponent{
-			{Name: "net", Type: store.ComponentTerraformModule, Config: store.JSONMap{"source": "modules/net"}},
-			{Name: "db", Type: store.ComponentTerraformModule, Dependencies: []string{"net"}},
+			{Name: "net", Type: contract.TypeTerraformModule, Config: store.JSONMap{"source": "modules/net"}},
+			{Name: "db", Type: contract.TypeTerraformModule, Dependencies: []string{"net"}},
 		}}
 		ac := f.sync(t, app, v1, true, 1)
 		cmps := appComponents(t, f, app)
@@ -42,8 +43,8 @@ func TestSyncAppConfig(t *testing.T) {
 
 		// v2: net goes, db changes in place, cache comes.
 		v2 := store.NewAppConfig{Archive: []byte("archive-2"), Components: []store.ConfigComponent{
-			{Name: "db", Type: store.ComponentTerraformModule, Config: store.JSONMap{"source": "modules/db2"}},
-			{Name: "cache", Type: store.ComponentTerraformModule, Dependencies: []string{"db"}},
+			{Name: "db", Type: contract.TypeTerraformModule, Config: store.JSONMap{"source": "modules/db2"}},
+			{Name: "cache", Type: contract.TypeTerraformModule, Dependencies: []string{"db"}},
 		}}
 		f.sync(t, app, v2, true, 2)
 		after := appComponents(t, f, app)
@@ -118,7 +119,7 @@ func TestConcurrentSyncsGetDistinctVersions(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				ac, _, err := f.s.SyncAppConfig(ctx, f.org.ID, f.inst.AppID, store.NewAppConfig{Archive: fmt.Appendf(nil, "archive-%d", i),
-					Components: []store.ConfigComponent{{Name: fmt.Sprintf("c%d", i), Type: store.ComponentTerraformModule}}})
+					Components: []store.ConfigComponent{{Name: fmt.Sprintf("c%d", i), Type: contract.TypeTerraformModule}}})
 				versions[i], errs[i] = ac.Version, err
 			}()
 		}

@@ -10,4 +10,10 @@
 // Changes that someone may be waiting for (a job queued for a runner, a job
 // finishing, a cancel request, new log lines) are published on a notify.Bus
 // after they commit.
+//
+// Callers change rows through typed changes (StepChange, ReleaseInstallChange:
+// a field set is written, zero values included), never column-name maps; the
+// store writes rows through update (changes.go), which names the fields it
+// writes and refuses one the model does not have. Statuses, operation kinds
+// and workflow IDs are the contract's (package contract).
 package store

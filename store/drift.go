@@ -53,8 +53,8 @@ func (s *Store) RecordDrift(ctx context.Context, installID, name, opID string, b
 // ClearDrift records that an operation applied (or destroyed) a step: it
 // no longer drifts.
 func (s *Store) ClearDrift(ctx context.Context, installID, name, opID string) error {
-	res := s.db.WithContext(ctx).Model(&InstallDrift{}).Where("install_id = ? AND name = ?", installID, name).
-		Updates(map[string]any{"drifted": false, "since": nil, "plan": "", "operation_id": opID, "checked_at": s.now()})
+	res := update(s.db.WithContext(ctx).Where("install_id = ? AND name = ?", installID, name),
+		&InstallDrift{OperationID: opID, CheckedAt: s.now()}, "Drifted", "Since", "Plan", "OperationID", "CheckedAt")
 	// Its checked_at, now, makes a check begun before this apply record
 	// nothing (RecordDrift): what that check planned is older news.
 	if res.Error != nil {
@@ -74,7 +74,7 @@ func (s *Store) ListDrift(ctx context.Context, installID string) ([]InstallDrift
 // SetDriftSettings sets the install's drift schedule interval ("": none)
 // and whether drift found is reconciled.
 func (s *Store) SetDriftSettings(ctx context.Context, orgID, installID, every string, reconcile bool) error {
-	return s.updateInstall(ctx, orgID, installID, map[string]any{"drift_every": every, "drift_reconcile": reconcile})
+	return s.updateInstall(ctx, orgID, installID, &Install{DriftEvery: every, DriftReconcile: reconcile}, "DriftEvery", "DriftReconcile")
 }
 
 // RunningDriftChecks are the install's drift checks that have not ended.

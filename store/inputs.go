@@ -53,8 +53,8 @@ func (s *Store) UpdateInputs(ctx context.Context, orgID, installID string, ch In
 		}
 		v = &InputVersion{InstallID: installID, Version: inst.InputsVersion + 1, Set: []string{}, Removed: removed, CreatedAt: s.now()}
 		// Only one change becomes the next version.
-		res := tx.Model(&Install{}).Where("id = ? AND inputs_version = ?", installID, inst.InputsVersion).
-			Updates(map[string]any{"inputs_version": v.Version, "updated_at": s.now()})
+		res := update(tx.Where("id = ? AND inputs_version = ?", installID, inst.InputsVersion),
+			&Install{InputsVersion: v.Version, UpdatedAt: s.now()}, "InputsVersion", "UpdatedAt")
 		if res.Error != nil {
 			return res.Error
 		}

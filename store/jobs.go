@@ -11,8 +11,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store/notify"
 )
 
@@ -186,12 +186,12 @@ func (s *Store) ReleaseClaim(ctx context.Context, runnerID, jobID string, attemp
 	released := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := s.now()
-		fields := map[string]any{"status": status.JobQueued, "attempt": attempt - 1, "lease_expires_at": nil, "updated_at": now}
+		fields := []string{"Status", "Attempt", "LeaseExpiresAt", "UpdatedAt"}
 		if attempt == 1 {
-			fields["started_at"] = nil
+			fields = append(fields, "StartedAt") // never started: none
 		}
-		res := tx.Model(&Job{}).Where("id = ? AND runner_id = ? AND attempt = ? AND status = ?",
-			jobID, runnerID, attempt, status.JobRunning).Updates(fields)
+		res := update(tx.Where("id = ? AND runner_id = ? AND attempt = ? AND status = ?", jobID, runnerID, attempt, status.JobRunning),
+			&Job{Status: status.JobQueued, Attempt: attempt - 1, UpdatedAt: now}, fields...)
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
@@ -294,8 +294,8 @@ func (s *Store) ProvideJobInputs(ctx context.Context, jobID string, inputs json.
 		return fmt.Errorf("provide job inputs: %w", err)
 	}
 	now := s.now()
-	res := db.Model(&Job{}).Where("id = ? AND inputs IS NULL", jobID).
-		Updates(map[string]any{"inputs": sealed, "inputs_at": now, "updated_at": now})
+	res := update(db.Where("id = ? AND inputs IS NULL", jobID), &Job{Inputs: &sealed, InputsAt: &now, UpdatedAt: now},
+		"Inputs", "InputsAt", "UpdatedAt")
 	if res.Error != nil {
 		return fmt.Errorf("provide job inputs: %w", res.Error)
 	}
@@ -392,17 +392,16 @@ func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req pro
 			return err
 		}
 		now := s.now()
-		res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", jobID, req.Attempt, status.JobRunning).
-			Updates(map[string]any{"status": req.Status, "exit_code": req.ExitCode, "outputs": outputs,
-				"error": req.Error, "finished_at": now, "updated_at": now, "lease_expires_at": nil})
+		res := update(tx.Where("id = ? AND attempt = ? AND status = ?", jobID, req.Attempt, status.JobRunning),
+			&Job{Status: status.Job(req.Status), ExitCode: req.ExitCode, Outputs: outputs, Error: req.Error, FinishedAt: &now, UpdatedAt: now},
+			"Status", "ExitCode", "Outputs", "Error", "FinishedAt", "UpdatedAt", "LeaseExpiresAt")
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
 			return ErrStaleAttempt
 		}
-		err = tx.Model(&JobAttempt{}).Where("job_id = ? AND attempt = ?", jobID, req.Attempt).
-			Updates(map[string]any{"status": req.Status, "finished_at": now, "last_seq": req.LastSeq, "error": req.Error}).Error
+		err = endAttempt(tx, jobID, req.Attempt, JobAttempt{Status: status.Job(req.Status), FinishedAt: &now, LastSeq: req.LastSeq, Error: req.Error}, "LastSeq")
 		if err != nil {
 			return err
 		}
@@ -433,16 +432,15 @@ func (s *Store) ExpireLeases(ctx context.Context) ([]string, error) {
 			return err
 		}
 		for _, j := range expired {
-			res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", j.ID, j.Attempt, status.JobRunning).
-				Updates(map[string]any{"status": status.JobLost, "updated_at": now, "lease_expires_at": nil})
+			res := update(tx.Where("id = ? AND attempt = ? AND status = ?", j.ID, j.Attempt, status.JobRunning),
+				&Job{Status: status.JobLost, UpdatedAt: now}, "Status", "UpdatedAt", "LeaseExpiresAt")
 			if res.Error != nil {
 				return res.Error
 			}
 			if res.RowsAffected == 0 {
 				continue
 			}
-			if err := tx.Model(&JobAttempt{}).Where("job_id = ? AND attempt = ?", j.ID, j.Attempt).
-				Updates(map[string]any{"status": status.JobLost, "finished_at": now, "error": "lease expired"}).Error; err != nil {
+			if err := endAttempt(tx, j.ID, j.Attempt, JobAttempt{Status: status.JobLost, FinishedAt: &now, Error: "lease expired"}); err != nil {
 				return err
 			}
 			if err := addEvent(tx, j.ID, j.Attempt, status.JobLost, "lease expired: the runner stopped renewing it", now); err != nil {
@@ -465,6 +463,12 @@ func (s *Store) ExpireLeases(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
+// endAttempt records how a job's attempt ended: end's status, finish time,
+// error, and the other fields named.
+func endAttempt(tx *gorm.DB, jobID string, attempt int, end JobAttempt, fields ...string) error {
+	return update(tx.Where("job_id = ? AND attempt = ?", jobID, attempt), &end, append([]string{"Status", "FinishedAt", "Error"}, fields...)...).Error
+}
+
 // RetryJob queues a lost job again for its next attempt. It only acts when
 // the job is still lost at the given attempt, so a repeated call (a retried
 // activity) does nothing more.
@@ -472,8 +476,8 @@ func (s *Store) RetryJob(ctx context.Context, jobID string, lostAttempt int) (Jo
 	var j Job
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := s.now()
-		res := tx.Model(&Job{}).Where("id = ? AND attempt = ? AND status = ?", jobID, lostAttempt, status.JobLost).
-			Updates(map[string]any{"status": status.JobQueued, "updated_at": now})
+		res := update(tx.Where("id = ? AND attempt = ? AND status = ?", jobID, lostAttempt, status.JobLost),
+			&Job{Status: status.JobQueued, UpdatedAt: now}, "Status", "UpdatedAt")
 		if res.Error != nil {
 			return res.Error
 		}
@@ -507,8 +511,9 @@ func (s *Store) RequestCancel(ctx context.Context, jobID, reason string) (Job, e
 			var res *gorm.DB
 			switch j.Status {
 			case status.JobQueued, status.JobLost:
-				res = tx.Model(&Job{}).Where("id = ? AND status = ? AND attempt = ?", jobID, j.Status, j.Attempt).
-					Updates(map[string]any{"status": status.JobCancelled, "cancel_requested_at": now, "finished_at": now, "updated_at": now})
+				res = update(tx.Where("id = ? AND status = ? AND attempt = ?", jobID, j.Status, j.Attempt),
+					&Job{Status: status.JobCancelled, CancelRequestedAt: &now, FinishedAt: &now, UpdatedAt: now},
+					"Status", "CancelRequestedAt", "FinishedAt", "UpdatedAt")
 			case status.JobRunning:
 				if j.CancelRequestedAt != nil {
 					return nil

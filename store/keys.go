@@ -67,8 +67,8 @@ func (s *Store) rewrap(ctx context.Context, row DataKey) error {
 		return fmt.Errorf("rotate keys: wrap data key %s with %s: %w", row.ID, current.ID(), err)
 	}
 	// Only if no one re-wrapped it meanwhile (another rotate).
-	res := s.db.WithContext(ctx).Model(&DataKey{}).Where("id = ? AND kek_id = ?", row.ID, row.KEKID).
-		Updates(map[string]any{"kek_id": current.ID(), "wrapped": wrapped, "updated_at": time.Now().UTC()})
+	res := update(s.db.WithContext(ctx).Where("id = ? AND kek_id = ?", row.ID, row.KEKID),
+		&DataKey{KEKID: current.ID(), Wrapped: wrapped, UpdatedAt: time.Now().UTC()}, "KEKID", "Wrapped", "UpdatedAt")
 	if res.Error != nil {
 		return fmt.Errorf("rotate keys: data key %s: %w", row.ID, res.Error)
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/maintenance"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // SetMaintenanceWindows replaces an install's maintenance windows (none:
@@ -23,7 +23,7 @@ func (s *Store) SetMaintenanceWindows(ctx context.Context, orgID, installID stri
 	if ws == nil {
 		ws = []maintenance.Window{}
 	}
-	return s.updateInstall(ctx, orgID, installID, map[string]any{"maintenance_windows": mustJSON(ws)})
+	return s.updateInstall(ctx, orgID, installID, &Install{MaintenanceWindows: ws}, "MaintenanceWindows")
 }
 
 // NextMaintenanceWindow is the install's window open at now, or its next
@@ -40,16 +40,17 @@ func (s *Store) NextMaintenanceWindow(ctx context.Context, installID string, now
 // SetOperationWaiting shows an operation waiting for a maintenance window
 // until (nil: it waits no more, it runs).
 func (s *Store) SetOperationWaiting(ctx context.Context, opID string, until *time.Time) error {
-	changes := map[string]any{"status": status.OpRunning, "waiting_until": nil}
+	row := InstallOperation{Status: status.OpRunning}
 	if until != nil {
-		changes = map[string]any{"status": status.OpWaitingForWindow, "waiting_until": until.UTC()}
+		row.Status, row.WaitingUntil = status.OpWaitingForWindow, new(until.UTC())
 	}
-	return s.db.WithContext(ctx).Model(&InstallOperation{}).Where("id = ?", opID).Updates(changes).Error
+	return update(s.db.WithContext(ctx).Where("id = ?", opID), &row, "Status", "WaitingUntil").Error
 }
 
-// updateInstall applies changes to one of the org's installs.
-func (s *Store) updateInstall(ctx context.Context, orgID, installID string, changes map[string]any) error {
-	res := s.db.WithContext(ctx).Model(&Install{}).Where("org_id = ? AND id = ?", orgID, installID).Updates(changes)
+// updateInstall writes the fields of row named by fields to one of the
+// org's installs.
+func (s *Store) updateInstall(ctx context.Context, orgID, installID string, row *Install, fields ...string) error {
+	res := update(s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, installID), row, fields...)
 	if res.Error != nil {
 		return fmt.Errorf("update install %s: %w", installID, res.Error)
 	}

@@ -3,9 +3,9 @@ package store
 import (
 	"time"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/maintenance"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // Org is a vendor (tenant). Everything else belongs to exactly one org.
@@ -44,14 +44,6 @@ type AppConfig struct {
 	Content   string    `gorm:"type:text;not null" json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 }
-
-// Component types.
-const (
-	ComponentTerraformModule = "terraform_module"
-	ComponentHelmChart       = "helm_chart"
-	ComponentContainerImage  = "container_image"
-	ComponentDockerBuild     = "docker_build"
-)
 
 // Component is one deployable part of an app.
 type Component struct {

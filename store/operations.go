@@ -9,24 +9,22 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
-// Operation kinds: the user-visible, mutating operations on an install.
+// Operation kinds, as the contract defines them (named here too for the
+// store's callers).
 const (
-	OpProvision         = "provision"
-	OpDeprovision       = "deprovision"
-	OpReprovision       = "reprovision"
-	OpDeployComponent   = "deploy_component"
-	OpTeardownComponent = "teardown_component"
-	OpUpdateInputs      = "update_inputs"
-	OpDeployConfig      = "deploy_config"
-	// OpDriftCheck plans the sandbox and every terraform component without
-	// taking the install's lock or terraform's state lock (docs: Drift).
-	OpDriftCheck = "drift_check"
-	// OpReconcileDrift applies what a drift check (its TriggeredBy) found
-	// drifted, and what follows from it (docs: Drift).
-	OpReconcileDrift = "reconcile_drift"
+	OpProvision         = contract.OpProvision
+	OpDeprovision       = contract.OpDeprovision
+	OpReprovision       = contract.OpReprovision
+	OpDeployComponent   = contract.OpDeployComponent
+	OpTeardownComponent = contract.OpTeardownComponent
+	OpUpdateInputs      = contract.OpUpdateInputs
+	OpDeployConfig      = contract.OpDeployConfig
+	OpDriftCheck        = contract.OpDriftCheck
+	OpReconcileDrift    = contract.OpReconcileDrift
 )
 
 // bringsToVersion says an operation of kind that succeeds (not plan-only)
@@ -186,26 +184,24 @@ func (s *Store) FinishOperation(ctx context.Context, opID string, opStatus statu
 			return notFound(err, "operation "+opID)
 		}
 		now := s.now()
-		if err := tx.Model(&InstallOperation{}).Where("id = ?", opID).
-			Updates(map[string]any{"status": opStatus, "error": errMsg, "finished_at": now}).Error; err != nil {
+		if err := update(tx.Where("id = ?", opID), &InstallOperation{Status: opStatus, Error: errMsg, FinishedAt: &now},
+			"Status", "Error", "FinishedAt").Error; err != nil {
 			return err
 		}
 		// Steps that never ran are skipped.
-		if err := tx.Model(&InstallStep{}).Where("operation_id = ? AND status IN ?", opID, []status.Step{status.StepPending}).
-			Updates(map[string]any{"status": status.StepSkipped, "finished_at": now}).Error; err != nil {
+		if err := update(tx.Where("operation_id = ? AND status IN ?", opID, []status.Step{status.StepPending}),
+			&InstallStep{Status: status.StepSkipped, FinishedAt: &now}, "Status", "FinishedAt").Error; err != nil {
 			return err
 		}
-		changes := map[string]any{}
+		inst, fields := Install{Status: installStatus, ConfigVersion: op.ConfigVersion}, []string{}
 		if installStatus != "" {
-			changes["status"] = installStatus
+			fields = append(fields, "Status")
 		}
 		if opStatus == status.OpSucceeded && !op.PlanOnly && bringsToVersion(op.Kind) {
-			changes["config_version"] = op.ConfigVersion
+			fields = append(fields, "ConfigVersion")
 		}
-		if len(changes) > 0 {
-			if err := tx.Model(&Install{}).Where("id = ?", op.InstallID).Updates(changes).Error; err != nil {
-				return err
-			}
+		if err := update(tx.Where("id = ?", op.InstallID), &inst, fields...).Error; err != nil {
+			return err
 		}
 		return tx.Where("install_id = ? AND operation_id = ?", op.InstallID, opID).Delete(&InstallLock{}).Error
 	})
@@ -221,9 +217,14 @@ func (s *Store) SetOperationStatus(ctx context.Context, opID string, st status.O
 	return s.db.WithContext(ctx).Model(&InstallOperation{}).Where("id = ?", opID).Update("status", st).Error
 }
 
-// UpdateStep applies changes to a step.
-func (s *Store) UpdateStep(ctx context.Context, opID, name string, changes map[string]any) error {
-	res := s.db.WithContext(ctx).Model(&InstallStep{}).Where("operation_id = ? AND name = ?", opID, name).Updates(changes)
+// UpdateStep applies a change to a step.
+func (s *Store) UpdateStep(ctx context.Context, opID, name string, change StepChange) error {
+	var row InstallStep
+	fields := changed(change, &row)
+	if len(fields) == 0 {
+		return nil
+	}
+	res := update(s.db.WithContext(ctx).Where("operation_id = ? AND name = ?", opID, name), &row, fields...)
 	if res.Error != nil {
 		return fmt.Errorf("update step %s: %w", name, res.Error)
 	}

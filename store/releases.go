@@ -7,25 +7,9 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
-)
 
-// Release statuses.
-const (
-	ReleaseRunning   = "running"
-	ReleasePaused    = "paused"
-	ReleaseHalted    = "halted"
-	ReleaseSucceeded = "succeeded"
-	ReleaseCancelled = "cancelled"
-)
-
-// Release install statuses.
-const (
-	RIPending   = "pending"
-	RIWaiting   = "waiting" // for the install's maintenance window
-	RIRunning   = "running"
-	RISucceeded = "succeeded"
-	RIFailed    = "failed"
-	RISkipped   = "skipped" // the release was cancelled before it
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // Release brings a set of an app's installs to a config version, in
@@ -42,7 +26,7 @@ type Release struct {
 	PauseMS          int64            `gorm:"not null;default:0" json:"-"`
 	FailureThreshold int              `gorm:"not null" json:"failure_threshold"`
 	WorkflowID       string           `gorm:"size:200;not null" json:"workflow_id"`
-	Status           string           `gorm:"size:20;not null" json:"status"`
+	Status           status.Release   `gorm:"size:20;not null" json:"status"`
 	Paused           bool             `gorm:"not null;default:false" json:"paused"`
 	Error            string           `gorm:"type:text" json:"error,omitempty"`
 	CreatedAt        time.Time        `json:"created_at"`
@@ -53,26 +37,26 @@ type Release struct {
 // ReleaseInstall is one install of a release: its batch, the version it ran
 // before and the one the release brings it to, its deploy_config operation.
 type ReleaseInstall struct {
-	ReleaseID    string     `gorm:"primaryKey;size:32" json:"-"`
-	InstallID    string     `gorm:"primaryKey;size:32" json:"install_id"`
-	InstallName  string     `gorm:"size:200;not null" json:"install_name"`
-	Batch        int        `gorm:"not null" json:"batch"`
-	FromVersion  int        `gorm:"not null;default:0" json:"from_version"`
-	ToVersion    int        `gorm:"not null" json:"to_version"`
-	OperationID  string     `gorm:"size:32" json:"operation_id,omitempty"`
-	Status       string     `gorm:"size:20;not null" json:"status"`
-	Error        string     `gorm:"type:text" json:"error,omitempty"`
-	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
-	UpdatedAt    time.Time  `json:"updated_at"`
+	ReleaseID    string                `gorm:"primaryKey;size:32" json:"-"`
+	InstallID    string                `gorm:"primaryKey;size:32" json:"install_id"`
+	InstallName  string                `gorm:"size:200;not null" json:"install_name"`
+	Batch        int                   `gorm:"not null" json:"batch"`
+	FromVersion  int                   `gorm:"not null;default:0" json:"from_version"`
+	ToVersion    int                   `gorm:"not null" json:"to_version"`
+	OperationID  string                `gorm:"size:32" json:"operation_id,omitempty"`
+	Status       status.ReleaseInstall `gorm:"size:20;not null" json:"status"`
+	Error        string                `gorm:"type:text" json:"error,omitempty"`
+	WaitingUntil *time.Time            `json:"waiting_until,omitempty"`
+	UpdatedAt    time.Time             `json:"updated_at"`
 }
 
 // CreateRelease records a release and its installs; a release of the same
 // app that has not ended is ErrConflict.
 func (s *Store) CreateRelease(ctx context.Context, r Release) (Release, error) {
-	r.ID, r.Status, r.CreatedAt = NewID("rel"), ReleaseRunning, s.now()
-	r.WorkflowID = "app/" + r.AppID + "/release/" + r.ID
+	r.ID, r.Status, r.CreatedAt = NewID("rel"), status.ReleaseRunning, s.now()
+	r.WorkflowID = contract.ReleaseWorkflowID(r.AppID, r.ID)
 	for i := range r.Installs {
-		r.Installs[i].ReleaseID, r.Installs[i].Status, r.Installs[i].UpdatedAt = r.ID, RIPending, s.now()
+		r.Installs[i].ReleaseID, r.Installs[i].Status, r.Installs[i].UpdatedAt = r.ID, status.ReleaseInstallPending, s.now()
 	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var app App
@@ -125,12 +109,13 @@ func (s *Store) ListReleases(ctx context.Context, orgID, appID string) ([]Releas
 
 // SetReleaseStatus records a release's status and, for a halt, why; an
 // ended status (succeeded, cancelled) finishes it.
-func (s *Store) SetReleaseStatus(ctx context.Context, id, st, why string) error {
-	up := map[string]any{"status": st, "error": why}
-	if st == ReleaseSucceeded || st == ReleaseCancelled {
-		up["finished_at"] = s.now()
+func (s *Store) SetReleaseStatus(ctx context.Context, id string, st status.Release, why string) error {
+	now := s.now()
+	row, fields := Release{Status: st, Error: why, FinishedAt: &now}, []string{"Status", "Error"}
+	if status.ReleaseEnded(st) {
+		fields = append(fields, "FinishedAt")
 	}
-	return s.db.WithContext(ctx).Model(&Release{}).Where("id = ?", id).Updates(up).Error
+	return update(s.db.WithContext(ctx).Where("id = ?", id), &row, fields...).Error
 }
 
 // SetReleasePaused records whether the release was asked to pause.
@@ -139,16 +124,20 @@ func (s *Store) SetReleasePaused(ctx context.Context, id string, paused bool) er
 }
 
 // UpdateReleaseInstall records one install's progress in a release.
-func (s *Store) UpdateReleaseInstall(ctx context.Context, releaseID, installID string, up map[string]any) error {
-	up["updated_at"] = s.now()
-	return s.db.WithContext(ctx).Model(&ReleaseInstall{}).
-		Where("release_id = ? AND install_id = ?", releaseID, installID).Updates(up).Error
+func (s *Store) UpdateReleaseInstall(ctx context.Context, releaseID, installID string, change ReleaseInstallChange) error {
+	var row ReleaseInstall
+	fields := append(changed(change, &row), "Status", "WaitingUntil", "UpdatedAt")
+	row.Status, row.UpdatedAt = change.Status, s.now()
+	if change.Status == status.ReleaseInstallWaiting {
+		row.WaitingUntil = &change.WaitingUntil
+	}
+	return update(s.db.WithContext(ctx).Where("release_id = ? AND install_id = ?", releaseID, installID), &row, fields...).Error
 }
 
 // SetInstallLabels replaces an install's labels.
 func (s *Store) SetInstallLabels(ctx context.Context, orgID, id string, labels map[string]string) (Install, error) {
-	res := s.db.WithContext(ctx).Model(&Install{}).Where("org_id = ? AND id = ?", orgID, id).
-		Updates(map[string]any{"labels": mustJSON(labels), "updated_at": s.now()})
+	res := update(s.db.WithContext(ctx).Where("org_id = ? AND id = ?", orgID, id),
+		&Install{Labels: labels, UpdatedAt: s.now()}, "Labels", "UpdatedAt")
 	if res.Error != nil {
 		return Install{}, res.Error
 	}
@@ -158,7 +147,7 @@ func (s *Store) SetInstallLabels(ctx context.Context, orgID, id string, labels m
 // SkipPendingReleaseInstalls marks the installs a release did not reach
 // (pending or waiting) skipped.
 func (s *Store) SkipPendingReleaseInstalls(ctx context.Context, releaseID string) error {
-	return s.db.WithContext(ctx).Model(&ReleaseInstall{}).
-		Where("release_id = ? AND status IN ?", releaseID, []string{RIPending, RIWaiting}).
-		Updates(map[string]any{"status": RISkipped, "updated_at": s.now()}).Error
+	return update(s.db.WithContext(ctx).
+		Where("release_id = ? AND status IN ?", releaseID, []status.ReleaseInstall{status.ReleaseInstallPending, status.ReleaseInstallWaiting}),
+		&ReleaseInstall{Status: status.ReleaseInstallSkipped, UpdatedAt: s.now()}, "Status", "UpdatedAt").Error
 }

@@ -9,8 +9,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // RunnerVersion is a runner binary published into the vendor's registry
@@ -37,28 +37,21 @@ type RunnerPolicy struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// Runner update statuses.
-const (
-	RunnerUpdateRunning   = "running"
-	RunnerUpdateSucceeded = "succeeded"
-	RunnerUpdateFailed    = "failed"
-)
-
 // RunnerUpdate is one attempt to move an install's runner to a version.
 type RunnerUpdate struct {
-	ID           string     `gorm:"primaryKey;size:32" json:"id"`
-	OrgID        string     `gorm:"size:32;not null;index" json:"org_id"`
-	InstallID    string     `gorm:"size:32;not null;index" json:"install_id"`
-	RunnerID     string     `gorm:"size:32;not null;index" json:"runner_id"`
-	FromVersion  string     `gorm:"size:100" json:"from_version"`
-	Version      string     `gorm:"size:100;not null" json:"version"`
-	Digest       string     `gorm:"size:100;not null" json:"digest"`
-	WorkflowID   string     `gorm:"size:300;not null" json:"workflow_id"`
-	Status       string     `gorm:"size:20;not null" json:"status"`
-	Reason       string     `gorm:"type:text" json:"reason,omitempty"`
-	RunnerReason string     `gorm:"type:text" json:"-"` // what the runner reported (Reason once the workflow ends)
-	CreatedAt    time.Time  `json:"created_at"`
-	FinishedAt   *time.Time `json:"finished_at,omitempty"`
+	ID           string              `gorm:"primaryKey;size:32" json:"id"`
+	OrgID        string              `gorm:"size:32;not null;index" json:"org_id"`
+	InstallID    string              `gorm:"size:32;not null;index" json:"install_id"`
+	RunnerID     string              `gorm:"size:32;not null;index" json:"runner_id"`
+	FromVersion  string              `gorm:"size:100" json:"from_version"`
+	Version      string              `gorm:"size:100;not null" json:"version"`
+	Digest       string              `gorm:"size:100;not null" json:"digest"`
+	WorkflowID   string              `gorm:"size:300;not null" json:"workflow_id"`
+	Status       status.RunnerUpdate `gorm:"size:20;not null" json:"status"`
+	Reason       string              `gorm:"type:text" json:"reason,omitempty"`
+	RunnerReason string              `gorm:"type:text" json:"-"` // what the runner reported (Reason once the workflow ends)
+	CreatedAt    time.Time           `json:"created_at"`
+	FinishedAt   *time.Time          `json:"finished_at,omitempty"`
 }
 
 // PublishRunnerVersion records a published runner binary. Publishing the
@@ -121,7 +114,7 @@ func (s *Store) RunnerPolicies(ctx context.Context, orgID, installID string) (or
 
 // CreateRunnerUpdate records an update before its workflow starts.
 func (s *Store) CreateRunnerUpdate(ctx context.Context, u RunnerUpdate) (RunnerUpdate, error) {
-	u.Status, u.CreatedAt = RunnerUpdateRunning, s.now()
+	u.Status, u.CreatedAt = status.RunnerUpdateRunning, s.now()
 	if err := s.db.WithContext(ctx).Create(&u).Error; err != nil {
 		return u, fmt.Errorf("create runner update: %w", err)
 	}
@@ -144,10 +137,10 @@ func (s *Store) ListRunnerUpdates(ctx context.Context, orgID, runnerID string, l
 }
 
 // FinishRunnerUpdate records how an update ended.
-func (s *Store) FinishRunnerUpdate(ctx context.Context, id, status, reason string) error {
-	now := s.now()
-	err := s.db.WithContext(ctx).Model(&RunnerUpdate{}).Where("id = ?", id).
-		Updates(map[string]any{"status": status, "reason": reason, "finished_at": &now}).Error
+func (s *Store) FinishRunnerUpdate(ctx context.Context, id string, st status.RunnerUpdate, reason string) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return s.endRunnerUpdate(tx.Where("id = ?", id), st, reason)
+	})
 	if err != nil {
 		return fmt.Errorf("finish runner update %s: %w", id, err)
 	}
@@ -158,12 +151,12 @@ func (s *Store) FinishRunnerUpdate(ctx context.Context, id, status, reason strin
 // reported a rollback (the new binary passed its health check, then could
 // not be put in place or executed); then it is failed with that reason. It
 // returns the status recorded.
-func (s *Store) SucceedRunnerUpdate(ctx context.Context, id string) (string, error) {
+func (s *Store) SucceedRunnerUpdate(ctx context.Context, id string) (status.RunnerUpdate, error) {
 	now := s.now()
-	st := RunnerUpdateSucceeded
+	st := status.RunnerUpdateSucceeded
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Model(&RunnerUpdate{}).Where("id = ? AND runner_reason = ''", id).
-			Updates(map[string]any{"status": st, "reason": "", "finished_at": &now})
+		res := update(tx.Where("id = ? AND runner_reason = ''", id), &RunnerUpdate{Status: st, FinishedAt: &now},
+			"Status", "Reason", "FinishedAt")
 		if res.Error != nil || res.RowsAffected == 1 {
 			return res.Error
 		}
@@ -171,14 +164,19 @@ func (s *Store) SucceedRunnerUpdate(ctx context.Context, id string) (string, err
 		if err := tx.Where("id = ?", id).First(&u).Error; err != nil {
 			return notFound(err, "runner update "+id)
 		}
-		st = RunnerUpdateFailed
-		return tx.Model(&RunnerUpdate{}).Where("id = ?", id).
-			Updates(map[string]any{"status": st, "reason": u.RunnerReason + afterHealthCheck, "finished_at": &now}).Error
+		st = status.RunnerUpdateFailed
+		return s.endRunnerUpdate(tx.Where("id = ?", id), st, u.RunnerReason+afterHealthCheck)
 	})
 	if err != nil {
 		return "", fmt.Errorf("finish runner update %s: %w", id, err)
 	}
 	return st, nil
+}
+
+// endRunnerUpdate records the end of the updates q matches.
+func (s *Store) endRunnerUpdate(q *gorm.DB, st status.RunnerUpdate, reason string) error {
+	now := s.now()
+	return update(q, &RunnerUpdate{Status: st, Reason: reason, FinishedAt: &now}, "Status", "Reason", "FinishedAt").Error
 }
 
 // afterHealthCheck ends the reason of an update whose new binary passed
@@ -200,8 +198,8 @@ func (s *Store) RecordRunnerUpdateReport(ctx context.Context, runnerID string, r
 		if rep.Status != protocol.UpdateRolledBack {
 			return nil
 		}
-		return tx.Model(&RunnerUpdate{}).Where("id = ? AND runner_id = ? AND status = ?", rep.UpdateID, runnerID, RunnerUpdateSucceeded).
-			Updates(map[string]any{"status": RunnerUpdateFailed, "reason": said + afterHealthCheck}).Error
+		return update(tx.Where("id = ? AND runner_id = ? AND status = ?", rep.UpdateID, runnerID, status.RunnerUpdateSucceeded),
+			&RunnerUpdate{Status: status.RunnerUpdateFailed, Reason: said + afterHealthCheck}, "Status", "Reason").Error
 	})
 	if err != nil {
 		return fmt.Errorf("record runner update report: %w", err)
@@ -220,7 +218,7 @@ func (s *Store) RunnerHealthCheckPending(ctx context.Context, runnerID, version 
 		AND NOT EXISTS (SELECT 1 FROM jobs j JOIN job_attempts a ON a.job_id = j.id AND a.attempt = j.attempt
 			WHERE j.runner_id = u.runner_id AND j.type = ? AND j.status = ? AND a.runner_version = u.version
 			AND j.created_at >= u.created_at))`,
-		runnerID, version, RunnerUpdateRunning, protocol.JobTypeNoop, status.JobSucceeded).Scan(&pending).Error
+		runnerID, version, status.RunnerUpdateRunning, protocol.JobTypeNoop, status.JobSucceeded).Scan(&pending).Error
 	if err != nil {
 		return false, fmt.Errorf("runner health check: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -22,7 +23,7 @@ func TestRollbackReportedAfterSuccessFailsTheUpdate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f.s.FinishRunnerUpdate(ctx, u.ID, store.RunnerUpdateSucceeded, ""); err != nil {
+		if err := f.s.FinishRunnerUpdate(ctx, u.ID, status.RunnerUpdateSucceeded, ""); err != nil {
 			t.Fatal(err)
 		}
 		report := func(runnerID, st string) store.RunnerUpdate {
@@ -37,11 +38,11 @@ func TestRollbackReportedAfterSuccessFailsTheUpdate(t *testing.T) {
 			}
 			return got
 		}
-		if got := report("run_other", protocol.UpdateRolledBack); got.Status != store.RunnerUpdateSucceeded {
+		if got := report("run_other", protocol.UpdateRolledBack); got.Status != status.RunnerUpdateSucceeded {
 			t.Errorf("another runner's report made the update %s", got.Status)
 		}
 		got := report(f.runner.ID, protocol.UpdateRolledBack)
-		if got.Status != store.RunnerUpdateFailed || !strings.Contains(got.Reason, "exec format error") ||
+		if got.Status != status.RunnerUpdateFailed || !strings.Contains(got.Reason, "exec format error") ||
 			!strings.Contains(got.Reason, "after the new version had passed its health check") {
 			t.Errorf("after the runner reported its rollback: %s %q, want failed with its reason", got.Status, got.Reason)
 		}
@@ -54,13 +55,13 @@ func TestRollbackReportedAfterSuccessFailsTheUpdate(t *testing.T) {
 		}
 		u = u2
 		report(f.runner.ID, protocol.UpdateRolledBack)
-		if st, err := f.s.SucceedRunnerUpdate(ctx, u2.ID); err != nil || st != store.RunnerUpdateFailed {
+		if st, err := f.s.SucceedRunnerUpdate(ctx, u2.ID); err != nil || st != status.RunnerUpdateFailed {
 			t.Fatalf("success after a reported rollback recorded %q, %v; want failed", st, err)
 		}
-		if got, _ := f.s.GetRunnerUpdate(ctx, f.org.ID, u2.ID); got.Status != store.RunnerUpdateFailed || !strings.Contains(got.Reason, "exec format error") {
+		if got, _ := f.s.GetRunnerUpdate(ctx, f.org.ID, u2.ID); got.Status != status.RunnerUpdateFailed || !strings.Contains(got.Reason, "exec format error") {
 			t.Errorf("update %s %q, want failed with the runner's reason", got.Status, got.Reason)
 		}
-		if st, err := f.s.SucceedRunnerUpdate(ctx, u2.ID); err != nil || st != store.RunnerUpdateFailed {
+		if st, err := f.s.SucceedRunnerUpdate(ctx, u2.ID); err != nil || st != status.RunnerUpdateFailed {
 			t.Errorf("a retried success recorded %q, %v; want failed still", st, err)
 		}
 	})
@@ -109,7 +110,7 @@ func TestRunnerHealthCheckPending(t *testing.T) {
 		if !pending(f.runner.ID, "v3") {
 			t.Error("not on trial at the next update's version, though the noop ran on v2")
 		}
-		if err := f.s.FinishRunnerUpdate(ctx, u3.ID, store.RunnerUpdateFailed, "rolled back"); err != nil {
+		if err := f.s.FinishRunnerUpdate(ctx, u3.ID, status.RunnerUpdateFailed, "rolled back"); err != nil {
 			t.Fatal(err)
 		}
 		if pending(f.runner.ID, "v3") {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // InstallSummary is what a list of installs shows of each beyond its row:

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -32,7 +32,7 @@ func TestInstallSummaries(t *testing.T) {
 		if err := f.s.AddSteps(ctx, latest.ID, []store.NewStep{{Name: "sandbox"}, {Name: "web", After: []string{"sandbox"}}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.s.UpdateStep(ctx, latest.ID, "web", map[string]any{"status": status.StepWaitingApproval}); err != nil {
+		if err := f.s.UpdateStep(ctx, latest.ID, "web", store.StepChange{Status: new(status.StepWaitingApproval)}); err != nil {
 			t.Fatal(err)
 		}
 		for name, drifted := range map[string]bool{"web": true, "api": true, "sandbox": false} {

@@ -10,8 +10,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // Support bundles: the API records one (CreateSupportBundle), its workflow queues the support job and
@@ -148,8 +148,7 @@ func (s *Store) PutSupportBundleArchive(ctx context.Context, runnerID, jobID str
 			DoUpdates: clause.AssignmentColumns([]string{"data", "created_at"})}).Create(&row).Error; err != nil {
 			return fmt.Errorf("store support bundle %s: %w", b.ID, err)
 		}
-		return tx.Model(&SupportBundle{}).Where("id = ?", b.ID).
-			Updates(map[string]any{"size_bytes": len(data), "sha256": hex.EncodeToString(sum[:])}).Error
+		return update(tx.Where("id = ?", b.ID), &SupportBundle{SizeBytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}, "SizeBytes", "SHA256").Error
 	})
 }
 

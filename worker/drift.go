@@ -11,19 +11,15 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/outpost-dev/outpost/store"
-	"github.com/outpost-dev/outpost/workflows"
+	"github.com/outpost-dev/outpost/contract"
 )
-
-// DriftScheduleID is the Temporal schedule of an install's drift checks.
-func DriftScheduleID(installID string) string { return "install/" + installID + "/drift" }
 
 // SetDriftSchedule creates or updates the install's drift schedule, one
 // check every interval (a check still running skips the next: overlap
 // SKIP); 0 deletes it (none there is no error).
 func (o *Operations) SetDriftSchedule(ctx context.Context, installID string, every time.Duration) error {
 	sc := o.Client.ScheduleClient()
-	id := DriftScheduleID(installID)
+	id := contract.DriftScheduleID(installID)
 	if every <= 0 {
 		err := sc.GetHandle(ctx, id).Delete(ctx)
 		var nf *serviceerror.NotFound
@@ -33,8 +29,8 @@ func (o *Operations) SetDriftSchedule(ctx context.Context, installID string, eve
 		return nil
 	}
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}}
-	action := &client.ScheduleWorkflowAction{ID: workflows.OperationWorkflowID(installID, store.OpDriftCheck, ""),
-		Workflow: workflows.DriftCheck, Args: []any{workflows.OperationInput{InstallID: installID}}, TaskQueue: o.queue()}
+	action := &client.ScheduleWorkflowAction{ID: contract.OperationWorkflowID(installID, contract.OpDriftCheck, ""),
+		Workflow: contract.WorkflowDriftCheck, Args: []any{contract.OperationInput{InstallID: installID}}, TaskQueue: o.queue()}
 	_, err := sc.Create(ctx, client.ScheduleOptions{ID: id, Spec: spec, Action: action,
 		Overlap: enums.SCHEDULE_OVERLAP_POLICY_SKIP})
 	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {

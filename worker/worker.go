@@ -10,11 +10,13 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/workflows"
 )
@@ -45,56 +47,68 @@ type Config struct {
 	Operations activities.OperationConfig
 }
 
-// New returns a worker with every workflow and activity registered; Start or
-// Run it.
+// New returns a worker with every workflow and activity registered, and
+// every activity's error classified (activities.Classifier); Start or Run
+// it.
 func New(cfg Config) worker.Worker {
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = DefaultTaskQueue
 	}
-	w := worker.New(cfg.Client, cfg.TaskQueue, worker.Options{})
+	w := worker.New(cfg.Client, cfg.TaskQueue, Options())
 	RegisterWorkflows(w)
-	w.RegisterActivity(&activities.Activities{Store: cfg.Store, Logger: cfg.Logger, Operations: cfg.Operations})
+	RegisterActivities(w, cfg)
 	return w
+}
+
+// RegisterActivities registers every activity of the contract, by domain.
+func RegisterActivities(r activities.Registry, cfg Config) {
+	activities.Register(r, activities.Deps{Store: cfg.Store, Operations: cfg.Operations})
+}
+
+// Options are the worker's options: its interceptors.
+func Options() worker.Options {
+	return worker.Options{Interceptors: []interceptor.WorkerInterceptor{activities.Classifier()}}
 }
 
 // WorkflowRegistry is where workflows are registered: a worker, or a
 // replayer (worker.NewWorkflowReplayer) that checks recorded histories
 // against today's workflow code.
 type WorkflowRegistry interface {
-	RegisterWorkflow(w any)
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
 }
 
-// RegisterWorkflows registers every workflow of the control plane.
+// RegisterWorkflows registers every workflow of the control plane under its
+// contract name.
 func RegisterWorkflows(r WorkflowRegistry) {
-	r.RegisterWorkflow(workflows.InstallCommand)
-	r.RegisterWorkflow(workflows.UpdateRunner)
-	r.RegisterWorkflow(workflows.SupportBundle)
-	r.RegisterWorkflow(workflows.KubeLogs)
-	r.RegisterWorkflow(workflows.BuildComponent)
-	r.RegisterWorkflow(workflows.Release)
-	for _, wf := range operationWorkflows {
-		r.RegisterWorkflow(wf)
+	for name, wf := range Workflows {
+		r.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: name})
 	}
 }
 
-// operationWorkflows maps each install operation to its workflow.
-var operationWorkflows = map[string]func(workflow.Context, workflows.OperationInput) (workflows.OperationResult, error){
-	store.OpProvision:         workflows.ProvisionInstall,
-	store.OpDeprovision:       workflows.DeprovisionInstall,
-	store.OpReprovision:       workflows.ReprovisionInstall,
-	store.OpDeployComponent:   workflows.DeployComponent,
-	store.OpTeardownComponent: workflows.TeardownComponent,
-	store.OpUpdateInputs:      workflows.UpdateInputs,
-	store.OpDeployConfig:      workflows.DeployConfig,
-	store.OpDriftCheck:        workflows.DriftCheck,
-	store.OpReconcileDrift:    workflows.ReconcileDrift,
+// Workflows are the control plane's workflows by their contract names.
+var Workflows = map[string]any{
+	contract.WorkflowProvisionInstall:   workflows.ProvisionInstall,
+	contract.WorkflowDeprovisionInstall: workflows.DeprovisionInstall,
+	contract.WorkflowReprovisionInstall: workflows.ReprovisionInstall,
+	contract.WorkflowDeployComponent:    workflows.DeployComponent,
+	contract.WorkflowTeardownComponent:  workflows.TeardownComponent,
+	contract.WorkflowUpdateInputs:       workflows.UpdateInputs,
+	contract.WorkflowDeployConfig:       workflows.DeployConfig,
+	contract.WorkflowDriftCheck:         workflows.DriftCheck,
+	contract.WorkflowReconcileDrift:     workflows.ReconcileDrift,
+	contract.WorkflowBuildComponent:     workflows.BuildComponent,
+	contract.WorkflowRelease:            workflows.Release,
+	contract.WorkflowInstallCommand:     workflows.InstallCommand,
+	contract.WorkflowUpdateRunner:       workflows.UpdateRunner,
+	contract.WorkflowSupportBundle:      workflows.SupportBundle,
+	contract.WorkflowKubeLogs:           workflows.KubeLogs,
 }
 
 // StartOperation starts the workflow of an install operation. Its ID is
 // reused across operations of the same kind (the store's install lock is
 // what keeps two from running at once).
 func (o *Operations) StartOperation(ctx context.Context, op store.InstallOperation) error {
-	wf, ok := operationWorkflows[op.Kind]
+	wf, ok := contract.OperationWorkflows[op.Kind]
 	if !ok {
 		return fmt.Errorf("no workflow for operation kind %q", op.Kind)
 	}
@@ -103,7 +117,7 @@ func (o *Operations) StartOperation(ctx context.Context, op store.InstallOperati
 		TaskQueue:                o.queue(),
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-	}, wf, workflows.OperationInput{OperationID: op.ID})
+	}, wf, contract.OperationInput{OperationID: op.ID})
 	if err != nil {
 		return fmt.Errorf("start workflow %s: %w", op.WorkflowID, err)
 	}
@@ -119,7 +133,7 @@ func (o *Operations) StartBuild(ctx context.Context, b store.Build) error {
 		TaskQueue:                o.queue(),
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-	}, workflows.BuildComponent, workflows.BuildInput{BuildID: b.ID})
+	}, contract.WorkflowBuildComponent, contract.BuildInput{BuildID: b.ID})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
 		return fmt.Errorf("start workflow %s: %w", b.WorkflowID, err)
@@ -133,17 +147,17 @@ func (o *Operations) StartRelease(ctx context.Context, r store.Release) error {
 		ID:                    r.WorkflowID,
 		TaskQueue:             o.queue(),
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, workflows.Release, workflows.ReleaseInput{ReleaseID: r.ID})
+	}, contract.WorkflowRelease, contract.ReleaseInput{ReleaseID: r.ID})
 	if err != nil {
 		return fmt.Errorf("start workflow %s: %w", r.WorkflowID, err)
 	}
 	return nil
 }
 
-// SignalRelease pauses, resumes or cancels a release (workflows.ReleasePause…);
+// SignalRelease pauses, resumes or cancels a release (contract.ReleasePause…);
 // a workflow that has ended is store.ErrNotFound.
 func (o *Operations) SignalRelease(ctx context.Context, workflowID, action string) error {
-	err := o.Client.SignalWorkflow(ctx, workflowID, "", workflows.ReleaseSignal, workflows.ReleaseControl{Action: action})
+	err := o.Client.SignalWorkflow(ctx, workflowID, "", contract.ReleaseSignal, contract.ReleaseControl{Action: action})
 	if nf := (*serviceerror.NotFound)(nil); errors.As(err, &nf) {
 		return fmt.Errorf("workflow %s has ended: %w", workflowID, store.ErrNotFound)
 	}
@@ -155,7 +169,7 @@ func (o *Operations) SignalRelease(ctx context.Context, workflowID, action strin
 
 // SignalApproval sends a step's approval or denial to its operation.
 func (o *Operations) SignalApproval(ctx context.Context, workflowID, step string, approve bool) error {
-	err := o.Client.SignalWorkflow(ctx, workflowID, "", workflows.ApprovalSignal, workflows.Approval{Step: step, Approve: approve})
+	err := o.Client.SignalWorkflow(ctx, workflowID, "", contract.ApprovalSignal, contract.Approval{Step: step, Approve: approve})
 	if err != nil {
 		return fmt.Errorf("signal %s: %w", workflowID, err)
 	}
@@ -181,7 +195,7 @@ func (o *Operations) StartInstallCommand(ctx context.Context, cmd store.InstallC
 		ID:                    cmd.WorkflowID,
 		TaskQueue:             o.queue(),
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, workflows.InstallCommand, workflows.InstallCommandInput{InstallID: cmd.InstallID, CommandID: cmd.ID, TimeoutMS: cmd.TimeoutMS})
+	}, contract.WorkflowInstallCommand, contract.InstallCommandInput{InstallID: cmd.InstallID, CommandID: cmd.ID, TimeoutMS: cmd.TimeoutMS})
 	if err != nil {
 		return fmt.Errorf("start workflow %s: %w", cmd.WorkflowID, err)
 	}
@@ -196,7 +210,7 @@ func (o *Operations) StartRunnerUpdate(ctx context.Context, u store.RunnerUpdate
 		TaskQueue:                o.queue(),
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-	}, workflows.UpdateRunner, workflows.RunnerUpdateInput{UpdateID: u.ID, HealthDeadline: deadline, DrainTimeout: drain})
+	}, contract.WorkflowUpdateRunner, contract.RunnerUpdateInput{UpdateID: u.ID, HealthDeadline: deadline, DrainTimeout: drain})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return fmt.Errorf("a runner update of install %s is under way: %w", u.InstallID, store.ErrConflict)
@@ -209,17 +223,17 @@ func (o *Operations) StartRunnerUpdate(ctx context.Context, u store.RunnerUpdate
 
 // StartSupportBundle starts the workflow that collects a support bundle.
 func (o *Operations) StartSupportBundle(ctx context.Context, b store.SupportBundle) error {
-	return o.startNew(ctx, b.WorkflowID, workflows.SupportBundle, workflows.SupportBundleInput{InstallID: b.InstallID, BundleID: b.ID})
+	return o.startNew(ctx, b.WorkflowID, contract.WorkflowSupportBundle, contract.SupportBundleInput{InstallID: b.InstallID, BundleID: b.ID})
 }
 
 // StartKubeLogs starts the workflow of a logs request.
-func (o *Operations) StartKubeLogs(ctx context.Context, workflowID string, req activities.KubeLogsRequest) error {
-	return o.startNew(ctx, workflowID, workflows.KubeLogs, req)
+func (o *Operations) StartKubeLogs(ctx context.Context, workflowID string, req contract.KubeLogsRequest) error {
+	return o.startNew(ctx, workflowID, contract.WorkflowKubeLogs, req)
 }
 
 // startNew starts a workflow under the ID of a new request, which no
 // workflow has had before.
-func (o *Operations) startNew(ctx context.Context, workflowID string, wf, arg any) error {
+func (o *Operations) startNew(ctx context.Context, workflowID, wf string, arg any) error {
 	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                    workflowID,
 		TaskQueue:             o.queue(),

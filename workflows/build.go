@@ -7,14 +7,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
-
-// BuildInput names the build; everything else is in the store.
-type BuildInput struct {
-	BuildID string
-}
 
 // buildJobWait bounds a build job, queueing on the build runner included;
 // buildAttempts is how many attempts it gets when attempts are lost.
@@ -30,11 +25,11 @@ const buildWait = buildAttempts*buildJobWait + 15*time.Minute
 // the vendor's registry on the org's build runner, and records its digest
 // (workflow ID "app/<app id>/build/<build id>"). A build that fails records
 // its error and names no artifact.
-func BuildComponent(ctx workflow.Context, in BuildInput) (activities.BuildSummary, error) {
+func BuildComponent(ctx workflow.Context, in contract.BuildInput) (contract.BuildSummary, error) {
 	key := workflow.GetInfo(ctx).WorkflowExecution.ID + "/job"
 	// fail records the build's end when it did not succeed, whatever
 	// happened: a build left "running" would be reused forever.
-	fail := func(msg string) (activities.BuildSummary, error) {
+	fail := func(msg string) (contract.BuildSummary, error) {
 		if ctx.Err() != nil {
 			msg = "build cancelled"
 		}
@@ -43,20 +38,20 @@ func BuildComponent(ctx workflow.Context, in BuildInput) (activities.BuildSummar
 			StartToCloseTimeout: 30 * time.Second,
 			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
 		})
-		if err := workflow.ExecuteActivity(rctx, a.FailBuild, in.BuildID, msg).Get(dctx, nil); err != nil {
-			return activities.BuildSummary{}, err
+		if err := call(rctx, contract.FailBuild, in.BuildID, msg).Get(dctx, nil); err != nil {
+			return contract.BuildSummary{}, err
 		}
-		return activities.BuildSummary{BuildID: in.BuildID, Status: status.BuildFailed, Error: msg},
+		return contract.BuildSummary{BuildID: in.BuildID, Status: status.BuildFailed, Error: msg},
 			temporal.NewNonRetryableApplicationError(msg, "BuildFailed", nil)
 	}
 	job, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
-		return workflow.ExecuteLocalActivity(c, a.EnqueueBuildJob, in.BuildID, key)
+		return callLocal(c, contract.EnqueueBuildJob, in.BuildID, key)
 	}, JobPolicy{MaxAttempts: buildAttempts, Wait: buildJobWait})
 	if err != nil {
 		return fail(rootMessage(err))
 	}
-	var sum activities.BuildSummary
-	if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.RecordBuild, in.BuildID, job.JobID).Get(ctx, &sum); err != nil {
+	var sum contract.BuildSummary
+	if err := callLocal(localActivity(ctx), contract.RecordBuild, in.BuildID, job.JobID).Get(ctx, &sum); err != nil {
 		return fail("recording the build: " + rootMessage(err))
 	}
 	if sum.Status != status.BuildSucceeded {
@@ -67,10 +62,10 @@ func BuildComponent(ctx workflow.Context, in BuildInput) (activities.BuildSummar
 
 // awaitBuild makes sure the step's build exists (starting its workflow when
 // the step had to queue it) and waits for it to end.
-func awaitBuild(ctx workflow.Context, opID, step string) (activities.BuildSummary, error) {
-	var rb activities.ResolvedBuild
-	if err := workflow.ExecuteLocalActivity(localActivity(ctx), a.ResolveBuild, opID, step).Get(ctx, &rb); err != nil {
-		return activities.BuildSummary{}, err
+func awaitBuild(ctx workflow.Context, opID, step string) (contract.BuildSummary, error) {
+	var rb contract.ResolvedBuild
+	if err := callLocal(localActivity(ctx), contract.ResolveBuild, opID, step).Get(ctx, &rb); err != nil {
+		return contract.BuildSummary{}, err
 	}
 	if status.BuildTerminal(rb.Status) {
 		return rb.BuildSummary, nil
@@ -84,10 +79,10 @@ func awaitBuild(ctx workflow.Context, opID, step string) (activities.BuildSummar
 			ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 			WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		})
-		child := workflow.ExecuteChildWorkflow(cctx, BuildComponent, BuildInput{BuildID: rb.BuildID})
+		child := workflow.ExecuteChildWorkflow(cctx, contract.WorkflowBuildComponent, contract.BuildInput{BuildID: rb.BuildID})
 		err := child.GetChildWorkflowExecution().Get(ctx, nil)
 		if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-			return activities.BuildSummary{}, err
+			return contract.BuildSummary{}, err
 		}
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -95,7 +90,7 @@ func awaitBuild(ctx workflow.Context, opID, step string) (activities.BuildSummar
 		HeartbeatTimeout:       awaitHeartbeat,
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second},
 	})
-	var sum activities.BuildSummary
-	err := workflow.ExecuteActivity(actx, a.AwaitBuild, rb.BuildID).Get(ctx, &sum)
+	var sum contract.BuildSummary
+	err := call(actx, contract.AwaitBuild, rb.BuildID).Get(ctx, &sum)
 	return sum, err
 }

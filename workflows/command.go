@@ -1,45 +1,25 @@
 package workflows
 
 import (
+	"encoding/json"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/protocol"
 )
-
-// InstallCommandWorkflowID is the ID of the workflow that runs a debug
-// command.
-func InstallCommandWorkflowID(installID, commandID string) string {
-	return "install/" + installID + "/command/" + commandID
-}
-
-// InstallCommandInput names the command; its arguments stay in the store.
-type InstallCommandInput struct {
-	InstallID string
-	CommandID string
-	TimeoutMS int64
-}
-
-// InstallCommandResult is what the command produced: it is the workflow's
-// result, so the Temporal UI shows exit code and output.
-type InstallCommandResult struct {
-	CommandID string
-	JobID     string
-	Attempts  int
-	activities.CommandResult
-}
 
 // InstallCommand runs a debug command on the install's runner and records
 // its exit code and output.
-func InstallCommand(ctx workflow.Context, in InstallCommandInput) (InstallCommandResult, error) {
+func InstallCommand(ctx workflow.Context, in contract.InstallCommandInput) (contract.InstallCommandResult, error) {
 	key := workflow.GetInfo(ctx).WorkflowExecution.ID + "/job"
 	res, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
-		return workflow.ExecuteActivity(c, a.EnqueueCommandJob, in.CommandID, key)
+		return call(c, contract.EnqueueCommandJob, in.CommandID, key)
 	}, JobPolicy{MaxAttempts: 3, Wait: time.Duration(in.TimeoutMS)*time.Millisecond + 15*time.Minute, WithOutputs: true})
-	out := InstallCommandResult{CommandID: in.CommandID, JobID: res.JobID, Attempts: res.Attempt,
-		CommandResult: activities.CommandResultOf(res)}
+	out := contract.InstallCommandResult{CommandID: in.CommandID, JobID: res.JobID, Attempts: res.Attempt,
+		CommandResult: commandResultOf(res)}
 	if err != nil {
 		out.Status, out.Error = status.JobFailed, err.Error()
 		if ctx.Err() != nil {
@@ -48,8 +28,21 @@ func InstallCommand(ctx workflow.Context, in InstallCommandInput) (InstallComman
 	}
 	// Record the outcome even when cancelled.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	if ferr := workflow.ExecuteActivity(shortActivity(dctx), a.FinishCommand, in.CommandID, out.CommandResult).Get(dctx, nil); ferr != nil && err == nil {
+	if ferr := call(shortActivity(dctx), contract.FinishCommand, in.CommandID, out.CommandResult).Get(dctx, nil); ferr != nil && err == nil {
 		err = ferr
 	}
 	return out, err
+}
+
+// commandResultOf reads a command job's outputs.
+func commandResultOf(r contract.JobResult) contract.CommandResult {
+	res := contract.CommandResult{Status: r.Status, ExitCode: r.ExitCode, Error: r.Error}
+	var out protocol.CommandOutputs
+	if len(r.Outputs) > 0 && json.Unmarshal(r.Outputs, &out) == nil {
+		res.Output, res.OutputTruncated = out.Output, out.OutputTruncated
+		if res.ExitCode == nil {
+			res.ExitCode = &out.ExitCode
+		}
+	}
+	return res
 }

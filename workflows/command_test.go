@@ -11,9 +11,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // These tests exercise RunJob's decisions (retry a lost attempt, give up
@@ -34,9 +34,9 @@ func newEnv() *testsuite.TestWorkflowEnvironment {
 
 func commandEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := newEnv()
-	env.RegisterActivity(&activities.Activities{})
+	registerActivities(env)
 	env.RegisterWorkflow(InstallCommand)
-	env.OnActivity(a.EnqueueCommandJob, mockAny, "cmd_1", mockAny).Return(activities.JobRef{JobID: "job_1", Created: true}, nil)
+	env.OnActivity(contract.EnqueueCommandJob, mockAny, "cmd_1", mockAny).Return(contract.JobRef{JobID: "job_1", Created: true}, nil)
 	return env
 }
 
@@ -54,26 +54,26 @@ func TestInstallCommandRetriesLostAttempts(t *testing.T) {
 	env := commandEnv(t)
 	exit := 0
 	awaits := 0
-	env.OnActivity(a.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (activities.JobResult, error) {
+	env.OnActivity(contract.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (contract.JobResult, error) {
 		awaits++
 		if awaits == 1 {
-			return activities.JobResult{JobID: "job_1", Status: status.JobLost, Attempt: 1}, nil
+			return contract.JobResult{JobID: "job_1", Status: status.JobLost, Attempt: 1}, nil
 		}
-		return activities.JobResult{JobID: "job_1", Status: status.JobSucceeded, Attempt: 2, ExitCode: &exit,
+		return contract.JobResult{JobID: "job_1", Status: status.JobSucceeded, Attempt: 2, ExitCode: &exit,
 			Outputs: outputs(t, protocol.CommandOutputs{Output: "hi\n"})}, nil
 	})
 	retried := 0
-	env.OnActivity(a.RetryJob, mockAny, "job_1", 1).Return(func(_ context.Context, _ string, _ int) error { retried++; return nil })
-	var finished activities.CommandResult
-	env.OnActivity(a.FinishCommand, mockAny, "cmd_1", mockAny).Return(func(_ context.Context, _ string, r activities.CommandResult) error {
+	env.OnActivity(contract.RetryJob, mockAny, "job_1", 1).Return(func(_ context.Context, _ string, _ int) error { retried++; return nil })
+	var finished contract.CommandResult
+	env.OnActivity(contract.FinishCommand, mockAny, "cmd_1", mockAny).Return(func(_ context.Context, _ string, r contract.CommandResult) error {
 		finished = r
 		return nil
 	})
-	env.ExecuteWorkflow(InstallCommand, InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1", TimeoutMS: 1000})
+	env.ExecuteWorkflow(InstallCommand, contract.InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1", TimeoutMS: 1000})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var res InstallCommandResult
+	var res contract.InstallCommandResult
 	env.GetWorkflowResult(&res)
 	if retried != 1 || res.Attempts != 2 || res.Status != status.JobSucceeded || res.Output != "hi\n" || finished.Output != "hi\n" {
 		t.Fatalf("retried %d times, result %+v, recorded %+v", retried, res, finished)
@@ -83,17 +83,17 @@ func TestInstallCommandRetriesLostAttempts(t *testing.T) {
 func TestInstallCommandGivesUpAfterThreeLostAttempts(t *testing.T) {
 	env := commandEnv(t)
 	attempt := 0
-	env.OnActivity(a.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (activities.JobResult, error) {
+	env.OnActivity(contract.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (contract.JobResult, error) {
 		attempt++
-		return activities.JobResult{JobID: "job_1", Status: status.JobLost, Attempt: attempt}, nil
+		return contract.JobResult{JobID: "job_1", Status: status.JobLost, Attempt: attempt}, nil
 	})
-	env.OnActivity(a.RetryJob, mockAny, "job_1", mockAny).Return(nil)
-	var finished activities.CommandResult
-	env.OnActivity(a.FinishCommand, mockAny, "cmd_1", mockAny).Return(func(_ context.Context, _ string, r activities.CommandResult) error {
+	env.OnActivity(contract.RetryJob, mockAny, "job_1", mockAny).Return(nil)
+	var finished contract.CommandResult
+	env.OnActivity(contract.FinishCommand, mockAny, "cmd_1", mockAny).Return(func(_ context.Context, _ string, r contract.CommandResult) error {
 		finished = r
 		return nil
 	})
-	env.ExecuteWorkflow(InstallCommand, InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1"})
+	env.ExecuteWorkflow(InstallCommand, contract.InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1"})
 	err := env.GetWorkflowError()
 	if err == nil || attempt != 3 || finished.Status != status.JobFailed {
 		t.Fatalf("err %v after %d attempts, recorded %+v; want a failure after 3", err, attempt, finished)
@@ -102,22 +102,22 @@ func TestInstallCommandGivesUpAfterThreeLostAttempts(t *testing.T) {
 
 func TestCancellingTheWorkflowCancelsTheJob(t *testing.T) {
 	env := commandEnv(t)
-	env.OnActivity(a.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (activities.JobResult, error) {
+	env.OnActivity(contract.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (contract.JobResult, error) {
 		time.Sleep(50 * time.Millisecond)
-		return activities.JobResult{}, errors.New("still waiting")
+		return contract.JobResult{}, errors.New("still waiting")
 	})
 	cancelled := ""
-	env.OnActivity(a.CancelJob, mockAny, "job_1", mockAny).Return(func(_ context.Context, _ string, reason string) error {
+	env.OnActivity(contract.CancelJob, mockAny, "job_1", mockAny).Return(func(_ context.Context, _ string, reason string) error {
 		cancelled = reason
 		return nil
 	})
-	var finished activities.CommandResult
-	env.OnActivity(a.FinishCommand, mockAny, "cmd_1", mockAny).Return(func(_ context.Context, _ string, r activities.CommandResult) error {
+	var finished contract.CommandResult
+	env.OnActivity(contract.FinishCommand, mockAny, "cmd_1", mockAny).Return(func(_ context.Context, _ string, r contract.CommandResult) error {
 		finished = r
 		return nil
 	})
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
-	env.ExecuteWorkflow(InstallCommand, InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1"})
+	env.ExecuteWorkflow(InstallCommand, contract.InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1"})
 	if cancelled != "workflow cancelled" || finished.Status != status.JobCancelled {
 		t.Fatalf("cancel reason %q, recorded %+v", cancelled, finished)
 	}

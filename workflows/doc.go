@@ -21,4 +21,12 @@
 // plan_apply job up to two steps ahead of what runs (prestart), so that the
 // runner fetches its module and runs init meanwhile and gets its variables
 // once its dependencies are done.
+//
+// Workflows reach activities only through package contract: by their names
+// (call, callLocal and runLocal in activity.go check each call against the
+// contract's signature first), with the contract's inputs and results. They
+// link nothing of the activities' implementation, the store, the app config
+// or the API (deps_test.go fails if they link gorm, a SQL driver, HCL, TOML,
+// echo or helm); their tests register stubs of the contract's signatures
+// and mock them.
 package workflows

@@ -4,10 +4,9 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // DriftCheck plans the sandbox and every terraform, helm_chart and
@@ -17,20 +16,20 @@ import (
 // with in.InstallID (it records its operation itself), the API with
 // in.OperationID. When the install reconciles drift, it waits for the
 // install's maintenance window (a timer), then starts a reconcile_drift.
-func DriftCheck(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+func DriftCheck(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
 	opID := in.OperationID
 	if opID == "" {
 		wfID := workflow.GetInfo(ctx).WorkflowExecution.ID
-		if err := runLocal(ctx, a.BeginDriftCheck, in.InstallID, wfID).Get(ctx, &opID); err != nil {
-			return OperationResult{Status: status.OpFailed, Error: rootMessage(err)}, err
+		if err := runLocal(ctx, contract.BeginDriftCheck, in.InstallID, wfID).Get(ctx, &opID); err != nil {
+			return contract.OperationResult{Status: status.OpFailed, Error: rootMessage(err)}, err
 		}
 	}
-	var plan activities.OperationPlan
-	if err := runLocal(ctx, a.BeginOperation, opID).Get(ctx, &plan); err != nil {
-		return OperationResult{Status: status.OpFailed, Error: err.Error()}, err
+	var plan contract.OperationPlan
+	if err := runLocal(ctx, contract.BeginOperation, opID).Get(ctx, &plan); err != nil {
+		return contract.OperationResult{Status: status.OpFailed, Error: err.Error()}, err
 	}
 	if _, err := awaitRunner(ctx, opID, plan.RunnerTimeout); err != nil {
-		res := OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{}, Error: rootMessage(err)}
+		res := contract.OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{}, Error: rootMessage(err)}
 		return finishOperation(ctx, opID, res, "")
 	}
 	res := checkSteps(ctx, opID, plan)
@@ -44,8 +43,8 @@ func DriftCheck(ctx workflow.Context, in OperationInput) (OperationResult, error
 }
 
 // checkSteps plans every step at once and waits for them all.
-func checkSteps(ctx workflow.Context, opID string, plan activities.OperationPlan) OperationResult {
-	res := OperationResult{Status: status.OpSucceeded, Steps: map[string]status.Step{}}
+func checkSteps(ctx workflow.Context, opID string, plan contract.OperationPlan) contract.OperationResult {
+	res := contract.OperationResult{Status: status.OpSucceeded, Steps: map[string]status.Step{}}
 	done := workflow.NewChannel(ctx)
 	for _, spec := range plan.Steps {
 		st := &step{opID: opID, plan: plan, spec: spec, jobs: JobPolicy{Wait: plan.JobWait}}
@@ -70,14 +69,14 @@ func checkSteps(ctx workflow.Context, opID string, plan activities.OperationPlan
 // plan (helm's dry run and the cluster's objects compared) and an image's
 // (what the install's registry lacks of it) take none either.
 func (s *step) checkDrift(ctx workflow.Context) stepOutcome {
-	plan, record := s.terraformDriftPlan(), any(a.RecordDrift)
+	plan, record := s.terraformDriftPlan(), contract.RecordDrift
 	switch s.spec.Type {
-	case appconfig.TypeHelmChart:
-		plan, record = s.helmJob(protocol.HelmPlan), a.RecordHelmDrift
-	case appconfig.TypeContainerImage:
-		plan, record = s.syncPlan(), a.RecordImageDrift
+	case contract.TypeHelmChart:
+		plan, record = s.helmJob(protocol.HelmPlan), contract.RecordHelmDrift
+	case contract.TypeContainerImage:
+		plan, record = s.syncPlan(), contract.RecordImageDrift
 	}
-	var summary activities.PlanSummary
+	var summary contract.PlanSummary
 	if _, outcome, msg := s.runAndRecord(ctx, plan, &summary, record); outcome != "" {
 		return s.end(ctx, outcome, msg)
 	}
@@ -92,27 +91,27 @@ func (s *step) checkDrift(ctx workflow.Context) stepOutcome {
 
 // terraformDriftPlan runs a terraform plan of the step without the state
 // lock.
-func (s *step) terraformDriftPlan() func(workflow.Context) (activities.JobResult, error) {
-	return func(ctx workflow.Context) (activities.JobResult, error) {
-		in := activities.TerraformJobInput{OperationID: s.opID, Step: s.spec.Name, Operation: protocol.TerraformPlan,
+func (s *step) terraformDriftPlan() func(workflow.Context) (contract.JobResult, error) {
+	return func(ctx workflow.Context) (contract.JobResult, error) {
+		in := contract.TerraformJobInput{OperationID: s.opID, Step: s.spec.Name, Operation: protocol.TerraformPlan,
 			Key: s.jobKey(ctx, "drift"), NoLock: true}
 		return RunJob(ctx, func(c workflow.Context) workflow.Future {
-			return workflow.ExecuteLocalActivity(c, a.EnqueueTerraformJob, in)
+			return callLocal(c, contract.EnqueueTerraformJob, in)
 		}, s.jobs)
 	}
 }
 
 // syncPlan runs the plan of a sync of the image the install runs.
-func (s *step) syncPlan() func(workflow.Context) (activities.JobResult, error) {
-	return func(ctx workflow.Context) (activities.JobResult, error) {
-		in := activities.SyncJobInput{OperationID: s.opID, Step: s.spec.Name, Key: s.jobKey(ctx, "sync-plan")}
+func (s *step) syncPlan() func(workflow.Context) (contract.JobResult, error) {
+	return func(ctx workflow.Context) (contract.JobResult, error) {
+		in := contract.SyncJobInput{OperationID: s.opID, Step: s.spec.Name, Key: s.jobKey(ctx, "sync-plan")}
 		return RunJob(ctx, func(c workflow.Context) workflow.Future {
-			return workflow.ExecuteLocalActivity(c, a.EnqueueSyncPlanJob, in)
+			return callLocal(c, contract.EnqueueSyncPlanJob, in)
 		}, s.jobs)
 	}
 }
 
-func drifted(res OperationResult) bool {
+func drifted(res contract.OperationResult) bool {
 	for _, st := range res.Steps {
 		if st == status.StepDrifted {
 			return true
@@ -124,12 +123,12 @@ func drifted(res OperationResult) bool {
 // reconcile waits for the install's maintenance window, then starts a
 // reconcile_drift (a child workflow that outlives the check). It returns what
 // the check's operation says of it ("" when it started).
-func reconcile(ctx workflow.Context, opID string, plan activities.OperationPlan) string {
+func reconcile(ctx workflow.Context, opID string, plan contract.OperationPlan) string {
 	if _, err := AwaitMaintenanceWindow(ctx, plan.InstallID, opID); err != nil {
 		return rootMessage(err)
 	}
-	var r activities.Reconcile
-	if err := runLocal(ctx, a.BeginDriftReconcile, opID).Get(ctx, &r); err != nil {
+	var r contract.Reconcile
+	if err := runLocal(ctx, contract.BeginDriftReconcile, opID).Get(ctx, &r); err != nil {
 		return rootMessage(err)
 	}
 	if r.NotStarted != "" {
@@ -138,10 +137,10 @@ func reconcile(ctx workflow.Context, opID string, plan activities.OperationPlan)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: r.WorkflowID,
 		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE})
-	child := workflow.ExecuteChildWorkflow(cctx, ReconcileDrift, OperationInput{OperationID: r.OperationID})
+	child := workflow.ExecuteChildWorkflow(cctx, contract.WorkflowReconcileDrift, contract.OperationInput{OperationID: r.OperationID})
 	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		_ = runLocal(dctx, a.FinishOperation, r.OperationID, status.OpFailed, "the reconcile could not start: "+rootMessage(err), status.Install("")).Get(dctx, nil)
+		_ = runLocal(dctx, contract.FinishOperation, r.OperationID, status.OpFailed, "the reconcile could not start: "+rootMessage(err), status.Install("")).Get(dctx, nil)
 		return "drift not reconciled: " + rootMessage(err)
 	}
 	return ""

@@ -6,84 +6,50 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
-
-// OperationWorkflowID is the ID of an install operation's workflow, e.g.
-// "install/ins_123/provision". One per install and kind; the store's install
-// lock keeps two mutating operations of any kind from running at once.
-func OperationWorkflowID(installID, kind, component string) string {
-	if component != "" {
-		return "install/" + installID + "/" + kind + "/" + component
-	}
-	return "install/" + installID + "/" + kind
-}
-
-// ApprovalSignal is the signal that approves or denies a waiting plan.
-const ApprovalSignal = "approval"
-
-// Approval is the payload of ApprovalSignal.
-type Approval struct {
-	Step    string
-	Approve bool
-}
-
-// OperationInput names the operation; everything else is in the store.
-type OperationInput struct {
-	OperationID string
-	// InstallID: a drift check a schedule started, which records its
-	// operation itself (OperationID is then empty).
-	InstallID string `json:",omitempty"`
-}
-
-// OperationResult is how each step ended (no outputs: they may be secret).
-type OperationResult struct {
-	Status status.Op
-	Steps  map[string]status.Step
-	Error  string
-}
 
 // ProvisionInstall waits for the install's runner, applies the sandbox, then
 // every component in dependency order, independent ones in parallel.
-func ProvisionInstall(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+func ProvisionInstall(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
 	return runOperation(ctx, in)
 }
 
 // DeprovisionInstall destroys every component in reverse dependency order,
 // then the sandbox.
-func DeprovisionInstall(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+func DeprovisionInstall(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
 	return runOperation(ctx, in)
 }
 
 // ReprovisionInstall re-plans and applies the sandbox and every component
 // (a no-op plan skips its apply).
-func ReprovisionInstall(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+func ReprovisionInstall(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
 	return runOperation(ctx, in)
 }
 
 // DeployComponent deploys one component (and its dependents if asked).
-func DeployComponent(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+func DeployComponent(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
 	return runOperation(ctx, in)
 }
 
 // TeardownComponent destroys one component (and its dependents first, if
 // asked).
-func TeardownComponent(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+func TeardownComponent(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
 	return runOperation(ctx, in)
 }
 
 // UpdateInputs applies a change of the install's inputs: it runs the sandbox
 // and the components whose job renders differently now; the others end
 // unchanged.
-func UpdateInputs(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+func UpdateInputs(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
 	return runOperation(ctx, in)
 }
 
 // DeployConfig brings the install to a config version: the sandbox and the
 // components whose build or job changed run, the others end unchanged, and
 // the components the version removed are torn down last.
-func DeployConfig(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+func DeployConfig(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
 	return runOperation(ctx, in)
 }
 
@@ -91,7 +57,7 @@ func DeployConfig(ctx workflow.Context, in OperationInput) (OperationResult, err
 // are planned and applied, each step after one of them runs if its job
 // renders differently once they have ended, and every other step ends
 // unchanged.
-func ReconcileDrift(ctx workflow.Context, in OperationInput) (OperationResult, error) {
+func ReconcileDrift(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
 	return runOperation(ctx, in)
 }
 
@@ -99,14 +65,14 @@ func ReconcileDrift(ctx workflow.Context, in OperationInput) (OperationResult, e
 // maintenance window is waited for when the operation asks (a timer), the runner is
 // waited for (WaitForRunner only when it is not online now), the scheduler runs the steps,
 // and FinishOperation records the end.
-func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, error) {
-	var plan activities.OperationPlan
-	if err := runLocal(ctx, a.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
-		return OperationResult{Status: status.OpFailed, Error: err.Error()}, err
+func runOperation(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
+	var plan contract.OperationPlan
+	if err := runLocal(ctx, contract.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
+		return contract.OperationResult{Status: status.OpFailed, Error: err.Error()}, err
 	}
 	if plan.InMaintenanceWindow {
 		if _, err := AwaitMaintenanceWindow(ctx, plan.InstallID, in.OperationID); err != nil {
-			res := OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{}, Error: rootMessage(err)}
+			res := contract.OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{}, Error: rootMessage(err)}
 			if temporal.IsCanceledError(err) {
 				res.Status, res.Error = status.OpCancelled, ""
 			}
@@ -115,7 +81,7 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 	}
 	runner, err := awaitRunner(ctx, in.OperationID, plan.RunnerTimeout)
 	if err != nil {
-		res := OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{}, Error: rootMessage(err)}
+		res := contract.OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{}, Error: rootMessage(err)}
 		return finishOperation(ctx, in.OperationID, res, plan.FailedInstallStatus)
 	}
 	s := newScheduler(ctx, in.OperationID, plan, runner)
@@ -127,29 +93,29 @@ func runOperation(ctx workflow.Context, in OperationInput) (OperationResult, err
 
 // awaitRunner looks at the install's runner and, when it is not online,
 // waits for it.
-func awaitRunner(ctx workflow.Context, opID string, timeout time.Duration) (activities.RunnerInfo, error) {
+func awaitRunner(ctx workflow.Context, opID string, timeout time.Duration) (contract.RunnerInfo, error) {
 	waitCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: timeout + time.Minute,
 		HeartbeatTimeout:    awaitHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
-	var check activities.RunnerCheck
-	if err := runLocal(ctx, a.RunnerOnline, opID).Get(ctx, &check); err != nil {
+	var check contract.RunnerCheck
+	if err := runLocal(ctx, contract.RunnerOnline, opID).Get(ctx, &check); err != nil {
 		return check.Runner, err
 	}
 	runner := check.Runner
 	if check.Online {
 		return runner, nil
 	}
-	err := workflow.ExecuteActivity(waitCtx, a.WaitForRunner, opID, timeout).Get(ctx, &runner)
+	err := call(waitCtx, contract.WaitForRunner, opID, timeout).Get(ctx, &runner)
 	return runner, err
 }
 
 // finishOperation records the operation's end (even when it was cancelled)
 // and releases the install's lock. A failed operation fails its workflow.
-func finishOperation(ctx workflow.Context, opID string, res OperationResult, installStatus status.Install) (OperationResult, error) {
+func finishOperation(ctx workflow.Context, opID string, res contract.OperationResult, installStatus status.Install) (contract.OperationResult, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	err := runLocal(dctx, a.FinishOperation, opID, res.Status, res.Error, installStatus).Get(dctx, nil)
+	err := runLocal(dctx, contract.FinishOperation, opID, res.Status, res.Error, installStatus).Get(dctx, nil)
 	if res.Status == status.OpFailed && res.Error != "" {
 		return res, temporal.NewNonRetryableApplicationError(res.Error, "OperationFailed", nil)
 	}
@@ -158,7 +124,7 @@ func finishOperation(ctx workflow.Context, opID string, res OperationResult, ins
 
 // installStatus is the status the install takes when the operation ends
 // with status.
-func installStatus(plan activities.OperationPlan, outcome status.Op) status.Install {
+func installStatus(plan contract.OperationPlan, outcome status.Op) status.Install {
 	switch {
 	case outcome == status.OpFailed:
 		return plan.FailedInstallStatus
@@ -168,9 +134,4 @@ func installStatus(plan activities.OperationPlan, outcome status.Op) status.Inst
 		return plan.InterruptedInstallStatus
 	}
 	return plan.SucceededInstallStatus
-}
-
-// runLocal runs one of the quick store activities as a local activity.
-func runLocal(ctx workflow.Context, activity any, args ...any) workflow.Future {
-	return workflow.ExecuteLocalActivity(localActivity(ctx), activity, args...)
 }

@@ -7,21 +7,20 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // scheduler runs an operation's steps as a dependency graph, each in a workflow goroutine of
 // its own (see the package doc); its state needs no lock, as Temporal runs them one at a time.
 type scheduler struct {
 	opID   string
-	plan   activities.OperationPlan
-	runner activities.RunnerInfo
+	plan   contract.OperationPlan
+	runner contract.RunnerInfo
 	// syncInJob: a terraform component's plan_apply job syncs its build itself (on a runner that
 	// can), and may be queued while the sandbox still runs.
 	syncInJob bool
-	specs     map[string]activities.StepSpec
+	specs     map[string]contract.StepSpec
 	// approvals holds one channel per step, filled by receiveApprovals.
 	approvals map[string]workflow.Channel
 	outcomes  map[string]stepOutcome
@@ -42,10 +41,10 @@ type stepOutcome struct {
 	Error  string
 }
 
-func newScheduler(ctx workflow.Context, opID string, plan activities.OperationPlan, runner activities.RunnerInfo) *scheduler {
+func newScheduler(ctx workflow.Context, opID string, plan contract.OperationPlan, runner contract.RunnerInfo) *scheduler {
 	s := &scheduler{opID: opID, plan: plan, runner: runner,
 		syncInJob: runner.ModuleSync && runner.DeferredInputs && !plan.PlanOnly && plan.ApprovalMode != status.Prompt,
-		specs:     map[string]activities.StepSpec{}, approvals: map[string]workflow.Channel{},
+		specs:     map[string]contract.StepSpec{}, approvals: map[string]workflow.Channel{},
 		outcomes: map[string]stepOutcome{}, started: map[string]bool{}, launched: map[string]bool{}, queued: map[string]bool{}}
 	for _, st := range plan.Steps {
 		s.specs[st.Name] = st
@@ -57,9 +56,9 @@ func newScheduler(ctx workflow.Context, opID string, plan activities.OperationPl
 // receiveApprovals hands each approval signal to its step's channel.
 func (s *scheduler) receiveApprovals(ctx workflow.Context) {
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		sig := workflow.GetSignalChannel(ctx, ApprovalSignal)
+		sig := workflow.GetSignalChannel(ctx, contract.ApprovalSignal)
 		for {
-			var ap Approval
+			var ap contract.Approval
 			if !sig.Receive(ctx, &ap) {
 				return
 			}
@@ -121,7 +120,7 @@ func (s *scheduler) startReady(ctx workflow.Context, results workflow.Channel) i
 
 // readyToStart says whether every step st starts after has ended, and names
 // one that did not succeed.
-func (s *scheduler) readyToStart(st activities.StepSpec) (ready bool, blocked string) {
+func (s *scheduler) readyToStart(st contract.StepSpec) (ready bool, blocked string) {
 	ready = true
 	for _, d := range startAfter(st, s.syncsBuild(st)) {
 		o, ok := s.outcomes[d]
@@ -135,14 +134,14 @@ func (s *scheduler) readyToStart(st activities.StepSpec) (ready bool, blocked st
 }
 
 // step is how st runs in this operation.
-func (s *scheduler) step(st activities.StepSpec) *step {
+func (s *scheduler) step(st contract.StepSpec) *step {
 	return &step{opID: s.opID, plan: s.plan, spec: st, approval: s.approvals[st.Name], sched: s,
 		jobs: JobPolicy{MaxAttempts: 3, Wait: s.plan.JobWait}}
 }
 
 // startAfter is what a step waits for before it starts: a step that deploys a build only the
 // sandbox, at once when it syncs in a job that may be queued before it (syncsBuild).
-func startAfter(st activities.StepSpec, syncsBuild bool) []string {
+func startAfter(st contract.StepSpec, syncsBuild bool) []string {
 	switch {
 	case !hasBuild(st):
 		return st.After
@@ -156,8 +155,8 @@ func startAfter(st activities.StepSpec, syncsBuild bool) []string {
 }
 
 // syncsBuild: the step's plan_apply job syncs its build (no sync job).
-func (s *scheduler) syncsBuild(st activities.StepSpec) bool {
-	return s.syncInJob && hasBuild(st) && st.Type == appconfig.TypeTerraformModule
+func (s *scheduler) syncsBuild(st contract.StepSpec) bool {
+	return s.syncInJob && hasBuild(st) && st.Type == contract.TypeTerraformModule
 }
 
 // settled: step d ended, or never will (the operation stopped before it
@@ -175,7 +174,7 @@ func (s *scheduler) ended(d string) bool {
 
 // waitDeps waits until the steps st comes after have settled; skipped says
 // why st cannot run ("" when it can).
-func (s *scheduler) waitDeps(ctx workflow.Context, st activities.StepSpec) (skipped string) {
+func (s *scheduler) waitDeps(ctx workflow.Context, st contract.StepSpec) (skipped string) {
 	_ = workflow.Await(ctx, func() bool {
 		for _, d := range st.After {
 			if !s.settled(d) {
@@ -197,7 +196,7 @@ func (s *scheduler) waitDeps(ctx workflow.Context, st activities.StepSpec) (skip
 }
 
 // failedDep names a step st comes after that ended without succeeding.
-func (s *scheduler) failedDep(st activities.StepSpec) string {
+func (s *scheduler) failedDep(st contract.StepSpec) string {
 	for _, d := range st.After {
 		if o, ok := s.outcomes[d]; ok && !status.StepOK(o.Status) {
 			return d
@@ -228,7 +227,7 @@ func (s *scheduler) ahead(d string) bool {
 // prestart waits until st's job may be queued before its dependencies end (every one of them
 // ahead, one still running), and says whether to (false: wait for them as usual). Why two
 // steps ahead: docs/architecture/operations.md, Prestart.
-func (s *scheduler) prestart(ctx workflow.Context, st activities.StepSpec) bool {
+func (s *scheduler) prestart(ctx workflow.Context, st contract.StepSpec) bool {
 	if !st.Prestart || !s.runner.DeferredInputs {
 		return false
 	}
@@ -257,8 +256,8 @@ func (s *scheduler) prestart(ctx workflow.Context, st activities.StepSpec) bool 
 
 // result is how the operation ended: each step's status and the
 // operation's, with the failures' messages.
-func (s *scheduler) result(ctx workflow.Context) OperationResult {
-	res := OperationResult{Status: status.OpSucceeded, Steps: map[string]status.Step{}}
+func (s *scheduler) result(ctx workflow.Context) contract.OperationResult {
+	res := contract.OperationResult{Status: status.OpSucceeded, Steps: map[string]status.Step{}}
 	var failures []string
 	for _, st := range s.plan.Steps {
 		o, ok := s.outcomes[st.Name]

@@ -11,9 +11,8 @@ import (
 
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -29,29 +28,29 @@ import (
 type fakeInstall struct {
 	t      *testing.T
 	env    *testsuite.TestWorkflowEnvironment
-	plan   activities.OperationPlan
-	runner activities.RunnerInfo
+	plan   contract.OperationPlan
+	runner contract.RunnerInfo
 	// awaitJob, when set, answers AwaitJob for a job ("<step>/<operation>");
 	// ok false: the job succeeds.
-	awaitJob func(ctx context.Context, jobID string) (res activities.JobResult, err error, ok bool)
+	awaitJob func(ctx context.Context, jobID string) (res contract.JobResult, err error, ok bool)
 	// planned, when set, is a step's plan; default: changes (applied by a
 	// plan_apply job).
-	planned func(step string, applied bool) activities.PlanSummary
+	planned func(step string, applied bool) contract.PlanSummary
 
 	mu        sync.Mutex
 	events    []string                 // "enqueue <job>", "end <job>", "inputs <step>", "cancel <job>: <reason>"
 	statuses  map[string][]status.Step // each step's statuses, in order
-	jobInputs map[string]activities.TerraformJobInput
+	jobInputs map[string]contract.TerraformJobInput
 	finished  []string // FinishOperation's status, error and install status
 }
 
 // steps builds an operation's steps: "a<b,c" is step a after b and c; the
 // sandbox is "sandbox", every other step a terraform_module.
-func steps(specs ...string) []activities.StepSpec {
-	var out []activities.StepSpec
+func steps(specs ...string) []contract.StepSpec {
+	var out []contract.StepSpec
 	for _, s := range specs {
 		name, after, _ := strings.Cut(s, "<")
-		st := activities.StepSpec{Name: name, Type: appconfig.TypeTerraformModule}
+		st := contract.StepSpec{Name: name, Type: contract.TypeTerraformModule}
 		if name == status.SandboxStep {
 			st.Type = ""
 		}
@@ -63,11 +62,11 @@ func steps(specs ...string) []activities.StepSpec {
 	return out
 }
 
-func newFakeInstall(t *testing.T, plan activities.OperationPlan) *fakeInstall {
+func newFakeInstall(t *testing.T, plan contract.OperationPlan) *fakeInstall {
 	f := &fakeInstall{t: t, env: newEnv(), plan: plan,
-		statuses: map[string][]status.Step{}, jobInputs: map[string]activities.TerraformJobInput{}}
+		statuses: map[string][]status.Step{}, jobInputs: map[string]contract.TerraformJobInput{}}
 	f.plan.SucceededInstallStatus, f.plan.FailedInstallStatus, f.plan.InterruptedInstallStatus = "active", "failed", "interrupted"
-	f.env.RegisterActivity(&activities.Activities{})
+	registerActivities(f.env)
 	f.mockOperation()
 	f.mockBuilds()
 	f.mockTerraform()
@@ -81,32 +80,32 @@ func (f *fakeInstall) log(event string) {
 }
 
 func (f *fakeInstall) mockOperation() {
-	f.env.OnActivity(a.BeginOperation, mockAny, "op_1").Return(func(context.Context, string) (activities.OperationPlan, error) {
+	f.env.OnActivity(contract.BeginOperation, mockAny, "op_1").Return(func(context.Context, string) (contract.OperationPlan, error) {
 		return f.plan, nil
 	})
-	f.env.OnActivity(a.RunnerOnline, mockAny, "op_1").Return(func(context.Context, string) (activities.RunnerCheck, error) {
-		return activities.RunnerCheck{Online: true, Runner: f.runner}, nil
+	f.env.OnActivity(contract.RunnerOnline, mockAny, "op_1").Return(func(context.Context, string) (contract.RunnerCheck, error) {
+		return contract.RunnerCheck{Online: true, Runner: f.runner}, nil
 	})
-	f.env.OnActivity(a.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step string, outcome status.Step, _ string) error {
+	f.env.OnActivity(contract.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step string, outcome status.Step, _ string) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.statuses[step] = append(f.statuses[step], outcome)
 		return nil
 	})
-	f.env.OnActivity(a.FinishOperation, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _ string, outcome status.Op, msg string, installStatus status.Install) error {
+	f.env.OnActivity(contract.FinishOperation, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _ string, outcome status.Op, msg string, installStatus status.Install) error {
 		f.finished = []string{string(outcome), msg, string(installStatus)}
 		return nil
 	})
-	f.env.OnActivity(a.AwaitJob, mockAny, mockAny, false).Return(func(ctx context.Context, jobID string, _ bool) (activities.JobResult, error) {
+	f.env.OnActivity(contract.AwaitJob, mockAny, mockAny, false).Return(func(ctx context.Context, jobID string, _ bool) (contract.JobResult, error) {
 		if f.awaitJob != nil {
 			if res, err, ok := f.awaitJob(ctx, jobID); ok {
 				return res, err
 			}
 		}
 		f.log("end " + jobID)
-		return activities.JobResult{JobID: jobID, Status: status.JobSucceeded, Attempt: 1}, nil
+		return contract.JobResult{JobID: jobID, Status: status.JobSucceeded, Attempt: 1}, nil
 	})
-	f.env.OnActivity(a.CancelJob, mockAny, mockAny, mockAny).Return(func(_ context.Context, jobID, reason string) error {
+	f.env.OnActivity(contract.CancelJob, mockAny, mockAny, mockAny).Return(func(_ context.Context, jobID, reason string) error {
 		f.log("cancel " + jobID + ": " + reason)
 		return nil
 	})
@@ -114,50 +113,50 @@ func (f *fakeInstall) mockOperation() {
 
 // mockBuilds: every component's build is there; its sync job copies it.
 func (f *fakeInstall) mockBuilds() {
-	f.env.OnActivity(a.ResolveBuild, mockAny, "op_1", mockAny).Return(func(_ context.Context, _, step string) (activities.ResolvedBuild, error) {
-		return activities.ResolvedBuild{BuildSummary: activities.BuildSummary{BuildID: "build-" + step, Status: status.BuildSucceeded}}, nil
+	f.env.OnActivity(contract.ResolveBuild, mockAny, "op_1", mockAny).Return(func(_ context.Context, _, step string) (contract.ResolvedBuild, error) {
+		return contract.ResolvedBuild{BuildSummary: contract.BuildSummary{BuildID: "build-" + step, Status: status.BuildSucceeded}}, nil
 	})
-	f.env.OnActivity(a.EnqueueSyncJob, mockAny, mockAny).Return(func(_ context.Context, in activities.SyncJobInput) (activities.JobRef, error) {
+	f.env.OnActivity(contract.EnqueueSyncJob, mockAny, mockAny).Return(func(_ context.Context, in contract.SyncJobInput) (contract.JobRef, error) {
 		f.log("enqueue " + in.Step + "/sync")
-		return activities.JobRef{JobID: in.Step + "/sync", Created: true}, nil
+		return contract.JobRef{JobID: in.Step + "/sync", Created: true}, nil
 	})
-	f.env.OnActivity(a.RecordSync, mockAny, "op_1", mockAny, mockAny, mockAny).Return(activities.SyncSummary{}, nil)
+	f.env.OnActivity(contract.RecordSync, mockAny, "op_1", mockAny, mockAny, mockAny).Return(contract.SyncSummary{}, nil)
 }
 
 func (f *fakeInstall) mockTerraform() {
-	f.env.OnActivity(a.EnqueueTerraformJob, mockAny, mockAny).Return(func(_ context.Context, in activities.TerraformJobInput) (activities.JobRef, error) {
+	f.env.OnActivity(contract.EnqueueTerraformJob, mockAny, mockAny).Return(func(_ context.Context, in contract.TerraformJobInput) (contract.JobRef, error) {
 		job := in.Step + "/" + in.Operation
 		f.mu.Lock()
 		f.jobInputs[job] = in
 		f.mu.Unlock()
 		f.log("enqueue " + job)
-		return activities.JobRef{JobID: job, Created: true}, nil
+		return contract.JobRef{JobID: job, Created: true}, nil
 	})
-	f.env.OnActivity(a.ProvideTerraformInputs, mockAny, mockAny, mockAny).Return(func(_ context.Context, in activities.TerraformJobInput, _ string) error {
+	f.env.OnActivity(contract.ProvideTerraformInputs, mockAny, mockAny, mockAny).Return(func(_ context.Context, in contract.TerraformJobInput, _ string) error {
 		f.log("inputs " + in.Step)
 		return nil
 	})
-	plan := func(applied bool) func(context.Context, string, string, string) (activities.PlanSummary, error) {
-		return func(_ context.Context, _, step, _ string) (activities.PlanSummary, error) {
+	plan := func(applied bool) func(context.Context, string, string, string) (contract.PlanSummary, error) {
+		return func(_ context.Context, _, step, _ string) (contract.PlanSummary, error) {
 			if f.planned != nil {
 				return f.planned(step, applied), nil
 			}
-			return activities.PlanSummary{HasChanges: true, Add: 1, Applied: applied}, nil
+			return contract.PlanSummary{HasChanges: true, Add: 1, Applied: applied}, nil
 		}
 	}
-	f.env.OnActivity(a.RecordPlan, mockAny, "op_1", mockAny, mockAny).Return(plan(false))
-	f.env.OnActivity(a.RecordPlanApply, mockAny, "op_1", mockAny, mockAny).Return(plan(true))
-	f.env.OnActivity(a.RecordApply, mockAny, "op_1", mockAny, mockAny).Return(activities.ApplySummary{}, nil)
+	f.env.OnActivity(contract.RecordPlan, mockAny, "op_1", mockAny, mockAny).Return(plan(false))
+	f.env.OnActivity(contract.RecordPlanApply, mockAny, "op_1", mockAny, mockAny).Return(plan(true))
+	f.env.OnActivity(contract.RecordApply, mockAny, "op_1", mockAny, mockAny).Return(contract.ApplySummary{}, nil)
 }
 
 // run runs the operation to its end and returns its result.
-func (f *fakeInstall) run() OperationResult {
+func (f *fakeInstall) run() contract.OperationResult {
 	f.t.Helper()
-	f.env.ExecuteWorkflow(ProvisionInstall, OperationInput{OperationID: "op_1"})
+	f.env.ExecuteWorkflow(ProvisionInstall, contract.OperationInput{OperationID: "op_1"})
 	if !f.env.IsWorkflowCompleted() {
 		f.t.Fatal("the operation did not end")
 	}
-	var res OperationResult
+	var res contract.OperationResult
 	_ = f.env.GetWorkflowResult(&res)
 	return res
 }
@@ -213,7 +212,7 @@ func (f *fakeInstall) final() map[string]status.Step {
 	return out
 }
 
-func (f *fakeInstall) wantSteps(res OperationResult, want map[string]status.Step) {
+func (f *fakeInstall) wantSteps(res contract.OperationResult, want map[string]status.Step) {
 	f.t.Helper()
 	if !mapsEqual(res.Steps, want) || !mapsEqual(f.final(), want) {
 		f.t.Fatalf("steps: result %v, recorded %v; want %v (events %q)", res.Steps, f.final(), want, f.events)
@@ -252,17 +251,17 @@ func allSucceeded(names ...string) map[string]status.Step {
 }
 
 func TestOperationRunsStepsInDependencyOrder(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: provisionSteps})
+	f := newFakeInstall(t, contract.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: provisionSteps})
 	// Independent steps run side by side: web's and worker's jobs, and
 	// network's and cache's, wait for each other to be queued.
 	side := map[string]string{"web/plan_apply": "worker/plan_apply", "worker/plan_apply": "web/plan_apply",
 		"network/plan_apply": "cache/plan_apply", "cache/plan_apply": "network/plan_apply"}
-	f.awaitJob = func(_ context.Context, job string) (activities.JobResult, error, bool) {
+	f.awaitJob = func(_ context.Context, job string) (contract.JobResult, error, bool) {
 		other := side[job]
 		if other != "" && !f.waitFor("enqueue "+other) {
-			return activities.JobResult{}, errors.New(job + " ended before " + other + " was queued"), true
+			return contract.JobResult{}, errors.New(job + " ended before " + other + " was queued"), true
 		}
-		return activities.JobResult{}, nil, false
+		return contract.JobResult{}, nil, false
 	}
 	res := f.run()
 	if err := f.env.GetWorkflowError(); err != nil || res.Status != status.OpSucceeded {
@@ -289,12 +288,12 @@ func TestOperationRunsStepsInDependencyOrder(t *testing.T) {
 }
 
 func TestFailedStepSkipsItsDependents(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: provisionSteps})
-	f.planned = func(step string, applied bool) activities.PlanSummary {
+	f := newFakeInstall(t, contract.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: provisionSteps})
+	f.planned = func(step string, applied bool) contract.PlanSummary {
 		if step == "network" {
-			return activities.PlanSummary{Failed: true, Error: "subnet overlaps"}
+			return contract.PlanSummary{Failed: true, Error: "subnet overlaps"}
 		}
-		return activities.PlanSummary{HasChanges: true, Applied: applied}
+		return contract.PlanSummary{HasChanges: true, Applied: applied}
 	}
 	f.run()
 	// The workflow fails (it has no result); the store says why.
@@ -302,7 +301,7 @@ func TestFailedStepSkipsItsDependents(t *testing.T) {
 		t.Fatalf("workflow error %v; want network's failure", err)
 	}
 	// cache, which does not come after network, still runs.
-	f.wantSteps(OperationResult{Steps: f.final()}, map[string]status.Step{"sandbox": status.StepSucceeded, "network": status.StepFailed, "cache": status.StepSucceeded,
+	f.wantSteps(contract.OperationResult{Steps: f.final()}, map[string]status.Step{"sandbox": status.StepSucceeded, "network": status.StepFailed, "cache": status.StepSucceeded,
 		"web": status.StepSkipped, "worker": status.StepSkipped})
 	f.wantFinished(status.OpFailed, "network: subnet overlaps", "failed")
 	if slices.Contains(f.jobs(), "web/plan_apply") || slices.Contains(f.jobs(), "worker/plan_apply") {
@@ -315,12 +314,12 @@ func TestFailedStepSkipsItsDependents(t *testing.T) {
 func (f *fakeInstall) approve(step string, ok bool, at time.Duration) {
 	f.env.RegisterDelayedCallback(func() {
 		f.log("approval " + step)
-		f.env.SignalWorkflow(ApprovalSignal, Approval{Step: step, Approve: ok})
+		f.env.SignalWorkflow(contract.ApprovalSignal, contract.Approval{Step: step, Approve: ok})
 	}, at)
 }
 
 func TestPromptWaitsForApproval(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.Prompt,
+	f := newFakeInstall(t, contract.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.Prompt,
 		Steps: steps("sandbox", "network<sandbox")})
 	f.approve("sandbox", true, time.Minute)
 	f.approve("network", true, 2*time.Minute)
@@ -344,7 +343,7 @@ func TestPromptWaitsForApproval(t *testing.T) {
 }
 
 func TestPromptDenialStopsTheOperation(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.Prompt,
+	f := newFakeInstall(t, contract.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.Prompt,
 		Steps: steps("sandbox", "network<sandbox")})
 	f.approve("sandbox", false, time.Minute)
 	res := f.run()
@@ -361,7 +360,7 @@ func TestPromptDenialStopsTheOperation(t *testing.T) {
 }
 
 func TestPlanOnlyPlansEveryStepAndAppliesNothing(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, PlanOnly: true,
+	f := newFakeInstall(t, contract.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, PlanOnly: true,
 		Steps: steps("sandbox", "network<sandbox")})
 	res := f.run()
 	if err := f.env.GetWorkflowError(); err != nil || res.Status != status.OpSucceeded {
@@ -375,14 +374,14 @@ func TestPlanOnlyPlansEveryStepAndAppliesNothing(t *testing.T) {
 }
 
 func TestCancellingTheOperationCancelsItsSteps(t *testing.T) {
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: provisionSteps})
+	f := newFakeInstall(t, contract.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: provisionSteps})
 	// network's job runs until the operation is cancelled.
-	f.awaitJob = func(_ context.Context, job string) (activities.JobResult, error, bool) {
+	f.awaitJob = func(_ context.Context, job string) (contract.JobResult, error, bool) {
 		if job != "network/plan_apply" {
-			return activities.JobResult{}, nil, false
+			return contract.JobResult{}, nil, false
 		}
 		time.Sleep(5 * time.Millisecond)
-		return activities.JobResult{}, errors.New("still running"), true
+		return contract.JobResult{}, errors.New("still running"), true
 	}
 	f.env.RegisterDelayedCallback(f.env.CancelWorkflow, time.Minute)
 	res := f.run()
@@ -405,15 +404,15 @@ func TestPrestartQueuesAJobTwoStepsAhead(t *testing.T) {
 	for i := range chain[1:] {
 		chain[i+1].Prestart, chain[i+1].PrestartBeforeSandbox = true, true
 	}
-	f := newFakeInstall(t, activities.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: chain})
-	f.runner = activities.RunnerInfo{DeferredInputs: true, ModuleSync: true}
+	f := newFakeInstall(t, contract.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: chain})
+	f.runner = contract.RunnerInfo{DeferredInputs: true, ModuleSync: true}
 	// Each running job ends only once the job two steps after it is queued.
 	twoAhead := map[string]string{"sandbox/plan_apply": "b/plan_apply", "a/plan_apply": "c/plan_apply"}
-	f.awaitJob = func(_ context.Context, job string) (activities.JobResult, error, bool) {
+	f.awaitJob = func(_ context.Context, job string) (contract.JobResult, error, bool) {
 		if next := twoAhead[job]; next != "" && !f.waitFor("enqueue "+next) {
-			return activities.JobResult{}, errors.New(next + " was not queued while " + job + " ran"), true
+			return contract.JobResult{}, errors.New(next + " was not queued while " + job + " ran"), true
 		}
-		return activities.JobResult{}, nil, false
+		return contract.JobResult{}, nil, false
 	}
 	res := f.run()
 	if err := f.env.GetWorkflowError(); err != nil || res.Status != status.OpSucceeded {

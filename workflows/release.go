@@ -4,40 +4,14 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
-
-// ReleaseWorkflowID is the ID of a release's workflow, e.g.
-// "app/app_123/release/rel_456".
-func ReleaseWorkflowID(appID, releaseID string) string {
-	return "app/" + appID + "/release/" + releaseID
-}
-
-// ReleaseSignal pauses, resumes or cancels a release.
-const ReleaseSignal = "release"
-
-// Release control actions (ReleaseControl.Action).
-const (
-	ReleasePause  = "pause"
-	ReleaseResume = "resume"
-	ReleaseCancel = "cancel"
-)
-
-// ReleaseControl is the payload of ReleaseSignal.
-type ReleaseControl struct {
-	Action string
-}
-
-// ReleaseInput names the release; everything else is in the store.
-type ReleaseInput struct {
-	ReleaseID string
-}
 
 // release is a running release's state: what it was asked by signal.
 type release struct {
 	id                string
-	plan              activities.ReleasePlan
+	plan              contract.ReleasePlan
 	paused, cancelled bool
 	resumed           bool // a resume arrived since the release halted
 	failed            int
@@ -49,9 +23,9 @@ type release struct {
 // brings the failed installs to the threshold halts the release until it is
 // resumed (the failed ones are deployed again) or cancelled; pause and
 // cancel take effect between batches (and end a wait for a window).
-func Release(ctx workflow.Context, in ReleaseInput) error {
+func Release(ctx workflow.Context, in contract.ReleaseInput) error {
 	r := &release{id: in.ReleaseID}
-	if err := runLocal(ctx, a.LoadRelease, in.ReleaseID).Get(ctx, &r.plan); err != nil {
+	if err := runLocal(ctx, contract.LoadRelease, in.ReleaseID).Get(ctx, &r.plan); err != nil {
 		return err
 	}
 	r.listen(ctx)
@@ -66,22 +40,22 @@ func Release(ctx workflow.Context, in ReleaseInput) error {
 	if r.cancelled { // while the last batch waited for windows
 		return r.cancel(ctx)
 	}
-	return runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseSucceeded, "").Get(ctx, nil)
+	return runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseSucceeded, "").Get(ctx, nil)
 }
 
 // listen receives the release's control signals.
 func (r *release) listen(ctx workflow.Context) {
-	ch := workflow.GetSignalChannel(ctx, ReleaseSignal)
+	ch := workflow.GetSignalChannel(ctx, contract.ReleaseSignal)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
-			var c ReleaseControl
+			var c contract.ReleaseControl
 			ch.Receive(ctx, &c)
 			switch c.Action {
-			case ReleasePause:
+			case contract.ReleasePause:
 				r.paused = true
-			case ReleaseResume:
+			case contract.ReleaseResume:
 				r.paused, r.resumed = false, true
-			case ReleaseCancel:
+			case contract.ReleaseCancel:
 				r.cancelled = true
 			}
 		}
@@ -92,9 +66,9 @@ func (r *release) listen(ctx workflow.Context) {
 // cancelled.
 func (r *release) awaitUnpaused(ctx workflow.Context) bool {
 	if r.paused && !r.cancelled {
-		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleasePaused, "").Get(ctx, nil)
+		_ = runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleasePaused, "").Get(ctx, nil)
 		_ = workflow.Await(ctx, func() bool { return !r.paused || r.cancelled })
-		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseRunning, "").Get(ctx, nil)
+		_ = runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseRunning, "").Get(ctx, nil)
 	}
 	return !r.cancelled
 }
@@ -110,12 +84,12 @@ func (r *release) runBatch(ctx workflow.Context, installs []string) bool {
 			return true
 		}
 		r.resumed = false
-		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseHalted, why).Get(ctx, nil)
+		_ = runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseHalted, why).Get(ctx, nil)
 		_ = workflow.Await(ctx, func() bool { return r.resumed || r.cancelled })
 		if r.cancelled {
 			return false
 		}
-		_ = runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseRunning, "").Get(ctx, nil)
+		_ = runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseRunning, "").Get(ctx, nil)
 		r.failed -= len(failed)
 		installs = failed
 	}
@@ -158,8 +132,8 @@ func (r *release) deploy(ctx workflow.Context, installID string) string {
 	if r.cancelled {
 		return "" // it stays waiting: the cancel skips it
 	}
-	var d activities.ReleaseDeploy
-	if err := runLocal(ctx, a.BeginReleaseDeploy, r.id, installID).Get(ctx, &d); err != nil {
+	var d contract.ReleaseDeploy
+	if err := runLocal(ctx, contract.BeginReleaseDeploy, r.id, installID).Get(ctx, &d); err != nil {
 		return rootMessage(err)
 	}
 	if d.Failed != "" {
@@ -170,7 +144,7 @@ func (r *release) deploy(ctx workflow.Context, installID string) string {
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 	})
-	child := workflow.ExecuteChildWorkflow(cctx, DeployConfig, OperationInput{OperationID: d.OperationID})
+	child := workflow.ExecuteChildWorkflow(cctx, contract.WorkflowDeployConfig, contract.OperationInput{OperationID: d.OperationID})
 	startErr := ""
 	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		startErr = "the operation's workflow could not be started: " + rootMessage(err)
@@ -178,7 +152,7 @@ func (r *release) deploy(ctx workflow.Context, installID string) string {
 		_ = child.Get(ctx, nil) // how it ended is in the store
 	}
 	var why string
-	if err := runLocal(ctx, a.FinishReleaseDeploy, r.id, installID, d.OperationID, startErr).Get(ctx, &why); err != nil {
+	if err := runLocal(ctx, contract.FinishReleaseDeploy, r.id, installID, d.OperationID, startErr).Get(ctx, &why); err != nil {
 		return rootMessage(err)
 	}
 	return why
@@ -188,15 +162,15 @@ func (r *release) deploy(ctx workflow.Context, installID string) string {
 // window opens (at once when one is open or it has none), the release
 // showing the install waiting until then; a cancel ends the wait.
 func (r *release) awaitWindow(ctx workflow.Context, installID string) error {
-	var w activities.Window
-	if err := runLocal(ctx, a.NextMaintenanceWindow, installID).Get(ctx, &w); err != nil {
+	var w contract.Window
+	if err := runLocal(ctx, contract.NextMaintenanceWindow, installID).Get(ctx, &w); err != nil {
 		return err
 	}
 	wait := w.Start.Sub(workflow.Now(ctx))
 	if w.None || w.Open || wait <= 0 {
 		return nil
 	}
-	if err := runLocal(ctx, a.WaitForWindow, r.id, installID, w.Start).Get(ctx, nil); err != nil {
+	if err := runLocal(ctx, contract.WaitForWindow, r.id, installID, w.Start).Get(ctx, nil); err != nil {
 		return err
 	}
 	_, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return r.cancelled })
@@ -206,8 +180,8 @@ func (r *release) awaitWindow(ctx workflow.Context, installID string) error {
 // cancel ends a cancelled release: the installs it did not deploy are
 // skipped.
 func (r *release) cancel(ctx workflow.Context) error {
-	if err := runLocal(ctx, a.SkipReleaseInstalls, r.id).Get(ctx, nil); err != nil {
+	if err := runLocal(ctx, contract.SkipReleaseInstalls, r.id).Get(ctx, nil); err != nil {
 		return err
 	}
-	return runLocal(ctx, a.SetReleaseStatus, r.id, store.ReleaseCancelled, "").Get(ctx, nil)
+	return runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseCancelled, "").Get(ctx, nil)
 }

@@ -8,12 +8,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
-
-// a is used only to name activities in ExecuteActivity calls.
-var a *activities.Activities
 
 // JobPolicy says how RunJob treats one job.
 type JobPolicy struct {
@@ -58,22 +55,22 @@ const awaitHeartbeat = 20 * time.Second
 // to the policy, and turn workflow cancellation into a cancel request the
 // runner sees at once. It returns the job's final result; a job that failed
 // is a result, not an error.
-func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future, p JobPolicy) (activities.JobResult, error) {
+func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future, p JobPolicy) (contract.JobResult, error) {
 	if p.MaxAttempts <= 0 {
 		p.MaxAttempts = 3
 	}
 	if p.Wait <= 0 {
 		p.Wait = time.Hour
 	}
-	var ref activities.JobRef
+	var ref contract.JobRef
 	// enqueue may run a regular or a local activity: both options are set.
 	if err := enqueue(localActivity(shortActivity(ctx))).Get(ctx, &ref); err != nil {
-		return activities.JobResult{}, fmt.Errorf("enqueue job: %w", err)
+		return contract.JobResult{}, fmt.Errorf("enqueue job: %w", err)
 	}
 	cancelJob := func(reason string) {
 		// Tell the runner even though this context may be done.
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		_ = workflow.ExecuteActivity(shortActivity(dctx), a.CancelJob, ref.JobID, reason).Get(dctx, nil)
+		_ = call(shortActivity(dctx), contract.CancelJob, ref.JobID, reason).Get(dctx, nil)
 	}
 	if p.Queued != nil {
 		if err := p.Queued(ctx, ref.JobID); err != nil {
@@ -82,7 +79,7 @@ func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future
 				reason = "workflow cancelled"
 			}
 			cancelJob(reason)
-			return activities.JobResult{JobID: ref.JobID}, err
+			return contract.JobResult{JobID: ref.JobID}, err
 		}
 	}
 	awaitCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -91,8 +88,8 @@ func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second},
 	})
 	for {
-		var res activities.JobResult
-		err := workflow.ExecuteActivity(awaitCtx, a.AwaitJob, ref.JobID, p.WithOutputs).Get(awaitCtx, &res)
+		var res contract.JobResult
+		err := call(awaitCtx, contract.AwaitJob, ref.JobID, p.WithOutputs).Get(awaitCtx, &res)
 		if err != nil {
 			reason := "the job's wait ended: " + err.Error()
 			var canceled *temporal.CanceledError
@@ -100,7 +97,7 @@ func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future
 				reason = "workflow cancelled"
 			}
 			cancelJob(reason)
-			return activities.JobResult{JobID: ref.JobID}, err
+			return contract.JobResult{JobID: ref.JobID}, err
 		}
 		if res.Status != status.JobLost {
 			return res, nil
@@ -111,7 +108,7 @@ func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future
 				"JobAttemptsExhausted", nil)
 		}
 		workflow.GetLogger(ctx).Info("job attempt lost, retrying", "job", res.JobID, "attempt", res.Attempt)
-		if err := workflow.ExecuteActivity(shortActivity(ctx), a.RetryJob, ref.JobID, res.Attempt).Get(ctx, nil); err != nil {
+		if err := call(shortActivity(ctx), contract.RetryJob, ref.JobID, res.Attempt).Get(ctx, nil); err != nil {
 			return res, fmt.Errorf("retry job: %w", err)
 		}
 	}

@@ -6,26 +6,10 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
-
-// RunnerUpdateWorkflowID is the ID of the workflow that updates an
-// install's runner: one at a time per install (a second start is refused).
-func RunnerUpdateWorkflowID(installID string) string {
-	return "install/" + installID + "/runner-update"
-}
-
-// RunnerUpdateInput names the update; the rest stays in the store.
-type RunnerUpdateInput struct {
-	UpdateID string
-	// HealthDeadline is how long the new runner has to be healthy.
-	HealthDeadline time.Duration
-	// DrainTimeout is how long the old runner waits for its running jobs
-	// before it hands over (0: protocol.DefaultDrainTimeout).
-	DrainTimeout time.Duration
-}
 
 // UpdateRunner moves an install's runner to a new version: the install's
 // runner copies the binary into the install's registry (sync), stages it
@@ -33,12 +17,12 @@ type RunnerUpdateInput struct {
 // noop health job within the deadline, or the old one rolls back (and
 // runs the health job itself, which fails the update). The outcome is
 // recorded on the update (docs/architecture/runner-update.md).
-func UpdateRunner(ctx workflow.Context, in RunnerUpdateInput) (string, error) {
+func UpdateRunner(ctx workflow.Context, in contract.RunnerUpdateInput) (string, error) {
 	// Jobs are keyed by update: the workflow ID is the install's for every update.
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + in.UpdateID
-	run := func(step string, enqueue any, p JobPolicy, args ...any) string {
+	run := func(step, enqueue string, p JobPolicy, args ...any) string {
 		res, err := RunJob(ctx, func(c workflow.Context) workflow.Future {
-			return workflow.ExecuteActivity(c, enqueue, append([]any{in.UpdateID, id + "/" + step}, args...)...)
+			return call(c, enqueue, append([]any{in.UpdateID, id + "/" + step}, args...)...)
 		}, p)
 		switch {
 		case err != nil:
@@ -51,10 +35,10 @@ func UpdateRunner(ctx workflow.Context, in RunnerUpdateInput) (string, error) {
 	if in.DrainTimeout <= 0 {
 		in.DrainTimeout = protocol.DefaultDrainTimeout
 	}
-	var end activities.RunnerUpdateEnd
-	end.Failure = run("sync", a.EnqueueRunnerSyncJob, JobPolicy{Wait: 30 * time.Minute})
+	var end contract.RunnerUpdateEnd
+	end.Failure = run("sync", contract.EnqueueRunnerSyncJob, JobPolicy{Wait: 30 * time.Minute})
 	if end.Failure == "" {
-		end.Failure = run("stage", a.EnqueueRunnerUpdateJob, JobPolicy{MaxAttempts: 1, Wait: 30 * time.Minute}, in.HealthDeadline, in.DrainTimeout)
+		end.Failure = run("stage", contract.EnqueueRunnerUpdateJob, JobPolicy{MaxAttempts: 1, Wait: 30 * time.Minute}, in.HealthDeadline, in.DrainTimeout)
 	}
 	if end.Failure == "" {
 		// The old runner claims nothing during the hand-over: only the new
@@ -63,7 +47,7 @@ func UpdateRunner(ctx workflow.Context, in RunnerUpdateInput) (string, error) {
 		// jobs finished (or it gives up at the drain timeout and rolls back).
 		var err error
 		end.Health, err = RunJob(ctx, func(c workflow.Context) workflow.Future {
-			return workflow.ExecuteActivity(c, a.EnqueueRunnerHealthJob, in.UpdateID, id+"/health")
+			return call(c, contract.EnqueueRunnerHealthJob, in.UpdateID, id+"/health")
 		}, JobPolicy{Wait: in.DrainTimeout + in.HealthDeadline + 2*time.Minute})
 		if err != nil {
 			end.Failure = "health: no runner ran the health job: " + rootMessage(err)
@@ -71,6 +55,6 @@ func UpdateRunner(ctx workflow.Context, in RunnerUpdateInput) (string, error) {
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var outcome string
-	err := workflow.ExecuteActivity(shortActivity(dctx), a.FinishRunnerUpdate, in.UpdateID, end).Get(dctx, &outcome)
+	err := call(shortActivity(dctx), contract.FinishRunnerUpdate, in.UpdateID, end).Get(dctx, &outcome)
 	return outcome, err
 }

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // The stage job gets the update's drain timeout (protocol.DefaultDrainTimeout when none is given),
@@ -15,19 +15,19 @@ import (
 func TestUpdateRunnerPassesTheDrainTimeout(t *testing.T) {
 	for given, want := range map[time.Duration]time.Duration{0: protocol.DefaultDrainTimeout, 5 * time.Second: 5 * time.Second} {
 		env := newEnv()
-		env.RegisterActivity(&activities.Activities{})
+		registerActivities(env)
 		env.RegisterWorkflow(UpdateRunner)
-		ok := activities.JobResult{JobID: "job_1", Status: status.JobSucceeded, Attempt: 1}
-		env.OnActivity(a.EnqueueRunnerSyncJob, mockAny, "rup_1", mockAny).Return(activities.JobRef{JobID: "job_1", Created: true}, nil)
-		env.OnActivity(a.EnqueueRunnerUpdateJob, mockAny, "rup_1", mockAny, 2*time.Minute, want).Return(activities.JobRef{JobID: "job_1", Created: true}, nil)
-		env.OnActivity(a.EnqueueRunnerHealthJob, mockAny, "rup_1", mockAny).Return(activities.JobRef{JobID: "job_1", Created: true}, nil)
-		env.OnActivity(a.AwaitJob, mockAny, "job_1", mockAny).Return(ok, nil)
-		var end activities.RunnerUpdateEnd
-		env.OnActivity(a.FinishRunnerUpdate, mockAny, "rup_1", mockAny).Return(func(_ context.Context, _ string, e activities.RunnerUpdateEnd) (string, error) {
+		ok := contract.JobResult{JobID: "job_1", Status: status.JobSucceeded, Attempt: 1}
+		env.OnActivity(contract.EnqueueRunnerSyncJob, mockAny, "rup_1", mockAny).Return(contract.JobRef{JobID: "job_1", Created: true}, nil)
+		env.OnActivity(contract.EnqueueRunnerUpdateJob, mockAny, "rup_1", mockAny, 2*time.Minute, want).Return(contract.JobRef{JobID: "job_1", Created: true}, nil)
+		env.OnActivity(contract.EnqueueRunnerHealthJob, mockAny, "rup_1", mockAny).Return(contract.JobRef{JobID: "job_1", Created: true}, nil)
+		env.OnActivity(contract.AwaitJob, mockAny, "job_1", mockAny).Return(ok, nil)
+		var end contract.RunnerUpdateEnd
+		env.OnActivity(contract.FinishRunnerUpdate, mockAny, "rup_1", mockAny).Return(func(_ context.Context, _ string, e contract.RunnerUpdateEnd) (string, error) {
 			end = e
 			return "succeeded", nil
 		})
-		env.ExecuteWorkflow(UpdateRunner, RunnerUpdateInput{UpdateID: "rup_1", HealthDeadline: 2 * time.Minute, DrainTimeout: given})
+		env.ExecuteWorkflow(UpdateRunner, contract.RunnerUpdateInput{UpdateID: "rup_1", HealthDeadline: 2 * time.Minute, DrainTimeout: given})
 		if err := env.GetWorkflowError(); err != nil {
 			t.Fatalf("drain timeout %s: %v", given, err)
 		}

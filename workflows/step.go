@@ -7,9 +7,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // step is one step of an operation: it delivers its build, waits for the
@@ -18,8 +17,8 @@ import (
 // path are local activities.
 type step struct {
 	opID     string
-	plan     activities.OperationPlan
-	spec     activities.StepSpec
+	plan     contract.OperationPlan
+	spec     contract.StepSpec
 	approval workflow.Channel
 	sched    *scheduler
 	jobs     JobPolicy
@@ -45,7 +44,7 @@ func (s *step) run(ctx workflow.Context) stepOutcome {
 			return s.end(ctx, outcome, msg)
 		}
 	}
-	tf.deferInputs = !done && s.oneJob() && s.spec.Type == appconfig.TypeTerraformModule && s.sched.prestart(ctx, s.spec)
+	tf.deferInputs = !done && s.oneJob() && s.spec.Type == contract.TypeTerraformModule && s.sched.prestart(ctx, s.spec)
 	tf.deferRegistry = tf.deferInputs && tf.syncBuild != "" && s.after(status.SandboxStep) && !s.sched.ended(status.SandboxStep)
 	if !tf.deferInputs {
 		if out, ended := s.waitDeps(ctx); ended {
@@ -55,9 +54,9 @@ func (s *step) run(ctx workflow.Context) stepOutcome {
 	switch {
 	case done:
 		return s.endImage(ctx, outcome, msg)
-	case s.spec.Type == appconfig.TypeHelmChart:
+	case s.spec.Type == contract.TypeHelmChart:
 		return s.runChart(ctx)
-	case appconfig.DeploysImage(s.spec.Type): // a teardown: nothing runs
+	case contract.DeploysImage(s.spec.Type): // a teardown: nothing runs
 		return s.forgetImage(ctx)
 	}
 	return s.runTerraform(ctx, tf)
@@ -92,7 +91,7 @@ func (s *step) skipUnchanged(ctx workflow.Context) (stepOutcome, bool) {
 		return out, true
 	}
 	var changed bool
-	if err := runLocal(ctx, a.StepRenderChanged, s.opID, s.spec.Name).Get(ctx, &changed); err != nil {
+	if err := runLocal(ctx, contract.StepRenderChanged, s.opID, s.spec.Name).Get(ctx, &changed); err != nil {
 		return s.end(ctx, status.StepFailed, rootMessage(err)), true
 	}
 	if !changed {
@@ -118,7 +117,7 @@ func (s *step) setStatus(ctx workflow.Context, outcome status.Step, msg string) 
 	if ctx.Err() != nil {
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
-	_ = runLocal(ctx, a.SetStepStatus, s.opID, s.spec.Name, outcome, msg).Get(ctx, nil)
+	_ = runLocal(ctx, contract.SetStepStatus, s.opID, s.spec.Name, outcome, msg).Get(ctx, nil)
 }
 
 // end records how the step ended and returns it.
@@ -135,8 +134,8 @@ func (s *step) jobKey(ctx workflow.Context, kind string) string {
 // runAndRecord runs a job, then the record activity over its result
 // (record(opID, step, args..., jobID) into out). status is what the step
 // ends with when either does not succeed ("" when both did).
-func (s *step) runAndRecord(ctx workflow.Context, job func(workflow.Context) (activities.JobResult, error), out any,
-	record any, args ...any) (jobID string, outcome status.Step, msg string) {
+func (s *step) runAndRecord(ctx workflow.Context, job func(workflow.Context) (contract.JobResult, error), out any,
+	record string, args ...any) (jobID string, outcome status.Step, msg string) {
 	res, err := job(ctx)
 	if err != nil {
 		outcome, msg = interrupted(ctx, err)
@@ -153,8 +152,8 @@ func (s *step) runAndRecord(ctx workflow.Context, job func(workflow.Context) (ac
 // plan's summary (failed, no changes, applied by a plan_apply job, or
 // planned in a plan-only operation); else, after approval when the install
 // asks for it, by the job apply runs, recorded by the record activity.
-func (s *step) applyPlan(ctx workflow.Context, summary activities.PlanSummary,
-	apply func(workflow.Context) (activities.JobResult, error), record any) stepOutcome {
+func (s *step) applyPlan(ctx workflow.Context, summary contract.PlanSummary,
+	apply func(workflow.Context) (contract.JobResult, error), record string) stepOutcome {
 	switch {
 	case summary.Failed:
 		return s.end(ctx, status.StepFailed, summary.Error)
@@ -170,7 +169,7 @@ func (s *step) applyPlan(ctx workflow.Context, summary activities.PlanSummary,
 			return s.end(ctx, outcome, msg)
 		}
 	}
-	var applied activities.ApplySummary
+	var applied contract.ApplySummary
 	if _, outcome, msg := s.runAndRecord(ctx, apply, &applied, record); outcome != "" {
 		return s.end(ctx, outcome, msg)
 	}
@@ -184,7 +183,7 @@ func (s *step) applyPlan(ctx workflow.Context, summary activities.PlanSummary,
 // status the step ends with when it is not approved ("" when it is).
 func (s *step) awaitApproval(ctx workflow.Context) (outcome status.Step, msg string) {
 	s.setStatus(ctx, status.StepWaitingApproval, "")
-	var ap Approval
+	var ap contract.Approval
 	sel := workflow.NewSelector(ctx)
 	sel.AddReceive(s.approval, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ap) })
 	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})

@@ -3,14 +3,13 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/appconfig"
-	"github.com/outpost-dev/outpost/status"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // hasBuild says the step deploys a build: a component deploy (a destroy
 // uses what the install runs).
-func hasBuild(st activities.StepSpec) bool {
+func hasBuild(st contract.StepSpec) bool {
 	return !st.Destroy && st.Name != status.SandboxStep
 }
 
@@ -23,22 +22,22 @@ func (s *step) deliverBuild(ctx workflow.Context) (done bool, outcome status.Ste
 	if outcome != "" {
 		return true, outcome, msg
 	}
-	sync := func(ctx workflow.Context) (activities.JobResult, error) {
-		in := activities.SyncJobInput{OperationID: s.opID, Step: s.spec.Name, BuildID: build.BuildID, Key: s.jobKey(ctx, "sync")}
+	sync := func(ctx workflow.Context) (contract.JobResult, error) {
+		in := contract.SyncJobInput{OperationID: s.opID, Step: s.spec.Name, BuildID: build.BuildID, Key: s.jobKey(ctx, "sync")}
 		return RunJob(ctx, func(c workflow.Context) workflow.Future {
-			return workflow.ExecuteLocalActivity(c, a.EnqueueSyncJob, in)
+			return callLocal(c, contract.EnqueueSyncJob, in)
 		}, s.jobs)
 	}
-	var synced activities.SyncSummary
-	if _, outcome, msg := s.runAndRecord(ctx, sync, &synced, a.RecordSync, build.BuildID); outcome != "" {
+	var synced contract.SyncSummary
+	if _, outcome, msg := s.runAndRecord(ctx, sync, &synced, contract.RecordSync, build.BuildID); outcome != "" {
 		return true, outcome, msg
 	}
 	switch {
 	case synced.Failed:
 		return true, status.StepFailed, synced.Error
-	case appconfig.DeploysImage(s.spec.Type) && s.plan.PlanOnly:
+	case contract.DeploysImage(s.spec.Type) && s.plan.PlanOnly:
 		return true, status.StepPlanned, ""
-	case appconfig.DeploysImage(s.spec.Type):
+	case contract.DeploysImage(s.spec.Type):
 		return true, status.StepSucceeded, ""
 	}
 	return false, "", ""
@@ -47,8 +46,8 @@ func (s *step) deliverBuild(ctx workflow.Context) (done bool, outcome status.Ste
 // endImage ends a container_image step whose sync was its deploy, once its
 // dependencies are done: RecordImage records its outputs and build.
 func (s *step) endImage(ctx workflow.Context, outcome status.Step, msg string) stepOutcome {
-	if appconfig.DeploysImage(s.spec.Type) && outcome == status.StepSucceeded {
-		if err := runLocal(ctx, a.RecordImage, s.opID, s.spec.Name).Get(ctx, nil); err != nil {
+	if contract.DeploysImage(s.spec.Type) && outcome == status.StepSucceeded {
+		if err := runLocal(ctx, contract.RecordImage, s.opID, s.spec.Name).Get(ctx, nil); err != nil {
 			return s.end(ctx, status.StepFailed, rootMessage(err))
 		}
 	}
@@ -61,7 +60,7 @@ func (s *step) forgetImage(ctx workflow.Context) stepOutcome {
 	if s.plan.PlanOnly {
 		return s.end(ctx, status.StepPlanned, "")
 	}
-	if err := runLocal(ctx, a.ForgetComponent, s.opID, s.spec.Name).Get(ctx, nil); err != nil {
+	if err := runLocal(ctx, contract.ForgetComponent, s.opID, s.spec.Name).Get(ctx, nil); err != nil {
 		return s.end(ctx, status.StepFailed, rootMessage(err))
 	}
 	return s.end(ctx, status.StepSucceeded, "")
@@ -69,7 +68,7 @@ func (s *step) forgetImage(ctx workflow.Context) stepOutcome {
 
 // readyBuild waits for the step's build. status is what the step ends
 // with when there is none to deploy ("" when there is).
-func (s *step) readyBuild(ctx workflow.Context) (build activities.BuildSummary, outcome status.Step, msg string) {
+func (s *step) readyBuild(ctx workflow.Context) (build contract.BuildSummary, outcome status.Step, msg string) {
 	build, err := awaitBuild(ctx, s.opID, s.spec.Name)
 	if err != nil {
 		outcome, msg = interrupted(ctx, err)
@@ -84,7 +83,7 @@ func (s *step) readyBuild(ctx workflow.Context) (build activities.BuildSummary, 
 // readyBuildUnlessFailed is readyBuild for a step that started before the
 // steps it comes after ended: it stops waiting for the build (which goes on:
 // it is the app's) as soon as one of them fails, and the step is skipped.
-func (s *step) readyBuildUnlessFailed(ctx workflow.Context) (build activities.BuildSummary, outcome status.Step, msg string) {
+func (s *step) readyBuildUnlessFailed(ctx workflow.Context) (build contract.BuildSummary, outcome status.Step, msg string) {
 	bctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
 	done := false

@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract"
 )
 
 // AwaitMaintenanceWindow returns once the install's maintenance window is
@@ -14,9 +14,9 @@ import (
 // "") shows waiting_for_maintenance_window with waiting_until. It returns
 // the window it found; an error only when the workflow is cancelled (or the
 // store cannot be read).
-func AwaitMaintenanceWindow(ctx workflow.Context, installID, opID string) (activities.Window, error) {
-	var w activities.Window
-	if err := runLocal(ctx, a.NextMaintenanceWindow, installID).Get(ctx, &w); err != nil {
+func AwaitMaintenanceWindow(ctx workflow.Context, installID, opID string) (contract.Window, error) {
+	var w contract.Window
+	if err := runLocal(ctx, contract.NextMaintenanceWindow, installID).Get(ctx, &w); err != nil {
 		return w, err
 	}
 	wait := w.Start.Sub(workflow.Now(ctx))
@@ -24,7 +24,7 @@ func AwaitMaintenanceWindow(ctx workflow.Context, installID, opID string) (activ
 		return w, nil
 	}
 	if opID != "" {
-		if err := runLocal(ctx, a.SetOperationWaiting, opID, &w.Start).Get(ctx, nil); err != nil {
+		if err := runLocal(ctx, contract.SetOperationWaiting, opID, &w.Start).Get(ctx, nil); err != nil {
 			return w, err
 		}
 	}
@@ -33,7 +33,7 @@ func AwaitMaintenanceWindow(ctx workflow.Context, installID, opID string) (activ
 	}
 	if opID != "" {
 		var running *time.Time
-		return w, runLocal(ctx, a.SetOperationWaiting, opID, running).Get(ctx, nil)
+		return w, runLocal(ctx, contract.SetOperationWaiting, opID, running).Get(ctx, nil)
 	}
 	return w, nil
 }

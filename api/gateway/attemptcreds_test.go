@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/attemptcred"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
-	"github.com/outpost-dev/outpost/status"
 )
 
 // attemptManifest is what the test's job carries: a state backend and a

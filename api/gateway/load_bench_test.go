@@ -32,9 +32,10 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/activities"
+	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/seal"
 	"github.com/outpost-dev/outpost/store/storetest"
@@ -281,7 +282,7 @@ func BenchmarkLoadFaults(b *testing.B) {
 		e := p.env(b)
 		runners := registerRunners(b, e, n)
 		r := &faultRun{e: e, runners: runners, active: map[string]int{}, completed: map[string]int{},
-			acts: &activities.Activities{Store: e.s, AwaitCheck: time.Hour}}
+			acts: activities.NewJobs(e.s, time.Hour)}
 		f := startFleet(b, e, runners, 0, r.run)
 		f.downtime = 2 * time.Second
 		defer f.stop()
@@ -296,7 +297,7 @@ func BenchmarkLoadFaults(b *testing.B) {
 		var enqueueTime time.Duration // set before enqueued is sent on
 		go func() {
 			err := parallel(16, n*perRunner, func(k int) error {
-				ref, err := r.acts.EnqueueJob(ctx, activities.EnqueueJobInput{Key: fmt.Sprintf("load-%d", k),
+				ref, err := r.acts.EnqueueJob(ctx, contract.EnqueueJobInput{Key: fmt.Sprintf("load-%d", k),
 					InstallID: runners[k%n].InstallID, Type: protocol.JobTypeNoop, Manifest: json.RawMessage(`{}`), TimeoutMS: 60_000})
 				if err == nil {
 					outcomes.Add(1)
@@ -409,7 +410,7 @@ func (r *faultRun) lastDone() time.Time {
 type faultRun struct {
 	e        *env
 	runners  []runner
-	acts     *activities.Activities
+	acts     *activities.Jobs
 	finished atomic.Int64 // jobs whose outcome is recorded
 	mu       sync.Mutex
 	outcomes map[string]string // per job: its final status, or stuck

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 )
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
 )
 
 // TestExampleArchiveOverlays: -example examples/demo-app,examples/build-app
@@ -23,11 +24,11 @@ func TestExampleArchiveOverlays(t *testing.T) {
 		t.Fatalf("the demo app with build-app laid over it: %v", err)
 	}
 	img, _ := c.Component("site_image")
-	if img.Type != appconfig.TypeDockerBuild || img.Docker == nil || img.Docker.Target != "runtime" || img.Docker.BuildArgs["VERSION"] != "1.0.0" {
+	if img.Type != contract.TypeDockerBuild || img.Docker == nil || img.Docker.Target != "runtime" || img.Docker.BuildArgs["VERSION"] != "1.0.0" {
 		t.Errorf("site_image: %s %+v; want a docker_build of target runtime with VERSION", img.Type, img.Docker)
 	}
 	site, _ := c.Component("site")
-	if site.Type != appconfig.TypeHelmChart || !reflect.DeepEqual(site.Dependencies, []string{"cluster", "site_image"}) {
+	if site.Type != contract.TypeHelmChart || !reflect.DeepEqual(site.Dependencies, []string{"cluster", "site_image"}) {
 		t.Errorf("site: %s, dependencies %v; want a chart after cluster and site_image", site.Type, site.Dependencies)
 	}
 	if _, ok := c.Component("web"); !ok {

@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/testutil/terraformtest"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
-	"github.com/outpost-dev/outpost/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 )

@@ -110,3 +110,41 @@ const (
 
 // SandboxStep is the step name of the install's sandbox.
 const SandboxStep = "sandbox"
+
+// Release is a release's status.
+type Release string
+
+// A release's statuses.
+const (
+	ReleaseRunning   Release = "running"
+	ReleasePaused    Release = "paused"
+	ReleaseHalted    Release = "halted"
+	ReleaseSucceeded Release = "succeeded"
+	ReleaseCancelled Release = "cancelled"
+)
+
+// ReleaseEnded says the release has finished (it runs no more).
+func ReleaseEnded(s Release) bool { return s == ReleaseSucceeded || s == ReleaseCancelled }
+
+// ReleaseInstall is the status of one install in a release.
+type ReleaseInstall string
+
+// The statuses of one install in a release.
+const (
+	ReleaseInstallPending   ReleaseInstall = "pending"
+	ReleaseInstallWaiting   ReleaseInstall = "waiting" // for the install's maintenance window
+	ReleaseInstallRunning   ReleaseInstall = "running"
+	ReleaseInstallSucceeded ReleaseInstall = "succeeded"
+	ReleaseInstallFailed    ReleaseInstall = "failed"
+	ReleaseInstallSkipped   ReleaseInstall = "skipped" // the release was cancelled before it
+)
+
+// RunnerUpdate is the status of a runner update.
+type RunnerUpdate string
+
+// A runner update's statuses.
+const (
+	RunnerUpdateRunning   RunnerUpdate = "running"
+	RunnerUpdateSucceeded RunnerUpdate = "succeeded"
+	RunnerUpdateFailed    RunnerUpdate = "failed"
+)

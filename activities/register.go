@@ -1,0 +1,96 @@
+package activities
+
+import (
+	"time"
+
+	"github.com/outpost-dev/outpost/store"
+)
+
+// Deps are what the activities need.
+type Deps struct {
+	Store *store.Store
+	// Operations configures install operations (provision, deploy…).
+	Operations OperationConfig
+	// AwaitCheck is how often AwaitJob and AwaitBuild re-read their row when
+	// no notification came (a safety net for a lost one), and heartbeat
+	// Temporal. Default 5s.
+	AwaitCheck time.Duration
+}
+
+// OperationConfig are the operation settings of the activities.
+type OperationConfig struct {
+	// RunnerTimeout is how long an operation waits for the install's runner
+	// to come online (default 10m).
+	RunnerTimeout time.Duration
+	// OnlineWindow: a runner seen within it is online (default 90s).
+	OnlineWindow time.Duration
+	// JobWait bounds one terraform job, queueing included (default 1h).
+	JobWait time.Duration
+	// GatewayURL is the gateway's URL as runners reach it (the terraform
+	// state backend lives there).
+	GatewayURL string
+	// RegistryAddress is the vendor registry's host:port as runners reach
+	// it; RegistryPlainHTTP says it speaks HTTP (a loopback registry).
+	RegistryAddress   string
+	RegistryPlainHTTP bool
+}
+
+// withDefaults fills the settings left unset.
+func (c OperationConfig) withDefaults() OperationConfig {
+	if c.RunnerTimeout <= 0 {
+		c.RunnerTimeout = 10 * time.Minute
+	}
+	if c.OnlineWindow <= 0 {
+		c.OnlineWindow = store.DefaultOnlineWindow
+	}
+	if c.JobWait <= 0 {
+		c.JobWait = time.Hour
+	}
+	return c
+}
+
+// Registry is where activities are registered: a worker, or a test
+// environment. Temporal registers a struct's exported methods, each under
+// its name (the contract's).
+type Registry interface {
+	RegisterActivity(a any)
+}
+
+// Register registers every activity of the contract on r.
+func Register(r Registry, d Deps) {
+	for _, a := range New(d) {
+		r.RegisterActivity(a)
+	}
+}
+
+// New builds the activities, by domain: each a struct whose exported
+// methods are activities, over a small interface of the store.
+func New(d Deps) []any {
+	s, cfg := d.Store, d.Operations.withDefaults()
+	await := d.AwaitCheck
+	if await <= 0 {
+		await = 5 * time.Second
+	}
+	render := &renderer{store: s}
+	steps := &stepJobs{store: s}
+	arts := &artifacts{store: s, render: render, cfg: cfg}
+	inst := &installed{store: s, steps: steps, render: render}
+	queue := &jobQueue{store: s}
+	plan := &planner{store: s, render: render}
+	tf := &Terraform{store: s, render: render, steps: steps, installed: inst, artifacts: arts, cfg: cfg}
+	helm := &Helm{store: s, render: render, steps: steps, installed: inst}
+	return []any{
+		&Jobs{store: s, queue: queue, awaitCheck: await},
+		&Operations{store: s, plan: plan, cfg: cfg},
+		&Steps{store: s, render: render},
+		&Maintenance{store: s},
+		tf, helm,
+		&Builds{store: s, render: render, steps: steps, artifacts: arts, awaitCheck: await},
+		&Syncs{store: s, steps: steps, installed: inst, artifacts: arts},
+		&Drift{store: s, plan: plan, steps: steps, artifacts: arts, installed: inst, terraform: tf, helm: helm},
+		&Releases{store: s},
+		&Commands{store: s, queue: queue},
+		&Support{store: s, render: render, queue: queue},
+		&RunnerUpdates{store: s, render: render, artifacts: arts, queue: queue},
+	}
+}

@@ -1,0 +1,42 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/outpost-dev/outpost/contract"
+)
+
+// Workflows call activities by their contract names: they link none of the
+// activities' implementation. Temporal checks a call by name against
+// nothing, so each is checked against the contract's signature first, and
+// one that does not fit fails at once, naming the activity (a workflow
+// bug: not retried).
+
+// call runs activity name with ctx's activity options.
+func call(ctx workflow.Context, name string, args ...any) workflow.Future {
+	if err := contract.CheckArgs(name, args...); err != nil {
+		return failed(ctx, err)
+	}
+	return workflow.ExecuteActivity(ctx, name, args...)
+}
+
+// callLocal runs activity name as a local activity with ctx's local
+// activity options.
+func callLocal(ctx workflow.Context, name string, args ...any) workflow.Future {
+	if err := contract.CheckArgs(name, args...); err != nil {
+		return failed(ctx, err)
+	}
+	return workflow.ExecuteLocalActivity(ctx, name, args...)
+}
+
+// runLocal runs one of the quick store activities as a local activity.
+func runLocal(ctx workflow.Context, name string, args ...any) workflow.Future {
+	return callLocal(localActivity(ctx), name, args...)
+}
+
+func failed(ctx workflow.Context, err error) workflow.Future {
+	f, s := workflow.NewFuture(ctx)
+	s.SetError(temporal.NewNonRetryableApplicationError(err.Error(), "ContractMismatch", err))
+	return f
+}
