@@ -157,8 +157,9 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 		if j.StartedAt == nil {
 			j.StartedAt = &now
 		}
-		res := tx.Model(&Job{}).Where("id = ? AND status = ?", j.ID, status.JobQueued).Updates(map[string]any{
-			"status": j.Status, "attempt": j.Attempt, "lease_expires_at": expires, "started_at": j.StartedAt, "updated_at": now})
+		res := update(tx.Where("id = ? AND status = ?", j.ID, status.JobQueued),
+			&Job{Status: j.Status, Attempt: j.Attempt, LeaseExpiresAt: &expires, StartedAt: j.StartedAt, UpdatedAt: now},
+			"Status", "Attempt", "LeaseExpiresAt", "StartedAt", "UpdatedAt")
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
