@@ -130,8 +130,9 @@ func newEcho(log *slog.Logger) *echo.Echo {
 }
 
 // serveListener serves srv on ln until ctx is done, then shuts down
-// gracefully (a gateway's long polls are answered at once, Drain being
-// registered with srv.RegisterOnShutdown: runners simply poll again).
+// gracefully (a gateway's long polls, the API's log follow streams and
+// ?wait= requests are answered at once, their Drain being registered with
+// srv.RegisterOnShutdown: clients simply go on at another replica).
 func serveListener(ctx context.Context, log *slog.Logger, name string, ln net.Listener, srv *http.Server) error {
 	log.Info("listening", "server", name, "addr", ln.Addr().String())
 	errc := make(chan error, 1)
