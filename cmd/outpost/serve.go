@@ -105,6 +105,7 @@ func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
 	gatewayURL := gatewayURLFlag(fs, "http://127.0.0.1:8081", "; terraform jobs keep their state there")
 	registryURL := fs.String("registry-url", "http://127.0.0.1:5000",
 		"the vendor registry's URL as runners reach it; builds push there, installs sync from there")
+	healthListen := healthListenFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -118,6 +119,9 @@ func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
 		return err
 	}
 	defer p.Close()
+	if *healthListen != "" {
+		return p.run(ctx, p.serveHealth(*healthListen))
+	}
 	return p.run(ctx)
 }
 
