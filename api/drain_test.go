@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -21,12 +19,8 @@ func TestDrainEndsFollowStreamsAndWaits(t *testing.T) {
 	_, inst := e.fixture()
 	job := e.runningJob(inst, "wf/drain")
 	e.appendLines(job, 1, 2)
-	ts := httptest.NewUnstartedServer(nil)
-	ts.Config = httpserver.New(e.srv.Handler(), httpserver.Defaults)
-	ts.Config.RegisterOnShutdown(e.srv.Drain)
-	ts.Start()
-	t.Cleanup(ts.Close)
-	e.http = ts
+	srv := e.serve(httpserver.Defaults)
+	srv.RegisterOnShutdown(e.srv.Drain)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -44,17 +38,10 @@ func TestDrainEndsFollowStreamsAndWaits(t *testing.T) {
 
 	sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer scancel()
-	if err := ts.Config.Shutdown(sctx); err != nil {
+	if err := srv.Shutdown(sctx); err != nil {
 		t.Fatalf("shutdown: %v (held by the stream or the wait)", err)
 	}
-	var last sseEvent
-	for ev := range events {
-		last = ev
-	}
-	var resume logResume
-	if last.event != "resume" || json.Unmarshal([]byte(last.data), &resume) != nil || resume.After != "1.2" {
-		t.Errorf("the stream ended with %+v, want a resume event after 1.2", last)
-	}
+	expectResume(t, events, "1.2")
 	if got := <-waited; got.Status != status.JobQueued {
 		t.Errorf("the drained wait answered %+v, want the command as it is (queued)", got)
 	}
