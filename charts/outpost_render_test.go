@@ -1,6 +1,7 @@
 package charts_test
 
 import (
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+
+	"github.com/outpost-dev/outpost/charts"
 )
 
 // What `helm template` makes of the values an install needs: two
@@ -189,4 +194,44 @@ func TestTheControlPlaneChartOptions(t *testing.T) {
 func appVersion(t *testing.T) string {
 	t.Helper()
 	return controlPlaneChart(t).Metadata.AppVersion
+}
+
+// The example of a small installation: its values pass the schema and
+// render, and point at the Service of its `outpost temporal`.
+func TestTheControlPlaneChartExamples(t *testing.T) {
+	b, err := fs.ReadFile(charts.ControlPlaneChart(), "examples/values-small.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vals map[string]any
+	if err := yaml.Unmarshal(b, &vals); err != nil {
+		t.Fatal(err)
+	}
+	objs := renderPlane(t, vals)
+	env := envOf(objs["Deployment/outpost-worker"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0])
+	if _, ok := objs["Ingress/outpost"]; !ok || env["TEMPORAL_ADDRESS"].Value != "outpost-temporal:7233" {
+		t.Errorf("values-small.yaml: Ingress %v, TEMPORAL_ADDRESS %+v", ok, env["TEMPORAL_ADDRESS"])
+	}
+	manifests, err := fs.ReadFile(charts.ControlPlaneChart(), "examples/outpost-temporal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svc *corev1.Service
+	var temporal *appsv1.Deployment
+	for _, doc := range strings.Split(string(manifests), "\n---\n") {
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(doc), nil, nil)
+		if err != nil {
+			t.Fatalf("outpost-temporal.yaml: %v", err)
+		}
+		switch o := obj.(type) {
+		case *corev1.Service:
+			svc = o
+		case *appsv1.Deployment:
+			temporal = o
+		}
+	}
+	if svc == nil || svc.Name != "outpost-temporal" || svc.Spec.Ports[0].Port != 7233 || temporal == nil ||
+		temporal.Spec.Template.Spec.Containers[0].Args[0] != "temporal" || *temporal.Spec.Replicas != 1 {
+		t.Errorf("outpost-temporal.yaml: Service %+v, Deployment %+v", svc, temporal)
+	}
 }
