@@ -101,13 +101,15 @@ func startChartPlane(t testing.TB) *chartPlane {
 		t.Fatal(err)
 	}
 	p.prepareNamespace(podDatabaseURL(t, db, bridge), kekFile)
-	for svc, u := range map[string]*string{"api": &p.apiURL, "gateway": &p.gatewayURL, "registry": &p.registryURL} {
-		port := map[string]string{"api": "http", "gateway": "gateway", "registry": "registry"}[svc]
-		sp, err := cluster.ProxyService(planeNS, planeRelease+"-"+svc, port, "127.0.0.1:0")
+	for _, svc := range []struct {
+		name, port string
+		url        *string
+	}{{"api", "http", &p.apiURL}, {"gateway", "gateway", &p.gatewayURL}, {"registry", "registry", &p.registryURL}} {
+		sp, err := cluster.ProxyService(planeNS, planeRelease+"-"+svc.name, svc.port, "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		*u = "http://" + sp.Addr()
+		*svc.url = "http://" + sp.Addr() // closed when the cluster stops
 	}
 	began = time.Now()
 	if _, err := p.helm.Install(planeRelease, p.chart, p.values(planeV1), 5*time.Minute); err != nil {
