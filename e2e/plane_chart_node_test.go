@@ -243,7 +243,7 @@ func planeBinary(t testing.TB, v string) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "outpost")
-	args := []string{"build", "-o", bin, "-ldflags", "-X main.version=" + v}
+	args := []string{"build", "-o", bin, "-ldflags", "-s -w -X main.version=" + v} // stripped, as the image's
 	if v == planeV3 {
 		args = append(args, "-overlay", migrationOverlay(t, dir))
 	}
