@@ -61,12 +61,19 @@ type chartPlane struct {
 	temporal                        string // the Temporal frontend the pods dial
 	token                           string // the org's admin API token
 	store                           *store.Store
+	// imageRef is the pods' image of a version.
+	imageRef func(v string) string
 }
 
 // startChartPlane starts the cluster, PostgreSQL's database, Temporal and the
 // proxies, installs the chart on image v1, and creates an org. It skips
 // without what a node needs.
-func startChartPlane(t testing.TB) *chartPlane {
+func startChartPlane(t testing.TB) *chartPlane { return startChartPlaneWith(t, "") }
+
+// startChartPlaneWith is startChartPlane; with builtImage, an image of the
+// local Docker engine (scripts/docker.sh's) loaded into the node instead of
+// v1's.
+func startChartPlaneWith(t testing.TB, builtImage string) *chartPlane {
 	t.Helper()
 	cluster := localclustertest.StartWithNode(t, localcluster.NodeOptions{})
 	node := cluster.Node()
@@ -83,8 +90,14 @@ func startChartPlane(t testing.TB) *chartPlane {
 	}
 	began := time.Now()
 	host := planeBinary(t, planeV1) // runs `outpost temporal`, `org create` on the host
-	p.pushImage(planeV1)
-	t.Logf("the v1 image built and pushed in %s", time.Since(began).Round(time.Second))
+	p.imageRef = func(v string) string { return p.images + "/outpost:" + v }
+	if builtImage != "" {
+		p.loadDockerImage(builtImage)
+		p.imageRef = func(string) string { return builtImage }
+	} else {
+		p.pushImage(planeV1)
+	}
+	t.Logf("the image built and loaded in %s", time.Since(began).Round(time.Second))
 	if p.chart, err = chartstest.ControlPlaneChart(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +126,7 @@ func startChartPlane(t testing.TB) *chartPlane {
 	}
 	began = time.Now()
 	if _, err := p.helm.Install(planeRelease, p.chart, p.values(planeV1), 5*time.Minute); err != nil {
-		t.Fatalf("helm install: %v", err)
+		t.Fatalf("helm install: %v\n%s", err, p.describe())
 	}
 	p.waitRolledOut(planeV1)
 	t.Logf("helm install: every pod ready in %s", time.Since(began).Round(time.Second))
@@ -130,8 +143,10 @@ func startChartPlane(t testing.TB) *chartPlane {
 // values are the chart's values for image version v.
 func (p *chartPlane) values(v string) map[string]any {
 	small := map[string]any{"requests": map[string]any{"cpu": "20m", "memory": "64Mi"}, "limits": map[string]any{"memory": "1Gi"}}
+	ref := p.imageRef(v)
+	i := strings.LastIndex(ref, ":")
 	return map[string]any{
-		"image":    map[string]any{"repository": p.images + "/outpost", "tag": v},
+		"image":    map[string]any{"repository": ref[:i], "tag": ref[i+1:]},
 		"database": map[string]any{"existingSecret": "outpost-database"},
 		"kek":      map[string]any{"existingSecret": "outpost-kek"},
 		"temporal": map[string]any{"address": p.temporal},
@@ -296,6 +311,18 @@ func (p *chartPlane) pushImage(v string) {
 	}
 }
 
+// loadDockerImage loads ref from the local Docker engine into the node.
+func (p *chartPlane) loadDockerImage(ref string) {
+	p.t.Helper()
+	tarball := filepath.Join(p.t.TempDir(), "image.tar")
+	if out, err := exec.Command("docker", "save", "-o", tarball, ref).CombinedOutput(); err != nil {
+		p.t.Fatalf("docker save %s: %v\n%s", ref, err, out)
+	}
+	if err := p.cluster.Node().LoadImage(context.Background(), tarball); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
 // pods are the api and worker pods, by name.
 func (p *chartPlane) pods() map[string]corev1.Pod {
 	p.t.Helper()
@@ -321,7 +348,7 @@ func (p *chartPlane) rolledOut(v string) (bool, string) {
 	for _, pod := range pods {
 		c := pod.Labels["app.kubernetes.io/component"]
 		count[c]++
-		good := pod.Spec.Containers[0].Image == p.images+"/outpost:"+v && podReady(pod) && pod.DeletionTimestamp == nil
+		good := pod.Spec.Containers[0].Image == p.imageRef(v) && podReady(pod) && pod.DeletionTimestamp == nil
 		ok = ok && good
 		desc = append(desc, fmt.Sprintf("%s %s ready=%v deleting=%v", pod.Name, pod.Spec.Containers[0].Image, podReady(pod), pod.DeletionTimestamp != nil))
 	}
@@ -340,10 +367,28 @@ func (p *chartPlane) waitRolledOut(v string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("the pods are not all ready on %s after 5 minutes: %s", v, desc)
+			p.t.Fatalf("the pods are not all ready on %s after 5 minutes: %s\n%s", v, desc, p.describe())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// describe says what became of the release's pods (the hook's included):
+// their status and the end of their containers' logs.
+func (p *chartPlane) describe() string {
+	ctx := context.Background()
+	list, err := p.cs.CoreV1().Pods(planeNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, pod := range list.Items {
+		fmt.Fprintf(&b, "pod %s: %s %+v\n", pod.Name, pod.Status.Phase, pod.Status.ContainerStatuses)
+		tail := int64(20)
+		logs, err := p.cs.CoreV1().Pods(planeNS).GetLogs(pod.Name, &corev1.PodLogOptions{TailLines: &tail}).DoRaw(ctx)
+		fmt.Fprintf(&b, "  its log (%v):\n%s\n", err, logs)
+	}
+	return b.String()
 }
 
 // replicas is the chart's control plane as the replicas tests see one:
