@@ -127,3 +127,16 @@ func renderPlane(t *testing.T, vals map[string]any) map[string]runtime.Object {
 	}
 	return objs
 }
+
+// scripts/docker.sh tags both images with one version, the runner chart's
+// appVersion: the control plane's chart must name the same, so that each
+// chart's default image is one the script builds.
+func TestBothChartsNameTheImagesVersion(t *testing.T) {
+	runner, err := chartstest.RunnerChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plane := controlPlaneChart(t).Metadata.AppVersion; plane != runner.Metadata.AppVersion {
+		t.Errorf("appVersion: the control plane's chart %q, the runner's %q; want one version", plane, runner.Metadata.AppVersion)
+	}
+}
