@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -141,14 +140,14 @@ func (s *Server) getCommand(c echo.Context) error {
 	return c.JSON(http.StatusOK, commandView(cmd))
 }
 
-// awaitClosed waits up to wait seconds for the workflow of a command or a support bundle (what) to
-// close. Whatever goes wrong, the caller's row says where it is: only the lack of a workflow
+// awaitClosed waits up to wait seconds (less if the API drains) for the workflow of a command or a
+// support bundle (what) to close. Whatever goes wrong, the caller's row says where it is: only the lack of a workflow
 // service is an error.
 func (s *Server) awaitClosed(ctx context.Context, wait int, what, workflowID string) error {
 	if s.ops == nil {
 		return errNoOps()
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(wait)*time.Second)
+	ctx, cancel := s.waitContext(ctx, wait)
 	defer cancel()
 	if err := s.ops.AwaitWorkflow(ctx, workflowID); err != nil && ctx.Err() == nil {
 		s.log.Warn("awaiting a "+what+"'s workflow failed", "workflow", workflowID, "err", err)

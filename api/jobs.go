@@ -130,7 +130,8 @@ func (s *Server) jobLogs(c echo.Context) error {
 
 // followLogs streams a job's logs after cursor as Server-Sent Events, woken by the bus (and
 // followTick), until the job ended and every line was sent (or logGrace passed), the client left,
-// or followMax passed (then a `resume` event: the client reconnects after its last cursor).
+// or followMax passed or the API drains (then a `resume` event: the client reconnects after its
+// last cursor).
 func (s *Server) followLogs(c echo.Context, job store.Job, cursor store.LogCursor) error {
 	ctx := c.Request().Context()
 	// Subscribe before the first read, so nothing that happens after it is missed.
@@ -196,9 +197,9 @@ func (s *Server) followLogs(c echo.Context, job store.Job, cursor store.LogCurso
 		case <-grace:
 			return s.endStream(w, j)
 		case <-limit.C:
-			_ = writeEvent(w, "resume", "", wire.LogResume{After: formatCursor(cursor)})
-			w.Flush()
-			return nil
+			return resumeStream(w, cursor)
+		case <-s.draining.Done(): // the server shuts down: go on at another replica
+			return resumeStream(w, cursor)
 		case <-wake:
 		case <-wakeLogs:
 		case <-tick.C:
@@ -227,6 +228,14 @@ func (s *Server) logsComplete(ctx context.Context, j store.Job, cursor store.Log
 		}
 	}
 	return lastSeq == 0 || cursor.Attempt > j.Attempt || (cursor.Attempt == j.Attempt && cursor.Seq >= lastSeq), nil
+}
+
+// resumeStream ends a stream that has not reached its end: the client
+// reconnects after cursor.
+func resumeStream(w *echo.Response, cursor store.LogCursor) error {
+	_ = writeEvent(w, "resume", "", wire.LogResume{After: formatCursor(cursor)})
+	w.Flush()
+	return nil
 }
 
 func (s *Server) endStream(w *echo.Response, j store.Job) error {

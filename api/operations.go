@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -142,7 +141,7 @@ func (s *Server) getOperation(c echo.Context) error {
 		return err
 	}
 	if wait > 0 && !operationFinished(op) && s.ops != nil {
-		ctx, cancel := context.WithTimeout(c.Request().Context(), time.Duration(wait)*time.Second)
+		ctx, cancel := s.waitContext(c.Request().Context(), wait)
 		s.ops.AwaitWorkflow(ctx, op.WorkflowID)
 		cancel()
 		if op, err = s.store.GetOperation(c.Request().Context(), op.OrgID, op.ID); err != nil {

@@ -117,6 +117,10 @@ type Server struct {
 	// found and starts waiting (for tests).
 	followIdle func(job store.Job, sent store.LogCursor)
 
+	// draining ends when Drain is called.
+	draining context.Context
+	drain    context.CancelFunc
+
 	routes  []route
 	openAPI []byte
 }
@@ -143,6 +147,7 @@ func New(cfg Config) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.draining, s.drain = context.WithCancel(context.Background())
 	if s.onlineWindow <= 0 {
 		s.onlineWindow = DefaultOnlineWindow
 	}

@@ -24,13 +24,23 @@ const DefaultRunnerChartRef = "oci://ghcr.io/outpost-dev/charts/" + RunnerChartN
 // DefaultRunnerRelease is the release name of a runner install.
 const DefaultRunnerRelease = RunnerChartName
 
-//go:embed all:outpost-runner
+// ControlPlaneChartName is the control plane's chart's name and directory.
+const ControlPlaneChartName = "outpost"
+
+//go:embed all:outpost-runner all:outpost
 var files embed.FS
 
 // RunnerChart is the runner chart's directory: Chart.yaml, values.yaml,
 // templates/, README.md.
-func RunnerChart() fs.FS {
-	sub, err := fs.Sub(files, RunnerChartName)
+func RunnerChart() fs.FS { return chartFS(RunnerChartName) }
+
+// ControlPlaneChart is the control plane's chart's directory (api and
+// worker Deployments, their Services, the migration hook): Chart.yaml,
+// values.yaml, values.schema.json, templates/.
+func ControlPlaneChart() fs.FS { return chartFS(ControlPlaneChartName) }
+
+func chartFS(name string) fs.FS {
+	sub, err := fs.Sub(files, name)
 	if err != nil {
 		panic(err) // the directory is embedded
 	}
@@ -38,8 +48,13 @@ func RunnerChart() fs.FS {
 }
 
 // RunnerChartVersion is the runner chart's version (its Chart.yaml).
-var RunnerChartVersion = func() string {
-	b, err := fs.ReadFile(RunnerChart(), "Chart.yaml")
+var RunnerChartVersion = chartVersion(RunnerChartName)
+
+// ControlPlaneChartVersion is the control plane chart's version.
+var ControlPlaneChartVersion = chartVersion(ControlPlaneChartName)
+
+func chartVersion(name string) string {
+	b, err := fs.ReadFile(chartFS(name), "Chart.yaml")
 	if err != nil {
 		panic(err)
 	}
@@ -47,23 +62,29 @@ var RunnerChartVersion = func() string {
 		Version string `json:"version"`
 	}
 	if err := yaml.Unmarshal(b, &c); err != nil || c.Version == "" {
-		panic(fmt.Sprintf("charts: %s/Chart.yaml: no version (%v)", RunnerChartName, err))
+		panic(fmt.Sprintf("charts: %s/Chart.yaml: no version (%v)", name, err))
 	}
 	return c.Version
-}()
+}
 
 // RunnerChartArchive is the runner chart as `helm package` writes it: a
 // gzipped tar with the files under outpost-runner/. It is the same bytes for
 // the same chart (sorted entries, no times), so it can be a helm job's
 // chart_archive or be pushed to a registry as an artifact of its own.
-func RunnerChartArchive() ([]byte, error) {
+func RunnerChartArchive() ([]byte, error) { return chartArchive(RunnerChartName) }
+
+// ControlPlaneChartArchive is the control plane's chart as `helm package`
+// writes it (files under outpost/), the same bytes for the same chart.
+func ControlPlaneChartArchive() ([]byte, error) { return chartArchive(ControlPlaneChartName) }
+
+func chartArchive(name string) ([]byte, error) {
 	var buf bytes.Buffer
 	w, err := tarball.NewWriter(&buf, tarball.Format{}, nil)
 	if err == nil {
-		err = errors.Join(w.AddFS(RunnerChart(), tarball.Tree{Prefix: RunnerChartName}), w.Close())
+		err = errors.Join(w.AddFS(chartFS(name), tarball.Tree{Prefix: name}), w.Close())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("packing the %s chart: %w", RunnerChartName, err)
+		return nil, fmt.Errorf("packing the %s chart: %w", name, err)
 	}
 	return buf.Bytes(), nil
 }

@@ -61,7 +61,11 @@ func TestReplicasSurviveKills(t *testing.T) {
 
 // demoApp is a stack on the replicas, through the first API, with the
 // example app synced (and so its build runner started).
-func (rp *replicas) demoApp(t testing.TB) *stack {
+func (rp *replicas) demoApp(t testing.TB) *stack { return rp.app(t, exampleDir) }
+
+// app is a stack on the replicas, through the first API, with the app in
+// dir synced (and so its build runner started).
+func (rp *replicas) app(t testing.TB, dir string) *stack {
 	s := &stack{t: t, apiURL: rp.apis[0], token: rp.token, gateway: rp.runnerGateway, store: rp.store}
 	var app struct {
 		ID    string `json:"id"`
@@ -72,7 +76,7 @@ func (rp *replicas) demoApp(t testing.TB) *stack {
 	}
 	s.install.AppID, s.orgID = app.ID, app.OrgID
 	s.buildTok = rp.buildRunnerToken(s)
-	s.syncConfig(exampleDir)
+	s.syncConfig(dir)
 	return s
 }
 

@@ -14,7 +14,9 @@
 // when an overlay cannot be mounted there); a kubelet (node NodeName, cgroup
 // v1 allowed, no per-QoS cgroups, eviction all but off, anonymous access
 // allowed to all); kube-scheduler; and kube-controller-manager running only
-// the deployment, replicaset and node-lifecycle controllers. Pods get
+// the deployment, replicaset, node-lifecycle, endpointslice, job,
+// disruption, persistentvolume-binder and garbage-collector controllers
+// (no volume provisioner: a claim binds to a volume made beforehand). Pods get
 // addresses from a bridge of the node's own (NodeOptions.Bridge, default
 // opst0, made before the kubelet starts and deleted on Stop) with host-local
 // IPAM and no masquerading; the bridge's first address (Node.Gateway) is the
@@ -32,8 +34,10 @@
 //
 // A node needs root and what `scripts/tools.sh node` provides (CheckNode says
 // what is missing). Its limits: one node per bridge and subnet on a host;
-// no service proxy, DNS or service-account tokens (envtest's API server
-// disables the ServiceAccount admission plugin); pods' OOM scores are kept at
+// no kube-proxy, DNS or service-account tokens (envtest's API server
+// disables the ServiceAccount admission plugin): a Service is reached from
+// the host through Cluster.ProxyService (node_service.go), which forwards
+// each connection to one of its ready endpoints as kube-proxy would; pods' OOM scores are kept at
 // or above containerd's own; the kubelet still uses the host-wide
 // /var/lib/kubelet/device-plugins and containerd's shims /run/containerd/s
 // (sockets named by a hash of the node's own socket); anything a pod can reach

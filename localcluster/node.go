@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/outpost-dev/outpost/runner/plugins/toolpath"
@@ -65,6 +66,14 @@ type Node struct {
 	snapshotterName string
 	out             io.Writer
 	stopWait        time.Duration
+	proxiesMu       sync.Mutex
+	proxies         []*ServiceProxy // ProxyService's, closed by stop
+}
+
+func (n *Node) addProxy(p *ServiceProxy) {
+	n.proxiesMu.Lock()
+	n.proxies = append(n.proxies, p)
+	n.proxiesMu.Unlock()
 }
 
 // Gateway is the bridge's address on the host: pods reach the host there.
@@ -138,11 +147,18 @@ func startNode(ctx context.Context, c *Cluster, assets string, opts *NodeOptions
 	return n, nil
 }
 
-// stop stops the node's processes (the controller manager first, containerd
-// last, after removing the pods it runs), then unmounts what they left under
-// the node's directory, deletes the bridge and restores the kernel settings.
+// stop closes the service proxies, stops the node's processes (the
+// controller manager first, containerd last, after removing the pods it
+// runs), then unmounts what they left under the node's directory, deletes
+// the bridge and restores the kernel settings.
 func (n *Node) stop() error {
 	var errs []error
+	n.proxiesMu.Lock()
+	for _, p := range n.proxies {
+		p.Close()
+	}
+	n.proxies = nil
+	n.proxiesMu.Unlock()
 	for i := len(n.procs) - 1; i >= 0; i-- {
 		p := n.procs[i]
 		if p.name == "containerd" && p.running() {

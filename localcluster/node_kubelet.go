@@ -84,13 +84,17 @@ func (n *Node) startScheduler(c *Cluster) error {
 
 // startControllerManager starts kube-controller-manager with only the
 // controllers a Deployment needs (the node lifecycle controller lifts the
-// not-ready taint a node registers with): no leader election, no port.
+// not-ready taint a node registers with), a Service's EndpointSlices
+// (ProxyService), a Job (helm's hooks), a PodDisruptionBudget's status, a
+// claim bound to a volume made beforehand, and the garbage collector (what
+// a deleted owner owned): no leader election, no port.
 func (n *Node) startControllerManager(c *Cluster) error {
 	return n.start("kube-controller-manager", filepath.Join(n.assets, "kube-controller-manager"),
 		"--kubeconfig="+c.kubeconfigPath,
 		"--leader-elect=false",
 		"--secure-port=0",
-		"--controllers=deployment-controller,replicaset-controller,node-lifecycle-controller",
+		"--controllers=deployment-controller,replicaset-controller,node-lifecycle-controller,"+
+			"endpointslice-controller,job-controller,disruption-controller,persistentvolume-binder-controller,garbage-collector-controller",
 		"--use-service-account-credentials=false",
 	)
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,10 +117,17 @@ func TestNodeRunsADeploymentThroughRollingUpdates(t *testing.T) {
 		t.Errorf("pod IP %q; want one in the bridge's subnet %s", v1Pod.Status.PodIP, node.Subnet())
 	}
 
+	// The host reaches the pods through their Service.
+	svc := serviceProxy(ctx, t, c, cs)
+	if got := getLine(t, svc); got != "podapp v1 says hello" {
+		t.Errorf("through the Service: %q, want v1's line", got)
+	}
+
 	// A rolling update: the new pod becomes ready, then the old one goes.
 	setImage(ctx, t, cs, refs["v2"])
 	v2Pod := waitRolledOut(ctx, t, cs, refs["v2"])
 	waitLog(ctx, t, cs, v2Pod, "podapp v2 says hello")
+	waitLine(ctx, t, svc, "podapp v2 says hello")
 	if _, err := cs.CoreV1().Pods("default").Get(ctx, v1Pod.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the v1 pod %s after the rollout: %v; want it gone", v1Pod.Name, err)
 	}
@@ -128,11 +137,62 @@ func TestNodeRunsADeploymentThroughRollingUpdates(t *testing.T) {
 	waitStalled(ctx, t, cs)
 	checkStalled(ctx, t, cs, v2Pod, refs["never"])
 	waitLog(ctx, t, cs, v2Pod, "podapp v2 says hello")
+	for range 10 { // never to the pod that is not ready
+		if got := getLine(t, svc); got != "podapp v2 says hello" {
+			t.Fatalf("through the Service during the stalled rollout: %q, want only the ready v2 pod's line", got)
+		}
+	}
 
 	runLoadedImage(ctx, t, cs, node, bin)
-	stopAndCheckCleanup(t, c)
+	stopAndCheckCleanup(t, c) // closes the service proxy too
 	if after := readSysctls(t); after != sysctls {
 		t.Errorf("kernel settings after Stop:\n%s\nbefore Start:\n%s", after, sysctls)
+	}
+}
+
+// serviceProxy makes the Service podapp (port http: 8080) and a proxy to it
+// on the host, closed when the test ends.
+func serviceProxy(ctx context.Context, t *testing.T, c *localcluster.Cluster, cs kubernetes.Interface) *localcluster.ServiceProxy {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "podapp", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "podapp"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	if _, err := cs.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.ProxyService("default", "podapp", "http", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// getLine asks podapp for its line through the proxy: "" when no pod
+// answers.
+func getLine(t *testing.T, p *localcluster.ServiceProxy) string {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	res, err := client.Get("http://" + p.Addr() + "/line")
+	if err != nil {
+		return ""
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return strings.TrimSpace(string(b))
+}
+
+// waitLine waits until the Service answers line (the EndpointSlices follow
+// the pods' readiness a moment later).
+func waitLine(ctx context.Context, t *testing.T, p *localcluster.ServiceProxy, line string) {
+	t.Helper()
+	var got string
+	for got = getLine(t, p); got != line; got = getLine(t, p) {
+		if !sleep(ctx) {
+			t.Fatalf("through the Service: %q, want %q", got, line)
+		}
 	}
 }
 

@@ -50,6 +50,9 @@ func TestEveryRouteBoundsItsBody(t *testing.T) {
 		if rt.Auth == gateway.AuthState {
 			continue // without a running job's credential the body is not read (401)
 		}
+		if rt.Path == "/healthz" {
+			continue // reads no body: a chunked one is never read to its limit
+		}
 		chunked++
 		req, _ := http.NewRequestWithContext(context.Background(), rt.Method, e.srv.URL+path, io.NopCloser(testutil.OverLimit(rt.MaxBody+1)))
 		req.Header = auth.Clone()

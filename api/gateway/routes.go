@@ -32,13 +32,15 @@ type Route struct {
 	handler echo.HandlerFunc
 }
 
-// Routes lists every route of /runner/v1, each with its body limit; the
-// state routes are terraform's standard http backend (protocol.PathState and
-// protocol.PathLock, see the package doc).
+// Routes lists every route of /runner/v1, each with its body limit, and
+// GET /healthz (the listener's health, for a load balancer or a readiness
+// probe); the state routes are terraform's standard http backend
+// (protocol.PathState and protocol.PathLock, see the package doc).
 func (g *Gateway) Routes() []Route {
 	const post = http.MethodPost
 	const state = "/runner/v1/state/:workspace"
 	return []Route{
+		{http.MethodGet, "/healthz", AuthNone, MaxBodyBytes, g.healthz},
 		{post, "/runner/v1/register", AuthNone, MaxBodyBytes, g.register},
 		{post, "/runner/v1/heartbeat", AuthRunner, MaxBodyBytes, g.runnerHeartbeat},
 		{post, "/runner/v1/jobs/claim", AuthRunner, MaxBodyBytes, g.claim},

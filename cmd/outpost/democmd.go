@@ -38,7 +38,7 @@ func runDemo(ctx context.Context, args []string, log *slog.Logger) error {
 		return err
 	}
 	defer s.Close()
-	if err := checkSchema(ctx, s); err != nil {
+	if err := checkSchema(ctx, log, s); err != nil {
 		return err
 	}
 	boot, err := bootstrap(ctx, s, c.dataDir)

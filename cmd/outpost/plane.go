@@ -81,7 +81,7 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 		return nil, err
 	}
 	if !cfg.migrate {
-		if err := checkSchema(ctx, p.store); err != nil {
+		if err := checkSchema(ctx, log, p.store); err != nil {
 			return nil, err
 		}
 	}
@@ -170,11 +170,14 @@ func (p *plane) run(ctx context.Context, more ...func(context.Context) error) er
 			p.gateway.Register(e)
 			srv := httpserver.New(e, p.limits)
 			srv.RegisterOnShutdown(p.gateway.Drain)
+			srv.RegisterOnShutdown(p.api.Drain)
 			eg.Go(func() error { return serveListener(ctx, p.log, "api+gateway", p.apiLn, srv) })
 		} else {
 			h := p.api.Handler()
 			dashboard.Register(h, dashboard.Config{Tokens: p.api, Logger: p.log})
-			eg.Go(func() error { return serveListener(ctx, p.log, "api", p.apiLn, httpserver.New(h, p.limits)) })
+			apiSrv := httpserver.New(h, p.limits)
+			apiSrv.RegisterOnShutdown(p.api.Drain)
+			eg.Go(func() error { return serveListener(ctx, p.log, "api", p.apiLn, apiSrv) })
 			srv := httpserver.New(p.gateway.Handler(), p.limits)
 			srv.RegisterOnShutdown(p.gateway.Drain)
 			eg.Go(func() error { return serveListener(ctx, p.log, "gateway", p.gatewayLn, srv) })
@@ -205,14 +208,22 @@ func (p *plane) Close() {
 	}
 }
 
-// checkSchema refuses to serve on a database that is not migrated.
-func checkSchema(ctx context.Context, s *store.Store) error {
+// checkSchema refuses to serve on a database that is behind this outpost
+// (`outpost migrate` brings it up). One that is ahead was migrated by a newer
+// outpost, in a rolling upgrade or before a rollback: this one runs on it,
+// every migration keeping the schema usable by the release before it
+// (docs/production.md, "Upgrading").
+func checkSchema(ctx context.Context, log *slog.Logger, s *store.Store) error {
 	v, err := s.SchemaVersion(ctx)
 	if err != nil {
 		return fmt.Errorf("read schema version (run `outpost migrate`?): %w", err)
 	}
-	if want := store.LatestSchemaVersion(); v != want {
+	switch want := store.LatestSchemaVersion(); {
+	case v < want:
 		return fmt.Errorf("database schema is at version %d, this outpost needs %d: run `outpost migrate`", v, want)
+	case v > want:
+		log.Warn("the database schema is newer than this outpost's: running on it, as migrations keep the previous release working",
+			"schema_version", v, "outpost_schema_version", want)
 	}
 	return nil
 }

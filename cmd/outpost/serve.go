@@ -105,6 +105,7 @@ func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
 	gatewayURL := gatewayURLFlag(fs, "http://127.0.0.1:8081", "; terraform jobs keep their state there")
 	registryURL := fs.String("registry-url", "http://127.0.0.1:5000",
 		"the vendor registry's URL as runners reach it; builds push there, installs sync from there")
+	healthListen := healthListenFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -118,6 +119,9 @@ func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
 		return err
 	}
 	defer p.Close()
+	if *healthListen != "" {
+		return p.run(ctx, p.serveHealth(*healthListen))
+	}
 	return p.run(ctx)
 }
 
@@ -130,8 +134,9 @@ func newEcho(log *slog.Logger) *echo.Echo {
 }
 
 // serveListener serves srv on ln until ctx is done, then shuts down
-// gracefully (a gateway's long polls are answered at once, Drain being
-// registered with srv.RegisterOnShutdown: runners simply poll again).
+// gracefully (a gateway's long polls, the API's log follow streams and
+// ?wait= requests are answered at once, their Drain being registered with
+// srv.RegisterOnShutdown: clients simply go on at another replica).
 func serveListener(ctx context.Context, log *slog.Logger, name string, ln net.Listener, srv *http.Server) error {
 	log.Info("listening", "server", name, "addr", ln.Addr().String())
 	errc := make(chan error, 1)

@@ -1,6 +1,7 @@
 // Command podapp is the program of the node test's images (node_test.go):
-// it prints -line every second, serves /readyz on :8080 (ready unless
-// -ready=false) and, when DIAL names an address, sends it one line.
+// it prints -line every second, serves /readyz (ready unless -ready=false)
+// and /line (-line) on :8080 and, when DIAL names an address, sends it one
+// line.
 package main
 
 import (
@@ -26,6 +27,7 @@ func main() {
 		}
 		fmt.Fprintln(w, "ok")
 	})
+	http.HandleFunc("/line", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, *line) })
 	go func() {
 		for {
 			fmt.Println(*line)
