@@ -93,6 +93,17 @@ func (a *Operations) installStatuses(ctx context.Context, op store.InstallOperat
 	return nil
 }
 
+// FailedInstallStatus is the status an install takes when an operation of
+// kind fails: failed after a provision, reprovision or deprovision; ""
+// (unchanged) after any other, which does not change what the install is.
+// The worker's sweeper uses it too.
+func FailedInstallStatus(kind string) status.Install {
+	if kind == contract.OpProvision || kind == contract.OpReprovision || kind == contract.OpDeprovision {
+		return status.InstallFailed
+	}
+	return ""
+}
+
 // runningInstallStatus is the status of an install while a provision,
 // reprovision or deprovision runs.
 func runningInstallStatus(kind string) status.Install {

@@ -26,7 +26,7 @@ func DriftCheck(ctx workflow.Context, in contract.OperationInput) (contract.Oper
 	}
 	var plan contract.OperationPlan
 	if err := runLocal(ctx, contract.BeginOperation, opID).Get(ctx, &plan); err != nil {
-		return contract.OperationResult{Status: status.OpFailed, Error: err.Error()}, err
+		return beginFailed(ctx, opID, err)
 	}
 	if _, err := awaitRunner(ctx, opID, plan.RunnerTimeout); err != nil {
 		res := contract.OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{}, Error: rootMessage(err)}
@@ -46,8 +46,9 @@ func DriftCheck(ctx workflow.Context, in contract.OperationInput) (contract.Oper
 func checkSteps(ctx workflow.Context, opID string, plan contract.OperationPlan) contract.OperationResult {
 	res := contract.OperationResult{Status: status.OpSucceeded, Steps: map[string]status.Step{}}
 	done := workflow.NewChannel(ctx)
+	lost := &unrecorded{}
 	for _, spec := range plan.Steps {
-		st := &step{opID: opID, plan: plan, spec: spec, jobs: JobPolicy{Wait: plan.JobWait}}
+		st := &step{opID: opID, plan: plan, spec: spec, jobs: JobPolicy{Wait: plan.JobWait}, lost: lost}
 		workflow.Go(ctx, func(ctx workflow.Context) { done.Send(ctx, st.checkDrift(ctx)) })
 	}
 	for range plan.Steps {
@@ -61,6 +62,7 @@ func checkSteps(ctx workflow.Context, opID string, plan contract.OperationPlan) 
 			res.Status, res.Error = status.OpFailed, out.Name+": "+out.Error
 		}
 	}
+	res.Error = lost.withNote(res.Error)
 	return res
 }
 
@@ -139,9 +141,14 @@ func reconcile(ctx workflow.Context, opID string, plan contract.OperationPlan) s
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE})
 	child := workflow.ExecuteChildWorkflow(cctx, contract.WorkflowReconcileDrift, contract.OperationInput{OperationID: r.OperationID})
 	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		why := "drift not reconciled: " + rootMessage(err)
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		_ = runLocal(dctx, contract.FinishOperation, r.OperationID, status.OpFailed, "the reconcile could not start: "+rootMessage(err), status.Install("")).Get(dctx, nil)
-		return "drift not reconciled: " + rootMessage(err)
+		if ferr := runLocal(dctx, contract.FinishOperation, r.OperationID, status.OpFailed, "the reconcile could not start: "+rootMessage(err), status.Install("")).Get(dctx, nil); ferr != nil {
+			lost := &unrecorded{}
+			lost.add(ctx, "the end of reconcile "+r.OperationID, ferr)
+			why = lost.withNote(why)
+		}
+		return why
 	}
 	return ""
 }

@@ -68,7 +68,7 @@ func ReconcileDrift(ctx workflow.Context, in contract.OperationInput) (contract.
 func runOperation(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
 	var plan contract.OperationPlan
 	if err := runLocal(ctx, contract.BeginOperation, in.OperationID).Get(ctx, &plan); err != nil {
-		return contract.OperationResult{Status: status.OpFailed, Error: err.Error()}, err
+		return beginFailed(ctx, in.OperationID, err)
 	}
 	if plan.InMaintenanceWindow {
 		if _, err := AwaitMaintenanceWindow(ctx, plan.InstallID, in.OperationID); err != nil {
@@ -111,11 +111,38 @@ func awaitRunner(ctx workflow.Context, opID string, timeout time.Duration) (cont
 	return runner, err
 }
 
+// finishOnBeginFailure is the change that finishes an operation whose
+// BeginOperation failed (before it, the workflow ended leaving the install
+// locked): docs/architecture/temporal.md, "Workflow versions".
+const finishOnBeginFailure = "finish-on-begin-failure"
+
+// beginFailed ends an operation whose BeginOperation failed (a
+// non-retryable error, or the database away past the local activity's
+// limit): it is finished, failed (cancelled when the workflow was), and the
+// install's status left as it was.
+func beginFailed(ctx workflow.Context, opID string, err error) (contract.OperationResult, error) {
+	if workflow.GetVersion(ctx, finishOnBeginFailure, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return contract.OperationResult{Status: status.OpFailed, Error: err.Error()}, err
+	}
+	workflow.GetLogger(ctx).Error("beginning the operation failed", "operation", opID, "error", err)
+	res := contract.OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{},
+		Error: "beginning the operation: " + rootMessage(err)}
+	if temporal.IsCanceledError(err) {
+		res.Status, res.Error = status.OpCancelled, ""
+	}
+	return finishOperation(ctx, opID, res, "")
+}
+
 // finishOperation records the operation's end (even when it was cancelled)
-// and releases the install's lock. A failed operation fails its workflow.
+// and releases the install's lock. A failed operation fails its workflow;
+// one whose end could not be recorded too (the worker's sweeper records it
+// once the database answers).
 func finishOperation(ctx workflow.Context, opID string, res contract.OperationResult, installStatus status.Install) (contract.OperationResult, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	err := runLocal(dctx, contract.FinishOperation, opID, res.Status, res.Error, installStatus).Get(dctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Error("recording the operation's end failed", "operation", opID, "status", res.Status, "error", err)
+	}
 	if res.Status == status.OpFailed && res.Error != "" {
 		return res, temporal.NewNonRetryableApplicationError(res.Error, "OperationFailed", nil)
 	}

@@ -32,6 +32,8 @@ type scheduler struct {
 	queued map[string]bool
 	// stop: a denial or a cancellation; start nothing new.
 	stop bool
+	// lost: the steps' status writes that failed.
+	lost unrecorded
 }
 
 // stepOutcome is what one step ended with.
@@ -136,7 +138,7 @@ func (s *scheduler) readyToStart(st contract.StepSpec) (ready bool, blocked stri
 // step is how st runs in this operation.
 func (s *scheduler) step(st contract.StepSpec) *step {
 	return &step{opID: s.opID, plan: s.plan, spec: st, approval: s.approvals[st.Name], sched: s,
-		jobs: JobPolicy{MaxAttempts: 3, Wait: s.plan.JobWait}}
+		jobs: JobPolicy{MaxAttempts: 3, Wait: s.plan.JobWait}, lost: &s.lost}
 }
 
 // startAfter is what a step waits for before it starts: a step that deploys a build only the
@@ -283,6 +285,6 @@ func (s *scheduler) result(ctx workflow.Context) contract.OperationResult {
 		res.Status = status.OpCancelled
 	}
 	slices.Sort(failures)
-	res.Error = strings.Join(failures, "\n")
+	res.Error = s.lost.withNote(strings.Join(failures, "\n"))
 	return res
 }

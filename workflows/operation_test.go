@@ -36,6 +36,8 @@ type fakeInstall struct {
 	// planned, when set, is a step's plan; default: changes (applied by a
 	// plan_apply job).
 	planned func(step string, applied bool) contract.PlanSummary
+	// statusErr, when set, is what SetStepStatus answers (nil: recorded).
+	statusErr func(step string, outcome status.Step) error
 
 	mu        sync.Mutex
 	events    []string                 // "enqueue <job>", "end <job>", "inputs <step>", "cancel <job>: <reason>"
@@ -87,6 +89,11 @@ func (f *fakeInstall) mockOperation() {
 		return contract.RunnerCheck{Online: true, Runner: f.runner}, nil
 	})
 	f.env.OnActivity(contract.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step string, outcome status.Step, _ string) error {
+		if f.statusErr != nil {
+			if err := f.statusErr(step, outcome); err != nil {
+				return err
+			}
+		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.statuses[step] = append(f.statuses[step], outcome)
@@ -108,19 +115,21 @@ func (f *fakeInstall) mockOperation() {
 	f.env.OnActivity(contract.CancelJob, mockAny, mockAny, mockAny).Return(func(_ context.Context, jobID, reason string) error {
 		f.log("cancel " + jobID + ": " + reason)
 		return nil
-	})
+	}).Maybe() // only when cancelled
 }
 
 // mockBuilds: every component's build is there; its sync job copies it.
+// These mocks, and mockTerraform's that a plan may not need, are Maybe: a
+// test's AssertExpectations asserts the others.
 func (f *fakeInstall) mockBuilds() {
 	f.env.OnActivity(contract.ResolveBuild, mockAny, "op_1", mockAny).Return(func(_ context.Context, _, step string) (contract.ResolvedBuild, error) {
 		return contract.ResolvedBuild{BuildSummary: contract.BuildSummary{BuildID: "build-" + step, Status: status.BuildSucceeded}}, nil
-	})
+	}).Maybe()
 	f.env.OnActivity(contract.EnqueueSyncJob, mockAny, mockAny).Return(func(_ context.Context, in contract.SyncJobInput) (contract.JobRef, error) {
 		f.log("enqueue " + in.Step + "/sync")
 		return contract.JobRef{JobID: in.Step + "/sync", Created: true}, nil
-	})
-	f.env.OnActivity(contract.RecordSync, mockAny, "op_1", mockAny, mockAny, mockAny).Return(contract.SyncSummary{}, nil)
+	}).Maybe()
+	f.env.OnActivity(contract.RecordSync, mockAny, "op_1", mockAny, mockAny, mockAny).Return(contract.SyncSummary{}, nil).Maybe()
 }
 
 func (f *fakeInstall) mockTerraform() {
@@ -135,7 +144,7 @@ func (f *fakeInstall) mockTerraform() {
 	f.env.OnActivity(contract.ProvideTerraformInputs, mockAny, mockAny, mockAny).Return(func(_ context.Context, in contract.TerraformJobInput, _ string) error {
 		f.log("inputs " + in.Step)
 		return nil
-	})
+	}).Maybe()
 	plan := func(applied bool) func(context.Context, string, string, string) (contract.PlanSummary, error) {
 		return func(_ context.Context, _, step, _ string) (contract.PlanSummary, error) {
 			if f.planned != nil {
@@ -144,9 +153,9 @@ func (f *fakeInstall) mockTerraform() {
 			return contract.PlanSummary{HasChanges: true, Add: 1, Applied: applied}, nil
 		}
 	}
-	f.env.OnActivity(contract.RecordPlan, mockAny, "op_1", mockAny, mockAny).Return(plan(false))
+	f.env.OnActivity(contract.RecordPlan, mockAny, "op_1", mockAny, mockAny).Return(plan(false)).Maybe()
 	f.env.OnActivity(contract.RecordPlanApply, mockAny, "op_1", mockAny, mockAny).Return(plan(true))
-	f.env.OnActivity(contract.RecordApply, mockAny, "op_1", mockAny, mockAny).Return(contract.ApplySummary{}, nil)
+	f.env.OnActivity(contract.RecordApply, mockAny, "op_1", mockAny, mockAny).Return(contract.ApplySummary{}, nil).Maybe()
 }
 
 // run runs the operation to its end and returns its result.

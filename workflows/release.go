@@ -15,6 +15,9 @@ type release struct {
 	paused, cancelled bool
 	resumed           bool // a resume arrived since the release halted
 	failed            int
+	// lost: the status writes that failed on the way (its final status's
+	// message says them).
+	lost unrecorded
 }
 
 // Release deploys a config version to an app's installs batch by batch:
@@ -40,7 +43,15 @@ func Release(ctx workflow.Context, in contract.ReleaseInput) error {
 	if r.cancelled { // while the last batch waited for windows
 		return r.cancel(ctx)
 	}
-	return runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseSucceeded, "").Get(ctx, nil)
+	return runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseSucceeded, r.lost.note()).Get(ctx, nil)
+}
+
+// setStatus records a status the release goes on from (paused, running,
+// halted): one that cannot be recorded is logged, and said when it ends.
+func (r *release) setStatus(ctx workflow.Context, st status.Release, msg string) {
+	if err := runLocal(ctx, contract.SetReleaseStatus, r.id, st, msg).Get(ctx, nil); err != nil {
+		r.lost.add(ctx, "the release's status "+string(st), err)
+	}
 }
 
 // listen receives the release's control signals.
@@ -66,9 +77,9 @@ func (r *release) listen(ctx workflow.Context) {
 // cancelled.
 func (r *release) awaitUnpaused(ctx workflow.Context) bool {
 	if r.paused && !r.cancelled {
-		_ = runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleasePaused, "").Get(ctx, nil)
+		r.setStatus(ctx, status.ReleasePaused, "")
 		_ = workflow.Await(ctx, func() bool { return !r.paused || r.cancelled })
-		_ = runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseRunning, "").Get(ctx, nil)
+		r.setStatus(ctx, status.ReleaseRunning, "")
 	}
 	return !r.cancelled
 }
@@ -84,12 +95,12 @@ func (r *release) runBatch(ctx workflow.Context, installs []string) bool {
 			return true
 		}
 		r.resumed = false
-		_ = runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseHalted, why).Get(ctx, nil)
+		r.setStatus(ctx, status.ReleaseHalted, why)
 		_ = workflow.Await(ctx, func() bool { return r.resumed || r.cancelled })
 		if r.cancelled {
 			return false
 		}
-		_ = runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseRunning, "").Get(ctx, nil)
+		r.setStatus(ctx, status.ReleaseRunning, "")
 		r.failed -= len(failed)
 		installs = failed
 	}
@@ -183,5 +194,5 @@ func (r *release) cancel(ctx workflow.Context) error {
 	if err := runLocal(ctx, contract.SkipReleaseInstalls, r.id).Get(ctx, nil); err != nil {
 		return err
 	}
-	return runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseCancelled, "").Get(ctx, nil)
+	return runLocal(ctx, contract.SetReleaseStatus, r.id, status.ReleaseCancelled, r.lost.note()).Get(ctx, nil)
 }

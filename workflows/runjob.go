@@ -70,7 +70,10 @@ func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future
 	cancelJob := func(reason string) {
 		// Tell the runner even though this context may be done.
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		_ = call(shortActivity(dctx), contract.CancelJob, ref.JobID, reason).Get(dctx, nil)
+		if err := call(shortActivity(dctx), contract.CancelJob, ref.JobID, reason).Get(dctx, nil); err != nil {
+			// The job may go on: its wait's error is what the workflow returns.
+			workflow.GetLogger(ctx).Error("cancelling the job failed", "job", ref.JobID, "reason", reason, "error", err)
+		}
 	}
 	if p.Queued != nil {
 		if err := p.Queued(ctx, ref.JobID); err != nil {

@@ -22,6 +22,9 @@ type step struct {
 	approval workflow.Channel
 	sched    *scheduler
 	jobs     JobPolicy
+	// lost collects the status writes that failed (the operation's result
+	// says them).
+	lost *unrecorded
 }
 
 // run runs the step to its end.
@@ -112,12 +115,15 @@ func (s *step) after(d string) bool {
 }
 
 // setStatus records the step's status (and error), even once the operation
-// is cancelled.
+// is cancelled; a write that fails is logged and kept for the operation's
+// result (s.lost).
 func (s *step) setStatus(ctx workflow.Context, outcome status.Step, msg string) {
 	if ctx.Err() != nil {
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
-	_ = runLocal(ctx, contract.SetStepStatus, s.opID, s.spec.Name, outcome, msg).Get(ctx, nil)
+	if err := runLocal(ctx, contract.SetStepStatus, s.opID, s.spec.Name, outcome, msg).Get(ctx, nil); err != nil {
+		s.lost.add(ctx, "step "+s.spec.Name+"'s status "+string(outcome), err)
+	}
 }
 
 // end records how the step ended and returns it.
