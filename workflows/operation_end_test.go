@@ -49,7 +49,7 @@ func TestEachOperationWorkflowRunsItsPlan(t *testing.T) {
 // frees the install; the install's status is left as it was.
 func TestOperationBeginFailureFinishesTheOperation(t *testing.T) {
 	for msg, retryable := range map[string]bool{
-		`the app config (version 2) has no component "nope"`: false,
+		`the app config (version 2) has no component "nope"`:   false,
 		"dial tcp 127.0.0.1:5432: connect: connection refused": true, // its attempts over
 	} {
 		begin := temporal.NewApplicationErrorWithOptions(msg, "InvalidOperation", temporal.ApplicationErrorOptions{NonRetryable: !retryable})
@@ -89,4 +89,3 @@ func TestOperationSaysWhatItCouldNotRecord(t *testing.T) {
 	}
 	f.wantFinished(status.OpSucceeded, want, "active")
 }
-

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/outpost-dev/outpost/contract"
@@ -31,6 +32,37 @@ func TestSupportBundleRecordsHowItsJobEnded(t *testing.T) {
 		}
 		if finished != (contract.SupportResult{JobID: "job_1", Status: end.Status, Error: end.Error}) {
 			t.Fatalf("job ended %+v, recorded %+v", end, finished)
+		}
+	}
+}
+
+// A logs request's job is queued under the key the API finds it by, and
+// gets one attempt: a lost one is the request's end (the user asks again).
+func TestKubeLogsRunsOneAttempt(t *testing.T) {
+	req := contract.KubeLogsRequest{InstallID: "ins_1", Namespace: "app", Workload: "deploy/web", TailLines: 50}
+	for _, end := range []contract.JobResult{
+		{JobID: "job_1", Status: status.JobSucceeded, Attempt: 1},
+		{JobID: "job_1", Status: status.JobLost, Attempt: 1},
+	} {
+		env := newEnv()
+		registerActivities(env)
+		env.RegisterWorkflow(KubeLogs)
+		env.OnActivity(contract.EnqueueKubeLogsJob, mockAny, req, contract.KubeLogsJobKey("default-test-workflow-id")).
+			Return(contract.JobRef{JobID: "job_1", Created: true}, nil)
+		env.OnActivity(contract.AwaitJob, mockAny, "job_1", false).Return(end, nil).Once()
+		env.ExecuteWorkflow(KubeLogs, req)
+		env.AssertExpectations(t)
+		var res contract.JobResult
+		err := env.GetWorkflowResult(&res)
+		switch end.Status {
+		case status.JobSucceeded:
+			if err != nil || res.JobID != end.JobID || res.Status != end.Status {
+				t.Fatalf("result %+v, %v; want %+v", res, err, end)
+			}
+		default:
+			if err == nil || !strings.Contains(err.Error(), "attempt 1 of 1 lost") {
+				t.Fatalf("a lost attempt: error %v; want it said, and no retry", err)
+			}
 		}
 	}
 }
