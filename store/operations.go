@@ -183,28 +183,34 @@ func (s *Store) FinishOperation(ctx context.Context, opID string, opStatus statu
 		if err := tx.Where("id = ?", opID).First(&op).Error; err != nil {
 			return notFound(err, "operation "+opID)
 		}
-		now := s.now()
-		if err := update(tx.Where("id = ?", opID), &InstallOperation{Status: opStatus, Error: errMsg, FinishedAt: &now},
-			"Status", "Error", "FinishedAt").Error; err != nil {
-			return err
-		}
-		// Steps that never ran are skipped.
-		if err := update(tx.Where("operation_id = ? AND status IN ?", opID, []status.Step{status.StepPending}),
-			&InstallStep{Status: status.StepSkipped, FinishedAt: &now}, "Status", "FinishedAt").Error; err != nil {
-			return err
-		}
-		inst, fields := Install{Status: installStatus, ConfigVersion: op.ConfigVersion}, []string{}
-		if installStatus != "" {
-			fields = append(fields, "Status")
-		}
-		if opStatus == status.OpSucceeded && !op.PlanOnly && bringsToVersion(op.Kind) {
-			fields = append(fields, "ConfigVersion")
-		}
-		if err := update(tx.Where("id = ?", op.InstallID), &inst, fields...).Error; err != nil {
-			return err
-		}
-		return tx.Where("install_id = ? AND operation_id = ?", op.InstallID, opID).Delete(&InstallLock{}).Error
+		return s.finishOperation(tx, op, opStatus, errMsg, installStatus)
 	})
+}
+
+// finishOperation records op's end in tx (FinishOperation).
+func (s *Store) finishOperation(tx *gorm.DB, op InstallOperation, opStatus status.Op, errMsg string, installStatus status.Install) error {
+	opID := op.ID
+	now := s.now()
+	if err := update(tx.Where("id = ?", opID), &InstallOperation{Status: opStatus, Error: errMsg, FinishedAt: &now},
+		"Status", "Error", "FinishedAt").Error; err != nil {
+		return err
+	}
+	// Steps that never ran are skipped.
+	if err := update(tx.Where("operation_id = ? AND status IN ?", opID, []status.Step{status.StepPending}),
+		&InstallStep{Status: status.StepSkipped, FinishedAt: &now}, "Status", "FinishedAt").Error; err != nil {
+		return err
+	}
+	inst, fields := Install{Status: installStatus, ConfigVersion: op.ConfigVersion}, []string{}
+	if installStatus != "" {
+		fields = append(fields, "Status")
+	}
+	if opStatus == status.OpSucceeded && !op.PlanOnly && bringsToVersion(op.Kind) {
+		fields = append(fields, "ConfigVersion")
+	}
+	if err := update(tx.Where("id = ?", op.InstallID), &inst, fields...).Error; err != nil {
+		return err
+	}
+	return tx.Where("install_id = ? AND operation_id = ?", op.InstallID, opID).Delete(&InstallLock{}).Error
 }
 
 // SetInstallStatus sets an install's status.

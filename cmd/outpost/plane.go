@@ -62,6 +62,7 @@ type plane struct {
 	apiLn      net.Listener
 	gatewayLn  net.Listener // nil when the API's listener serves both
 	worker     sdkworker.Worker
+	sweeper    *worker.Sweeper // with the worker: finishes operations their workflow left unfinished
 	gatewayURL string
 	limits     httpserver.Limits
 }
@@ -115,6 +116,7 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 			oc.RegistryAddress, oc.RegistryPlainHTTP = p.registry.Addr(), true
 		}
 		p.worker = worker.New(worker.Config{Client: p.temporal, Store: p.store, TaskQueue: cfg.taskQueue, Logger: log, Operations: oc})
+		p.sweeper = &worker.Sweeper{Client: p.temporal, Store: p.store, Logger: log}
 	}
 	return p, nil
 }
@@ -182,6 +184,9 @@ func (p *plane) run(ctx context.Context, more ...func(context.Context) error) er
 			srv.RegisterOnShutdown(p.gateway.Drain)
 			eg.Go(func() error { return serveListener(ctx, p.log, "gateway", p.gatewayLn, srv) })
 		}
+	}
+	if p.sweeper != nil {
+		eg.Go(func() error { return p.sweeper.Run(ctx) })
 	}
 	for _, f := range more {
 		eg.Go(func() error { return f(ctx) })

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/outpost-dev/outpost/contract/status"
+)
+
+// ListUnfinishedOperations lists the operations recorded before createdBefore
+// that have not finished, oldest first (the worker's sweeper looks at their
+// workflows).
+func (s *Store) ListUnfinishedOperations(ctx context.Context, createdBefore time.Time) ([]InstallOperation, error) {
+	var ops []InstallOperation
+	err := s.db.WithContext(ctx).Where("finished_at IS NULL AND created_at < ?", createdBefore).
+		Order("created_at").Find(&ops).Error
+	if err != nil {
+		return nil, fmt.Errorf("list unfinished operations: %w", err)
+	}
+	return ops, nil
+}
+
+// AbandonOperation finishes an operation whose workflow ended without
+// finishing it: failed with why, its steps that had started and not ended
+// failed too (those pending skipped), the install given installStatus ("" leaves it) and freed. One
+// that has finished meanwhile is left as it is (false).
+func (s *Store) AbandonOperation(ctx context.Context, opID, why string, installStatus status.Install) (bool, error) {
+	done := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var op InstallOperation
+		q := tx.Where("id = ? AND finished_at IS NULL", opID)
+		if s.dialect == Postgres {
+			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+		}
+		if err := q.First(&op).Error; errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		now := s.now()
+		if err := update(tx.Where("operation_id = ? AND status <> ? AND finished_at IS NULL", opID, status.StepPending),
+			&InstallStep{Status: status.StepFailed, Error: why, FinishedAt: &now}, "Status", "Error", "FinishedAt").Error; err != nil {
+			return err
+		}
+		done = true
+		return s.finishOperation(tx, op, status.OpFailed, why, installStatus)
+	})
+	if err != nil {
+		return false, fmt.Errorf("abandon operation %s: %w", opID, err)
+	}
+	return done, nil
+}
