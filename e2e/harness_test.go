@@ -116,6 +116,8 @@ type stack struct {
 	registry    *registry.Server
 	buildTok    string
 	buildRunner *process // started by syncConfig
+	// sweeping is closed when the worker's sweeper (worker.Sweeper) has stopped.
+	sweeping chan struct{}
 }
 
 type stackOptions struct {
@@ -303,6 +305,13 @@ func (s *stack) startWorker() {
 	}
 	s.worker = w
 	s.t.Cleanup(w.Stop)
+	if s.sweeping == nil { // one sweeper, however often the worker starts
+		ctx, cancel := context.WithCancel(context.Background())
+		sw := &worker.Sweeper{Client: s.client, Store: s.store, Every: time.Second, Grace: 5 * time.Second}
+		s.sweeping = make(chan struct{})
+		go func() { sw.Run(ctx); close(s.sweeping) }()
+		s.t.Cleanup(func() { cancel(); <-s.sweeping })
+	}
 }
 
 // process is a real process of the test (a runner, or a control plane's).
