@@ -28,12 +28,15 @@ func TestImagesRunAsNonRootWithTheirLabels(t *testing.T) {
 		}
 		l := c.Labels
 		if l["org.opencontainers.image.source"] != "https://github.com/outpost-dev/outpost" ||
-			l["org.opencontainers.image.version"] != im.version || l["org.opencontainers.image.licenses"] == "" {
+			l["org.opencontainers.image.version"] != im.version {
 			t.Errorf("%s: labels %v", tc.image, l)
 		}
 	}
-	if !strings.Contains(inspect(t, im.runner).Labels["org.opencontainers.image.licenses"], "MPL-2.0") {
-		t.Error("the runner image's licences do not name terraform's MPL-2.0")
+	if got := inspect(t, im.control).Labels["org.opencontainers.image.licenses"]; got != "Apache-2.0" {
+		t.Errorf("the control plane image's licence label is %q, want Apache-2.0 (LICENSE)", got)
+	}
+	if got := inspect(t, im.runner).Labels["org.opencontainers.image.licenses"]; got != "Apache-2.0 AND MPL-2.0" {
+		t.Errorf("the runner image's licence label is %q, want Apache-2.0 AND MPL-2.0 (terraform's)", got)
 	}
 
 	// Inside the runner: the user, a shell, CA certificates, a writable home.
@@ -51,6 +54,7 @@ func TestRunnerImageHoldsItsTools(t *testing.T) {
 		{"outpost-runner-helm version", "outpost-runner-helm " + im.version + " "},
 		{"terraform version", "Terraform v1.5.7\n"},
 		{"head -n 3 /usr/share/doc/terraform/LICENSE", "Mozilla Public License"},
+		{"head -n 3 /usr/share/doc/outpost/LICENSE", "Apache License"},
 	} {
 		got := docker(t, "run", "--rm", "--entrypoint", "/bin/sh", im.runner, "-c", tc.cmd)
 		if !strings.Contains(got, tc.want) {

@@ -19,7 +19,7 @@ RUN go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/outpo
 
 FROM ${BASE_IMAGE}
 ARG VERSION=dev
-ARG LICENSES=NOASSERTION
+ARG LICENSES=Apache-2.0
 LABEL org.opencontainers.image.title="outpost" \
       org.opencontainers.image.description="Outpost control plane: outpost api, worker, migrate, org create" \
       org.opencontainers.image.source="https://github.com/outpost-dev/outpost" \
@@ -27,6 +27,7 @@ LABEL org.opencontainers.image.title="outpost" \
       org.opencontainers.image.licenses="${LICENSES}"
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/outpost /usr/local/bin/outpost
+COPY --from=build /src/LICENSE /usr/share/doc/outpost/LICENSE
 COPY --from=build --chown=65532:65532 /out/data /var/lib/outpost
 # A container listens on every interface; state (the vendor registry's blobs) lives in /var/lib/outpost.
 ENV OUTPOST_DATA_DIR=/var/lib/outpost \

@@ -31,7 +31,7 @@ RUN go build -trimpath -ldflags "-s -w -X github.com/outpost-dev/outpost/runner.
 
 FROM ${BASE_IMAGE}
 ARG VERSION=dev
-ARG LICENSES="NOASSERTION AND MPL-2.0"
+ARG LICENSES="Apache-2.0 AND MPL-2.0"
 LABEL org.opencontainers.image.title="outpost-runner" \
       org.opencontainers.image.description="Outpost runner: outpost-runner, outpost-runner-helm and terraform 1.5.7" \
       org.opencontainers.image.source="https://github.com/outpost-dev/outpost" \
@@ -41,6 +41,7 @@ COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certifica
 COPY --from=terraform /out/terraform /usr/local/bin/terraform
 COPY --from=terraform /out/terraform.LICENSE /usr/share/doc/terraform/LICENSE
 COPY --from=build /out/outpost-runner /out/outpost-runner-helm /usr/local/bin/
+COPY --from=build /src/LICENSE /usr/share/doc/outpost/LICENSE
 # A user of its own (the chart's runAsUser), whose home is the work directory the chart mounts.
 RUN echo 'outpost:x:65532:65532:outpost runner:/var/lib/outpost-runner:/usr/sbin/nologin' >>/etc/passwd \
  && echo 'outpost:x:65532:' >>/etc/group \

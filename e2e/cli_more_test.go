@@ -126,6 +126,27 @@ func TestCLIRunnersTokensDelete(t *testing.T) {
 	wantRow(t, "runners list", c.ok("", "runners", "list"), s.runnerID, "install", s.install.ID, "online", "last", "seen")
 	wantLines(t, "runners show", c.ok("", "runners", "show", s.runnerID), "runner "+s.runnerID+" (install runner, install "+s.install.ID+"): online, last seen ", "\nonline since ")
 	wantLines(t, "runners token", c.ok("", "runners", "token", "customer-1"), "registration token (shown only now): ")
+	c.fails(1, "one of the two", "runners", "token", "customer-1", "--build")
+	c.fails(1, "one of the two", "runners", "token")
+
+	// The org's build runner's token, from the CLI: a build runner registers with it.
+	var build struct {
+		Token string `json:"registration_token"`
+	}
+	c.json("", &build, "runners", "token", "--build")
+	var runners struct {
+		Runners []struct{ ID, Kind, Status string }
+	}
+	s.launchRunner("OUTPOST_TOKEN="+build.Token, "OUTPOST_TOKEN_FILE="+filepath.Join(t.TempDir(), "token"))
+	waitFor(t, time.Minute, "the build runner online with the token from runners token --build", func() bool {
+		c.json("", &runners, "runners", "list")
+		for _, r := range runners.Runners {
+			if r.Kind == "build" {
+				return r.Status == "online"
+			}
+		}
+		return false
+	})
 	helm := c.ok("", "runners", "helm-install", "customer-1", "--namespace", "team-a")
 	t.Logf("runners helm-install:\n%s", helm)
 	wantLines(t, "runners helm-install", helm,

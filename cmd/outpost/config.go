@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -24,6 +25,16 @@ const defaultDataDir = ".outpost"
 // OUTPOST_X_Y (package envflag).
 func newFlagSet(name string) *envflag.FlagSet {
 	return envflag.New("outpost "+name, "OUTPOST_")
+}
+
+// groupHelp answers -h as the first argument of a command of subcommands
+// (kek, org, runner): its usage, and flag.ErrHelp (exit 0).
+func groupHelp(args []string, usage string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprintln(os.Stderr, usage)
+		return flag.ErrHelp
+	}
+	return nil
 }
 
 // parse parses args, each flag falling back on the environment, and refuses

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,11 +22,18 @@ const kekUsage = `usage:
 
 // runKEK manages the key-encryption keys of secrets at rest.
 func runKEK(ctx context.Context, args []string, log *slog.Logger) error {
-	if len(args) < 1 {
-		return errors.New(kekUsage)
+	if err := groupHelp(args, kekUsage); err != nil || len(args) < 1 {
+		return cmp.Or(err, errors.New(kekUsage))
 	}
 	switch args[0] {
 	case "generate":
+		fs := newFlagSet("kek generate")
+		fs.Usage = func() {
+			fmt.Fprintln(fs.Output(), "usage: outpost kek generate\n  print a new key-encryption key (base64 of 32 bytes)")
+		}
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
 		fmt.Print(seal.GenerateKeyText())
 		return nil
 	case "init", "status", "rotate":

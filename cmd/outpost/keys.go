@@ -40,7 +40,7 @@ func (k *kekFlags) keyring(log *slog.Logger, dataDir string, generate bool) (*se
 	if current == nil {
 		if !generate {
 			return nil, fmt.Errorf("no key-encryption key: secrets at rest are sealed with one; give -kek-file or OUTPOST_KEK " +
-				"(make one with `outpost kek generate`), the same to every api and worker process")
+				"(make one with `outpost kek init -kek-file F`, or print one with `outpost kek generate`), the same to every api and worker process")
 		}
 		path := filepath.Join(dataDir, kekFileName)
 		key, created, err := seal.LoadOrCreateLocalKey(path)

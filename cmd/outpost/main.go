@@ -78,7 +78,10 @@ func main() {
 	case "probe":
 		err = runProbe(ctx, args, log)
 	case "version":
-		fmt.Println(version)
+		err = groupHelp(args, "usage: outpost version\n  print this binary's version")
+		if err == nil {
+			fmt.Println(version)
+		}
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:

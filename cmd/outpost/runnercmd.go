@@ -16,6 +16,9 @@ const runnerUsage = `usage: outpost runner publish -version V -file PATH [-regis
 
 // runRunner publishes runner binaries.
 func runRunner(ctx context.Context, args []string, log *slog.Logger) error {
+	if err := groupHelp(args, runnerUsage); err != nil {
+		return err
+	}
 	if len(args) < 1 || args[0] != "publish" {
 		return errors.New(runnerUsage)
 	}

@@ -37,8 +37,12 @@ func runMigrate(ctx context.Context, args []string, log *slog.Logger) error {
 }
 
 func runOrg(ctx context.Context, args []string, log *slog.Logger) error {
+	const usage = "usage: outpost org create NAME [flags]\n  create an org and its build runner, and print its first API token"
+	if err := groupHelp(args, usage); err != nil {
+		return err
+	}
 	if len(args) < 1 || args[0] != "create" {
-		return errors.New("usage: outpost org create [flags] NAME")
+		return errors.New(usage)
 	}
 	var c common
 	fs := newFlagSet("org create")
@@ -47,7 +51,7 @@ func runOrg(ctx context.Context, args []string, log *slog.Logger) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: outpost org create [flags] NAME")
+		return errors.New(usage)
 	}
 	s, err := c.openStore(ctx, log, true)
 	if err != nil {

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"charm.land/bubbles/v2/spinner"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/outpost-dev/outpost/apiclient"
 )
@@ -38,5 +42,30 @@ func TestShowOperationTree(t *testing.T) {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("lacks %q:\n%s", w, out.String())
 		}
+	}
+}
+
+// The live tree of an update_inputs that succeeded: its unchanged steps are
+// done (✓), and no step of a finished operation keeps the spinner.
+func TestLiveTreeUnchangedStepsAreDone(t *testing.T) {
+	var op apiclient.Operation
+	err := json.Unmarshal([]byte(`{"id": "op_1", "kind": "update_inputs", "status": "succeeded",
+		"created_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:00:09Z", "steps": [
+		{"name": "sandbox", "status": "unchanged"},
+		{"name": "api", "status": "succeeded"},
+		{"name": "web", "status": "some_new_status"}]}`), &op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tuiModel{inst: apiclient.Install{Name: "cust-a"}, snap: snapshot{op: op, steps: stepsOf(op)},
+		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot))}
+	out := ansi.Strip(m.view(time.Now()))
+	for _, want := range []string{"✓ sandbox  unchanged", "✓ api      succeeded", "· web      some_new_status"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the finished operation's tree lacks %q:\n%s", want, out)
+		}
+	}
+	if frame := m.spin.View(); strings.Contains(out, ansi.Strip(frame)) {
+		t.Errorf("a step of the finished operation spins (%q):\n%s", frame, out)
 	}
 }

@@ -140,18 +140,28 @@ func (a *api) installRunner(ctx context.Context, ref string) (string, error) {
 }
 
 func (c *cli) runnersTokenCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "token INSTALL",
-		Short: "Issue a new one-time registration token for the install's runner, and print it once",
-		Long: "Issue a new one-time registration token for the install's runner; the previous one stops\n" +
-			"working, the tokens the runner already holds stay valid. It is printed only now.",
-		Args: cobra.ExactArgs(1),
+	var build bool
+	cmd := &cobra.Command{
+		Use:   "token INSTALL | --build",
+		Short: "Issue a new one-time registration token for the install's runner (or the org's build runner), and print it once",
+		Long: "Issue a new one-time registration token for the install's runner, or with --build for the org's\n" +
+			"build runner; the previous one stops working, the tokens the runner already holds stay valid.\n" +
+			"It is printed only now.",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 1) == build {
+				return fail(exitUsage, "name the install, or give --build for the org's build runner, one of the two")
+			}
 			a, err := c.api()
 			if err != nil {
 				return err
 			}
-			id, err := a.installRunner(cmd.Context(), args[0])
+			var id string
+			if build {
+				id, err = a.buildRunner(cmd.Context())
+			} else {
+				id, err = a.installRunner(cmd.Context(), args[0])
+			}
 			if err != nil {
 				return err
 			}
@@ -166,6 +176,22 @@ func (c *cli) runnersTokenCmd() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&build, "build", false, "the org's build runner")
+	return cmd
+}
+
+// buildRunner is the ID of the org's build runner (listing runners creates it on first use).
+func (a *api) buildRunner(ctx context.Context) (string, error) {
+	r, err := check(a.ListRunnersWithResponse(ctx))
+	if err != nil {
+		return "", err
+	}
+	for _, rn := range r.JSON200.Runners {
+		if rn.Kind == "build" {
+			return rn.Id, nil
+		}
+	}
+	return "", fail(exitNotFound, "the org has no build runner")
 }
 
 func (c *cli) runnersHelmInstallCmd() *cobra.Command {

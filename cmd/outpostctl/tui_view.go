@@ -21,9 +21,10 @@ var (
 	styleRunning = lipgloss.NewStyle().Foreground(lipgloss.Cyan)
 )
 
-// stepIcons mark a step's status; a running one has the spinner.
-var stepIcons = map[string]string{"pending": "·", "succeeded": "✓", "no_changes": "✓", "planned": "✓",
-	"failed": "✗", "denied": "✗", "cancelled": "⊘", "skipped": "-", "waiting_approval": "?"}
+// stepIcons mark a step's status; a running one has the spinner, and no
+// step of a finished operation does.
+var stepIcons = map[string]string{"pending": "·", "succeeded": "✓", "no_changes": "✓", "planned": "✓", "unchanged": "✓",
+	"failed": "✗", "denied": "✗", "cancelled": "⊘", "skipped": "-", "waiting_approval": "?", "drifted": "~"}
 
 // view is the operation as a tree: a line per step (status, elapsed time)
 // with what runs below it (the job's last log line, a plan to approve, an
@@ -71,16 +72,19 @@ func (m tuiModel) view(now time.Time) string {
 
 func (m tuiModel) stepLine(st stepView, width int, now time.Time) string {
 	icon, ok := stepIcons[st.Status]
-	if !ok {
+	switch {
+	case !ok && m.snap.op.FinishedAt != nil:
+		icon = "·"
+	case !ok:
 		icon = m.spin.View()
 	}
 	line := fmt.Sprintf("%s %-*s  %-16s %s", icon, width, st.Name, st.Status, elapsed(st.Started, st.Finished, now))
 	switch st.Status {
-	case "succeeded", "no_changes", "planned":
+	case "succeeded", "no_changes", "planned", "unchanged":
 		return styleOK.Render(line)
 	case "failed", "denied", "cancelled":
 		return styleBad.Render(line)
-	case "waiting_approval":
+	case "waiting_approval", "drifted":
 		return styleAsk.Render(line)
 	case "pending", "skipped":
 		return styleQuiet.Render(line)

@@ -69,16 +69,7 @@ func TestComposeStack(t *testing.T) {
 				t.Fatalf("%s: %d running replicas, want 2", svc, len(ids))
 			}
 		}
-		var op struct{ ID, Status, Error string }
-		if code := s.call(token, "POST", "/v1/installs/"+install+"/reprovision", nil, &op); code != 202 {
-			t.Fatalf("POST reprovision: %d", code)
-		}
-		for deadline := time.Now().Add(5 * time.Minute); op.Status != "succeeded"; {
-			if op.Status == "failed" || op.Status == "cancelled" || time.Now().After(deadline) {
-				t.Fatalf("reprovision on the scaled stack: %+v", op)
-			}
-			s.call(token, "GET", "/v1/installs/"+install+"/operations/"+op.ID+"?wait=30", nil, &op)
-		}
+		s.reprovision(t, token, install)
 	})
 
 	t.Run("down and up keeps installs", func(t *testing.T) {
@@ -101,6 +92,18 @@ func TestComposeStack(t *testing.T) {
 		if again := s.kekID(t, "kept"); again != kek {
 			t.Fatalf("key-encryption key after down and up: %s, made %s", again, kek)
 		}
+		// The sandbox's registry and the cluster went with the runner's
+		// container: the reprovision's plan restarts them, and an input
+		// update deploys into them.
+		s.reprovision(t, token, install)
+		var updated struct {
+			Operation *operation `json:"operation"`
+		}
+		if code := s.call(token, "PATCH", "/v1/installs/"+install+"/inputs", map[string]any{
+			"set": []map[string]any{{"name": "api_replicas", "value": "3"}}, "apply": true}, &updated); code != 200 || updated.Operation == nil {
+			t.Fatalf("PATCH inputs with apply: %d %+v", code, updated)
+		}
+		s.waitOperation(t, token, install, "update_inputs after down and up", *updated.Operation)
 	})
 
 	t.Run("another OUTPOST_KEK is refused, the volume's key kept", func(t *testing.T) {
@@ -113,6 +116,29 @@ func TestComposeStack(t *testing.T) {
 			t.Fatalf("kek after the refusal: want %s kept:\n%s", kek, out)
 		}
 	})
+}
+
+type operation struct{ ID, Status, Error string }
+
+// reprovision runs a reprovision of the install to its success.
+func (s *stack) reprovision(t *testing.T, token, install string) {
+	t.Helper()
+	var op operation
+	if code := s.call(token, "POST", "/v1/installs/"+install+"/reprovision", nil, &op); code != 202 {
+		t.Fatalf("POST reprovision: %d", code)
+	}
+	s.waitOperation(t, token, install, "reprovision", op)
+}
+
+// waitOperation waits up to 5 minutes for the operation to succeed.
+func (s *stack) waitOperation(t *testing.T, token, install, what string, op operation) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Minute); op.Status != "succeeded"; {
+		if op.Status == "failed" || op.Status == "cancelled" || time.Now().After(deadline) {
+			t.Fatalf("%s: %+v", what, op)
+		}
+		s.call(token, "GET", "/v1/installs/"+install+"/operations/"+op.ID+"?wait=30", nil, &op)
+	}
 }
 
 // kekID is the key-encryption key the kek service's log says it made or kept.

@@ -55,8 +55,10 @@ func (f *FlagSet) Vars(name string) []string {
 }
 
 // Parse sets each flag from the first of its variables that getenv finds
-// set, then parses args over them, so the command line wins. A bad value in
-// the environment is an error naming the variable and the flag.
+// set, then parses args over them, so the command line wins; flags may come
+// before or after the arguments (org create acme -data-dir X), and "--" ends
+// the flags. A bad value in the environment is an error naming the variable
+// and the flag.
 func (f *FlagSet) Parse(args []string, getenv func(string) string) error {
 	var err error
 	f.VisitAll(func(fl *flag.Flag) {
@@ -79,5 +81,27 @@ func (f *FlagSet) Parse(args []string, getenv func(string) string) error {
 		fmt.Fprintf(f.Output(), "%s: %v\n", f.Name(), err)
 		return err
 	}
-	return f.FlagSet.Parse(args)
+	return f.parseInterspersed(args)
+}
+
+// parseInterspersed parses the flags among args, keeping the other arguments
+// in order as Args.
+func (f *FlagSet) parseInterspersed(args []string) error {
+	var positional []string
+	for {
+		if err := f.FlagSet.Parse(args); err != nil {
+			return err
+		}
+		rest := f.FlagSet.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional, args = append(positional, rest[0]), rest[1:]
+	}
+	// Parsing "--" and the arguments sets no flag and makes them Args.
+	return f.FlagSet.Parse(append([]string{"--"}, positional...))
 }

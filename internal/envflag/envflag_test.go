@@ -99,3 +99,24 @@ func TestHelpListsVariables(t *testing.T) {
 		t.Errorf("help names a variable for a flag kept to the command line:\n%s", help)
 	}
 }
+
+// Flags may follow the arguments (outpost org create acme -data-dir X); "--"
+// keeps what follows it as arguments.
+func TestFlagsAfterArguments(t *testing.T) {
+	var out bytes.Buffer
+	f, url, wait, _ := newSet(&out)
+	args := []string{"acme", "-database-url", "postgres://x", "beta", "-claim-wait=3s", "--", "-not-a-flag"}
+	if err := f.Parse(args, func(string) string { return "" }); err != nil {
+		t.Fatalf("Parse: %v\n%s", err, out.String())
+	}
+	if *url != "postgres://x" || *wait != 3*time.Second {
+		t.Errorf("flags after the arguments: -database-url %q, -claim-wait %v", *url, *wait)
+	}
+	if got := strings.Join(f.Args(), " "); got != "acme beta -not-a-flag" {
+		t.Errorf("Args() = %q, want the arguments in order", got)
+	}
+	f, _, _, _ = newSet(&out)
+	if err := f.Parse([]string{"acme", "-nope"}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "-nope") {
+		t.Errorf("an unknown flag after an argument: %v, want an error naming it", err)
+	}
+}

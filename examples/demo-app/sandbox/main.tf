@@ -94,6 +94,8 @@ locals {
   registry_port = var.registry_port != 0 ? var.registry_port : (local.derived_port == 25672 ? 25673 : local.derived_port)
 }
 
+# The registry's data directory: gone with the install ("outpost-registry
+# down" stops the daemon and removes it).
 resource "terraform_data" "registry" {
   input = {
     dir  = local.registry_dir
@@ -101,28 +103,45 @@ resource "terraform_data" "registry" {
   }
 
   provisioner "local-exec" {
-    command = "outpost-registry up -dir \"$DIR\" -addr \"$ADDR\""
-    environment = {
-      DIR                       = self.input.dir
-      ADDR                      = self.input.addr
-      OUTPOST_REGISTRY_USERNAME = "outpost"
-      OUTPOST_REGISTRY_PASSWORD = terraform_data.registry_password.output
-    }
-  }
-
-  provisioner "local-exec" {
     when = destroy
     # The install's directory goes with the last of its parts (rmdir of a
     # directory that is not empty yet fails, harmlessly).
-    command = "outpost-registry down -dir \"$DIR\" && { rmdir \"$(dirname \"$DIR\")\" 2>/dev/null || true; }"
+    command = "outpost-registry down -dir \"$DIR\" && rm -f \"$DIR.generation\" && { rmdir \"$(dirname \"$DIR\")\" 2>/dev/null || true; }"
     environment = {
       DIR = self.output.dir
     }
   }
 }
 
+# The registry's process. A daemon that is not running (its machine or
+# container restarted) makes the plan replace this, which starts it again on
+# the same data: its generation, written when it starts, is read back only
+# while it runs; otherwise the plan gives a new one. Read at plan time only:
+# nothing in the apply starts the daemon before this resource's own turn.
+locals {
+  registry_pid        = try(trimspace(file("${local.registry_dir}/pid")), "")
+  registry_running    = local.registry_pid != "" && strcontains(try(file("/proc/${local.registry_pid}/cmdline"), ""), "outpost-registry")
+  registry_generation = local.registry_running ? try(trimspace(file("${local.registry_dir}.generation")), "") : "started ${plantimestamp()}"
+}
+
+resource "terraform_data" "registry_process" {
+  triggers_replace = local.registry_generation
+  input            = terraform_data.registry.output
+
+  provisioner "local-exec" {
+    command = "outpost-registry up -dir \"$DIR\" -addr \"$ADDR\" && printf '%s\\n' \"$GENERATION\" >\"$DIR.generation\""
+    environment = {
+      DIR                       = self.input.dir
+      ADDR                      = self.input.addr
+      GENERATION                = self.triggers_replace
+      OUTPOST_REGISTRY_USERNAME = "outpost"
+      OUTPOST_REGISTRY_PASSWORD = terraform_data.registry_password.output
+    }
+  }
+}
+
 output "registry_address" {
-  value = terraform_data.registry.output.addr
+  value = terraform_data.registry_process.output.addr
 }
 
 output "registry_username" {
