@@ -26,6 +26,7 @@ type operationStore interface {
 	SetInstallStatus(ctx context.Context, installID string, st status.Install) error
 	SetOperationStatus(ctx context.Context, opID string, st status.Op) error
 	FinishOperation(ctx context.Context, opID string, opStatus status.Op, errMsg string, installStatus status.Install) error
+	MarkInputsSensitive(ctx context.Context, installID string, names []string) error
 }
 
 // Operations are the activities that begin an install operation (its plan
@@ -46,6 +47,9 @@ func (a *Operations) BeginOperation(ctx context.Context, opID string) (contract.
 	if err != nil {
 		return contract.OperationPlan{}, err
 	}
+	if err := a.sealDeclaredSensitive(ctx, op, p.ConfigVersion); err != nil {
+		return contract.OperationPlan{}, err
+	}
 	p.RunnerTimeout, p.JobWait = a.cfg.RunnerTimeout, a.cfg.JobWait
 	rows := make([]store.NewStep, len(p.Steps))
 	for i, st := range p.Steps {
@@ -61,6 +65,26 @@ func (a *Operations) BeginOperation(ctx context.Context, opID string) (contract.
 		return p, a.store.SetInstallStatus(ctx, op.InstallID, runningInstallStatus(op.Kind))
 	}
 	return p, nil
+}
+
+// sealDeclaredSensitive seals the install's inputs that the config version
+// the operation runs declares sensitive, though set when they were not.
+func (a *Operations) sealDeclaredSensitive(ctx context.Context, op store.InstallOperation, version int) error {
+	inst, err := a.store.GetInstall(ctx, op.OrgID, op.InstallID)
+	if err != nil {
+		return err
+	}
+	cfg, _, err := a.plan.render.installConfig(ctx, op.OrgID, inst.AppID, version)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, in := range cfg.Inputs {
+		if in.Sensitive {
+			names = append(names, in.Name)
+		}
+	}
+	return a.store.MarkInputsSensitive(ctx, op.InstallID, names)
 }
 
 // installStatuses are the statuses the install takes when the operation

@@ -14,6 +14,7 @@ type stepsStore interface {
 	GetOperationByID(ctx context.Context, opID string) (store.InstallOperation, error)
 	GetStep(ctx context.Context, opID, name string) (store.InstallStep, error)
 	UpdateStep(ctx context.Context, opID, name string, change store.StepChange) error
+	StepDecision(ctx context.Context, opID, name string) (status.Decision, error)
 	AppliedRenders(ctx context.Context, installID string) (map[string]string, error)
 	SetAppliedRender(ctx context.Context, r store.AppliedRender) error
 	DeleteAppliedRender(ctx context.Context, installID, name string) error
@@ -87,4 +88,11 @@ func (a *Steps) StepRenderChanged(ctx context.Context, opID, step string) (bool,
 	}
 	digest, err := a.render.renderDigest(ctx, oc, step, data)
 	return err != nil || digest != applied[step], nil
+}
+
+// StepDecision is the decision the API recorded on a step's plan
+// (approved, denied, or "" when none): an
+// approval signal is acted on only when it matches one.
+func (a *Steps) StepDecision(ctx context.Context, opID, step string) (status.Decision, error) {
+	return a.store.StepDecision(ctx, opID, step)
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -40,9 +41,13 @@ func (s *Server) createInstall(c echo.Context) error {
 	if err := checkLabels("labels", req.Labels); err != nil {
 		return err
 	}
+	sensitive, err := s.declaredSensitive(c.Request().Context(), orgID(c), req.AppID)
+	if err != nil {
+		return err
+	}
 	inputs := make([]store.InstallInput, len(req.Inputs))
 	for i, in := range req.Inputs {
-		inputs[i] = store.InstallInput{Name: in.Name, Value: in.Value, Sensitive: in.Sensitive}
+		inputs[i] = store.InstallInput{Name: in.Name, Value: in.Value, Sensitive: in.Sensitive || sensitive[in.Name]}
 	}
 	inst, runner, regToken, err := s.store.CreateInstall(c.Request().Context(), orgID(c), req.AppID, req.Name, inputs)
 	if err != nil {
@@ -57,6 +62,28 @@ func (s *Server) createInstall(c echo.Context) error {
 	}
 	return c.JSON(http.StatusCreated, wire.NewInstall{Install: installView(inst, nil),
 		Runner: wire.NewRunner{ID: runner.ID, RegistrationToken: regToken}})
+}
+
+// declaredSensitive is which inputs the app's latest config declares
+// sensitive (none when it has no config yet): a value given for one is
+// sealed and hidden whatever the request says.
+func (s *Server) declaredSensitive(ctx context.Context, org, appID string) (map[string]bool, error) {
+	ac, err := s.store.LatestAppConfig(ctx, org, appID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := loadConfig(ac)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, in := range cfg.Inputs {
+		out[in.Name] = in.Sensitive
+	}
+	return out, nil
 }
 
 func (s *Server) listInstalls(c echo.Context) error {

@@ -198,14 +198,18 @@ func (s *Server) decideStep(c echo.Context, approve bool) error {
 	if s.ops == nil {
 		return errNoOps()
 	}
+	decision := status.DecisionApproved
+	if !approve {
+		decision = status.DecisionDenied
+	}
+	// Recorded first: the workflow applies only what the store says approved.
+	if err := s.store.RecordStepDecision(c.Request().Context(), op.ID, name, decision); err != nil {
+		return err
+	}
 	if err := s.ops.SignalApproval(c.Request().Context(), op.WorkflowID, name, approve); err != nil {
 		return opsFailed("sending the decision", err)
 	}
-	decision := "approved"
-	if !approve {
-		decision = "denied"
-	}
-	return c.JSON(http.StatusAccepted, wire.Decision{OperationID: op.ID, Step: name, Decision: decision})
+	return c.JSON(http.StatusAccepted, wire.Decision{OperationID: op.ID, Step: name, Decision: string(decision)})
 }
 
 func (s *Server) setApprovalMode(c echo.Context) error {

@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
-	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
@@ -41,16 +40,15 @@ func (s *Server) CheckToken(w http.ResponseWriter, r *http.Request, plain string
 	return err == nil, err
 }
 
-// checkAPIToken authenticates plain unless r's source or plain's prefix
-// failed too often (authlimit), and counts a failure.
+// checkAPIToken authenticates plain and counts a failure: 429 when r's
+// source or plain's prefix failed too often (authlimit).
 func (s *Server) checkAPIToken(h http.Header, r *http.Request, plain string) (store.APIToken, error) {
-	att, wait := s.limiter.Begin(r, protocol.APITokenPrefix, plain)
-	if wait > 0 {
-		return store.APIToken{}, authlimit.Refuse(h, wait)
-	}
+	att := s.limiter.Begin(r, protocol.APITokenPrefix, plain)
 	tok, err := s.store.AuthenticateAPIToken(r.Context(), plain)
 	if errors.Is(err, store.ErrUnauthorized) {
-		att.Failed()
+		if refused := att.Failed(h); refused != nil {
+			return tok, refused
+		}
 	}
 	return tok, err
 }

@@ -15,6 +15,7 @@ const (
 	WaitForRunner     = "WaitForRunner"
 	SetStepStatus     = "SetStepStatus"
 	StepRenderChanged = "StepRenderChanged"
+	StepDecision      = "StepDecision"
 	FinishOperation   = "FinishOperation"
 
 	// Maintenance windows.

@@ -23,6 +23,7 @@ var Signatures = map[string]any{
 	WaitForRunner:     (func(context.Context, string, time.Duration) (RunnerInfo, error))(nil),
 	SetStepStatus:     (func(context.Context, string, string, status.Step, string) error)(nil),
 	StepRenderChanged: (func(context.Context, string, string) (bool, error))(nil),
+	StepDecision:      (func(context.Context, string, string) (status.Decision, error))(nil),
 	FinishOperation:   (func(context.Context, string, status.Op, string, status.Install) error)(nil),
 
 	// Maintenance windows.

@@ -119,7 +119,7 @@ func TestSignInCookie(t *testing.T) {
 }
 
 // Signing in with wrong tokens is limited like the API's tokens: after the
-// burst, 429 with Retry-After, and the right token is refused too from there.
+// burst, 429 with Retry-After; the right token still signs in from there.
 func TestSignInGuessingIsLimited(t *testing.T) {
 	s := storetest.Open(t, store.Postgres)
 	_, token, err := s.CreateOrg(context.Background(), "acme")
@@ -140,7 +140,7 @@ func TestSignInGuessingIsLimited(t *testing.T) {
 			t.Fatalf("429 without Retry-After 3600: %q", res.Header.Get("Retry-After"))
 		}
 	}
-	if res := signIn(t, srv, token); res.StatusCode != http.StatusTooManyRequests || len(res.Cookies()) != 0 {
-		t.Fatalf("the right token from the limited source: %d, cookies %v; want 429 and no session", res.StatusCode, res.Cookies())
+	if res := signIn(t, srv, token); res.StatusCode >= 400 || len(res.Cookies()) == 0 {
+		t.Fatalf("the right token from the limited source: %d, cookies %v; want a session", res.StatusCode, res.Cookies())
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
@@ -365,6 +366,23 @@ func (s *stack) assertSecretHidden(inst string, op operation, secret string) {
 	}
 }
 
+// forgeApproval sends an approval signal straight to Temporal, past the
+// API (as anyone who reaches the Temporal UI or frontend could), and checks
+// that it applies nothing: the step still waits, with no apply job.
+func (s *stack) forgeApproval(inst, opID, workflowID, step string) {
+	s.t.Helper()
+	err := s.client.SignalWorkflow(context.Background(), workflowID, "", contract.ApprovalSignal, contract.Approval{Step: step, Approve: true})
+	if err != nil {
+		s.t.Fatalf("forged signal: %v", err)
+	}
+	time.Sleep(3 * time.Second) // the workflow has long read the store by then
+	for _, st := range s.getOp(inst, opID, 0).Steps {
+		if st.Name == step && (st.Status != status.StepWaitingApproval || st.ApplyJobID != "") {
+			s.t.Fatalf("a forged approval signal moved step %s on: %+v", step, st)
+		}
+	}
+}
+
 // Under prompt approval each plan waits; approve goes on; a no-op
 // re-provision skips every apply; deny stops the operation cleanly.
 func TestApprovalPromptAndNoOp(t *testing.T) {
@@ -397,6 +415,9 @@ func TestApprovalPromptAndNoOp(t *testing.T) {
 				}
 				if st.ApplyJobID != "" {
 					t.Fatalf("step %s applied before approval", st.Name)
+				}
+				if len(approved) == 0 {
+					s.forgeApproval(inst, op.ID, op.WorkflowID, st.Name)
 				}
 				path := fmt.Sprintf("/v1/installs/%s/operations/%s/steps/%s/approve", inst, op.ID, st.Name)
 				if code := s.do("POST", path, nil, nil); code != http.StatusAccepted {

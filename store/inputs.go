@@ -166,3 +166,31 @@ func (s *Store) AppliedRenders(ctx context.Context, installID string) (map[strin
 	}
 	return out, nil
 }
+
+// MarkInputsSensitive makes the install's inputs of these names sensitive,
+// sealing each value that was stored plain (a config that declares them
+// sensitive is being deployed); inputs already sensitive, or unset, are left.
+func (s *Store) MarkInputsSensitive(ctx context.Context, installID string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var plain []InstallInput
+		if err := tx.Where("install_id = ? AND name IN ? AND NOT sensitive", installID, names).Find(&plain).Error; err != nil {
+			return fmt.Errorf("read inputs of %s: %w", installID, err)
+		}
+		for _, in := range plain {
+			was := in.Value
+			in.Sensitive = true
+			if err := in.sealed(tx, false); err != nil { // in.Value is now sealed
+				return err
+			}
+			res := tx.Model(&InstallInput{}).Where("install_id = ? AND name = ? AND value = ? AND NOT sensitive", installID, in.Name, was).
+				Updates(map[string]any{"sensitive": true, "value": in.Value})
+			if res.Error != nil {
+				return fmt.Errorf("seal input %s of %s: %w", in.Name, installID, res.Error)
+			}
+		}
+		return nil
+	})
+}

@@ -81,6 +81,9 @@ type InstallStep struct {
 	Change     int     `json:"change"`
 	Remove     int     `gorm:"column:destroy_count" json:"destroy_count"`
 	PlanText   string  `gorm:"type:text" json:"plan,omitempty"`
+	// Decision is what the API recorded on the step's plan ("approved",
+	// "denied"; "" undecided): the workflow applies only an approved plan.
+	Decision status.Decision `gorm:"size:20;not null;default:''" json:"-"`
 	// RenderDigest is the digest of the job the step rendered (variables,
 	// environment or values): never shown, it tells update_inputs what changed.
 	RenderDigest string     `gorm:"size:80" json:"-"`

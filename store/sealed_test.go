@@ -339,3 +339,31 @@ func TestPlainInputThatLooksSealed(t *testing.T) {
 		}
 	})
 }
+
+// An input set plain that a later config declares sensitive is sealed when
+// that config is deployed (the operation's start marks it), and reads back.
+func TestInputsMarkedSensitiveAreSealed(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		ctx := context.Background()
+		s := storetest.Open(t, d)
+		const later = "later-sensitive-pw-88c2"
+		tn := storetest.NewTenant(t, s, store.InstallInput{Name: "api_key", Value: later}, store.InstallInput{Name: "region", Value: "eu"})
+		if err := s.MarkInputsSensitive(ctx, tn.Install.ID, []string{"api_key", "unset"}); err != nil {
+			t.Fatal(err)
+		}
+		inst, err := s.GetInstall(ctx, tn.Org.ID, tn.Install.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range inst.Inputs {
+			if sensitive := in.Name == "api_key"; in.Sensitive != sensitive || (sensitive && in.Value != later) {
+				t.Errorf("input %+v after marking api_key sensitive", in)
+			}
+		}
+		// A pg_dump holds only live rows (SQLite's file keeps the old page
+		// until it is reused: sealing later is no secure erase).
+		if d == store.Postgres && bytes.Contains(storetest.DatabaseBytes(t, s), []byte(later)) {
+			t.Error("the value marked sensitive is still in a dump of the database")
+		}
+	})
+}

@@ -43,7 +43,8 @@ type fakeInstall struct {
 	events    []string                 // "enqueue <job>", "end <job>", "inputs <step>", "cancel <job>: <reason>"
 	statuses  map[string][]status.Step // each step's statuses, in order
 	jobInputs map[string]contract.TerraformJobInput
-	finished  []string // FinishOperation's status, error and install status
+	finished  []string                   // FinishOperation's status, error and install status
+	decisions map[string]status.Decision // what the API recorded on each step's plan
 }
 
 // steps builds an operation's steps: "a<b,c" is step a after b and c; the
@@ -66,7 +67,7 @@ func steps(specs ...string) []contract.StepSpec {
 
 func newFakeInstall(t *testing.T, plan contract.OperationPlan) *fakeInstall {
 	f := &fakeInstall{t: t, env: newEnv(), plan: plan,
-		statuses: map[string][]status.Step{}, jobInputs: map[string]contract.TerraformJobInput{}}
+		statuses: map[string][]status.Step{}, jobInputs: map[string]contract.TerraformJobInput{}, decisions: map[string]status.Decision{}}
 	f.plan.SucceededInstallStatus, f.plan.FailedInstallStatus, f.plan.InterruptedInstallStatus = "active", "failed", "interrupted"
 	registerActivities(f.env)
 	f.mockOperation()
@@ -98,6 +99,11 @@ func (f *fakeInstall) mockOperation() {
 		defer f.mu.Unlock()
 		f.statuses[step] = append(f.statuses[step], outcome)
 		return nil
+	})
+	f.env.OnActivity(contract.StepDecision, mockAny, "op_1", mockAny).Return(func(_ context.Context, _, step string) (status.Decision, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.decisions[step], nil
 	})
 	f.env.OnActivity(contract.FinishOperation, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _ string, outcome status.Op, msg string, installStatus status.Install) error {
 		f.finished = []string{string(outcome), msg, string(installStatus)}
@@ -319,12 +325,46 @@ func TestFailedStepSkipsItsDependents(t *testing.T) {
 }
 
 // approve answers the step's plan at the given time of the workflow's
-// clock.
+// clock, as the API does: the decision recorded, then the signal.
 func (f *fakeInstall) approve(step string, ok bool, at time.Duration) {
 	f.env.RegisterDelayedCallback(func() {
 		f.log("approval " + step)
+		f.mu.Lock()
+		f.decisions[step] = map[bool]status.Decision{true: status.DecisionApproved, false: status.DecisionDenied}[ok]
+		f.mu.Unlock()
 		f.env.SignalWorkflow(contract.ApprovalSignal, contract.Approval{Step: step, Approve: ok})
 	}, at)
+}
+
+// forge sends an approval signal the API never recorded (straight to
+// Temporal) at the given time.
+func (f *fakeInstall) forge(step string, at time.Duration) {
+	f.env.RegisterDelayedCallback(func() {
+		f.log("forged " + step)
+		f.env.SignalWorkflow(contract.ApprovalSignal, contract.Approval{Step: step, Approve: true})
+	}, at)
+}
+
+// A forged approval signal applies nothing: the step waits on until the
+// API records a decision.
+func TestForgedApprovalSignalAppliesNothing(t *testing.T) {
+	f := newFakeInstall(t, contract.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.Prompt,
+		Steps: steps("sandbox", "network<sandbox")})
+	f.forge("sandbox", time.Minute)
+	f.forge("sandbox", 2*time.Minute)
+	f.approve("sandbox", true, time.Hour)
+	f.approve("network", false, 2*time.Hour)
+	res := f.run()
+	if err := f.env.GetWorkflowError(); err != nil || res.Status != status.OpDenied {
+		t.Fatalf("result %+v, error %v; want denied", res, err)
+	}
+	f.before("end sandbox/plan", "forged sandbox", "approval sandbox", "enqueue sandbox/apply")
+	if res.Steps["sandbox"] != status.StepSucceeded || res.Steps["network"] != status.StepDenied {
+		t.Fatalf("steps %v: want sandbox applied once approved, network denied", res.Steps)
+	}
+	if slices.Contains(f.jobs(), "network/apply") {
+		t.Fatalf("jobs %q: the denied plan was applied", f.jobs())
+	}
 }
 
 func TestPromptWaitsForApproval(t *testing.T) {

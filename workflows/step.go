@@ -189,19 +189,39 @@ func (s *step) applyPlan(ctx workflow.Context, summary contract.PlanSummary,
 // status the step ends with when it is not approved ("" when it is).
 func (s *step) awaitApproval(ctx workflow.Context) (outcome status.Step, msg string) {
 	s.setStatus(ctx, status.StepWaitingApproval, "")
-	var ap contract.Approval
-	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(s.approval, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ap) })
-	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
-	sel.Select(ctx)
-	switch {
-	case ctx.Err() != nil:
-		return status.StepCancelled, "operation cancelled while waiting for approval"
-	case !ap.Approve:
-		return status.StepDenied, "plan denied"
+	for {
+		var ap contract.Approval
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(s.approval, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ap) })
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+		sel.Select(ctx)
+		if ctx.Err() != nil {
+			return status.StepCancelled, "operation cancelled while waiting for approval"
+		}
+		if workflow.GetVersion(ctx, changeApprovalRecorded, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			if !ap.Approve {
+				return status.StepDenied, "plan denied"
+			}
+			return "", ""
+		}
+		// The signal wakes the step; the decision is the one the API recorded.
+		var decision status.Decision
+		if err := runLocal(ctx, contract.StepDecision, s.opID, s.spec.Name).Get(ctx, &decision); err != nil {
+			return status.StepFailed, rootMessage(err)
+		}
+		switch decision {
+		case status.DecisionApproved:
+			return "", ""
+		case status.DecisionDenied:
+			return status.StepDenied, "plan denied"
+		}
+		workflow.GetLogger(ctx).Warn("approval signal without a decision recorded by the API: ignored", "step", s.spec.Name)
 	}
-	return "", ""
 }
+
+// changeApprovalRecorded gates reading the recorded decision after an
+// approval signal (histories before it acted on the signal alone).
+const changeApprovalRecorded = "approval-recorded"
 
 // skipError ends a step as skipped (a dependency did not succeed).
 type skipError struct{ msg string }

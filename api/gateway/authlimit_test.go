@@ -69,8 +69,8 @@ func bearer(tok string) func(*http.Request) {
 func noAuth(*http.Request) {}
 
 // Guessing registration tokens, runner tokens or state credentials is
-// answered 429 after the burst; runners with valid credentials from other
-// sources go on.
+// answered 429 after the burst; valid credentials are accepted from any
+// source, the guesser's too (runners behind one NAT or load balancer).
 func TestGuessingIsLimited(t *testing.T) {
 	t.Run("registration tokens", func(t *testing.T) {
 		e := limitedEnv(t)
@@ -79,8 +79,8 @@ func TestGuessingIsLimited(t *testing.T) {
 			return e.attempt(http.MethodPost, protocol.PathRegister, attacker, body, noAuth)
 		})
 		_, _, reg := e.newInstall("victim")
-		if res, body := e.attempt(http.MethodPost, protocol.PathRegister, attacker, `{"registration_token":"`+reg+`"}`, noAuth); res.StatusCode != http.StatusTooManyRequests {
-			t.Fatalf("a valid registration from the attacker's source: %d %+v, want 429", res.StatusCode, body)
+		if res, body := e.attempt(http.MethodPost, protocol.PathRegister, attacker, `{"registration_token":"`+reg+`"}`, noAuth); res.StatusCode != http.StatusOK {
+			t.Fatalf("a valid registration from the attacker's source: %d %+v, want 200", res.StatusCode, body)
 		}
 		e.newRunner("elsewhere") // registers from 127.0.0.1
 	})
@@ -107,10 +107,10 @@ func TestGuessingIsLimited(t *testing.T) {
 				t.Fatalf("the valid runner from %s: %d %+v, want 200", from, res.StatusCode, body)
 			}
 		}
-		// A token the gateway never saw good is refused from there: no oracle.
+		// A token the gateway never saw good is accepted from there too.
 		fresh := e.newRunner("fresh")
-		if res, _ := e.attempt(http.MethodPost, protocol.PathRunnerHeartbeat, attacker, `{}`, bearer(fresh.Token)); res.StatusCode != http.StatusTooManyRequests {
-			t.Fatalf("a runner token first seen from the attacker's source: %d, want 429", res.StatusCode)
+		if res, body := e.attempt(http.MethodPost, protocol.PathRunnerHeartbeat, attacker, `{}`, bearer(fresh.Token)); res.StatusCode != http.StatusOK {
+			t.Fatalf("a runner token first seen from the attacker's source: %d %+v, want 200", res.StatusCode, body)
 		}
 	})
 	t.Run("state credentials", func(t *testing.T) {

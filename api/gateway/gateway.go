@@ -331,18 +331,16 @@ func (g *Gateway) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		ent, hit := g.auth[hash]
 		gen := g.authGen
 		g.mu.Unlock()
-		// Only a token this gateway never saw good is refused by the limiter
-		// (a guess is never in the cache): runners behind the same address
-		// as a guesser keep renewing their leases.
+		// Every token is checked: runners behind the same address as a
+		// guesser keep renewing their leases.
 		if !hit || now.After(ent.expires) { // the limiter stays off the cached hot path
-			att, wait := g.cfg.AuthLimiter.Begin(c.Request(), protocol.RunnerTokenPrefix, tok)
-			if wait > 0 && !hit {
-				return authlimit.Refuse(c.Response().Header(), wait)
-			}
 			r, err := g.store.AuthenticateRunner(c.Request().Context(), tok)
 			if err != nil {
 				if errors.Is(err, store.ErrUnauthorized) {
-					att.Failed()
+					att := g.cfg.AuthLimiter.Begin(c.Request(), protocol.RunnerTokenPrefix, tok)
+					if refused := att.Failed(c.Response().Header()); refused != nil {
+						return refused
+					}
 				}
 				return apierr.FromStore(err)
 			}
@@ -368,14 +366,13 @@ func (g *Gateway) register(c echo.Context) error {
 	if req.RegistrationToken == "" {
 		return apierr.Invalid("registration_token", "is required")
 	}
-	att, wait := g.cfg.AuthLimiter.Begin(c.Request(), protocol.RegistrationTokenPrefix, req.RegistrationToken)
-	if wait > 0 {
-		return authlimit.Refuse(c.Response().Header(), wait)
-	}
 	r, tok, err := g.store.RegisterRunner(c.Request().Context(), req.RegistrationToken, req.Name, req.Version, req.Capabilities)
 	if err != nil {
 		if errors.Is(err, store.ErrUnauthorized) {
-			att.Failed()
+			att := g.cfg.AuthLimiter.Begin(c.Request(), protocol.RegistrationTokenPrefix, req.RegistrationToken)
+			if refused := att.Failed(c.Response().Header()); refused != nil {
+				return refused
+			}
 		}
 		return apierr.FromStore(err)
 	}

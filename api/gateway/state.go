@@ -14,7 +14,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/apierr"
-	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -34,13 +33,13 @@ func (g *Gateway) authenticateState(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok || jobID == "" || token == "" {
 			return stateUnauthorized(c, "the state backend takes HTTP basic auth: the job ID and the job's state credential")
 		}
-		att, wait := g.cfg.AuthLimiter.Begin(c.Request(), store.StateTokenPrefix, token)
-		if wait > 0 {
-			return authlimit.Refuse(c.Response().Header(), wait)
-		}
 		a, err := g.store.AuthenticateState(c.Request().Context(), jobID, token)
 		if errors.Is(err, store.ErrUnauthorized) && !errors.Is(err, store.ErrStateCredentialEnded) {
-			att.Failed() // a guess; an ended credential was right
+			// a guess; an ended credential was right
+			att := g.cfg.AuthLimiter.Begin(c.Request(), store.StateTokenPrefix, token)
+			if refused := att.Failed(c.Response().Header()); refused != nil {
+				return refused
+			}
 		}
 		switch {
 		case errors.Is(err, store.ErrStateCredentialEnded):

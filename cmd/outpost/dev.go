@@ -55,7 +55,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 
 	// Temporal first: everything else needs it.
 	ts, err := devserver.Start(ctx, devserver.Options{DataDir: temporalDir(cfg.dataDir),
-		FrontendPort: tf.port, UIPort: tf.uiPort, Namespace: cfg.namespace})
+		FrontendPort: tf.port, UIPort: tf.uiPort, UIWriteActions: tf.uiWrite, Namespace: cfg.namespace})
 	if err != nil {
 		return fmt.Errorf("start embedded temporal: %w", err)
 	}

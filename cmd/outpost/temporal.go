@@ -14,11 +14,14 @@ import (
 // (`dev`'s embedded one, `temporal`'s).
 type temporalFlags struct {
 	port, uiPort int
+	uiWrite      bool
 }
 
 func (t *temporalFlags) register(fs *envflag.FlagSet) {
 	fs.IntVar(&t.port, "temporal-port", 7233, "port of the Temporal frontend (gRPC)")
 	fs.IntVar(&t.uiPort, "temporal-ui-port", 8233, "port of the Temporal web UI (-1: none)")
+	fs.BoolVar(&t.uiWrite, "temporal-ui-write-actions", false,
+		"let the Temporal web UI signal, cancel, terminate and reset workflows (default: read-only)")
 }
 
 // temporalDir is where a Temporal server keeps its SQLite file.
@@ -39,7 +42,7 @@ func runTemporal(ctx context.Context, args []string, log *slog.Logger) error {
 		return err
 	}
 	ts, err := devserver.Start(ctx, devserver.Options{DataDir: temporalDir(*dataDir), IP: *ip,
-		FrontendPort: tf.port, UIPort: tf.uiPort, Namespace: *namespace, Logger: log})
+		FrontendPort: tf.port, UIPort: tf.uiPort, UIWriteActions: tf.uiWrite, Namespace: *namespace, Logger: log})
 	if err != nil {
 		return fmt.Errorf("start temporal: %w", err)
 	}

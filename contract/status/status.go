@@ -108,6 +108,16 @@ const (
 	Prompt     Approval = "prompt"
 )
 
+// Decision is what the API recorded on a step's plan ("" undecided): a
+// workflow applies a plan only when the store says it was approved.
+type Decision string
+
+// Decisions.
+const (
+	DecisionApproved Decision = "approved"
+	DecisionDenied   Decision = "denied"
+)
+
 // SandboxStep is the step name of the install's sandbox.
 const SandboxStep = "sandbox"
 

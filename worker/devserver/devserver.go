@@ -64,6 +64,10 @@ type Options struct {
 	// UIPort is the web UI's HTTP port; 0 picks a free port, -1 disables the
 	// UI (headless).
 	UIPort int
+	// UIWriteActions lets the web UI signal, cancel, terminate and reset
+	// workflows; off, its API refuses every such request (405): approving
+	// a plan is the API's alone.
+	UIWriteActions bool
 	// Namespace is registered if missing (persisted in DataDir, so kept
 	// across restarts). Default "default".
 	Namespace string
@@ -224,7 +228,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	// and a refused first dial would leave its API answering 503 until
 	// gRPC's reconnect backoff (1s+) expires.
 	if opts.UIPort != -1 {
-		s.startUI(opts.IP, dialHost, uiListener, logger)
+		s.startUI(opts.IP, dialHost, opts.UIWriteActions, uiListener, logger)
 		uiListener = nil
 		if err := s.waitUI(readyCtx); err != nil {
 			_ = s.Stop()
@@ -365,10 +369,10 @@ func serverConfig(bindIP, frontendAddr string, p ports, sqlConf *config.SQL) *co
 
 // startUI runs the web UI in a goroutine on the port that probe holds;
 // waitUI checks that it came up.
-func (s *Server) startUI(bindIP, dialHost string, probe net.Listener, logger *slog.Logger) {
+func (s *Server) startUI(bindIP, dialHost string, writable bool, probe net.Listener, logger *slog.Logger) {
 	port := probe.Addr().(*net.TCPAddr).Port
 	s.uiURL = "http://" + net.JoinHostPort(dialHost, strconv.Itoa(port))
-	s.ui = newUIServer(bindIP, port, s.frontendAddr, s.namespace)
+	s.ui = newUIServer(bindIP, port, s.frontendAddr, s.namespace, writable)
 	s.uiDone = make(chan struct{})
 	_ = probe.Close() // ui-server insists on binding the port itself
 	go func() {
@@ -380,7 +384,7 @@ func (s *Server) startUI(bindIP, dialHost string, probe net.Listener, logger *sl
 	}()
 }
 
-func newUIServer(bindIP string, port int, frontendAddr, namespace string) *uiserver.Server {
+func newUIServer(bindIP string, port int, frontendAddr, namespace string, writable bool) *uiserver.Server {
 	host := bindIP
 	if ip := net.ParseIP(bindIP); ip != nil && ip.To4() == nil {
 		host = "[" + bindIP + "]" // ui-server formats "%s:%d"
@@ -394,6 +398,7 @@ func newUIServer(bindIP string, port int, frontendAddr, namespace string) *uiser
 		CORS:                uiconfig.CORS{CookieInsecure: true}, // plain http on localhost
 		HideLogs:            true,
 		DisableNewsFetch:    true,
+		DisableWriteActions: !writable,
 	}))
 }
 

@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,6 +136,8 @@ func TestPersistentRestartWithUI(t *testing.T) {
 		t.Errorf("GET UI API namespace: status %d, body %.300q", resp.StatusCode, body)
 	}
 
+	checkUIReadOnly(t, s.UIURL(), "outpost-test", "devserver-greet")
+
 	w.Stop()
 	c.Close()
 	t0 = time.Now()
@@ -227,5 +231,40 @@ func TestStartRejectsBadOptions(t *testing.T) {
 			_ = s.Stop()
 			t.Errorf("Start(%+v) succeeded, want error", o)
 		}
+	}
+}
+
+// checkUIReadOnly signals a workflow through the UI's API, with its CSRF
+// token as its own pages would: refused (405), the UI being read-only.
+func checkUIReadOnly(t *testing.T, uiURL, namespace, workflowID string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	resp, err := hc.Get(uiURL)
+	if err != nil {
+		t.Fatalf("GET UI: %v", err)
+	}
+	resp.Body.Close()
+	u, _ := url.Parse(uiURL)
+	var csrf string
+	for _, ck := range jar.Cookies(u) {
+		if ck.Name == "_csrf" {
+			csrf = ck.Value
+		}
+	}
+	if csrf == "" {
+		t.Fatalf("the UI set no _csrf cookie: %v", jar.Cookies(u))
+	}
+	req, _ := http.NewRequest(http.MethodPost, uiURL+"/api/v1/namespaces/"+namespace+"/workflows/"+workflowID+"/signal/approval",
+		strings.NewReader(`{"input":{"payloads":[]}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-CSRF-Token", csrf)
+	resp, err = hc.Do(req)
+	if err != nil {
+		t.Fatalf("POST signal through the UI: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("a signal through the UI: %d, want 405 (write actions off)", resp.StatusCode)
 	}
 }
