@@ -121,3 +121,7 @@ func Report(w interface{ Write([]byte) (int, error) }, results []protocol.Policy
 		fmt.Fprintf(w, "outpost: %s policy %s %s\n", r.Source, r.Policy, verdict)
 	}
 }
+
+// EnvDir is the job environment variable naming the customer's policy
+// directory: the runner sets it from --plan-policies; a manifest cannot.
+const EnvDir = "OUTPOST_PLAN_POLICIES"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/protocol"
 )
 
 // Operation kinds, as the contract defines them (named here too for the
@@ -81,6 +82,8 @@ type InstallStep struct {
 	Change     int     `json:"change"`
 	Remove     int     `gorm:"column:destroy_count" json:"destroy_count"`
 	PlanText   string  `gorm:"type:text" json:"plan,omitempty"`
+	// Policies are what the plan policies said of the step's last plan.
+	Policies []protocol.PolicyResult `gorm:"serializer:json;type:text;not null;default:''" json:"policies,omitempty"`
 	// RenderDigest is the digest of the job the step rendered (variables,
 	// environment or values): never shown, it tells update_inputs what changed.
 	RenderDigest string     `gorm:"size:80" json:"-"`

@@ -33,6 +33,7 @@ var All = []Migration{
 	{16, "data keys of secrets at rest", v16},
 	{17, "support bundles", v17},
 	{18, "runner self-update", v18},
+	{21, "plan policy results on steps", v21},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.
