@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/open-policy-agent/opa/v1/ast"
+
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -81,11 +83,49 @@ func (c *Checker) Len() int {
 func (c *Checker) Check(ctx context.Context, in Input) []protocol.PolicyResult {
 	ctx, cancel := context.WithTimeout(ctx, EvalTimeout)
 	defer cancel()
+	parsed, err := ast.InterfaceToValue(in.value())
 	var out []protocol.PolicyResult
 	for _, s := range c.sets {
-		out = append(out, s.Eval(ctx, in)...)
+		out = append(out, s.eval(ctx, parsed, err)...)
 	}
 	return out
+}
+
+// value is in as the JSON object policies see, built without a round trip
+// through JSON (a plan can be large).
+func (in Input) value() map[string]any {
+	inst := map[string]any{"id": in.Install.ID}
+	if in.Install.Name != "" {
+		inst["name"] = in.Install.Name
+	}
+	if in.Install.Registry != "" {
+		inst["registry"] = in.Install.Registry
+	}
+	if len(in.Install.Labels) > 0 {
+		labels := make(map[string]any, len(in.Install.Labels))
+		for k, v := range in.Install.Labels {
+			labels[k] = v
+		}
+		inst["labels"] = labels
+	}
+	v := map[string]any{"kind": in.Kind, "install": inst, "destroy": in.Destroy}
+	if in.Step != "" {
+		v["step"] = in.Step
+	}
+	if in.Terraform != nil {
+		v["terraform"] = in.Terraform
+	}
+	if in.Manifests != nil {
+		v["manifests"] = in.Manifests
+	}
+	if b := in.DockerBuild; b != nil {
+		args := make(map[string]any, len(b.BuildArgs))
+		for k, a := range b.BuildArgs {
+			args[k] = a
+		}
+		v["docker_build"] = map[string]any{"dockerfile": b.Dockerfile, "build_args": args}
+	}
+	return v
 }
 
 // Denied is the error of results that do not all pass, naming each policy

@@ -93,14 +93,18 @@ func (s *Set) Len() int { return len(s.policies) }
 // result a policy, in the order of their names. A policy that fails to
 // evaluate has Error set: it did not pass.
 func (s *Set) Eval(ctx context.Context, input any) []protocol.PolicyResult {
-	out := make([]protocol.PolicyResult, 0, len(s.policies))
 	parsed, err := ast.InterfaceToValue(input)
+	return s.eval(ctx, parsed, err)
+}
+
+func (s *Set) eval(ctx context.Context, input ast.Value, inputErr error) []protocol.PolicyResult {
+	out := make([]protocol.PolicyResult, 0, len(s.policies))
 	for _, p := range s.policies {
 		r := protocol.PolicyResult{Source: s.source, Policy: p.name, File: p.file}
-		if err != nil {
-			r.Error = fmt.Sprintf("input: %v", err)
+		if inputErr != nil {
+			r.Error = fmt.Sprintf("input: %v", inputErr)
 		} else {
-			r.Deny, r.Warn, r.Error = p.eval(ctx, parsed)
+			r.Deny, r.Warn, r.Error = p.eval(ctx, input)
 		}
 		out = append(out, r)
 	}

@@ -95,7 +95,7 @@ func TestCustomerPolicyDeniesWhatTheVendorApproved(t *testing.T) {
 	h.withPolicies("")
 	_, destroyPlan := h.plan("plan-destroy-unchecked", ws, mod, map[string]any{"name": "world", "password": password, "replicas": 1}, true)
 	h.withPolicies(dir)
-	m := h.prodPlan(protocol.TerraformApply, ws, mod, true)
+	m := h.prodPlan(protocol.TerraformApply, ws, mod, false) // an apply applies the plan it is given
 	m.PlanFile = destroyPlan.PlanFile
 	h.failedWith(h.run("apply-destroy", m), wantErr)
 
