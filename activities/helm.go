@@ -62,6 +62,9 @@ func (a *Helm) EnqueueHelmJob(ctx context.Context, in contract.HelmJobInput) (co
 	}
 	m := protocol.HelmManifest{Operation: in.Operation, Kubeconfig: kubeconfig, Release: c.Helm.ReleaseName,
 		Namespace: c.Helm.Namespace, CreateNamespace: c.Helm.CreateNamespace, TimeoutMS: c.Helm.Timeout.Milliseconds(), Wait: c.Helm.Wait}
+	if in.Operation != protocol.HelmUninstall {
+		m.Policies = a.render.planPolicies(ctx, oc, in.Step)
+	}
 	var digest string
 	if in.Operation != protocol.HelmUninstall {
 		if digest, err = a.chart(ctx, oc, st, data, &m); err != nil {
@@ -115,7 +118,7 @@ func (a *Helm) RecordHelmPlan(ctx context.Context, opID, step, jobID string) (co
 		text = "No changes: the release's objects are as the chart renders them.\n"
 	}
 	return a.installed.recordPlan(ctx, opID, step, protocol.TerraformPlanOutputs{HasChanges: out.HasChanges, PlanText: text,
-		Add: len(out.Added), Change: len(out.Changed) + len(out.Drifted), Destroy: len(out.Removed)})
+		Add: len(out.Added), Change: len(out.Changed) + len(out.Drifted), Destroy: len(out.Removed), Policies: out.Policies})
 }
 
 // PlanUninstall records, as a teardown step's plan, what uninstalling the

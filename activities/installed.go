@@ -43,7 +43,7 @@ type installed struct {
 func (in *installed) recordPlan(ctx context.Context, opID, step string, out protocol.TerraformPlanOutputs) (contract.PlanSummary, error) {
 	s := contract.PlanSummary{HasChanges: out.HasChanges, Add: out.Add, Change: out.Change, Destroy: out.Destroy}
 	err := in.store.UpdateStep(ctx, opID, step, store.StepChange{HasChanges: &out.HasChanges, Add: &out.Add,
-		Change: &out.Change, Remove: &out.Destroy, PlanText: &out.PlanText})
+		Change: &out.Change, Remove: &out.Destroy, PlanText: &out.PlanText, Policies: &out.Policies})
 	if err != nil || out.HasChanges || step == status.SandboxStep {
 		return s, err
 	}

@@ -65,6 +65,9 @@ func (a *Terraform) EnqueueTerraformJob(ctx context.Context, in contract.Terrafo
 		return contract.JobRef{}, err
 	}
 	m.Variables, m.Env = variablesFromEnv(rendered.Variables, rendered.EnvVars)
+	if in.Operation != protocol.TerraformOutputs {
+		m.Policies = a.render.planPolicies(ctx, oc, in.Step)
+	}
 	change := &store.StepChange{Status: new(status.StepPlanning), StartedAt: new(time.Now().UTC()),
 		RenderDigest: new(terraformDigest(rendered, sourceDigest(oc.cfg, in.Step)))}
 	if in.Operation == protocol.TerraformApply {

@@ -269,5 +269,16 @@ func stepView(st store.InstallStep) wire.Step {
 	return wire.Step{ID: st.ID, Name: st.Name, Destroy: st.Destroy, After: nonNil(st.After), Status: string(st.Status),
 		PlanJobID: st.PlanJobID, ApplyJobID: st.ApplyJobID, BuildID: st.BuildID, SyncJobID: st.SyncJobID,
 		HasChanges: st.HasChanges, Add: st.Add, Change: st.Change, DestroyCount: st.Remove, Plan: st.PlanText,
-		Error: st.Error, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt}
+		Policies: policyViews(st.Policies), Error: st.Error, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt}
+}
+
+func policyViews(rs []protocol.PolicyResult) []wire.PolicyResult {
+	out := make([]wire.PolicyResult, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, wire.PolicyResult{Source: r.Source, Policy: r.Policy, File: r.File, Deny: r.Deny, Warn: r.Warn, Error: r.Error})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -288,6 +288,24 @@ func (e LogChunkStream) Valid() bool {
 	}
 }
 
+// Defines values for PolicyResultSource.
+const (
+	Customer PolicyResultSource = "customer"
+	Vendor   PolicyResultSource = "vendor"
+)
+
+// Valid indicates whether the value is a known member of the PolicyResultSource enum.
+func (e PolicyResultSource) Valid() bool {
+	switch e {
+	case Customer:
+		return true
+	case Vendor:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReleaseStatus.
 const (
 	ReleaseStatusCancelled ReleaseStatus = "cancelled"
@@ -1313,6 +1331,30 @@ type PatchLabelsRequest struct {
 	Set *Labels `json:"set,omitempty"`
 }
 
+// PolicyResult PolicyResult is what one plan policy (a Rego package) said of a step's plan.
+type PolicyResult struct {
+	// Deny messages of its deny rule: the plan is not applied
+	Deny *[]string `json:"deny,omitempty"`
+
+	// Error it could not be evaluated: the plan does not pass
+	Error *string `json:"error,omitempty"`
+
+	// File the file that declares it
+	File *string `json:"file,omitempty"`
+
+	// Policy the policy's package, e.g. outpost.no_public_bucket
+	Policy string `json:"policy"`
+
+	// Source vendor (the app config's policies/*.rego) or customer (the runner's --plan-policies)
+	Source PolicyResultSource `json:"source"`
+
+	// Warn messages of its warn rule: shown, not blocking
+	Warn *[]string `json:"warn,omitempty"`
+}
+
+// PolicyResultSource vendor (the app config's policies/*.rego) or customer (the runner's --plan-policies)
+type PolicyResultSource string
+
 // PutLabelsRequest PutLabelsRequest replaces an install's labels.
 type PutLabelsRequest struct {
 	// Labels Labels select installs in a release. Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.].
@@ -1562,8 +1604,11 @@ type Step struct {
 	Plan *string `json:"plan,omitempty"`
 
 	// PlanJobId the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)
-	PlanJobId *string    `json:"plan_job_id,omitempty"`
-	StartedAt *time.Time `json:"started_at,omitempty"`
+	PlanJobId *string `json:"plan_job_id,omitempty"`
+
+	// Policies what each plan policy said of the plan (the vendor's, then the customer's); none when no policy ran
+	Policies  *[]PolicyResult `json:"policies,omitempty"`
+	StartedAt *time.Time      `json:"started_at,omitempty"`
 
 	// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)
 	Status string `json:"status"`

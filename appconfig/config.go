@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/protocol"
 )
 
 // The files of a config.
@@ -41,6 +42,7 @@ type Config struct {
 	files         []string
 	fsys          fs.FS
 	builds        *buildKeys // BuildKey's answers
+	policies      []protocol.PolicyModule
 }
 
 // App is the [app] table.
@@ -213,6 +215,7 @@ func Load(fsys fs.FS) (*Config, error) {
 		}
 	}
 	c.checkReleases(&ps)
+	c.readPolicies(&ps)
 
 	// Templates, now that every module's outputs are known.
 	c.checkTemplates(&ps, owner{file: ConfigFile, prefix: "sandbox."}, c.Sandbox.templatedSettings())

@@ -319,3 +319,36 @@ func TestARunnerBehindAProxyWithACABundle(t *testing.T) {
 		t.Errorf("the ConfigMap corp-ca is not mounted read-only at /etc/outpost-runner/ca: %+v %+v", d.Spec.Template.Spec.Volumes, c.VolumeMounts)
 	}
 }
+
+// The customer's plan policies: a ConfigMap mounted read-only where
+// OUTPOST_PLAN_POLICIES (the runner's --plan-policies) points.
+func TestARunnerWithTheCustomersPlanPolicies(t *testing.T) {
+	e := newEnv(t)
+	const ns = "outpost-policies"
+	err := e.install(ns, map[string]any{
+		"gateway":      map[string]any{"url": "https://outpost.example.com"},
+		"token":        map[string]any{"value": "oprg_chart-test-token"},
+		"planPolicies": map[string]any{"configMap": "acme-policies"},
+	})
+	if err != nil {
+		t.Fatalf("helm install: %v", err)
+	}
+	c := e.container(ns, "outpost-runner")
+	if got := envOf(c)["OUTPOST_PLAN_POLICIES"].Value; got != "/etc/outpost-runner/plan-policies" {
+		t.Errorf("OUTPOST_PLAN_POLICIES=%q, want /etc/outpost-runner/plan-policies", got)
+	}
+	d, err := e.cs.AppsV1().Deployments(ns).Get(context.Background(), "outpost-runner", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var volume, mount bool
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		volume = volume || v.Name == "plan-policies" && v.ConfigMap != nil && v.ConfigMap.Name == "acme-policies"
+	}
+	for _, m := range c.VolumeMounts {
+		mount = mount || m.Name == "plan-policies" && m.MountPath == "/etc/outpost-runner/plan-policies" && m.ReadOnly
+	}
+	if !volume || !mount {
+		t.Errorf("the ConfigMap acme-policies is not mounted read-only: %+v %+v", d.Spec.Template.Spec.Volumes, c.VolumeMounts)
+	}
+}

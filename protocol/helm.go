@@ -51,6 +51,10 @@ type HelmManifest struct {
 	// Deployments' replicas, Services' addresses, …), and an uninstall until
 	// they are gone. Without it, the API server's acceptance is enough.
 	Wait bool `json:"wait,omitempty"`
+	// Policies are the vendor's plan policies and what the install is; the
+	// runner checks the chart's rendered objects against them and its
+	// customer's own before a plan is shown or a deploy changes anything.
+	Policies *PlanPolicies `json:"policies,omitempty"`
 }
 
 // HelmObject names one Kubernetes object of a release.
@@ -102,6 +106,8 @@ type HelmPlanOutputs struct {
 	// Truncated says Diff was cut to keep the outputs under MaxOutputsBytes
 	// (the job's logs have it whole).
 	Truncated bool `json:"truncated,omitempty"`
+	// Policies are what each plan policy said of the rendered objects.
+	Policies []PolicyResult `json:"policies,omitempty"`
 }
 
 // HelmUninstallOutputs are an uninstall job's outputs.

@@ -47,6 +47,9 @@ type TerraformManifest struct {
 	// NoLock has a plan run without the state lock (-lock=false): a drift
 	// check, which must never hold up an operation's own plans and applies.
 	NoLock bool `json:"no_lock,omitempty"`
+	// Policies are the vendor's plan policies and what the install is; the
+	// runner checks every plan against them and its customer's own.
+	Policies *PlanPolicies `json:"policies,omitempty"`
 }
 
 // TerraformModuleSync is a module's build and where the job copies it.
@@ -100,6 +103,9 @@ type TerraformPlanOutputs struct {
 	// the outputs under protocol.MaxOutputsBytes (the job's logs have the
 	// whole plan). PlanFile is never cut.
 	Truncated bool `json:"truncated,omitempty"`
+	// Policies are what each plan policy said of the plan (none when there
+	// are none); a plan any of them denies is not applied.
+	Policies []PolicyResult `json:"policies,omitempty"`
 }
 
 // TerraformPlanApplyOutputs are a plan_apply job's outputs: the plan (no

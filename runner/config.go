@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outpost-dev/outpost/planpolicy"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/plugins/runnerupdate"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
@@ -68,6 +69,10 @@ type Config struct {
 	Terraform terraform.Options
 	// Helm configures helm jobs and chart builds.
 	Helm HelmOptions
+	// PlanPolicies, when set, is the directory of the customer's plan
+	// policies (*.rego): jobs check every plan against them before applying
+	// it (planpolicy.EnvDir). The runner refuses to start when they do not compile.
+	PlanPolicies string
 	// CABundle, when set, is a PEM file of CA certificates trusted beyond
 	// the system's: by the runner for the gateway, and by jobs (terraform,
 	// registries) through SSL_CERT_DIR. Proxies come from the environment
@@ -158,6 +163,12 @@ func (cfg Config) withDefaults() (Config, error) {
 		}
 	}
 
+	if cfg.PlanPolicies != "" {
+		if cfg.PlanPolicies, err = checkPlanPolicies(cfg.PlanPolicies); err != nil {
+			return cfg, err
+		}
+	}
+
 	if cfg.WorkDir != "" {
 		// Jobs run in their own directory, so the path they get must not
 		// depend on the working directory.
@@ -234,6 +245,9 @@ func (cfg Config) jobEnv(workDir string) ([]string, error) {
 		return nil, err
 	}
 	env := append(cfg.Terraform.Env(filepath.Join(workDir, "cache", "terraform-init")), net...)
+	if cfg.PlanPolicies != "" {
+		env = append(env, planpolicy.EnvDir+"="+cfg.PlanPolicies)
+	}
 	if cfg.Deployment != "" { // a runner_update job then stages no binary
 		env = append(env, runnerupdate.EnvDeployment+"="+cfg.Deployment)
 	}
@@ -272,4 +286,22 @@ func fenceAfter(iv protocol.Intervals) time.Duration {
 		return d
 	}
 	return iv.Lease() / 2
+}
+
+// checkPlanPolicies makes dir absolute (jobs run elsewhere) and checks that
+// its policies compile, so that a mistake shows when the runner starts, not
+// as every plan failing.
+func checkPlanPolicies(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("plan policies: %w", err)
+	}
+	mods, err := planpolicy.ReadDir(abs)
+	if err == nil {
+		err = planpolicy.Parse(mods)
+	}
+	if err != nil {
+		return "", fmt.Errorf("plan policies %s: %w", abs, err)
+	}
+	return abs, nil
 }

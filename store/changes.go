@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/protocol"
 )
 
 // StepChange is a change to an operation's step (UpdateStep): each field
@@ -28,6 +29,7 @@ type StepChange struct {
 	Change       *int
 	Remove       *int // destroy_count
 	PlanText     *string
+	Policies     *[]protocol.PolicyResult
 	RenderDigest *string
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/protocol"
 )
 
 // Operation kinds, as the contract defines them (named here too for the
@@ -84,6 +85,8 @@ type InstallStep struct {
 	// Decision is what the API recorded on the step's plan ("approved",
 	// "denied"; "" undecided): the workflow applies only an approved plan.
 	Decision status.Decision `gorm:"size:20;not null;default:''" json:"-"`
+	// Policies are what the plan policies said of the step's last plan.
+	Policies []protocol.PolicyResult `gorm:"serializer:json;type:text;not null;default:''" json:"policies,omitempty"`
 	// RenderDigest is the digest of the job the step rendered (variables,
 	// environment or values): never shown, it tells update_inputs what changed.
 	RenderDigest string     `gorm:"size:80" json:"-"`

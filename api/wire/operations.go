@@ -85,10 +85,28 @@ type Step struct {
 	Change       int     `json:"change"`
 	DestroyCount int     `json:"destroy_count"`
 	// the plan, as text (sensitive values redacted): terraform's, or a helm chart's diff of objects
-	Plan       string     `json:"plan,omitempty"`
-	Error      string     `json:"error,omitempty"`
-	StartedAt  *time.Time `json:"started_at,omitempty"`
-	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Plan string `json:"plan,omitempty"`
+	// what each plan policy said of the plan (the vendor's, then the customer's); none when no policy ran
+	Policies   []PolicyResult `json:"policies,omitempty"`
+	Error      string         `json:"error,omitempty"`
+	StartedAt  *time.Time     `json:"started_at,omitempty"`
+	FinishedAt *time.Time     `json:"finished_at,omitempty"`
+}
+
+// PolicyResult is what one plan policy (a Rego package) said of a step's plan.
+type PolicyResult struct {
+	// vendor (the app config's policies/*.rego) or customer (the runner's --plan-policies)
+	Source string `json:"source" required:"true" enum:"vendor,customer"`
+	// the policy's package, e.g. outpost.no_public_bucket
+	Policy string `json:"policy" required:"true"`
+	// the file that declares it
+	File string `json:"file,omitempty"`
+	// messages of its deny rule: the plan is not applied
+	Deny []string `json:"deny,omitempty"`
+	// messages of its warn rule: shown, not blocking
+	Warn []string `json:"warn,omitempty"`
+	// it could not be evaluated: the plan does not pass
+	Error string `json:"error,omitempty"`
 }
 
 // OperationList is an install's operations, newest first.

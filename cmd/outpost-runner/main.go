@@ -70,6 +70,7 @@ func runRunner(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.CABundle, "ca-bundle", "", "PEM file of CA certificates to trust beyond the system's, for the gateway and, in jobs, registries and terraform's state backend (a proxy comes from HTTPS_PROXY and NO_PROXY, which jobs get too)")
 	fs.StringVar(&cfg.HealthAddr, "health-addr", "", "serve liveness probes on GET "+runner.HealthPath+" at this address, e.g. :8081 (default: none)")
 	fs.StringVar(&cfg.Deployment, "deployment", "", "the Kubernetes Deployment (NAMESPACE/NAME) the runner runs in, set by the Helm chart: a self-update rolls its image (default: none, the runner replaces its binary)")
+	fs.StringVar(&cfg.PlanPolicies, "plan-policies", "", "directory of the customer's plan policies (*.rego, Rego v1): every plan a job makes must pass them, and the vendor's, before it is applied (default: none)")
 	fs.StringVar(&cfg.Helm.JobBinary, "helm-job-bin", "", "the binary that runs helm jobs and helm chart builds (default: "+runner.HelmJobBinary+" next to this binary, then on PATH; without one the runner does not run them)")
 
 	if err := fs.Parse(args, os.Getenv); err != nil {

@@ -103,6 +103,19 @@ func TestBadFlagsAreNamed(t *testing.T) {
 	}
 }
 
+// TestPlanPoliciesThatDoNotCompileStopTheRunner: a customer's policy with
+// a mistake is named, file and line, when the runner starts.
+func TestPlanPoliciesThatDoNotCompileStopTheRunner(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "no_destroy.rego"), []byte("package acme\n\ndeny contains msg if {\n\tmsg := \n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := outpostRunner(t, []string{"OUTPOST_PLAN_POLICIES=" + dir}, "run", "--gateway-url", "http://127.0.0.1:1", "--token", "oprn_x")
+	if code == 0 || !strings.Contains(stderr, "plan policies") || !strings.Contains(stderr, "no_destroy.rego:5") {
+		t.Errorf("exit %d, stderr %q: want non-zero naming no_destroy.rego:5", code, stderr)
+	}
+}
+
 func TestJobCommandWritesTheResult(t *testing.T) {
 	dir := t.TempDir()
 	manifest, _ := json.Marshal(protocol.NoopManifest{Lines: []string{"one", "two"}, ExitCode: 4, Outputs: map[string]string{"a": "b"}})

@@ -127,6 +127,12 @@ func (c *cli) confirm(verb string, op apiclient.Operation, step stepRow, yes boo
 		w = c.stderr
 	}
 	fmt.Fprintf(w, "plan of step %s (%s %s):\n%s\n", step.name, opTitle(op), op.Id, strings.TrimRight(step.plan, "\n"))
+	if step.policySummary != "" {
+		fmt.Fprintln(w, step.policySummary)
+	}
+	for _, l := range step.policies {
+		fmt.Fprintln(w, l)
+	}
 	if yes {
 		return nil
 	}

@@ -13,6 +13,8 @@ import (
 // stepRow is what `operations show` and `approve` print of a step.
 type stepRow struct {
 	name, status, started, took, jobs, err, plan string
+	policies                                     []string // what its plan policies said (policyLines)
+	policySummary                                string
 }
 
 func stepRows(op apiclient.Operation) []stepRow {
@@ -29,6 +31,7 @@ func stepRows(op apiclient.Operation) []stepRow {
 		if s.Plan != nil {
 			v.plan = *s.Plan
 		}
+		v.policies, v.policySummary = policyLines(s.Policies), policySummary(s.Policies)
 		out = append(out, v)
 	}
 	return out
@@ -74,6 +77,9 @@ func (c *cli) showOperation(op apiclient.Operation, inst string, deps map[string
 	for _, s := range steps {
 		if s.err != "" {
 			fmt.Fprintf(c.stdout, "%s failed: %s\n", s.name, s.err)
+		}
+		for _, l := range s.policies {
+			fmt.Fprintf(c.stdout, "%s: %s\n", s.name, l)
 		}
 		if s.status == "waiting_approval" {
 			fmt.Fprintf(c.stdout, "%s waits for approval: `outpostctl approve %s %s --operation %s` (or deny)\n", s.name, inst, s.name, op.Id)

@@ -69,3 +69,34 @@ func TestLiveTreeUnchangedStepsAreDone(t *testing.T) {
 		t.Errorf("a step of the finished operation spins (%q):\n%s", frame, out)
 	}
 }
+
+// What a step's plan policies said is under the tree, and in the approval's
+// summary; a policy that passed says nothing.
+func TestShowOperationPolicies(t *testing.T) {
+	var op apiclient.Operation
+	err := json.Unmarshal([]byte(`{"id": "op_1", "kind": "deploy", "status": "running", "steps": [
+		{"name": "sandbox", "status": "waiting_approval", "plan_job_id": "job_s", "plan": "Plan: 1 to add",
+		 "policies": [{"source": "vendor", "policy": "vendor.review", "warn": ["terraform_data.app is new: review it"]},
+		              {"source": "customer", "policy": "outpost.no_destroy_in_prod"}]}]}`), &op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c := &cli{stdout: &out}
+	c.showOperation(op, "cust-a", nil, false)
+	if want := "sandbox: vendor policy vendor.review warns: terraform_data.app is new: review it\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("lacks %q:\n%s", want, out.String())
+	}
+	if strings.Contains(out.String(), "no_destroy_in_prod") {
+		t.Errorf("a policy that passed is shown:\n%s", out.String())
+	}
+	out.Reset()
+	if err := c.confirm("approve", op, stepRows(op)[0], true); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Plan: 1 to add\n", "2 plan policies: 1 passed, 1 warn\n", "vendor policy vendor.review warns: terraform_data.app is new: review it\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("approval lacks %q:\n%s", want, out.String())
+		}
+	}
+}

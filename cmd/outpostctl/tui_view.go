@@ -93,7 +93,8 @@ func (m tuiModel) stepLine(st stepView, width int, now time.Time) string {
 }
 
 // details are the lines below a step: its error, the plan waiting for
-// approval with the commands that decide it, or its job's last log line.
+// approval with the commands that decide it, or its job's last log line;
+// then what its plan policies said.
 func (m tuiModel) details(st stepView) []string {
 	var out []string
 	switch {
@@ -106,11 +107,19 @@ func (m tuiModel) details(st stepView) []string {
 		for _, l := range lines {
 			out = append(out, m.fit(l))
 		}
+		for _, l := range st.Policies {
+			out = append(out, styleAsk.Render(m.fit("policy: "+l)))
+		}
 		out = append(out, styleAsk.Render(m.fit(approveHint(m.inst.Name, st.Name))))
 	case st.Error != "":
 		out = append(out, styleBad.Render(m.fit(strings.SplitN(st.Error, "\n", 2)[0])))
 	case m.snap.logs[st.Name] != "":
 		out = append(out, styleQuiet.Render(m.fit("› "+m.snap.logs[st.Name])))
+	}
+	if st.Status != "waiting_approval" {
+		for _, l := range st.Policies {
+			out = append(out, styleAsk.Render(m.fit("policy: "+l)))
+		}
 	}
 	return out
 }

@@ -16,8 +16,9 @@ import (
 // stepView is what the progress views show of one step.
 type stepView struct {
 	Name, Status, Error, Plan string
-	Job                       string // the job it runs now, if any
-	Destroys                  bool   // it destroys (a deprovision's or teardown's step)
+	Job                       string   // the job it runs now, if any
+	Policies                  []string // what its plan policies said (policyLines)
+	Destroys                  bool     // it destroys (a deprovision's or teardown's step)
 	Add, Change, Destroy      int
 	Started, Finished         *time.Time
 }
@@ -125,7 +126,7 @@ func stepsOf(op apiclient.Operation) []stepView {
 	}
 	var out []stepView
 	for _, s := range *op.Steps {
-		v := stepView{Name: s.Name, Status: s.Status, Error: deref(s.Error), Plan: deref(s.Plan),
+		v := stepView{Name: s.Name, Status: s.Status, Error: deref(s.Error), Plan: deref(s.Plan), Policies: policyLines(s.Policies),
 			Add: derefInt(s.Add), Change: derefInt(s.Change), Destroy: derefInt(s.DestroyCount),
 			Started: s.StartedAt, Finished: s.FinishedAt, Destroys: s.Destroy != nil && *s.Destroy}
 		switch s.Status {

@@ -33,14 +33,11 @@ var All = []Migration{
 	{16, "data keys of secrets at rest", v16},
 	{17, "support bundles", v17},
 	{18, "runner self-update", v18},
-	// 19 to 24: other branches' migrations, reserved until they are merged.
+	// 19 and 20: other branches' migrations, reserved until they are merged.
 	{19, "reserved", reserved},
 	{20, "reserved", reserved},
-	{21, "reserved", reserved},
-	{22, "reserved", reserved},
-	{23, "reserved", reserved},
-	{24, "reserved", reserved},
-	{25, "plan decisions recorded by the API", v25},
+	{21, "plan policy results on steps", v21},
+	{22, "plan decisions recorded by the API", v22},
 }
 
 // reserved stands for another branch's migration until it is merged.

@@ -2,6 +2,7 @@
 // objects, with the API's redactions) and Approve / Deny, each confirmed.
 import * as api from "./api.js";
 import { h, confirm, errorBox } from "./ui.js";
+import { policyNotes } from "./policies.js";
 
 export function approvals(op, message, reload) {
   const waiting = (op.steps || []).filter((s) => s.status === "waiting_approval");
@@ -21,6 +22,7 @@ export function approvals(op, message, reload) {
       h("h3", {}, `${s.name} waits for approval`),
       s.has_changes === undefined ? null : h("p", { class: "muted" }, `Plan: +${s.add} ~${s.change} -${s.destroy_count}`),
       planView(s.plan),
+      policyNotes(s),
       h("div", { class: "actions" },
         h("button", { type: "button", id: `approve-${s.name}`, onclick: decide("Approve", "Approved",
           `Approve ${s.name}'s plan? Its changes are applied at once.`) }, "Approve"),

@@ -1,6 +1,7 @@
 // An operation's steps as a table (the install's page and the operation's
 // page), and the jobs a step ran.
 import { h, badge, when, duration } from "./ui.js";
+import { policyNotes } from "./policies.js";
 
 // stepsTable is a row per step; jobsCell(step) is its Jobs cell.
 export function stepsTable(list, jobsCell) {
@@ -8,7 +9,7 @@ export function stepsTable(list, jobsCell) {
     h("thead", {}, h("tr", {}, ...["Step", "Status", "Started", "Took", "Changes", "Jobs"].map((t) => h("th", { scope: "col" }, t)))),
     h("tbody", {}, ...list.map((s) => h("tr", { "data-step": s.name },
       h("th", { scope: "row" }, s.name, s.destroy ? " (destroy)" : ""),
-      h("td", { "data-label": "Status" }, badge(s.status), s.error ? h("div", { class: "error" }, s.error) : null),
+      h("td", { "data-label": "Status" }, badge(s.status), s.error ? h("div", { class: "error" }, s.error) : null, policyNotes(s)),
       h("td", { "data-label": "Started" }, when(s.started_at)),
       h("td", { "data-label": "Took" }, duration(s.started_at, s.finished_at)),
       h("td", { "data-label": "Changes", class: "mono" }, s.has_changes === undefined ? "—" : `+${s.add} ~${s.change} -${s.destroy_count}`),

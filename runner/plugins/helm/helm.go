@@ -178,6 +178,11 @@ func (p *plugin) execute(ctx context.Context, run plugins.Run) error {
 	}
 	fmt.Fprintf(run.Stdout, "outpost: helm %s of release %s in namespace %s\n", m.Operation, m.Release, m.Namespace)
 	r := &releaseJob{m: m, cfg: cfg, out: run.Stdout, timeout: DefaultTimeout}
+	if m.Operation != protocol.HelmUninstall {
+		if r.policies, err = newPolicyCheck(ctx, m, run); err != nil {
+			return err
+		}
+	}
 	if m.TimeoutMS > 0 {
 		r.timeout = time.Duration(m.TimeoutMS) * time.Millisecond
 	}
@@ -238,6 +243,8 @@ type releaseJob struct {
 	live    liveObjects
 	out     io.Writer
 	timeout time.Duration
+	// policies check the rendered objects before a plan or a deploy (nil: none).
+	policies *policyCheck
 }
 
 // releaseState is a release's history: its latest revision and its
@@ -287,6 +294,9 @@ func (r *releaseJob) deploy(ctx context.Context, ch *chart.Chart, vals map[strin
 			s.last.Version, r.m.Release, was)
 	}
 
+	if err := r.checkBeforeDeploy(ctx, ch, vals, s); err != nil {
+		return protocol.HelmReleaseOutputs{}, err
+	}
 	var rel *release.Release
 	if s.deployed == nil {
 		if len(s.history) > 0 {
@@ -401,26 +411,16 @@ func (r *releaseJob) plan(ctx context.Context, ch *chart.Chart, vals map[string]
 	if err != nil {
 		return protocol.HelmPlanOutputs{}, err
 	}
-	var rel *release.Release
 	out := protocol.HelmPlanOutputs{Added: []protocol.HelmObject{}, Changed: []protocol.HelmObject{}, Removed: []protocol.HelmObject{},
 		Drifted: []protocol.HelmObject{}}
 	var before []object
+	rel, err := r.dryRun(ctx, ch, vals, s)
+	if err != nil {
+		return out, err
+	}
 	if s.deployed == nil {
-		in := r.newInstall()
-		in.DryRun, in.DryRunOption = true, "server"
-		in.Replace = len(s.history) > 0 // a deploy removes failed revisions first
-		rel, err = in.RunWithContext(ctx, ch, vals)
-		if err != nil {
-			return out, fmt.Errorf("planning the install of release %s: %w", r.m.Release, err)
-		}
 		out.Install = true
 	} else {
-		up := r.newUpgrade()
-		up.DryRun, up.DryRunOption = true, "server"
-		rel, err = up.RunWithContext(ctx, r.m.Release, ch, vals)
-		if err != nil {
-			return out, fmt.Errorf("planning the upgrade of release %s: %w", r.m.Release, err)
-		}
 		out.Revision = s.deployed.Version
 		if before, err = parseManifest(s.deployed.Manifest, r.m.Namespace, r.mapper); err != nil {
 			return out, err
@@ -428,6 +428,9 @@ func (r *releaseJob) plan(ctx context.Context, ch *chart.Chart, vals map[string]
 	}
 	after, err := parseManifest(rel.Manifest, r.m.Namespace, r.mapper)
 	if err != nil {
+		return out, err
+	}
+	if out.Policies, err = r.policies.check(ctx, after); err != nil {
 		return out, err
 	}
 	d, err := diffObjects(before, after)

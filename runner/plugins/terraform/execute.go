@@ -30,6 +30,9 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := p.newChecker(ctx, env); err != nil {
+		return 0, err
+	}
 	dir := filepath.Join(run.Dir, moduleDir)
 	defer p.joinSync()
 	if err := p.fetchModule(ctx, run); err != nil {
@@ -79,7 +82,7 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 		return 0, err
 	}
 	late := run.Inputs != nil && !p.inputs // the variables come with the job's inputs
-	if late && m.Operation == protocol.TerraformPlanApply {
+	if late && m.Operation == protocol.TerraformPlanApply && p.checker.Len() == 0 {
 		pipe, err := newVarsPipe(run.Dir, func() {
 			fmt.Fprintln(run.Stdout, "outpost: started terraform apply: it plans once it reads the variables")
 		})
@@ -105,11 +108,15 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 
 	switch m.Operation {
 	case protocol.TerraformPlan:
-		p.outputs, err = plan(ctx, tf, cmd, run, m.Destroy, m.NoLock)
+		p.outputs, err = p.plan(ctx, tf, cmd, run)
 	case protocol.TerraformPlanApply:
-		p.outputs, err = p.planApply(ctx, cmd, run, nil)
+		if p.checker.Len() > 0 {
+			p.outputs, err = p.planCheckApply(ctx, tf, cmd, run)
+		} else {
+			p.outputs, err = p.planApply(ctx, cmd, run, nil)
+		}
 	case protocol.TerraformApply:
-		err = apply(ctx, tf, run, m.PlanFile)
+		err = p.apply(ctx, tf, cmd, run, m.PlanFile)
 	case protocol.TerraformOutputs:
 		p.outputs, err = outputs(ctx, tf)
 	}

@@ -59,6 +59,7 @@ type harness struct {
 	workDir   string
 	tf        string
 	stop      func()
+	policies  string // the runner's --plan-policies (none when empty)
 }
 
 // Intervals of the harness's gateway: a short lease, so that a lost attempt
@@ -107,7 +108,7 @@ func (h *harness) startRunner() {
 		h.t.Fatal(err)
 	}
 	r, err := runner.New(runner.Config{GatewayURL: h.srv.URL, Token: h.regToken, TokenFile: h.tokenFile,
-		Concurrency: 2, WorkDir: h.workDir, Executable: exe, Terraform: terraform.Options{Binary: h.tf}, ShutdownTimeout: time.Minute,
+		Concurrency: 2, WorkDir: h.workDir, Executable: exe, Terraform: terraform.Options{Binary: h.tf}, ShutdownTimeout: time.Minute, PlanPolicies: h.policies,
 		Logger: slog.New(slog.NewTextHandler(h.t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		h.t.Fatal(err)

@@ -16,14 +16,18 @@ import (
 )
 
 // plan saves a plan (a destroy plan when asked) and describes it: the text
-// terraform showed, its JSON with sensitive values redacted, and the counts.
-// noLock plans without the state lock (a drift check).
-func plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run, destroy, noLock bool) (json.RawMessage, error) {
-	out, path, err := savePlan(ctx, tf, run, destroy, noLock)
+// terraform showed, its JSON with sensitive values redacted, and the counts;
+// then checks it against the plan policies. A drift check (NoLock) plans
+// without the state lock.
+func (p *plugin) plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run) (json.RawMessage, error) {
+	out, path, err := savePlan(ctx, tf, run, p.m.Destroy, p.m.NoLock)
 	if err != nil {
 		return nil, err
 	}
 	if err := describe(ctx, cmd, path, &out); err != nil {
+		return nil, err
+	}
+	if out.Policies, err = p.checkPlan(ctx, run, out.PlanJSON); err != nil {
 		return nil, err
 	}
 	if out.PlanFile, err = os.ReadFile(path); err != nil {
@@ -164,11 +168,15 @@ func describe(ctx context.Context, cmd cli, planFile string, out *protocol.Terra
 	return nil
 }
 
-// apply applies exactly the saved plan. Its outputs are in the state it
-// stored, where the control plane reads them.
-func apply(ctx context.Context, tf *tfexec.Terraform, run plugins.Run, planFile []byte) error {
+// apply applies exactly the saved plan, once the plan policies passed it
+// (again). Its outputs are in the state it stored, where the control plane
+// reads them.
+func (p *plugin) apply(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run, planFile []byte) error {
 	path := filepath.Join(run.Dir, planFileName)
 	if err := os.WriteFile(path, planFile, 0o600); err != nil {
+		return err
+	}
+	if _, err := p.checkSavedPlan(ctx, cmd, run, path); err != nil {
 		return err
 	}
 	if err := tf.Apply(ctx, tfexec.DirOrPlan(path)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/outpost-dev/outpost/planpolicy"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/ociclient"
 	"github.com/outpost-dev/outpost/runner/plugins"
@@ -45,11 +46,12 @@ type manifest struct{ protocol.TerraformManifest }
 type plugin struct {
 	m       manifest
 	outputs json.RawMessage
-	stderr  io.Writer          // the job's, once Execute ran
-	synced  *protocol.Artifact // the build, in the install's registry (ModuleSync)
-	fetched *ociclient.Fetched // what fetch read of the module's artifact
-	syncing chan error         // the sync started by fetchModule, until joinSync
-	inputs  bool               // the job's deferred inputs were taken
+	stderr  io.Writer           // the job's, once Execute ran
+	synced  *protocol.Artifact  // the build, in the install's registry (ModuleSync)
+	fetched *ociclient.Fetched  // what fetch read of the module's artifact
+	syncing chan error          // the sync started by fetchModule, until joinSync
+	inputs  bool                // the job's deferred inputs were taken
+	checker *planpolicy.Checker // the plan policies (newChecker)
 }
 
 // name is what the job does, for its logs.
