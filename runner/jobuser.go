@@ -138,3 +138,20 @@ func chownJob(dir string, c *syscall.Credential, files ...string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// giveInitCache gives a single job uid the terraform init cache of the work
+// directory (with a range it is off: Config.withDefaults).
+func (r *Runner) giveInitCache(workDir string) error {
+	u := r.cfg.jobUsers
+	if u.isRange() || r.cfg.Terraform.NoInitCache {
+		return nil
+	}
+	cache := filepath.Join(workDir, "cache")
+	if err := os.MkdirAll(filepath.Join(cache, "terraform-init"), 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(cache, 0o711); err != nil {
+		return err
+	}
+	return os.Chown(filepath.Join(cache, "terraform-init"), int(u.first), int(u.gid))
+}

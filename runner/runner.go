@@ -244,6 +244,9 @@ func (r *Runner) prepareWorkDir() (string, error) {
 				return "", fmt.Errorf("work dir: %w", err)
 			}
 		}
+		if err := r.giveInitCache(dir); err != nil {
+			return "", fmt.Errorf("work dir: %w", err)
+		}
 	}
 	return dir, nil
 }
