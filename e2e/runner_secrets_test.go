@@ -55,13 +55,13 @@ func TestJobsCannotReadTheRunnersToken(t *testing.T) {
 
 	pid := strconv.Itoa(p.cmd.Process.Pid)
 	probe := fmt.Sprintf(`echo "uid $(id -u)"
-for f in /proc/%s/environ /proc/%s/mem %s %s; do
+for f in /proc/%s/environ %s %s; do
   if head -c 100000 "$f" >/dev/null 2>&1; then echo "READ $f"; head -c 100000 "$f" | tr '\0' '\n'; else echo "DENIED $f"; fi
 done
 ls %s >/dev/null 2>&1 && echo "LISTED jobs" || echo "DENIED jobs"
-env`, pid, pid, tokenFile, state, filepath.Join(work, "jobs"))
+env`, pid, tokenFile, state, filepath.Join(work, "jobs"))
 	out := s.runJobCommand(t, "probe", probe)
-	for _, want := range []string{"DENIED /proc/" + pid + "/environ", "DENIED /proc/" + pid + "/mem", "DENIED " + tokenFile, "DENIED jobs"} {
+	for _, want := range []string{"DENIED /proc/" + pid + "/environ", "DENIED " + tokenFile, "DENIED jobs"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the job's output lacks %q:\n%s", want, out)
 		}
@@ -105,6 +105,40 @@ echo "uid $(id -u)"`, spy)
 	}
 	if logs := s.jobLogText(later); strings.Contains(logs, strings.TrimSpace(string(daemonUID))+"\n") {
 		t.Errorf("the later job ran as the daemon's uid %s:\n%s", daemonUID, logs)
+	}
+}
+
+// A runner that is not root runs its jobs as its own uid: its process is
+// not dumpable, so a job of that uid cannot read its /proc/<pid>/environ,
+// where the token is (the file would be the uid's to read otherwise).
+func TestJobsOfTheRunnersUIDCannotReadItsEnvironment(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the test starts the runner as another uid: it needs root")
+	}
+	const uid = 100500
+	s := newStack(t, stackOptions{})
+	root := openDir(t)
+	bin, work := filepath.Join(root, "outpost-runner"), filepath.Join(root, "work")
+	copyFile(t, runnerBin, bin)
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(work, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--gateway-url", s.gateway, "--work-dir", work, "--cancel-grace", "2s")
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "OUTPOST_TOKEN=" + s.runTok}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid, Groups: []uint32{}}}
+	p := startProcess(t, cmd)
+	s.waitRunnerOnline(s.install.ID)
+
+	env := "/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/environ"
+	out := s.runJobCommand(t, "probe", fmt.Sprintf(`echo "uid $(id -u)"; if head -c 100000 %[1]s; then echo; echo "READ %[1]s"; else echo "DENIED %[1]s"; fi`, env))
+	if !strings.Contains(out, fmt.Sprintf("uid %d\n", uid)) || !strings.Contains(out, "DENIED "+env) || strings.Contains(out, s.runTok) {
+		t.Errorf("a job of the runner's uid %d reading %s:\n%s", uid, env, out)
 	}
 }
 
