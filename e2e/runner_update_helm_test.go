@@ -20,7 +20,8 @@ import (
 // Helm mode through the control plane: a real runner process (v1) that
 // believes it is the Deployment "outpost-runner" of a local cluster
 // (--deployment, KUBECONFIG; run outside it) is updated to v2 through the
-// API. The cluster has no kubelet, so the new pod never becomes ready: the
+// API; it rolls the Deployment to the image digest v2's signed release
+// names. The cluster has no kubelet, so the new pod never becomes ready: the
 // runner puts the previous image back within the deadline, the update is
 // failed with its reason, and jobs run on v1 again. (The good case, on a
 // cluster that runs pods: runner_update_node_test.go.)
@@ -31,7 +32,9 @@ func TestRunnerSelfUpdateHelmModeRollsBack(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	ctx := context.Background()
 	s.giveInstallRegistry(ctx)
-	if _, err := runnerrelease.Publish(ctx, s.store, runnerrelease.Registry{Address: s.registry.Addr(), PlainHTTP: true}, "v2", v2); err != nil {
+	const digest = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	if _, err := runnerrelease.Publish(ctx, s.store, runnerrelease.Registry{Address: s.registry.Addr(), PlainHTTP: true},
+		runnerrelease.Release{Version: "v2", Binary: v2, ImageDigest: digest, Key: testReleaseKey}); err != nil {
 		t.Fatalf("publish v2: %v", err)
 	}
 
@@ -54,13 +57,14 @@ func TestRunnerSelfUpdateHelmModeRollsBack(t *testing.T) {
 	}
 
 	cmd := exec.Command(v1, "run", "--gateway-url", s.gateway, "--work-dir", t.TempDir(), "--deployment", "default/outpost-runner")
-	cmd.Env = []string{runnerPath(), "OUTPOST_TOKEN=" + s.runTok, "KUBECONFIG=" + cluster.KubeconfigPath()}
+	cmd.Env = []string{runnerPath(), "OUTPOST_TOKEN=" + s.runTok, "KUBECONFIG=" + cluster.KubeconfigPath(), "OUTPOST_AUTO_UPDATE=true"}
 	startProcess(t, cmd)
 	s.waitRunnerVersion("v1")
 
 	start := time.Now()
 	u := s.startRunnerUpdate("v2", 10)
-	waitFor(t, time.Minute, "the Deployment rolling to v2", func() bool { return imageNow() == "registry.example/outpost-runner:v2" })
+	// To the image the signed release names, pinned by digest (not the tag).
+	waitFor(t, time.Minute, "the Deployment rolling to v2", func() bool { return imageNow() == "registry.example/outpost-runner@"+digest })
 	u = s.waitRunnerUpdate(u.ID, 2*time.Minute)
 	want := "did not become ready within 10s; the Deployment is back on " + image
 	if u.Status != string(status.RunnerUpdateFailed) || !strings.Contains(u.Reason, want) {

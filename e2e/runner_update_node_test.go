@@ -28,7 +28,7 @@ import (
 
 // Helm mode on a cluster that runs pods: the runner chart's Deployment runs
 // runner image v1, pulled from a registry on loopback. An update to v2 rolls
-// the Deployment; the new pod takes the update's health job before it is
+// the Deployment to the image digest v2's signed release names; the new pod takes the update's health job before it is
 // ready (the same gate as a new binary's), Kubernetes then stops the old pod,
 // and the update succeeds: one pod is left, on image v2, and later jobs run
 // on v2.
@@ -53,11 +53,14 @@ func TestRunnerSelfUpdateHelmModeOnANode(t *testing.T) {
 	}
 	dir := t.TempDir()
 	helmBin := buildStatic(t, dir, "../cmd/outpost-runner-helm", "")
+	var v2Digest string
 	for _, v := range []string{"v1", "v2"} {
 		bin := buildStatic(t, filepath.Join(dir, v), "../cmd/outpost-runner", v)
-		pushRunnerImage(t, reg+"/outpost-runner:"+v, bin, helmBin)
+		digest := pushRunnerImage(t, reg+"/outpost-runner:"+v, bin, helmBin)
 		if v == "v2" {
-			if _, err := runnerrelease.Publish(ctx, s.store, runnerrelease.Registry{Address: s.registry.Addr(), PlainHTTP: true}, v, bin); err != nil {
+			v2Digest = digest
+			if _, err := runnerrelease.Publish(ctx, s.store, runnerrelease.Registry{Address: s.registry.Addr(), PlainHTTP: true},
+				runnerrelease.Release{Version: v, Binary: bin, ImageDigest: digest, Key: testReleaseKey}); err != nil {
 				t.Fatalf("publish %s: %v", v, err)
 			}
 		}
@@ -85,6 +88,7 @@ func TestRunnerSelfUpdateHelmModeOnANode(t *testing.T) {
 		"gateway": map[string]any{"url": "http://" + bridged(gu.Host)},
 		"token":   map[string]any{"value": s.runTok},
 		"image":   map[string]any{"repository": reg + "/outpost-runner", "tag": "v1"},
+		"update":  map[string]any{"auto": true},
 		"runner": map[string]any{"concurrency": 2,
 			"extraEnv":          []any{map[string]any{"name": "KUBECONFIG", "value": "/etc/outpost-kube/config"}},
 			"extraVolumes":      []any{map[string]any{"name": "kubeconfig", "secret": map[string]any{"secretName": "runner-kubeconfig"}}},
@@ -108,7 +112,7 @@ func TestRunnerSelfUpdateHelmModeOnANode(t *testing.T) {
 			t.Fatal(err)
 		}
 		pods = list.Items
-		return len(pods) == 1 && pods[0].Spec.Containers[0].Image == reg+"/outpost-runner:v2" && podReady(pods[0])
+		return len(pods) == 1 && pods[0].Spec.Containers[0].Image == reg+"/outpost-runner@"+v2Digest && podReady(pods[0])
 	})
 	// The old pod may still have reported v1 before it stopped: the new one says v2 at its next heartbeat.
 	waitFor(t, time.Minute, "the runner reporting v2", func() bool { return s.runnerVersionNow() == "v2" })
@@ -128,13 +132,15 @@ func TestRunnerSelfUpdateHelmModeOnANode(t *testing.T) {
 }
 
 // buildStatic builds the command pkg as a static binary (for an image FROM
-// scratch), with the runner version set when version is not "".
+// scratch), with the runner version set (and testReleaseKey trusted) when
+// version is not "".
 func buildStatic(t *testing.T, dir, pkg, version string) string {
 	t.Helper()
 	out := filepath.Join(dir, filepath.Base(pkg))
 	args := []string{"build", "-o", out}
 	if version != "" {
-		args = append(args, "-ldflags", "-X github.com/outpost-dev/outpost/runner.Version="+version)
+		args = append(args, "-ldflags", "-X github.com/outpost-dev/outpost/runner.Version="+version+
+			" -X github.com/outpost-dev/outpost/runner.ReleaseKeys="+runnerrelease.PublicKey(testReleaseKey))
 	}
 	build := exec.Command("go", append(args, pkg)...)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -145,8 +151,8 @@ func buildStatic(t *testing.T, dir, pkg, version string) string {
 }
 
 // pushRunnerImage pushes a runner image (the runner and outpost-runner-helm
-// next to it, as the real image has them) to ref.
-func pushRunnerImage(t *testing.T, ref, runnerBin, helmBin string) {
+// next to it, as the real image has them) to ref, and returns its digest.
+func pushRunnerImage(t *testing.T, ref, runnerBin, helmBin string) string {
 	t.Helper()
 	img, err := localcluster.BinariesImage([]string{runnerBin, helmBin})
 	if err != nil {
@@ -159,6 +165,11 @@ func pushRunnerImage(t *testing.T, ref, runnerBin, helmBin string) {
 	if err := remote.Write(r, img); err != nil {
 		t.Fatalf("push %s: %v", ref, err)
 	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.String()
 }
 
 // podKubeconfig is the cluster's admin kubeconfig with the API server at

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/runner"
 	"github.com/outpost-dev/outpost/runnerrelease"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -30,9 +33,15 @@ type runnerUpdate struct {
 	WorkflowID  string `json:"workflow_id"`
 }
 
-// A real runner process (built as v1) is updated through the API, its
-// binary travelling vendor registry → install registry → runner:
+// A real runner process (built as v1, trusting testReleaseKey) is updated
+// through the API, its binary travelling vendor registry → install
+// registry → runner:
+//   - without the customer's consent (no --auto-update), an update is
+//     refused and says the version is available;
 //   - pinned, it is not updated (409, still v1);
+//   - a release that is unsigned, signed with another key, or whose signed
+//     record the control plane pointed at another binary is refused with
+//     the reason, never run, and jobs go on on v1;
 //   - to a binary that exits at start, and to one that never reports
 //     healthy, the old runner is back within the deadline (it runs jobs as
 //     v1 again) and the failed update is visible with the runner's reason;
@@ -50,9 +59,16 @@ func TestRunnerSelfUpdate(t *testing.T) {
 	ctx := context.Background()
 	s.giveInstallRegistry(ctx)
 	vendor := runnerrelease.Registry{Address: s.registry.Addr(), PlainHTTP: true}
-	for version, bin := range map[string]string{"v2": v2, "bad-exit": exits, "bad-hang": hangs} {
-		if _, err := runnerrelease.Publish(ctx, s.store, vendor, version, bin); err != nil {
-			t.Fatalf("publish %s: %v", version, err)
+	ran := filepath.Join(dir, "evil-ran")
+	evil := writeScript(t, dir, "evil", "#!/bin/sh\ntouch "+ran+"\nexec sleep 600\n")
+	_, otherKey, _ := ed25519.GenerateKey(nil)
+	for _, rel := range []runnerrelease.Release{
+		{Version: "v2", Binary: v2, Key: testReleaseKey}, {Version: "bad-exit", Binary: exits, Key: testReleaseKey},
+		{Version: "bad-hang", Binary: hangs, Key: testReleaseKey}, {Version: "v2-copy", Binary: v2, Key: testReleaseKey},
+		{Version: "evil-unsigned", Binary: evil}, {Version: "evil-other-key", Binary: evil, Key: otherKey},
+	} {
+		if _, err := runnerrelease.Publish(ctx, s.store, vendor, rel); err != nil {
+			t.Fatalf("publish %s: %v", rel.Version, err)
 		}
 	}
 
@@ -66,6 +82,58 @@ func TestRunnerSelfUpdate(t *testing.T) {
 	cmd.Env = []string{runnerPath(), "OUTPOST_TOKEN=" + s.runTok}
 	p := startProcess(t, cmd)
 	s.waitRunnerVersion("v1")
+
+	t.Run("not-accepted", func(t *testing.T) {
+		u := s.waitRunnerUpdate(s.startRunnerUpdate("v2", 15).ID, 2*time.Minute)
+		if want := "runner v2 is available, but the customer has not accepted it"; u.Status != string(status.RunnerUpdateFailed) || !strings.Contains(u.Reason, want) {
+			t.Fatalf("update without consent: %s %q, want failed with %q", u.Status, u.Reason, want)
+		}
+		if v := s.waitJobVersion(s.enqueueNoop(t, "after-not-accepted", 0)); v != "v1" {
+			t.Errorf("a job after the refused update ran on %q, want v1", v)
+		}
+	})
+	// The customer opts in to automatic updates.
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	<-p.done
+	cmd = exec.Command(bin, "run", "--gateway-url", s.gateway, "--work-dir", t.TempDir(), "--cancel-grace", "2s")
+	cmd.Env = []string{runnerPath(), "OUTPOST_TOKEN=" + s.runTok, "OUTPOST_AUTO_UPDATE=true"}
+	p = startProcess(t, cmd)
+	s.waitRunnerVersion("v1")
+
+	// A compromised control plane points the signed version v2-copy at the
+	// evil binary's artifact: the record changes, the signature cannot.
+	evilRow, err := s.store.GetRunnerVersion(ctx, "evil-unsigned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.store.DB().Model(&store.RunnerVersion{}).Where("version = ?", "v2-copy").
+		Updates(&store.RunnerVersion{Digest: evilRow.Digest, BinaryDigest: evilRow.BinaryDigest}).Error; err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ version, reason string }{
+		{"evil-unsigned", "refused: runner evil-unsigned is not signed"},
+		{"evil-other-key", "refused: the signature of runner evil-other-key (binary " + evilRow.BinaryDigest + ", image none) does not verify with the release keys this runner trusts (" + runner.KeyID(testReleaseKey.Public().(ed25519.PublicKey)) + ")"},
+		{"v2-copy", "refused: runner v2-copy is not signed"},
+	} {
+		t.Run("tampered-"+tc.version, func(t *testing.T) {
+			u := s.waitRunnerUpdate(s.startRunnerUpdate(tc.version, 15).ID, 2*time.Minute)
+			if u.Status != string(status.RunnerUpdateFailed) || !strings.Contains(u.Reason, tc.reason) {
+				t.Fatalf("update to %s: %s %q, want failed with %q", tc.version, u.Status, u.Reason, tc.reason)
+			}
+			if _, err := os.Stat(ran); !os.IsNotExist(err) {
+				t.Errorf("the refused binary ran (%s exists)", ran)
+			}
+			if _, err := os.Stat(bin + ".new"); !os.IsNotExist(err) {
+				t.Errorf("the refused binary is still staged: %v", err)
+			}
+			if v := s.waitJobVersion(s.enqueueNoop(t, "after-"+tc.version, 0)); v != "v1" {
+				t.Errorf("a job after the refused update ran on %q, want v1", v)
+			}
+			if !sameFile(t, bin, v1) {
+				t.Errorf("the runner binary %s is no longer v1", bin)
+			}
+		})
+	}
 
 	t.Run("pinned", func(t *testing.T) {
 		s.do("PUT", "/v1/installs/"+s.install.ID+"/runner-policy", map[string]any{"pinned": true}, nil)
@@ -213,11 +281,23 @@ func TestRunnerSelfUpdate(t *testing.T) {
 	})
 }
 
-// buildRunnerVersion builds outpost-runner as version.
+// testReleaseKey signs the runner releases the tests publish; the runners
+// they build trust its public half (buildRunnerVersion).
+var testReleaseKey = func() ed25519.PrivateKey {
+	_, k, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// buildRunnerVersion builds outpost-runner as version, trusting
+// testReleaseKey's signatures.
 func buildRunnerVersion(t *testing.T, dir, version string) string {
 	t.Helper()
 	out := filepath.Join(dir, "outpost-runner-"+version)
-	build := exec.Command("go", "build", "-o", out, "-ldflags", "-X github.com/outpost-dev/outpost/runner.Version="+version, "../cmd/outpost-runner")
+	build := exec.Command("go", "build", "-o", out, "-ldflags", "-X github.com/outpost-dev/outpost/runner.Version="+version+
+		" -X github.com/outpost-dev/outpost/runner.ReleaseKeys="+runnerrelease.PublicKey(testReleaseKey), "../cmd/outpost-runner")
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build runner %s: %v\n%s", version, err, b)
 	}

@@ -47,6 +47,9 @@ type RunnerUpdateOutputs struct {
 	// Staged is the path of the staged binary ("<runner>.new").
 	Staged string `json:"staged"`
 	Digest string `json:"digest"`
+	// Release is the signed release read from the artifact's annotations:
+	// the runner verifies it before it switches (runner/release.go).
+	Release RunnerRelease `json:"release"`
 }
 
 // Statuses of an update that a runner reports.
@@ -63,4 +66,29 @@ type RunnerUpdateReport struct {
 	Version  string `json:"version"`
 	Status   string `json:"status"`
 	Reason   string `json:"reason,omitempty"`
+}
+
+// Annotations of a runner artifact's manifest that carry its signed release
+// (RunnerRelease): the image digest and the signature.
+const (
+	AnnotationRunnerImageDigest = "dev.outpost.runner.image-digest"
+	AnnotationRunnerSignature   = "dev.outpost.runner.signature"
+)
+
+// RunnerRelease is what a runner release's signature covers: the version,
+// the binary's digest and the runner image's digest ("" when the release
+// has no image). The vendor signs it with its ed25519 release key when it
+// publishes; a runner verifies it with the public key built into it before
+// it switches to the release (docs/SECURITY.md).
+type RunnerRelease struct {
+	Version      string `json:"version"`
+	BinaryDigest string `json:"binary_digest"`
+	ImageDigest  string `json:"image_digest,omitempty"`
+	// Signature is the base64 (standard) ed25519 signature of SignedText.
+	Signature string `json:"signature,omitempty"`
+}
+
+// SignedText is the exact text a release's signature is made over.
+func (r RunnerRelease) SignedText() []byte {
+	return []byte("outpost-runner-release-v1\nversion " + r.Version + "\nbinary " + r.BinaryDigest + "\nimage " + r.ImageDigest + "\n")
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"crypto/ed25519"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -85,7 +86,22 @@ type Config struct {
 	// the runner runs in (the Helm chart sets it): a self-update then rolls
 	// its image instead of replacing the binary (helmupdate.go).
 	Deployment string
+	// AutoUpdate: the customer lets the runner switch to a new release on
+	// its own (still only to one whose signature verifies). Without it an
+	// update runs only to AcceptUpdate, the version the customer accepted.
+	AutoUpdate   bool
+	AcceptUpdate string
+	// ReleaseKeys, when set (base64 ed25519 public keys, comma-separated),
+	// replaces the release keys built into the runner (ReleaseKeys).
+	ReleaseKeys string
+	// JobUsers, when set ("UID", "FIRST-LAST", either with ":GID"), runs
+	// jobs under those uids instead of the runner's (jobuser.go).
+	JobUsers string
 
+	// releaseKeys: ReleaseKeys parsed, or the built-in ones.
+	releaseKeys []ed25519.PublicKey
+	// jobUsers: JobUsers parsed (nil: jobs run as the runner's user).
+	jobUsers *jobUsers
 	// caPool: the system's roots and CABundle's (set by withDefaults).
 	caPool *x509.CertPool
 	// jobExecutables run the jobs of some types instead of Executable, as
@@ -152,6 +168,22 @@ func (cfg Config) withDefaults() (Config, error) {
 
 	if ns, name, ok := strings.Cut(cfg.Deployment, "/"); cfg.Deployment != "" && (!ok || ns == "" || name == "" || strings.Contains(name, "/")) {
 		return cfg, fmt.Errorf("deployment %q: must be NAMESPACE/NAME", cfg.Deployment)
+	}
+
+	keys := ReleaseKeys
+	if cfg.ReleaseKeys != "" {
+		keys = cfg.ReleaseKeys
+	}
+	if cfg.releaseKeys, err = ParseReleaseKeys(keys); err != nil {
+		return cfg, err
+	}
+	if cfg.JobUsers != "" {
+		if cfg.jobUsers, err = parseJobUsers(cfg.JobUsers); err != nil {
+			return cfg, err
+		}
+		// Jobs of different uids would share the init cache: one could
+		// plant a provider another runs.
+		cfg.Terraform.NoInitCache = cfg.Terraform.NoInitCache || cfg.jobUsers.isRange()
 	}
 
 	if cfg.CABundle != "" {

@@ -25,12 +25,12 @@ import (
 
 // rollDeployment returns why the rollout failed, once the Deployment is
 // back on the previous image; "" when the runner was stopped meanwhile.
-func (r *Runner) rollDeployment(ctx context.Context, m protocol.RunnerUpdateManifest, deadline time.Duration) string {
+func (r *Runner) rollDeployment(ctx context.Context, m protocol.RunnerUpdateManifest, imageDigest string, deadline time.Duration) string {
 	prev, err := r.deploymentImage(ctx, "")
 	if err != nil {
 		return fmt.Sprintf("reading the runner's Deployment %s: %v", r.cfg.Deployment, err)
 	}
-	next := imageForVersion(prev, m.Version)
+	next := imageByDigest(prev, imageDigest)
 	if _, err := r.deploymentImage(ctx, next); err != nil {
 		return fmt.Sprintf("rolling the Deployment %s to %s: %v", r.cfg.Deployment, next, err)
 	}
@@ -72,13 +72,13 @@ func (r *Runner) deploymentImage(ctx context.Context, set string) (string, error
 	return strings.TrimSpace(stdout.String()), nil
 }
 
-// imageForVersion is image (a reference with a tag or digest) with the
-// runner version as its tag: the runner image of version V is the running
-// image's repository tagged V.
-func imageForVersion(image, version string) string {
+// imageByDigest is image (a reference with a tag or digest) pinned to
+// digest: the runner image of a release is the running image's repository
+// at the digest the release's signature covers, never a mutable tag.
+func imageByDigest(image, digest string) string {
 	repo, _, _ := strings.Cut(image, "@")
 	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
 		repo = repo[:i]
 	}
-	return repo + ":" + version
+	return repo + "@" + digest
 }

@@ -1,32 +1,43 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/memory"
+	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/localcluster/localclustertest"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/registry"
 )
 
-func TestImageForVersion(t *testing.T) {
+func TestImageByDigest(t *testing.T) {
+	const d = "sha256:2222"
 	for in, want := range map[string]string{
-		"ghcr.io/outpost-dev/outpost-runner:v1.2.3":          "ghcr.io/outpost-dev/outpost-runner:2.0.0",
-		"registry:5000/outpost/runner":                       "registry:5000/outpost/runner:2.0.0",
-		"registry:5000/outpost/runner:1.0@sha256:0123456789": "registry:5000/outpost/runner:2.0.0",
-		"runner@sha256:0123456789":                           "runner:2.0.0",
+		"ghcr.io/outpost-dev/outpost-runner:v1.2.3":          "ghcr.io/outpost-dev/outpost-runner@" + d,
+		"registry:5000/outpost/runner":                       "registry:5000/outpost/runner@" + d,
+		"registry:5000/outpost/runner:1.0@sha256:0123456789": "registry:5000/outpost/runner@" + d,
+		"runner@sha256:0123456789":                           "runner@" + d,
 	} {
-		if got := imageForVersion(in, "2.0.0"); got != want {
-			t.Errorf("imageForVersion(%q) = %q, want %q", in, got, want)
+		if got := imageByDigest(in, d); got != want {
+			t.Errorf("imageByDigest(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -63,19 +74,30 @@ func TestHelmModeUpdateRollsTheDeploymentBackWhenNotHealthy(t *testing.T) {
 
 	helmBin := filepath.Join(testutil.Build(t, "../cmd/outpost-runner-helm"), HelmJobBinary)
 	g := newTestGateway(t)
-	stop, _, _ := startRunner(t, g, Config{Token: g.runnerToken, Deployment: ns + "/outpost-runner", Helm: HelmOptions{JobBinary: helmBin}})
+	pub, key, _ := ed25519.GenerateKey(nil)
+	stop, _, _ := startRunner(t, g, Config{Token: g.runnerToken, Deployment: ns + "/outpost-runner", Helm: HelmOptions{JobBinary: helmBin},
+		AutoUpdate: true, ReleaseKeys: base64.StdEncoding.EncodeToString(pub)})
 	defer stop()
 
+	// The release, signed, in the install's registry: the job reads it.
+	reg, err := registry.Start(ctx, registry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	const imageDigest = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	bin := []byte("runner 2.0.0")
+	rel := signRelease(protocol.RunnerRelease{Version: "2.0.0", BinaryDigest: digest.FromBytes(bin).String(), ImageDigest: imageDigest}, key)
+	ref := pushRelease(t, reg.Addr(), rel, bin)
 	const deadline = 4 * time.Second
-	m, _ := json.Marshal(protocol.RunnerUpdateManifest{UpdateID: "rup_1", Version: "2.0.0",
-		Binary:       protocol.ArtifactRef{Repository: "outpost/runner", Digest: "sha256:" + strings.Repeat("a", 64)},
-		BinaryDigest: "sha256:" + strings.Repeat("b", 64), HealthDeadlineMS: deadline.Milliseconds()})
+	m, _ := json.Marshal(protocol.RunnerUpdateManifest{UpdateID: "rup_1", Version: "2.0.0", Binary: ref,
+		BinaryDigest: rel.BinaryDigest, HealthDeadlineMS: deadline.Milliseconds()})
 	done := runOneJob(g, protocol.Job{ID: "job_update", Type: protocol.JobTypeRunnerUpdate, Attempt: 1, Manifest: m})
 	if done.Status != protocol.StatusSucceeded {
 		t.Fatalf("runner_update job: %+v", done)
 	}
 	staged := time.Now()
-	waitUntil(t, "the Deployment rolling to the new image", 10*time.Second, func() bool { return image() == "registry.example:5000/outpost/runner:2.0.0" })
+	waitUntil(t, "the Deployment rolling to the new image", 10*time.Second, func() bool { return image() == "registry.example:5000/outpost/runner@"+imageDigest })
 	// During the rollout the runner claims nothing and leaves the new image.
 	claims := g.claimCount()
 	time.Sleep(time.Until(staged.Add(deadline - time.Second)))
@@ -97,6 +119,33 @@ func TestHelmModeUpdateRollsTheDeploymentBackWhenNotHealthy(t *testing.T) {
 	if c := runOneJob(g, noopJob("job_after", nil)); c.Status != protocol.StatusSucceeded {
 		t.Errorf("a job after the rollback: %+v", c)
 	}
+}
+
+// pushRelease pushes a runner artifact holding bin, rel in its
+// annotations, as runnerrelease.Publish does, and returns its reference.
+func pushRelease(t *testing.T, addr string, rel protocol.RunnerRelease, bin []byte) protocol.ArtifactRef {
+	t.Helper()
+	ctx := t.Context()
+	mem := memory.New()
+	layer := content.NewDescriptorFromBytes(protocol.MediaTypeRunnerBinary, bin)
+	if err := mem.Push(ctx, layer, bytes.NewReader(bin)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := oras.PackManifest(ctx, mem, oras.PackManifestVersion1_1, protocol.ArtifactTypeRunner, oras.PackManifestOptions{
+		Layers: []ocispec.Descriptor{layer}, ManifestAnnotations: map[string]string{protocol.AnnotationRunnerVersion: rel.Version,
+			protocol.AnnotationRunnerImageDigest: rel.ImageDigest, protocol.AnnotationRunnerSignature: rel.Signature}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := remote.NewRepository(addr + "/outpost/runner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.PlainHTTP = true
+	if err := oras.CopyGraph(ctx, mem, repo, m, oras.DefaultCopyGraphOptions); err != nil {
+		t.Fatal(err)
+	}
+	return protocol.ArtifactRef{Registry: protocol.RegistryAccess{Address: addr, PlainHTTP: true}, Repository: "outpost/runner", Digest: m.Digest.String()}
 }
 
 // waitUntil polls cond until it holds, failing the test after limit.

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		p, err := startJobProcess(os.Args[0], dir, []string{"PATH=" + os.Getenv("PATH")}, spool, false, func(f func() error) error { return f() })
+		p, err := startJobProcess(os.Args[0], dir, []string{"PATH=" + os.Getenv("PATH")}, nil, spool, false, func(f func() error) error { return f() })
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

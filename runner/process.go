@@ -32,13 +32,15 @@ type jobProcess struct {
 // startJobProcess starts the job process, through start (which calls the
 // function it is given: priorities.startLowered, or directly). With
 // deferredInputs its standard input is a pipe that giveInputs writes the
-// inputs to; otherwise it is /dev/null.
-func startJobProcess(exe, dir string, env []string, spool *spool, deferredInputs bool, start func(func() error) error) (*jobProcess, error) {
+// inputs to; otherwise it is /dev/null. cred, when set, is the uid the
+// job runs as.
+func startJobProcess(exe, dir string, env []string, cred *syscall.Credential, spool *spool, deferredInputs bool, start func(func() error) error) (*jobProcess, error) {
 	p := &jobProcess{exited: make(chan struct{})}
 	p.cmd = exec.Command(exe, "job", "--dir", dir)
 	p.cmd.Dir = dir
 	p.cmd.Env = env
 	p.cmd.SysProcAttr = jobSysProcAttr()
+	p.cmd.SysProcAttr.Credential = cred
 
 	streams := []string{protocol.StreamStdout, protocol.StreamStderr}
 	var writers []*os.File

@@ -11,3 +11,6 @@ import "syscall"
 func jobSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// hideFromJobs does nothing here: only Linux is supported for it.
+func hideFromJobs() error { return nil }

@@ -49,6 +49,7 @@ type Runner struct {
 	// of claims, the update it stopped for, a rollback not yet reported.
 	round   *claimRound
 	pending *protocol.RunnerUpdateManifest
+	release protocol.RunnerRelease // what pending's staging job read, signature unchecked
 	report  *protocol.RunnerUpdateReport
 	trial   *trial // set when this runner is a candidate on trial
 	// recent is the tail of the runner's own log, for support bundles.
@@ -94,6 +95,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return err
 	}
 	r.workDir, r.trial = workDir, trialFromEnv()
+	r.separateFromJobs()
 	if r.cfg.HealthAddr != "" && r.trial == nil { // the old runner still serves the probes
 		stopHealth, err := r.serveHealth(r.cfg.HealthAddr)
 		if err != nil {
@@ -208,6 +210,22 @@ func (r *Runner) claimRound(ctx context.Context, fail context.CancelCauseFunc, s
 	return r.takePending()
 }
 
+// separateFromJobs keeps the runner's token out of its jobs' reach as far
+// as it can, and says what is left (docs/SECURITY.md).
+func (r *Runner) separateFromJobs() {
+	if err := hideFromJobs(); err != nil {
+		r.log.Warn("could not make the runner's process undumpable: a job of its uid may read its environment", "err", err)
+	}
+	switch {
+	case r.cfg.jobUsers != nil:
+	case os.Geteuid() == 0:
+		r.log.Warn("jobs run as root, as the runner: they can read its token file and memory; run them as another uid with --job-user")
+	case r.cfg.TokenFile != "":
+		r.log.Warn("jobs run as the runner's uid: they can read its token file; run the runner as root with --job-user, or give it a runner token without a token file",
+			"token_file", r.cfg.TokenFile)
+	}
+}
+
 func (r *Runner) prepareWorkDir() (string, error) {
 	dir := r.cfg.WorkDir
 	if dir == "" {
@@ -218,6 +236,17 @@ func (r *Runner) prepareWorkDir() (string, error) {
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "jobs"), 0o700); err != nil {
 		return "", fmt.Errorf("work dir: %w", err)
+	}
+	if r.cfg.jobUsers != nil {
+		// Jobs of other uids reach their own directories, and list none.
+		for _, d := range []string{dir, filepath.Join(dir, "jobs")} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				return "", fmt.Errorf("work dir: %w", err)
+			}
+		}
+		if err := r.giveInitCache(dir); err != nil {
+			return "", fmt.Errorf("work dir: %w", err)
+		}
 	}
 	return dir, nil
 }
@@ -430,10 +459,11 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 		},
 		beforeComplete: func(req protocol.CompleteRequest) {
 			if job.Type == protocol.JobTypeRunnerUpdate && req.Status == protocol.StatusSucceeded {
-				r.stopClaimsForUpdate(job.Manifest)
+				r.stopClaimsForUpdate(job.Manifest, req.Outputs)
 			}
 		},
 		recentLog: r.recent.snapshot,
+		users:     r.cfg.jobUsers,
 	}
 }
 

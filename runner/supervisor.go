@@ -54,6 +54,10 @@ type supervisor struct {
 	completed      func(protocol.Job, protocol.CompleteRequest)
 	// recentLog returns the runner's recent log, which a support job gets.
 	recentLog func() []byte
+	// users, when set, hands out the uid the job runs as (jobuser.go);
+	// cred is the job's, once taken.
+	users *jobUsers
+	cred  *syscall.Credential
 }
 
 // stopReason says why the supervisor stopped a job before it ended by itself.
@@ -82,7 +86,13 @@ func (s *supervisor) run(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	spool, err := s.prepare()
+	var err error
+	if s.users != nil && !runsAsRunner(s.job.Type) {
+		if s.cred, err = s.users.take(); err == nil {
+			defer s.users.give(s.cred)
+		}
+	}
+	spool, err := s.prepare(err)
 	if err != nil {
 		s.log.Error("preparing the job", "err", err)
 		s.complete(ctx, nil, protocol.CompleteRequest{
@@ -182,8 +192,13 @@ func (s *supervisor) complete(ctx context.Context, lease *lease, req protocol.Co
 	return false
 }
 
-// prepare creates the job's directory with job.json and its log spool.
-func (s *supervisor) prepare() (*spool, error) {
+// prepare creates the job's directory with job.json and its log spool,
+// the directory and job.json the job's uid's; it fails with failed, the
+// error of taking that uid.
+func (s *supervisor) prepare(failed error) (*spool, error) {
+	if failed != nil {
+		return nil, failed
+	}
 	// A directory of the same name can only be left over from a runner that
 	// died; the attempt it held is this one, claimed again.
 	if err := os.RemoveAll(s.dir); err != nil {
@@ -200,6 +215,11 @@ func (s *supervisor) prepare() (*spool, error) {
 			return nil, fmt.Errorf("writing the runner's log for the job: %w", err)
 		}
 	}
+	if s.cred != nil {
+		if err := chownJob(s.dir, s.cred, filepath.Join(s.dir, jobFile), filepath.Join(s.dir, protocol.SupportRunnerLogFile)); err != nil {
+			return nil, fmt.Errorf("giving the job directory to uid %d: %w", s.cred.Uid, err)
+		}
+	}
 	return createSpool(filepath.Join(s.dir, spoolFile))
 }
 
@@ -214,7 +234,7 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 	if s.job.InputsDeferred {
 		start = s.prio.startLowered
 	}
-	proc, err := startJobProcess(s.exe, s.dir, s.env(), spool, s.job.InputsDeferred, start)
+	proc, err := startJobProcess(s.exe, s.dir, s.env(), s.cred, spool, s.job.InputsDeferred, start)
 	if err != nil {
 		s.system(spool, "runner: %v", err)
 		return protocol.CompleteRequest{Attempt: s.job.Attempt, Status: protocol.StatusFailed, Error: "runner: " + err.Error()}, notStopped

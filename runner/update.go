@@ -42,14 +42,16 @@ var errHandover = errors.New("handing over to a new runner binary")
 // stopClaimsForUpdate is called by a runner_update job's supervisor before
 // it reports success: the runner stops claiming, and the job completes only
 // once no claim of this runner is held any more.
-func (r *Runner) stopClaimsForUpdate(manifest json.RawMessage) {
+func (r *Runner) stopClaimsForUpdate(manifest, outputs json.RawMessage) {
 	var m protocol.RunnerUpdateManifest
 	if err := json.Unmarshal(manifest, &m); err != nil {
 		r.log.Error("runner update: reading the manifest", "err", err)
 		return
 	}
+	var out protocol.RunnerUpdateOutputs
+	_ = json.Unmarshal(outputs, &out) // none: the release is unsigned, and refused
 	r.mu.Lock()
-	r.pending = &m
+	r.pending, r.release = &m, out.Release
 	rd := r.round
 	r.mu.Unlock()
 	if rd != nil {
@@ -121,17 +123,23 @@ func (r *Runner) tryHandOver(ctx context.Context, m protocol.RunnerUpdateManifes
 	if deadline <= 0 {
 		deadline = DefaultHealthDeadline
 	}
+	r.mu.Lock()
+	rel := r.release
+	r.mu.Unlock()
+	if why := r.refuseRelease(m, rel); why != "" {
+		return why
+	}
 	registration := strings.HasPrefix(r.cfg.Token, protocol.RegistrationTokenPrefix)
 	switch {
 	case r.cfg.Deployment != "" && registration:
 		return "the runner's Deployment gives it a registration token: a new pod could not authenticate (give the chart a runner token)"
 	case r.cfg.Deployment != "":
-		return r.rollDeployment(ctx, m, deadline)
+		return r.rollDeployment(ctx, m, rel.ImageDigest, deadline)
 	case registration && r.cfg.TokenFile == "":
 		return "the runner was started with a registration token and no token file: a new binary could not authenticate"
 	}
-	if got, err := fileDigest(staged); err != nil || got != m.BinaryDigest {
-		return fmt.Sprintf("the staged binary %s is not the published one (%s, want %s; %v)", staged, got, m.BinaryDigest, err)
+	if got, err := fileDigest(staged); err != nil || got != rel.BinaryDigest {
+		return fmt.Sprintf("the staged binary %s is not the signed one (%s, want %s; %v)", staged, got, rel.BinaryDigest, err)
 	}
 	c, err := startCandidate(staged, os.Args[1:])
 	if err != nil {
@@ -158,6 +166,23 @@ func (r *Runner) tryHandOver(ctx context.Context, m protocol.RunnerUpdateManifes
 		c.stop(r.cfg.CancelGrace)
 	}
 	return r.execNew(self, staged)
+}
+
+// refuseRelease says why the runner will not switch to the release the
+// staging job read ("" when it will): the customer did not consent to the
+// update, or its signature does not verify with the runner's release keys.
+func (r *Runner) refuseRelease(m protocol.RunnerUpdateManifest, rel protocol.RunnerRelease) string {
+	if !r.cfg.AutoUpdate && r.cfg.AcceptUpdate != m.Version {
+		return fmt.Sprintf("runner %s is available, but the customer has not accepted it: this runner updates only when "+
+			"run with --auto-update, or with --accept-update %s (chart: update.auto, update.accept)", m.Version, m.Version)
+	}
+	if err := verifyRelease(r.cfg.releaseKeys, m, rel); err != nil {
+		return "refused: " + err.Error()
+	}
+	if r.cfg.Deployment != "" && rel.ImageDigest == "" {
+		return fmt.Sprintf("refused: the signed release of runner %s names no image digest, and this runner rolls its Deployment only to an image pinned by digest", m.Version)
+	}
+	return ""
 }
 
 // execNew puts the new binary in place of the old, kept as .prev, and

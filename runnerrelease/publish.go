@@ -3,6 +3,7 @@ package runnerrelease
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"os"
 	"regexp"
@@ -41,12 +42,30 @@ type Registry struct {
 	PlainHTTP bool
 }
 
-// Publish pushes the executable at path as runner version into the
+// Release is what is published as one runner version.
+type Release struct {
+	Version string
+	// Binary is the path of the runner executable.
+	Binary string
+	// ImageDigest is the runner image's digest ("sha256:…"), which a
+	// runner in a Kubernetes Deployment rolls to; "" when there is none.
+	ImageDigest string
+	// Key signs the release (the version, the binary's and the image's
+	// digests); nil publishes it unsigned, and every runner refuses it.
+	Key ed25519.PrivateKey
+}
+
+// Publish pushes the release's executable as runner version into the
 // vendor's registry (a push credential issued from the store's registry
-// key) and records it. The same version published again with the same
-// binary is a no-op; with another binary it fails (store.ErrConflict).
-func Publish(ctx context.Context, s *store.Store, reg Registry, version, path string) (store.RunnerVersion, error) {
+// key), its signed release in the manifest's annotations, and records it.
+// The same version published again with the same artifact is a no-op; with
+// another it fails (store.ErrConflict).
+func Publish(ctx context.Context, s *store.Store, reg Registry, rel Release) (store.RunnerVersion, error) {
+	version, path := rel.Version, rel.Binary
 	if err := CheckVersion(version); err != nil {
+		return store.RunnerVersion{}, err
+	}
+	if err := checkImageDigest(rel.ImageDigest); err != nil {
 		return store.RunnerVersion{}, err
 	}
 	bin, err := os.ReadFile(path)
@@ -72,9 +91,17 @@ func Publish(ctx context.Context, s *store.Store, reg Registry, version, path st
 	if err := mem.Push(ctx, layer, bytes.NewReader(bin)); err != nil {
 		return store.RunnerVersion{}, err
 	}
+	annotations := map[string]string{protocol.AnnotationRunnerVersion: version, ocispec.AnnotationCreated: "1970-01-01T00:00:00Z"}
+	signed := protocol.RunnerRelease{Version: version, BinaryDigest: layer.Digest.String(), ImageDigest: rel.ImageDigest}
+	if rel.ImageDigest != "" {
+		annotations[protocol.AnnotationRunnerImageDigest] = rel.ImageDigest
+	}
+	if rel.Key != nil {
+		annotations[protocol.AnnotationRunnerSignature] = Sign(signed, rel.Key).Signature
+	}
 	manifest, err := oras.PackManifest(ctx, mem, oras.PackManifestVersion1_1, protocol.ArtifactTypeRunner, oras.PackManifestOptions{
 		Layers:              []ocispec.Descriptor{layer},
-		ManifestAnnotations: map[string]string{protocol.AnnotationRunnerVersion: version, ocispec.AnnotationCreated: "1970-01-01T00:00:00Z"},
+		ManifestAnnotations: annotations,
 	})
 	if err != nil {
 		return store.RunnerVersion{}, fmt.Errorf("packing the manifest: %w", err)

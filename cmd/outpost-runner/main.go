@@ -71,6 +71,10 @@ func runRunner(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.HealthAddr, "health-addr", "", "serve liveness probes on GET "+runner.HealthPath+" at this address, e.g. :8081 (default: none)")
 	fs.StringVar(&cfg.Deployment, "deployment", "", "the Kubernetes Deployment (NAMESPACE/NAME) the runner runs in, set by the Helm chart: a self-update rolls its image (default: none, the runner replaces its binary)")
 	fs.StringVar(&cfg.PlanPolicies, "plan-policies", "", "directory of the customer's plan policies (*.rego, Rego v1): every plan a job makes must pass them, and the vendor's, before it is applied (default: none)")
+	fs.BoolVar(&cfg.AutoUpdate, "auto-update", false, "let the control plane update this runner to any release signed with its release key (default: an update waits until accepted with --accept-update)")
+	fs.StringVar(&cfg.AcceptUpdate, "accept-update", "", "the runner version the customer accepts an update to, when not --auto-update")
+	fs.StringVar(&cfg.ReleaseKeys, "release-key", "", "base64 ed25519 public keys (comma-separated) that sign the runner releases this runner accepts (default: the key built into the runner)")
+	fs.StringVar(&cfg.JobUsers, "job-user", "", "run jobs as another uid, UID or FIRST-LAST (each job its own uid), with :GID; the runner must run as root (default: jobs run as the runner's uid)")
 	fs.StringVar(&cfg.Helm.JobBinary, "helm-job-bin", "", "the binary that runs helm jobs and helm chart builds (default: "+runner.HelmJobBinary+" next to this binary, then on PATH; without one the runner does not run them)")
 
 	if err := fs.Parse(args, os.Getenv); err != nil {

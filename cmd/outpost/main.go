@@ -29,7 +29,8 @@ Usage:
   outpost migrate  [flags]   apply database migrations
   outpost kek      generate|init|status|rotate  the key-encryption key of secrets at rest
   outpost org create NAME    create an org and print its first API token
-  outpost runner publish -version V -file PATH   push a runner binary into the vendor registry (self-update)
+  outpost runner publish -version V -file PATH -signing-key KEY   push a signed runner binary into the vendor registry (self-update)
+  outpost runner keygen -out KEY                 make a release key
   outpost demo     [flags]   set up dev's demo org, app and install on a running control plane, start its provision
   outpost proxy    [flags]   forward TCP ports to (every replica of) a host, as a load balancer does
   outpost probe    URL...    exit 0 when each http(s) URL answers 2xx and each tcp://HOST:PORT accepts

@@ -37,8 +37,8 @@ func TestFetchRunnerBinaryChecksTheDigest(t *testing.T) {
 
 	ref.Digest = manifest
 	got, err := ociclient.FetchRunnerBinary(t.Context(), ref, published, path)
-	if b, _ := os.ReadFile(path); err != nil || got != published || !bytes.Equal(b, bin) {
-		t.Fatalf("fetch: %q, %v; file %q", got, err, b)
+	if b, _ := os.ReadFile(path); err != nil || got.BinaryDigest != published || !bytes.Equal(b, bin) {
+		t.Fatalf("fetch: %+v, %v; file %q", got, err, b)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o755 {
 		t.Errorf("mode %v, want 0755", fi.Mode().Perm())

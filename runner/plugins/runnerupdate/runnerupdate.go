@@ -45,11 +45,19 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 	return nil
 }
 
-// Execute stages the binary next to the runner: this job process is the
-// runner's own binary, re-executed.
+// Execute stages the binary next to the runner (this job process is the
+// runner's own binary, re-executed) and reports the release the artifact
+// carries, whose signature the runner checks before it switches. A runner
+// in a Deployment stages nothing: it reads the release only.
 func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	if d := os.Getenv(EnvDeployment); d != "" {
-		fmt.Fprintf(run.Stdout, "the runner runs as Deployment %s: it rolls the Deployment to the image of runner %s once this job ends\n", d, p.m.Version)
+		rel, err := ociclient.FetchRunnerBinary(ctx, p.m.Binary, p.m.BinaryDigest, "")
+		if err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(run.Stdout, "the runner runs as Deployment %s: it rolls the Deployment to the image of runner %s (%s) once this job ends, if its signature verifies\n",
+			d, p.m.Version, orNone(rel.ImageDigest))
+		p.out = protocol.RunnerUpdateOutputs{Release: rel}
 		return 0, nil
 	}
 	self, err := os.Executable()
@@ -58,13 +66,20 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	}
 	staged := self + StagedSuffix
 	fmt.Fprintf(run.Stdout, "downloading runner %s (%s) from %s/%s\n", p.m.Version, p.m.BinaryDigest, p.m.Binary.Registry.Address, p.m.Binary.Repository)
-	got, err := ociclient.FetchRunnerBinary(ctx, p.m.Binary, p.m.BinaryDigest, staged)
+	rel, err := ociclient.FetchRunnerBinary(ctx, p.m.Binary, p.m.BinaryDigest, staged)
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(run.Stdout, "staged %s (%s); the runner hands over to it once this job ends\n", staged, got)
-	p.out = protocol.RunnerUpdateOutputs{Staged: staged, Digest: got}
+	fmt.Fprintf(run.Stdout, "staged %s (%s); the runner hands over to it once this job ends, if its signature verifies\n", staged, rel.BinaryDigest)
+	p.out = protocol.RunnerUpdateOutputs{Staged: staged, Digest: rel.BinaryDigest, Release: rel}
 	return 0, nil
+}
+
+func orNone(digest string) string {
+	if digest == "" {
+		return "no image digest"
+	}
+	return digest
 }
 
 func (p *plugin) Outputs() (json.RawMessage, error) { return json.Marshal(p.out) }
