@@ -53,8 +53,8 @@ func main() {
 // run executes the command line args and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	return runner.Command("outpost-runner", usage, args, stdout, stderr, map[string]func([]string) int{
-		"run": func(args []string) int { return runRunner(args, stderr) },
-		"job": func(args []string) int { return runner.JobCommand("outpost-runner", args, nil, stderr) },
+		"run":     func(args []string) int { return runRunner(args, stderr) },
+		"job":     func(args []string) int { return runner.JobCommand("outpost-runner", args, nil, stderr) },
 		"pause":   func(args []string) int { return pauseCommand(args, stdout, stderr) },
 		"resume":  func(args []string) int { return resumeCommand(args, stdout, stderr) },
 		"consent": func(args []string) int { return consentCommand(args, stdout, stderr) },
