@@ -52,11 +52,15 @@ type InstallOperation struct {
 	WaitingUntil        *time.Time `json:"waiting_until,omitempty"`
 	// TriggeredBy is the operation that started this one: a reconcile_drift's
 	// drift check.
-	TriggeredBy string        `gorm:"size:32;not null;default:''" json:"triggered_by,omitempty"`
-	Error       string        `gorm:"type:text" json:"error,omitempty"`
-	CreatedAt   time.Time     `json:"created_at"`
-	FinishedAt  *time.Time    `json:"finished_at,omitempty"`
-	Steps       []InstallStep `gorm:"foreignKey:OperationID" json:"steps,omitempty"`
+	TriggeredBy string `gorm:"size:32;not null;default:''" json:"triggered_by,omitempty"`
+	// StartedBy is the API token that started it (its name); WaitingReason
+	// why it waits, while it does (e.g. its runner is paused by the customer).
+	StartedBy     string        `gorm:"size:200;not null;default:''" json:"started_by,omitempty"`
+	WaitingReason string        `gorm:"type:text;not null;default:''" json:"waiting_reason,omitempty"`
+	Error         string        `gorm:"type:text" json:"error,omitempty"`
+	CreatedAt     time.Time     `json:"created_at"`
+	FinishedAt    *time.Time    `json:"finished_at,omitempty"`
+	Steps         []InstallStep `gorm:"foreignKey:OperationID" json:"steps,omitempty"`
 }
 
 // InstallStep is one user-visible step of an operation: the sandbox or one

@@ -33,6 +33,7 @@ var All = []Migration{
 	{16, "data keys of secrets at rest", v16},
 	{17, "support bundles", v17},
 	{18, "runner self-update", v18},
+	{19, "the customer's side of runners, log quotas", v19},
 }
 
 // addColumns adds the snapshot's fields to an existing table, in order.
