@@ -1,6 +1,12 @@
 package protocol
 
-import "time"
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
 
 // Destroy policies of a customer's runner (CustomerPolicy.Destroy): whether
 // it runs the jobs of a deprovision or a component's teardown.
@@ -71,3 +77,35 @@ const MaxJobLogBytes = 64 << 20
 
 // LogTruncatedMarker is the line that ends a log cut at the quota.
 const LogTruncatedMarker = "[outpost: log truncated: this job attempt wrote more than its log quota]"
+
+// Refusal says why a runner with this policy will not run work ("" when it
+// will): a job of jobType (a debug command's program), of an operation of
+// opKind, given the consents that hold at now. The runner checks every job
+// it claims with it, and the control plane refuses such work before it
+// queues it, with the same words.
+func (p CustomerPolicy) Refusal(jobType, program, opKind string, consents []Consent, now time.Time) string {
+	switch {
+	case jobType == JobTypeCommand && !p.DebugCommands:
+		return "the customer's runner does not allow debug commands"
+	case jobType == JobTypeCommand && len(p.DebugPrograms) > 0 && !allowedProgram(p.DebugPrograms, program):
+		return fmt.Sprintf("the customer's runner does not allow the program %q in debug commands (allowed: %s)",
+			program, strings.Join(p.DebugPrograms, ", "))
+	case jobType != "" && jobType != JobTypeCommand && !slices.Contains(p.JobTypes, jobType):
+		return fmt.Sprintf("the customer's runner does not allow %s jobs", jobType)
+	case opKind != ConsentDeprovision && opKind != ConsentTeardown:
+		return ""
+	case p.Destroy == DestroyDeny:
+		return fmt.Sprintf("the customer's runner does not allow %s", opKind)
+	case p.Destroy == DestroyConsent && !slices.ContainsFunc(consents, func(c Consent) bool { return c.Kind == opKind && c.Until.After(now) }):
+		return fmt.Sprintf("the customer's runner needs the customer's consent for %s (the customer runs `outpost-runner consent %s` on it)", opKind, opKind)
+	}
+	return ""
+}
+
+// allowedProgram: program is one of allowed, by path or by base name.
+func allowedProgram(allowed []string, program string) bool {
+	if slices.Contains(allowed, program) {
+		return true
+	}
+	return !strings.Contains(program, "/") && slices.ContainsFunc(allowed, func(a string) bool { return path.Base(a) == program })
+}

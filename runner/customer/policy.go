@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
 )
@@ -77,50 +77,28 @@ func (p Policy) runsType(t string) bool {
 	return len(p.JobTypes) == 0 || slices.Contains(p.JobTypes, t) || t == protocol.JobTypeNoop
 }
 
-// Check says why the policy refuses job, or nil: the type, a debug
-// command's program, a deprovision or teardown without the customer's
-// consent (consents are those that hold now).
+// CheckJob says why the policy refuses job, or nil: its type, a debug
+// command's program, a deprovision or teardown (by the job's origin) without
+// the customer's consent (consents are those that hold now).
 func (p Policy) CheckJob(job protocol.Job, consents []protocol.Consent) error {
-	if !p.runsType(job.Type) {
-		if job.Type == protocol.JobTypeCommand {
-			return errors.New("the customer's runner does not allow debug commands")
-		}
-		return fmt.Errorf("the customer's runner does not allow %s jobs", job.Type)
-	}
-	if job.Type == protocol.JobTypeCommand && len(p.DebugPrograms) > 0 {
+	var program, opKind string
+	if job.Type == protocol.JobTypeCommand {
 		var m protocol.CommandManifest
 		if err := json.Unmarshal(job.Manifest, &m); err != nil || len(m.Args) == 0 {
 			return errors.New("the debug command's manifest names no program")
 		}
-		if !p.allowsProgram(m.Args[0]) {
-			return fmt.Errorf("the customer's runner does not allow the program %q in debug commands (allowed: %s)",
-				m.Args[0], strings.Join(p.DebugPrograms, ", "))
-		}
+		program = m.Args[0]
 	}
 	if job.Origin != nil {
-		return p.checkDestroy(job.Origin.OperationKind, consents)
+		opKind = job.Origin.OperationKind
 	}
-	return nil
-}
-
-// allowsProgram: prog names an allowed program, by path or by base name.
-func (p Policy) allowsProgram(prog string) bool {
-	return slices.Contains(p.DebugPrograms, prog) ||
-		(!strings.Contains(prog, "/") && slices.ContainsFunc(p.DebugPrograms, func(a string) bool { return filepath.Base(a) == prog }))
-}
-
-// checkDestroy refuses a deprovision or a teardown the policy does not allow.
-func (p Policy) checkDestroy(opKind string, consents []protocol.Consent) error {
-	if opKind != protocol.ConsentDeprovision && opKind != protocol.ConsentTeardown {
-		return nil
+	types := []string{job.Type}
+	if !p.runsType(job.Type) {
+		types = nil
 	}
-	switch p.destroy() {
-	case protocol.DestroyDeny:
-		return fmt.Errorf("the customer's runner does not allow %s", opKind)
-	case protocol.DestroyConsent:
-		if !slices.ContainsFunc(consents, func(c protocol.Consent) bool { return c.Kind == opKind }) {
-			return fmt.Errorf("the customer's runner needs the customer's consent for %s (outpost-runner consent %s)", opKind, opKind)
-		}
+	report := p.Report(types)
+	if why := report.Refusal(job.Type, program, opKind, consents, time.Now()); why != "" {
+		return errors.New(why)
 	}
 	return nil
 }
