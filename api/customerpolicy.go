@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -49,8 +48,3 @@ func customerPolicyView(p *protocol.CustomerPolicy) *wire.CustomerPolicy {
 }
 
 func consentView(c protocol.Consent) wire.Consent { return wire.Consent{Kind: c.Kind, Until: c.Until} }
-
-// pausedReason is why an operation waits on a paused runner.
-func pausedReason(since time.Time) string {
-	return "runner paused by the customer since " + since.UTC().Format(time.RFC3339)
-}

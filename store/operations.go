@@ -189,7 +189,7 @@ func (s *Store) FinishOperation(ctx context.Context, opID string, opStatus statu
 		}
 		now := s.now()
 		if err := update(tx.Where("id = ?", opID), &InstallOperation{Status: opStatus, Error: errMsg, FinishedAt: &now},
-			"Status", "Error", "FinishedAt").Error; err != nil {
+			"Status", "Error", "FinishedAt", "WaitingReason").Error; err != nil {
 			return err
 		}
 		// Steps that never ran are skipped.
@@ -219,6 +219,13 @@ func (s *Store) SetInstallStatus(ctx context.Context, installID string, st statu
 // SetOperationStatus sets an operation's status (e.g. waiting for runner).
 func (s *Store) SetOperationStatus(ctx context.Context, opID string, st status.Op) error {
 	return s.db.WithContext(ctx).Model(&InstallOperation{}).Where("id = ?", opID).Update("status", st).Error
+}
+
+// SetOperationWaitingReason sets an operation's status and why it waits
+// ("" once it no longer does).
+func (s *Store) SetOperationWaitingReason(ctx context.Context, opID string, st status.Op, reason string) error {
+	return update(s.db.WithContext(ctx).Where("id = ?", opID), &InstallOperation{Status: st, WaitingReason: reason},
+		"Status", "WaitingReason").Error
 }
 
 // UpdateStep applies a change to a step.
