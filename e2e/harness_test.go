@@ -332,7 +332,9 @@ func (s *stack) launchRunnerAt(url string, env ...string) *process {
 		work = s.t.TempDir()
 	}
 	cmd := exec.Command(runnerBin, "run", "--gateway-url", url, "--work-dir", work, "--cancel-grace", "2s")
-	cmd.Env = append([]string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets}, env...)
+	// Debug commands are off unless the customer allows them: the tests' runners allow them (a test
+	// may say otherwise in env, whose entries come last and win).
+	cmd.Env = append([]string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets, "OUTPOST_ALLOW_DEBUG_COMMANDS=true"}, env...)
 	return startProcess(s.t, cmd)
 }
 
