@@ -134,6 +134,8 @@ type stackOptions struct {
 	// vendorRegistry, when set, gives the vendor registry's address as
 	// runners reach it (jobs get that one) from its own.
 	vendorRegistry func(addr string) string
+	// logQuota is each job attempt's log quota (default the gateway's).
+	logQuota int64
 }
 
 func newStack(t testing.TB, o stackOptions) *stack {
@@ -152,7 +154,8 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if iv.ClaimWaitMS == 0 {
 		iv = protocol.Intervals{ClaimWaitMS: 2000, JobHeartbeatMS: 500, LeaseMS: 4000, RunnerHeartbeatMS: 2000}
 	}
-	ctx, g := startGateway(t, gateway.Config{Store: s, Logger: log, Intervals: iv, ReapInterval: 250 * time.Millisecond, TouchInterval: time.Second})
+	ctx, g := startGateway(t, gateway.Config{Store: s, Logger: log, Intervals: iv, ReapInterval: 250 * time.Millisecond, TouchInterval: time.Second,
+		MaxJobLogBytes: o.logQuota})
 	tc := dialTemporal(t, log)
 	st := &stack{t: t, store: s, client: tc, queue: "e2e-" + strings.ReplaceAll(t.Name(), "/", "-")}
 	st.gw = httptest.NewServer(g.Handler())
