@@ -25,6 +25,7 @@ type operationStore interface {
 	AddSteps(ctx context.Context, opID string, steps []store.NewStep) error
 	SetInstallStatus(ctx context.Context, installID string, st status.Install) error
 	SetOperationStatus(ctx context.Context, opID string, st status.Op) error
+	SetOperationWaitingReason(ctx context.Context, opID string, st status.Op, reason string) error
 	FinishOperation(ctx context.Context, opID string, opStatus status.Op, errMsg string, installStatus status.Install) error
 	MarkInputsSensitive(ctx context.Context, installID string, names []string) error
 }
@@ -137,16 +138,20 @@ func runningInstallStatus(kind string) status.Install {
 	return status.InstallProvisioning
 }
 
-// WaitForRunner returns once the install's runner is online, showing the
-// operation and install as waiting for it meanwhile; it fails clearly when
-// the runner does not come within timeout.
+// WaitForRunner returns once the install's runner is online and not paused,
+// showing the operation and install as waiting for it meanwhile (with the
+// reason when its customer paused it); it fails clearly when the runner does
+// not come within timeout. A pause stops that clock: while the runner is
+// paused, the activity ends before its own timeout with a RunnerPaused error
+// and the workflow waits again (awaitRunner), so a paused runner never fails
+// an operation.
 func (a *Operations) WaitForRunner(ctx context.Context, opID string, timeout time.Duration) (contract.RunnerInfo, error) {
 	op, err := a.store.GetOperationByID(ctx, opID)
 	if err != nil {
 		return contract.RunnerInfo{}, err
 	}
 	deadline := time.Now().Add(timeout)
-	waiting := false
+	shown := "-"
 	runnerID := "unknown"
 	for {
 		r, info, online, err := a.runnerOf(ctx, op)
@@ -159,14 +164,22 @@ func (a *Operations) WaitForRunner(ctx context.Context, opID string, timeout tim
 			runnerID = r.ID
 		}
 		if online {
-			if waiting {
-				a.store.SetOperationStatus(ctx, opID, status.OpRunning)
+			if shown != "-" {
+				a.store.SetOperationWaitingReason(ctx, opID, status.OpRunning, "")
 			}
 			return info, nil
 		}
-		if !waiting {
-			waiting = true
-			a.showWaiting(ctx, op)
+		reason := ""
+		if r.PausedSince != nil {
+			reason = contract.RunnerPausedReason(*r.PausedSince)
+			deadline = time.Now().Add(timeout)
+			if d, ok := activityDeadline(ctx); ok && time.Until(d) < pausedLeave {
+				return contract.RunnerInfo{}, temporal.NewNonRetryableApplicationError(reason, contract.ErrRunnerPaused, nil)
+			}
+		}
+		if shown != reason {
+			shown = reason
+			a.showWaiting(ctx, op, reason)
 		}
 		if time.Now().After(deadline) {
 			return contract.RunnerInfo{}, temporal.NewNonRetryableApplicationError(
@@ -182,10 +195,21 @@ func (a *Operations) WaitForRunner(ctx context.Context, opID string, timeout tim
 	}
 }
 
+// pausedLeave is how long before its own deadline WaitForRunner hands a
+// paused runner's wait back to the workflow.
+const pausedLeave = 30 * time.Second
+
+// activityDeadline is the running activity's deadline, when it runs as one.
+func activityDeadline(ctx context.Context) (d time.Time, ok bool) {
+	defer func() { _ = recover() }() // not in an activity (a plain call)
+	d = activity.GetInfo(ctx).Deadline
+	return d, !d.IsZero()
+}
+
 // showWaiting shows the operation (and a provisioned install) waiting for
 // the runner; a failure to show it does not stop the wait.
-func (a *Operations) showWaiting(ctx context.Context, op store.InstallOperation) {
-	a.store.SetOperationStatus(ctx, op.ID, status.OpWaitingForRunner)
+func (a *Operations) showWaiting(ctx context.Context, op store.InstallOperation, reason string) {
+	a.store.SetOperationWaitingReason(ctx, op.ID, status.OpWaitingForRunner, reason)
 	if op.Kind == contract.OpProvision {
 		a.store.SetInstallStatus(ctx, op.InstallID, status.InstallWaitingForRunner)
 	}
@@ -212,7 +236,7 @@ func (a *Operations) runnerOf(ctx context.Context, op store.InstallOperation) (s
 	}
 	info := contract.RunnerInfo{DeferredInputs: slices.Contains(r.Capabilities, protocol.CapabilityDeferredInputs),
 		ModuleSync: slices.Contains(r.Capabilities, protocol.CapabilityModuleSync)}
-	return r, info, r.LastSeenAt != nil && time.Since(*r.LastSeenAt) < a.cfg.OnlineWindow, nil
+	return r, info, r.LastSeenAt != nil && time.Since(*r.LastSeenAt) < a.cfg.OnlineWindow && r.PausedSince == nil, nil
 }
 
 // FinishOperation records the operation's end and frees the install.

@@ -56,7 +56,7 @@ func validCommand(r wire.CreateCommandRequest) error {
 func commandView(c store.InstallCommand) wire.Command {
 	return wire.Command{ID: c.ID, InstallID: c.InstallID, Command: nonNil(c.Args), TimeoutSeconds: c.TimeoutMS / 1000,
 		WorkflowID: c.WorkflowID, JobID: c.JobID, Status: string(c.Status), ExitCode: c.ExitCode, Output: c.Output,
-		Error: c.Error, CreatedAt: c.CreatedAt, FinishedAt: c.FinishedAt}
+		Error: c.Error, StartedBy: c.StartedBy, CreatedAt: c.CreatedAt, FinishedAt: c.FinishedAt}
 }
 
 // commandFinished reports whether a command will not change any more.
@@ -84,13 +84,17 @@ func (s *Server) createCommand(c echo.Context) error {
 	if s.ops == nil {
 		return errNoOps()
 	}
+	if err := s.refusedByRunner(ctx, inst, protocol.JobTypeCommand, req.Command[0], ""); err != nil {
+		return err
+	}
 	timeout := defaultCommandTimeout
 	if req.TimeoutSeconds != nil {
 		timeout = *req.TimeoutSeconds
 	}
 	id := store.NewID("cmd")
 	cmd, err := s.store.CreateInstallCommand(ctx, store.InstallCommand{ID: id, OrgID: org, InstallID: inst.ID,
-		Args: req.Command, TimeoutMS: int64(timeout) * 1000, WorkflowID: contract.InstallCommandWorkflowID(inst.ID, id)})
+		Args: req.Command, TimeoutMS: int64(timeout) * 1000, WorkflowID: contract.InstallCommandWorkflowID(inst.ID, id),
+		StartedBy: startedBy(c)})
 	if err != nil {
 		return err
 	}

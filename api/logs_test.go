@@ -36,7 +36,7 @@ func (e *testEnv) appendLines(job store.Job, from, to int64) {
 	for seq := from; seq <= to; seq++ {
 		chunks = append(chunks, protocol.LogChunk{Seq: seq, Stream: protocol.StreamStdout, Data: fmt.Sprintf("line %d", seq), Time: time.Now()})
 	}
-	if _, err := e.store.AppendLogs(context.Background(), job.RunnerID, job.ID, 1, chunks); err != nil {
+	if _, err := e.store.AppendLogs(context.Background(), job.RunnerID, job.ID, 1, chunks, 0); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -35,8 +35,14 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 	if req.WithDependents && component == "" {
 		return apierr.Invalid("with_dependents", "only applies to a component's deploy or teardown")
 	}
+	if !req.PlanOnly {
+		if err := s.refusedByRunner(ctx, inst, "", "", kind); err != nil {
+			return err
+		}
+	}
 	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: kind, Component: component,
-		WithDependents: req.WithDependents, PlanOnly: req.PlanOnly, InMaintenanceWindow: req.InMaintenanceWindow})
+		WithDependents: req.WithDependents, PlanOnly: req.PlanOnly, InMaintenanceWindow: req.InMaintenanceWindow,
+		StartedBy: startedBy(c)})
 	if err != nil {
 		return err
 	}
@@ -262,7 +268,7 @@ func operationView(op store.InstallOperation) wire.Operation {
 		WithDependents: op.WithDependents, PlanOnly: op.PlanOnly, ApprovalMode: string(op.ApprovalMode),
 		ConfigVersion: op.ConfigVersion, WorkflowID: op.WorkflowID, Status: string(op.Status),
 		InMaintenanceWindow: op.InMaintenanceWindow, WaitingUntil: op.WaitingUntil, TriggeredBy: op.TriggeredBy,
-		Error: op.Error, CreatedAt: op.CreatedAt, FinishedAt: op.FinishedAt, Steps: views(op.Steps, stepView)}
+		StartedBy: op.StartedBy, WaitingReason: op.WaitingReason, Error: op.Error, CreatedAt: op.CreatedAt, FinishedAt: op.FinishedAt, Steps: views(op.Steps, stepView)}
 }
 
 func stepView(st store.InstallStep) wire.Step {

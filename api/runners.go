@@ -26,7 +26,8 @@ func (s *Server) runnerView(r store.Runner, load store.RunnerLoad) wire.Runner {
 	return wire.Runner{ID: r.ID, OrgID: r.OrgID, Kind: r.Kind, InstallID: r.InstallID, Name: r.Name, Version: r.Version,
 		Capabilities: nonNil(r.Capabilities), RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status,
 		StatusSince: since, RunningJobs: load.Running, QueuedJobs: load.Queued,
-		ConnectionErrors: views(r.ConnectionErrors, connectionErrorView), CreatedAt: r.CreatedAt}
+		ConnectionErrors: views(r.ConnectionErrors, connectionErrorView), CreatedAt: r.CreatedAt,
+		CustomerPolicy: customerPolicyView(r.CustomerPolicy), PausedSince: r.PausedSince, Consents: views(r.Consents, consentView)}
 }
 
 func connectionErrorView(e protocol.ConnectionError) wire.ConnectionError {

@@ -186,6 +186,27 @@ func (e CreateComponentRequestType) Valid() bool {
 	}
 }
 
+// Defines values for CustomerPolicyDestroy.
+const (
+	CustomerPolicyDestroyAllow   CustomerPolicyDestroy = "allow"
+	CustomerPolicyDestroyConsent CustomerPolicyDestroy = "consent"
+	CustomerPolicyDestroyDeny    CustomerPolicyDestroy = "deny"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPolicyDestroy enum.
+func (e CustomerPolicyDestroy) Valid() bool {
+	switch e {
+	case CustomerPolicyDestroyAllow:
+		return true
+	case CustomerPolicyDestroyConsent:
+		return true
+	case CustomerPolicyDestroyDeny:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for JobStatus.
 const (
 	JobStatusCancelled JobStatus = "cancelled"
@@ -580,7 +601,10 @@ type Command struct {
 	JobId      *string    `json:"job_id,omitempty"`
 
 	// Output stdout and stderr, interleaved, possibly truncated
-	Output         string        `json:"output"`
+	Output string `json:"output"`
+
+	// StartedBy the API token that asked for it (its name)
+	StartedBy      *string       `json:"started_by,omitempty"`
 	Status         CommandStatus `json:"status"`
 	TimeoutSeconds int           `json:"timeout_seconds"`
 	WorkflowId     string        `json:"workflow_id"`
@@ -703,6 +727,13 @@ type ConnectionError struct {
 // ConnectionErrorKind defines model for ConnectionError.Kind.
 type ConnectionErrorKind string
 
+// Consent Consent is the customer's consent, given on the runner, to an operation kind until a time.
+type Consent struct {
+	// Kind deprovision or teardown_component
+	Kind  string    `json:"kind"`
+	Until time.Time `json:"until"`
+}
+
 // CreateAppRequest CreateAppRequest creates an app.
 type CreateAppRequest struct {
 	Description *string `json:"description,omitempty"`
@@ -787,6 +818,29 @@ type CreateRunnerUpdateRequest struct {
 type CreateTokenRequest struct {
 	Name string `json:"name"`
 }
+
+// CustomerPolicy CustomerPolicy is what a runner's customer allows it to run, as the runner reports it: set on the customer's side only, shown here, never changed here.
+type CustomerPolicy struct {
+	Concurrency int `json:"concurrency"`
+
+	// DebugCommands whether it runs debug commands (off unless the customer allows them)
+	DebugCommands bool `json:"debug_commands"`
+
+	// DebugPrograms the only programs debug commands may start; empty: any
+	DebugPrograms *[]string `json:"debug_programs,omitempty"`
+
+	// Destroy whether deprovisions and component teardowns run: allow, consent (only with the customer's consent), deny
+	Destroy CustomerPolicyDestroy `json:"destroy"`
+
+	// Digest sha256 of the policy, as the runner computed it
+	Digest string `json:"digest"`
+
+	// JobTypes the job types the runner runs
+	JobTypes []string `json:"job_types"`
+}
+
+// CustomerPolicyDestroy whether deprovisions and component teardowns run: allow, consent (only with the customer's consent), deny
+type CustomerPolicyDestroy string
 
 // Decision Decision is the approval or denial of a step's plan.
 type Decision struct {
@@ -1268,12 +1322,18 @@ type Operation struct {
 	OrgId    *string `json:"org_id,omitempty"`
 	PlanOnly *bool   `json:"plan_only,omitempty"`
 
+	// StartedBy the API token that started it (its name)
+	StartedBy *string `json:"started_by,omitempty"`
+
 	// Status running, waiting_for_maintenance_window, waiting_for_runner, succeeded, failed, cancelled, denied
 	Status string  `json:"status"`
 	Steps  *[]Step `json:"steps,omitempty"`
 
 	// TriggeredBy the operation that started this one: a reconcile_drift's drift check
 	TriggeredBy *string `json:"triggered_by,omitempty"`
+
+	// WaitingReason while it waits: why, e.g. "runner paused by the customer since …"
+	WaitingReason *string `json:"waiting_reason,omitempty"`
 
 	// WaitingUntil while waiting_for_maintenance_window: when the window opens and the operation runs
 	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
@@ -1458,15 +1518,24 @@ type Runner struct {
 
 	// ConnectionErrors the runner's latest failed calls to the gateway (dns, tls, proxy, network, http, clock), as it reported them once it got through again, oldest first
 	ConnectionErrors *[]ConnectionError `json:"connection_errors,omitempty"`
-	CreatedAt        time.Time          `json:"created_at"`
-	Id               string             `json:"id"`
-	InstallId        *string            `json:"install_id"`
+
+	// Consents the customer's consents that held when the runner last reported them
+	Consents  *[]Consent `json:"consents,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+
+	// CustomerPolicy the customer's policy, as the runner last reported it (null: an older runner that reports none)
+	CustomerPolicy *CustomerPolicy `json:"customer_policy,omitempty"`
+	Id             string          `json:"id"`
+	InstallId      *string         `json:"install_id"`
 
 	// Kind install or build
 	Kind       string     `json:"kind"`
 	LastSeenAt *time.Time `json:"last_seen_at"`
 	Name       *string    `json:"name,omitempty"`
 	OrgId      string     `json:"org_id"`
+
+	// PausedSince set while the customer has paused the runner: it claims no job, and operations wait
+	PausedSince *time.Time `json:"paused_since,omitempty"`
 
 	// QueuedJobs its jobs waiting to be claimed
 	QueuedJobs   int        `json:"queued_jobs"`

@@ -115,3 +115,14 @@ type ReleaseDeploy struct {
 	OperationID, WorkflowID string
 	Failed                  string
 }
+
+// ErrRunnerPaused is the type of WaitForRunner's error when it hands the
+// wait for a runner its customer paused back to the workflow, which waits
+// again: a pause never fails an operation.
+const ErrRunnerPaused = "RunnerPaused"
+
+// RunnerPausedReason is why an operation waits on a runner its customer
+// paused at since.
+func RunnerPausedReason(since time.Time) string {
+	return "runner paused by the customer since " + since.UTC().Format(time.RFC3339)
+}

@@ -136,6 +136,8 @@ type stackOptions struct {
 	// vendorRegistry, when set, gives the vendor registry's address as
 	// runners reach it (jobs get that one) from its own.
 	vendorRegistry func(addr string) string
+	// logQuota is each job attempt's log quota (default the gateway's).
+	logQuota int64
 }
 
 func newStack(t testing.TB, o stackOptions) *stack {
@@ -154,7 +156,8 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if iv.ClaimWaitMS == 0 {
 		iv = protocol.Intervals{ClaimWaitMS: 2000, JobHeartbeatMS: 500, LeaseMS: 4000, RunnerHeartbeatMS: 2000}
 	}
-	ctx, g := startGateway(t, gateway.Config{Store: s, Logger: log, Intervals: iv, ReapInterval: 250 * time.Millisecond, TouchInterval: time.Second})
+	ctx, g := startGateway(t, gateway.Config{Store: s, Logger: log, Intervals: iv, ReapInterval: 250 * time.Millisecond, TouchInterval: time.Second,
+		MaxJobLogBytes: o.logQuota})
 	tc := dialTemporal(t, log)
 	st := &stack{t: t, store: s, client: tc, queue: "e2e-" + strings.ReplaceAll(t.Name(), "/", "-")}
 	st.gw = httptest.NewServer(g.Handler())
@@ -341,7 +344,9 @@ func (s *stack) launchRunnerAt(url string, env ...string) *process {
 		work = s.t.TempDir()
 	}
 	cmd := exec.Command(runnerBin, "run", "--gateway-url", url, "--work-dir", work, "--cancel-grace", "2s")
-	cmd.Env = append([]string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets}, env...)
+	// Debug commands are off unless the customer allows them: the tests' runners allow them (a test
+	// may say otherwise in env, whose entries come last and win).
+	cmd.Env = append([]string{runnerPath(), "OUTPOST_KUBE_ASSETS=" + kubeAssets, "OUTPOST_ALLOW_DEBUG_COMMANDS=true"}, env...)
 	return startProcess(s.t, cmd)
 }
 

@@ -121,6 +121,10 @@ type RunnerHeartbeatRequest struct {
 	// (RunnerHeartbeatResponse.HealthCheck): sent on its first heartbeat,
 	// and on every one while the answer is yes.
 	AskHealthCheck bool `json:"ask_health_check,omitempty"`
+	// Policy is the customer's policy of the runner (customer.go); Customer
+	// its pause and consents.
+	Policy   *CustomerPolicy `json:"policy,omitempty"`
+	Customer *CustomerState  `json:"customer,omitempty"`
 }
 
 // ConnectionError is one failed call of the runner to the gateway.
@@ -185,6 +189,8 @@ type Job struct {
 	// had them by then fails (its operation ended without giving them). 0: no
 	// bound.
 	InputsWaitMS int64 `json:"inputs_wait_ms,omitempty"`
+	// Origin is where the job comes from (customer.go).
+	Origin *JobOrigin `json:"origin,omitempty"`
 }
 
 // CapabilityDeferredInputs, among a runner's capabilities (which are

@@ -16,6 +16,7 @@ import (
 
 	"github.com/outpost-dev/outpost/planpolicy"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/customer"
 	"github.com/outpost-dev/outpost/runner/plugins/runnerupdate"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
 	"github.com/outpost-dev/outpost/runner/plugins/toolpath"
@@ -97,6 +98,17 @@ type Config struct {
 	// JobUsers, when set ("UID", "FIRST-LAST", either with ":GID"), runs
 	// jobs under those uids instead of the runner's (jobuser.go).
 	JobUsers string
+	// Policy is the customer's policy (package customer): debug commands
+	// are off unless it allows them. Its Concurrency is Concurrency.
+	Policy customer.Policy
+	// StateDir keeps the customer's pause, consents and history (default:
+	// $OUTPOST_STATE_DIR, else <WorkDir>/state when WorkDir is set, else
+	// customer.DefaultDir()). HistoryRetention: customer.DefaultRetention.
+	StateDir         string
+	HistoryRetention time.Duration
+	// Paused pauses the runner from its start (the chart's paused value),
+	// whatever the state directory says.
+	Paused bool
 
 	// releaseKeys: ReleaseKeys parsed, or the built-in ones.
 	releaseKeys []ed25519.PublicKey
@@ -208,6 +220,10 @@ func (cfg Config) withDefaults() (Config, error) {
 			return cfg, fmt.Errorf("work dir: %w", err)
 		}
 	}
+	if err := cfg.Policy.Check(); err != nil {
+		return cfg, err
+	}
+	cfg.StateDir = StateDir(cfg.StateDir, cfg.WorkDir)
 	if cfg.Name == "" {
 		cfg.Name, _ = os.Hostname()
 	}
@@ -230,6 +246,24 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Logger.Warn("no terraform binary found: terraform jobs will fail", "err", missing)
 	}
 	return cfg, nil
+}
+
+// StateDir is the customer's state directory of a runner given stateDir
+// and workDir (either may be empty): Config.StateDir.
+func StateDir(stateDir, workDir string) string {
+	switch {
+	case stateDir != "":
+	case os.Getenv("OUTPOST_STATE_DIR") != "":
+		stateDir = os.Getenv("OUTPOST_STATE_DIR")
+	case workDir != "":
+		stateDir = filepath.Join(workDir, "state")
+	default:
+		stateDir = customer.DefaultDir()
+	}
+	if abs, err := filepath.Abs(stateDir); err == nil {
+		return abs
+	}
+	return stateDir
 }
 
 // HelmJobBinary is the binary that runs the job types whose libraries are

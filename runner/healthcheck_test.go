@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/customer"
 )
 
 // A runner told it is a new version on trial takes only noop jobs and is
@@ -20,7 +21,7 @@ func TestRunnerOnTrialTakesOnlyTheHealthJobUntilItRan(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	g.update(func() { g.queue = append(g.queue, commandJob("job-work", "echo work")) })
-	startRunner(t, g, Config{Token: g.runnerToken, HealthAddr: addr, Concurrency: 2})
+	startRunner(t, g, Config{Token: g.runnerToken, HealthAddr: addr, Concurrency: 2, Policy: customer.Policy{DebugCommands: true}})
 	ready := "http://" + addr + ReadyPath
 
 	g.waitFor("claims", func() bool { return g.claims > 2 })

@@ -54,6 +54,8 @@ type Runner struct {
 	trial   *trial // set when this runner is a candidate on trial
 	// recent is the tail of the runner's own log, for support bundles.
 	recent *recentLog
+	// customer is what the customer decided (customer.go).
+	customer *customerSide
 }
 
 // New checks cfg and returns a runner; it does not contact the gateway yet.
@@ -68,7 +70,8 @@ func New(cfg Config) (*Runner, error) {
 		log:          slog.New(teeHandler{cfg.Logger.Handler(), slog.NewTextHandler(recent, nil)}),
 		recent:       recent,
 		gw:           newClient(cfg.GatewayURL, cfg.transport()),
-		capabilities: capabilities(cfg),
+		capabilities: allowedCapabilities(capabilities(cfg), cfg.Policy),
+		customer:     newCustomerSide(cfg),
 		retry:        defaultRetry,
 		prio:         newPriorities(),
 		intervals:    defaultIntervals,
@@ -111,7 +114,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.ready.Store(true)
 	r.log.Info("runner started", "name", r.cfg.Name, "version", Version, "gateway", r.cfg.GatewayURL,
-		"capabilities", r.capabilities, "concurrency", r.cfg.Concurrency, "work_dir", workDir, "on_trial", r.trial != nil)
+		"capabilities", r.capabilities, "concurrency", r.cfg.Concurrency, "work_dir", workDir, "on_trial", r.trial != nil,
+		"state_dir", r.cfg.StateDir, "debug_commands", r.cfg.Policy.DebugCommands, "paused", r.paused())
 	if r.prio.lower == 0 {
 		r.log.Info("jobs that prepare before their inputs come run at the runner's CPU priority: " +
 			"running them lower needs CAP_SYS_NICE (or an RLIMIT_NICE) to raise them back")
@@ -132,6 +136,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	stopJobs := make(chan struct{})
 
 	go r.heartbeats(heartbeatCtx, stopRun)
+	go r.watchCustomer(heartbeatCtx)
 	var jobs sync.WaitGroup
 	start := func(job protocol.Job, claimedAt time.Time, sl *slot, draining <-chan struct{}) {
 		s := r.newSupervisor(job, claimedAt, workDir, stopJobs)
@@ -264,9 +269,14 @@ func (r *Runner) setIntervals(iv protocol.Intervals) {
 }
 
 func (r *Runner) heartbeatRequest() protocol.RunnerHeartbeatRequest {
+	policy := r.cfg.Policy
+	policy.Concurrency = r.cfg.Concurrency
+	report, state := policy.Report(slices.DeleteFunc(slices.Clone(r.capabilities), func(c string) bool { return !isJobType(c) })), r.customer.report()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return protocol.RunnerHeartbeatRequest{
+		Policy:       &report,
+		Customer:     &state,
 		Version:      Version,
 		Capabilities: r.capabilities,
 		RunningJobs:  int(r.running.Load()),
@@ -356,6 +366,10 @@ func (r *Runner) claimJobs(rd *claimRound, fail context.CancelCauseFunc, start f
 	}
 	b := r.retry.backoff()
 	for ctx.Err() == nil {
+		if r.paused() { // the customer paused it: no claim until resumed
+			_ = sleep(ctx, customerWatch)
+			continue
+		}
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -464,6 +478,8 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 		},
 		recentLog: r.recent.snapshot,
 		users:     r.cfg.jobUsers,
+		refuse:    r.customer.refuse,
+		record:    r.record,
 	}
 }
 

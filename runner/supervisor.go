@@ -58,6 +58,10 @@ type supervisor struct {
 	// cred is the job's, once taken.
 	users *jobUsers
 	cred  *syscall.Credential
+	// refuse says why the customer's policy refuses the job (nil: it runs);
+	// record keeps how the job ended in the customer's history (customer.go).
+	refuse func(protocol.Job) error
+	record func(protocol.Job, protocol.CompleteRequest, string)
 }
 
 // stopReason says why the supervisor stopped a job before it ended by itself.
@@ -85,6 +89,17 @@ func (s *supervisor) run(ctx context.Context) {
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if s.refuse != nil {
+		if err := s.refuse(s.job); err != nil {
+			s.log.Warn("job refused by the customer's policy", "reason", err)
+			req := protocol.CompleteRequest{Attempt: s.job.Attempt, Status: protocol.StatusFailed, Error: err.Error()}
+			s.complete(ctx, nil, req)
+			if s.record != nil {
+				s.record(s.job, req, err.Error())
+			}
+			return
+		}
+	}
 
 	var err error
 	if s.users != nil && !runsAsRunner(s.job.Type) {
@@ -125,6 +140,7 @@ func (s *supervisor) run(ctx context.Context) {
 	}
 	if reason == stopGone {
 		s.log.Warn("the attempt is no longer current: job killed, its result dropped")
+		s.recordEnd(req, "the attempt is no longer current: job killed")
 		return
 	}
 	if reason == stopReleased {
@@ -155,6 +171,17 @@ func (s *supervisor) run(ctx context.Context) {
 	}
 	if s.complete(ctx, lease, req) && s.completed != nil {
 		s.completed(s.job, req)
+	}
+	s.recordEnd(req, "")
+}
+
+// recordEnd keeps the job's end in the customer's history, when kept.
+func (s *supervisor) recordEnd(req protocol.CompleteRequest, note string) {
+	if s.record != nil {
+		if note != "" && req.Error == "" {
+			req.Error = note
+		}
+		s.record(s.job, req, "")
 	}
 }
 

@@ -307,36 +307,6 @@ func (s *Store) ProvideJobInputs(ctx context.Context, jobID string, inputs json.
 	return nil
 }
 
-// AppendLogs stores log chunks of an attempt. Chunks already stored are
-// ignored, so a retried batch never duplicates a line. Logs of an attempt
-// that was since marked lost are still accepted: they explain what happened.
-// It returns the highest seq now stored for the attempt in this batch.
-func (s *Store) AppendLogs(ctx context.Context, runnerID, jobID string, attempt int, chunks []protocol.LogChunk) (int64, error) {
-	if err := validateChunks(chunks); err != nil {
-		return 0, err
-	}
-	var j Job
-	if err := s.db.WithContext(ctx).Select("id", "attempt").Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error; err != nil {
-		return 0, notFound(err, "job "+jobID)
-	}
-	if attempt < 1 || attempt > j.Attempt {
-		return 0, fmt.Errorf("job %s has no attempt %d: %w", jobID, attempt, ErrStaleAttempt)
-	}
-	if len(chunks) == 0 {
-		return 0, nil
-	}
-	rows := make([]JobLogChunk, len(chunks))
-	for i, c := range chunks {
-		rows[i] = JobLogChunk{JobID: jobID, Attempt: attempt, Seq: c.Seq, Stream: c.Stream, Data: c.Data, Time: c.Time.UTC()}
-	}
-	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 100).Error
-	if err != nil {
-		return 0, fmt.Errorf("append logs: %w", err)
-	}
-	s.publish(ctx, notify.JobLogsTopic(jobID))
-	return chunks[len(chunks)-1].Seq, nil
-}
-
 var logStreams = []string{protocol.StreamStdout, protocol.StreamStderr, protocol.StreamSystem}
 
 func validateChunks(chunks []protocol.LogChunk) error {

@@ -124,7 +124,12 @@ type Runner struct {
 	// ConnectionErrors are the latest failed calls the runner reported
 	// (its own view of why it was offline).
 	ConnectionErrors []protocol.ConnectionError `gorm:"serializer:json;type:text" json:"connection_errors"`
-	CreatedAt        time.Time                  `json:"created_at"`
+	// CustomerPolicy, PausedSince and Consents are what the runner's
+	// customer set, as the runner last reported them (never set here).
+	CustomerPolicy *protocol.CustomerPolicy `gorm:"serializer:json;type:text" json:"customer_policy,omitempty"`
+	PausedSince    *time.Time               `json:"paused_since,omitempty"`
+	Consents       []protocol.Consent       `gorm:"serializer:json;type:text" json:"consents,omitempty"`
+	CreatedAt      time.Time                `json:"created_at"`
 }
 
 // RunnerToken is a runner's access token to the gateway.
@@ -178,6 +183,10 @@ type JobAttempt struct {
 	FinishedAt    *time.Time `json:"finished_at,omitempty"`
 	LastSeq       int64      `json:"last_seq"`
 	Error         string     `gorm:"type:text" json:"error,omitempty"`
+	// LogBytes is how much log the attempt stored; LogTruncated: it reached
+	// protocol.MaxJobLogBytes and the rest was dropped.
+	LogBytes     int64 `gorm:"not null;default:0" json:"-"`
+	LogTruncated bool  `gorm:"not null;default:false" json:"log_truncated,omitempty"`
 }
 
 // JobEvent is one entry of a job's status history.
@@ -214,6 +223,8 @@ type InstallCommand struct {
 	ExitCode   *int       `json:"exit_code,omitempty"`
 	Output     string     `gorm:"type:text" json:"output"`
 	Error      string     `gorm:"type:text" json:"error,omitempty"`
+	// StartedBy is the API token that asked for it (its name).
+	StartedBy  string     `gorm:"size:200;not null;default:''" json:"started_by,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }

@@ -53,11 +53,15 @@ type InstallOperation struct {
 	WaitingUntil        *time.Time `json:"waiting_until,omitempty"`
 	// TriggeredBy is the operation that started this one: a reconcile_drift's
 	// drift check.
-	TriggeredBy string        `gorm:"size:32;not null;default:''" json:"triggered_by,omitempty"`
-	Error       string        `gorm:"type:text" json:"error,omitempty"`
-	CreatedAt   time.Time     `json:"created_at"`
-	FinishedAt  *time.Time    `json:"finished_at,omitempty"`
-	Steps       []InstallStep `gorm:"foreignKey:OperationID" json:"steps,omitempty"`
+	TriggeredBy string `gorm:"size:32;not null;default:''" json:"triggered_by,omitempty"`
+	// StartedBy is the API token that started it (its name); WaitingReason
+	// why it waits, while it does (e.g. its runner is paused by the customer).
+	StartedBy     string        `gorm:"size:200;not null;default:''" json:"started_by,omitempty"`
+	WaitingReason string        `gorm:"type:text;not null;default:''" json:"waiting_reason,omitempty"`
+	Error         string        `gorm:"type:text" json:"error,omitempty"`
+	CreatedAt     time.Time     `json:"created_at"`
+	FinishedAt    *time.Time    `json:"finished_at,omitempty"`
+	Steps         []InstallStep `gorm:"foreignKey:OperationID" json:"steps,omitempty"`
 }
 
 // InstallStep is one user-visible step of an operation: the sandbox or one
@@ -198,7 +202,7 @@ func (s *Store) finishOperation(tx *gorm.DB, op InstallOperation, opStatus statu
 	opID := op.ID
 	now := s.now()
 	if err := update(tx.Where("id = ?", opID), &InstallOperation{Status: opStatus, Error: errMsg, FinishedAt: &now},
-		"Status", "Error", "FinishedAt").Error; err != nil {
+		"Status", "Error", "FinishedAt", "WaitingReason").Error; err != nil {
 		return err
 	}
 	// Steps that never ran are skipped.
@@ -227,6 +231,13 @@ func (s *Store) SetInstallStatus(ctx context.Context, installID string, st statu
 // SetOperationStatus sets an operation's status (e.g. waiting for runner).
 func (s *Store) SetOperationStatus(ctx context.Context, opID string, st status.Op) error {
 	return s.db.WithContext(ctx).Model(&InstallOperation{}).Where("id = ?", opID).Update("status", st).Error
+}
+
+// SetOperationWaitingReason sets an operation's status and why it waits
+// ("" once it no longer does).
+func (s *Store) SetOperationWaitingReason(ctx context.Context, opID string, st status.Op, reason string) error {
+	return update(s.db.WithContext(ctx).Where("id = ?", opID), &InstallOperation{Status: st, WaitingReason: reason},
+		"Status", "WaitingReason").Error
 }
 
 // UpdateStep applies a change to a step.

@@ -24,7 +24,7 @@ func TestRetentionSweeps(t *testing.T) {
 			if c, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{}); err != nil || c == nil || c.ID != j.ID {
 				t.Fatalf("claim %s: %+v %v", key, c, err)
 			}
-			if _, err := f.s.AppendLogs(ctx, f.runner.ID, j.ID, 1, []protocol.LogChunk{{Seq: 1, Stream: "stdout", Data: "a line\n", Time: time.Now()}}); err != nil {
+			if _, err := f.s.AppendLogs(ctx, f.runner.ID, j.ID, 1, []protocol.LogChunk{{Seq: 1, Stream: "stdout", Data: "a line\n", Time: time.Now()}}, 0); err != nil {
 				t.Fatal(err)
 			}
 			if err := f.s.CompleteJob(ctx, f.runner.ID, j.ID, protocol.CompleteRequest{Attempt: 1, Status: protocol.StatusSucceeded}); err != nil {

@@ -45,7 +45,14 @@ type Config struct {
 	// Bus, if set, is used instead of the default one (Postgres LISTEN/NOTIFY
 	// or in-process). The store closes only a bus it created.
 	Bus notify.Bus
+	// StateVersionsKept is how many terraform state versions each workspace
+	// keeps: older ones are deleted as a new one is written (default
+	// DefaultStateVersionsKept).
+	StateVersionsKept int
 }
+
+// DefaultStateVersionsKept is Config.StateVersionsKept's default.
+const DefaultStateVersionsKept = 100
 
 // Store is the database plus the notification bus.
 type Store struct {
@@ -55,6 +62,8 @@ type Store struct {
 	ownBus  bool
 	keys    *dataKeys
 	now     func() time.Time
+	// stateKept: Config.StateVersionsKept.
+	stateKept int
 }
 
 // Open connects to the database (without migrating it).
@@ -72,7 +81,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		TranslateError:         true,
 		NowFunc:                func() time.Time { return time.Now().UTC() },
 	}
-	s := &Store{now: func() time.Time { return time.Now().UTC() }, bus: cfg.Bus}
+	s := &Store{now: func() time.Time { return time.Now().UTC() }, bus: cfg.Bus, stateKept: cfg.StateVersionsKept}
+	if s.stateKept <= 0 {
+		s.stateKept = DefaultStateVersionsKept
+	}
 	var err error
 	if cfg.DatabaseURL != "" {
 		s.dialect = Postgres

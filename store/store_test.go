@@ -119,7 +119,7 @@ func TestJobLifecycle(t *testing.T) {
 		}
 		chunks := []protocol.LogChunk{{Seq: 1, Stream: "stdout", Data: "a\n"}, {Seq: 2, Stream: "stderr", Data: "b\n"}}
 		for range 2 { // a retried batch is stored once
-			if acked, err := f.s.AppendLogs(ctx, f.runner.ID, j.ID, 1, chunks); err != nil || acked != 2 {
+			if acked, err := f.s.AppendLogs(ctx, f.runner.ID, j.ID, 1, chunks, 0); err != nil || acked != 2 {
 				t.Fatalf("append logs: acked %d, %v", acked, err)
 			}
 		}
@@ -214,7 +214,7 @@ func TestRunnerIsolation(t *testing.T) {
 		if _, _, err := f.s.HeartbeatJob(ctx, r2.ID, j.ID, 1, time.Minute); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("foreign heartbeat: %v", err)
 		}
-		if _, err := f.s.AppendLogs(ctx, r2.ID, j.ID, 1, []protocol.LogChunk{{Seq: 1, Stream: "stdout", Data: "x"}}); !errors.Is(err, store.ErrNotFound) {
+		if _, err := f.s.AppendLogs(ctx, r2.ID, j.ID, 1, []protocol.LogChunk{{Seq: 1, Stream: "stdout", Data: "x"}}, 0); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("foreign logs: %v", err)
 		}
 		if err := f.s.CompleteJob(ctx, r2.ID, j.ID, protocol.CompleteRequest{Attempt: 1, Status: "failed"}); !errors.Is(err, store.ErrNotFound) {
@@ -276,7 +276,7 @@ func TestBadLogChunksAreRefusedWhole(t *testing.T) {
 		j := f.enqueue(t, "wf/bad")
 		f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{DeferredInputs: true})
 		big := make([]byte, protocol.MaxLogChunkBytes+1)
-		_, err := f.s.AppendLogs(ctx, f.runner.ID, j.ID, 1, []protocol.LogChunk{{Seq: 1, Stream: "stdout", Data: "ok"}, {Seq: 2, Stream: "stdout", Data: string(big)}})
+		_, err := f.s.AppendLogs(ctx, f.runner.ID, j.ID, 1, []protocol.LogChunk{{Seq: 1, Stream: "stdout", Data: "ok"}, {Seq: 2, Stream: "stdout", Data: string(big)}}, 0)
 		var fe *store.FieldError
 		if !errors.As(err, &fe) || fe.Field != "chunks[1].data" {
 			t.Fatalf("oversized chunk: %v, want a field error on chunks[1].data", err)

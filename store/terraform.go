@@ -275,7 +275,9 @@ func (s *Store) PutTerraformState(ctx context.Context, a StateAccess, lockID str
 			return err
 		}
 		created = true
-		return nil
+		// Only the last stateKept versions stay (the quota on state history).
+		return tx.Where("org_id = ? AND workspace = ? AND version <= ?", a.OrgID, a.Workspace, v.Version-s.stateKept).
+			Delete(&TerraformStateVersion{}).Error
 	})
 	if err != nil {
 		return TerraformStateVersion{}, false, fmt.Errorf("put state: %w", err)

@@ -296,3 +296,27 @@ func TestLostAttemptReleasesItsStateLock(t *testing.T) {
 		}
 	})
 }
+
+// A workspace keeps its last store.DefaultStateVersionsKept state versions:
+// each write past them deletes the oldest.
+func TestStateVersionsArePrunedToTheLastN(t *testing.T) {
+	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
+		j, tok := f.enqueueTerraform(t, "wf/apply", "ins.pruned")
+		f.claim(t, j.ID, time.Minute)
+		a := f.access(t, j.ID, tok)
+		n := store.DefaultStateVersionsKept + 3
+		for serial := 1; serial <= n; serial++ {
+			if _, _, err := f.s.PutTerraformState(ctx, a, "", state(serial, "lin")); err != nil {
+				t.Fatalf("write %d: %v", serial, err)
+			}
+		}
+		versions, err := f.s.ListTerraformStateVersions(ctx, f.org.ID, "ins.pruned")
+		if err != nil || len(versions) != store.DefaultStateVersionsKept || versions[0].Version != n || versions[len(versions)-1].Version != 4 {
+			t.Fatalf("%d versions, newest %d, oldest %d (%v); want %d, from 4 to %d", len(versions), versions[0].Version,
+				versions[len(versions)-1].Version, err, store.DefaultStateVersionsKept, n)
+		}
+		if latest, err := f.s.GetTerraformState(ctx, f.org.ID, "ins.pruned"); err != nil || latest.Serial != int64(n) {
+			t.Fatalf("latest %+v %v", latest.Serial, err)
+		}
+	})
+}

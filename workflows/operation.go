@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -107,8 +108,16 @@ func awaitRunner(ctx workflow.Context, opID string, timeout time.Duration) (cont
 	if check.Online {
 		return runner, nil
 	}
-	err := call(waitCtx, contract.WaitForRunner, opID, timeout).Get(ctx, &runner)
-	return runner, err
+	for {
+		err := call(waitCtx, contract.WaitForRunner, opID, timeout).Get(ctx, &runner)
+		// A runner its customer paused: wait again, never fail (old histories never saw this error).
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) && appErr.Type() == contract.ErrRunnerPaused &&
+			workflow.GetVersion(ctx, "runner-paused-wait", workflow.DefaultVersion, 1) == 1 {
+			continue
+		}
+		return runner, err
+	}
 }
 
 // finishOnBeginFailure is the change that finishes an operation whose

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/outpost-dev/outpost/contract"
@@ -30,6 +31,9 @@ type fakeInstall struct {
 	env    *testsuite.TestWorkflowEnvironment
 	plan   contract.OperationPlan
 	runner contract.RunnerInfo
+	// pausedWaits is how many WaitForRunner calls find the runner paused
+	// (RunnerOnline then says it is not online).
+	pausedWaits int
 	// awaitJob, when set, answers AwaitJob for a job ("<step>/<operation>");
 	// ok false: the job succeeds.
 	awaitJob func(ctx context.Context, jobID string) (res contract.JobResult, err error, ok bool)
@@ -87,7 +91,17 @@ func (f *fakeInstall) mockOperation() {
 		return f.plan, nil
 	})
 	f.env.OnActivity(contract.RunnerOnline, mockAny, "op_1").Return(func(context.Context, string) (contract.RunnerCheck, error) {
-		return contract.RunnerCheck{Online: true, Runner: f.runner}, nil
+		return contract.RunnerCheck{Online: f.pausedWaits == 0, Runner: f.runner}, nil
+	})
+	f.env.OnActivity(contract.WaitForRunner, mockAny, "op_1", mockAny).Return(func(context.Context, string, time.Duration) (contract.RunnerInfo, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.events = append(f.events, "wait for runner")
+		if f.pausedWaits > 0 {
+			f.pausedWaits--
+			return contract.RunnerInfo{}, temporal.NewNonRetryableApplicationError("runner paused by the customer since …", contract.ErrRunnerPaused, nil)
+		}
+		return f.runner, nil
 	})
 	f.env.OnActivity(contract.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step string, outcome status.Step, _ string) error {
 		if f.statusErr != nil {

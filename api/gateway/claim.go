@@ -61,7 +61,7 @@ func (g *Gateway) claim(c echo.Context) error {
 	backoff := time.Duration(0) // while the jobs it could run are locked
 	for {
 		g.mu.Lock()
-		gen, over := st.gen, g.draining || (req.Round != "" && st.endedRound == req.Round)
+		gen, over := st.gen, g.draining || st.paused || (req.Round != "" && st.endedRound == req.Round)
 		known := st.emptyOK && st.emptyGen == gen && st.emptyFor == claimant && time.Since(st.emptyAt) < g.cfg.EmptyTTL
 		g.mu.Unlock()
 		if over {
@@ -86,7 +86,7 @@ func (g *Gateway) claim(c echo.Context) error {
 			case job != nil:
 				return c.JSON(http.StatusOK, protocol.Job{ID: job.ID, Type: job.Type, Attempt: job.Attempt,
 					LeaseExpiresAt: *job.LeaseExpiresAt, TimeoutMS: job.TimeoutMS, Manifest: attemptManifest(key, job),
-					InputsDeferred: job.InputsDeferred, InputsWaitMS: job.InputsWaitMS})
+					InputsDeferred: job.InputsDeferred, InputsWaitMS: job.InputsWaitMS, Origin: g.origin(ctx, job)})
 			default:
 				backoff = 0
 				g.mu.Lock()

@@ -68,6 +68,10 @@ type Config struct {
 	// state tokens); nil makes one with authlimit's defaults. The API may
 	// share it.
 	AuthLimiter *authlimit.Limiter
+	// MaxJobLogBytes is each job attempt's log quota (default
+	// protocol.MaxJobLogBytes): past it the log ends with
+	// protocol.LogTruncatedMarker.
+	MaxJobLogBytes int64
 }
 
 // Gateway serves /runner/v1.
@@ -102,6 +106,10 @@ type runnerState struct {
 	version   string
 	caps      string
 	infoKnown bool
+	// customer is the policy digest, pause and consents last recorded;
+	// paused: the runner said its customer paused it (no job is handed out).
+	customer string
+	paused   bool
 	// endedRound is the claim round the runner's last heartbeat ended
 	// (protocol.RunnerHeartbeatRequest.EndRound).
 	endedRound string
@@ -418,6 +426,11 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 		st.version, st.caps, st.infoKnown = req.Version, caps, true
 		g.mu.Unlock()
 	}
+	if req.EndRound == "" {
+		if err := g.recordCustomer(c.Request().Context(), r.ID, st, req); err != nil {
+			return err
+		}
+	}
 	resp := protocol.RunnerHeartbeatResponse{RunnerID: r.ID, Intervals: g.iv}
 	if req.AskHealthCheck {
 		pending, err := g.store.RunnerHealthCheckPending(c.Request().Context(), r.ID, req.Version)
@@ -485,7 +498,7 @@ func (g *Gateway) logs(c echo.Context) error {
 		return err
 	}
 	r := runnerFrom(c)
-	acked, err := g.store.AppendLogs(c.Request().Context(), r.ID, c.Param("id"), req.Attempt, req.Chunks)
+	acked, err := g.store.AppendLogs(c.Request().Context(), r.ID, c.Param("id"), req.Attempt, req.Chunks, g.cfg.MaxJobLogBytes)
 	if err != nil {
 		return err
 	}

@@ -134,8 +134,10 @@ type Command struct {
 	Status         string   `json:"status" required:"true" enum:"queued,running,succeeded,failed,cancelled,lost"`
 	ExitCode       *int     `json:"exit_code,omitempty"`
 	// stdout and stderr, interleaved, possibly truncated
-	Output     string     `json:"output" required:"true"`
-	Error      string     `json:"error,omitempty"`
+	Output string `json:"output" required:"true"`
+	Error  string `json:"error,omitempty"`
+	// the API token that asked for it (its name)
+	StartedBy  string     `json:"started_by,omitempty"`
 	CreatedAt  time.Time  `json:"created_at" required:"true"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }

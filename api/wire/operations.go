@@ -54,11 +54,15 @@ type Operation struct {
 	// while waiting_for_maintenance_window: when the window opens and the operation runs
 	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
 	// the operation that started this one: a reconcile_drift's drift check
-	TriggeredBy string     `json:"triggered_by,omitempty"`
-	Error       string     `json:"error,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	FinishedAt  *time.Time `json:"finished_at,omitempty"`
-	Steps       []Step     `json:"steps,omitempty"`
+	TriggeredBy string `json:"triggered_by,omitempty"`
+	// the API token that started it (its name)
+	StartedBy string `json:"started_by,omitempty"`
+	// while it waits: why, e.g. "runner paused by the customer since …"
+	WaitingReason string     `json:"waiting_reason,omitempty"`
+	Error         string     `json:"error,omitempty"`
+	CreatedAt     time.Time  `json:"created_at"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+	Steps         []Step     `json:"steps,omitempty"`
 }
 
 // Step is one user-visible step of an operation: the sandbox or one

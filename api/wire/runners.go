@@ -25,6 +25,12 @@ type Runner struct {
 	// the runner's latest failed calls to the gateway (dns, tls, proxy, network, http, clock), as it reported
 	// them once it got through again, oldest first
 	ConnectionErrors []ConnectionError `json:"connection_errors"`
+	// the customer's policy, as the runner last reported it (null: an older runner that reports none)
+	CustomerPolicy *CustomerPolicy `json:"customer_policy" nullable:"true"`
+	// set while the customer has paused the runner: it claims no job, and operations wait
+	PausedSince *time.Time `json:"paused_since,omitempty"`
+	// the customer's consents that held when the runner last reported them
+	Consents []Consent `json:"consents,omitempty"`
 	// GET /runners/{id} only: its latest updates, newest first
 	Updates   []RunnerUpdate `json:"updates,omitempty"`
 	CreatedAt time.Time      `json:"created_at" required:"true"`

@@ -4,6 +4,7 @@
 //
 //	outpost-runner run --gateway-url URL --token T [flags]   run the runner
 //	outpost-runner job --dir DIR                        run one job (internal)
+//	outpost-runner pause|resume|consent|history   the customer's side (customer.go)
 //	outpost-runner version
 //
 // Helm jobs run in outpost-runner-helm (see there), found next to this
@@ -32,6 +33,13 @@ const usage = `Usage:
       putting a token on the command line.
   outpost-runner job --dir DIR
       Run the job in DIR (internal: the runner starts one per job).
+  outpost-runner pause [--reason TEXT] | resume
+      Pause the runner (it claims nothing; running jobs finish) or resume it.
+  outpost-runner consent [deprovision|teardown_component [--for 1h] | --withdraw KIND]
+      Consent to a deprovision or a teardown (a runner run with --destroy consent).
+  outpost-runner history [--since 24h] [-o table|json]
+      The jobs this runner ran, from its state directory.
+      These take --state-dir or --work-dir, as run was given them.
   outpost-runner version
       Print the version.
 
@@ -45,8 +53,12 @@ func main() {
 // run executes the command line args and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	return runner.Command("outpost-runner", usage, args, stdout, stderr, map[string]func([]string) int{
-		"run": func(args []string) int { return runRunner(args, stderr) },
-		"job": func(args []string) int { return runner.JobCommand("outpost-runner", args, nil, stderr) },
+		"run":     func(args []string) int { return runRunner(args, stderr) },
+		"job":     func(args []string) int { return runner.JobCommand("outpost-runner", args, nil, stderr) },
+		"pause":   func(args []string) int { return pauseCommand(args, stdout, stderr) },
+		"resume":  func(args []string) int { return resumeCommand(args, stdout, stderr) },
+		"consent": func(args []string) int { return consentCommand(args, stdout, stderr) },
+		"history": func(args []string) int { return historyCommand(args, stdout, stderr) },
 	})
 }
 
@@ -75,6 +87,7 @@ func runRunner(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.AcceptUpdate, "accept-update", "", "the runner version the customer accepts an update to, when not --auto-update")
 	fs.StringVar(&cfg.ReleaseKeys, "release-key", "", "base64 ed25519 public keys (comma-separated) that sign the runner releases this runner accepts (default: the key built into the runner)")
 	fs.StringVar(&cfg.JobUsers, "job-user", "", "run jobs as another uid, UID or FIRST-LAST (each job its own uid), with :GID; the runner must run as root (default: jobs run as the runner's uid)")
+	applyPolicy := policyFlags(fs, &cfg)
 	fs.StringVar(&cfg.Helm.JobBinary, "helm-job-bin", "", "the binary that runs helm jobs and helm chart builds (default: "+runner.HelmJobBinary+" next to this binary, then on PATH; without one the runner does not run them)")
 
 	if err := fs.Parse(args, os.Getenv); err != nil {
@@ -89,6 +102,7 @@ func runRunner(args []string, stderr io.Writer) int {
 	}
 
 	cfg.Terraform.NoInitCache = !*initCache
+	applyPolicy()
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	r, err := runner.New(cfg)
 	if err != nil {
@@ -97,6 +111,7 @@ func runRunner(args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go pauseOnSignals(ctx, runner.StateDir(cfg.StateDir, cfg.WorkDir), cfg.Logger)
 	if err := r.Run(ctx); err != nil {
 		cfg.Logger.Error("runner failed", "err", err)
 		return 1

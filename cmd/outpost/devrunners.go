@@ -50,7 +50,10 @@ func superviseRunner(ctx context.Context, log *slog.Logger, bin, gatewayURL stri
 		if err != nil {
 			return err
 		}
-		cmd := exec.Command(bin, "run", "--gateway-url", gatewayURL, "--work-dir", workDir, "--name", r.name)
+		// The local runners stand in for the customer's, who allows debug commands here (the tour
+		// runs some); a customer's runner runs none unless told so.
+		cmd := exec.Command(bin, "run", "--gateway-url", gatewayURL, "--work-dir", workDir, "--name", r.name,
+			"--allow-debug-commands")
 		// The local stand-ins the example sandbox starts (outpost-registry)
 		// are next to the runner.
 		cmd.Env = append(os.Environ(), "OUTPOST_TOKEN="+r.token,

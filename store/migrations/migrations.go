@@ -33,8 +33,8 @@ var All = []Migration{
 	{16, "data keys of secrets at rest", v16},
 	{17, "support bundles", v17},
 	{18, "runner self-update", v18},
-	// 19 and 20: other branches' migrations, reserved until they are merged.
-	{19, "reserved", reserved},
+	{19, "the customer's side of runners, log quotas", v19},
+	// 20: another branch's migration, reserved until it is merged.
 	{20, "reserved", reserved},
 	{21, "plan policy results on steps", v21},
 	{22, "plan decisions recorded by the API", v22},
