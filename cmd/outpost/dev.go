@@ -40,6 +40,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	if err := cfg.serveFrom(gw, *registryListen, *gatewayURL); err != nil {
 		return err
 	}
+	var err error
 	if cfg.dataDir, err = filepath.Abs(cfg.dataDir); err != nil {
 		return err
 	}
