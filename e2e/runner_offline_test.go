@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -20,7 +19,12 @@ import (
 // (clock), and the API shows them on the runner.
 func TestRunnerReportsWhyItWasOffline(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	addr := testutil.FreeAddr(t) // nothing listens there now: connections are refused
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: connections are refused
 	p := s.launchRunnerAt("http://"+addr, "OUTPOST_TOKEN="+s.runTok)
 	waitFor(t, time.Minute, "the runner's first refused call", func() bool { return strings.Contains(p.out.String(), "connection refused") })
 
