@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,20 +85,11 @@ func TestBuildSyncDeploy(t *testing.T) {
 	s.syncConfig(writeArtifactsApp(t, public.Addr()+"/library/app:1.0"))
 	inst, _ := s.newInstall("cust-art")
 	s.waitRunnerOnline(inst) // so the operation need not wait for it (checked below)
-	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 3*time.Minute)
-	if op.Status != status.OpSucceeded {
-		t.Fatalf("provision %s: %s %+v", op.Status, op.Error, op.Steps)
-	}
+	op := s.provisioned(inst, 3*time.Minute)
 
 	// Which build each component runs, and that the install's registry
 	// holds exactly those digests.
-	var list struct {
-		Components []installComponent `json:"components"`
-	}
-	if code := s.do("GET", "/v1/installs/"+inst+"/components", nil, &list); code != http.StatusOK {
-		t.Fatalf("GET components: %d", code)
-	}
-	comps := list.Components
+	comps := s.installComponentList(inst)
 	if len(comps) != 2 {
 		t.Fatalf("install components %+v, want api and web", comps)
 	}
@@ -166,11 +156,7 @@ func TestBuildSyncDeploy(t *testing.T) {
 	if noop.Status != status.OpSucceeded || noop.step(t, "api").Status != status.StepNoChanges {
 		t.Fatalf("deploy of a no-op build: %s %+v", noop.Status, noop.Steps)
 	}
-	var after struct {
-		Components []installComponent `json:"components"`
-	}
-	s.do("GET", "/v1/installs/"+inst+"/components", nil, &after)
-	for _, c := range after.Components {
+	for _, c := range s.installComponentList(inst) {
 		if c.Component == "api" && c.BuildID == comps[0].BuildID && comps[0].Component == "api" {
 			t.Errorf("after a no-op deploy of a new build, api still runs build %s", c.BuildID)
 		}

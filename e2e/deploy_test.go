@@ -26,10 +26,7 @@ func TestDeployConfigVersions(t *testing.T) {
 	s.syncConfig(dir)
 	const secret = "d3ploy-s3cret-pa55word"
 	inst, _ := s.newInstall("cust-v", map[string]any{"name": "db_password", "value": secret, "sensitive": true})
-	prov := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
-	if prov.Status != status.OpSucceeded {
-		t.Fatalf("provision: %s %q %+v", prov.Status, prov.Error, prov.Steps)
-	}
+	prov := s.provisioned(inst, 5*time.Minute)
 	// Each step names the steps it ran after: the app's dependencies.
 	checkAfter(t, prov, map[string][]string{"sandbox": {}, "network": {"sandbox"}, "cache": {"network", "sandbox"},
 		"api": {"cache", "database", "network", "sandbox"}})
@@ -166,6 +163,15 @@ func (s *stack) checkBadDeploys(inst string) {
 
 // installComponents is what the install runs, by component.
 func (s *stack) installComponents(inst string) map[string]installComponent {
+	out := map[string]installComponent{}
+	for _, c := range s.installComponentList(inst) {
+		out[c.Component] = c
+	}
+	return out
+}
+
+// installComponentList is what the install runs, as the API lists it.
+func (s *stack) installComponentList(inst string) []installComponent {
 	s.t.Helper()
 	var list struct {
 		Components []installComponent `json:"components"`
@@ -173,11 +179,7 @@ func (s *stack) installComponents(inst string) map[string]installComponent {
 	if code := s.do("GET", "/v1/installs/"+inst+"/components", nil, &list); code != http.StatusOK {
 		s.t.Fatalf("GET components: %d", code)
 	}
-	out := map[string]installComponent{}
-	for _, c := range list.Components {
-		out[c.Component] = c
-	}
-	return out
+	return list.Components
 }
 
 // checkAfter asserts the named steps' dependencies as the API shows them

@@ -54,19 +54,11 @@ func TestDockerBuildSyncDeploy(t *testing.T) {
 	app := writeDockerBuildApp(t, baseRef.String(), `["/tool", "write", "/out/greeting"]`)
 	s.syncConfig(app)
 	inst, _ := s.newInstall("cust-docker")
-	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
-	if op.Status != status.OpSucceeded {
-		t.Fatalf("provision %s: %s %+v", op.Status, op.Error, op.Steps)
-	}
-	var list struct {
-		Components []installComponent `json:"components"`
-	}
-	if code := s.do("GET", "/v1/installs/"+inst+"/components", nil, &list); code != http.StatusOK {
-		t.Fatalf("GET components: %d", code)
-	}
-	s.checkInstallRegistryHoldsBuilds(inst, list.Components)
+	op := s.provisioned(inst, 5*time.Minute)
+	comps := s.installComponentList(inst)
+	s.checkInstallRegistryHoldsBuilds(inst, comps)
 	var web installComponent
-	for _, c := range list.Components {
+	for _, c := range comps {
 		if c.Component == "web" {
 			web = c
 		}

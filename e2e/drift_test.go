@@ -109,9 +109,7 @@ func provisionedDriftApp(t *testing.T, name string) (*stack, driftApp, string) {
 	app := newDriftApp(t)
 	s.syncConfig(app.dir)
 	inst, _ := s.newInstall(name)
-	if op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute); op.Status != status.OpSucceeded {
-		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
-	}
+	s.provisioned(inst, 5*time.Minute)
 	return s, app, inst
 }
 

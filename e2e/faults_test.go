@@ -27,13 +27,13 @@ import (
 // proxy the test can take down. While installs of the example app provision
 // and debug commands print numbered lines, PostgreSQL is restarted, the
 // Temporal server, the worker and the API are SIGKILLed and started again,
-// and then the runners are cut off from the gateway for two minutes. Every
+// and then the runners are cut off from the gateway for cutFor. Every
 // provision and command succeeds, no job had two attempts at once (nor one
 // attempt at all but the cut's lost ones), and each attempt's log is stored
 // once, in order, without a gap. Long: OUTPOST_FAULTS=1 (`go tool task faults`).
 func TestFaultsInTheMultiProcessTopology(t *testing.T) {
 	if os.Getenv("OUTPOST_FAULTS") == "" {
-		t.Skip("long (a two-minute network cut): run with OUTPOST_FAULTS=1, or `go tool task faults`")
+		t.Skip("long (six provisions and a network cut): run with OUTPOST_FAULTS=1, or `go tool task faults`")
 	}
 	pg := storetest.StartServer(t)
 	var cut *faultProxy
@@ -64,9 +64,9 @@ func TestFaultsInTheMultiProcessTopology(t *testing.T) {
 	}
 
 	r := f.start("cust-cut")
-	f.inject("runners cut off from the gateway for two minutes", func() {
+	f.inject("runners cut off from the gateway for "+cutFor.String(), func() {
 		cut.down()
-		time.Sleep(2 * time.Minute)
+		time.Sleep(cutFor)
 		cut.up()
 	})
 	f.check(r, false)
@@ -77,6 +77,11 @@ func TestFaultsInTheMultiProcessTopology(t *testing.T) {
 		(&faults{s: &ds, ledgers: f.ledgers}).fullDisk()
 	})
 }
+
+// cutFor is how long the runners are cut off: three of the stack's 15 s
+// leases, so every attempt running at the cut is killed by its runner, its
+// lease expires and is reaped, and the runners' backoff reaches its ceiling.
+const cutFor = 45 * time.Second
 
 // fullDisk gives a new install's runner a work disk of its own (a small
 // tmpfs) and fills it: a provision and a debug command fail, their errors

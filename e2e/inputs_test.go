@@ -62,9 +62,7 @@ func TestUpdateInputsExampleApp(t *testing.T) {
 	s.syncConfig(exampleDir)
 	inst, _ := s.newInstall("cust-u", map[string]any{"name": "db_password", "value": "first-pa55word", "sensitive": true},
 		map[string]any{"name": "region", "value": "eu-central-1"})
-	if op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute); op.Status != status.OpSucceeded {
-		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
-	}
+	s.provisioned(inst, 5*time.Minute)
 
 	// Rejected changes: 422 naming the input, nothing changed.
 	for _, bad := range []struct {

@@ -42,10 +42,7 @@ func TestControlPlaneChartOnANode(t *testing.T) {
 	inst, _ := s.newInstall("cust-chart", map[string]any{"name": "db_password", "value": "pw", "sensitive": true})
 	s.waitRunnerOnline(inst)
 	began := time.Now()
-	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 6*time.Minute)
-	if op.Status != status.OpSucceeded {
-		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
-	}
+	op := s.provisioned(inst, 6*time.Minute)
 	t.Logf("the demo app provisioned in %s", time.Since(began).Round(time.Second))
 	s.checkJobsRanOnce(inst, op, status.SandboxStep, "network", "database", "cache", "api", "cluster", "web")
 	s.checkBuiltOnce(inst)

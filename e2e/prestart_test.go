@@ -56,10 +56,7 @@ func TestPrestartedJobWaitsForItsDependency(t *testing.T) {
 	s.syncConfig("testdata/prestart-app")
 
 	inst, _ := s.newInstall("cust-p", map[string]any{"name": "suffix", "value": "tail"})
-	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
-	if op.Status != status.OpSucceeded {
-		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
-	}
+	op := s.provisioned(inst, 5*time.Minute)
 	slowStep, nextStep := op.step(t, "slow"), op.step(t, "next")
 	slow := s.job(slowStep.ApplyJobID)
 	var next installJob

@@ -187,6 +187,17 @@ func (s *stack) getOp(installID, opID string, wait int) operation {
 	return op
 }
 
+// provisioned starts a provision of the install and waits, within, for it
+// to succeed; the test fails if it does not.
+func (s *stack) provisioned(inst string, within time.Duration) operation {
+	s.t.Helper()
+	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, within)
+	if op.Status != status.OpSucceeded {
+		s.t.Fatalf("provision of %s: %s %q %+v", inst, op.Status, op.Error, op.Steps)
+	}
+	return op
+}
+
 func (s *stack) waitOp(installID, opID string, within time.Duration) operation {
 	s.t.Helper()
 	deadline := time.Now().Add(within)
@@ -242,10 +253,7 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 	inst, _ := s.newInstall("cust-a", map[string]any{"name": "db_password", "value": secret, "sensitive": true},
 		map[string]any{"name": "region", "value": "eu-central-1"})
 
-	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
-	if op.Status != status.OpSucceeded {
-		t.Fatalf("provision: %s %q %+v", op.Status, op.Error, op.Steps)
-	}
+	op := s.provisioned(inst, 5*time.Minute)
 	if op.WorkflowID != "install/"+inst+"/provision" {
 		t.Fatalf("workflow ID %q", op.WorkflowID)
 	}
@@ -297,14 +305,11 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 
 	// Every component (the chart too) runs a build the install's own
 	// registry holds, by digest.
-	var comps struct {
-		Components []installComponent `json:"components"`
+	comps := s.installComponentList(inst)
+	if len(comps) != 6 {
+		t.Fatalf("install components %+v, want the six", comps)
 	}
-	s.do("GET", "/v1/installs/"+inst+"/components", nil, &comps)
-	if len(comps.Components) != 6 {
-		t.Fatalf("install components %+v, want the six", comps.Components)
-	}
-	s.checkInstallRegistryHoldsBuilds(inst, comps.Components)
+	s.checkInstallRegistryHoldsBuilds(inst, comps)
 
 	// The helm chart, after the api, in the install's cluster.
 	s.checkWebChart(inst, op, outs.Outputs["api"]["url"].Value.(string))

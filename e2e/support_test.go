@@ -18,8 +18,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/outpost-dev/outpost/contract/status"
 )
 
 type supportBundle struct {
@@ -45,10 +43,7 @@ func TestSupportBundleOfTheDemoInstall(t *testing.T) {
 	const secret = "s3cret-bundle-pa55word"
 	inst, _ := s.newInstall("cust-sb", map[string]any{"name": "db_password", "value": secret, "sensitive": true},
 		map[string]any{"name": "region", "value": "eu-central-1"})
-	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
-	if op.Status != status.OpSucceeded {
-		t.Fatalf("provision: %s %q", op.Status, op.Error)
-	}
+	s.provisioned(inst, 5*time.Minute)
 	t.Cleanup(func() { s.waitOp(inst, s.startOp(inst, "/deprovision", nil).ID, 5*time.Minute) })
 
 	// Something to find in the release's namespace: an event that quotes the secret, and a pod no

@@ -4,25 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/outpost-dev/outpost/internal/testutil"
 )
 
 func TestHealthEndpointAnswersWhileTheRunnerRuns(t *testing.T) {
 	g := newTestGateway(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := testutil.FreeAddr(t)
 	stop, _, _ := startRunner(t, g, Config{Token: g.runnerToken, HealthAddr: addr})
 	url := "http://" + addr + HealthPath
 
 	// Wait for the endpoint (a wait for a state, not a timing assertion).
 	var resp *http.Response
+	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if resp, err = http.Get(url); err == nil || time.Now().After(deadline) {
 			break
@@ -61,12 +58,7 @@ func TestHealthAddressIsChecked(t *testing.T) {
 
 // A runner that has not reached the gateway is alive but not ready.
 func TestNotReadyUntilTheGatewayAcceptedTheRunner(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := testutil.FreeAddr(t)
 	r, err := New(Config{GatewayURL: "http://127.0.0.1:1", Token: "oprn_x", HealthAddr: addr, WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

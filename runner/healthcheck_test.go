@@ -1,10 +1,10 @@
 package runner
 
 import (
-	"net"
 	"net/http"
 	"testing"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/customer"
 )
@@ -14,12 +14,7 @@ import (
 func TestRunnerOnTrialTakesOnlyTheHealthJobUntilItRan(t *testing.T) {
 	g := newTestGateway(t)
 	g.onTrial = true
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := testutil.FreeAddr(t)
 	g.update(func() { g.queue = append(g.queue, commandJob("job-work", "echo work")) })
 	startRunner(t, g, Config{Token: g.runnerToken, HealthAddr: addr, Concurrency: 2, Policy: customer.Policy{DebugCommands: true}})
 	ready := "http://" + addr + ReadyPath

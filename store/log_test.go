@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,21 +17,9 @@ import (
 func openLogged(t testing.TB, dialect string) (*store.Store, *testutil.LockedBuffer) {
 	t.Helper()
 	logs := &testutil.LockedBuffer{}
-	cfg := store.Config{Logger: slog.New(slog.NewTextHandler(logs, nil)), Keys: storetest.NewKeyring(t)}
-	if dialect == store.Postgres {
-		cfg.DatabaseURL = storetest.NewPostgresDatabase(t)
-	} else {
-		cfg.SQLitePath = filepath.Join(t.TempDir(), "outpost.db")
-	}
-	s, err := store.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s, logs
+	cfg := storetest.NewConfig(t, dialect)
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	return storetest.OpenConfig(t, cfg), logs
 }
 
 // The statement log holds the statements that failed for a fault, and the

@@ -52,15 +52,7 @@ func newSealedFixture(t *testing.T, dialect string) sealedFixture {
 func openWith(t *testing.T, cfg store.Config, ring *seal.Keyring) *store.Store {
 	t.Helper()
 	cfg.Keys = ring
-	s, err := store.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return storetest.OpenConfig(t, cfg)
 }
 
 // writeSecrets provisions, in short, with the known secrets: a terraform job

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -145,12 +144,7 @@ func TestJobCommandWritesTheResult(t *testing.T) {
 // TestHealthAddrServesLivenessProbes: what the Helm chart's liveness probe
 // asks, answered even while the gateway cannot be reached.
 func TestHealthAddrServesLivenessProbes(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := testutil.FreeAddr(t)
 	cmd := exec.Command(binary, "run", "--gateway-url", "http://127.0.0.1:1", "--work-dir", t.TempDir())
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "OUTPOST_TOKEN=oprn_x", "OUTPOST_HEALTH_ADDR=" + addr}
 	var stderr bytes.Buffer
@@ -163,6 +157,7 @@ func TestHealthAddrServesLivenessProbes(t *testing.T) {
 		_ = cmd.Wait()
 	}()
 	var resp *http.Response
+	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if resp, err = http.Get("http://" + addr + "/healthz"); err == nil || time.Now().After(deadline) {
 			break

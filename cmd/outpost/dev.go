@@ -37,15 +37,10 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	iv, err := gw.intervals()
-	if err != nil {
+	if err := cfg.serveFrom(gw, *registryListen, *gatewayURL); err != nil {
 		return err
 	}
-	if err := cfg.serve.abuse.check(iv); err != nil {
-		return err
-	}
-	cfg.serve.intervals, cfg.serve.registryListen, cfg.gatewayURL = iv, *registryListen, *gatewayURL
-	cfg.serve.auditRetention = gw.auditRetention
+	var err error
 	if cfg.dataDir, err = filepath.Abs(cfg.dataDir); err != nil {
 		return err
 	}

@@ -71,6 +71,20 @@ func runOrg(ctx context.Context, args []string, log *slog.Logger) error {
 }
 
 // runAPI serves the control API, the runner gateway and the vendor registry.
+// serveFrom completes cfg.serve from the parsed gateway flags and addresses.
+func (cfg *planeConfig) serveFrom(gw gatewayFlags, registryListen, gatewayURL string) error {
+	iv, err := gw.intervals()
+	if err != nil {
+		return err
+	}
+	if err := cfg.serve.abuse.check(iv); err != nil {
+		return err
+	}
+	cfg.serve.intervals, cfg.serve.registryListen, cfg.gatewayURL = iv, registryListen, gatewayURL
+	cfg.serve.auditRetention = gw.auditRetention
+	return nil
+}
+
 func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 	cfg := planeConfig{serve: &serveConfig{}}
 	var gw gatewayFlags
@@ -84,15 +98,9 @@ func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	iv, err := gw.intervals()
-	if err != nil {
+	if err := cfg.serveFrom(gw, *registryListen, *gatewayURL); err != nil {
 		return err
 	}
-	if err := cfg.serve.abuse.check(iv); err != nil {
-		return err
-	}
-	cfg.serve.intervals, cfg.serve.registryListen, cfg.gatewayURL = iv, *registryListen, *gatewayURL
-	cfg.serve.auditRetention = gw.auditRetention
 	p, err := assemble(ctx, log, cfg)
 	if err != nil {
 		return err

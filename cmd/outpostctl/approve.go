@@ -164,18 +164,14 @@ func (c *cli) decide(ctx context.Context, a *api, inst apiclient.Install, op api
 		_ = json.Unmarshal(e.Body, &body)
 		return fail(exitConflict, "%s (`outpostctl operations show %s %s`)", body.Message, inst.Name, op.Id)
 	}
-	if err != nil {
-		return err
-	}
-	if c.output == "json" {
-		return c.printBody(r.GetBody())
-	}
-	if approve {
-		fmt.Fprintf(c.stdout, "approved step %s of %s %s; it goes on: `outpostctl operations show %s %s`\n", step, opTitle(op), op.Id, inst.Name, op.Id)
-	} else {
-		fmt.Fprintf(c.stdout, "denied step %s of %s %s; the operation ends\n", step, opTitle(op), op.Id)
-	}
-	return nil
+	return c.printAnswer(r, err, func() error {
+		if approve {
+			fmt.Fprintf(c.stdout, "approved step %s of %s %s; it goes on: `outpostctl operations show %s %s`\n", step, opTitle(op), op.Id, inst.Name, op.Id)
+		} else {
+			fmt.Fprintf(c.stdout, "denied step %s of %s %s; the operation ends\n", step, opTitle(op), op.Id)
+		}
+		return nil
+	})
 }
 
 func (c *cli) installsApprovalModeCmd() *cobra.Command {
@@ -193,14 +189,10 @@ func (c *cli) installsApprovalModeCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.SetApprovalModeWithResponse(cmd.Context(), inst.Id, apiclient.ApprovalMode{ApprovalMode: mode}))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			fmt.Fprintf(c.stdout, "install %s: approval mode %s (for the operations started from now on)\n", inst.Name, mode)
-			return nil
+			return c.printAnswer(r, err, func() error {
+				fmt.Fprintf(c.stdout, "install %s: approval mode %s (for the operations started from now on)\n", inst.Name, mode)
+				return nil
+			})
 		},
 	}
 }

@@ -26,17 +26,13 @@ func (c *cli) appsListCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.ListAppsWithResponse(cmd.Context()))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			var rows [][]string
-			for _, app := range r.JSON200.Apps {
-				rows = append(rows, []string{app.Name, app.Id, app.Description})
-			}
-			return table(c.stdout, "NAME\tID\tDESCRIPTION", rows)
+			return c.printAnswer(r, err, func() error {
+				var rows [][]string
+				for _, app := range r.JSON200.Apps {
+					rows = append(rows, []string{app.Name, app.Id, app.Description})
+				}
+				return table(c.stdout, "NAME\tID\tDESCRIPTION", rows)
+			})
 		},
 	}
 }
@@ -57,14 +53,10 @@ func (c *cli) appsCreateCmd() *cobra.Command {
 				body.Description = &description
 			}
 			r, err := check(a.CreateAppWithResponse(cmd.Context(), body))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			fmt.Fprintf(c.stdout, "app %s created: %s\n", r.JSON201.Name, r.JSON201.Id)
-			return nil
+			return c.printAnswer(r, err, func() error {
+				fmt.Fprintf(c.stdout, "app %s created: %s\n", r.JSON201.Name, r.JSON201.Id)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&description, "description", "", "what the app is")

@@ -49,15 +49,11 @@ func (c *cli) cancelCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.CancelOperationWithResponse(cmd.Context(), inst.Id, op.Id))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			fmt.Fprintf(c.stdout, "cancelling %s %s on install %s: `outpostctl wait %s %s` follows it to its end\n",
-				op.Kind, op.Id, inst.Name, inst.Name, op.Id)
-			return nil
+			return c.printAnswer(r, err, func() error {
+				fmt.Fprintf(c.stdout, "cancelling %s %s on install %s: `outpostctl wait %s %s` follows it to its end\n",
+					op.Kind, op.Id, inst.Name, inst.Name, op.Id)
+				return nil
+			})
 		},
 	}
 }

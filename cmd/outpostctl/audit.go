@@ -42,13 +42,9 @@ func (c *cli) auditListCmd() *cobra.Command {
 				p.Limit = &limit
 			}
 			r, err := check(a.ListAuditEventsWithResponse(cmd.Context(), &p))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			return c.printAudit(*r.JSON200)
+			return c.printAnswer(r, err, func() error {
+				return c.printAudit(*r.JSON200)
+			})
 		},
 	}
 	f := cmd.Flags()

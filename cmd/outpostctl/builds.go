@@ -31,17 +31,13 @@ func (c *cli) buildsListCmd() *cobra.Command {
 			}
 			params := apiclient.ListBuildsParams{Component: optional(component), ConfigVersion: optional(version)}
 			r, err := check(a.ListBuildsWithResponse(cmd.Context(), app.Id, &params))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			var rows [][]string
-			for _, b := range r.JSON200.Builds {
-				rows = append(rows, []string{b.Id, b.Component, string(b.Status), fmt.Sprint(b.ConfigVersion), stamp(b.CreatedAt)})
-			}
-			return table(c.stdout, "ID\tCOMPONENT\tSTATUS\tCONFIG\tCREATED", rows)
+			return c.printAnswer(r, err, func() error {
+				var rows [][]string
+				for _, b := range r.JSON200.Builds {
+					rows = append(rows, []string{b.Id, b.Component, string(b.Status), fmt.Sprint(b.ConfigVersion), stamp(b.CreatedAt)})
+				}
+				return table(c.stdout, "ID\tCOMPONENT\tSTATUS\tCONFIG\tCREATED", rows)
+			})
 		},
 	}
 	appFlag(cmd, &appRef)
@@ -62,14 +58,10 @@ func (c *cli) buildsShowCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.GetBuildWithResponse(cmd.Context(), app.Id, args[0]))
-			if err = notFound(err, "app %s has no build %q (`outpostctl builds list --app %s` shows them)", app.Name, args[0], app.Name); err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			c.showBuild(*r.JSON200)
-			return nil
+			return c.printAnswer(r, notFound(err, "app %s has no build %q (`outpostctl builds list --app %s` shows them)", app.Name, args[0], app.Name), func() error {
+				c.showBuild(*r.JSON200)
+				return nil
+			})
 		},
 	}
 	appFlag(cmd, &appRef)

@@ -38,17 +38,13 @@ func (c *cli) configsListCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.ListAppConfigsWithResponse(cmd.Context(), app.Id))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			var rows [][]string
-			for _, v := range r.JSON200.Configs {
-				rows = append(rows, []string{fmt.Sprint(v.Version), stamp(v.CreatedAt)})
-			}
-			return table(c.stdout, "VERSION\tCREATED", rows)
+			return c.printAnswer(r, err, func() error {
+				var rows [][]string
+				for _, v := range r.JSON200.Configs {
+					rows = append(rows, []string{fmt.Sprint(v.Version), stamp(v.CreatedAt)})
+				}
+				return table(c.stdout, "VERSION\tCREATED", rows)
+			})
 		},
 	}
 	appFlag(cmd, &appRef)

@@ -30,14 +30,10 @@ func (c *cli) driftCheckCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.CheckDriftWithResponse(cmd.Context(), inst.Id))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			fmt.Fprintf(c.stdout, "drift check %s of install %s started\n", r.JSON202.Id, inst.Name)
-			return nil
+			return c.printAnswer(r, err, func() error {
+				fmt.Fprintf(c.stdout, "drift check %s of install %s started\n", r.JSON202.Id, inst.Name)
+				return nil
+			})
 		},
 	}
 }
@@ -54,13 +50,9 @@ func (c *cli) driftShowCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.GetDriftWithResponse(cmd.Context(), inst.Id))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			return c.printDrift(*r.JSON200, plans)
+			return c.printAnswer(r, err, func() error {
+				return c.printDrift(*r.JSON200, plans)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&plans, "plans", false, "print the plan of each drifted component")
@@ -114,18 +106,14 @@ func (c *cli) driftScheduleCmd() *cobra.Command {
 			}
 			r, err := check(a.SetDriftScheduleWithResponse(cmd.Context(), inst.Id,
 				apiclient.DriftScheduleRequest{Every: every, Reconcile: &reconcile}))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			if every == "" {
-				fmt.Fprintf(c.stdout, "install %s: no drift schedule\n", inst.Name)
+			return c.printAnswer(r, err, func() error {
+				if every == "" {
+					fmt.Fprintf(c.stdout, "install %s: no drift schedule\n", inst.Name)
+					return nil
+				}
+				fmt.Fprintf(c.stdout, "install %s: drift checked every %s, reconcile %v\n", inst.Name, every, reconcile)
 				return nil
-			}
-			fmt.Fprintf(c.stdout, "install %s: drift checked every %s, reconcile %v\n", inst.Name, every, reconcile)
-			return nil
+			})
 		},
 	}
 	f := cmd.Flags()

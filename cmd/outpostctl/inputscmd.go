@@ -110,18 +110,14 @@ func (c *cli) inputsVersionsCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.ListInputVersionsWithResponse(cmd.Context(), inst.Id))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			rows := [][]string{}
-			for _, v := range r.JSON200.Versions {
-				rows = append(rows, []string{strconv.Itoa(v.Version), v.CreatedAt.Local().Format(time.DateTime),
-					strings.Join(v.Set, ","), strings.Join(v.Removed, ",")})
-			}
-			return table(c.stdout, "VERSION\tCREATED\tSET\tREMOVED", rows)
+			return c.printAnswer(r, err, func() error {
+				rows := [][]string{}
+				for _, v := range r.JSON200.Versions {
+					rows = append(rows, []string{strconv.Itoa(v.Version), v.CreatedAt.Local().Format(time.DateTime),
+						strings.Join(v.Set, ","), strings.Join(v.Removed, ",")})
+				}
+				return table(c.stdout, "VERSION\tCREATED\tSET\tREMOVED", rows)
+			})
 		},
 	}
 }

@@ -46,16 +46,12 @@ func (c *cli) installsCreateCmd() *cobra.Command {
 			}
 			r, err := check(a.CreateInstallWithResponse(cmd.Context(),
 				apiclient.CreateInstallRequest{AppId: app.Id, Name: name, Inputs: &reqs, Labels: lab}))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			n := r.JSON201
-			fmt.Fprintf(c.stdout, "install %s created: %s\nrunner %s, registration token (shown only now): %s\n",
-				n.Name, n.Id, n.Runner.Id, n.Runner.RegistrationToken)
-			return nil
+			return c.printAnswer(r, err, func() error {
+				n := r.JSON201
+				fmt.Fprintf(c.stdout, "install %s created: %s\nrunner %s, registration token (shown only now): %s\n",
+					n.Name, n.Id, n.Runner.Id, n.Runner.RegistrationToken)
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -89,17 +85,13 @@ func (c *cli) installsListCmd() *cobra.Command {
 				params.AppId = &app.Id
 			}
 			r, err := check(a.ListInstallsWithResponse(cmd.Context(), &params))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			var rows [][]string
-			for _, i := range r.JSON200.Installs {
-				rows = append(rows, []string{i.Name, i.Id, i.AppId, i.Status})
-			}
-			return table(c.stdout, "NAME\tID\tAPP\tSTATUS", rows)
+			return c.printAnswer(r, err, func() error {
+				var rows [][]string
+				for _, i := range r.JSON200.Installs {
+					rows = append(rows, []string{i.Name, i.Id, i.AppId, i.Status})
+				}
+				return table(c.stdout, "NAME\tID\tAPP\tSTATUS", rows)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&appRef, "app", "", "only the installs of this app (name or ID)")

@@ -42,13 +42,9 @@ func (c *cli) jobsShowCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.GetJobWithResponse(cmd.Context(), args[0]))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			return c.showJob(*r.JSON200)
+			return c.printAnswer(r, err, func() error {
+				return c.showJob(*r.JSON200)
+			})
 		},
 	}
 }

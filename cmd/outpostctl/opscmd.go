@@ -45,13 +45,9 @@ func (c *cli) installListCmd(short, header string, list func(ctx context.Context
 				return err
 			}
 			r, rows, err := list(cmd.Context(), a, inst.Id, &limit)
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.GetBody())
-			}
-			return table(c.stdout, header, rows)
+			return c.printAnswer(r, err, func() error {
+				return table(c.stdout, header, rows)
+			})
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 50, "how many to list, newest first (1-200)")

@@ -18,6 +18,18 @@ func (c *cli) printJSON(v any) error {
 	return err
 }
 
+// printAnswer prints an API call's answer r, unless err (the call's) is set:
+// with -o json its body, else what text writes.
+func (c *cli) printAnswer(r answer, err error, text func() error) error {
+	if err != nil {
+		return err
+	}
+	if c.output == "json" {
+		return c.printBody(r.GetBody())
+	}
+	return text()
+}
+
 // printBody writes an API answer's JSON body, indented.
 func (c *cli) printBody(body []byte) error {
 	var b bytes.Buffer

@@ -113,17 +113,13 @@ func (c *cli) releasesListCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.ListReleasesWithResponse(cmd.Context(), app.Id))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			var rows [][]string
-			for _, rel := range r.JSON200.Releases {
-				rows = append(rows, []string{rel.Id, releaseVersion(rel), string(rel.Status), releaseCounts(rel), stamp(rel.CreatedAt)})
-			}
-			return table(c.stdout, "ID\tCONFIG\tSTATUS\tINSTALLS\tCREATED", rows)
+			return c.printAnswer(r, err, func() error {
+				var rows [][]string
+				for _, rel := range r.JSON200.Releases {
+					rows = append(rows, []string{rel.Id, releaseVersion(rel), string(rel.Status), releaseCounts(rel), stamp(rel.CreatedAt)})
+				}
+				return table(c.stdout, "ID\tCONFIG\tSTATUS\tINSTALLS\tCREATED", rows)
+			})
 		},
 	}
 	appFlag(cmd, &appRef)
@@ -142,14 +138,10 @@ func (c *cli) releasesShowCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.GetReleaseWithResponse(cmd.Context(), app.Id, args[0]))
-			if err = notFound(err, "app %s has no release %q (`outpostctl releases list --app %s` shows them)", app.Name, args[0], app.Name); err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			c.showRelease(*r.JSON200)
-			return nil
+			return c.printAnswer(r, notFound(err, "app %s has no release %q (`outpostctl releases list --app %s` shows them)", app.Name, args[0], app.Name), func() error {
+				c.showRelease(*r.JSON200)
+				return nil
+			})
 		},
 	}
 	appFlag(cmd, &appRef)

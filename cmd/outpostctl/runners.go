@@ -29,21 +29,17 @@ func (c *cli) runnersListCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.ListRunnersWithResponse(cmd.Context()))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			var rows [][]string
-			for _, rn := range r.JSON200.Runners {
-				install := "-"
-				if rn.InstallId != nil {
-					install = *rn.InstallId
+			return c.printAnswer(r, err, func() error {
+				var rows [][]string
+				for _, rn := range r.JSON200.Runners {
+					install := "-"
+					if rn.InstallId != nil {
+						install = *rn.InstallId
+					}
+					rows = append(rows, []string{rn.Id, rn.Kind, install, string(rn.Status), lastSeen(rn), rn.Version})
 				}
-				rows = append(rows, []string{rn.Id, rn.Kind, install, string(rn.Status), lastSeen(rn), rn.Version})
-			}
-			return table(c.stdout, "ID\tKIND\tINSTALL\tSTATUS\tLAST SEEN\tVERSION", rows)
+				return table(c.stdout, "ID\tKIND\tINSTALL\tSTATUS\tLAST SEEN\tVERSION", rows)
+			})
 		},
 	}
 }
@@ -69,14 +65,10 @@ func (c *cli) runnersShowCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.GetRunnerWithResponse(cmd.Context(), id))
-			if err = notFound(err, "no runner %q (`outpostctl runners list` shows them)", id); err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			c.showRunner(*r.JSON200)
-			return nil
+			return c.printAnswer(r, notFound(err, "no runner %q (`outpostctl runners list` shows them)", id), func() error {
+				c.showRunner(*r.JSON200)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&installRef, "install", "", "the runner of this install (name or ID)")
@@ -166,14 +158,10 @@ func (c *cli) runnersTokenCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.RotateRegistrationTokenWithResponse(cmd.Context(), id))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			fmt.Fprintf(c.stdout, "runner %s, registration token (shown only now): %s\n", id, r.JSON200.RegistrationToken)
-			return nil
+			return c.printAnswer(r, err, func() error {
+				fmt.Fprintf(c.stdout, "runner %s, registration token (shown only now): %s\n", id, r.JSON200.RegistrationToken)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&build, "build", false, "the org's build runner")
@@ -208,16 +196,12 @@ func (c *cli) runnersHelmInstallCmd() *cobra.Command {
 			p := apiclient.GetRunnerHelmInstallParams{Namespace: optional(namespace), TokenSecret: optional(secret),
 				Image: optional(image), Chart: optional(chart), Version: optional(version)}
 			r, err := check(a.GetRunnerHelmInstallWithResponse(cmd.Context(), inst.Id, &p))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			h := r.JSON200
-			fmt.Fprintf(c.stdout, "%s\n# Replace <TOKEN> with a registration token (`outpostctl runners token %s` issues one):\n%s\n%s\n",
-				h.NamespaceCommand, inst.Name, h.SecretCommand, h.Command)
-			return nil
+			return c.printAnswer(r, err, func() error {
+				h := r.JSON200
+				fmt.Fprintf(c.stdout, "%s\n# Replace <TOKEN> with a registration token (`outpostctl runners token %s` issues one):\n%s\n%s\n",
+					h.NamespaceCommand, inst.Name, h.SecretCommand, h.Command)
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()

@@ -169,14 +169,10 @@ func (c *cli) runnersOrgVersionCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.PutOrgRunnerPolicyWithResponse(cmd.Context(), apiclient.RunnerPolicyRequest{Version: &args[0]}))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			fmt.Fprintf(c.stdout, "the org's runners should run %q\n", r.JSON200.OrgVersion)
-			return nil
+			return c.printAnswer(r, err, func() error {
+				fmt.Fprintf(c.stdout, "the org's runners should run %q\n", r.JSON200.OrgVersion)
+				return nil
+			})
 		},
 	}
 }
@@ -192,16 +188,12 @@ func (c *cli) runnersVersionsCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.ListRunnerVersionsWithResponse(cmd.Context()))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			for _, v := range r.JSON200.Versions {
-				fmt.Fprintf(c.stdout, "%s\t%s\t%d bytes\t%s\n", v.Version, v.BinaryDigest, v.Size, stamp(v.CreatedAt))
-			}
-			return nil
+			return c.printAnswer(r, err, func() error {
+				for _, v := range r.JSON200.Versions {
+					fmt.Fprintf(c.stdout, "%s\t%s\t%d bytes\t%s\n", v.Version, v.BinaryDigest, v.Size, stamp(v.CreatedAt))
+				}
+				return nil
+			})
 		},
 	}
 }

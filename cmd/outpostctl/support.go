@@ -126,18 +126,14 @@ func (c *cli) supportBundleListCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.ListSupportBundlesWithResponse(cmd.Context(), inst.Id, nil))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			var rows [][]string
-			for _, b := range r.JSON200.SupportBundles {
-				rows = append(rows, []string{b.Id, string(b.Status), fmt.Sprint(b.SizeBytes), fmt.Sprint(len(b.Parts)),
-					b.CreatedAt.Local().Format(time.DateTime), b.ExpiresAt.Local().Format(time.DateTime)})
-			}
-			return table(c.stdout, "ID\tSTATUS\tBYTES\tPARTS\tCREATED\tEXPIRES", rows)
+			return c.printAnswer(r, err, func() error {
+				var rows [][]string
+				for _, b := range r.JSON200.SupportBundles {
+					rows = append(rows, []string{b.Id, string(b.Status), fmt.Sprint(b.SizeBytes), fmt.Sprint(len(b.Parts)),
+						b.CreatedAt.Local().Format(time.DateTime), b.ExpiresAt.Local().Format(time.DateTime)})
+				}
+				return table(c.stdout, "ID\tSTATUS\tBYTES\tPARTS\tCREATED\tEXPIRES", rows)
+			})
 		},
 	}
 }

@@ -27,15 +27,11 @@ func (c *cli) tokensCreateCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.CreateTokenWithResponse(cmd.Context(), apiclient.CreateTokenRequest{Name: name}))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			t := r.JSON201
-			fmt.Fprintf(c.stdout, "token %s created: %s\ntoken (shown only now): %s\n", t.Name, t.Id, t.Token)
-			return nil
+			return c.printAnswer(r, err, func() error {
+				t := r.JSON201
+				fmt.Fprintf(c.stdout, "token %s created: %s\ntoken (shown only now): %s\n", t.Name, t.Id, t.Token)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "what the token is for")
@@ -54,21 +50,17 @@ func (c *cli) tokensListCmd() *cobra.Command {
 				return err
 			}
 			r, err := check(a.ListTokensWithResponse(cmd.Context()))
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(r.Body)
-			}
-			var rows [][]string
-			for _, t := range r.JSON200.Tokens {
-				revoked := "-"
-				if t.RevokedAt != nil {
-					revoked = stamp(*t.RevokedAt)
+			return c.printAnswer(r, err, func() error {
+				var rows [][]string
+				for _, t := range r.JSON200.Tokens {
+					revoked := "-"
+					if t.RevokedAt != nil {
+						revoked = stamp(*t.RevokedAt)
+					}
+					rows = append(rows, []string{t.Name, t.Id, stamp(t.CreatedAt), revoked})
 				}
-				rows = append(rows, []string{t.Name, t.Id, stamp(t.CreatedAt), revoked})
-			}
-			return table(c.stdout, "NAME\tID\tCREATED\tREVOKED", rows)
+				return table(c.stdout, "NAME\tID\tCREATED\tREVOKED", rows)
+			})
 		},
 	}
 }

@@ -1,7 +1,10 @@
 package testutil
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,13 +15,80 @@ import (
 // BuildBinaries builds the main packages pkgs (paths as "go build" takes
 // them, relative to the test's package) into the existing directory dir,
 // each named after its directory. It is for TestMain, which has no
-// testing.TB; the error holds the compiler's output.
+// testing.TB; the error holds the compiler's output. The binaries are linked
+// in a directory of the user's cache kept between runs, where go build
+// relinks only what changed (a test binary's links are most of a warm run's
+// build time), and dir gets hard links to them (or copies).
 func BuildBinaries(dir string, pkgs ...string) error {
-	args := append([]string{"build", "-o", dir}, pkgs...)
+	kept, unlock, err := keptBinaries(pkgs)
+	if err != nil {
+		return goBuild(dir, pkgs)
+	}
+	defer unlock()
+	if err := goBuild(kept, pkgs); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(kept)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			if err := linkOrCopy(filepath.Join(kept, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func goBuild(dir string, pkgs []string) error {
+	args := append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)
 	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %w\n%s", strings.Join(pkgs, " "), err, out)
 	}
 	return nil
+}
+
+// keptBinaries is the cache directory of these packages built from this
+// directory, locked against other test processes until unlock.
+func keptBinaries(pkgs []string) (dir string, unlock func(), err error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", nil, err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", nil, err
+	}
+	key := sha256.Sum256([]byte(strings.Join(append([]string{wd}, pkgs...), "\x00")))
+	dir = filepath.Join(cache, "outpost-test-binaries", hex.EncodeToString(key[:8]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	unlock, err = lockFile(dir + ".lock")
+	return dir, unlock, err
+}
+
+// linkOrCopy makes dst the file src: a hard link, or a copy where none can be made.
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // Build builds the main packages pkgs into a temporary directory of the

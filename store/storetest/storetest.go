@@ -27,17 +27,19 @@ var Dialects = []string{store.Postgres, store.SQLite}
 // Open returns a migrated store on a fresh database of the given dialect.
 func Open(t testing.TB, dialect string) *store.Store {
 	t.Helper()
-	return open(t, NewConfig(t, dialect))
+	return OpenConfig(t, NewConfig(t, dialect))
 }
 
 // OpenPostgres returns a migrated store on a fresh database of the
 // PostgreSQL server at adminURL (a Server's, say).
 func OpenPostgres(t testing.TB, adminURL string) *store.Store {
 	t.Helper()
-	return open(t, store.Config{DatabaseURL: newDatabase(t, adminURL), Keys: NewKeyring(t)})
+	return OpenConfig(t, store.Config{DatabaseURL: newDatabase(t, adminURL), Keys: NewKeyring(t)})
 }
 
-func open(t testing.TB, cfg store.Config) *store.Store {
+// OpenConfig opens and migrates a store of the configuration (NewConfig's,
+// say), closed when the test ends.
+func OpenConfig(t testing.TB, cfg store.Config) *store.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

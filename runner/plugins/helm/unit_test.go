@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/plugins"
 )
@@ -94,12 +94,7 @@ func TestValidateNamesTheField(t *testing.T) {
 // TestUnreachableClusterKeepsTheTokenSecret: the error names the cluster,
 // never the credential.
 func TestUnreachableClusterKeepsTheTokenSecret(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now
+	addr := testutil.FreeAddr(t) // nothing listens there now
 	p := New()
 	if err := p.Validate(manifest(func(m *protocol.HelmManifest) {
 		m.Operation, m.ChartArchive = protocol.HelmUninstall, nil
@@ -108,7 +103,7 @@ func TestUnreachableClusterKeepsTheTokenSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	_, err = p.Execute(context.Background(), plugins.Run{Dir: t.TempDir(), Stdout: &logs, Stderr: &logs})
+	_, err := p.Execute(context.Background(), plugins.Run{Dir: t.TempDir(), Stdout: &logs, Stderr: &logs})
 	if err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("uninstall on a cluster that is not there: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"strings"
 	"testing"
 
@@ -130,12 +129,7 @@ func TestPlanApplySyncsItsModule(t *testing.T) {
 	h.lockFree(kws)
 
 	// The vendor's registry cannot be read: the install's has the build.
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	unreachable := closed.Addr().String()
-	closed.Close()
+	unreachable := testutil.FreeAddr(t)
 	m.ModuleSync.Source.Registry.Address = unreachable
 	j, out = run("source-down")
 	if logs := h.logs(j.ID); !strings.Contains(logs, "it is fetched from the install's registry once the job has its inputs") ||
