@@ -17,8 +17,8 @@ import (
 	"github.com/outpost-dev/outpost/store"
 )
 
-// runnerView is what the API shows of a runner's customer side.
-type runnerView struct {
+// customerView is what the API shows of a runner's customer side.
+type customerView struct {
 	CustomerPolicy *struct {
 		DebugCommands bool   `json:"debug_commands"`
 		Destroy       string `json:"destroy"`
@@ -32,9 +32,9 @@ type runnerView struct {
 
 // runnerOf waits until the install's runner reported its policy and cond
 // holds of what the API shows.
-func (s *stack) runnerOf(installID, what string, cond func(runnerView) bool) runnerView {
+func (s *stack) runnerOf(installID, what string, cond func(customerView) bool) customerView {
 	s.t.Helper()
-	var got runnerView
+	var got customerView
 	waitFor(s.t, time.Minute, what, func() bool {
 		var list struct {
 			Runners []struct {
@@ -45,7 +45,7 @@ func (s *stack) runnerOf(installID, what string, cond func(runnerView) bool) run
 		s.do("GET", "/v1/runners", nil, &list)
 		for _, r := range list.Runners {
 			if r.InstallID != nil && *r.InstallID == installID {
-				got = runnerView{}
+				got = customerView{}
 				s.do("GET", "/v1/runners/"+r.ID, nil, &got)
 				return got.CustomerPolicy != nil && cond(got)
 			}
@@ -65,8 +65,8 @@ func customerCLI(t *testing.T, workDir string, args ...string) string {
 	return string(out)
 }
 
-// history reads the runner's history as JSON lines.
-func history(t *testing.T, workDir string) []map[string]any {
+// runnerHistory reads the runner's history as JSON lines.
+func runnerHistory(t *testing.T, workDir string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(customerCLI(t, workDir, "history", "-o", "json", "--since", "1h")), "\n") {
@@ -90,7 +90,7 @@ func TestDebugCommandRefusedByTheCustomersPolicy(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	s.runnerWorkDir = t.TempDir()
 	s.startRunner("OUTPOST_ALLOW_DEBUG_COMMANDS=false")
-	r := s.runnerOf(s.install.ID, "the runner's policy", func(runnerView) bool { return true })
+	r := s.runnerOf(s.install.ID, "the runner's policy", func(customerView) bool { return true })
 	if r.CustomerPolicy.DebugCommands || !strings.HasPrefix(r.CustomerPolicy.Digest, "sha256:") {
 		t.Fatalf("policy shown %+v: want debug commands off, and a digest", r.CustomerPolicy)
 	}
@@ -119,7 +119,7 @@ func TestDebugCommandRefusedByTheCustomersPolicy(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the forged command ran")
 	}
-	h := history(t, s.runnerWorkDir)
+	h := runnerHistory(t, s.runnerWorkDir)
 	if len(h) != 1 || h[0]["job_id"] != j.ID || h[0]["status"] != "refused" || h[0]["command_id"] != "cmd_forged" {
 		t.Fatalf("history %v: want the forged job, refused", h)
 	}
@@ -135,12 +135,12 @@ func TestPauseResumeAndConsentToDeprovision(t *testing.T) {
 	s.syncConfig(dir)
 	s.runnerWorkDir = t.TempDir() // the install's runner's, not the build runner's
 	inst, _ := s.newInstallWithRunner("paused", []string{"OUTPOST_DESTROY=consent"})
-	s.runnerOf(inst, "the runner's policy", func(runnerView) bool { return true })
+	s.runnerOf(inst, "the runner's policy", func(customerView) bool { return true })
 
 	if out := customerCLI(t, s.runnerWorkDir, "pause", "--reason", "change freeze"); !strings.Contains(out, "runner paused by the customer since") {
 		t.Fatalf("pause said %q", out)
 	}
-	s.runnerOf(inst, "the pause shown", func(r runnerView) bool { return r.PausedSince != nil })
+	s.runnerOf(inst, "the pause shown", func(r customerView) bool { return r.PausedSince != nil })
 	op := s.startOp(inst, "/provision", nil)
 	waitFor(t, time.Minute, "the provision to wait for the paused runner", func() bool {
 		var o struct {
@@ -166,13 +166,13 @@ func TestPauseResumeAndConsentToDeprovision(t *testing.T) {
 		t.Fatalf("deprovision without consent: %d %q; want 409 naming the consent", code, refused.Message)
 	}
 	customerCLI(t, s.runnerWorkDir, "consent", "deprovision", "--for", "10m")
-	s.runnerOf(inst, "the consent shown", func(r runnerView) bool { return len(r.Consents) == 1 && r.Consents[0].Kind == "deprovision" })
+	s.runnerOf(inst, "the consent shown", func(r customerView) bool { return len(r.Consents) == 1 && r.Consents[0].Kind == "deprovision" })
 	if done := s.waitOp(inst, s.startOp(inst, "/deprovision", nil).ID, 5*time.Minute); done.Status != status.OpSucceeded {
 		t.Fatalf("deprovision with consent: %s %q", done.Status, done.Error)
 	}
 
 	kinds := map[string]int{}
-	for _, e := range history(t, s.runnerWorkDir) {
+	for _, e := range runnerHistory(t, s.runnerWorkDir) {
 		kinds[fmt.Sprint(e["operation_kind"])]++
 		if e["install_id"] != inst || e["started_by"] == "" || e["started_by"] == nil || e["status"] != protocol.StatusSucceeded {
 			t.Fatalf("history entry %v: want the install, who started it, succeeded", e)
