@@ -102,7 +102,7 @@ func (f *fakeInstall) mockOperation() {
 			return contract.RunnerInfo{}, temporal.NewNonRetryableApplicationError("runner paused by the customer since …", contract.ErrRunnerPaused, nil)
 		}
 		return f.runner, nil
-	})
+	}).Maybe() // only when the runner is not online at first
 	f.env.OnActivity(contract.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step string, outcome status.Step, _ string) error {
 		if f.statusErr != nil {
 			if err := f.statusErr(step, outcome); err != nil {
@@ -118,7 +118,7 @@ func (f *fakeInstall) mockOperation() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return f.decisions[step], nil
-	})
+	}).Maybe() // only for a step waiting for approval
 	f.env.OnActivity(contract.FinishOperation, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _ string, outcome status.Op, msg string, installStatus status.Install) error {
 		f.finished = []string{string(outcome), msg, string(installStatus)}
 		return nil
