@@ -120,7 +120,7 @@ func TestDebugCommandRefusedByTheCustomersPolicy(t *testing.T) {
 		t.Fatal("the forged command ran")
 	}
 	h := runnerHistory(t, s.runnerWorkDir)
-	if len(h) != 1 || h[0]["job_id"] != j.ID || h[0]["status"] != "refused" || h[0]["command_id"] != "cmd_forged" {
+	if len(h) != 1 || h[0]["job_id"] != j.ID || h[0]["status"] != "refused" || h[0]["type"] != "command" {
 		t.Fatalf("history %v: want the forged job, refused", h)
 	}
 }

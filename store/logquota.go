@@ -18,7 +18,8 @@ import (
 // ignored, so a retried batch never duplicates a line. The chunk that would
 // pass the quota is stored as protocol.LogTruncatedMarker instead, and every
 // later chunk is acknowledged but dropped. Logs of an attempt whose
-// completion was recorded are refused (ErrStaleAttempt); those of an attempt
+// completion was recorded are refused (ErrStaleAttempt) past the last line
+// the completion declared (its LastSeq: lines still in flight are taken); those of an attempt
 // marked lost are still taken, within the quota: they explain what happened.
 // It returns the highest seq now acknowledged for the attempt in this batch.
 func (s *Store) AppendLogs(ctx context.Context, runnerID, jobID string, attempt int, chunks []protocol.LogChunk, quota int64) (int64, error) {
@@ -40,14 +41,14 @@ func (s *Store) AppendLogs(ctx context.Context, runnerID, jobID string, attempt 
 	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var a JobAttempt
-		q := tx.Select("status", "log_bytes", "log_truncated").Where("job_id = ? AND attempt = ?", jobID, attempt)
+		q := tx.Select("status", "last_seq", "log_bytes", "log_truncated").Where("job_id = ? AND attempt = ?", jobID, attempt)
 		if s.dialect == Postgres {
 			q = q.Clauses(clause.Locking{Strength: "UPDATE"}) // one append of the attempt at a time: the count holds
 		}
 		if err := q.Take(&a).Error; err != nil {
 			return notFound(err, fmt.Sprintf("job %s attempt %d", jobID, attempt))
 		}
-		if status.JobTerminal(a.Status) && a.Status != status.JobLost {
+		if status.JobTerminal(a.Status) && a.Status != status.JobLost && chunks[len(chunks)-1].Seq > a.LastSeq {
 			return fmt.Errorf("job %s attempt %d has ended (%s): its log is closed: %w", jobID, attempt, a.Status, ErrStaleAttempt)
 		}
 		rows, added, truncated, err := s.newChunks(tx, jobID, attempt, chunks, a, quota)
