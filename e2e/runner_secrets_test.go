@@ -48,7 +48,7 @@ func TestJobsCannotReadTheRunnersToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "run", "--gateway-url", s.gateway, "--work-dir", work, "--token-file", tokenFile,
-		"--job-user", "100000-100009", "--cancel-grace", "2s")
+		"--job-user", "100000-100009", "--cancel-grace", "2s", "--allow-debug-commands")
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "OUTPOST_TOKEN=" + s.runTok}
 	p := startProcess(t, cmd)
 	s.waitRunnerOnline(s.install.ID)
@@ -129,7 +129,7 @@ func TestJobsOfTheRunnersUIDCannotReadItsEnvironment(t *testing.T) {
 	if err := os.Chown(work, uid, uid); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "run", "--gateway-url", s.gateway, "--work-dir", work, "--cancel-grace", "2s")
+	cmd := exec.Command(bin, "run", "--gateway-url", s.gateway, "--work-dir", work, "--cancel-grace", "2s", "--allow-debug-commands")
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "OUTPOST_TOKEN=" + s.runTok}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid, Groups: []uint32{}}}
 	p := startProcess(t, cmd)
