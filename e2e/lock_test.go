@@ -43,6 +43,7 @@ func TestDatabaseDownWhileBeginningFreesTheInstall(t *testing.T) {
 	s.syncConfig("testdata/release-app")
 	inst, _ := s.newInstall("cust-lock-db")
 	s.waitRunnerOnline(inst)
+	s.waitBuildsEnded() // builds are not what this test takes the database from
 	// The operation's workflow starts only once the database is down.
 	s.worker.Stop()
 	op := s.startOp(inst, "/provision", nil)
@@ -111,4 +112,21 @@ func (s *stack) waitWorkflowClosed(workflowID string, within time.Duration) {
 	if ctx.Err() != nil {
 		s.t.Fatalf("workflow %s still running after %s", workflowID, within)
 	}
+}
+
+// waitBuildsEnded waits until every build of the stack's app has succeeded.
+func (s *stack) waitBuildsEnded() {
+	s.t.Helper()
+	waitFor(s.t, 5*time.Minute, "the app's builds to succeed", func() bool {
+		var list struct{ Builds []struct{ Status string } }
+		if s.do("GET", "/v1/apps/"+s.install.AppID+"/builds", nil, &list) != http.StatusOK || len(list.Builds) == 0 {
+			return false
+		}
+		for _, b := range list.Builds {
+			if b.Status != string(status.BuildSucceeded) {
+				return false
+			}
+		}
+		return true
+	})
 }
