@@ -49,17 +49,20 @@ func outpost(t *testing.T, dir string, env []string, args ...string) (stdout, st
 	return out.String(), errOut.String(), 0
 }
 
+// A command's name in the usage (its title line "outpost — …" is none).
+var commandName = regexp.MustCompile(`^[a-z][a-z-]*$`)
+
 // A key-encryption key's text: base64 of 32 bytes.
 var keyText = regexp.MustCompile(`[A-Za-z0-9+/]{43}=`)
 
 // Every command of `outpost -h`'s list answers -h with its usage, exit 0, and
 // does nothing else (kek generate prints no key).
 func TestEveryCommandAnswersHelp(t *testing.T) {
-	subcommands := map[string][]string{"kek": {"generate", "init", "status", "rotate"}, "org": {"create"}, "runner": {"publish"}}
+	subcommands := map[string][]string{"kek": {"generate", "init", "status", "rotate"}, "org": {"create"}, "runner": {"publish", "keygen"}}
 	var commands [][]string
 	for _, line := range strings.Split(usage, "\n") {
 		f := strings.Fields(line)
-		if len(f) < 2 || f[0] != "outpost" {
+		if len(f) < 2 || f[0] != "outpost" || !commandName.MatchString(f[1]) {
 			continue
 		}
 		commands = append(commands, []string{f[1], "-h"})
