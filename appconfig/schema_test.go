@@ -13,30 +13,15 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/outpost-dev/outpost/internal/testutil"
 )
 
 const schemaFile = "../schemas/app-config.schema.json"
 
 func compileSchema(t *testing.T, ref string) *jsonschema.Schema {
 	t.Helper()
-	f, err := os.Open(schemaFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("app-config.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("app-config.schema.json" + ref)
-	if err != nil {
-		t.Fatalf("compile %s: %v", ref, err)
-	}
-	return s
+	return testutil.CompileSchema(t, schemaFile, ref)
 }
 
 // asJSON is a TOML file as the JSON the schema describes.

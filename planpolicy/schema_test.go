@@ -3,9 +3,10 @@ package planpolicy_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/outpost-dev/outpost/internal/testutil"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -18,23 +19,7 @@ import (
 // schemas/plan-policy-input.schema.json describes, and the schema refuses
 // a field the input does not have.
 func TestInputConformsToSchema(t *testing.T) {
-	f, err := os.Open("../schemas/plan-policy-input.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("input.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile("input.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := testutil.CompileSchema(t, "../schemas/plan-policy-input.schema.json", "")
 	var plan any
 	if err := json.Unmarshal(demoPlans(t, "network")["network"], &plan); err != nil {
 		t.Fatal(err)
