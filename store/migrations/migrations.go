@@ -38,6 +38,10 @@ var All = []Migration{
 	{20, "reserved", reserved},
 	{21, "plan policy results on steps", v21},
 	{22, "plan decisions recorded by the API", v22},
+	// 23, 24: other branches' migrations, reserved until they are merged.
+	{23, "reserved", reserved},
+	{24, "reserved", reserved},
+	{25, "deprovision with forget: what steps left behind", v25},
 }
 
 // reserved stands for another branch's migration until it is merged.
