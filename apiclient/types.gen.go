@@ -513,7 +513,7 @@ type AuditEvent struct {
 	Id        string  `json:"id"`
 	Method    string  `json:"method"`
 
-	// Objects the objects the call named in its path or made, by kind: app_id, install_id, operation_id, step, step_id, token_id, token_name…; new_<kind> when it made one of a kind its path named
+	// Objects the objects the call named in its path or made, by kind: app_id, install_id, operation_id, step, step_id, token_id, token_name…; new_<kind> when it made one of a kind its path named; forget ("true") on a deprovision that forgets what it cannot destroy
 	Objects map[string]string `json:"objects"`
 
 	// Route the route's pattern, e.g. /v1/installs/{id}

@@ -16,7 +16,7 @@ var docs = map[string]string{
 	"AuditEvent.Action":                   "the route's operationId",
 	"AuditEvent.At":                       "when the call was answered",
 	"AuditEvent.ErrorCode":                "a failure's error code (the Error's code)",
-	"AuditEvent.Objects":                  "the objects the call named in its path or made, by kind: app_id, install_id, operation_id, step, step_id, token_id, token_name…; new_<kind> when it made one of a kind its path named",
+	"AuditEvent.Objects":                  "the objects the call named in its path or made, by kind: app_id, install_id, operation_id, step, step_id, token_id, token_name…; new_<kind> when it made one of a kind its path named; forget (\"true\") on a deprovision that forgets what it cannot destroy",
 	"AuditEvent.Route":                    "the route's pattern, e.g. /v1/installs/{id}",
 	"AuditEvent.Status":                   "the answer's HTTP status (499: the client went away first)",
 	"AuditEvent.TokenID":                  "the API token that made the call (a revoked one, when that is why it was refused)",
