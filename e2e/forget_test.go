@@ -28,8 +28,8 @@ type forgottenOp struct {
 // An install whose component cannot be destroyed any more (the account its
 // destroy needs is gone): a plain deprovision fails and the install keeps
 // the component; `outpostctl deprovision --forget` succeeds, names the
-// component and the resources it left behind (in its answer and in
-// `operations show`), the install ends deprovisioned without the component
+// component and the resources it left behind (in its answer, `operations
+// show` and `installs show`), the install ends deprovisioned without the component
 // or its state, the audit log records the forget, and the install takes
 // the next operation.
 func TestDeprovisionForgetNamesWhatItLeftBehind(t *testing.T) {
@@ -77,6 +77,11 @@ func TestDeprovisionForgetNamesWhatItLeftBehind(t *testing.T) {
 		t.Fatalf("operations show lacks what was left behind:\n%s", shown)
 	}
 
+	if shown := c.ok("", "installs", "show", "cust-gone"); !strings.Contains(shown, ": deprovisioned\n") ||
+		!strings.Contains(shown, "forgotten by deprovision "+forgot.ID+"; left behind in its account:\n  stuck (") ||
+		!strings.Contains(shown, "): terraform_data.stuck\n") {
+		t.Fatalf("installs show does not name what the forgotten install left behind:\n%s", shown)
+	}
 	var got struct{ Status status.Install }
 	if s.do("GET", "/v1/installs/"+inst, nil, &got); got.Status != status.InstallDeprovisioned {
 		t.Fatalf("install %s after deprovision --forget, want deprovisioned", got.Status)

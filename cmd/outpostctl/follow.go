@@ -166,11 +166,14 @@ func summary(s snapshot, took time.Duration) string {
 
 // leftBehind says what a step a deprovision with forget could not destroy
 // left behind.
-func leftBehind(left []string) string {
+func leftBehind(left []string) string { return "left behind: " + leftList(left) }
+
+// leftList lists what a step left behind.
+func leftList(left []string) string {
 	if len(left) == 0 {
-		return "left behind: nothing recorded in its state"
+		return "nothing recorded in its state"
 	}
-	return "left behind: " + strings.Join(left, ", ")
+	return strings.Join(left, ", ")
 }
 
 // finished prints the summary (-o json: the operation) and fails unless
