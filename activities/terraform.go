@@ -27,7 +27,7 @@ type terraformStore interface {
 	UpdateStep(ctx context.Context, opID, name string, change store.StepChange) error
 	GetJobByID(ctx context.Context, jobID string) (store.Job, error)
 	ProvideJobInputs(ctx context.Context, jobID string, inputs json.RawMessage) error
-	RegistryKey(ctx context.Context) ([]byte, error)
+	SigningKey(ctx context.Context, owner string) (store.SigningKey, error)
 	TerraformStateOutputs(ctx context.Context, orgID, workspace string) (map[string]protocol.TerraformOutput, error)
 	DiscardTerraformState(ctx context.Context, orgID, workspace string) error
 	SaveOutputs(ctx context.Context, installID, name, outputs string) error
@@ -168,7 +168,7 @@ func (a *Terraform) module(ctx context.Context, oc operationContext, in contract
 // backend is the terraform state backend of a workspace: the gateway's,
 // with a credential placeholder the gateway fills per attempt.
 func (a *Terraform) backend(ctx context.Context, orgID, ws string) (protocol.TerraformBackend, error) {
-	key, err := a.store.RegistryKey(ctx) // signs the state credential's placeholder
+	key, err := a.store.SigningKey(ctx, orgID) // signs the state credential's placeholder
 	if err != nil {
 		return protocol.TerraformBackend{}, err
 	}

@@ -64,11 +64,11 @@ func TestAttemptCredentialsEndWithTheLease(t *testing.T) {
 	iv.LeaseMS = 1500
 	e := newEnv(t, gateway.Config{Intervals: iv, ReapInterval: time.Hour}) // leases are expired by the test
 	ctx := context.Background()
-	key, err := e.s.RegistryKey(ctx)
+	key, err := e.s.SigningKey(ctx, e.org.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Start(ctx, registry.Config{Auth: registry.Tokens{Key: key, Leases: e.s}})
+	reg, err := registry.Start(ctx, registry.Config{Auth: registry.Tokens{Keys: attemptcred.RegistryKeys(e.s), Leases: e.s}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,9 @@ var All = []Migration{
 	{20, "reserved", reserved},
 	{21, "plan policy results on steps", v21},
 	{22, "plan decisions recorded by the API", v22},
+	// 23: another branch's migration, reserved until it is merged.
+	{23, "reserved", reserved},
+	{24, "registry signing keys per org, sealed", v24},
 }
 
 // reserved stands for another branch's migration until it is merged.
