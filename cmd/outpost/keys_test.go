@@ -84,3 +84,47 @@ func mustApp(t *testing.T, s *store.Store, orgID string) string {
 	}
 	return app.ID
 }
+
+// outpost signing-key: a rotation makes the org a new current key; the old
+// one, retired, no longer verifies; the current one cannot be retired.
+func TestSigningKeyRotateAndRetire(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	dir := t.TempDir()
+	c := common{dataDir: dir}
+	s, err := c.openStore(t.Context(), log, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	org, _, err := s.CreateOrg(t.Context(), "acme")
+	var old store.SigningKey
+	if err == nil {
+		old, err = s.SigningKey(t.Context(), org.ID)
+	}
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) error { return runSigningKey(t.Context(), append(args, "-data-dir", dir), log) }
+	if err := run("retire", "-id", old.ID); err == nil || !strings.Contains(err.Error(), "rotate first") {
+		t.Errorf("retire the current key: %v", err)
+	}
+	if err := run("rotate", "-owner", org.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("retire", "-id", old.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("list", "-owner", org.ID); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = c.openStore(t.Context(), log, false); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if cur, err := s.SigningKey(t.Context(), org.ID); err != nil || cur.ID == old.ID {
+		t.Errorf("current key %s, %v; want a new one", cur.ID, err)
+	}
+	if _, err := s.SigningKeyByID(t.Context(), old.ID); err == nil {
+		t.Error("the retired key still verifies")
+	}
+}
