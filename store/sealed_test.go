@@ -206,11 +206,15 @@ func forEachSealed(t *testing.T, test func(t *testing.T, ctx context.Context, f 
 func TestSecretsAreSealedAtRest(t *testing.T) {
 	forEachSealed(t, func(t *testing.T, ctx context.Context, f sealedFixture, tf, deferred store.Job) {
 		readSecrets(t, ctx, f.s, f, tf, deferred)
+		key, err := f.s.SigningKey(ctx, f.org.ID) // the org's registry signing key
+		if err != nil {
+			t.Fatal(err)
+		}
 		dump := storetest.DatabaseBytes(t, f.s)
 		if !bytes.Contains(dump, []byte("region")) {
 			t.Fatalf("the dump (%d bytes) does not hold a plain input: not a dump of this database", len(dump))
 		}
-		for _, secret := range secrets {
+		for _, secret := range append(secrets, base64.RawStdEncoding.EncodeToString(key.Secret), string(key.Secret)) {
 			if bytes.Contains(dump, []byte(secret)) {
 				t.Errorf("%s is in the database's bytes", secret)
 			}
