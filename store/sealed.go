@@ -19,6 +19,7 @@ import (
 //	terraform_state_versions.state             place: org ID/workspace/version
 //	app_configs.content                        place: config ID (org's key)
 //	install_commands.output, .error            place: command ID (install's key)
+//	job_log_chunks.data (debug commands')      place: job ID/attempt/seq (install's key)
 //	registry_keys.key                          place: key ID (org's key)
 
 // sealValue seals v for its place with the scope's data key ("" stays "").
@@ -177,3 +178,27 @@ func (c *InstallCommand) AfterCreate(tx *gorm.DB) error { return c.sealed(tx, tr
 
 // AfterFind opens the output read.
 func (c *InstallCommand) AfterFind(tx *gorm.DB) error { return c.sealed(tx, true) }
+
+func chunkPlace(c *JobLogChunk) string {
+	return fmt.Sprintf("job_log_chunks.data/%s/%d/%d", c.JobID, c.Attempt, c.Seq)
+}
+
+// sealChunks seals log chunks about to be stored, and marks them sealed.
+func sealChunks(tx *gorm.DB, scope string, rows []JobLogChunk) error {
+	for i := range rows {
+		sealed, err := sealValue(tx, scope, chunkPlace(&rows[i]), rows[i].Data)
+		if err != nil {
+			return err
+		}
+		rows[i].Data, rows[i].Sealed = sealed, true
+	}
+	return nil
+}
+
+// AfterFind opens a sealed chunk's data.
+func (c *JobLogChunk) AfterFind(tx *gorm.DB) error {
+	if !c.Sealed {
+		return nil
+	}
+	return sealFields(tx, "", true, map[string]*string{chunkPlace(c): &c.Data})
+}

@@ -432,3 +432,31 @@ func TestInputsMarkedSensitiveAreSealed(t *testing.T) {
 func all(values []string, ok func(string) bool) bool {
 	return !slices.ContainsFunc(values, func(v string) bool { return !ok(v) })
 }
+
+// A debug command's logs (its output) are sealed at rest and read back
+// whole; other jobs' logs are stored as they are.
+func TestDebugCommandLogsAreSealed(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		ctx := context.Background()
+		f := newSealedFixture(t, d)
+		const out = "PGPASSWORD=cmd-log-pw-93e0\n"
+		cmd, _, err := f.s.EnqueueJob(ctx, store.JobSpec{Key: "install/x/command/1", OrgID: f.org.ID, RunnerID: f.runner.ID,
+			InstallID: &f.inst.ID, Type: protocol.JobTypeCommand, Manifest: json.RawMessage(`{"args":["env"]}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.claim(t, cmd.ID, time.Minute)
+		chunks := []protocol.LogChunk{{Seq: 1, Stream: protocol.StreamStdout, Data: out, Time: time.Now()}}
+		if _, err := f.s.AppendLogs(ctx, f.runner.ID, cmd.ID, 1, chunks, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got := storetest.JobLogs(t, f.s, cmd.ID); got != out {
+			t.Errorf("the command's logs read %q, want %q", got, out)
+		}
+		var raw []string
+		f.s.DB().Raw("SELECT data FROM job_log_chunks WHERE job_id = ?", cmd.ID).Scan(&raw)
+		if len(raw) != 1 || !seal.IsSealed(raw[0]) {
+			t.Errorf("the command's log is stored as %q; want it sealed", raw)
+		}
+	})
+}

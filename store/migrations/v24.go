@@ -11,8 +11,17 @@ import (
 // an ID the credentials it signs carry, sealed at rest. (The key all orgs
 // shared before, settings.registry_signing_key, is moved here and sealed
 // after the migrations, by the store, which holds the key-encryption keys.)
+// It also marks the log chunks it seals (a debug command's output).
 func v24(tx *gorm.DB) error {
-	return tx.Migrator().CreateTable(&v24RegistryKey{})
+	if err := tx.Migrator().CreateTable(&v24RegistryKey{}); err != nil {
+		return err
+	}
+	return addColumns(tx, "job_log_chunks", &v24JobLogChunk{}, "Sealed")
+}
+
+// v24JobLogChunk is the column v24 adds to job_log_chunks.
+type v24JobLogChunk struct {
+	Sealed bool `gorm:"not null;default:false"`
 }
 
 // v24RegistryKey is the registry_keys table.
