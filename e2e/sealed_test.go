@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,9 +24,9 @@ import (
 func TestLeakyModuleLeavesNoTrace(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	s.syncConfig("testdata/leaky-app")
-	const echoed, plain, debug = "echoed-pw-7b1e42", "plain-token-3c9d05", "debug-output-pw-81fa"
+	const echoed, plain, debug, later = "echoed-pw-7b1e42", "plain-token-3c9d05", "debug-output-pw-81fa", "later-sensitive-note-5e0c"
 	inst, _ := s.newInstall("leaky", map[string]any{"name": "db_password", "value": echoed, "sensitive": true},
-		map[string]any{"name": "api_token", "value": plain, "sensitive": true})
+		map[string]any{"name": "api_token", "value": plain, "sensitive": true}, map[string]any{"name": "note", "value": later})
 	op := s.provisioned(inst, 3*time.Minute)
 	sandbox := op.step(t, "sandbox")
 	if !strings.Contains(sandbox.Plan, "(sensitive value)") {
@@ -45,7 +47,24 @@ func TestLeakyModuleLeavesNoTrace(t *testing.T) {
 	if got := s.debugOutput(inst, "echo debug-output-pw-8$((0+1))fa"); !strings.Contains(got, debug) {
 		t.Errorf("the command's output through the API: %q", got)
 	}
-	s.checkDumpHides(echoed, plain, debug, "config-smtp-pw-4d2a")
+
+	// A later config declares the plain input sensitive: deploying it seals
+	// the value.
+	v2 := filepath.Join(t.TempDir(), "app")
+	copyDir(t, "testdata/leaky-app", v2)
+	toml := filepath.Join(v2, "outpost.toml")
+	text, _ := os.ReadFile(toml)
+	os.WriteFile(toml, []byte(strings.Replace(string(text), `name = "note"`, `name = "note"`+"\nsensitive = true", 1)), 0o644)
+	s.syncConfig(v2)
+	if op := s.waitOp(inst, s.startOp(inst, "/deploy", nil).ID, 3*time.Minute); op.Status != status.OpSucceeded {
+		t.Fatalf("deploy of the config that declares note sensitive: %s %q", op.Status, op.Error)
+	}
+	var sealed []string
+	s.store.DB().Raw("SELECT value FROM install_inputs WHERE install_id = ? AND name = 'note' AND sensitive", inst).Scan(&sealed)
+	if len(sealed) != 1 || !seal.IsSealed(sealed[0]) {
+		t.Errorf("note after the deploy of a config that declares it sensitive: %q; want it sealed", sealed)
+	}
+	s.checkDumpHides(echoed, plain, debug, later, "config-smtp-pw-4d2a")
 }
 
 // debugOutput runs a debug command on the install's runner and returns its
