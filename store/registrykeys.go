@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -80,26 +82,44 @@ func (s *Store) SigningKey(ctx context.Context, owner string) (SigningKey, error
 	if owner == "" {
 		return SigningKey{}, errors.New("signing key: no owner")
 	}
-	var rows []RegistryKey
-	err := s.db.WithContext(ctx).Where("owner = ? AND retired_at IS NULL", owner).Order("created_at DESC, id DESC").Limit(1).Find(&rows).Error
-	if err != nil {
-		return SigningKey{}, fmt.Errorf("signing key of %s: %w", owner, err)
+	for range 2 {
+		var rows []RegistryKey
+		err := s.db.WithContext(ctx).Where("owner = ? AND retired_at IS NULL", owner).Order("created_at DESC, id DESC").Limit(1).Find(&rows).Error
+		if err != nil {
+			return SigningKey{}, fmt.Errorf("signing key of %s: %w", owner, err)
+		}
+		if len(rows) > 0 {
+			return rows[0].signing()
+		}
+		// The first key has an ID of the owner's, so processes that make
+		// it at once (the gateway, a worker) make one: the one stored first.
+		if _, err := s.newSigningKey(ctx, owner, firstKeyID(owner)); err != nil {
+			return SigningKey{}, err
+		}
 	}
-	if len(rows) == 0 {
-		return s.RotateSigningKey(ctx, owner)
-	}
-	return rows[0].signing()
+	return SigningKey{}, fmt.Errorf("signing key of %s: every key is retired: %w", owner, ErrNotFound)
+}
+
+// firstKeyID is the ID of an owner's first key.
+func firstKeyID(owner string) string {
+	sum := sha256.Sum256([]byte("outpost first signing key\x00" + owner))
+	return "rk_" + hex.EncodeToString(sum[:])[:20]
 }
 
 // RotateSigningKey makes a new current key for the owner. Credentials
 // signed with its older keys keep verifying until those are retired.
 func (s *Store) RotateSigningKey(ctx context.Context, owner string) (SigningKey, error) {
+	return s.newSigningKey(ctx, owner, NewID("rk"))
+}
+
+// newSigningKey stores a new key of the owner (nothing when its ID exists).
+func (s *Store) newSigningKey(ctx context.Context, owner, id string) (SigningKey, error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return SigningKey{}, err
 	}
-	row := RegistryKey{ID: NewID("rk"), Owner: owner, Secret: base64.RawStdEncoding.EncodeToString(raw), CreatedAt: s.now()}
-	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+	row := RegistryKey{ID: id, Owner: owner, Secret: base64.RawStdEncoding.EncodeToString(raw), CreatedAt: s.now()}
+	if err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
 		return SigningKey{}, fmt.Errorf("signing key of %s: %w", owner, err)
 	}
 	return row.signing()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/outpost-dev/outpost/store"
@@ -28,9 +29,21 @@ func TestSigningKeysPerOrgRotateAndRetire(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := f.s.SigningKey(ctx, other.ID)
-		if err != nil || b.ID == a.ID || bytes.Equal(b.Secret, a.Secret) {
-			t.Fatalf("another org's key %+v, %v: want a key of its own", b, err)
+		// Processes asking at once for an org's first key get one key.
+		var wg sync.WaitGroup
+		got := make([]store.SigningKey, 4)
+		for i := range got {
+			wg.Go(func() { got[i], _ = f.s.SigningKey(ctx, other.ID) })
+		}
+		wg.Wait()
+		for _, k := range got[1:] {
+			if k.ID != got[0].ID || !bytes.Equal(k.Secret, got[0].Secret) || len(k.Secret) != 32 {
+				t.Fatalf("concurrent first keys %q and %q: want one", got[0].ID, k.ID)
+			}
+		}
+		b := got[0]
+		if b.ID == a.ID || bytes.Equal(b.Secret, a.Secret) {
+			t.Fatalf("another org's key %+v: want a key of its own", b)
 		}
 
 		if err := f.s.RetireSigningKey(ctx, a.ID); !errors.Is(err, store.ErrConflict) {

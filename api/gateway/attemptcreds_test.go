@@ -147,4 +147,22 @@ func TestAttemptCredentialsEndWithTheLease(t *testing.T) {
 	if j, err := e.s.GetJobByID(ctx, third.job.ID); err != nil || j.Status != status.JobCancelled {
 		t.Fatalf("job %+v %v, want cancelled", j.Status, err)
 	}
+
+	// The org's key rotated: a job whose placeholders the new key signed
+	// gets working credentials at once (the gateway had the old keys).
+	rotated, err := e.s.RotateSigningKey(ctx, e.org.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, _ = json.Marshal(attemptManifest{
+		Backend: protocol.TerraformBackend{Password: attemptcred.State(rotated, e.org.ID)},
+		Registry: protocol.RegistryAccess{Address: reg.Addr(), Username: "install/x",
+			Password: attemptcred.Registry(rotated, e.org.ID, "install/x", registry.Scope{Repository: repo, Actions: []string{"pull"}})},
+	})
+	queue("rotated")
+	fourth := e.claimCreds(r)
+	e.state(http.MethodGet, r.InstallID+".rotated", "", fourth.job.ID, fourth.state, nil).want(t, http.StatusNoContent, "rotated key: state GET")
+	if got := registryAnswer(t, reg.Addr(), repo, fourth); got != http.StatusNotFound {
+		t.Fatalf("rotated key: registry pull answered %d, want 404 (allowed, no such repository yet)", got)
+	}
 }

@@ -18,11 +18,13 @@ const credentialSlack = time.Hour
 const keysTTL = 10 * time.Second
 
 // orgKeys are an org's signing keys, read before a claim so that a claimed
-// attempt's credentials need no further read (attemptcred.Keys).
+// attempt's credentials need no further read (attemptcred.Keys) but for a
+// key made since (a rotation), which is read then.
 type orgKeys struct {
 	current store.SigningKey
-	byID    map[string]store.SigningKey
+	byID    map[string]store.SigningKey // read-only once made: claims share it
 	read    time.Time
+	store   *store.Store
 }
 
 func (k *orgKeys) SigningKey(_ context.Context, owner string) (store.SigningKey, error) {
@@ -32,14 +34,14 @@ func (k *orgKeys) SigningKey(_ context.Context, owner string) (store.SigningKey,
 	return k.current, nil
 }
 
-func (k *orgKeys) SigningKeyByID(_ context.Context, id string) (store.SigningKey, error) {
+func (k *orgKeys) SigningKeyByID(ctx context.Context, id string) (store.SigningKey, error) {
 	if id == "" {
 		id = store.LegacyKeyID
 	}
 	if key, ok := k.byID[id]; ok {
 		return key, nil
 	}
-	return store.SigningKey{}, fmt.Errorf("signing key %s: %w", id, store.ErrNotFound)
+	return k.store.SigningKeyByID(ctx, id)
 }
 
 // credentialKeys are the org's signing keys, read at most every keysTTL.
@@ -58,7 +60,7 @@ func (g *Gateway) credentialKeys(ctx context.Context, org string) (*orgKeys, err
 	if err != nil {
 		return nil, fmt.Errorf("credential keys: %w", err)
 	}
-	k = &orgKeys{current: current, byID: map[string]store.SigningKey{current.ID: current}, read: time.Now()}
+	k = &orgKeys{current: current, byID: map[string]store.SigningKey{current.ID: current}, read: time.Now(), store: g.store}
 	for _, v := range verify {
 		k.byID[v.ID] = v
 	}
@@ -69,13 +71,17 @@ func (g *Gateway) credentialKeys(ctx context.Context, org string) (*orgKeys, err
 }
 
 // attemptManifest is a claimed job's manifest with the credentials of its
-// attempt in place of the placeholders (package attemptcred).
-func attemptManifest(ctx context.Context, keys *orgKeys, job *store.Job) []byte {
+// attempt in place of the placeholders (package attemptcred). A key it
+// could not read leaves its placeholders: the attempt's credentials fail,
+// and the job with them (the workflow retries it).
+func (g *Gateway) attemptManifest(ctx context.Context, keys *orgKeys, job *store.Job) []byte {
 	ttl := time.Duration(job.TimeoutMS+job.InputsWaitMS)*time.Millisecond + credentialSlack
 	if job.TimeoutMS <= 0 {
 		ttl = 24 * time.Hour
 	}
-	// The keys are in memory: Fill has no store error to give.
-	m, _ := attemptcred.Fill(ctx, []byte(job.Manifest), keys, attemptcred.Job{ID: job.ID, Org: job.OrgID, Attempt: job.Attempt}, ttl, time.Now())
+	m, err := attemptcred.Fill(ctx, []byte(job.Manifest), keys, attemptcred.Job{ID: job.ID, Org: job.OrgID, Attempt: job.Attempt}, ttl, time.Now())
+	if err != nil {
+		g.log.Error("gateway: reading a signing key for a claimed attempt's credentials failed", "job", job.ID, "err", err)
+	}
 	return m
 }
