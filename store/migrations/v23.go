@@ -1,0 +1,23 @@
+package migrations
+
+import "gorm.io/gorm"
+
+// v23 records a deprovision that forgets what it cannot destroy (forget on
+// the operation) and, on each step it could not destroy, what that step
+// left behind (JSON list of resources; empty when nothing was).
+func v23(tx *gorm.DB) error {
+	if err := addColumns(tx, "install_operations", &v23InstallOperation{}, "Forget"); err != nil {
+		return err
+	}
+	return addColumns(tx, "install_steps", &v23InstallStep{}, "LeftBehind")
+}
+
+// v23InstallOperation is the column v23 adds to install_operations.
+type v23InstallOperation struct {
+	Forget bool `gorm:"not null;default:false"`
+}
+
+// v23InstallStep is the column v23 adds to install_steps.
+type v23InstallStep struct {
+	LeftBehind string `gorm:"type:text;not null;default:''"`
+}
