@@ -2,8 +2,11 @@ package api
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/outpost-dev/outpost/store"
 )
 
 // The dashboard's session cookie authenticates like the bearer header; a
@@ -13,25 +16,26 @@ func TestSessionCookieAndCSRF(t *testing.T) {
 	e := newTestEnv(t)
 	call := func(method, path, csrf string, cookies ...*http.Cookie) int {
 		t.Helper()
-		return e.sendCookies(method, path, csrf, `{"name":"ci"}`, cookies...).status
+		return e.sendCookies(method, path, csrf, `{"name":"ci","scopes":["read"]}`, cookies...).status
 	}
-	session := &http.Cookie{Name: SessionCookie, Value: e.token}
-	proof := &http.Cookie{Name: CSRFCookie, Value: "proof-1"}
+	session, proof := e.signIn("acme", store.LocalAdminName, e.password)
 	if got := call("GET", "/v1/org", "", session); got != 200 {
 		t.Fatalf("GET /v1/org with the session cookie: %d", got)
 	}
-	if got := call("GET", "/v1/org", "", &http.Cookie{Name: SessionCookie, Value: "opk_wrong"}); got != 401 {
-		t.Fatalf("a wrong token in the cookie: %d, want 401", got)
+	for name, v := range map[string]string{"a wrong session": "opss_wrong", "an API token": e.token} {
+		if got := call("GET", "/v1/org", "", &http.Cookie{Name: SessionCookie, Value: v}); got != 401 {
+			t.Fatalf("%s in the cookie: %d, want 401", name, got)
+		}
 	}
 	for _, csrf := range []string{"", "proof-2"} {
 		if got := call("POST", "/v1/tokens", csrf, session, proof); got != 403 {
 			t.Fatalf("POST with the cookie and CSRF header %q: %d, want 403", csrf, got)
 		}
 	}
-	if got := call("POST", "/v1/tokens", "proof-1", session, proof); got != 201 {
+	if got := call("POST", "/v1/tokens", proof.Value, session, proof); got != 201 {
 		t.Fatalf("POST with the cookie and its CSRF proof: %d, want 201", got)
 	}
-	e.call("POST", "/v1/tokens", map[string]string{"name": "ci2"}, 201, nil)
+	e.call("POST", "/v1/tokens", map[string]any{"name": "ci2", "scopes": []string{"read"}}, 201, nil)
 }
 
 // A GET answer carries an ETag; asked again with it, the API answers 304
@@ -53,7 +57,7 @@ func TestETagRevalidation(t *testing.T) {
 	if res := get(tag); res.status != 304 || len(res.body) != 0 {
 		t.Fatalf("GET with If-None-Match of the same answer: %s, want 304 and no body", res)
 	}
-	e.call("POST", "/v1/tokens", map[string]string{"name": "another"}, 201, nil)
+	e.call("POST", "/v1/tokens", map[string]any{"name": "another", "scopes": []string{"read"}}, 201, nil)
 	if res := get(tag); res.status != 200 || res.header.Get("ETag") == tag {
 		t.Fatalf("GET after a change: %d, ETag %q (was %q)", res.status, res.header.Get("ETag"), tag)
 	}
@@ -75,4 +79,26 @@ func (e *testEnv) sendCookies(method, path, csrf, body string, cookies ...*http.
 		req.AddCookie(c)
 	}
 	return e.do(req)
+}
+
+// signIn signs in with a password as the dashboard does (Server.SignIn on
+// a loopback request) and returns the session and CSRF cookies it set.
+func (e *testEnv) signIn(org, user, password string) (session, csrf *http.Cookie) {
+	e.t.Helper()
+	rec := httptest.NewRecorder()
+	if _, err := e.srv.SignIn(rec, httptest.NewRequest("POST", "http://127.0.0.1/ui/session", nil), org, user, password); err != nil {
+		e.t.Fatalf("sign in as %s/%s: %v", org, user, err)
+	}
+	for _, c := range rec.Result().Cookies() {
+		switch c.Name {
+		case SessionCookie:
+			session = c
+		case CSRFCookie:
+			csrf = c
+		}
+	}
+	if session == nil || csrf == nil {
+		e.t.Fatalf("sign-in set cookies %v", rec.Result().Cookies())
+	}
+	return session, csrf
 }

@@ -55,7 +55,7 @@ type Operation struct {
 	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
 	// the operation that started this one: a reconcile_drift's drift check
 	TriggeredBy string `json:"triggered_by,omitempty"`
-	// the API token that started it (its name)
+	// who started it: the user's name (a token's, for a token made before users); empty for the platform
 	StartedBy string `json:"started_by,omitempty"`
 	// while it waits: why, e.g. "runner paused by the customer since …"
 	WaitingReason string     `json:"waiting_reason,omitempty"`
@@ -91,10 +91,15 @@ type Step struct {
 	// the plan, as text (sensitive values redacted): terraform's, or a helm chart's diff of objects
 	Plan string `json:"plan,omitempty"`
 	// what each plan policy said of the plan (the vendor's, then the customer's); none when no policy ran
-	Policies   []PolicyResult `json:"policies,omitempty"`
-	Error      string         `json:"error,omitempty"`
-	StartedAt  *time.Time     `json:"started_at,omitempty"`
-	FinishedAt *time.Time     `json:"finished_at,omitempty"`
+	Policies []PolicyResult `json:"policies,omitempty"`
+	// the decision on its plan: approved or denied (empty: none yet, or none needed)
+	Decision string `json:"decision,omitempty"`
+	// who decided: the user's name (a token's, for a token made before users)
+	DecidedBy  string     `json:"decided_by,omitempty"`
+	DecidedAt  *time.Time `json:"decided_at,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
 
 // PolicyResult is what one plan policy (a Rego package) said of a step's plan.
@@ -124,6 +129,8 @@ type Decision struct {
 	Step        string `json:"step" required:"true"`
 	// approved or denied
 	Decision string `json:"decision" required:"true"`
+	// who decided: the user's name (a token's, for a token made before users)
+	DecidedBy string `json:"decided_by,omitempty"`
 }
 
 // MaintenanceWindow is weekly hours in which the platform may change an

@@ -38,6 +38,7 @@ var All = []Migration{
 	{20, "reserved", reserved},
 	{21, "plan policy results on steps", v21},
 	{22, "plan decisions recorded by the API", v22},
+	{23, "users, roles, sessions, scoped tokens", v23},
 }
 
 // reserved stands for another branch's migration until it is merged.
