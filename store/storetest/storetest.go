@@ -128,8 +128,8 @@ type Tenant struct {
 	// AdminPassword signs the org's admin (store.LocalAdminName) in.
 	AdminPassword string
 	App           store.App
-	Install  store.Install
-	Runner   store.Runner // the install's runner
+	Install       store.Install
+	Runner        store.Runner // the install's runner
 	// RegistrationToken registers the install's runner.
 	RegistrationToken string
 }
