@@ -120,10 +120,10 @@ func (b *browser) signIn(org, password string) {
 // fillSignIn types org, user and password into the sign-in form.
 func (b *browser) fillSignIn(org, user, password string) {
 	b.t.Helper()
-	b.run(time.Minute, chromedp.WaitVisible(chromedp.CSS("#password")))
-	for id, v := range map[string]string{"org": org, "user": user, "password": password} {
-		eval[string](b, `document.getElementById("`+id+`").value = ""`)
-		b.run(time.Minute, chromedp.SendKeys(chromedp.CSS("#"+id), v))
+	b.run(time.Minute, chromedp.WaitVisible(chromedp.CSS("#signin-password")))
+	for name, v := range map[string]string{"org": org, "user": user, "password": password} {
+		eval[string](b, `document.getElementById("signin-`+name+`").value = ""`)
+		b.run(time.Minute, chromedp.SendKeys(chromedp.CSS("#signin-"+name), v))
 	}
 }
 
@@ -218,7 +218,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	b.click("#signout")
-	b.run(time.Minute, chromedp.WaitVisible(chromedp.CSS("#password")))
+	b.run(time.Minute, chromedp.WaitVisible(chromedp.CSS("#signin-password")))
 	if status := eval[int](b, `fetch("/v1/org").then(r => r.status)`); status != 401 {
 		t.Fatalf("GET /v1/org after signing out: %d, want 401", status)
 	}

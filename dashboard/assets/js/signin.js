@@ -3,9 +3,10 @@
 // the page never sees it).
 import { h } from "./ui.js";
 
-function field(id, label, attrs) {
+function field(name, label, attrs) {
+  const id = "signin-" + name; // the header's #org is the signed-in org's name
   return [h("label", { for: id }, label),
-    h("input", { id, name: id, required: true, spellcheck: "false", ...attrs })];
+    h("input", { id, name, required: true, spellcheck: "false", ...attrs })];
 }
 
 export function signInView(submit) {
