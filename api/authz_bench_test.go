@@ -44,7 +44,7 @@ func BenchmarkAuthorization(b *testing.B) {
 	for _, c := range []struct {
 		name  string
 		roles []store.RoleBinding
-	}{{"an-admin", []store.RoleBinding{{Role: store.RoleAdmin}}}, {"operator-of-app", []store.RoleBinding{{Role: store.RoleOperator, AppID: app.ID}}}} {
+	}{{"unlimited-admin", []store.RoleBinding{{Role: store.RoleAdmin}}}, {"operator-of-app", []store.RoleBinding{{Role: store.RoleOperator, AppID: app.ID}}}} {
 		u, err := s.CreateUser(ctx, store.NewUser{OrgID: a.Org.ID, Name: c.name, Roles: c.roles})
 		if err != nil {
 			b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/outpost-dev/outpost/store"
 )
@@ -101,4 +102,39 @@ func (e *testEnv) signIn(org, user, password string) (session, csrf *http.Cookie
 		e.t.Fatalf("sign-in set cookies %v", rec.Result().Cookies())
 	}
 	return session, csrf
+}
+
+// A session ends 12 h after its last request (idle) and 7 days after
+// sign-in (absolute), whatever its use; the cookie then answers 401.
+func TestSessionExpiry(t *testing.T) {
+	e := newTestEnv(t)
+	if store.DefaultSessionIdle != 12*time.Hour || store.DefaultSessionLifetime != 7*24*time.Hour {
+		t.Fatalf("defaults: idle %v, lifetime %v", store.DefaultSessionIdle, store.DefaultSessionLifetime)
+	}
+	now := time.Now()
+	for _, tc := range []struct {
+		name    string
+		set     map[string]any
+		wantGet int
+	}{
+		{"used 11 h ago, 6 days old", map[string]any{"last_seen_at": now.Add(-11 * time.Hour), "created_at": now.Add(-6 * 24 * time.Hour)}, 200},
+		{"idle 12 h", map[string]any{"last_seen_at": now.Add(-12*time.Hour - time.Minute)}, 401},
+		{"used now, past its 7 days", map[string]any{"last_seen_at": now, "expires_at": now.Add(-time.Second)}, 401},
+	} {
+		session, _ := e.signIn("acme", store.LocalAdminName, e.password)
+		var ses store.Session
+		if err := e.store.DB().Where("token_hash = ?", store.HashToken(session.Value)).First(&ses).Error; err != nil {
+			t.Fatal(err)
+		}
+		if d := ses.ExpiresAt.Sub(ses.CreatedAt); d != store.DefaultSessionLifetime {
+			t.Fatalf("a new session expires %v after sign-in", d)
+		}
+		if err := e.store.DB().Model(&store.Session{}).Where("id = ?", ses.ID).Updates(tc.set).Error; err != nil {
+			t.Fatal(err)
+		}
+		e.srv.principals.forget() // as on a replica that has not seen it, or 10 s later
+		if got := e.sendCookies("GET", "/v1/org", "", "", session).status; got != tc.wantGet {
+			t.Errorf("%s: GET /v1/org: %d, want %d", tc.name, got, tc.wantGet)
+		}
+	}
 }
