@@ -14,7 +14,8 @@ import (
 )
 
 // pane is the CLI run in a real terminal: a tmux session of its own
-// server, 120x40, that shows the exit code once the CLI ends.
+// server, 120x40, that shows "CLI exit code N" once the CLI ends (a job's
+// log line may say "exit code" too).
 type pane struct {
 	t    *testing.T
 	sock string
@@ -32,7 +33,7 @@ func (c *cli) newPane(args ...string) *pane {
 	for _, a := range args {
 		quoted = append(quoted, shellQuote(a))
 	}
-	script := strings.Join(quoted, " ") + `; echo "exit code $?"; exec cat`
+	script := strings.Join(quoted, " ") + `; echo "CLI exit code $?"; exec cat`
 	p.tmux("new-session", "-d", "-x", "120", "-y", "40", "sh", "-c", script)
 	c.t.Cleanup(func() { exec.Command("tmux", "-S", p.sock, "kill-server").Run() })
 	return p
@@ -110,7 +111,7 @@ func TestCLITUI(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	done := p.waitScreen("the summary", `exit code 0`)
+	done := p.waitScreen("the summary", `(?m)^CLI exit code 0$`)
 	for _, want := range []string{`(?m)^provision op_\S+ on cust-tui: succeeded`, `(?m)^└── ✓ gated +succeeded`, `(?m)^ +└── ✓ after +succeeded`,
 		`(?m)^provision op_\S+ succeeded in \S+ \(3 steps: 3 succeeded\)$`} {
 		if !regexp.MustCompile(want).MatchString(done) {
@@ -126,7 +127,7 @@ func TestCLITUI(t *testing.T) {
 	s.waitAtGate(inst, deID, "waiting for the gate down")
 	de.waitScreen("deprovision at the gated step", `(?m)^[│ ]*[├└]── \S+ gated +(planning|applying) `, `› terraform_data\.gated`)
 	de.tmux("send-keys", "C-c")
-	detached := de.waitScreen("the detach message", `exit code 130`)
+	detached := de.waitScreen("the detach message", `(?m)^CLI exit code 130$`)
 	m := regexp.MustCompile("detached from deprovision (op_\\w+); it goes on: `outpostctl wait cust-tui (op_\\w+)`").FindStringSubmatch(strings.ReplaceAll(detached, "\n", ""))
 	if m == nil || m[1] != deID || m[2] != deID {
 		t.Fatalf("no re-attach message on the screen:\n%s", detached)
@@ -153,7 +154,7 @@ func TestCLITUI(t *testing.T) {
 	if code := s.do("POST", "/v1/installs/"+inst+"/operations/"+askID+"/steps/sandbox/deny", nil, nil); code != 202 {
 		t.Fatalf("deny: %d", code)
 	}
-	denied := ask.waitScreen("the denied summary", `exit code 6`, `(?m)^├── ✗ sandbox +denied`, "provision "+askID+" denied in ")
+	denied := ask.waitScreen("the denied summary", `(?m)^CLI exit code 6$`, `(?m)^├── ✗ sandbox +denied`, "provision "+askID+" denied in ")
 	if n := strings.Count(denied, "provision "+askID+" on cust-tui"); n != 1 || strings.Contains(denied, "will be created") {
 		t.Errorf("the denied tree is drawn %d times, or the plan is left over: want the last frame alone", n)
 	}
@@ -166,7 +167,7 @@ func TestCLITUI(t *testing.T) {
 	s.waitAtGate(inst, id, "waiting for the gate")
 	cancel.waitScreen("provision at the gate, Ctrl-C cancelling", `› terraform_data\.gated`, `Ctrl-C cancels the operation`)
 	cancel.tmux("send-keys", "C-c")
-	end := cancel.waitScreen("the cancelled summary", `exit code 6`, `(?m)^[├└]── ⊘ gated +cancelled`)
+	end := cancel.waitScreen("the cancelled summary", `(?m)^CLI exit code 6$`, `(?m)^[├└]── ⊘ gated +cancelled`)
 	if !strings.Contains(end, "provision "+id+" cancelled in ") {
 		t.Fatalf("no cancelled summary:\n%s", end)
 	}
