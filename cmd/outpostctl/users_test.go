@@ -1,17 +1,9 @@
 package main
 
 import (
-	"context"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-
-	controlapi "github.com/outpost-dev/outpost/api"
-	"github.com/outpost-dev/outpost/store"
-	"github.com/outpost-dev/outpost/store/storetest"
 )
 
 // `users create/list/role` and `tokens create --scope --expires --user`,
@@ -19,22 +11,7 @@ import (
 // deploy token of an approver+operator works within its scope and is
 // refused beyond it (403, naming the scope); revoked, it is refused (401).
 func TestUsersAndScopedTokens(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	s := storetest.Open(t, store.Postgres)
-	ts := httptest.NewServer(controlapi.New(controlapi.Config{Store: s}).Handler())
-	t.Cleanup(ts.Close)
-	_, tok, err := s.CreateOrg(context.Background(), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	apiURL, tok := realAPI(t)
 	mustRun := func(args ...string) string {
 		t.Helper()
 		out, stderr, code := outpostctl(t, args...)
@@ -43,11 +20,11 @@ func TestUsersAndScopedTokens(t *testing.T) {
 		}
 		return out
 	}
-	mustRun("context", "add", "admin", "--api", ts.URL, "--token-file", write("admin", tok))
+	mustRun("context", "add", "admin", "--api", apiURL, "--token-file", secretFile(t, tok))
 	mustRun("apps", "create", "demo")
 
 	out := mustRun("users", "create", "alice", "--role", "operator:demo", "--role", "approver",
-		"--password-file", write("pw", "correct horse battery\n"))
+		"--password-file", secretFile(t, "correct horse battery\n"))
 	if !strings.Contains(out, "person alice created: usr_") {
 		t.Errorf("users create: %s", out)
 	}
@@ -64,7 +41,7 @@ func TestUsersAndScopedTokens(t *testing.T) {
 		t.Errorf("tokens list:\n%s", out)
 	}
 
-	mustRun("context", "add", "ci", "--api", ts.URL, "--token-file", write("ci", ciToken))
+	mustRun("context", "add", "ci", "--api", apiURL, "--token-file", secretFile(t, ciToken))
 	mustRun("--context", "ci", "apps", "list")
 	if _, stderr, code := outpostctl(t, "--context", "ci", "users", "list"); code != exitUsage || !strings.Contains(stderr, "403") ||
 		!strings.Contains(stderr, "do not include admin") {
