@@ -204,7 +204,10 @@ func (s *Store) CheckPassword(ctx context.Context, orgName, userName, password s
 		return User{}, ErrUnauthorized
 	case err != nil:
 		return User{}, fmt.Errorf("check password: %w", err)
-	case u.PasswordHash == "" || !verifyPassword(u.PasswordHash, password):
+	case u.PasswordHash == "": // a service account, or a person without one: as slow as a wrong password
+		verifyPassword(dummyHash, password)
+		return User{}, ErrUnauthorized
+	case !verifyPassword(u.PasswordHash, password):
 		return User{}, ErrUnauthorized
 	}
 	return u, nil
