@@ -37,7 +37,7 @@ func runMigrate(ctx context.Context, args []string, log *slog.Logger) error {
 }
 
 func runOrg(ctx context.Context, args []string, log *slog.Logger) error {
-	const usage = "usage: outpost org create NAME [flags]\n  create an org and its build runner, and print its first API token"
+	const usage = "usage: outpost org create NAME [flags]\n  create an org and its build runner, and print its admin user's password and first API token, once"
 	if err := groupHelp(args, usage); err != nil {
 		return err
 	}
