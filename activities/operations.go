@@ -52,6 +52,7 @@ func (a *Operations) BeginOperation(ctx context.Context, opID string) (contract.
 		return contract.OperationPlan{}, err
 	}
 	p.RunnerTimeout, p.JobWait = a.cfg.RunnerTimeout, a.cfg.JobWait
+	p.Forget = op.Forget && op.Kind == contract.OpDeprovision
 	rows := make([]store.NewStep, len(p.Steps))
 	for i, st := range p.Steps {
 		rows[i] = store.NewStep{Name: st.Name, After: st.After, Destroy: st.Destroy}

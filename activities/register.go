@@ -85,6 +85,7 @@ func New(d Deps) []any {
 		&Steps{store: s, render: render},
 		&Maintenance{store: s},
 		tf, helm,
+		&Forget{store: s, render: render, installed: inst, helm: helm},
 		&Builds{store: s, render: render, steps: steps, artifacts: arts, awaitCheck: await},
 		&Syncs{store: s, steps: steps, installed: inst, artifacts: arts},
 		&Drift{store: s, plan: plan, steps: steps, artifacts: arts, installed: inst, terraform: tf, helm: helm},

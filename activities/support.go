@@ -206,33 +206,17 @@ func (a *Support) terraformResources(ctx context.Context, cfg *appconfig.Config,
 }
 
 func stateResources(ws string, v store.TerraformStateVersion) string {
-	var st struct {
-		TerraformVersion string `json:"terraform_version"`
-		Resources        []struct {
-			Module    string            `json:"module"`
-			Mode      string            `json:"mode"`
-			Type      string            `json:"type"`
-			Name      string            `json:"name"`
-			Instances []json.RawMessage `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal([]byte(v.State), &st); err != nil {
+	version, resources, err := store.StateResources(v.State)
+	if err != nil {
 		return fmt.Sprintf("workspace %s: state version %d is not terraform's JSON state\n", ws, v.Version)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "workspace %s: state version %d, serial %d, terraform %s, %d resources\n\n", ws, v.Version, v.Serial,
-		st.TerraformVersion, len(st.Resources))
+		version, len(resources))
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ADDRESS\tTYPE\tMODE\tINSTANCES")
-	for _, r := range st.Resources {
-		addr := r.Type + "." + r.Name
-		if r.Mode == "data" {
-			addr = "data." + addr
-		}
-		if r.Module != "" {
-			addr = r.Module + "." + addr
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", addr, r.Type, r.Mode, len(r.Instances))
+	for _, r := range resources {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", r.Address, r.Type, r.Mode, r.Instances)
 	}
 	tw.Flush()
 	return b.String()

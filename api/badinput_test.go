@@ -73,6 +73,9 @@ func TestBadInput(t *testing.T) {
 		{"input unknown field", "POST", installs, `{"app_id":"` + app.ID + `","name":"c2","inputs":[{"name":"a","secret":true}]}`, 400, "secret", ""},
 		{"install name taken", "POST", installs, `{"app_id":"` + app.ID + `","name":"customer-1"}`, 409, "name", ""},
 
+		{"forget on a provision", "POST", "/v1/installs/" + inst.ID + "/provision", `{"forget":true}`, 400, "forget", "only applies to a deprovision"},
+		{"forget with plan_only", "POST", "/v1/installs/" + inst.ID + "/deprovision", `{"forget":true,"plan_only":true}`, 400, "forget", "plan_only"},
+
 		{"window with a bad time zone", "PUT", windows, `{"windows":[{"days":["sat"],"start":"02:00","duration":"4h","time_zone":"Mars/Olympus"}]}`, 400, "windows[0].time_zone", "Mars/Olympus"},
 		{"window with a bad day", "PUT", windows, `{"windows":[{"days":["someday"],"start":"02:00","duration":"4h","time_zone":"UTC"}]}`, 400, "windows[0].days[0]", ""},
 		{"window with a bad start", "PUT", windows, `{"windows":[{"days":["sat"],"start":"2am","duration":"4h","time_zone":"UTC"}]}`, 400, "windows[0].start", ""},

@@ -35,13 +35,17 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 	if req.WithDependents && component == "" {
 		return apierr.Invalid("with_dependents", "only applies to a component's deploy or teardown")
 	}
+	if err := checkForget(ctx, kind, req); err != nil {
+		return err
+	}
 	if !req.PlanOnly {
 		if err := s.refusedByRunner(ctx, inst, "", "", kind); err != nil {
 			return err
 		}
 	}
 	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: kind, Component: component,
-		WithDependents: req.WithDependents, PlanOnly: req.PlanOnly, InMaintenanceWindow: req.InMaintenanceWindow})
+		WithDependents: req.WithDependents, PlanOnly: req.PlanOnly, InMaintenanceWindow: req.InMaintenanceWindow,
+		Forget: req.Forget})
 	if err != nil {
 		return err
 	}
@@ -49,6 +53,21 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, operationView(op))
+}
+
+// checkForget refuses forget on an operation other than a deprovision, or
+// with plan_only; a deprovision with forget is noted in its audit event.
+func checkForget(ctx context.Context, kind string, req wire.OperationRequest) error {
+	switch {
+	case !req.Forget:
+		return nil
+	case kind != store.OpDeprovision:
+		return apierr.Invalid("forget", "only applies to a deprovision")
+	case req.PlanOnly:
+		return apierr.Invalid("forget", "does not go with plan_only: a plan destroys nothing, so leaves nothing behind")
+	}
+	noteObject(ctx, "forget", "true")
+	return nil
 }
 
 // beginOperation records op (its kind, component and options set) on inst
@@ -274,7 +293,7 @@ func operationView(op store.InstallOperation) wire.Operation {
 	return wire.Operation{ID: op.ID, OrgID: op.OrgID, InstallID: op.InstallID, Kind: op.Kind, Component: op.Component,
 		WithDependents: op.WithDependents, PlanOnly: op.PlanOnly, ApprovalMode: string(op.ApprovalMode),
 		ConfigVersion: op.ConfigVersion, WorkflowID: op.WorkflowID, Status: string(op.Status),
-		InMaintenanceWindow: op.InMaintenanceWindow, WaitingUntil: op.WaitingUntil, TriggeredBy: op.TriggeredBy,
+		Forget: op.Forget, InMaintenanceWindow: op.InMaintenanceWindow, WaitingUntil: op.WaitingUntil, TriggeredBy: op.TriggeredBy,
 		StartedBy: op.StartedBy, WaitingReason: op.WaitingReason, Error: op.Error, CreatedAt: op.CreatedAt, FinishedAt: op.FinishedAt, Steps: views(op.Steps, stepView)}
 }
 
@@ -283,7 +302,7 @@ func stepView(st store.InstallStep) wire.Step {
 		PlanJobID: st.PlanJobID, ApplyJobID: st.ApplyJobID, BuildID: st.BuildID, SyncJobID: st.SyncJobID,
 		HasChanges: st.HasChanges, Add: st.Add, Change: st.Change, DestroyCount: st.Remove, Plan: st.PlanText,
 		Policies: policyViews(st.Policies), Decision: string(st.Decision), DecidedBy: st.DecidedBy, DecidedAt: st.DecidedAt,
-		Error: st.Error, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt}
+		LeftBehind: st.LeftBehind, Error: st.Error, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt}
 }
 
 func policyViews(rs []protocol.PolicyResult) []wire.PolicyResult {

@@ -289,7 +289,11 @@ func (s *Server) routeTable() []route {
 			description: "Waits for the install's runner, applies the sandbox, then every component in dependency order (independent ones in parallel). Workflow install/<id>/provision. One mutating operation per install at a time (409).",
 			body:        wire.OperationRequest{}, status: 202, result: wire.Operation{}, errors: []int{409, 503}}},
 		{post, "/installs/:id/deprovision", s.deprovision, operation{need: permOperate, id: "deprovisionInstall", tag: "operations",
-			summary: "Deprovision the install", description: "Destroys every component in reverse dependency order, then the sandbox.",
+			summary: "Deprovision the install",
+			description: "Destroys every component in reverse dependency order, then the sandbox. With forget (for an install whose " +
+				"account changed under it), a step that cannot destroy ends left_behind, naming on the step what is left " +
+				"(left_behind) and why (error); the install forgets it and the deprovision goes on, ending deprovisioned. " +
+				"forget on another operation, or with plan_only, is a 400 naming forget.",
 			body: wire.OperationRequest{}, status: 202, result: wire.Operation{}, errors: []int{409, 503}}},
 		{post, "/installs/:id/reprovision", s.reprovision, operation{need: permOperate, id: "reprovisionInstall", tag: "operations",
 			summary: "Reprovision the install", description: "Plans and applies the sandbox and every component again; a plan with no changes skips its apply.",

@@ -474,7 +474,7 @@ type ClientInterface interface {
 
 	// DeprovisionInstallWithBody Deprovision the install
 	//
-	// Destroys every component in reverse dependency order, then the sandbox.
+	// Destroys every component in reverse dependency order, then the sandbox. With forget (for an install whose account changed under it), a step that cannot destroy ends left_behind, naming on the step what is left (left_behind) and why (error); the install forgets it and the deprovision goes on, ending deprovisioned. forget on another operation, or with plan_only, is a 400 naming forget.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -483,7 +483,7 @@ type ClientInterface interface {
 
 	// DeprovisionInstall Deprovision the install
 	//
-	// Destroys every component in reverse dependency order, then the sandbox.
+	// Destroys every component in reverse dependency order, then the sandbox. With forget (for an install whose account changed under it), a step that cannot destroy ends left_behind, naming on the step what is left (left_behind) and why (error); the install forgets it and the deprovision goes on, ending deprovisioned. forget on another operation, or with plan_only, is a 400 naming forget.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1863,7 +1863,7 @@ func (c *Client) DeployConfig(ctx context.Context, id string, body DeployConfigJ
 
 // DeprovisionInstallWithBody Deprovision the install
 //
-// Destroys every component in reverse dependency order, then the sandbox.
+// Destroys every component in reverse dependency order, then the sandbox. With forget (for an install whose account changed under it), a step that cannot destroy ends left_behind, naming on the step what is left (left_behind) and why (error); the install forgets it and the deprovision goes on, ending deprovisioned. forget on another operation, or with plan_only, is a 400 naming forget.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1882,7 +1882,7 @@ func (c *Client) DeprovisionInstallWithBody(ctx context.Context, id string, cont
 
 // DeprovisionInstall Deprovision the install
 //
-// Destroys every component in reverse dependency order, then the sandbox.
+// Destroys every component in reverse dependency order, then the sandbox. With forget (for an install whose account changed under it), a step that cannot destroy ends left_behind, naming on the step what is left (left_behind) and why (error); the install forgets it and the deprovision goes on, ending deprovisioned. forget on another operation, or with plan_only, is a 400 naming forget.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7351,7 +7351,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeprovisionInstallWithBodyWithResponse Deprovision the install
 	//
-	// Destroys every component in reverse dependency order, then the sandbox.
+	// Destroys every component in reverse dependency order, then the sandbox. With forget (for an install whose account changed under it), a step that cannot destroy ends left_behind, naming on the step what is left (left_behind) and why (error); the install forgets it and the deprovision goes on, ending deprovisioned. forget on another operation, or with plan_only, is a 400 naming forget.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7360,7 +7360,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeprovisionInstallWithResponse Deprovision the install
 	//
-	// Destroys every component in reverse dependency order, then the sandbox.
+	// Destroys every component in reverse dependency order, then the sandbox. With forget (for an install whose account changed under it), a step that cannot destroy ends left_behind, naming on the step what is left (left_behind) and why (error); the install forgets it and the deprovision goes on, ending deprovisioned. forget on another operation, or with plan_only, is a 400 naming forget.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14858,7 +14858,7 @@ func (c *ClientWithResponses) DeployConfigWithResponse(ctx context.Context, id s
 
 // DeprovisionInstallWithBodyWithResponse Deprovision the install
 //
-// Destroys every component in reverse dependency order, then the sandbox.
+// Destroys every component in reverse dependency order, then the sandbox. With forget (for an install whose account changed under it), a step that cannot destroy ends left_behind, naming on the step what is left (left_behind) and why (error); the install forgets it and the deprovision goes on, ending deprovisioned. forget on another operation, or with plan_only, is a 400 naming forget.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14873,7 +14873,7 @@ func (c *ClientWithResponses) DeprovisionInstallWithBodyWithResponse(ctx context
 
 // DeprovisionInstallWithResponse Deprovision the install
 //
-// Destroys every component in reverse dependency order, then the sandbox.
+// Destroys every component in reverse dependency order, then the sandbox. With forget (for an install whose account changed under it), a step that cannot destroy ends left_behind, naming on the step what is left (left_behind) and why (error); the install forgets it and the deprovision goes on, ending deprovisioned. forget on another operation, or with plan_only, is a 400 naming forget.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -516,7 +516,7 @@ type AuditEvent struct {
 	Id        string  `json:"id"`
 	Method    string  `json:"method"`
 
-	// Objects the objects the call named in its path or made, by kind: app_id, install_id, operation_id, step, step_id, token_id, token_name…; new_<kind> when it made one of a kind its path named
+	// Objects the objects the call named in its path or made, by kind: app_id, install_id, operation_id, step, step_id, token_id, token_name…; new_<kind> when it made one of a kind its path named; forget ("true") on a deprovision that forgets what it cannot destroy
 	Objects map[string]string `json:"objects"`
 
 	// Route the route's pattern, e.g. /v1/installs/{id}
@@ -1363,7 +1363,10 @@ type Operation struct {
 	CreatedAt     *time.Time `json:"created_at,omitempty"`
 	Error         *string    `json:"error,omitempty"`
 	FinishedAt    *time.Time `json:"finished_at,omitempty"`
-	Id            string     `json:"id"`
+
+	// Forget a deprovision that forgets what it cannot destroy: its steps that could not end left_behind
+	Forget *bool  `json:"forget,omitempty"`
+	Id     string `json:"id"`
 
 	// InMaintenanceWindow the operation waits for the install's maintenance window before it runs
 	InMaintenanceWindow *bool  `json:"in_maintenance_window,omitempty"`
@@ -1402,6 +1405,9 @@ type OperationList struct {
 
 // OperationRequest OperationRequest starts an operation on an install.
 type OperationRequest struct {
+	// Forget deprovision only: a step that cannot destroy (the install's account changed under it, a stand-in is gone) does not fail the deprovision: it ends left_behind, naming what it left (left_behind), the install forgets it, and the deprovision goes on; the install ends deprovisioned. Not with plan_only
+	Forget *bool `json:"forget,omitempty"`
+
 	// InMaintenanceWindow wait for the install's next maintenance window before running (at once when one is open or the install has none); meanwhile the operation is waiting_for_maintenance_window until waiting_until, and holds the install (cancel it to run another). Left out: run at once
 	InMaintenanceWindow *bool `json:"in_maintenance_window,omitempty"`
 
@@ -1740,7 +1746,10 @@ type Step struct {
 	FinishedAt   *time.Time `json:"finished_at,omitempty"`
 	HasChanges   *bool      `json:"has_changes,omitempty"`
 	Id           *string    `json:"id,omitempty"`
-	Name         string     `json:"name"`
+
+	// LeftBehind what is left of the step where the install ran (the resources in its terraform state by address, or its helm release and the objects its last deploy recorded); the install no longer knows them
+	LeftBehind *[]string `json:"left_behind,omitempty"`
+	Name       string    `json:"name"`
 
 	// Plan the plan, as text (sensitive values redacted): terraform's, or a helm chart's diff of objects
 	Plan *string `json:"plan,omitempty"`
@@ -1752,7 +1761,7 @@ type Step struct {
 	Policies  *[]PolicyResult `json:"policies,omitempty"`
 	StartedAt *time.Time      `json:"started_at,omitempty"`
 
-	// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty)
+	// Status pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed, skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied; nothing ran), drifted (drift_check: its plan is not empty), left_behind (a deprovision with forget could not destroy it: error says why, left_behind what is left)
 	Status string `json:"status"`
 
 	// SyncJobId the job that copied the build into the install's registry

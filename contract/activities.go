@@ -17,6 +17,9 @@ const (
 	StepRenderChanged = "StepRenderChanged"
 	StepDecision      = "StepDecision"
 	FinishOperation   = "FinishOperation"
+	// LeaveBehind records what a step of a deprovision with forget could
+	// not destroy, and forgets it.
+	LeaveBehind = "LeaveBehind"
 
 	// Maintenance windows.
 	NextMaintenanceWindow = "NextMaintenanceWindow"

@@ -20,9 +20,12 @@ type OperationPlan struct {
 	// DriftReconcile: a drift check whose install reconciles drift found
 	// (drift_reconcile, under approve-all).
 	DriftReconcile bool
-	Steps          []StepSpec
-	RunnerTimeout  time.Duration
-	JobWait        time.Duration
+	// Forget: a deprovision that lets the install go though a step cannot
+	// destroy (the step is left behind, recorded, and the operation goes on).
+	Forget        bool `json:",omitempty"`
+	Steps         []StepSpec
+	RunnerTimeout time.Duration
+	JobWait       time.Duration
 
 	SucceededInstallStatus   status.Install
 	FailedInstallStatus      status.Install

@@ -25,6 +25,7 @@ var Signatures = map[string]any{
 	StepRenderChanged: (func(context.Context, string, string) (bool, error))(nil),
 	StepDecision:      (func(context.Context, string, string) (status.Decision, error))(nil),
 	FinishOperation:   (func(context.Context, string, status.Op, string, status.Install) error)(nil),
+	LeaveBehind:       (func(context.Context, string, string, string) ([]string, error))(nil),
 
 	// Maintenance windows.
 	NextMaintenanceWindow: (func(context.Context, string) (Window, error))(nil),

@@ -53,6 +53,9 @@ type OperationResult struct {
 	Status status.Op
 	Steps  map[string]status.Step
 	Error  string
+	// LeftBehind is, for each step a deprovision with forget could not
+	// destroy, what it left behind (terraform resources, a helm release).
+	LeftBehind map[string][]string `json:",omitempty"`
 }
 
 // ApprovalSignal is the signal that approves or denies a waiting plan.

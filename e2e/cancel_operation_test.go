@@ -18,16 +18,24 @@ import (
 // with ".down").
 func (s *stack) syncGatedApp() string {
 	s.t.Helper()
-	gate := filepath.Join(s.t.TempDir(), "gate")
+	return s.syncAppWithFile("testdata/gated-app", "gated", "GATE_FILE")
+}
+
+// syncAppWithFile syncs a copy of the app config in src whose component
+// comp names, as placeholder, a file of the test's: the file's path is
+// returned (nothing is created there).
+func (s *stack) syncAppWithFile(src, comp, placeholder string) string {
+	s.t.Helper()
+	file := filepath.Join(s.t.TempDir(), strings.ToLower(strings.TrimSuffix(placeholder, "_FILE")))
 	dir := s.t.TempDir()
-	copyDir(s.t, "testdata/gated-app", dir)
-	cfg := filepath.Join(dir, "components", "gated.toml")
+	copyDir(s.t, src, dir)
+	cfg := filepath.Join(dir, "components", comp+".toml")
 	b, _ := os.ReadFile(cfg)
-	if err := os.WriteFile(cfg, bytes.ReplaceAll(b, []byte("GATE_FILE"), []byte(gate)), 0o644); err != nil {
+	if err := os.WriteFile(cfg, bytes.ReplaceAll(b, []byte(placeholder), []byte(file)), 0o644); err != nil {
 		s.t.Fatal(err)
 	}
 	s.syncConfig(dir)
-	return gate
+	return file
 }
 
 // waitAtGate waits until the operation's gated step runs its job and the

@@ -31,6 +31,7 @@ type StepChange struct {
 	PlanText     *string
 	Policies     *[]protocol.PolicyResult
 	RenderDigest *string
+	LeftBehind   *[]string
 }
 
 // ReleaseInstallChange is a change to one install of a release

@@ -51,6 +51,9 @@ type InstallOperation struct {
 	// maintenance window (until WaitingUntil, while it waits).
 	InMaintenanceWindow bool       `gorm:"not null;default:false" json:"in_maintenance_window,omitempty"`
 	WaitingUntil        *time.Time `json:"waiting_until,omitempty"`
+	// Forget: a deprovision that lets the install go though a step cannot
+	// destroy (each such step records what it left behind).
+	Forget bool `gorm:"not null;default:false" json:"forget,omitempty"`
 	// TriggeredBy is the operation that started this one: a reconcile_drift's
 	// drift check.
 	TriggeredBy string `gorm:"size:32;not null;default:''" json:"triggered_by,omitempty"`
@@ -99,6 +102,9 @@ type InstallStep struct {
 	DecidedAt     *time.Time `json:"decided_at,omitempty"`
 	// Policies are what the plan policies said of the step's last plan.
 	Policies []protocol.PolicyResult `gorm:"serializer:json;type:text;not null;default:''" json:"policies,omitempty"`
+	// LeftBehind is what a deprovision with forget could not destroy of the
+	// step (terraform resources "type.name", a helm release), once forgotten.
+	LeftBehind []string `gorm:"serializer:json;type:text;not null;default:''" json:"left_behind,omitempty"`
 	// RenderDigest is the digest of the job the step rendered (variables,
 	// environment or values): never shown, it tells update_inputs what changed.
 	RenderDigest string     `gorm:"size:80" json:"-"`

@@ -241,10 +241,7 @@ func (s *Store) PutTerraformState(ctx context.Context, a StateAccess, lockID str
 	v = TerraformStateVersion{OrgID: a.OrgID, Workspace: a.Workspace, Serial: hdr.Serial, Lineage: hdr.Lineage,
 		MD5: hex.EncodeToString(sum[:]), State: string(state), JobID: a.JobID, Attempt: a.Attempt}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.checkAccess(tx, a); err != nil {
-			return err
-		}
-		lock, err := s.lockOf(tx, a.OrgID, a.Workspace)
+		lock, err := s.accessLock(tx, a)
 		if err != nil {
 			return err
 		}
@@ -285,6 +282,15 @@ func (s *Store) PutTerraformState(ctx context.Context, a StateAccess, lockID str
 	return v, created, nil
 }
 
+// accessLock checks a's access to its workspace and returns the workspace's
+// lock (nil when none is held).
+func (s *Store) accessLock(tx *gorm.DB, a StateAccess) (*TerraformStateLock, error) {
+	if err := s.checkAccess(tx, a); err != nil {
+		return nil, err
+	}
+	return s.lockOf(tx, a.OrgID, a.Workspace)
+}
+
 func (s *Store) lockOf(tx *gorm.DB, orgID, workspace string) (*TerraformStateLock, error) {
 	var locks []TerraformStateLock
 	q := tx.Where("org_id = ? AND workspace = ?", orgID, workspace)
@@ -322,10 +328,7 @@ func (s *Store) LockTerraformState(ctx context.Context, a StateAccess, info []by
 	lock := TerraformStateLock{OrgID: a.OrgID, Workspace: a.Workspace, LockID: li.ID, Info: string(info),
 		JobID: a.JobID, Attempt: a.Attempt, CreatedAt: s.now()}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.checkAccess(tx, a); err != nil {
-			return err
-		}
-		held, err := s.lockOf(tx, a.OrgID, a.Workspace)
+		held, err := s.accessLock(tx, a)
 		if err != nil {
 			return err
 		}
@@ -377,10 +380,7 @@ func attemptRunning(tx *gorm.DB, jobID string, attempt int) (bool, error) {
 // lock of another holder or ID is a *StateLockError.
 func (s *Store) UnlockTerraformState(ctx context.Context, a StateAccess, lockID string) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.checkAccess(tx, a); err != nil {
-			return err
-		}
-		held, err := s.lockOf(tx, a.OrgID, a.Workspace)
+		held, err := s.accessLock(tx, a)
 		if err != nil || held == nil {
 			return err
 		}
@@ -400,10 +400,7 @@ func (s *Store) UnlockTerraformState(ctx context.Context, a StateAccess, lockID 
 // a *StateLockError.
 func (s *Store) DeleteTerraformStateAs(ctx context.Context, a StateAccess, lockID string) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.checkAccess(tx, a); err != nil {
-			return err
-		}
-		held, err := s.lockOf(tx, a.OrgID, a.Workspace)
+		held, err := s.accessLock(tx, a)
 		if err != nil {
 			return err
 		}

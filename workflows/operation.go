@@ -81,6 +81,12 @@ func runOperation(ctx workflow.Context, in contract.OperationInput) (contract.Op
 		}
 	}
 	runner, err := awaitRunner(ctx, in.OperationID, plan.RunnerTimeout)
+	if err != nil && forgetting(ctx, plan) { // a deprovision with forget: nothing could be destroyed
+		s := newScheduler(ctx, in.OperationID, plan, runner)
+		s.leaveAllBehind(ctx, rootMessage(err))
+		res := s.result(ctx)
+		return finishOperation(ctx, in.OperationID, res, installStatus(plan, res.Status))
+	}
 	if err != nil {
 		res := contract.OperationResult{Status: status.OpFailed, Steps: map[string]status.Step{}, Error: rootMessage(err)}
 		return finishOperation(ctx, in.OperationID, res, plan.FailedInstallStatus)

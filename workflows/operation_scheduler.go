@@ -41,6 +41,8 @@ type stepOutcome struct {
 	Name   string
 	Status status.Step
 	Error  string
+	// LeftBehind: what a step left behind says it left (LeaveBehind).
+	LeftBehind []string
 }
 
 func newScheduler(ctx workflow.Context, opID string, plan contract.OperationPlan, runner contract.RunnerInfo) *scheduler {
@@ -268,6 +270,11 @@ func (s *scheduler) result(ctx workflow.Context) contract.OperationResult {
 		}
 		res.Steps[st.Name] = o.Status
 		switch o.Status {
+		case status.StepLeftBehind:
+			if res.LeftBehind == nil {
+				res.LeftBehind = map[string][]string{}
+			}
+			res.LeftBehind[st.Name] = o.LeftBehind
 		case status.StepFailed:
 			res.Status = status.OpFailed
 			failures = append(failures, fmt.Sprintf("%s: %s", st.Name, o.Error))

@@ -34,6 +34,8 @@ type fakeInstall struct {
 	// pausedWaits is how many WaitForRunner calls find the runner paused
 	// (RunnerOnline then says it is not online).
 	pausedWaits int
+	// runnerGone: the runner is not online, and WaitForRunner fails so.
+	runnerGone error
 	// awaitJob, when set, answers AwaitJob for a job ("<step>/<operation>");
 	// ok false: the job succeeds.
 	awaitJob func(ctx context.Context, jobID string) (res contract.JobResult, err error, ok bool)
@@ -91,12 +93,15 @@ func (f *fakeInstall) mockOperation() {
 		return f.plan, nil
 	})
 	f.env.OnActivity(contract.RunnerOnline, mockAny, "op_1").Return(func(context.Context, string) (contract.RunnerCheck, error) {
-		return contract.RunnerCheck{Online: f.pausedWaits == 0, Runner: f.runner}, nil
+		return contract.RunnerCheck{Online: f.pausedWaits == 0 && f.runnerGone == nil, Runner: f.runner}, nil
 	})
 	f.env.OnActivity(contract.WaitForRunner, mockAny, "op_1", mockAny).Return(func(context.Context, string, time.Duration) (contract.RunnerInfo, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.events = append(f.events, "wait for runner")
+		if f.runnerGone != nil {
+			return contract.RunnerInfo{}, f.runnerGone
+		}
 		if f.pausedWaits > 0 {
 			f.pausedWaits--
 			return contract.RunnerInfo{}, temporal.NewNonRetryableApplicationError("runner paused by the customer since …", contract.ErrRunnerPaused, nil)

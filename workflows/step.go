@@ -126,8 +126,12 @@ func (s *step) setStatus(ctx workflow.Context, outcome status.Step, msg string) 
 	}
 }
 
-// end records how the step ended and returns it.
+// end records how the step ended and returns it. A destroy that failed in
+// a deprovision with forget is left behind instead (leaveBehind).
 func (s *step) end(ctx workflow.Context, outcome status.Step, msg string) stepOutcome {
+	if outcome == status.StepFailed && s.spec.Destroy && forgetting(ctx, s.plan) {
+		return s.leaveBehind(ctx, msg)
+	}
 	s.setStatus(ctx, outcome, msg)
 	return stepOutcome{Name: s.spec.Name, Status: outcome, Error: msg}
 }

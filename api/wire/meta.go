@@ -109,7 +109,8 @@ type AuditEvent struct {
 	// the route's operationId
 	Action string `json:"action" required:"true"`
 	// the objects the call named in its path or made, by kind: app_id, install_id, operation_id, step, step_id,
-	// token_id, token_name…; new_<kind> when it made one of a kind its path named
+	// token_id, token_name…; new_<kind> when it made one of a kind its path named; forget ("true") on a deprovision
+	// that forgets what it cannot destroy
 	Objects map[string]string `json:"objects" required:"true"`
 	// the answer's HTTP status (499: the client went away first)
 	Status int `json:"status" required:"true"`

@@ -8,6 +8,10 @@ type OperationRequest struct {
 	PlanOnly bool `json:"plan_only"`
 	// component operations: include the components that depend on it
 	WithDependents bool `json:"with_dependents"`
+	// deprovision only: a step that cannot destroy (the install's account changed under it, a stand-in is gone) does
+	// not fail the deprovision: it ends left_behind, naming what it left (left_behind), the install forgets it, and
+	// the deprovision goes on; the install ends deprovisioned. Not with plan_only
+	Forget bool `json:"forget"`
 	WindowOption
 	_ struct{} `additionalProperties:"false"`
 }
@@ -49,6 +53,8 @@ type Operation struct {
 	WorkflowID     string `json:"workflow_id" required:"true"`
 	// running, waiting_for_maintenance_window, waiting_for_runner, succeeded, failed, cancelled, denied
 	Status string `json:"status" required:"true"`
+	// a deprovision that forgets what it cannot destroy: its steps that could not end left_behind
+	Forget bool `json:"forget,omitempty"`
 	// the operation waits for the install's maintenance window before it runs
 	InMaintenanceWindow bool `json:"in_maintenance_window,omitempty"`
 	// while waiting_for_maintenance_window: when the window opens and the operation runs
@@ -75,7 +81,8 @@ type Step struct {
 	After []string `json:"after"`
 	// pending, building, syncing, planning, waiting_approval, applying, succeeded, no_changes, planned, failed,
 	// skipped, denied, cancelled, unchanged (update_inputs, deploy_config: its build and job are as last applied;
-	// nothing ran), drifted (drift_check: its plan is not empty)
+	// nothing ran), drifted (drift_check: its plan is not empty), left_behind (a deprovision with forget could not
+	// destroy it: error says why, left_behind what is left)
 	Status string `json:"status" required:"true"`
 	// the plan job (under approve-all, the one job that plans and applies: equal to apply_job_id)
 	PlanJobID  *string `json:"plan_job_id,omitempty"`
@@ -95,8 +102,11 @@ type Step struct {
 	// the decision on its plan: approved or denied (empty: none yet, or none needed)
 	Decision string `json:"decision,omitempty"`
 	// who decided: the user's name (a token's, for a token made before users)
-	DecidedBy  string     `json:"decided_by,omitempty"`
-	DecidedAt  *time.Time `json:"decided_at,omitempty"`
+	DecidedBy string     `json:"decided_by,omitempty"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
+	// what is left of the step where the install ran (the resources in its terraform state by address,
+	// or its helm release and the objects its last deploy recorded); the install no longer knows them
+	LeftBehind []string   `json:"left_behind,omitempty"`
 	Error      string     `json:"error,omitempty"`
 	StartedAt  *time.Time `json:"started_at,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`

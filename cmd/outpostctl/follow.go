@@ -122,6 +122,9 @@ func printChanges(w io.Writer, install string, s snapshot, seen map[string]strin
 		if st.Status == "waiting_approval" {
 			line += fmt.Sprintf(" — %s", approveHint(install, st.Name))
 		}
+		if st.Status == "left_behind" {
+			line += " — " + leftBehind(st.LeftBehind)
+		}
 		fmt.Fprintln(w, line)
 	}
 }
@@ -153,7 +156,24 @@ func summary(s snapshot, took time.Duration) string {
 		}
 		line += fmt.Sprintf(" (%d %s: %s)", len(s.steps), noun, strings.Join(parts, ", "))
 	}
+	for _, st := range s.steps {
+		if st.Status == "left_behind" {
+			line += fmt.Sprintf("\n%s could not be destroyed (%s): %s", st.Name, st.Error, leftBehind(st.LeftBehind))
+		}
+	}
 	return line
+}
+
+// leftBehind says what a step a deprovision with forget could not destroy
+// left behind.
+func leftBehind(left []string) string { return "left behind: " + leftList(left) }
+
+// leftList lists what a step left behind.
+func leftList(left []string) string {
+	if len(left) == 0 {
+		return "nothing recorded in its state"
+	}
+	return strings.Join(left, ", ")
 }
 
 // finished prints the summary (-o json: the operation) and fails unless

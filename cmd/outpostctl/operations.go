@@ -66,7 +66,7 @@ var (
 
 // operationCmd starts an operation of kind k, and with --wait follows it.
 func (c *cli) operationCmd(k opKind) *cobra.Command {
-	var wait, dependents, planOnly, inWindow bool
+	var wait, dependents, planOnly, inWindow, forget bool
 	var version int
 	var timeout time.Duration
 	use, args := k.name+" INSTALL [--wait]", cobra.ExactArgs(1)
@@ -93,6 +93,12 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 			}
 			if inWindow {
 				o.req.InMaintenanceWindow = &inWindow
+			}
+			if forget {
+				if planOnly {
+					return fail(exitUsage, "--forget does not go with --plan-only: a plan destroys nothing, so leaves nothing behind")
+				}
+				o.req.Forget = &forget
 			}
 			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
 			if err != nil {
@@ -127,6 +133,10 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 		f.BoolVar(&dependents, "with-dependents", false, map[string]string{
 			"deploy":   "then deploy the components that depend on it",
 			"teardown": "first tear down the components that depend on it"}[k.name])
+	}
+	if k.name == opDeprovision.name {
+		f.BoolVar(&forget, "forget", false, "for an install whose account changed under it: a step that cannot destroy does not fail the "+
+			"deprovision but is left behind (what is left is named on it) and forgotten; the install ends deprovisioned")
 	}
 	if k.versioned {
 		f.IntVar(&version, "config-version", 0, "without COMPONENT: the app config version to bring the install to (default: the latest; an earlier one rolls back)")

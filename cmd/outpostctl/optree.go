@@ -15,6 +15,7 @@ type stepRow struct {
 	name, status, started, took, jobs, err, plan string
 	policies                                     []string // what its plan policies said (policyLines)
 	policySummary                                string
+	leftBehind                                   []string // what a deprovision with forget left of it
 }
 
 func stepRows(op apiclient.Operation) []stepRow {
@@ -32,6 +33,7 @@ func stepRows(op apiclient.Operation) []stepRow {
 			v.plan = *s.Plan
 		}
 		v.policies, v.policySummary = policyLines(s.Policies), policySummary(s.Policies)
+		v.leftBehind = deref2(s.LeftBehind)
 		out = append(out, v)
 	}
 	return out
@@ -75,7 +77,10 @@ func (c *cli) showOperation(op apiclient.Operation, inst string, deps map[string
 	printTree(w, children, "", "")
 	w.Flush()
 	for _, s := range steps {
-		if s.err != "" {
+		switch {
+		case s.status == "left_behind":
+			fmt.Fprintf(c.stdout, "%s could not be destroyed (%s): %s\n", s.name, s.err, leftBehind(s.leftBehind))
+		case s.err != "":
 			fmt.Fprintf(c.stdout, "%s failed: %s\n", s.name, s.err)
 		}
 		for _, l := range s.policies {

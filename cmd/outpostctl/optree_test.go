@@ -100,3 +100,40 @@ func TestShowOperationPolicies(t *testing.T) {
 		}
 	}
 }
+
+// A deprovision with forget names, under its tree, in its live view and in
+// the summary that ends following, each step it could not destroy, why,
+// and what that step left behind.
+func TestForgottenStepsNameWhatTheyLeftBehind(t *testing.T) {
+	var op apiclient.Operation
+	err := json.Unmarshal([]byte(`{"id": "op_1", "kind": "deprovision", "status": "succeeded", "forget": true,
+		"created_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:00:09Z", "steps": [
+		{"name": "web", "status": "succeeded"},
+		{"name": "stuck", "status": "left_behind", "error": "the account is gone", "left_behind": ["terraform_data.stuck", "aws_s3_bucket.logs"]},
+		{"name": "sandbox", "status": "left_behind", "error": "the account is gone", "left_behind": []}]}`), &op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c := &cli{stdout: &out}
+	c.showOperation(op, "cust-a", nil, false)
+	m := tuiModel{inst: apiclient.Install{Name: "cust-a"}, snap: snapshot{op: op, steps: stepsOf(op)},
+		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot))}
+	live := ansi.Strip(m.view(time.Now()))
+	sum := summary(snapshot{op: op, steps: stepsOf(op)}, 9*time.Second)
+	for _, check := range []struct{ what, text, want string }{
+		{"operations show", out.String(), "stuck could not be destroyed (the account is gone): left behind: terraform_data.stuck, aws_s3_bucket.logs\n"},
+		{"operations show", out.String(), "sandbox could not be destroyed (the account is gone): left behind: nothing recorded in its state\n"},
+		{"the live tree", live, "! stuck    left_behind"},
+		{"the live tree", live, "left behind: terraform_data.stuck, aws_s3_bucket.logs"},
+		{"the summary", sum, "deprovision op_1 succeeded in 9s (3 steps: 1 succeeded, 2 left_behind)\n"},
+		{"the summary", sum, "stuck could not be destroyed (the account is gone): left behind: terraform_data.stuck, aws_s3_bucket.logs"},
+	} {
+		if !strings.Contains(check.text, check.want) {
+			t.Errorf("%s lacks %q:\n%s", check.what, check.want, check.text)
+		}
+	}
+	if strings.Contains(out.String(), "failed") {
+		t.Errorf("a step left behind is shown failed:\n%s", out.String())
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -17,6 +18,9 @@ type installView struct {
 	Runner     json.RawMessage `json:"runner"`
 	Components json.RawMessage `json:"components"`
 	Outputs    json.RawMessage `json:"outputs"`
+	// ForgottenBy: the deprovision with forget that let the install go (what
+	// its steps left behind), when one did.
+	ForgottenBy json.RawMessage `json:"forgotten_by,omitempty"`
 }
 
 func (c *cli) installsShowCmd() *cobra.Command {
@@ -55,10 +59,18 @@ func (c *cli) installsShowCmd() *cobra.Command {
 				}
 				v.Runner, runner = r.Body, r.JSON200
 			}
+			forgot, body, err := a.forgottenBy(ctx, *in.JSON200)
+			if err != nil {
+				return err
+			}
+			v.ForgottenBy = body
 			if c.output == "json" {
 				return c.printJSON(v)
 			}
 			c.showInstall(*in.JSON200, runner, comps.JSON200.Components, outs.Body)
+			if forgot != nil {
+				c.showLeftBehind(*forgot)
+			}
 			return nil
 		},
 	}
@@ -85,6 +97,40 @@ func (c *cli) showInstall(in apiclient.Install, runner *apiclient.Runner, comps 
 	fmt.Fprintln(w, "outputs:")
 	for _, line := range outputLines(outputs) {
 		fmt.Fprintln(w, "  "+line)
+	}
+}
+
+// forgottenBy is the deprovision with forget that let a deprovisioned
+// install go, with its steps (nil when the install's last operation is not
+// one).
+func (a *api) forgottenBy(ctx context.Context, inst apiclient.Install) (*apiclient.Operation, []byte, error) {
+	if inst.Status != "deprovisioned" {
+		return nil, nil, nil
+	}
+	one := 1
+	r, err := check(a.ListOperationsWithResponse(ctx, inst.Id, &apiclient.ListOperationsParams{Limit: &one}))
+	if err != nil {
+		return nil, nil, err
+	}
+	ops := r.JSON200.Operations
+	if len(ops) == 0 || ops[0].Kind != "deprovision" || ops[0].Forget == nil || !*ops[0].Forget {
+		return nil, nil, nil
+	}
+	g, err := check(a.GetOperationWithResponse(ctx, inst.Id, ops[0].Id, nil))
+	if err != nil {
+		return nil, nil, err
+	}
+	return g.JSON200, g.Body, nil
+}
+
+// showLeftBehind names what a deprovision with forget left of each step it
+// could not destroy.
+func (c *cli) showLeftBehind(op apiclient.Operation) {
+	fmt.Fprintf(c.stdout, "forgotten by deprovision %s; left behind in its account:\n", op.Id)
+	for _, s := range stepRows(op) {
+		if s.status == "left_behind" {
+			fmt.Fprintf(c.stdout, "  %s (%s): %s\n", s.name, s.err, leftList(s.leftBehind))
+		}
 	}
 }
 

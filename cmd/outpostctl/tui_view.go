@@ -24,7 +24,8 @@ var (
 // stepIcons mark a step's status; a running one has the spinner, and no
 // step of a finished operation does.
 var stepIcons = map[string]string{"pending": "·", "succeeded": "✓", "no_changes": "✓", "planned": "✓", "unchanged": "✓",
-	"failed": "✗", "denied": "✗", "cancelled": "⊘", "skipped": "-", "waiting_approval": "?", "drifted": "~"}
+	"failed": "✗", "denied": "✗", "cancelled": "⊘", "skipped": "-", "waiting_approval": "?", "drifted": "~",
+	"left_behind": "!"}
 
 // view is the operation as a tree: a line per step (status, elapsed time)
 // with what runs below it (the job's last log line, a plan to approve, an
@@ -84,7 +85,7 @@ func (m tuiModel) stepLine(st stepView, width int, now time.Time) string {
 		return styleOK.Render(line)
 	case "failed", "denied", "cancelled":
 		return styleBad.Render(line)
-	case "waiting_approval", "drifted":
+	case "waiting_approval", "drifted", "left_behind":
 		return styleAsk.Render(line)
 	case "pending", "skipped":
 		return styleQuiet.Render(line)
@@ -111,6 +112,8 @@ func (m tuiModel) details(st stepView) []string {
 			out = append(out, styleAsk.Render(m.fit("policy: "+l)))
 		}
 		out = append(out, styleAsk.Render(m.fit(approveHint(m.inst.Name, st.Name))))
+	case st.Status == "left_behind":
+		out = append(out, styleBad.Render(m.fit(strings.SplitN(st.Error, "\n", 2)[0])), styleAsk.Render(m.fit(leftBehind(st.LeftBehind))))
 	case st.Error != "":
 		out = append(out, styleBad.Render(m.fit(strings.SplitN(st.Error, "\n", 2)[0])))
 	case m.snap.logs[st.Name] != "":

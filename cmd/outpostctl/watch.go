@@ -18,6 +18,7 @@ type stepView struct {
 	Name, Status, Error, Plan string
 	Job                       string   // the job it runs now, if any
 	Policies                  []string // what its plan policies said (policyLines)
+	LeftBehind                []string // what a deprovision with forget left of it
 	Destroys                  bool     // it destroys (a deprovision's or teardown's step)
 	Add, Change, Destroy      int
 	Started, Finished         *time.Time
@@ -128,7 +129,7 @@ func stepsOf(op apiclient.Operation) []stepView {
 	for _, s := range *op.Steps {
 		v := stepView{Name: s.Name, Status: s.Status, Error: deref(s.Error), Plan: deref(s.Plan), Policies: policyLines(s.Policies),
 			Add: derefInt(s.Add), Change: derefInt(s.Change), Destroy: derefInt(s.DestroyCount),
-			Started: s.StartedAt, Finished: s.FinishedAt, Destroys: s.Destroy != nil && *s.Destroy}
+			Started: s.StartedAt, Finished: s.FinishedAt, Destroys: s.Destroy != nil && *s.Destroy, LeftBehind: deref2(s.LeftBehind)}
 		switch s.Status {
 		case "syncing":
 			v.Job = deref(s.SyncJobId)

@@ -53,12 +53,15 @@ const (
 	StepUnchanged Step = "unchanged"
 	// StepDrifted: a drift check's plan of the step is not empty.
 	StepDrifted Step = "drifted"
+	// StepLeftBehind: a deprovision with forget could not destroy the step;
+	// what it left behind is recorded on it, and the install forgets it.
+	StepLeftBehind Step = "left_behind"
 )
 
 // StepOK says the steps after this one may go on (in a plan-only operation,
-// after a plan).
+// after a plan; in a deprovision with forget, after a step left behind).
 func StepOK(s Step) bool {
-	return s == StepSucceeded || s == StepNoChanges || s == StepPlanned || s == StepUnchanged
+	return s == StepSucceeded || s == StepNoChanges || s == StepPlanned || s == StepUnchanged || s == StepLeftBehind
 }
 
 // Job is a job's status: queued → running → succeeded | failed | cancelled,

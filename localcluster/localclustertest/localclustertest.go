@@ -2,7 +2,9 @@ package localclustertest
 
 import (
 	"errors"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -39,6 +41,15 @@ func StartWithNode(t testing.TB, node localcluster.NodeOptions) *localcluster.Cl
 		t.Skip(err)
 	}
 	unlock := LockNodeHost(t)
+	bridge := node.Bridge
+	if bridge == "" {
+		bridge = localcluster.DefaultBridge
+	}
+	// Holding the host's lock, no other test's node runs: a bridge of this
+	// name is one a killed test process left (its cleanups never ran).
+	if removeBridge(bridge) {
+		t.Logf("removed the bridge %s a killed test process left", bridge)
+	}
 	logPath := filepath.Join(t.TempDir(), "node.log")
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -54,6 +65,9 @@ func StartWithNode(t testing.TB, node localcluster.NodeOptions) *localcluster.Cl
 	t.Cleanup(func() {
 		if err := c.Stop(); err != nil {
 			t.Errorf("local cluster: %v", err)
+		}
+		if removeBridge(bridge) { // so the next test does not fail for this one
+			t.Errorf("the node's bridge %s was still there after Stop", bridge)
 		}
 		unlock()
 		log.Close()
@@ -80,6 +94,16 @@ func LockNodeHost(t testing.TB) (unlock func()) {
 		t.Fatalf("waiting for other tests' nodes: %v", err)
 	}
 	return func() { f.Close() } // closing the file releases the lock
+}
+
+// removeBridge deletes the network interface name, saying whether there was
+// one.
+func removeBridge(name string) bool {
+	if _, err := net.InterfaceByName(name); err != nil {
+		return false
+	}
+	_ = exec.Command("ip", "link", "del", name).Run()
+	return true
 }
 
 // Assets finds the directory of the Kubernetes binaries as Start does

@@ -34,11 +34,12 @@ var All = []Migration{
 	{17, "support bundles", v17},
 	{18, "runner self-update", v18},
 	{19, "the customer's side of runners, log quotas", v19},
-	// 20: another branch's migration, reserved until it is merged.
+	// 20: reserved for a branch that landed later under another number (a no-op kept so databases that ran it stay consistent).
 	{20, "reserved", reserved},
 	{21, "plan policy results on steps", v21},
 	{22, "plan decisions recorded by the API", v22},
-	{23, "users, roles, sessions, scoped tokens", v23},
+	{23, "deprovision with forget: what steps left behind", v23},
+	{24, "users, roles, sessions, scoped tokens", v24},
 }
 
 // reserved stands for another branch's migration until it is merged.

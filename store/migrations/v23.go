@@ -1,104 +1,23 @@
 package migrations
 
-import (
-	"time"
+import "gorm.io/gorm"
 
-	"gorm.io/gorm"
-)
-
-// v23 adds people: users (and service accounts) with roles, sessions held by
-// the server, API tokens owned by a user with scopes, an expiry and their last
-// use, the user who started each operation, who decided each plan (on its
-// step, beside v22's decision), the app's four-eyes rule, and the user in
-// each audit event. Tokens made before it keep working as admin tokens
-// (scopes "admin", no owner).
+// v23 records a deprovision that forgets what it cannot destroy (forget on
+// the operation) and, on each step it could not destroy, what that step
+// left behind (JSON list of resources; empty when nothing was).
 func v23(tx *gorm.DB) error {
-	for _, t := range []any{&v23User{}, &v23RoleBinding{}, &v23Session{}} {
-		if err := tx.Migrator().CreateTable(t); err != nil {
-			return err
-		}
-	}
-	if err := addColumns(tx, "api_tokens", &v23APIToken{}, "UserID", "Scopes", "ExpiresAt", "LastUsedAt"); err != nil {
+	if err := addColumns(tx, "install_operations", &v23InstallOperation{}, "Forget"); err != nil {
 		return err
 	}
-	if err := tx.Exec("UPDATE api_tokens SET scopes = 'admin'").Error; err != nil {
-		return err
-	}
-	if err := addColumns(tx, "install_operations", &v23Operation{}, "StartedByUser"); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "install_steps", &v23InstallStep{}, "DecidedBy", "DecidedByUser", "DecidedAt"); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "apps", &v23App{}, "FourEyes"); err != nil {
-		return err
-	}
-	return addColumns(tx, "audit_events", &v23AuditEvent{}, "UserID", "UserName")
+	return addColumns(tx, "install_steps", &v23InstallStep{}, "LeftBehind")
 }
 
-type v23User struct {
-	ID           string `gorm:"primaryKey;size:32"`
-	OrgID        string `gorm:"size:32;not null;uniqueIndex:idx_users_org_name"`
-	Name         string `gorm:"size:200;not null;uniqueIndex:idx_users_org_name"`
-	Email        string `gorm:"size:300;not null;default:''"`
-	Subject      string `gorm:"size:300;not null;default:''"`
-	Kind         string `gorm:"size:20;not null"`
-	PasswordHash string `gorm:"size:200;not null;default:''"`
-	CreatedAt    time.Time
-	DisabledAt   *time.Time
+// v23InstallOperation is the column v23 adds to install_operations.
+type v23InstallOperation struct {
+	Forget bool `gorm:"not null;default:false"`
 }
 
-func (v23User) TableName() string { return "users" }
-
-type v23RoleBinding struct {
-	ID     string `gorm:"primaryKey;size:32"`
-	OrgID  string `gorm:"size:32;not null"`
-	UserID string `gorm:"size:32;not null;index"`
-	Role   string `gorm:"size:20;not null"`
-	AppID  string `gorm:"size:32;not null;default:''"`
-}
-
-func (v23RoleBinding) TableName() string { return "role_bindings" }
-
-type v23Session struct {
-	ID         string    `gorm:"primaryKey;size:32"`
-	OrgID      string    `gorm:"size:32;not null"`
-	UserID     string    `gorm:"size:32;not null;index"`
-	TokenHash  string    `gorm:"size:64;not null;uniqueIndex"`
-	CreatedAt  time.Time `gorm:"not null"`
-	LastSeenAt time.Time `gorm:"not null"`
-	ExpiresAt  time.Time `gorm:"not null"`
-	RevokedAt  *time.Time
-}
-
-func (v23Session) TableName() string { return "sessions" }
-
-// The columns v23 adds to existing tables.
-type v23APIToken struct {
-	UserID     string `gorm:"size:32;not null;default:''"`
-	Scopes     string `gorm:"size:100;not null;default:''"`
-	ExpiresAt  *time.Time
-	LastUsedAt *time.Time
-}
-
-// v23Operation: started_by (v19) keeps the starter's name; started_by_user
-// is the user's ID ("" for the platform or a token made before users).
-type v23Operation struct {
-	StartedByUser string `gorm:"size:32;not null;default:''"`
-}
-
-// v23InstallStep: who recorded v22's decision (name and user ID), and when.
+// v23InstallStep is the column v23 adds to install_steps.
 type v23InstallStep struct {
-	DecidedBy     string `gorm:"size:200;not null;default:''"`
-	DecidedByUser string `gorm:"size:32;not null;default:''"`
-	DecidedAt     *time.Time
-}
-
-type v23App struct {
-	FourEyes bool `gorm:"not null;default:false"`
-}
-
-type v23AuditEvent struct {
-	UserID   string `gorm:"size:32;not null;default:''"`
-	UserName string `gorm:"size:200;not null;default:''"`
+	LeftBehind string `gorm:"type:text;not null;default:''"`
 }

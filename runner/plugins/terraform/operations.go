@@ -20,14 +20,8 @@ import (
 // then checks it against the plan policies. A drift check (NoLock) plans
 // without the state lock.
 func (p *plugin) plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run) (json.RawMessage, error) {
-	out, path, err := savePlan(ctx, tf, run, p.m.Destroy, p.m.NoLock)
+	out, path, err := p.checkedPlan(ctx, tf, cmd, run, p.m.NoLock)
 	if err != nil {
-		return nil, err
-	}
-	if err := describe(ctx, cmd, path, &out); err != nil {
-		return nil, err
-	}
-	if out.Policies, err = p.checkPlan(ctx, run, out.PlanJSON); err != nil {
 		return nil, err
 	}
 	if out.PlanFile, err = os.ReadFile(path); err != nil {

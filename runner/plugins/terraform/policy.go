@@ -66,17 +66,25 @@ func (p *plugin) checkSavedPlan(ctx context.Context, cmd cli, run plugins.Run, p
 	return p.checkPlan(ctx, run, out.PlanJSON)
 }
 
+// checkedPlan saves the plan (without the state lock when noLock), describes
+// it and checks it against the plan policies.
+func (p *plugin) checkedPlan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run, noLock bool) (protocol.TerraformPlanOutputs, string, error) {
+	out, path, err := savePlan(ctx, tf, run, p.m.Destroy, noLock)
+	if err != nil {
+		return out, "", err
+	}
+	if err := describe(ctx, cmd, path, &out); err != nil {
+		return out, "", err
+	}
+	out.Policies, err = p.checkPlan(ctx, run, out.PlanJSON)
+	return out, path, err
+}
+
 // planCheckApply is plan_apply when there are plan policies: the plan is
 // saved, checked, and applied only when every policy ran and denied nothing.
 func (p *plugin) planCheckApply(ctx context.Context, tf *tfexec.Terraform, cmd cli, run plugins.Run) (json.RawMessage, error) {
-	out, path, err := savePlan(ctx, tf, run, p.m.Destroy, false)
+	out, path, err := p.checkedPlan(ctx, tf, cmd, run, false)
 	if err != nil {
-		return nil, err
-	}
-	if err := describe(ctx, cmd, path, &out); err != nil {
-		return nil, err
-	}
-	if out.Policies, err = p.checkPlan(ctx, run, out.PlanJSON); err != nil {
 		return nil, err
 	}
 	reportPlan(run, out)
