@@ -64,10 +64,24 @@ func (s *Server) getComponent(c echo.Context) error {
 func (s *Server) deleteComponent(c echo.Context) error { return deleteByID(c, s.store.DeleteComponent) }
 
 func appView(a store.App) wire.App {
-	return wire.App{ID: a.ID, OrgID: a.OrgID, Name: a.Name, Description: a.Description, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+	return wire.App{ID: a.ID, OrgID: a.OrgID, Name: a.Name, Description: a.Description, FourEyes: a.FourEyes,
+		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 
 func componentView(c store.Component) wire.Component {
 	return wire.Component{ID: c.ID, OrgID: c.OrgID, AppID: c.AppID, Name: c.Name, Type: c.Type,
 		Dependencies: nonNil(c.Dependencies), Config: c.Config, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// setFourEyes turns the app's four-eyes rule on or off.
+func (s *Server) setFourEyes(c echo.Context) error {
+	var req wire.FourEyes
+	if err := apierr.Bind(c, &req); err != nil {
+		return err
+	}
+	app, err := s.store.SetFourEyes(c.Request().Context(), orgID(c), c.Param("id"), req.FourEyes)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, appView(app))
 }

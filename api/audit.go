@@ -132,14 +132,16 @@ func (s *Server) recordAudit(c echo.Context, r route, note *auditNote, err error
 	note.mu.Lock()
 	defer note.mu.Unlock()
 	status, code := outcome(c, err, note.errorCode)
-	if _, authed := c.Get(tokenKey).(store.APIToken); !authed && code == protocol.CodeRateLimited {
+	if _, authed := c.Get(principalKey).(principal); !authed && code == protocol.CodeRateLimited {
 		return // refused before any token was checked: a guesser cannot flood the log
 	}
-	tok, via, ok := s.caller(ctx, c)
+	p, ok := s.auditCaller(ctx, c)
 	if !ok {
 		return
 	}
-	ev := store.AuditEvent{OrgID: tok.OrgID, TokenID: tok.ID, TokenName: tok.Name, Via: via, Method: r.method,
+	tok := p.token
+	ev := store.AuditEvent{OrgID: p.orgID, TokenID: tok.ID, TokenName: tok.Name, UserID: p.user.ID, UserName: p.user.Name,
+		Via: p.via, Method: r.method,
 		Route: "/v1" + openAPIPath(r.path), Action: r.doc.id, Objects: note.objects, Status: status, ErrorCode: code,
 		DurationMS: took.Milliseconds()}
 	if _, werr := s.store.RecordAuditEvent(ctx, ev); werr != nil {
@@ -149,25 +151,52 @@ func (s *Server) recordAudit(c echo.Context, r route, note *auditNote, err error
 	}
 }
 
-// caller is the API token a call carried and how: the one it was
-// authenticated with, else (a refused call) the token it sent, revoked or
-// not; false when it sent no API token of any org.
-func (s *Server) caller(ctx context.Context, c echo.Context) (store.APIToken, string, bool) {
+// auditCaller is who a call came from: the principal it was authenticated
+// as, else (a refused call) the owner of the API token or session it sent,
+// revoked or not; false when it sent no credential of any org.
+func (s *Server) auditCaller(ctx context.Context, c echo.Context) (principal, bool) {
+	if p, ok := c.Get(principalKey).(principal); ok {
+		return p, true
+	}
 	plain, via := credential(c.Request())
-	if tok, ok := c.Get(tokenKey).(store.APIToken); ok {
-		return tok, via, true
-	}
-	if !strings.HasPrefix(plain, protocol.APITokenPrefix) {
-		return store.APIToken{}, "", false
-	}
-	tok, err := s.store.LookupAPIToken(ctx, plain)
+	p, err := s.lookupCredential(ctx, plain, via)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			s.log.Error("audit: the token of a refused call could not be looked up; not recorded", "route", c.Path(), "err", err)
+			s.log.Error("audit: the credential of a refused call could not be looked up; not recorded", "route", c.Path(), "err", err)
 		}
-		return store.APIToken{}, "", false
+		return principal{}, false
 	}
-	return tok, via, true
+	return p, true
+}
+
+// lookupCredential finds whose a credential is, valid or not.
+func (s *Server) lookupCredential(ctx context.Context, plain, via string) (principal, error) {
+	p := principal{via: via}
+	var userID string
+	switch {
+	case via == store.ViaSession && strings.HasPrefix(plain, store.SessionPrefix):
+		ses, err := s.store.LookupSession(ctx, plain)
+		if err != nil {
+			return p, err
+		}
+		p.orgID, userID = ses.OrgID, ses.UserID
+	case strings.HasPrefix(plain, protocol.APITokenPrefix):
+		tok, err := s.store.LookupAPIToken(ctx, plain)
+		if err != nil {
+			return p, err
+		}
+		p.orgID, p.token, userID = tok.OrgID, tok, tok.UserID
+	default:
+		return p, store.ErrNotFound
+	}
+	if userID != "" {
+		u, err := s.store.GetUser(ctx, p.orgID, userID)
+		if err != nil {
+			return p, err
+		}
+		p.user = u
+	}
+	return p, nil
 }
 
 // outcome is the status a call was answered (or is about to be answered by

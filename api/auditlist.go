@@ -17,6 +17,7 @@ var auditQuery = []queryParam{
 	{"limit", "integer", "how many to return, newest first (1-200, default 50)"},
 	{"before", "string", "an event ID (next_before of the previous page): the events after it in the list, older"},
 	{"token_id", "string", "only the calls made with this API token"},
+	{"user", "string", "only the calls made by this user (its ID or name), with its tokens or its dashboard session"},
 	{"action", "string", "only the calls of this operation (an operationId of this document: createApp, approveStep…)"},
 	{"object_id", "string", "only the calls that named or made this object (an ID, a step or a component name)"},
 	{"since", "string", "only the calls answered at or after this time (RFC 3339)"},
@@ -45,7 +46,7 @@ func (s *Server) auditFilter(c echo.Context) (store.AuditFilter, error) {
 		return store.AuditFilter{}, err
 	}
 	f := store.AuditFilter{Limit: limit, Before: c.QueryParam("before"), TokenID: c.QueryParam("token_id"),
-		Action: c.QueryParam("action"), ObjectID: c.QueryParam("object_id")}
+		User: c.QueryParam("user"), Action: c.QueryParam("action"), ObjectID: c.QueryParam("object_id")}
 	if v := c.QueryParam("since"); v != "" {
 		if f.Since, err = time.Parse(time.RFC3339, v); err != nil {
 			return f, apierr.Invalid("since", "%q is not a time: want RFC 3339, e.g. 2026-05-01T12:00:00Z", v)
@@ -70,6 +71,7 @@ func (s *Server) auditedActions() []string {
 }
 
 func auditEventView(e store.AuditEvent) wire.AuditEvent {
-	return wire.AuditEvent{ID: e.ID, At: e.CreatedAt, TokenID: e.TokenID, TokenName: e.TokenName, Via: e.Via, Method: e.Method,
+	return wire.AuditEvent{ID: e.ID, At: e.CreatedAt, TokenID: e.TokenID, TokenName: e.TokenName, UserID: e.UserID,
+		UserName: e.UserName, Via: e.Via, Method: e.Method,
 		Route: e.Route, Action: e.Action, Objects: e.Objects, Status: e.Status, ErrorCode: e.ErrorCode, DurationMS: e.DurationMS}
 }

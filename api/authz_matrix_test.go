@@ -23,12 +23,15 @@ type matrixIDs map[string]string
 
 // matrixIDKeys are the entries of matrixIDs that are IDs (the others are
 // names and versions, the same in every org).
-var matrixIDKeys = []string{"org", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id", "uid", "bundle"}
+var matrixIDKeys = []string{"org", "users", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id", "uid", "bundle"}
 
 // matrixBodies are request bodies by the schema a route takes ("{key}" is
 // filled from matrixIDs); a schema not listed is sent {}.
 var matrixBodies = map[string]string{
-	"CreateTokenRequest":        `{"name":"matrix"}`,
+	"CreateTokenRequest":        `{"name":"matrix","scopes":["read"]}`,
+	"CreateUserRequest":         `{"name":"matrix","roles":[{"role":"viewer"}]}`,
+	"SetRolesRequest":           `{"roles":[{"role":"viewer"}]}`,
+	"FourEyes":                  `{"four_eyes":true}`,
 	"RunnerPolicyRequest":       `{"version":""}`,
 	"CreateAppRequest":          `{"name":"matrix"}`,
 	"CreateComponentRequest":    `{"name":"matrix","type":"helm_chart"}`,
@@ -49,6 +52,7 @@ var matrixBodies = map[string]string{
 // something for any valid token: they act on the caller's own org.
 var matrixOwnOrg = map[string]string{
 	"POST /tokens":       "creates a token in the caller's own org",
+	"POST /users":        "creates a user in the caller's own org",
 	"POST /apps":         "creates an app in the caller's own org",
 	"GET /runners":       "creates the caller's own build runner on first use",
 	"PUT /runner-policy": "sets the runner version of the caller's own org",
@@ -63,7 +67,7 @@ func (e *testEnv) matrixWorld() matrixIDs {
 	w := e.world()
 	e.syncConfig(w.app.ID, exampleFiles(e.t), 201)
 	builds := e.listBuilds(w.app.ID, "")
-	var tokens struct{ Tokens []store.APIToken }
+	var tokens struct{ Tokens []wire.Token }
 	e.call("GET", "/v1/tokens", nil, 200, &tokens)
 	rel, err := e.store.CreateRelease(ctx, store.Release{OrgID: e.org.ID, AppID: w.app.ID, ConfigVersion: 1, BatchSize: 1,
 		FailureThreshold: 1, Installs: []store.ReleaseInstall{{InstallID: w.inst.ID, InstallName: w.inst.Name, Batch: 1, ToVersion: 1}}})
@@ -100,7 +104,11 @@ func (e *testEnv) matrixWorld() matrixIDs {
 	if len(builds) == 0 || len(list.Components) == 0 {
 		e.t.Fatalf("the world has builds %v, components %v", builds, list.Components)
 	}
-	return matrixIDs{"org": e.org.ID, "apps": w.app.ID, "components": list.Components[0].ID, "installs": w.inst.ID,
+	admin, err := e.store.GetUserByName(ctx, e.org.ID, store.LocalAdminName)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return matrixIDs{"org": e.org.ID, "users": admin.ID, "apps": w.app.ID, "components": list.Components[0].ID, "installs": w.inst.ID,
 		"runners": w.inst.Runner.ID, "jobs": w.job.ID, "tokens": tokens.Tokens[0].ID, "cmd": w.cmd.ID, "rid": rel.ID,
 		"op": op.ID, "build_id": builds[0].ID, "uid": upd.ID, "version": "1", "step": status.SandboxStep, "name": list.Components[0].Name,
 		"bundle": bundle.ID}
@@ -276,7 +284,7 @@ func toString(body any) string {
 func (e *testEnv) badCredentials(a matrixIDs) map[string]string {
 	e.t.Helper()
 	var tok wire.NewToken
-	e.call("POST", "/v1/tokens", map[string]any{"name": "revoked"}, 201, &tok)
+	e.call("POST", "/v1/tokens", map[string]any{"name": "revoked", "scopes": []string{"admin"}}, 201, &tok)
 	e.call("DELETE", "/v1/tokens/"+tok.ID, nil, 204, nil)
 	var reg wire.RegistrationToken
 	e.call("POST", "/v1/runners/"+a["runners"]+"/registration-token", nil, 200, &reg)

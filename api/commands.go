@@ -91,10 +91,10 @@ func (s *Server) createCommand(c echo.Context) error {
 	if req.TimeoutSeconds != nil {
 		timeout = *req.TimeoutSeconds
 	}
-	id := store.NewID("cmd")
+	id, by := store.NewID("cmd"), caller(c).name()
 	cmd, err := s.store.CreateInstallCommand(ctx, store.InstallCommand{ID: id, OrgID: org, InstallID: inst.ID,
 		Args: req.Command, TimeoutMS: int64(timeout) * 1000, WorkflowID: contract.InstallCommandWorkflowID(inst.ID, id),
-		StartedBy: startedBy(c)})
+		StartedBy: by})
 	if err != nil {
 		return err
 	}

@@ -238,7 +238,7 @@ func TestTokens(t *testing.T) {
 
 func TestAuthenticationAndUnknownRoutes(t *testing.T) {
 	e := newTestEnv(t)
-	revoked, plain, err := e.store.CreateAPIToken(context.Background(), e.org.ID, "old")
+	revoked, plain, err := e.store.CreateAPIToken(context.Background(), store.NewAPIToken{OrgID: e.org.ID, Name: "old", Scopes: []string{store.ScopeRead}})
 	if err != nil {
 		t.Fatal(err)
 	}

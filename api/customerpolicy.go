@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
@@ -34,11 +32,6 @@ func (s *Server) refusedByRunner(ctx context.Context, inst store.Install, jobTyp
 }
 
 // startedBy names the caller for the customer's record: its API token's name.
-func startedBy(c echo.Context) string {
-	tok, _ := c.Get(tokenKey).(store.APIToken)
-	return tok.Name
-}
-
 func customerPolicyView(p *protocol.CustomerPolicy) *wire.CustomerPolicy {
 	if p == nil {
 		return nil

@@ -17,7 +17,7 @@ func TestOrgsAreIsolated(t *testing.T) {
 	ctx := context.Background()
 	w := e.world()
 	app, cmp, inst, job, cmd := w.app, w.cmp, w.inst, w.job, w.cmd
-	var tokens struct{ Tokens []store.APIToken }
+	var tokens struct{ Tokens []wire.Token }
 	e.call("GET", "/v1/tokens", nil, 200, &tokens)
 	_, other, err := e.store.CreateOrg(ctx, "globex")
 	if err != nil {
@@ -75,7 +75,7 @@ func TestOrgsAreIsolated(t *testing.T) {
 	if len(runners.Runners) != 1 || runners.Runners[0].Kind != store.RunnerKindBuild || runners.Runners[0].ID == inst.Runner.ID {
 		t.Errorf("another org lists runners %+v, want only its own build runner", runners.Runners)
 	}
-	var otherTokens struct{ Tokens []store.APIToken }
+	var otherTokens struct{ Tokens []wire.Token }
 	e.callAs(other, "GET", "/v1/tokens", nil, 200, &otherTokens)
 	if len(otherTokens.Tokens) != 1 || otherTokens.Tokens[0].ID == tokens.Tokens[0].ID {
 		t.Errorf("another org lists tokens %+v", otherTokens.Tokens)

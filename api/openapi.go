@@ -73,6 +73,7 @@ func describeAPI(spec *openapi3.Spec) {
 var apiTags = []struct{ name, description string }{
 	{"meta", "The API itself: its health and this document."},
 	{"tokens", "The caller's org and its API tokens."},
+	{"users", "The org's users and service accounts, their roles, and who the caller is."},
 	{"audit", "The org's audit log of changing calls."},
 	{"apps", "The vendor's products."},
 	{"components", "The deployable parts of an app."},

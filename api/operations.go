@@ -45,7 +45,7 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 	}
 	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: kind, Component: component,
 		WithDependents: req.WithDependents, PlanOnly: req.PlanOnly, InMaintenanceWindow: req.InMaintenanceWindow,
-		Forget: req.Forget, StartedBy: startedBy(c)})
+		Forget: req.Forget})
 	if err != nil {
 		return err
 	}
@@ -92,6 +92,9 @@ func (s *Server) beginOperation(ctx context.Context, inst store.Install, op stor
 		op.ConfigVersion = version
 	}
 	op.OrgID, op.InstallID, op.ApprovalMode = inst.OrgID, inst.ID, inst.ApprovalMode
+	if op.StartedBy == "" {
+		op.StartedBy, op.StartedByUser = startedBy(ctx)
+	}
 	op.WorkflowID = contract.OperationWorkflowID(inst.ID, op.Kind, op.Component)
 	op, err := s.store.StartOperation(ctx, op)
 	noteObject(ctx, "operation_id", op.ID)
@@ -215,9 +218,13 @@ func (s *Server) decideStep(c echo.Context, approve bool) error {
 	if step == nil {
 		return fmt.Errorf("step %s of operation %s: %w", name, op.ID, store.ErrNotFound)
 	}
-	noteObject(c.Request().Context(), "step_id", step.ID)
+	ctx, p := c.Request().Context(), caller(c)
+	noteObject(ctx, "step_id", step.ID)
 	if step.Status != status.StepWaitingApproval {
 		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "step %s is %s, not waiting for approval", name, step.Status)
+	}
+	if err := s.checkFourEyes(c, op, approve); err != nil {
+		return err
 	}
 	if s.ops == nil {
 		return errNoOps()
@@ -227,13 +234,14 @@ func (s *Server) decideStep(c echo.Context, approve bool) error {
 		decision = status.DecisionDenied
 	}
 	// Recorded first: the workflow applies only what the store says approved.
-	if err := s.store.RecordStepDecision(c.Request().Context(), op.ID, name, decision); err != nil {
+	by := store.Decider{UserID: p.user.ID, Name: p.name()}
+	if err := s.store.RecordStepDecision(ctx, op.ID, name, decision, by); err != nil {
 		return err
 	}
-	if err := s.ops.SignalApproval(c.Request().Context(), op.WorkflowID, name, approve); err != nil {
+	if err := s.ops.SignalApproval(ctx, op.WorkflowID, name, approve); err != nil {
 		return opsFailed("sending the decision", err)
 	}
-	return c.JSON(http.StatusAccepted, wire.Decision{OperationID: op.ID, Step: name, Decision: string(decision)})
+	return c.JSON(http.StatusAccepted, wire.Decision{OperationID: op.ID, Step: name, Decision: string(decision), DecidedBy: by.Name})
 }
 
 func (s *Server) setApprovalMode(c echo.Context) error {
@@ -293,7 +301,8 @@ func stepView(st store.InstallStep) wire.Step {
 	return wire.Step{ID: st.ID, Name: st.Name, Destroy: st.Destroy, After: nonNil(st.After), Status: string(st.Status),
 		PlanJobID: st.PlanJobID, ApplyJobID: st.ApplyJobID, BuildID: st.BuildID, SyncJobID: st.SyncJobID,
 		HasChanges: st.HasChanges, Add: st.Add, Change: st.Change, DestroyCount: st.Remove, Plan: st.PlanText,
-		Policies: policyViews(st.Policies), LeftBehind: st.LeftBehind, Error: st.Error, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt}
+		Policies: policyViews(st.Policies), Decision: string(st.Decision), DecidedBy: st.DecidedBy, DecidedAt: st.DecidedAt,
+		LeftBehind: st.LeftBehind, Error: st.Error, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt}
 }
 
 func policyViews(rs []protocol.PolicyResult) []wire.PolicyResult {

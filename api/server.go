@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,7 +46,18 @@ type Config struct {
 	// FollowMax bounds how long one log follow stream lasts before it ends
 	// with a `resume` event (default DefaultFollowMax).
 	FollowMax time.Duration
+	// SessionIdle and SessionLifetime end a dashboard session idle that long,
+	// or that long after sign-in (defaults store.DefaultSessionIdle and
+	// store.DefaultSessionLifetime).
+	SessionIdle, SessionLifetime time.Duration
+	// PrincipalCacheTTL is how long a credential's user and roles are kept
+	// in memory (default DefaultPrincipalCacheTTL): how long a change made
+	// through another replica may take to be seen here.
+	PrincipalCacheTTL time.Duration
 }
+
+// DefaultPrincipalCacheTTL is how long a checked credential is cached.
+const DefaultPrincipalCacheTTL = 10 * time.Second
 
 // Operations starts and waits for durable operations (Temporal workflows).
 // Defined here, implemented in package worker.
@@ -105,6 +117,9 @@ type Server struct {
 	limiter      *authlimit.Limiter
 	now          func() time.Time
 
+	principals                   *principalCache
+	sessionIdle, sessionLifetime time.Duration
+
 	// followTick is how often a log follower looks again without being woken
 	// (a lost notification) and sends a keep-alive comment.
 	followTick time.Duration
@@ -132,17 +147,20 @@ func New(cfg Config) *Server {
 		panic("api.New: Config.Store is required")
 	}
 	s := &Server{
-		store:        cfg.Store,
-		ops:          cfg.Ops,
-		log:          cfg.Logger,
-		onlineWindow: cfg.OnlineWindow,
-		gatewayURL:   cfg.GatewayURL,
-		runnerImage:  cfg.RunnerImage,
-		limiter:      cfg.AuthLimiter,
-		followMax:    cfg.FollowMax,
-		now:          func() time.Time { return time.Now().UTC() },
-		followTick:   15 * time.Second,
-		logGrace:     10 * time.Second,
+		store:           cfg.Store,
+		ops:             cfg.Ops,
+		log:             cfg.Logger,
+		onlineWindow:    cfg.OnlineWindow,
+		gatewayURL:      cfg.GatewayURL,
+		runnerImage:     cfg.RunnerImage,
+		limiter:         cfg.AuthLimiter,
+		followMax:       cfg.FollowMax,
+		principals:      newPrincipalCache(cmp.Or(cfg.PrincipalCacheTTL, DefaultPrincipalCacheTTL)),
+		sessionIdle:     cmp.Or(cfg.SessionIdle, store.DefaultSessionIdle),
+		sessionLifetime: cmp.Or(cfg.SessionLifetime, store.DefaultSessionLifetime),
+		now:             func() time.Time { return time.Now().UTC() },
+		followTick:      15 * time.Second,
+		logGrace:        10 * time.Second,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -161,6 +179,11 @@ func New(cfg Config) *Server {
 		s.runnerImage = DefaultRunnerImage
 	}
 	s.routes = s.routeTable()
+	for _, r := range s.routes {
+		if _, ok := permScope[r.doc.need]; !ok && !r.doc.public {
+			panic(fmt.Sprintf("api.New: route %s %s declares no permission (need)", r.method, r.path))
+		}
+	}
 	doc, err := openAPIDocument(s.routes)
 	if err != nil {
 		panic(fmt.Sprintf("api.New: marshal the OpenAPI document: %v", err))
@@ -203,7 +226,7 @@ func (s *Server) Register(e *echo.Echo) {
 		}
 		mw = append(mw, limitBody(r.bodyLimit()))
 		if !r.doc.public {
-			mw = append(mw, s.authenticate)
+			mw = append(mw, s.authenticate, s.authorize(r))
 		}
 		if r.method == http.MethodGet && !r.doc.events {
 			mw = append(mw, etagged)
@@ -248,11 +271,16 @@ func tooLarge(n int64) error {
 	return apierr.New(http.StatusRequestEntityTooLarge, protocol.CodeTooLarge, "", "the body is larger than %d bytes", n)
 }
 
-const tokenKey = "outpost.api_token"
+const principalKey = "outpost.principal"
 
-// orgID is the org of the request's API token.
+// orgID is the org of the request's credential.
 func orgID(c echo.Context) string {
-	return c.Get(tokenKey).(store.APIToken).OrgID
+	return c.Get(principalKey).(principal).orgID
+}
+
+// caller is who made the request (authenticated).
+func caller(c echo.Context) principal {
+	return c.Get(principalKey).(principal)
 }
 
 // onField names the field a store conflict is about, e.g. a name already

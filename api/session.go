@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,10 +16,10 @@ import (
 	"github.com/outpost-dev/outpost/store"
 )
 
-// The dashboard's session (package dashboard sets the cookies): the API token
-// in SessionCookie, and a random CSRF token in CSRFCookie that a
-// state-changing request authenticated by the cookie must repeat in
-// CSRFHeader (docs/architecture/dashboard.md).
+// The dashboard's session: the session ID in SessionCookie (the store keeps
+// its hash), and a random CSRF token in CSRFCookie that a state-changing
+// request authenticated by the cookie must repeat in CSRFHeader
+// (docs/architecture/dashboard.md).
 const (
 	SessionCookie = "outpost_session"
 	CSRFCookie    = "outpost_csrf"
@@ -28,44 +30,19 @@ const (
 // CSRF proof.
 const codeCSRF = "csrf_refused"
 
-// CheckToken says whether plain, sent by r, is a valid API token (the
-// dashboard's sign-in); the error is a failure to find out, or an
-// *apierr.HTTPError to answer as it is (429: too many failures, Retry-After
-// set on w).
-func (s *Server) CheckToken(w http.ResponseWriter, r *http.Request, plain string) (bool, error) {
-	_, err := s.checkAPIToken(w.Header(), r, plain)
-	if errors.Is(err, store.ErrUnauthorized) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// checkAPIToken authenticates plain and counts a failure: 429 when r's
-// source or plain's prefix failed too often (authlimit).
-func (s *Server) checkAPIToken(h http.Header, r *http.Request, plain string) (store.APIToken, error) {
-	att := s.limiter.Begin(r, protocol.APITokenPrefix, plain)
-	tok, err := s.store.AuthenticateAPIToken(r.Context(), plain)
-	if errors.Is(err, store.ErrUnauthorized) {
-		if refused := att.Failed(h); refused != nil {
-			return tok, refused
-		}
-	}
-	return tok, err
-}
-
-// requestToken is the request's API token: the bearer header's, else the
-// session cookie's (with the CSRF proof checked for a state-changing
+// requestToken is the request's credential and how it came: the bearer
+// header's API token, else the session cookie's session (with the CSRF proof checked for a state-changing
 // request).
-func requestToken(c echo.Context) (string, error) {
+func requestToken(c echo.Context) (string, string, error) {
 	req := c.Request()
 	switch plain, via := credential(req); via {
 	case store.ViaBearer:
-		return plain, nil
+		return plain, via, nil
 	case store.ViaSession:
-		return plain, checkCSRF(req)
+		return plain, via, checkCSRF(req)
 	}
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="outpost"`)
-	return "", apierr.New(http.StatusUnauthorized, protocol.CodeUnauthorized, "", "missing API token: send Authorization: Bearer <token>")
+	return "", "", apierr.New(http.StatusUnauthorized, protocol.CodeUnauthorized, "", "missing API token: send Authorization: Bearer <token>")
 }
 
 // credential is the API token the request carries and how (store.ViaBearer
@@ -108,23 +85,110 @@ func errCSRF(format string, args ...any) error {
 	return apierr.New(http.StatusForbidden, codeCSRF, "", format, args...)
 }
 
-// authenticate checks the request's API token and remembers it for orgID.
+// touchEvery is how often a session's or token's last use is written: its
+// idle expiry and "last used" are to this precision.
+const touchEvery = time.Minute
+
+// authenticate checks the request's credential (an API token, or the
+// dashboard's session) and remembers its principal for orgID and authorize.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		plain, err := requestToken(c)
+		plain, via, err := requestToken(c)
 		if err != nil {
 			return err
 		}
-		tok, err := s.checkAPIToken(c.Response().Header(), c.Request(), plain)
+		p, err := s.principalOf(c.Response().Header(), c.Request(), plain, via)
 		if err != nil {
 			if errors.Is(err, store.ErrUnauthorized) {
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="outpost", error="invalid_token"`)
 			}
 			return err
 		}
-		c.Set(tokenKey, tok)
+		c.Set(principalKey, p)
+		req := c.Request()
+		c.SetRequest(req.WithContext(context.WithValue(req.Context(), principalCtxKey{}, p)))
 		return next(c)
 	}
+}
+
+// principalOf is the principal of a credential: from the cache when warm,
+// else from the store, counting a failure (429 once r's source or the
+// credential's prefix failed too often: authlimit; a valid credential is
+// never refused). A warm entry is checked again
+// for expiry, and its last use written once per touchEvery.
+//
+// A bearer header carries an API token, the session cookie a session.
+func (s *Server) principalOf(h http.Header, r *http.Request, plain, via string) (principal, error) {
+	hash, now := store.HashToken(plain), s.now()
+	if e, ok := s.principals.get(hash, now); ok && e.p.via == via && s.alive(e, now) {
+		s.touch(r, hash, e, now)
+		return e.p, nil
+	}
+	prefix := protocol.APITokenPrefix
+	if via == store.ViaSession {
+		prefix = store.SessionPrefix
+	}
+	att := s.limiter.Begin(r, prefix, plain)
+	e, err := s.loadPrincipal(r, plain, prefix)
+	if errors.Is(err, store.ErrUnauthorized) {
+		if refused := att.Failed(h); refused != nil {
+			return principal{}, refused
+		}
+	}
+	if err != nil {
+		return principal{}, err
+	}
+	s.principals.put(hash, e)
+	s.touch(r, hash, e, now)
+	return e.p, nil
+}
+
+func (s *Server) loadPrincipal(r *http.Request, plain, prefix string) (cachedPrincipal, error) {
+	var sp store.Principal
+	var err error
+	via := store.ViaBearer
+	if prefix == store.SessionPrefix {
+		via = store.ViaSession
+		sp, err = s.store.AuthenticateSession(r.Context(), plain, s.sessionIdle)
+	} else {
+		sp, err = s.store.AuthenticateToken(r.Context(), plain)
+	}
+	if err != nil {
+		return cachedPrincipal{}, err
+	}
+	org := sp.Token.OrgID
+	if via == store.ViaSession {
+		org = sp.Session.OrgID
+	}
+	return cachedPrincipal{p: principal{orgID: org, user: sp.User, token: sp.Token, via: via}, session: sp.Session, at: s.now()}, nil
+}
+
+// alive: a cached session has not passed its expiry nor been idle too
+// long; a cached token has not expired.
+func (s *Server) alive(e cachedPrincipal, now time.Time) bool {
+	if e.p.via == store.ViaSession {
+		return now.Before(e.session.ExpiresAt) && now.Sub(e.session.LastSeenAt) < s.sessionIdle
+	}
+	return e.p.token.ExpiresAt == nil || now.Before(*e.p.token.ExpiresAt)
+}
+
+// touch writes a session's or token's last use when the one recorded is
+// older than touchEvery.
+func (s *Server) touch(r *http.Request, hash string, e cachedPrincipal, now time.Time) {
+	var err error
+	switch {
+	case e.p.via == store.ViaSession && now.Sub(e.session.LastSeenAt) >= touchEvery:
+		err = s.store.TouchSession(r.Context(), e.session.ID, now)
+	case e.p.via == store.ViaBearer && (e.p.token.LastUsedAt == nil || now.Sub(*e.p.token.LastUsedAt) >= touchEvery):
+		err = s.store.TouchAPIToken(r.Context(), e.p.token.ID, now)
+	default:
+		return
+	}
+	if err != nil {
+		s.log.Warn("the last use of a credential was not recorded", "err", err)
+		return
+	}
+	s.principals.touched(hash, now)
 }
 
 // getOrg is the org of the request's token (the dashboard shows its name).

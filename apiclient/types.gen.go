@@ -454,10 +454,13 @@ func (e SupportBundleStatus) Valid() bool {
 type App struct {
 	CreatedAt   time.Time `json:"created_at"`
 	Description string    `json:"description"`
-	Id          string    `json:"id"`
-	Name        string    `json:"name"`
-	OrgId       string    `json:"org_id"`
-	UpdatedAt   time.Time `json:"updated_at"`
+
+	// FourEyes the user who started an operation cannot approve its plans
+	FourEyes  bool      `json:"four_eyes"`
+	Id        string    `json:"id"`
+	Name      string    `json:"name"`
+	OrgId     string    `json:"org_id"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // AppConfig AppConfig is a config version as the API shows it. Sensitive input defaults are left out; variables are not shown (they are in the files).
@@ -525,6 +528,10 @@ type AuditEvent struct {
 	// TokenId the API token that made the call (a revoked one, when that is why it was refused)
 	TokenId   string `json:"token_id"`
 	TokenName string `json:"token_name"`
+
+	// UserId the user the token or session belongs to (empty for a token made before users)
+	UserId   *string `json:"user_id,omitempty"`
+	UserName *string `json:"user_name,omitempty"`
 
 	// Via bearer (Authorization header) or session (the dashboard's cookie)
 	Via string `json:"via"`
@@ -814,9 +821,30 @@ type CreateRunnerUpdateRequest struct {
 	Version *string `json:"version,omitempty"`
 }
 
-// CreateTokenRequest CreateTokenRequest creates an API token of the caller's org.
+// CreateTokenRequest CreateTokenRequest creates an API token of the caller's (or, for an admin, another user's or a service account's) in the caller's org.
 type CreateTokenRequest struct {
-	Name string `json:"name"`
+	// ExpiresIn how long it lasts (a Go duration, or days: 30d); left out: until revoked
+	ExpiresIn *string `json:"expires_in,omitempty"`
+	Name      string  `json:"name"`
+
+	// Scopes what the token may do, within its user's roles: read, deploy, approve, exec, admin (every scope); each includes read; left out: admin (all that its user's roles allow)
+	Scopes *[]string `json:"scopes,omitempty"`
+
+	// UserId the user it belongs to (admins only); left out: the caller
+	UserId *string `json:"user_id,omitempty"`
+}
+
+// CreateUserRequest CreateUserRequest adds a user or service account to the org.
+type CreateUserRequest struct {
+	Email *string `json:"email,omitempty"`
+
+	// Kind person (default) or service
+	Kind *string `json:"kind,omitempty"`
+	Name string  `json:"name"`
+
+	// Password a person's password for the dashboard (at least 12 characters); left out: no password sign-in
+	Password *string       `json:"password,omitempty"`
+	Roles    []RoleBinding `json:"roles"`
 }
 
 // CustomerPolicy CustomerPolicy is what a runner's customer allows it to run, as the runner reports it: set on the customer's side only, shown here, never changed here.
@@ -844,6 +872,9 @@ type CustomerPolicyDestroy string
 
 // Decision Decision is the approval or denial of a step's plan.
 type Decision struct {
+	// DecidedBy who decided: the user's name (a token's, for a token made before users)
+	DecidedBy *string `json:"decided_by,omitempty"`
+
 	// Decision approved or denied
 	Decision    string `json:"decision"`
 	OperationId string `json:"operation_id"`
@@ -917,6 +948,11 @@ type Error struct {
 	// Field the offending field, when there is one
 	Field   *string `json:"field,omitempty"`
 	Message string  `json:"message"`
+}
+
+// FourEyes FourEyes sets whether the user who started an operation may approve its plans.
+type FourEyes struct {
+	FourEyes bool `json:"four_eyes"`
 }
 
 // Health Health says whether the API can serve: ok, or unavailable while its database does not answer.
@@ -1230,6 +1266,19 @@ type MaintenanceWindowsRequest struct {
 	Windows []MaintenanceWindow `json:"windows"`
 }
 
+// Me Me is who the request's credential stands for.
+type Me struct {
+	// Org Org is a vendor: everything else belongs to exactly one org.
+	Org    Org       `json:"org"`
+	Scopes *[]string `json:"scopes,omitempty"`
+
+	// TokenId the token's ID and scopes (left out for a dashboard session)
+	TokenId *string `json:"token_id,omitempty"`
+
+	// User User is a person or service account of the org; never its password.
+	User *User `json:"user,omitempty"`
+}
+
 // NewInstall NewInstall is an install as created, with its runner's one-time registration token.
 type NewInstall struct {
 	AppId string `json:"app_id"`
@@ -1282,13 +1331,16 @@ type NewRunner struct {
 
 // NewToken NewToken is an API token as created: the only answer that holds its value.
 type NewToken struct {
-	CreatedAt time.Time `json:"created_at"`
-	Id        string    `json:"id"`
-	Name      string    `json:"name"`
-	OrgId     string    `json:"org_id"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	Id        string     `json:"id"`
+	Name      string     `json:"name"`
+	OrgId     string     `json:"org_id"`
+	Scopes    []string   `json:"scopes"`
 
 	// Token the token; shown only here
-	Token string `json:"token"`
+	Token  string `json:"token"`
+	UserId string `json:"user_id"`
 }
 
 // NextWindow NextWindow is one opening of a maintenance window.
@@ -1325,7 +1377,7 @@ type Operation struct {
 	OrgId    *string `json:"org_id,omitempty"`
 	PlanOnly *bool   `json:"plan_only,omitempty"`
 
-	// StartedBy the API token that started it (its name)
+	// StartedBy who started it: the user's name (a token's, for a token made before users); empty for the platform
 	StartedBy *string `json:"started_by,omitempty"`
 
 	// Status running, waiting_for_maintenance_window, waiting_for_runner, succeeded, failed, cancelled, denied
@@ -1518,6 +1570,15 @@ type ReleaseTargets struct {
 	Selector interface{} `json:"selector,omitempty"`
 }
 
+// RoleBinding RoleBinding gives a user a role in every app, or in one (app_id).
+type RoleBinding struct {
+	// AppId the app the role is limited to; left out: every app
+	AppId *string `json:"app_id,omitempty"`
+
+	// Role admin (users, tokens, settings, and all the others), operator (provision, deploy, releases, inputs, actions), approver (approve and deny plans) or viewer (read)
+	Role string `json:"role"`
+}
+
 // Runner Runner is a runner as the API shows it: who it is, and whether it is online.
 type Runner struct {
 	Capabilities []string `json:"capabilities"`
@@ -1656,6 +1717,11 @@ type RunnerVersionList struct {
 	Versions []RunnerVersion `json:"versions"`
 }
 
+// SetRolesRequest SetRolesRequest replaces a user's roles.
+type SetRolesRequest struct {
+	Roles []RoleBinding `json:"roles"`
+}
+
 // Step Step is one user-visible step of an operation: the sandbox or one component, planned then applied.
 type Step struct {
 	Add *int `json:"add,omitempty"`
@@ -1665,8 +1731,15 @@ type Step struct {
 	ApplyJobId *string   `json:"apply_job_id,omitempty"`
 
 	// BuildId the build a component step deploys
-	BuildId      *string    `json:"build_id,omitempty"`
-	Change       *int       `json:"change,omitempty"`
+	BuildId   *string    `json:"build_id,omitempty"`
+	Change    *int       `json:"change,omitempty"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
+
+	// DecidedBy who decided: the user's name (a token's, for a token made before users)
+	DecidedBy *string `json:"decided_by,omitempty"`
+
+	// Decision the decision on its plan: approved or denied (empty: none yet, or none needed)
+	Decision     *string    `json:"decision,omitempty"`
 	Destroy      *bool      `json:"destroy,omitempty"`
 	DestroyCount *int       `json:"destroy_count,omitempty"`
 	Error        *string    `json:"error,omitempty"`
@@ -1755,11 +1828,21 @@ type SyncedAppConfig struct {
 
 // Token Token is an API token, never its value.
 type Token struct {
-	CreatedAt time.Time  `json:"created_at"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// ExpiresAt when it stops working; left out: never
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	Id        string     `json:"id"`
-	Name      string     `json:"name"`
-	OrgId     string     `json:"org_id"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+
+	// LastUsedAt its last use (to the minute); left out: never used
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	Name       string     `json:"name"`
+	OrgId      string     `json:"org_id"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+	Scopes     []string   `json:"scopes"`
+
+	// UserId the user or service account it belongs to; empty for a token made before users (an admin token)
+	UserId *string `json:"user_id,omitempty"`
 }
 
 // TokenList TokenList is the org's API tokens.
@@ -1795,6 +1878,25 @@ type UpdatedInputs struct {
 	Version *InputVersion `json:"version"`
 }
 
+// User User is a person or service account of the org; never its password.
+type User struct {
+	CreatedAt  time.Time  `json:"created_at"`
+	DisabledAt *time.Time `json:"disabled_at,omitempty"`
+	Email      *string    `json:"email,omitempty"`
+	Id         string     `json:"id"`
+
+	// Kind person or service (a service account: API tokens only)
+	Kind  string        `json:"kind"`
+	Name  string        `json:"name"`
+	OrgId string        `json:"org_id"`
+	Roles []RoleBinding `json:"roles"`
+}
+
+// UserList UserList is the org's users.
+type UserList struct {
+	Users []User `json:"users"`
+}
+
 // ListBuildsParams defines parameters for ListBuilds.
 type ListBuildsParams struct {
 	// Component only the builds of this component
@@ -1817,6 +1919,9 @@ type ListAuditEventsParams struct {
 
 	// TokenId only the calls made with this API token
 	TokenId *string `form:"token_id,omitempty" json:"token_id,omitempty"`
+
+	// User only the calls made by this user (its ID or name), with its tokens or its dashboard session
+	User *string `form:"user,omitempty" json:"user,omitempty"`
 
 	// Action only the calls of this operation (an operationId of this document: createApp, approveStep…)
 	Action *string `form:"action,omitempty" json:"action,omitempty"`
@@ -1918,6 +2023,9 @@ type CreateComponentJSONRequestBody = CreateComponentRequest
 // SyncAppConfigMultipartRequestBody defines body for SyncAppConfig for multipart/form-data ContentType.
 type SyncAppConfigMultipartRequestBody = SyncAppConfigMultipartBody
 
+// SetAppFourEyesJSONRequestBody defines body for SetAppFourEyes for application/json ContentType.
+type SetAppFourEyesJSONRequestBody = FourEyes
+
 // CreateReleaseJSONRequestBody defines body for CreateRelease for application/json ContentType.
 type CreateReleaseJSONRequestBody = CreateReleaseRequest
 
@@ -1980,3 +2088,9 @@ type PutOrgRunnerPolicyJSONRequestBody = RunnerPolicyRequest
 
 // CreateTokenJSONRequestBody defines body for CreateToken for application/json ContentType.
 type CreateTokenJSONRequestBody = CreateTokenRequest
+
+// CreateUserJSONRequestBody defines body for CreateUser for application/json ContentType.
+type CreateUserJSONRequestBody = CreateUserRequest
+
+// SetUserRolesJSONRequestBody defines body for SetUserRoles for application/json ContentType.
+type SetUserRolesJSONRequestBody = SetRolesRequest

@@ -18,18 +18,20 @@ const Prefix = "/ui/"
 //go:embed assets
 var assets embed.FS
 
-// TokenChecker checks an API token as the API's own authentication does.
-type TokenChecker interface {
-	// CheckToken says whether token, sent by r, is a valid API token; the
-	// error is a failure to find out, or an *apierr.HTTPError to answer as it
-	// is (a 429 whose Retry-After it set on w).
-	CheckToken(w http.ResponseWriter, r *http.Request, token string) (bool, error)
+// Sessions signs users in and out (the API's sessions).
+type Sessions interface {
+	// SignIn checks a user's password, sets the session cookies on w and
+	// returns the CSRF token; an *apierr.HTTPError is answered as it is (400,
+	// 401, a 429 whose Retry-After it set on w).
+	SignIn(w http.ResponseWriter, r *http.Request, org, user, password string) (string, error)
+	// SignOut revokes the request's session and clears the cookies.
+	SignOut(w http.ResponseWriter, r *http.Request) error
 }
 
 // Config is what the dashboard needs.
 type Config struct {
-	Tokens TokenChecker
-	Logger *slog.Logger
+	Sessions Sessions
+	Logger   *slog.Logger
 }
 
 // contentSecurityPolicy allows the page its own scripts, styles and API and
@@ -49,7 +51,7 @@ func New(cfg Config) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Prefix, http.StripPrefix(Prefix, withETags(sub, http.FileServerFS(sub))))
-	mux.Handle(Prefix+"session", &sessions{tokens: cfg.Tokens, log: cfg.Logger})
+	mux.Handle(Prefix+"session", &sessions{api: cfg.Sessions, log: cfg.Logger})
 	mux.Handle(strings.TrimSuffix(Prefix, "/"), http.RedirectHandler(Prefix, http.StatusMovedPermanently))
 	return secured(mux)
 }

@@ -16,17 +16,17 @@ import (
 )
 
 // newServer is the API with the dashboard mounted, over TLS when tls is set,
-// and an org's token.
+// and the password of org acme's admin.
 func newServer(t *testing.T, tls bool) (*httptest.Server, string) {
 	t.Helper()
 	s := storetest.Open(t, store.Postgres)
-	_, token, err := s.CreateOrg(context.Background(), "acme")
+	org, err := s.CreateOrgWithAdmin(context.Background(), "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := api.New(api.Config{Store: s})
 	h := a.Handler()
-	dashboard.Register(h, dashboard.Config{Tokens: a})
+	dashboard.Register(h, dashboard.Config{Sessions: a})
 	srv := httptest.NewUnstartedServer(h)
 	if tls {
 		srv.StartTLS()
@@ -34,12 +34,14 @@ func newServer(t *testing.T, tls bool) (*httptest.Server, string) {
 		srv.Start()
 	}
 	t.Cleanup(srv.Close)
-	return srv, token
+	return srv, org.Password
 }
 
-func signIn(t *testing.T, srv *httptest.Server, token string) *http.Response {
+// signIn posts acme's admin and password to the sign-in.
+func signIn(t *testing.T, srv *httptest.Server, password string) *http.Response {
 	t.Helper()
-	res, err := srv.Client().Post(srv.URL+"/ui/session", "application/json", strings.NewReader(`{"token":"`+token+`"}`))
+	body := `{"org":"acme","user":"` + store.LocalAdminName + `","password":"` + password + `"}`
+	res, err := srv.Client().Post(srv.URL+"/ui/session", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,53 +96,98 @@ func TestAssetsRevalidate(t *testing.T) {
 	}
 }
 
-// Sign-in sets the token in an HttpOnly, SameSite=Strict cookie, Secure over
-// TLS; a wrong token is 401 and sets nothing.
+// Signing in with the admin's password sets a server session's ID (never a
+// token) in an HttpOnly, SameSite=Strict cookie, Secure over TLS (plain
+// HTTP is allowed on loopback only); a wrong password is 401 and sets
+// nothing. Signing out revokes the session: its cookie no longer works.
 func TestSignInCookie(t *testing.T) {
 	for _, tls := range []bool{false, true} {
-		srv, token := newServer(t, tls)
-		if res := signIn(t, srv, "opk_wrong"); res.StatusCode != 401 || len(res.Cookies()) != 0 {
-			t.Fatalf("a wrong token: %d, cookies %v", res.StatusCode, res.Cookies())
+		srv, password := newServer(t, tls)
+		if res := signIn(t, srv, "wrong password"); res.StatusCode != 401 || len(res.Cookies()) != 0 {
+			t.Fatalf("a wrong password: %d, cookies %v", res.StatusCode, res.Cookies())
 		}
-		res := signIn(t, srv, token)
+		res := signIn(t, srv, password)
 		if res.StatusCode != 200 {
 			t.Fatalf("sign-in: %d", res.StatusCode)
 		}
-		var session *http.Cookie
-		for _, c := range res.Cookies() {
-			if c.Name == api.SessionCookie {
-				session = c
-			}
-		}
-		if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || session.Secure != tls {
+		session := cookieNamed(res, api.SessionCookie)
+		if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || session.Secure != tls ||
+			!strings.HasPrefix(session.Value, store.SessionPrefix) {
 			t.Fatalf("TLS %v: session cookie %+v", tls, session)
+		}
+		if got := withCookie(t, srv, "GET", "/v1/org", session); got != 200 {
+			t.Fatalf("GET /v1/org with the session: %d", got)
+		}
+		out := withCookie(t, srv, "DELETE", "/ui/session", session)
+		if got := withCookie(t, srv, "GET", "/v1/org", session); out != 204 || got != 401 {
+			t.Fatalf("sign-out: %d; then GET /v1/org with the old cookie: %d, want 401", out, got)
 		}
 	}
 }
 
-// Signing in with wrong tokens is limited like the API's tokens: after the
-// burst, 429 with Retry-After; the right token still signs in from there.
+func cookieNamed(res *http.Response, name string) *http.Cookie {
+	for _, c := range res.Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// withCookie is the status of a request with the session cookie.
+func withCookie(t *testing.T, srv *httptest.Server, method, path string, session *http.Cookie) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, srv.URL+path, nil)
+	req.AddCookie(session)
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// Guessing a password is limited: after the burst of failures, 429 with
+// Retry-After, and that user's password is not even checked (the right one
+// too), so guessing cannot go on behind the 429s. Another user's right
+// password from the same address still signs in: behind a proxy every
+// client may share one.
 func TestSignInGuessingIsLimited(t *testing.T) {
 	s := storetest.Open(t, store.Postgres)
-	_, token, err := s.CreateOrg(context.Background(), "acme")
+	ctx := context.Background()
+	org, err := s.CreateOrgWithAdmin(ctx, "acme")
 	if err != nil {
+		t.Fatal(err)
+	}
+	const otherPassword = "correct horse battery"
+	if _, err := s.CreateUser(ctx, store.NewUser{OrgID: org.Org.ID, Name: "bob", Password: otherPassword,
+		Roles: []store.RoleBinding{{Role: store.RoleViewer}}}); err != nil {
 		t.Fatal(err)
 	}
 	a := api.New(api.Config{Store: s, AuthLimiter: authlimit.New(authlimit.Config{Burst: 2, Every: time.Hour})})
 	h := a.Handler()
-	dashboard.Register(h, dashboard.Config{Tokens: a})
+	dashboard.Register(h, dashboard.Config{Sessions: a})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	for i, want := range []int{401, 401, 429} {
-		res := signIn(t, srv, "opat_wrong"+strings.Repeat("x", i+40))
+		res := signIn(t, srv, "wrong password"+strings.Repeat("x", i))
 		if res.StatusCode != want {
-			t.Fatalf("wrong token %d: %d, want %d", i+1, res.StatusCode, want)
+			t.Fatalf("wrong password %d: %d, want %d", i+1, res.StatusCode, want)
 		}
 		if want == 429 && res.Header.Get("Retry-After") != "3600" {
 			t.Fatalf("429 without Retry-After 3600: %q", res.Header.Get("Retry-After"))
 		}
 	}
-	if res := signIn(t, srv, token); res.StatusCode >= 400 || len(res.Cookies()) == 0 {
-		t.Fatalf("the right token from the limited source: %d, cookies %v; want a session", res.StatusCode, res.Cookies())
+	if res := signIn(t, srv, org.Password); res.StatusCode != 429 || len(res.Cookies()) != 0 {
+		t.Fatalf("the right password while limited: %d, cookies %v; want 429 and no session", res.StatusCode, res.Cookies())
+	}
+	res, err := srv.Client().Post(srv.URL+"/ui/session", "application/json",
+		strings.NewReader(`{"org":"acme","user":"bob","password":"`+otherPassword+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 || cookieNamed(res, api.SessionCookie) == nil {
+		t.Fatalf("another user's right password from the same address: %d; want a session", res.StatusCode)
 	}
 }

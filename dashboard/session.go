@@ -1,8 +1,6 @@
 package dashboard
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -15,11 +13,12 @@ import (
 	"github.com/outpost-dev/outpost/protocol"
 )
 
-// sessions serves /ui/session: POST signs in with an API token, GET gives
-// the signed-in page its CSRF token, DELETE signs out.
+// sessions serves /ui/session: POST signs in with a user's password, GET
+// gives the signed-in page its CSRF token, DELETE signs out (revoking the
+// session on the server).
 type sessions struct {
-	tokens TokenChecker
-	log    *slog.Logger
+	api Sessions
+	log *slog.Logger
 }
 
 func (s *sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -38,8 +37,9 @@ func (s *sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, wire.Session{CSRFToken: ck.Value})
 	case http.MethodDelete:
-		for _, name := range []string{api.SessionCookie, api.CSRFCookie} {
-			http.SetCookie(w, cookie(r, name, "", -1))
+		if err := s.api.SignOut(w, r); err != nil {
+			s.fail(w, "sign-out", err)
+			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -48,56 +48,37 @@ func (s *sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// signIn checks the posted token against the API's authentication and, if
-// it is valid, sets it in the session cookie with a new CSRF token.
+// signIn checks the posted org, user and password and, when they match,
+// starts a session (the API sets its cookies).
 func (s *sessions) signIn(w http.ResponseWriter, r *http.Request) {
+	const form = `{"org": "…", "user": "…", "password": "…"}`
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		writeError(w, http.StatusUnsupportedMediaType, protocol.CodeInvalid, "", "send the token as JSON: {\"token\": \"…\"}")
+		writeError(w, http.StatusUnsupportedMediaType, protocol.CodeInvalid, "", "send the sign-in as JSON: "+form)
 		return
 	}
 	var req wire.SessionRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, protocol.CodeInvalid, "token", "the body is not {\"token\": \"…\"}")
+		writeError(w, http.StatusBadRequest, protocol.CodeInvalid, "", "the body is not "+form)
 		return
 	}
-	if req.Token = strings.TrimSpace(req.Token); req.Token == "" {
-		writeError(w, http.StatusBadRequest, protocol.CodeInvalid, "token", "an API token is required")
+	csrf, err := s.api.SignIn(w, r, req.Org, req.User, req.Password)
+	if err != nil {
+		s.fail(w, "sign-in", err)
 		return
 	}
-	ok, err := s.tokens.CheckToken(w, r, req.Token)
+	writeJSON(w, http.StatusOK, wire.Session{CSRFToken: csrf})
+}
+
+// fail answers err: an *apierr.HTTPError as it is, anything else 503
+// (logged, never with the request's credentials).
+func (s *sessions) fail(w http.ResponseWriter, what string, err error) {
 	var he *apierr.HTTPError
 	if errors.As(err, &he) {
 		writeError(w, he.Status, he.Body.Code, he.Body.Field, he.Body.Message)
 		return
 	}
-	if err != nil {
-		s.log.Error("dashboard sign-in: checking the token failed", "err", err)
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "", "the token could not be checked; try again")
-		return
-	}
-	if !ok {
-		writeError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "token", "this API token is not valid (mistyped, revoked or never issued)")
-		return
-	}
-	csrf := randomToken()
-	http.SetCookie(w, cookie(r, api.SessionCookie, req.Token, 0))
-	http.SetCookie(w, cookie(r, api.CSRFCookie, csrf, 0))
-	writeJSON(w, http.StatusOK, wire.Session{CSRFToken: csrf})
-}
-
-// cookie is a session cookie of the dashboard: HttpOnly, SameSite=Strict,
-// for the whole origin (the API reads it), Secure when the request came over
-// TLS; maxAge -1 deletes it.
-func cookie(r *http.Request, name, value string, maxAge int) *http.Cookie {
-	secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
-	return &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: secure,
-		SameSite: http.SameSiteStrictMode}
-}
-
-func randomToken() string {
-	b := make([]byte, 32)
-	rand.Read(b)
-	return hex.EncodeToString(b)
+	s.log.Error("dashboard "+what+" failed", "err", err)
+	writeError(w, http.StatusServiceUnavailable, "unavailable", "", what+" could not be done; try again")
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

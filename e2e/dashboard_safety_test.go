@@ -84,13 +84,13 @@ func TestDashboardShowsNoSecretAndNoOtherOrg(t *testing.T) {
 		}
 	}
 
-	rival, token, err := s.store.CreateOrg(context.Background(), "rival")
+	rival, err := s.store.CreateOrgWithAdmin(context.Background(), "rival")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.click("#signout")
-	signInAs(b, s, token)
-	b.text("#org", rival.Name, time.Minute)
+	signInAs(b, s, rival.Org.Name, rival.Password)
+	b.text("#org", rival.Org.Name, time.Minute)
 	b.text("#view h1", "No installs yet", time.Minute)
 	b.run(time.Minute, chromedp.Navigate(s.apiURL+"/ui/#/installs/"+inst))
 	b.text("#view .error", "not found", time.Minute)

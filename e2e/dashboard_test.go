@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/outpost-dev/outpost/store"
 )
 
 // browser is a headless Debian chromium driven over the DevTools protocol.
@@ -106,14 +108,23 @@ func (b *browser) click(sel string) {
 	}
 }
 
-// signIn signs in with token on the sign-in form the page shows.
-func (b *browser) signIn(token string) {
+// signIn signs in as org's admin with password on the sign-in form the
+// page shows.
+func (b *browser) signIn(org, password string) {
 	b.t.Helper()
-	b.run(time.Minute, chromedp.WaitVisible(chromedp.CSS("#token")))
-	eval[string](b, `document.getElementById("token").value = ""`)
-	b.run(time.Minute, chromedp.SendKeys(chromedp.CSS("#token"), token))
+	b.fillSignIn(org, store.LocalAdminName, password)
 	b.click("#signin")
 	b.text("#org", "", time.Minute)
+}
+
+// fillSignIn types org, user and password into the sign-in form.
+func (b *browser) fillSignIn(org, user, password string) {
+	b.t.Helper()
+	b.run(time.Minute, chromedp.WaitVisible(chromedp.CSS("#signin-password")))
+	for name, v := range map[string]string{"org": org, "user": user, "password": password} {
+		eval[string](b, `document.getElementById("signin-`+name+`").value = ""`)
+		b.run(time.Minute, chromedp.SendKeys(chromedp.CSS("#signin-"+name), v))
+	}
 }
 
 // html is the page's whole HTML as the browser has it now.
@@ -137,21 +148,22 @@ func (b *browser) screenshot(name string) {
 	}
 }
 
-// signIn opens the dashboard and signs in with the stack's org token.
+// signIn opens the dashboard and signs in as the stack's org's admin.
 func signIn(b *browser, s *stack) {
 	b.t.Helper()
-	signInAs(b, s, s.token)
+	signInAs(b, s, "acme", s.password)
 }
 
-// signInAs opens the dashboard and signs in with token.
-func signInAs(b *browser, s *stack, token string) {
+// signInAs opens the dashboard and signs in as org's admin with password.
+func signInAs(b *browser, s *stack, org, password string) {
 	b.t.Helper()
 	b.run(time.Minute, chromedp.Navigate(s.apiURL+"/ui/"))
-	b.signIn(token)
+	b.signIn(org, password)
 }
 
-// The dashboard against the real stack, in chromium: a wrong token is
-// refused, the right one signs in (kept in a cookie the page cannot read),
+// The dashboard against the real stack, in chromium: a wrong password is
+// refused, the admin's signs in (a server session, its ID in a cookie the
+// page cannot read),
 // the installs list shows the install, its page shows components and
 // outputs with no sensitive value, a provision started from the page (after
 // confirming) runs and shows without a reload, a change without the CSRF
@@ -163,12 +175,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	b := newBrowser(t)
 	ui := s.apiURL + "/ui/"
 
-	b.run(time.Minute, chromedp.Navigate(ui), chromedp.WaitVisible(chromedp.CSS("#token")),
-		chromedp.SendKeys(chromedp.CSS("#token"), "opk_not-a-real-token"))
+	b.run(time.Minute, chromedp.Navigate(ui))
+	b.fillSignIn("acme", store.LocalAdminName, "not the password")
 	b.click("#signin")
-	b.text("#signin-error", "That token was refused", time.Minute)
+	b.text("#signin-error", "Sign-in refused", time.Minute)
 
-	b.signIn(s.token)
+	b.signIn("acme", s.password)
 	row := b.text(`tr[data-install="shop-eu"]`, "none deployed", time.Minute)
 	if !strings.Contains(row, "demo") || !strings.Contains(row, "created") {
 		t.Fatalf("the installs list's row of shop-eu: %q", row)
@@ -206,7 +218,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	b.click("#signout")
-	b.run(time.Minute, chromedp.WaitVisible(chromedp.CSS("#token")))
+	b.run(time.Minute, chromedp.WaitVisible(chromedp.CSS("#signin-password")))
 	if status := eval[int](b, `fetch("/v1/org").then(r => r.status)`); status != 401 {
 		t.Fatalf("GET /v1/org after signing out: %d, want 401", status)
 	}

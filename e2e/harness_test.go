@@ -101,6 +101,7 @@ type stack struct {
 	// publicRegistry is the vendor registry's address jobs are given (stackOptions).
 	publicRegistry string
 	token          string // the org's API token
+	password       string // the org's admin's password (store.LocalAdminName)
 	orgID          string
 	install        store.Install
 	runnerID       string
@@ -167,7 +168,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	st.publicGateway = cmp.Or(o.gatewayURL, st.gw.URL)
 	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: st.queue}, Logger: log, GatewayURL: st.gw.URL})
 	h := a.Handler()
-	dashboard.Register(h, dashboard.Config{Tokens: a, Logger: log})
+	dashboard.Register(h, dashboard.Config{Sessions: a, Logger: log})
 	st.api = httptest.NewServer(h)
 	t.Cleanup(st.api.Close)
 	st.apiURL = st.api.URL
@@ -192,7 +193,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.token, st.orgID, st.install, st.runnerID, st.runTok = tn.OrgToken, tn.Org.ID, tn.Install, tn.Runner.ID, runTok
+	st.token, st.password, st.orgID, st.install, st.runnerID, st.runTok = tn.OrgToken, tn.AdminPassword, tn.Org.ID, tn.Install, tn.Runner.ID, runTok
 	st.stopSandboxRegistries(tn.Install.ID)
 	build, err := s.EnsureBuildRunner(ctx, tn.Org.ID)
 	if err != nil {

@@ -21,6 +21,10 @@ type AuditEvent struct {
 	// one too, when the call was refused for it).
 	TokenID   string `gorm:"size:32" json:"token_id"`
 	TokenName string `gorm:"size:200" json:"token_name"`
+	// UserID and UserName are the user the token or session belongs to ("" for
+	// a token made before users).
+	UserID   string `gorm:"size:32;not null;default:''" json:"user_id,omitempty"`
+	UserName string `gorm:"size:200;not null;default:''" json:"user_name,omitempty"`
 	// Via is how the token came: "bearer" (Authorization header) or
 	// "session" (the dashboard's cookie).
 	Via    string `gorm:"size:20;not null" json:"via"`
@@ -45,6 +49,7 @@ const (
 // DefaultAuditLimit.
 type AuditFilter struct {
 	TokenID  string
+	User     string // a user's ID or name
 	Action   string
 	ObjectID string    // one of the event's Objects
 	Since    time.Time // at or after
@@ -96,6 +101,9 @@ func (s *Store) ListAuditEvents(ctx context.Context, orgID string, f AuditFilter
 	}
 	if f.TokenID != "" {
 		q = q.Where("token_id = ?", f.TokenID)
+	}
+	if f.User != "" {
+		q = q.Where("(user_id = ? OR user_name = ?)", f.User, f.User)
 	}
 	if f.Action != "" {
 		q = q.Where("action = ?", f.Action)

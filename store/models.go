@@ -15,24 +15,33 @@ type Org struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// APIToken authenticates calls to the control API on behalf of an org.
+// APIToken authenticates calls to the control API on behalf of a user (or
+// service account) of an org, within its scopes. A token with no UserID was
+// made before users existed: it acts as an org admin.
 type APIToken struct {
-	ID        string     `gorm:"primaryKey;size:32" json:"id"`
-	OrgID     string     `gorm:"size:32;not null;index" json:"org_id"`
-	Name      string     `gorm:"size:200;not null" json:"name"`
-	TokenHash string     `gorm:"size:64;not null;uniqueIndex" json:"-"`
-	CreatedAt time.Time  `json:"created_at"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	ID        string `gorm:"primaryKey;size:32" json:"id"`
+	OrgID     string `gorm:"size:32;not null;index" json:"org_id"`
+	Name      string `gorm:"size:200;not null" json:"name"`
+	TokenHash string `gorm:"size:64;not null;uniqueIndex" json:"-"`
+	UserID    string `gorm:"size:32;not null;default:''" json:"user_id,omitempty"`
+	// Scopes, comma-separated: read, deploy, approve, exec, admin.
+	Scopes     string     `gorm:"size:100;not null;default:''" json:"scopes"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
 }
 
 // App is the vendor's product.
 type App struct {
-	ID          string    `gorm:"primaryKey;size:32" json:"id"`
-	OrgID       string    `gorm:"size:32;not null;uniqueIndex:idx_apps_org_name" json:"org_id"`
-	Name        string    `gorm:"size:200;not null;uniqueIndex:idx_apps_org_name" json:"name"`
-	Description string    `gorm:"type:text" json:"description"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string `gorm:"primaryKey;size:32" json:"id"`
+	OrgID       string `gorm:"size:32;not null;uniqueIndex:idx_apps_org_name" json:"org_id"`
+	Name        string `gorm:"size:200;not null;uniqueIndex:idx_apps_org_name" json:"name"`
+	Description string `gorm:"type:text" json:"description"`
+	// FourEyes: the user who started an operation cannot approve its plans.
+	FourEyes  bool      `gorm:"not null;default:false" json:"four_eyes"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // AppConfig is one synced version of an app's configuration directory.

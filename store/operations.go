@@ -57,9 +57,12 @@ type InstallOperation struct {
 	// TriggeredBy is the operation that started this one: a reconcile_drift's
 	// drift check.
 	TriggeredBy string `gorm:"size:32;not null;default:''" json:"triggered_by,omitempty"`
-	// StartedBy is the API token that started it (its name); WaitingReason
-	// why it waits, while it does (e.g. its runner is paused by the customer).
+	// StartedBy is who started it: the user's name (or, for a token made
+	// before users, the token's); StartedByUser the user's ID ("" for the
+	// platform or such a token). WaitingReason is why it waits, while it does
+	// (e.g. its runner is paused by the customer).
 	StartedBy     string        `gorm:"size:200;not null;default:''" json:"started_by,omitempty"`
+	StartedByUser string        `gorm:"size:32;not null;default:''" json:"-"`
 	WaitingReason string        `gorm:"type:text;not null;default:''" json:"waiting_reason,omitempty"`
 	Error         string        `gorm:"type:text" json:"error,omitempty"`
 	CreatedAt     time.Time     `json:"created_at"`
@@ -92,6 +95,11 @@ type InstallStep struct {
 	// Decision is what the API recorded on the step's plan ("approved",
 	// "denied"; "" undecided): the workflow applies only an approved plan.
 	Decision status.Decision `gorm:"size:20;not null;default:''" json:"-"`
+	// DecidedBy is who recorded Decision (the user's name, or a token's made
+	// before users), DecidedByUser the user's ID, DecidedAt when.
+	DecidedBy     string     `gorm:"size:200;not null;default:''" json:"decided_by,omitempty"`
+	DecidedByUser string     `gorm:"size:32;not null;default:''" json:"-"`
+	DecidedAt     *time.Time `json:"decided_at,omitempty"`
 	// Policies are what the plan policies said of the step's last plan.
 	Policies []protocol.PolicyResult `gorm:"serializer:json;type:text;not null;default:''" json:"policies,omitempty"`
 	// LeftBehind is what a deprovision with forget could not destroy of the

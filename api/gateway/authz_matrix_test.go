@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/store"
 )
 
 // runnerCred is a credential sent to every /runner/v1 route, and what it
@@ -69,7 +70,7 @@ func TestAuthzMatrixRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.busBarrier(t)
-	_, apiToken, err := e.s.CreateAPIToken(ctx, e.org.ID, "admin")
+	_, apiToken, err := e.s.CreateAPIToken(ctx, store.NewAPIToken{OrgID: e.org.ID, Name: "admin", Scopes: []string{store.ScopeAdmin}})
 	if err != nil {
 		t.Fatal(err)
 	}

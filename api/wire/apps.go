@@ -11,12 +11,14 @@ type CreateAppRequest struct {
 
 // App is the vendor's product.
 type App struct {
-	ID          string    `json:"id" required:"true"`
-	OrgID       string    `json:"org_id" required:"true"`
-	Name        string    `json:"name" required:"true"`
-	Description string    `json:"description" required:"true"`
-	CreatedAt   time.Time `json:"created_at" required:"true"`
-	UpdatedAt   time.Time `json:"updated_at" required:"true"`
+	ID          string `json:"id" required:"true"`
+	OrgID       string `json:"org_id" required:"true"`
+	Name        string `json:"name" required:"true"`
+	Description string `json:"description" required:"true"`
+	// the user who started an operation cannot approve its plans
+	FourEyes  bool      `json:"four_eyes" required:"true"`
+	CreatedAt time.Time `json:"created_at" required:"true"`
+	UpdatedAt time.Time `json:"updated_at" required:"true"`
 }
 
 // AppList is the org's apps.
@@ -50,4 +52,11 @@ type Component struct {
 // ComponentList is an app's components.
 type ComponentList struct {
 	Components []Component `json:"components" required:"true"`
+}
+
+// FourEyes sets whether the user who started an operation may approve its
+// plans.
+type FourEyes struct {
+	FourEyes bool     `json:"four_eyes" required:"true"`
+	_        struct{} `additionalProperties:"false"`
 }

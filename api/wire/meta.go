@@ -28,27 +28,45 @@ type Org struct {
 	CreatedAt time.Time `json:"created_at" required:"true"`
 }
 
-// CreateTokenRequest creates an API token of the caller's org.
+// CreateTokenRequest creates an API token of the caller's (or, for an admin,
+// another user's or a service account's) in the caller's org.
 type CreateTokenRequest struct {
-	Name string   `json:"name" required:"true"`
-	_    struct{} `additionalProperties:"false"`
+	Name string `json:"name" required:"true"`
+	// what the token may do, within its user's roles: read, deploy, approve, exec, admin (every scope); each
+	// includes read; left out: admin (all that its user's roles allow)
+	Scopes []string `json:"scopes,omitempty"`
+	// how long it lasts (a Go duration, or days: 30d); left out: until revoked
+	ExpiresIn string `json:"expires_in,omitempty"`
+	// the user it belongs to (admins only); left out: the caller
+	UserID string   `json:"user_id,omitempty"`
+	_      struct{} `additionalProperties:"false"`
 }
 
 // Token is an API token, never its value.
 type Token struct {
-	ID        string     `json:"id" required:"true"`
-	OrgID     string     `json:"org_id" required:"true"`
-	Name      string     `json:"name" required:"true"`
-	CreatedAt time.Time  `json:"created_at" required:"true"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty" nullable:"true"`
+	ID    string `json:"id" required:"true"`
+	OrgID string `json:"org_id" required:"true"`
+	Name  string `json:"name" required:"true"`
+	// the user or service account it belongs to; empty for a token made before users (an admin token)
+	UserID string   `json:"user_id,omitempty"`
+	Scopes []string `json:"scopes" required:"true"`
+	// when it stops working; left out: never
+	ExpiresAt *time.Time `json:"expires_at,omitempty" nullable:"true"`
+	// its last use (to the minute); left out: never used
+	LastUsedAt *time.Time `json:"last_used_at,omitempty" nullable:"true"`
+	CreatedAt  time.Time  `json:"created_at" required:"true"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty" nullable:"true"`
 }
 
 // NewToken is an API token as created: the only answer that holds its value.
 type NewToken struct {
-	ID        string    `json:"id" required:"true"`
-	OrgID     string    `json:"org_id" required:"true"`
-	Name      string    `json:"name" required:"true"`
-	CreatedAt time.Time `json:"created_at" required:"true"`
+	ID        string     `json:"id" required:"true"`
+	OrgID     string     `json:"org_id" required:"true"`
+	Name      string     `json:"name" required:"true"`
+	UserID    string     `json:"user_id" required:"true"`
+	Scopes    []string   `json:"scopes" required:"true"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty" nullable:"true"`
+	CreatedAt time.Time  `json:"created_at" required:"true"`
 	// the token; shown only here
 	Token string `json:"token" required:"true"`
 }
@@ -58,9 +76,11 @@ type TokenList struct {
 	Tokens []Token `json:"tokens" required:"true"`
 }
 
-// SessionRequest signs in to the dashboard with an API token.
+// SessionRequest signs in to the dashboard as a user of an org.
 type SessionRequest struct {
-	Token string `json:"token"`
+	Org      string `json:"org"`
+	User     string `json:"user"`
+	Password string `json:"password"`
 }
 
 // Session is what the dashboard's page learns of its session: never the
@@ -78,6 +98,9 @@ type AuditEvent struct {
 	// the API token that made the call (a revoked one, when that is why it was refused)
 	TokenID   string `json:"token_id" required:"true"`
 	TokenName string `json:"token_name" required:"true"`
+	// the user the token or session belongs to (empty for a token made before users)
+	UserID   string `json:"user_id,omitempty"`
+	UserName string `json:"user_name,omitempty"`
 	// bearer (Authorization header) or session (the dashboard's cookie)
 	Via    string `json:"via" required:"true"`
 	Method string `json:"method" required:"true"`

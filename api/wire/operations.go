@@ -61,7 +61,7 @@ type Operation struct {
 	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
 	// the operation that started this one: a reconcile_drift's drift check
 	TriggeredBy string `json:"triggered_by,omitempty"`
-	// the API token that started it (its name)
+	// who started it: the user's name (a token's, for a token made before users); empty for the platform
 	StartedBy string `json:"started_by,omitempty"`
 	// while it waits: why, e.g. "runner paused by the customer since …"
 	WaitingReason string     `json:"waiting_reason,omitempty"`
@@ -99,6 +99,11 @@ type Step struct {
 	Plan string `json:"plan,omitempty"`
 	// what each plan policy said of the plan (the vendor's, then the customer's); none when no policy ran
 	Policies []PolicyResult `json:"policies,omitempty"`
+	// the decision on its plan: approved or denied (empty: none yet, or none needed)
+	Decision string `json:"decision,omitempty"`
+	// who decided: the user's name (a token's, for a token made before users)
+	DecidedBy string     `json:"decided_by,omitempty"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
 	// what is left of the step where the install ran (the resources in its terraform state by address,
 	// or its helm release and the objects its last deploy recorded); the install no longer knows them
 	LeftBehind []string   `json:"left_behind,omitempty"`
@@ -134,6 +139,8 @@ type Decision struct {
 	Step        string `json:"step" required:"true"`
 	// approved or denied
 	Decision string `json:"decision" required:"true"`
+	// who decided: the user's name (a token's, for a token made before users)
+	DecidedBy string `json:"decided_by,omitempty"`
 }
 
 // MaintenanceWindow is weekly hours in which the platform may change an

@@ -12,11 +12,16 @@ import (
 	"github.com/outpost-dev/outpost/store"
 )
 
-// adminTokenFile, in the data directory, holds the dev org's admin token.
-const adminTokenFile = "admin-token"
+// adminTokenFile, in the data directory, holds the dev org's admin token;
+// adminPasswordFile its admin user's password (both mode 0600).
+const (
+	adminTokenFile    = "admin-token"
+	adminPasswordFile = "admin-password"
+)
 
 type bootResult struct {
 	token     string
+	password  string // set when the org was created by this run
 	appID     string
 	installID string
 	runners   []devRunner
@@ -26,11 +31,11 @@ type bootResult struct {
 // install, and issues fresh runner tokens for this run.
 func bootstrap(ctx context.Context, s *store.Store, dataDir string) (bootResult, error) {
 	var b bootResult
-	org, token, err := adminToken(ctx, s, filepath.Join(dataDir, adminTokenFile))
+	org, token, password, err := adminToken(ctx, s, dataDir)
 	if err != nil {
 		return b, err
 	}
-	b.token = token
+	b.token, b.password = token, password
 	build, err := s.EnsureBuildRunner(ctx, org.ID)
 	if err != nil {
 		return b, err
@@ -76,29 +81,41 @@ func bootstrap(ctx context.Context, s *store.Store, dataDir string) (bootResult,
 	return b, nil
 }
 
-// adminToken is the dev org, created the first time, and its admin token,
-// kept in tokenFile (mode 0600) so it stays the same across restarts; a
-// token lost or revoked is replaced.
-func adminToken(ctx context.Context, s *store.Store, tokenFile string) (store.Org, string, error) {
-	var token string
+// adminToken is the dev org, created the first time with its local admin
+// (whose password it returns then, and keeps in adminPasswordFile), and the
+// admin's token, kept in adminTokenFile so it stays the same across
+// restarts; a token lost or revoked is replaced.
+func adminToken(ctx context.Context, s *store.Store, dataDir string) (store.Org, string, string, error) {
+	tokenFile := filepath.Join(dataDir, adminTokenFile)
 	org, err := s.GetOrgByName(ctx, devOrg)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		org, token, err = s.CreateOrg(ctx, devOrg)
-	case err != nil:
-		return org, "", err
-	default:
-		raw, rerr := os.ReadFile(tokenFile)
-		token = strings.TrimSpace(string(raw))
-		if _, aerr := s.AuthenticateAPIToken(ctx, token); rerr == nil && aerr == nil {
-			return org, token, nil
+	if errors.Is(err, store.ErrNotFound) {
+		a, err := s.CreateOrgWithAdmin(ctx, devOrg)
+		if err != nil {
+			return a.Org, "", "", err
 		}
-		_, token, err = s.CreateAPIToken(ctx, org.ID, fmt.Sprintf("dev-%d", time.Now().Unix()))
+		if err := os.WriteFile(filepath.Join(dataDir, adminPasswordFile), []byte(a.Password+"\n"), 0o600); err != nil {
+			return a.Org, "", "", err
+		}
+		return a.Org, a.Token, a.Password, os.WriteFile(tokenFile, []byte(a.Token+"\n"), 0o600)
 	}
 	if err != nil {
-		return org, "", err
+		return org, "", "", err
 	}
-	return org, token, os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
+	raw, rerr := os.ReadFile(tokenFile)
+	token := strings.TrimSpace(string(raw))
+	if _, aerr := s.AuthenticateAPIToken(ctx, token); rerr == nil && aerr == nil {
+		return org, token, "", nil
+	}
+	admin, err := s.GetUserByName(ctx, org.ID, store.LocalAdminName)
+	if err != nil {
+		return org, "", "", err
+	}
+	_, token, err = s.CreateAPIToken(ctx, store.NewAPIToken{OrgID: org.ID, UserID: admin.ID,
+		Name: fmt.Sprintf("dev-%d", time.Now().Unix()), Scopes: []string{store.ScopeAdmin}})
+	if err != nil {
+		return org, "", "", err
+	}
+	return org, token, "", os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
 }
 
 // findOrCreate is the ID of the item named name, or else of the one create

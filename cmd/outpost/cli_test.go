@@ -90,7 +90,8 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 func TestFlagsAfterTheOrgName(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "state")
 	stdout, stderr, code := outpost(t, t.TempDir(), nil, "org", "create", "acme", "-data-dir", data)
-	if code != 0 || !strings.HasPrefix(stdout, "opat_") || !strings.Contains(stderr, "created org acme") {
+	if code != 0 || !strings.HasPrefix(stdout, "opat_") || !strings.Contains(stderr, "created org acme") ||
+		!regexp.MustCompile(`its local admin \(shown once\): user "admin", password \S{20,}\n`).MatchString(stderr) {
 		t.Fatalf("outpost org create acme -data-dir X: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(data, "outpost.db")); err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/outpost-dev/outpost/internal/cliconfig"
+	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/worker/devserver"
 )
 
@@ -94,7 +95,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 Outpost is running (embedded mode; state in %s)
 
   API          %s/v1        (OpenAPI: %s/v1/openapi.json)
-  Dashboard    %s/ui/       (sign in with the admin token below)
+  Dashboard    %s/ui/       (sign in: org %q, user %q, password %s)
   Gateway      %s/runner/v1
   Temporal UI  %s
   Temporal     %s (namespace %s)
@@ -108,7 +109,7 @@ Outpost is running (embedded mode; state in %s)
 
 Try:  curl -s -H "Authorization: Bearer $OUTPOST_TOKEN" $OUTPOST_API/v1/runners
 %s
-`, cfg.dataDir, apiURL, apiURL, apiURL, p.gatewayURL, orNone(ts.UIURL()), ts.FrontendAddress(), ts.Namespace(),
+`, cfg.dataDir, apiURL, apiURL, apiURL, devOrg, store.LocalAdminName, devPassword(boot, cfg.dataDir), p.gatewayURL, orNone(ts.UIURL()), ts.FrontendAddress(), ts.Namespace(),
 		cfg.kek.where(cfg.dataDir), devOrg, devApp, boot.appID, devInstall, boot.installID, boot.token, apiURL, boot.appID, boot.installID, cliContext)
 	if *example != "" {
 		more = append(more, func(ctx context.Context) error {
@@ -140,4 +141,13 @@ func orNone(s string) string {
 		return "(disabled)"
 	}
 	return s
+}
+
+// devPassword is how outpost dev shows the admin's password: itself the run
+// that made it, else where it is kept.
+func devPassword(b bootResult, dataDir string) string {
+	if b.password != "" {
+		return b.password + " (shown once; also in " + filepath.Join(dataDir, adminPasswordFile) + ")"
+	}
+	return "in " + filepath.Join(dataDir, adminPasswordFile)
 }

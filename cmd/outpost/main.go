@@ -29,7 +29,7 @@ Usage:
   outpost migrate  [flags]   apply database migrations
   outpost kek      generate|init|status|rotate  the key-encryption key of secrets at rest
   outpost signing-key list|rotate|retire        the registry's signing keys, one set per org
-  outpost org create NAME    create an org and print its first API token
+  outpost org create NAME    create an org, print its admin's password and first API token
   outpost runner publish -version V -file PATH -signing-key KEY   push a signed runner binary into the vendor registry (self-update)
   outpost runner keygen -out KEY                 make a release key
   outpost demo     [flags]   set up dev's demo org, app and install on a running control plane, start its provision

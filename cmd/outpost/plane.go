@@ -168,7 +168,7 @@ func (p *plane) run(ctx context.Context, more ...func(context.Context) error) er
 		if p.gatewayLn == nil {
 			e := newEcho(p.log)
 			p.api.Register(e)
-			dashboard.Register(e, dashboard.Config{Tokens: p.api, Logger: p.log})
+			dashboard.Register(e, dashboard.Config{Sessions: p.api, Logger: p.log})
 			p.gateway.Register(e)
 			srv := httpserver.New(e, p.limits)
 			srv.RegisterOnShutdown(p.gateway.Drain)
@@ -176,7 +176,7 @@ func (p *plane) run(ctx context.Context, more ...func(context.Context) error) er
 			eg.Go(func() error { return serveListener(ctx, p.log, "api+gateway", p.apiLn, srv) })
 		} else {
 			h := p.api.Handler()
-			dashboard.Register(h, dashboard.Config{Tokens: p.api, Logger: p.log})
+			dashboard.Register(h, dashboard.Config{Sessions: p.api, Logger: p.log})
 			apiSrv := httpserver.New(h, p.limits)
 			apiSrv.RegisterOnShutdown(p.api.Drain)
 			eg.Go(func() error { return serveListener(ctx, p.log, "api", p.apiLn, apiSrv) })

@@ -37,7 +37,7 @@ func runMigrate(ctx context.Context, args []string, log *slog.Logger) error {
 }
 
 func runOrg(ctx context.Context, args []string, log *slog.Logger) error {
-	const usage = "usage: outpost org create NAME [flags]\n  create an org and its build runner, and print its first API token"
+	const usage = "usage: outpost org create NAME [flags]\n  create an org and its build runner, and print its admin user's password and first API token, once"
 	if err := groupHelp(args, usage); err != nil {
 		return err
 	}
@@ -58,15 +58,17 @@ func runOrg(ctx context.Context, args []string, log *slog.Logger) error {
 		return err
 	}
 	defer s.Close()
-	org, tok, err := s.CreateOrg(ctx, fs.Arg(0))
+	a, err := s.CreateOrgWithAdmin(ctx, fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	if _, err := s.EnsureBuildRunner(ctx, org.ID); err != nil {
+	if _, err := s.EnsureBuildRunner(ctx, a.Org.ID); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "created org %s (%s); its admin API token (shown once):\n", org.Name, org.ID)
-	fmt.Println(tok)
+	// The password on stderr, the token alone on stdout (scripts read it).
+	fmt.Fprintf(os.Stderr, "created org %s (%s); its local admin (shown once): user %q, password %s\n"+
+		"its admin API token (shown once):\n", a.Org.Name, a.Org.ID, a.Admin.Name, a.Password)
+	fmt.Println(a.Token)
 	return nil
 }
 

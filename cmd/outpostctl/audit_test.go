@@ -18,19 +18,8 @@ import (
 // too, filtered and paged as asked, never a token's value. Against the real
 // API on PostgreSQL (this test links what the binary does not).
 func TestAuditList(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	s := storetest.Open(t, store.Postgres)
-	ts := httptest.NewServer(controlapi.New(controlapi.Config{Store: s}).Handler())
-	t.Cleanup(ts.Close)
-	_, tok, err := s.CreateOrg(context.Background(), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokFile, []byte(tok), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"context", "add", "test", "--api", ts.URL, "--token-file", tokFile}, {"apps", "create", "demo"}} {
+	apiURL, tok := realAPI(t)
+	for _, args := range [][]string{{"context", "add", "test", "--api", apiURL, "--token-file", secretFile(t, tok)}, {"apps", "create", "demo"}} {
 		if _, stderr, code := outpostctl(t, args...); code != 0 {
 			t.Fatalf("%q: exit %d %s", args, code, stderr)
 		}
@@ -63,4 +52,30 @@ func TestAuditList(t *testing.T) {
 	if _, stderr, code := outpostctl(t, "audit", "list", "--since", "yesterday"); code != exitUsage || !strings.Contains(stderr, "--since") {
 		t.Errorf("--since yesterday: exit %d %s", code, stderr)
 	}
+}
+
+// realAPI is the control API on PostgreSQL with org acme (the CLI's config
+// in a new directory), and the org's admin token. Only tests link it: the
+// binary does not.
+func realAPI(t *testing.T) (url, token string) {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	s := storetest.Open(t, store.Postgres)
+	ts := httptest.NewServer(controlapi.New(controlapi.Config{Store: s}).Handler())
+	t.Cleanup(ts.Close)
+	_, tok, err := s.CreateOrg(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts.URL, tok
+}
+
+// secretFile writes content to a new file of mode 0600 and returns its path.
+func secretFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -10,31 +12,54 @@ import (
 )
 
 func (c *cli) tokensCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "tokens", Short: "Create, list and revoke the org's API tokens"}
+	cmd := &cobra.Command{Use: "tokens", Short: "Create, list and revoke API tokens (scoped, expiring)"}
 	cmd.AddCommand(c.tokensCreateCmd(), c.tokensListCmd(), c.tokensRevokeCmd())
 	return cmd
 }
 
 func (c *cli) tokensCreateCmd() *cobra.Command {
-	var name string
+	var name, expires, user string
+	var scopes []string
 	cmd := &cobra.Command{
-		Use:   "create --name NAME",
+		Use:   "create --name NAME [--scope SCOPE]... [--expires 30d] [--user USER]",
 		Short: "Create an API token and print it, once",
-		Args:  cobra.NoArgs,
+		Long: "Create an API token and print it, once. Its scopes (read, deploy, approve, exec, admin; each includes read) " +
+			"limit it within its user's roles; without --scope it has admin: all its user's roles allow. --expires takes " +
+			"days (30d) or a Go duration (12h); without it the token lasts until revoked. --user (admins only) makes it " +
+			"for another user or service account (a name or ID).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := c.api()
 			if err != nil {
 				return err
 			}
-			r, err := check(a.CreateTokenWithResponse(cmd.Context(), apiclient.CreateTokenRequest{Name: name}))
+			req := apiclient.CreateTokenRequest{Name: name}
+			if len(scopes) > 0 {
+				req.Scopes = &scopes
+			}
+			if expires != "" {
+				req.ExpiresIn = &expires
+			}
+			if user != "" {
+				u, err := a.user(cmd.Context(), user)
+				if err != nil {
+					return err
+				}
+				req.UserId = &u.Id
+			}
+			r, err := check(a.CreateTokenWithResponse(cmd.Context(), req))
 			return c.printAnswer(r, err, func() error {
 				t := r.JSON201
-				fmt.Fprintf(c.stdout, "token %s created: %s\ntoken (shown only now): %s\n", t.Name, t.Id, t.Token)
+				fmt.Fprintf(c.stdout, "token %s created: %s (scopes %s, expires %s)\ntoken (shown only now): %s\n",
+					t.Name, t.Id, strings.Join(t.Scopes, ","), stampOr(t.ExpiresAt, "never"), t.Token)
 				return nil
 			})
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "what the token is for")
+	cmd.Flags().StringSliceVar(&scopes, "scope", nil, "read, deploy, approve, exec or admin (repeat, or comma-separate)")
+	cmd.Flags().StringVar(&expires, "expires", "", "how long it lasts: days (30d) or a Go duration (12h)")
+	cmd.Flags().StringVar(&user, "user", "", "the user or service account it is for (admins only; default: you)")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
 }
@@ -42,7 +67,7 @@ func (c *cli) tokensCreateCmd() *cobra.Command {
 func (c *cli) tokensListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "List the org's API tokens (never their values)",
+		Short: "List API tokens (never their values): all the org's for an admin, your own otherwise",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := c.api()
@@ -53,16 +78,25 @@ func (c *cli) tokensListCmd() *cobra.Command {
 			return c.printAnswer(r, err, func() error {
 				var rows [][]string
 				for _, t := range r.JSON200.Tokens {
-					revoked := "-"
-					if t.RevokedAt != nil {
-						revoked = stamp(*t.RevokedAt)
+					user := "- (admin token from before users)"
+					if t.UserId != nil && *t.UserId != "" {
+						user = *t.UserId
 					}
-					rows = append(rows, []string{t.Name, t.Id, stamp(t.CreatedAt), revoked})
+					rows = append(rows, []string{t.Name, t.Id, user, strings.Join(t.Scopes, ","), stampOr(t.ExpiresAt, "never"),
+						stampOr(t.LastUsedAt, "never"), stamp(t.CreatedAt), stampOr(t.RevokedAt, "-")})
 				}
-				return table(c.stdout, "NAME\tID\tCREATED\tREVOKED", rows)
+				return table(c.stdout, "NAME\tID\tUSER\tSCOPES\tEXPIRES\tLAST USED\tCREATED\tREVOKED", rows)
 			})
 		},
 	}
+}
+
+// stampOr is t's stamp, or none when t is nil.
+func stampOr(t *time.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return stamp(*t)
 }
 
 func (c *cli) tokensRevokeCmd() *cobra.Command {

@@ -40,6 +40,7 @@ var All = []Migration{
 	{22, "plan decisions recorded by the API", v22},
 	{23, "deprovision with forget: what steps left behind", v23},
 	{24, "registry signing keys per org, sealed", v24},
+	{25, "users, roles, sessions, scoped tokens", v25},
 }
 
 // reserved stands for another branch's migration until it is merged.

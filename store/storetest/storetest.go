@@ -124,10 +124,12 @@ func newDatabase(t testing.TB, admin string) string {
 // Tenant is an org with an app and one install of it.
 type Tenant struct {
 	Org      store.Org
-	OrgToken string // the org's API token
-	App      store.App
-	Install  store.Install
-	Runner   store.Runner // the install's runner
+	OrgToken string // the org's API token (its admin's)
+	// AdminPassword signs the org's admin (store.LocalAdminName) in.
+	AdminPassword string
+	App           store.App
+	Install       store.Install
+	Runner        store.Runner // the install's runner
 	// RegistrationToken registers the install's runner.
 	RegistrationToken string
 }
@@ -141,9 +143,11 @@ func NewTenant(t testing.TB, s *store.Store, inputs ...store.InstallInput) Tenan
 		tn  Tenant
 		err error
 	)
-	if tn.Org, tn.OrgToken, err = s.CreateOrg(ctx, "acme"); err != nil {
+	org, err := s.CreateOrgWithAdmin(ctx, "acme")
+	if err != nil {
 		t.Fatal(err)
 	}
+	tn.Org, tn.OrgToken, tn.AdminPassword = org.Org, org.Token, org.Password
 	if tn.App, err = s.CreateApp(ctx, tn.Org.ID, "demo", ""); err != nil {
 		t.Fatal(err)
 	}

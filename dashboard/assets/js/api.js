@@ -64,8 +64,8 @@ export async function resume() {
   csrfToken = s.csrf_token;
 }
 
-export async function signIn(token) {
-  const s = await session("POST", { token });
+export async function signIn(credentials) {
+  const s = await session("POST", credentials);
   csrfToken = s.csrf_token;
 }
 

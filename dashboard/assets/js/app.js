@@ -87,8 +87,8 @@ function signedOut() {
   document.getElementById("org").textContent = "";
   document.getElementById("nav").hidden = true;
   document.getElementById("signout").hidden = true;
-  view.replaceChildren(signInView(async (token) => {
-    await api.signIn(token);
+  view.replaceChildren(signInView(async (credentials) => {
+    await api.signIn(credentials);
     await signedIn();
   }));
   view.querySelector("input")?.focus();

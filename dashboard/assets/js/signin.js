@@ -1,18 +1,26 @@
-// The sign-in form: an API token, posted to the session endpoint, which
-// keeps it in an HttpOnly cookie (the page never stores it).
+// The sign-in form: org, user and password, posted to the session endpoint;
+// the server keeps the session and the cookie holds only its ID (HttpOnly:
+// the page never sees it).
 import { h } from "./ui.js";
 
+function field(name, label, attrs) {
+  const id = "signin-" + name; // the header's #org is the signed-in org's name
+  return [h("label", { for: id }, label),
+    h("input", { id, name, required: true, spellcheck: "false", ...attrs })];
+}
+
 export function signInView(submit) {
-  const input = h("input", { id: "token", type: "password", name: "token", autocomplete: "off", required: true,
-    spellcheck: "false", "aria-describedby": "token-help" });
+  const [orgLabel, org] = field("org", "Org", { type: "text", autocomplete: "organization" });
+  const [userLabel, user] = field("user", "User", { type: "text", autocomplete: "username" });
+  const [passwordLabel, password] = field("password", "Password", { type: "password", autocomplete: "current-password",
+    "aria-describedby": "signin-help" });
   const message = h("p", { id: "signin-error", class: "error", role: "alert", hidden: true });
   const button = h("button", { type: "submit", id: "signin" }, "Sign in");
   const form = h("form", { class: "card signin" },
     h("h1", {}, "Sign in"),
-    h("label", { for: "token" }, "API token"),
-    input,
-    h("p", { id: "token-help", class: "muted" },
-      "An API token of your org: `outpostctl tokens create NAME` makes one (`outpost dev` writes its admin token to .outpost/)."),
+    orgLabel, org, userLabel, user, passwordLabel, password,
+    h("p", { id: "signin-help", class: "muted" },
+      "`outpost org create` and `outpost dev` print the org's admin user and password once."),
     message,
     button);
   form.addEventListener("submit", async (ev) => {
@@ -20,11 +28,11 @@ export function signInView(submit) {
     button.disabled = true;
     message.hidden = true;
     try {
-      await submit(input.value);
+      await submit({ org: org.value, user: user.value, password: password.value });
     } catch (err) {
-      message.textContent = err.status === 401 ? "That token was refused: " + err.message : err.message;
+      message.textContent = err.status === 401 ? "Sign-in refused: " + err.message : err.message;
       message.hidden = false;
-      input.select();
+      password.select();
     } finally {
       button.disabled = false;
     }
