@@ -14,7 +14,7 @@ import (
 
 // artifactStore is what reaching builds' artifacts reads of the store.
 type artifactStore interface {
-	RegistryKey(ctx context.Context) ([]byte, error)
+	SigningKey(ctx context.Context, owner string) (store.SigningKey, error)
 	GetBuildByID(ctx context.Context, buildID string) (store.Build, error)
 }
 
@@ -34,7 +34,7 @@ func (a *artifacts) vendorAccess(ctx context.Context, org, subject string, scope
 		return protocol.RegistryAccess{}, temporal.NewNonRetryableApplicationError(
 			"the worker has no vendor registry configured (-registry-url)", "Config", nil)
 	}
-	key, err := a.store.RegistryKey(ctx)
+	key, err := a.store.SigningKey(ctx, org)
 	if err != nil {
 		return protocol.RegistryAccess{}, err
 	}

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +27,7 @@ type terraformStore interface {
 	UpdateStep(ctx context.Context, opID, name string, change store.StepChange) error
 	GetJobByID(ctx context.Context, jobID string) (store.Job, error)
 	ProvideJobInputs(ctx context.Context, jobID string, inputs json.RawMessage) error
-	RegistryKey(ctx context.Context) ([]byte, error)
+	SigningKey(ctx context.Context, owner string) (store.SigningKey, error)
 	TerraformStateOutputs(ctx context.Context, orgID, workspace string) (map[string]protocol.TerraformOutput, error)
 	DiscardTerraformState(ctx context.Context, orgID, workspace string) error
 	SaveOutputs(ctx context.Context, installID, name, outputs string) error
@@ -65,6 +66,7 @@ func (a *Terraform) EnqueueTerraformJob(ctx context.Context, in contract.Terrafo
 		return contract.JobRef{}, err
 	}
 	m.Variables, m.Env = variablesFromEnv(rendered.Variables, rendered.EnvVars)
+	m.Scrub = scrubList(data, rendered)
 	if in.Operation != protocol.TerraformOutputs {
 		m.Policies = a.render.planPolicies(ctx, oc, in.Step)
 	}
@@ -89,6 +91,15 @@ func (a *Terraform) EnqueueTerraformJob(ctx context.Context, in contract.Terrafo
 		}
 		return stepJobChange(*change, in, jobID)
 	})
+}
+
+// scrubList is what a terraform job's runner scrubs from its logs and plans:
+// the install's sensitive values, and the job's sensitive variables as
+// rendered.
+func scrubList(data appconfig.Data, rendered *appconfig.Rendered) []string {
+	out := append(data.Sensitive(), rendered.Secrets()...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // renderTerraform renders the step's variables and environment (the
@@ -157,7 +168,7 @@ func (a *Terraform) module(ctx context.Context, oc operationContext, in contract
 // backend is the terraform state backend of a workspace: the gateway's,
 // with a credential placeholder the gateway fills per attempt.
 func (a *Terraform) backend(ctx context.Context, orgID, ws string) (protocol.TerraformBackend, error) {
-	key, err := a.store.RegistryKey(ctx) // signs the state credential's placeholder
+	key, err := a.store.SigningKey(ctx, orgID) // signs the state credential's placeholder
 	if err != nil {
 		return protocol.TerraformBackend{}, err
 	}
@@ -233,7 +244,7 @@ func (a *Terraform) ProvideTerraformInputs(ctx context.Context, in contract.Terr
 		return nonRetryable("render "+in.Step, err)
 	}
 	vars, _ := variablesFromEnv(rendered.Variables, rendered.EnvVars)
-	inputs := protocol.TerraformInputs{Variables: vars}
+	inputs := protocol.TerraformInputs{Variables: vars, Scrub: scrubList(data, rendered)}
 	if in.DeferRegistry {
 		reg, err := a.render.installRegistry(ctx, oc.op.InstallID)
 		if err != nil {

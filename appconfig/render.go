@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"text/template"
 	"text/template/parse"
+
+	"github.com/outpost-dev/outpost/protocol"
 )
 
 // Data is what templates are rendered with.
@@ -18,6 +21,28 @@ type Data struct {
 	SandboxOutputs map[string]Value
 	// Components are the outputs of deployed components, by component.
 	Components map[string]map[string]Value
+}
+
+// Sensitive is the text of every sensitive value templates may read (the
+// install's sensitive inputs, the sandbox's and components' sensitive
+// outputs), sorted, without repeats: what a job's runner scrubs from what it
+// sends back (protocol.TerraformManifest.Scrub).
+func (d Data) Sensitive() []string {
+	var out []string
+	add := func(vs map[string]Value) {
+		for _, v := range vs {
+			if v.Sensitive {
+				out = protocol.ScrubLeaves(out, v.Value)
+			}
+		}
+	}
+	add(d.Inputs)
+	add(d.SandboxOutputs)
+	for _, outs := range d.Components {
+		add(outs)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func (d Data) templateData() map[string]any {

@@ -167,6 +167,18 @@ func TestRenderKeepsTypesAndTracksSensitivity(t *testing.T) {
 	}
 }
 
+// What a job's runner scrubs: the sensitive inputs and outputs, at any
+// depth, not the plain ones.
+func TestDataSensitiveListsTheSecretValues(t *testing.T) {
+	d := renderData(t, renderConfig(t))
+	d.Components = map[string]map[string]Value{"db": {
+		"url":  {Value: map[string]any{"dsn": "postgres://u:pw-77@db", "port": json.Number("5432")}, Sensitive: true},
+		"host": {Value: "db.internal"}}}
+	if got, want := d.Sensitive(), []string{"5432", "hunter2", "k1", "postgres://u:pw-77@db"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("sensitive values %q, want %q", got, want)
+	}
+}
+
 func TestRenderComponentOutputs(t *testing.T) {
 	c := renderConfig(t)
 	d := renderData(t, c)

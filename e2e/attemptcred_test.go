@@ -17,7 +17,7 @@ func (s *stack) checkManifestsHoldNoCredential(inst string) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	key, err := s.store.RegistryKey(context.Background())
+	key, err := s.store.SigningKey(context.Background(), s.orgID)
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -44,6 +44,7 @@ import (
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/internal/attemptcred"
 	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
@@ -364,11 +365,7 @@ func newProvBench(tb testing.TB, tf string) *provBench {
 	p := &provBench{tb: tb, tf: tf, store: s, temporal: tc, api: httptest.NewServer(a.Handler()), gw: httptest.NewServer(g.Handler())}
 	tb.Cleanup(p.api.Close)
 	tb.Cleanup(p.gw.Close)
-	key, err := s.RegistryKey(ctx)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	vendor, err := registry.Start(ctx, registry.Config{Dir: tb.TempDir(), Auth: registry.Tokens{Key: key, Leases: s}})
+	vendor, err := registry.Start(ctx, registry.Config{Dir: tb.TempDir(), Auth: registry.Tokens{Keys: attemptcred.RegistryKeys(s), Leases: s}})
 	if err != nil {
 		tb.Fatal(err)
 	}

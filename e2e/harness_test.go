@@ -30,6 +30,7 @@ import (
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/dashboard"
+	"github.com/outpost-dev/outpost/internal/attemptcred"
 	"github.com/outpost-dev/outpost/internal/testutil"
 	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/protocol"
@@ -174,13 +175,11 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if st.runnerTimeout == 0 {
 		st.runnerTimeout = 2 * time.Minute
 	}
-	key, err := s.RegistryKey(ctx)
+	reg, err := registry.Start(ctx, registry.Config{Auth: registry.Tokens{Keys: attemptcred.RegistryKeys(s), Leases: s}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.registry, err = registry.Start(ctx, registry.Config{Auth: registry.Tokens{Key: key, Leases: s}}); err != nil {
-		t.Fatal(err)
-	}
+	st.registry = reg
 	t.Cleanup(func() { st.registry.Close() })
 	st.publicRegistry = st.registry.Addr()
 	if o.vendorRegistry != nil {

@@ -75,6 +75,10 @@ func startChartPlane(t testing.TB) *chartPlane { return startChartPlaneWith(t, "
 // v1's.
 func startChartPlaneWith(t testing.TB, builtImage string) *chartPlane {
 	t.Helper()
+	// The binary first: its build takes minutes, and the node holds the
+	// host's node lock other packages' node tests wait on.
+	began := time.Now()
+	host := planeBinary(t, planeV1) // runs `outpost temporal`, `org create` on the host
 	cluster := localclustertest.StartWithNode(t, localcluster.NodeOptions{})
 	node := cluster.Node()
 	ctx := context.Background()
@@ -88,8 +92,6 @@ func startChartPlaneWith(t testing.TB, builtImage string) *chartPlane {
 	if err := node.TrustHTTPRegistry(p.images); err != nil {
 		t.Fatal(err)
 	}
-	began := time.Now()
-	host := planeBinary(t, planeV1) // runs `outpost temporal`, `org create` on the host
 	p.imageRef = func(v string) string { return p.images + "/outpost:" + v }
 	if builtImage != "" {
 		p.loadDockerImage(builtImage)

@@ -300,6 +300,7 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 	if dump := storetest.DatabaseBytes(t, s.store); bytes.Contains(dump, []byte(secret)) || !bytes.Contains(dump, []byte("eu-central-1")) {
 		t.Fatalf("a pg_dump of the database (%d bytes) holds the secret, or not the plain input", len(dump))
 	}
+	s.checkDumpHides(secret) // and the registry's key, the configs sealed
 	s.replay(op.WorkflowID)
 	s.checkManifestsHoldNoCredential(inst)
 

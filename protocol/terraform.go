@@ -50,6 +50,12 @@ type TerraformManifest struct {
 	// Policies are the vendor's plan policies and what the install is; the
 	// runner checks every plan against them and its customer's own.
 	Policies *PlanPolicies `json:"policies,omitempty"`
+	// Scrub are the install's sensitive values the job's templates may read
+	// (sensitive inputs, sensitive outputs of the sandbox and components):
+	// the runner replaces each with "(sensitive value)" in the job's logs,
+	// plan text, plan JSON, policy messages and error before they leave the
+	// account, whatever the module does with them.
+	Scrub []string `json:"scrub,omitempty"`
 }
 
 // TerraformModuleSync is a module's build and where the job copies it.
@@ -76,6 +82,9 @@ type TerraformInputs struct {
 	// Registry is the install's registry, for a ModuleSync whose
 	// destination was not known when the job was queued.
 	Registry *RegistryAccess `json:"registry,omitempty"`
+	// Scrub adds to TerraformManifest.Scrub the sensitive outputs known only
+	// now (the step's dependencies').
+	Scrub []string `json:"scrub,omitempty"`
 }
 
 // TerraformBackend configures terraform's standard http backend.

@@ -18,7 +18,7 @@ import (
 	"github.com/outpost-dev/outpost/registry"
 )
 
-var key = []byte("0123456789abcdef0123456789abcdef")
+var key = registry.Key{ID: "k1", Secret: []byte("0123456789abcdef0123456789abcdef")}
 
 func start(t *testing.T, cfg registry.Config) *registry.Server {
 	t.Helper()
@@ -90,7 +90,7 @@ func assertRefused(t *testing.T, what string, err error) {
 }
 
 func TestTokensPushAndPullWithinScope(t *testing.T) {
-	s := start(t, registry.Config{Auth: registry.Tokens{Key: key}})
+	s := start(t, registry.Config{Auth: registry.Tokens{Keys: &registry.StaticKeys{key}}})
 	user, pass := registry.IssueCredential(key, "build-1", []registry.Scope{
 		{Repository: "org_a/", Actions: []string{"pull", "push"}},
 	}, time.Hour, time.Now())
@@ -114,7 +114,7 @@ func TestTokensPushAndPullWithinScope(t *testing.T) {
 }
 
 func TestTokensScopeIsolation(t *testing.T) {
-	s := start(t, registry.Config{Auth: registry.Tokens{Key: key}})
+	s := start(t, registry.Config{Auth: registry.Tokens{Keys: &registry.StaticKeys{key}}})
 	now := time.Now()
 	admin := func(repo string) remote.Option {
 		return basic(registry.IssueCredential(key, "admin", []registry.Scope{{Repository: repo, Actions: []string{"pull", "push"}}}, time.Hour, now))
@@ -144,7 +144,7 @@ func TestTokensScopeIsolation(t *testing.T) {
 }
 
 func TestTokensRefusesExpiredTamperedAndForeignCredentials(t *testing.T) {
-	s := start(t, registry.Config{Auth: registry.Tokens{Key: key}})
+	s := start(t, registry.Config{Auth: registry.Tokens{Keys: &registry.StaticKeys{key}}})
 	scopes := []registry.Scope{{Repository: "org_a/", Actions: []string{"pull", "push"}}}
 	r := ref(t, s, "org_a/app_1/web")
 	if err := push(t, r, newImage(t), basic(registry.IssueCredential(key, "seed", scopes, time.Hour, time.Now()))); err != nil {
@@ -165,7 +165,7 @@ func TestTokensRefusesExpiredTamperedAndForeignCredentials(t *testing.T) {
 	_, err = pull(t, r, basic("someone-else", good))
 	assertRefused(t, "credential presented under another username", err)
 
-	_, otherKey := registry.IssueCredential([]byte("another key of 32 bytes, 1234567"), "runner-a", scopes, time.Hour, time.Now())
+	_, otherKey := registry.IssueCredential(registry.Key{ID: key.ID, Secret: []byte("another key of 32 bytes, 1234567")}, "runner-a", scopes, time.Hour, time.Now())
 	_, err = pull(t, r, basic("runner-a", otherKey))
 	assertRefused(t, "credential signed with another key", err)
 }
@@ -250,4 +250,36 @@ func TestStartRefusesBusyAddress(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), s.Addr()) {
 		t.Fatalf("second Start on %s: %v, want an error naming the address", s.Addr(), err)
 	}
+}
+
+// A credential names its key: an org's key grants only the org's
+// repositories (and pull of the platform's), whatever its scopes say; a
+// credential of a key no longer known (retired) is refused.
+func TestTokensKeysPerOrg(t *testing.T) {
+	orgA, orgB := registry.Key{ID: "ka", Owner: "org_a", Secret: []byte("key of org a, 32 bytes long.....")},
+		registry.Key{ID: "kb", Owner: "org_b", Secret: []byte("key of org b, 32 bytes long.....")}
+	keys := registry.StaticKeys{key, orgA, orgB}
+	s := start(t, registry.Config{Auth: registry.Tokens{Keys: &keys}})
+	all := []registry.Scope{{Repository: "org_a/", Actions: []string{"pull", "push"}}, {Repository: "org_b/", Actions: []string{"pull", "push"}},
+		{Repository: registry.Shared, Actions: []string{"pull", "push"}}}
+	for _, repo := range []string{"org_a/app_1/web", "org_b/app_1/web", registry.Shared + "runner"} {
+		if err := push(t, ref(t, s, repo), newImage(t), basic(registry.IssueCredential(key, "admin", all, time.Hour, time.Now()))); err != nil {
+			t.Fatalf("seeding %s with the platform's key: %v", repo, err)
+		}
+	}
+	a := basic(registry.IssueCredential(orgA, "runner-a", all, time.Hour, time.Now()))
+	if _, err := pull(t, ref(t, s, "org_a/app_1/web"), a); err != nil {
+		t.Errorf("org A's key pulling org A's repository: %v", err)
+	}
+	if _, err := pull(t, ref(t, s, registry.Shared+"runner"), a); err != nil {
+		t.Errorf("org A's key pulling the platform's repository: %v", err)
+	}
+	_, err := pull(t, ref(t, s, "org_b/app_1/web"), a)
+	assertRefused(t, "org A's key granting org B's repository", err)
+	assertRefused(t, "org A's key pushing to the platform's repository", push(t, ref(t, s, registry.Shared+"runner"), newImage(t), a))
+
+	b := basic(registry.IssueCredential(orgB, "runner-b", all, time.Hour, time.Now()))
+	keys = registry.StaticKeys{key, orgA} // org B's key retired
+	_, err = pull(t, ref(t, s, "org_b/app_1/web"), b)
+	assertRefused(t, "a credential of a retired key", err)
 }

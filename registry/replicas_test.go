@@ -22,7 +22,7 @@ func TestUploadContinuesOnAnotherReplica(t *testing.T) {
 			cfg := func() registry.Config {
 				c := registry.Config{Dir: dir}
 				if shared {
-					c.UploadSecret = registry.Tokens{Key: key}.UploadSecret()
+					c.UploadSecret = registry.UploadSecret(key)
 				}
 				return c
 			}

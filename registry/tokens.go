@@ -33,15 +33,63 @@ func (s Scope) covers(repository, action string) bool {
 	return s.Repository != "" && repository == s.Repository
 }
 
-// Tokens accepts short-lived credentials made by IssueCredential with the
-// same key: each names its subject (the username), the repositories and
-// actions it grants, and when it expires. The registry keeps no list of
-// them; the key is the only secret. A credential bound to a job attempt
-// (IssueAttemptCredential) is accepted only while Leases says that attempt
-// still holds its lease.
+// Tokens accepts short-lived credentials made by IssueCredential: each
+// names its subject (the username), the repositories and actions it grants,
+// when it expires, and the ID of the key that signed it, which Keys looks up
+// (so keys can rotate: a credential verifies while its key is not retired).
+// The registry keeps no list of credentials. A key of an org grants only
+// that org's repositories ("<org>/…"), and pull of the platform's (Shared);
+// a key of no org (the platform's, or the legacy key) grants any. A
+// credential bound to a job attempt (IssueAttemptCredential) is accepted
+// only while Leases says that attempt still holds its lease.
 type Tokens struct {
-	Key    []byte
+	Keys   Keys
 	Leases Leases // nil: attempt-bound credentials are refused
+}
+
+// Key is a signing key: its ID, which the credentials it signs carry, and
+// whose it is (an org ID; OwnerPlatform or "" for a key of no org).
+type Key struct {
+	ID     string
+	Owner  string
+	Secret []byte
+}
+
+// OwnerPlatform owns the keys that sign what belongs to no org.
+const OwnerPlatform = "platform"
+
+// Shared is the prefix of the platform's repositories (runner releases),
+// which any org's credential may pull.
+const Shared = "outpost/"
+
+// Keys looks a key up by ID ("": the legacy key, from before keys had IDs);
+// an unknown or retired key is an error.
+type Keys interface {
+	RegistryKey(ctx context.Context, id string) (Key, error)
+}
+
+// StaticKeys are fixed keys (tests, tools); a pointer to them sees changes.
+type StaticKeys []Key
+
+// RegistryKey finds the key of that ID.
+func (ks *StaticKeys) RegistryKey(_ context.Context, id string) (Key, error) {
+	for _, k := range *ks {
+		if k.ID == id {
+			return k, nil
+		}
+	}
+	return Key{}, fmt.Errorf("no registry key %q", id)
+}
+
+// grants says whether a key of owner may grant action on repository.
+func grants(owner, repository, action string) bool {
+	switch {
+	case owner == "" || owner == OwnerPlatform:
+		return true
+	case strings.HasPrefix(repository, owner+"/"):
+		return true
+	}
+	return action == "pull" && strings.HasPrefix(repository, Shared)
 }
 
 // Leases says whether a job attempt still holds its lease: running, and the
@@ -58,35 +106,39 @@ type claims struct {
 	// Job and Attempt bind the credential to one attempt's lease.
 	Job     string `json:"job,omitempty"`
 	Attempt int    `json:"att,omitempty"`
+	// KeyID names the key that signed it.
+	KeyID string `json:"kid,omitempty"`
 }
 
 // IssueCredential makes a basic-auth credential for a Tokens registry with
 // the same key: username is the subject (which must not contain ':'),
 // password is base64url(JSON claims) + "." + base64url(HMAC-SHA256 of the
 // first part). It is valid from now until now+ttl.
-func IssueCredential(key []byte, subject string, scopes []Scope, ttl time.Duration, now time.Time) (username, password string) {
+func IssueCredential(key Key, subject string, scopes []Scope, ttl time.Duration, now time.Time) (username, password string) {
 	return issue(key, claims{Subject: subject, Scopes: scopes, Expires: now.Add(ttl).Unix()})
 }
 
 // IssueAttemptCredential is IssueCredential bound to one job attempt: a
 // registry whose Tokens has Leases refuses it once that attempt's lease ends
 // (lost, completed or cancelled), whatever its expiry says.
-func IssueAttemptCredential(key []byte, subject string, scopes []Scope, jobID string, attempt int, ttl time.Duration, now time.Time) (username, password string) {
+func IssueAttemptCredential(key Key, subject string, scopes []Scope, jobID string, attempt int, ttl time.Duration, now time.Time) (username, password string) {
 	return issue(key, claims{Subject: subject, Scopes: scopes, Expires: now.Add(ttl).Unix(), Job: jobID, Attempt: attempt})
 }
 
-func issue(key []byte, c claims) (username, password string) {
+func issue(key Key, c claims) (username, password string) {
+	c.KeyID = key.ID
 	payload, err := json.Marshal(c)
 	if err != nil {
 		panic(fmt.Sprintf("encoding registry credential claims: %v", err)) // plain strings and ints
 	}
 	encoded := base64.RawURLEncoding.EncodeToString(payload)
-	return c.Subject, encoded + "." + base64.RawURLEncoding.EncodeToString(sign(key, encoded))
+	return c.Subject, encoded + "." + base64.RawURLEncoding.EncodeToString(sign(key.Secret, encoded))
 }
 
-// UploadSecret is the Config.UploadSecret of registries that share the key:
-// derived from it, so replicas agree without another secret to hand out.
-func (t Tokens) UploadSecret() []byte { return sign(t.Key, "registry upload state") }
+// UploadSecret is the Config.UploadSecret of registries that share a key
+// (the platform's): derived from it, so replicas agree without another
+// secret to hand out.
+func UploadSecret(key Key) []byte { return sign(key.Secret, "registry upload state") }
 
 func sign(key []byte, encodedClaims string) []byte {
 	mac := hmac.New(sha256.New, key)
@@ -97,7 +149,7 @@ func sign(key []byte, encodedClaims string) []byte {
 // Authorize verifies the credential's signature (in constant time), expiry
 // and subject, then that its scopes cover every access.
 func (t Tokens) Authorize(ctx context.Context, username, password string, access []Access) error {
-	c, err := t.verify(username, password, time.Now())
+	c, owner, err := t.verify(ctx, username, password, time.Now())
 	if err != nil {
 		return err
 	}
@@ -105,7 +157,8 @@ func (t Tokens) Authorize(ctx context.Context, username, password string, access
 		return err
 	}
 	for _, a := range access {
-		if a.Type != "repository" || !slices.ContainsFunc(c.Scopes, func(s Scope) bool { return s.covers(a.Name, a.Action) }) {
+		if a.Type != "repository" || !grants(owner, a.Name, a.Action) ||
+			!slices.ContainsFunc(c.Scopes, func(s Scope) bool { return s.covers(a.Name, a.Action) }) {
 			return fmt.Errorf("credential of %q does not grant %s on %s %q", c.Subject, a.Action, a.Type, a.Name)
 		}
 	}
@@ -145,31 +198,38 @@ func (t Tokens) checkLease(ctx context.Context, c claims) error {
 
 var errBadToken = errors.New("invalid registry credential")
 
-func (t Tokens) verify(username, password string, now time.Time) (claims, error) {
-	if len(t.Key) == 0 {
-		return claims{}, errors.New("registry has no credential key")
+// verify checks the credential's signature with the key it names, its
+// expiry and subject, and returns its claims and its key's owner. The
+// claims are trusted only once the signature is checked.
+func (t Tokens) verify(ctx context.Context, username, password string, now time.Time) (claims, string, error) {
+	if t.Keys == nil {
+		return claims{}, "", errors.New("registry has no credential keys")
 	}
 	encoded, sig, ok := strings.Cut(password, ".")
 	if !ok {
-		return claims{}, errBadToken
-	}
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(mac, sign(t.Key, encoded)) {
-		return claims{}, errBadToken
+		return claims{}, "", errBadToken
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(encoded)
 	if err != nil {
-		return claims{}, errBadToken
+		return claims{}, "", errBadToken
 	}
 	var c claims
 	if err := json.Unmarshal(payload, &c); err != nil {
-		return claims{}, errBadToken
+		return claims{}, "", errBadToken
+	}
+	key, err := t.Keys.RegistryKey(ctx, c.KeyID)
+	if err != nil {
+		return claims{}, "", errBadToken
+	}
+	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil || !hmac.Equal(mac, sign(key.Secret, encoded)) {
+		return claims{}, "", errBadToken
 	}
 	if now.Unix() >= c.Expires {
-		return claims{}, fmt.Errorf("registry credential of %q expired at %s", c.Subject, time.Unix(c.Expires, 0).UTC().Format(time.RFC3339))
+		return claims{}, "", fmt.Errorf("registry credential of %q expired at %s", c.Subject, time.Unix(c.Expires, 0).UTC().Format(time.RFC3339))
 	}
 	if username != c.Subject {
-		return claims{}, errBadToken
+		return claims{}, "", errBadToken
 	}
-	return c, nil
+	return c, key.Owner, nil
 }

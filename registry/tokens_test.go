@@ -26,7 +26,7 @@ func TestALeaseLookupThatFailsIsTriedAgainWhileTheClientWaits(t *testing.T) {
 	user, pass := registry.IssueAttemptCredential(key, "build/b1", nil, "job_1", 1, time.Hour, time.Now())
 
 	leases := &flakyLeases{fail: 2}
-	if err := (registry.Tokens{Key: key, Leases: leases}).Authorize(t.Context(), user, pass, nil); err != nil || leases.calls != 3 {
+	if err := (registry.Tokens{Keys: &registry.StaticKeys{key}, Leases: leases}).Authorize(t.Context(), user, pass, nil); err != nil || leases.calls != 3 {
 		t.Fatalf("two failed lookups, then the lease: %v after %d lookups, want authorized after 3", err, leases.calls)
 	}
 
@@ -34,7 +34,7 @@ func TestALeaseLookupThatFailsIsTriedAgainWhileTheClientWaits(t *testing.T) {
 	gone, cancel := context.WithCancel(t.Context())
 	cancel()
 	leases = &flakyLeases{fail: 100}
-	err := (registry.Tokens{Key: key, Leases: leases}).Authorize(gone, user, pass, nil)
+	err := (registry.Tokens{Keys: &registry.StaticKeys{key}, Leases: leases}).Authorize(gone, user, pass, nil)
 	if err == nil || !strings.Contains(err.Error(), "connection refused") || leases.calls != 1 {
 		t.Fatalf("lookups failing, client gone: %v after %d lookups, want the lookup's error after 1", err, leases.calls)
 	}

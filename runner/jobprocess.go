@@ -149,6 +149,13 @@ func failed(err error) Result {
 	return Result{Status: protocol.StatusFailed, Error: err.Error()}
 }
 
+// ReadResult reads the Result the job process wrote in dir.
+func ReadResult(dir string) (Result, error) {
+	var res Result
+	err := readJSONFile(filepath.Join(dir, resultFile), &res)
+	return res, err
+}
+
 func readJSONFile(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -415,8 +415,7 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 // outcome is the completion of a job whose process ended as state says.
 func (s *supervisor) outcome(state *os.ProcessState, reason stopReason, graceKill bool, window time.Duration) protocol.CompleteRequest {
 	req := protocol.CompleteRequest{Attempt: s.job.Attempt}
-	var res Result
-	if err := readJSONFile(filepath.Join(s.dir, resultFile), &res); err == nil {
+	if res, err := ReadResult(s.dir); err == nil {
 		req.Status, req.ExitCode, req.Outputs, req.Error = res.Status, res.ExitCode, res.Outputs, res.Error
 	} else {
 		code := plugins.ExitCode(state)

@@ -23,7 +23,7 @@ import (
 
 // Repository holds every runner binary in the vendor's registry, tagged
 // with its version.
-const Repository = "outpost/runner"
+const Repository = registry.Shared + "runner"
 
 // versionPattern is what a runner version may be: a tag.
 var versionPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$`)
@@ -72,11 +72,11 @@ func Publish(ctx context.Context, s *store.Store, reg Registry, rel Release) (st
 	if err != nil {
 		return store.RunnerVersion{}, fmt.Errorf("runner binary: %w", err)
 	}
-	key, err := s.RegistryKey(ctx)
+	key, err := s.SigningKey(ctx, store.PlatformKeys)
 	if err != nil {
 		return store.RunnerVersion{}, err
 	}
-	user, pass := registry.IssueCredential(key, "runner-publish", []registry.Scope{{Repository: Repository, Actions: []string{"pull", "push"}}}, 10*time.Minute, time.Now())
+	user, pass := registry.IssueCredential(registry.Key(key), "runner-publish", []registry.Scope{{Repository: Repository, Actions: []string{"pull", "push"}}}, 10*time.Minute, time.Now())
 	repo, err := remote.NewRepository(reg.Address + "/" + Repository)
 	if err != nil {
 		return store.RunnerVersion{}, err

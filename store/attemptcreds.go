@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -17,16 +18,23 @@ import (
 
 // Credentials per attempt. A terraform job enqueued without a StateToken
 // gets a state credential per attempt instead: AttemptStateToken, derived
-// from the store's credential key (RegistryKey), the job and the attempt,
+// from its org's signing key (SigningKey, whose ID it carries), the job and
+// the attempt,
 // handed to the runner when it claims the attempt (see internal/attemptcred)
 // and never stored. It is valid while that attempt holds its lease; a retried
 // attempt has another.
 
-// AttemptStateToken is the state credential of one attempt of a job.
-func AttemptStateToken(key []byte, jobID string, attempt int) string {
+// AttemptStateToken is the state credential of one attempt of a job:
+// StateTokenPrefix + the key's ID + "." + the MAC (the legacy key's, made
+// before keys had IDs, have no ID and no dot).
+func AttemptStateToken(key SigningKey, jobID string, attempt int) string {
+	return StateTokenPrefix + key.ID + "." + attemptStateMAC(key.Secret, jobID, attempt)
+}
+
+func attemptStateMAC(key []byte, jobID string, attempt int) string {
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte("outpost terraform state credential\x00" + jobID + "\x00" + strconv.Itoa(attempt)))
-	return StateTokenPrefix + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // AttemptHoldsLease reports whether the attempt is its job's running one and
@@ -45,13 +53,26 @@ func (s *Store) AttemptHoldsLease(ctx context.Context, jobID string, attempt int
 
 // checkAttemptStateToken checks a per-attempt state credential against the
 // job's current attempt; an earlier attempt's is ErrStateCredentialEnded.
-func (s *Store) checkAttemptStateToken(ctx context.Context, jobID string, current int, token string) error {
-	key, err := s.RegistryKey(ctx)
-	if err != nil {
+// Its key must be the job's org's (or the legacy key), and not retired.
+func (s *Store) checkAttemptStateToken(ctx context.Context, orgID, jobID string, current int, token string) error {
+	if !strings.HasPrefix(token, StateTokenPrefix) {
+		return ErrUnauthorized
+	}
+	kid, mac, ok := strings.Cut(strings.TrimPrefix(token, StateTokenPrefix), ".")
+	if !ok {
+		kid, mac = "", kid
+	}
+	key, err := s.SigningKeyByID(ctx, kid)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return ErrUnauthorized
+	case err != nil:
 		return err
+	case key.Owner != orgID && key.Owner != "":
+		return ErrUnauthorized
 	}
 	for a := current; a >= 1; a-- {
-		if hashesEqual(AttemptStateToken(key, jobID, a), token) {
+		if hashesEqual(attemptStateMAC(key.Secret, jobID, a), mac) {
 			if a != current {
 				return fmt.Errorf("job %s attempt %d ended (now attempt %d): %w", jobID, a, current, ErrStateCredentialEnded)
 			}

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
@@ -228,35 +226,4 @@ func (s *Store) ListInstallComponents(ctx context.Context, installID string) ([]
 	var out []InstallComponent
 	err := s.db.WithContext(ctx).Where("install_id = ?", installID).Order("component").Find(&out).Error
 	return out, err
-}
-
-// settingRegistryKey is the vendor registry's credential signing key.
-const settingRegistryKey = "registry_signing_key"
-
-// RegistryKey returns the key that signs the vendor registry's short-lived
-// credentials, creating it on first use. Every control-plane process (the
-// API serving the registry, workers issuing credentials) reads the same one.
-func (s *Store) RegistryKey(ctx context.Context) ([]byte, error) {
-	var st Setting
-	err := s.db.WithContext(ctx).Where("name = ?", settingRegistryKey).First(&st).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		raw := make([]byte, 32)
-		if _, err := rand.Read(raw); err != nil {
-			return nil, err
-		}
-		fresh := Setting{Name: settingRegistryKey, Value: base64.RawStdEncoding.EncodeToString(raw)}
-		if err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&fresh).Error; err != nil {
-			return nil, err
-		}
-		// Whoever created it first wins: read it back.
-		err = s.db.WithContext(ctx).Where("name = ?", settingRegistryKey).First(&st).Error
-	}
-	if err != nil {
-		return nil, fmt.Errorf("registry signing key: %w", err)
-	}
-	key, err := base64.RawStdEncoding.DecodeString(st.Value)
-	if err != nil {
-		return nil, fmt.Errorf("registry signing key: %w", err)
-	}
-	return key, nil
 }

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"testing"
@@ -65,19 +64,6 @@ func TestBuildsAreQueuedOncePerSource(t *testing.T) {
 		}
 		if _, err := f.s.GetBuild(ctx, "org_other", third[0].ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("another org reads the build: %v", err)
-		}
-	})
-}
-
-func TestRegistryKeyIsCreatedOnceAndShared(t *testing.T) {
-	forEachFixture(t, func(t *testing.T, ctx context.Context, f fixture) {
-		a, err := f.s.RegistryKey(ctx)
-		if err != nil || len(a) != 32 {
-			t.Fatalf("key: %d bytes, %v", len(a), err)
-		}
-		b, err := f.s.RegistryKey(ctx)
-		if err != nil || !bytes.Equal(a, b) {
-			t.Fatalf("second read gave another key (%v)", err)
 		}
 	})
 }

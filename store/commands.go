@@ -39,9 +39,19 @@ func (s *Store) ListInstallCommands(ctx context.Context, orgID, installID string
 }
 
 // UpdateInstallCommand records the command's job and progress.
+// Its output and error are sealed with the install's data key.
 func (s *Store) UpdateInstallCommand(ctx context.Context, c InstallCommand) error {
-	row := InstallCommand{JobID: c.JobID, Status: c.Status, ExitCode: c.ExitCode, Output: c.Output, Error: c.Error, FinishedAt: c.FinishedAt}
-	err := update(s.db.WithContext(ctx).Where("id = ?", c.ID), &row, "JobID", "Status", "ExitCode", "Output", "Error", "FinishedAt").Error
+	db := s.db.WithContext(ctx)
+	of, err := first[InstallCommand](db.Select("id", "install_id"), "command "+c.ID, "id = ?", c.ID)
+	if err != nil {
+		return fmt.Errorf("update command %s: %w", c.ID, err)
+	}
+	row := InstallCommand{ID: of.ID, InstallID: of.InstallID, JobID: c.JobID, Status: c.Status, ExitCode: c.ExitCode,
+		Output: c.Output, Error: c.Error, FinishedAt: c.FinishedAt}
+	if err := row.sealed(db, false); err != nil {
+		return fmt.Errorf("update command %s: %w", c.ID, err)
+	}
+	err = update(db.Where("id = ?", c.ID), &row, "JobID", "Status", "ExitCode", "Output", "Error", "FinishedAt").Error
 	if err != nil {
 		return fmt.Errorf("update command %s: %w", c.ID, err)
 	}

@@ -30,7 +30,7 @@ func (s *Store) AppendLogs(ctx context.Context, runnerID, jobID string, attempt 
 		quota = protocol.MaxJobLogBytes
 	}
 	var j Job
-	if err := s.db.WithContext(ctx).Select("id", "attempt").Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error; err != nil {
+	if err := s.db.WithContext(ctx).Select("id", "attempt", "type", "org_id", "install_id").Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error; err != nil {
 		return 0, notFound(err, "job "+jobID)
 	}
 	if attempt < 1 || attempt > j.Attempt {
@@ -54,6 +54,11 @@ func (s *Store) AppendLogs(ctx context.Context, runnerID, jobID string, attempt 
 		rows, added, truncated, err := s.newChunks(tx, jobID, attempt, chunks, a, quota)
 		if err != nil || len(rows) == 0 {
 			return err
+		}
+		if j.Type == protocol.JobTypeCommand { // a debug command's output: sealed at rest
+			if err := sealChunks(tx, scopeOf(j.OrgID, j.InstallID), rows); err != nil {
+				return err
+			}
 		}
 		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 100).Error; err != nil {
 			return err

@@ -21,7 +21,8 @@ type SchemaMigration struct {
 // in its own transaction. On PostgreSQL an advisory lock keeps concurrent
 // starts (api and worker processes) from racing.
 // It then checks the key-encryption keys (CheckKeys) and seals the values
-// written before secrets were sealed (SealPlaintext).
+// written before secrets were sealed (SealPlaintext), the registry's legacy
+// signing key among them.
 func (s *Store) Migrate(ctx context.Context) error {
 	if err := s.migrateTo(ctx, LatestSchemaVersion()); err != nil {
 		return err
@@ -31,6 +32,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	if _, err := s.SealPlaintext(ctx); err != nil {
 		return fmt.Errorf("store: %w", err)
+	}
+	if err := s.sealLegacyKey(ctx); err != nil {
+		return fmt.Errorf("store: seal the registry's legacy signing key: %w", err)
 	}
 	return nil
 }

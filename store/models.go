@@ -208,6 +208,8 @@ type JobLogChunk struct {
 	Stream  string    `gorm:"size:10;not null" json:"stream"`
 	Data    string    `gorm:"type:text;not null" json:"data"`
 	Time    time.Time `json:"time"`
+	// Sealed says Data is sealed at rest (a debug command's output).
+	Sealed bool `gorm:"not null;default:false" json:"-"`
 }
 
 // InstallCommand is a debug command run on an install's runner.

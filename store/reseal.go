@@ -8,8 +8,9 @@ import (
 	"github.com/outpost-dev/outpost/store/seal"
 )
 
-// plainColumn is a column sealed since migration 16, whose older rows may
-// still hold plaintext.
+// plainColumn is a sealed column whose older rows (written before it was
+// sealed: migration 16, or 24 for configs and commands) may still hold
+// plaintext.
 type plainColumn struct {
 	table, column string
 	keys          []string // the row's key columns, in its place's order
@@ -25,6 +26,9 @@ var plainColumns = []plainColumn{
 	{"install_inputs", "value", []string{"install_id", "name"}, "install_id", "install_id", "sensitive"},
 	{"install_outputs", "outputs", []string{"install_id", "name"}, "install_id", "install_id", ""},
 	{"terraform_state_versions", "state", []string{"org_id", "workspace", "version"}, "org_id", "org_id", ""},
+	{"app_configs", "content", []string{"id"}, "org_id", "org_id", ""},
+	{"install_commands", "output", []string{"id"}, "install_id", "install_id", ""},
+	{"install_commands", "error", []string{"id"}, "install_id", "install_id", ""},
 }
 
 // SealPlaintext seals the values written before sealing (Migrate runs it).

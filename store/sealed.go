@@ -17,6 +17,10 @@ import (
 //	install_inputs.value (sensitive ones)      place: install ID/name
 //	install_outputs.outputs                    place: install ID/name
 //	terraform_state_versions.state             place: org ID/workspace/version
+//	app_configs.content                        place: config ID (org's key)
+//	install_commands.output, .error            place: command ID (install's key)
+//	job_log_chunks.data (debug commands')      place: job ID/attempt/seq (install's key)
+//	registry_keys.key                          place: key ID (org's key)
 
 // sealValue seals v for its place with the scope's data key ("" stays "").
 func sealValue(tx *gorm.DB, scope, place, v string) (string, error) {
@@ -145,3 +149,56 @@ func (v *TerraformStateVersion) AfterCreate(tx *gorm.DB) error { return v.sealed
 
 // AfterFind opens the state read.
 func (v *TerraformStateVersion) AfterFind(tx *gorm.DB) error { return v.sealed(tx, true) }
+
+func (c *AppConfig) sealed(tx *gorm.DB, open bool) error {
+	return sealFields(tx, c.OrgID, open, map[string]*string{"app_configs.content/" + c.ID: &c.Content})
+}
+
+// BeforeCreate seals the config's archive.
+func (c *AppConfig) BeforeCreate(tx *gorm.DB) error { return c.sealed(tx, false) }
+
+// AfterCreate gives the caller its archive back.
+func (c *AppConfig) AfterCreate(tx *gorm.DB) error { return c.sealed(tx, true) }
+
+// AfterFind opens the archive read.
+func (c *AppConfig) AfterFind(tx *gorm.DB) error { return c.sealed(tx, true) }
+
+func commandPlace(column, id string) string { return "install_commands." + column + "/" + id }
+
+func (c *InstallCommand) sealed(tx *gorm.DB, open bool) error {
+	return sealFields(tx, c.InstallID, open, map[string]*string{
+		commandPlace("output", c.ID): &c.Output, commandPlace("error", c.ID): &c.Error})
+}
+
+// BeforeCreate seals the command's output and error.
+func (c *InstallCommand) BeforeCreate(tx *gorm.DB) error { return c.sealed(tx, false) }
+
+// AfterCreate gives the caller its output back.
+func (c *InstallCommand) AfterCreate(tx *gorm.DB) error { return c.sealed(tx, true) }
+
+// AfterFind opens the output read.
+func (c *InstallCommand) AfterFind(tx *gorm.DB) error { return c.sealed(tx, true) }
+
+func chunkPlace(c *JobLogChunk) string {
+	return fmt.Sprintf("job_log_chunks.data/%s/%d/%d", c.JobID, c.Attempt, c.Seq)
+}
+
+// sealChunks seals log chunks about to be stored, and marks them sealed.
+func sealChunks(tx *gorm.DB, scope string, rows []JobLogChunk) error {
+	for i := range rows {
+		sealed, err := sealValue(tx, scope, chunkPlace(&rows[i]), rows[i].Data)
+		if err != nil {
+			return err
+		}
+		rows[i].Data, rows[i].Sealed = sealed, true
+	}
+	return nil
+}
+
+// AfterFind opens a sealed chunk's data.
+func (c *JobLogChunk) AfterFind(tx *gorm.DB) error {
+	if !c.Sealed {
+		return nil
+	}
+	return sealFields(tx, "", true, map[string]*string{chunkPlace(c): &c.Data})
+}

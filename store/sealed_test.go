@@ -3,13 +3,17 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/seal"
@@ -26,12 +30,21 @@ const (
 	secretOutputs  = "job-output-pw-a6e2"
 	secretInstOut  = "install-output-pw-3b8c"
 	secretInputs   = "deferred-input-pw-f410"
+	secretCommand  = "debug-output-pw-2c97"
+	secretCmdError = "debug-error-pw-6a05"
+	secretConfig   = "config-default-pw-5e71"
 )
+
+// configArchive is an app config holding a secret; the store keeps it
+// base64-encoded, which is what a dump would show unsealed.
+const configArchive = `[inputs.db_password]
+default = "` + secretConfig + `"`
 
 // manifest is a job manifest with a registry credential and a kubeconfig.
 const manifest = `{"registry":{"password":"` + secretManifest + `"},"kubeconfig":"token: ` + secretKubecfg + `"}`
 
-var secrets = []string{secretInput, secretManifest, secretKubecfg, secretState, secretOutputs, secretInstOut, secretInputs}
+var secrets = []string{secretInput, secretManifest, secretKubecfg, secretState, secretOutputs, secretInstOut, secretInputs,
+	secretCommand, secretCmdError, base64.StdEncoding.EncodeToString([]byte(configArchive))}
 
 // sealedFixture is a fixture whose store can be opened again with other keys.
 type sealedFixture struct {
@@ -90,7 +103,49 @@ func (f sealedFixture) writeSecrets(t *testing.T, ctx context.Context) (tf, defe
 	if err := f.s.ProvideJobInputs(ctx, deferred.ID, json.RawMessage(`{"pw":"`+secretInputs+`"}`)); err != nil {
 		t.Fatal(err)
 	}
+	f.writeConfigAndCommand(t, ctx)
 	return tf, deferred
+}
+
+// writeConfigAndCommand syncs an app config holding a secret and records a
+// debug command whose output and error show one.
+func (f sealedFixture) writeConfigAndCommand(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if _, _, err := f.s.SyncAppConfig(ctx, f.org.ID, f.inst.AppID, store.NewAppConfig{Archive: []byte(configArchive)}); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := f.s.CreateInstallCommand(ctx, store.InstallCommand{OrgID: f.org.ID, InstallID: f.inst.ID, Args: []string{"env"},
+		WorkflowID: "install/" + f.inst.ID + "/command/1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Status, cmd.Output, cmd.Error = status.JobFailed, "DB_PASSWORD="+secretCommand+"\n", "exit 1: "+secretCmdError
+	if err := f.s.UpdateInstallCommand(ctx, store.InstallCommand{ID: cmd.ID, Status: cmd.Status, Output: cmd.Output, Error: cmd.Error}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readConfigAndCommand reads the config's archive and the command's output
+// back, as the API does.
+func readConfigAndCommand(t *testing.T, ctx context.Context, s *store.Store, f sealedFixture) map[string]string {
+	t.Helper()
+	cfg, err := s.LatestAppConfig(ctx, f.org.ID, f.inst.AppID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive, err := cfg.Archive()
+	if err != nil || string(archive) != configArchive {
+		t.Errorf("config archive %q, %v; want it as synced", archive, err)
+	}
+	cmds, err := s.ListInstallCommands(ctx, f.org.ID, f.inst.ID, 10)
+	if err != nil || len(cmds) != 1 {
+		t.Fatalf("commands %+v, %v", cmds, err)
+	}
+	one, err := s.GetInstallCommand(ctx, f.org.ID, cmds[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{secretConfig: string(archive), secretCommand: cmds[0].Output + one.Output, secretCmdError: cmds[0].Error + one.Error}
 }
 
 // readSecrets reads every secret back through the store, as the API, the
@@ -127,6 +182,7 @@ func readSecrets(t *testing.T, ctx context.Context, s *store.Store, f sealedFixt
 	}
 	read := map[string]string{secretInput: got["db_password"], secretManifest: j.Manifest, secretKubecfg: j.Manifest,
 		secretState: string(outs["pw"].Value), secretOutputs: outcome.Outputs, secretInstOut: installOuts["sandbox"], secretInputs: *d.Inputs}
+	maps.Copy(read, readConfigAndCommand(t, ctx, s, f))
 	for secret, v := range read {
 		if !strings.Contains(v, secret) {
 			t.Errorf("read %q, want %s in it", v, secret)
@@ -150,11 +206,15 @@ func forEachSealed(t *testing.T, test func(t *testing.T, ctx context.Context, f 
 func TestSecretsAreSealedAtRest(t *testing.T) {
 	forEachSealed(t, func(t *testing.T, ctx context.Context, f sealedFixture, tf, deferred store.Job) {
 		readSecrets(t, ctx, f.s, f, tf, deferred)
+		key, err := f.s.SigningKey(ctx, f.org.ID) // the org's registry signing key
+		if err != nil {
+			t.Fatal(err)
+		}
 		dump := storetest.DatabaseBytes(t, f.s)
 		if !bytes.Contains(dump, []byte("region")) {
 			t.Fatalf("the dump (%d bytes) does not hold a plain input: not a dump of this database", len(dump))
 		}
-		for _, secret := range secrets {
+		for _, secret := range append(secrets, base64.RawStdEncoding.EncodeToString(key.Secret), string(key.Secret)) {
 			if bytes.Contains(dump, []byte(secret)) {
 				t.Errorf("%s is in the database's bytes", secret)
 			}
@@ -269,15 +329,24 @@ func TestPlaintextRowsAreSealedByMigrate(t *testing.T) {
 		if err := db.Exec("UPDATE install_inputs SET value = ? WHERE name = 'db_password'", secretInput).Error; err != nil {
 			t.Fatal(err)
 		}
+		if err := db.Exec("UPDATE app_configs SET content = ?", base64.StdEncoding.EncodeToString([]byte(configArchive))).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("UPDATE install_commands SET output = ?, error = ?", secretCommand, secretCmdError).Error; err != nil {
+			t.Fatal(err)
+		}
 		if j, err := f.s.GetJobByID(ctx, tf.ID); err != nil || j.Manifest != plain {
 			t.Fatalf("plaintext manifest read %q, %v", j.Manifest, err)
 		}
+		readConfigAndCommand(t, ctx, f.s, f) // plaintext reads as it is
 		if err := f.s.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
 		var raw []string
-		db.Raw("SELECT manifest FROM jobs WHERE id = ? UNION ALL SELECT value FROM install_inputs WHERE name IN ('db_password', 'region') ORDER BY 1", tf.ID).Scan(&raw)
-		if len(raw) != 3 || raw[0] != "eu" || !seal.IsSealed(raw[1]) || !seal.IsSealed(raw[2]) {
+		db.Raw(`SELECT manifest FROM jobs WHERE id = ? UNION ALL SELECT value FROM install_inputs WHERE name IN ('db_password', 'region')
+			UNION ALL SELECT content FROM app_configs UNION ALL SELECT output FROM install_commands UNION ALL SELECT error FROM install_commands
+			ORDER BY 1`, tf.ID).Scan(&raw)
+		if len(raw) != 6 || raw[0] != "eu" || !all(raw[1:], seal.IsSealed) {
 			t.Errorf("after migrate the columns hold %q; want the secrets sealed, the plain input as it was", raw)
 		}
 		readSecrets(t, ctx, f.s, f, store.Job{ID: tf.ID}, deferred)
@@ -356,6 +425,38 @@ func TestInputsMarkedSensitiveAreSealed(t *testing.T) {
 		// until it is reused: sealing later is no secure erase).
 		if d == store.Postgres && bytes.Contains(storetest.DatabaseBytes(t, s), []byte(later)) {
 			t.Error("the value marked sensitive is still in a dump of the database")
+		}
+	})
+}
+
+func all(values []string, ok func(string) bool) bool {
+	return !slices.ContainsFunc(values, func(v string) bool { return !ok(v) })
+}
+
+// A debug command's logs (its output) are sealed at rest and read back
+// whole; other jobs' logs are stored as they are.
+func TestDebugCommandLogsAreSealed(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		ctx := context.Background()
+		f := newSealedFixture(t, d)
+		const out = "PGPASSWORD=cmd-log-pw-93e0\n"
+		cmd, _, err := f.s.EnqueueJob(ctx, store.JobSpec{Key: "install/x/command/1", OrgID: f.org.ID, RunnerID: f.runner.ID,
+			InstallID: &f.inst.ID, Type: protocol.JobTypeCommand, Manifest: json.RawMessage(`{"args":["env"]}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.claim(t, cmd.ID, time.Minute)
+		chunks := []protocol.LogChunk{{Seq: 1, Stream: protocol.StreamStdout, Data: out, Time: time.Now()}}
+		if _, err := f.s.AppendLogs(ctx, f.runner.ID, cmd.ID, 1, chunks, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got := storetest.JobLogs(t, f.s, cmd.ID); got != out {
+			t.Errorf("the command's logs read %q, want %q", got, out)
+		}
+		var raw []string
+		f.s.DB().Raw("SELECT data FROM job_log_chunks WHERE job_id = ?", cmd.ID).Scan(&raw)
+		if len(raw) != 1 || !seal.IsSealed(raw[0]) {
+			t.Errorf("the command's log is stored as %q; want it sealed", raw)
 		}
 	})
 }

@@ -162,7 +162,7 @@ func (s *Store) AuthenticateState(ctx context.Context, jobID, token string) (Sta
 	case err != nil:
 		return StateAccess{}, fmt.Errorf("authenticate state credential: %w", err)
 	case row.TokenHash == "": // a credential per attempt
-		if err := s.checkAttemptStateToken(ctx, jobID, row.Attempt, token); err != nil {
+		if err := s.checkAttemptStateToken(ctx, row.OrgID, jobID, row.Attempt, token); err != nil {
 			return StateAccess{}, err
 		}
 	case !hashesEqual(row.TokenHash, HashToken(token)):

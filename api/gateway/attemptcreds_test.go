@@ -64,11 +64,11 @@ func TestAttemptCredentialsEndWithTheLease(t *testing.T) {
 	iv.LeaseMS = 1500
 	e := newEnv(t, gateway.Config{Intervals: iv, ReapInterval: time.Hour}) // leases are expired by the test
 	ctx := context.Background()
-	key, err := e.s.RegistryKey(ctx)
+	key, err := e.s.SigningKey(ctx, e.org.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Start(ctx, registry.Config{Auth: registry.Tokens{Key: key, Leases: e.s}})
+	reg, err := registry.Start(ctx, registry.Config{Auth: registry.Tokens{Keys: attemptcred.RegistryKeys(e.s), Leases: e.s}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,5 +146,23 @@ func TestAttemptCredentialsEndWithTheLease(t *testing.T) {
 	refused(third, r.InstallID+".plan", "a cancelled attempt")
 	if j, err := e.s.GetJobByID(ctx, third.job.ID); err != nil || j.Status != status.JobCancelled {
 		t.Fatalf("job %+v %v, want cancelled", j.Status, err)
+	}
+
+	// The org's key rotated: a job whose placeholders the new key signed
+	// gets working credentials at once (the gateway had the old keys).
+	rotated, err := e.s.RotateSigningKey(ctx, e.org.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, _ = json.Marshal(attemptManifest{
+		Backend: protocol.TerraformBackend{Password: attemptcred.State(rotated, e.org.ID)},
+		Registry: protocol.RegistryAccess{Address: reg.Addr(), Username: "install/x",
+			Password: attemptcred.Registry(rotated, e.org.ID, "install/x", registry.Scope{Repository: repo, Actions: []string{"pull"}})},
+	})
+	queue("rotated")
+	fourth := e.claimCreds(r)
+	e.state(http.MethodGet, r.InstallID+".rotated", "", fourth.job.ID, fourth.state, nil).want(t, http.StatusNoContent, "rotated key: state GET")
+	if got := registryAnswer(t, reg.Addr(), repo, fourth); got != http.StatusNotFound {
+		t.Fatalf("rotated key: registry pull answered %d, want 404 (allowed, no such repository yet)", got)
 	}
 }

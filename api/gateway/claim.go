@@ -36,7 +36,7 @@ func (g *Gateway) claim(c echo.Context) error {
 	}
 	r := runnerFrom(c)
 	ctx := c.Request().Context()
-	key, err := g.credentialKey(ctx) // before claiming: a claimed attempt must reach the runner
+	keys, err := g.credentialKeys(ctx, r.OrgID) // before claiming: a claimed attempt must reach the runner
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (g *Gateway) claim(c echo.Context) error {
 				return err
 			case job != nil:
 				return c.JSON(http.StatusOK, protocol.Job{ID: job.ID, Type: job.Type, Attempt: job.Attempt,
-					LeaseExpiresAt: *job.LeaseExpiresAt, TimeoutMS: job.TimeoutMS, Manifest: attemptManifest(key, job),
+					LeaseExpiresAt: *job.LeaseExpiresAt, TimeoutMS: job.TimeoutMS, Manifest: g.attemptManifest(ctx, keys, job),
 					InputsDeferred: job.InputsDeferred, InputsWaitMS: job.InputsWaitMS, Origin: g.origin(ctx, job)})
 			default:
 				backoff = 0

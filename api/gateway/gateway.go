@@ -103,7 +103,7 @@ type Gateway struct {
 	auth     map[string]authEntry // by token hash
 	authGen  uint64               // bumped whenever auth is cleared
 	draining bool                 // Drain was called: claims answer 204 at once
-	credKey  []byte               // the store's credential key (credentialKey)
+	credKeys map[string]*orgKeys  // signing keys by org (credentialKeys)
 }
 
 type authEntry struct {
@@ -176,7 +176,7 @@ func New(cfg Config) *Gateway {
 		cfg.Metrics = noMetrics{}
 	}
 	return &Gateway{cfg: cfg, store: cfg.Store, log: cfg.Logger, iv: iv,
-		runners: map[string]*runnerState{}, auth: map[string]authEntry{}}
+		runners: map[string]*runnerState{}, auth: map[string]authEntry{}, credKeys: map[string]*orgKeys{}}
 }
 
 // Intervals are the intervals this gateway hands out.

@@ -127,17 +127,13 @@ func TestJobCommandWritesTheResult(t *testing.T) {
 	if code != 0 || stdout != "one\ntwo\n" {
 		t.Errorf("job: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	var res runner.Result
-	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	res, err := runner.ReadResult(dir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}
 	if res.Status != protocol.StatusFailed || res.ExitCode == nil || *res.ExitCode != 4 ||
 		res.Error != "exited with code 4" || string(res.Outputs) != `{"a":"b"}` {
-		t.Errorf("result.json: %s", b)
+		t.Errorf("result.json: %+v", res)
 	}
 }
 

@@ -58,7 +58,8 @@ var keyText = regexp.MustCompile(`[A-Za-z0-9+/]{43}=`)
 // Every command of `outpost -h`'s list answers -h with its usage, exit 0, and
 // does nothing else (kek generate prints no key).
 func TestEveryCommandAnswersHelp(t *testing.T) {
-	subcommands := map[string][]string{"kek": {"generate", "init", "status", "rotate"}, "org": {"create"}, "runner": {"publish", "keygen"}}
+	subcommands := map[string][]string{"kek": {"generate", "init", "status", "rotate"}, "org": {"create"}, "runner": {"publish", "keygen"},
+		"signing-key": {"list", "rotate", "retire"}}
 	var commands [][]string
 	for _, line := range strings.Split(usage, "\n") {
 		f := strings.Fields(line)

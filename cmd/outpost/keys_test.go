@@ -19,26 +19,23 @@ func TestKeyEncryptionKeyAtStart(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	dir := t.TempDir()
 	c := common{dataDir: dir}
-	s, err := c.openStore(t.Context(), log, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	org, _, err := s.CreateOrg(t.Context(), "acme")
-	var installID string
-	if err == nil {
+	var (
+		installID string
+		org       store.Org
+	)
+	withOrg(t, &c, log, func(s *store.Store, o store.Org) (err error) {
+		org = o
 		var inst store.Install
 		inst, _, _, err = s.CreateInstall(t.Context(), org.ID, mustApp(t, s, org.ID), "i", []store.InstallInput{{Name: "pw", Value: "x", Sensitive: true}})
 		installID = inst.ID
-	}
-	s.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+		return err
+	})
 	made, err := seal.LoadLocalKey(filepath.Join(dir, kekFileName))
 	if err != nil {
 		t.Fatalf("the key made on first start: %v", err)
 	}
-	if s, err = c.openStore(t.Context(), log, false); err != nil {
+	s, err := c.openStore(t.Context(), log, false)
+	if err != nil {
 		t.Fatalf("start again with the key made: %v", err)
 	}
 	s.Close()
@@ -83,4 +80,63 @@ func mustApp(t *testing.T, s *store.Store, orgID string) string {
 		t.Fatal(err)
 	}
 	return app.ID
+}
+
+// outpost signing-key: a rotation makes the org a new current key; the old
+// one, retired, no longer verifies; the current one cannot be retired.
+func TestSigningKeyRotateAndRetire(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	dir := t.TempDir()
+	c := common{dataDir: dir}
+	var (
+		org store.Org
+		old store.SigningKey
+	)
+	withOrg(t, &c, log, func(s *store.Store, o store.Org) (err error) {
+		org = o
+		old, err = s.SigningKey(t.Context(), org.ID)
+		return err
+	})
+	run := func(args ...string) error { return runSigningKey(t.Context(), append(args, "-data-dir", dir), log) }
+	if err := run("retire", "-id", old.ID); err == nil || !strings.Contains(err.Error(), "rotate first") {
+		t.Errorf("retire the current key: %v", err)
+	}
+	if err := run("rotate", "-owner", org.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("retire", "-id", old.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("list", "-owner", org.ID); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.openStore(t.Context(), log, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if cur, err := s.SigningKey(t.Context(), org.ID); err != nil || cur.ID == old.ID {
+		t.Errorf("current key %s, %v; want a new one", cur.ID, err)
+	}
+	if _, err := s.SigningKeyByID(t.Context(), old.ID); err == nil {
+		t.Error("the retired key still verifies")
+	}
+}
+
+// withOrg opens c's store (migrated), creates an org, runs f and closes the
+// store.
+func withOrg(t *testing.T, c *common, log *slog.Logger, f func(*store.Store, store.Org) error) {
+	t.Helper()
+	s, err := c.openStore(t.Context(), log, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	org, _, err := s.CreateOrg(t.Context(), "acme")
+	if err == nil {
+		err = f(s, org)
+	}
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

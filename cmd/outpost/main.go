@@ -28,6 +28,7 @@ Usage:
   outpost temporal [flags]   a Temporal server (+ UI) on its own, its state in <data-dir>/temporal (SQLite)
   outpost migrate  [flags]   apply database migrations
   outpost kek      generate|init|status|rotate  the key-encryption key of secrets at rest
+  outpost signing-key list|rotate|retire        the registry's signing keys, one set per org
   outpost org create NAME    create an org and print its first API token
   outpost runner publish -version V -file PATH -signing-key KEY   push a signed runner binary into the vendor registry (self-update)
   outpost runner keygen -out KEY                 make a release key
@@ -70,6 +71,8 @@ func main() {
 		err = runOrg(ctx, args, log)
 	case "kek":
 		err = runKEK(ctx, args, log)
+	case "signing-key":
+		err = runSigningKey(ctx, args, log)
 	case "runner":
 		err = runRunner(ctx, args, log)
 	case "demo":

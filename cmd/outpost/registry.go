@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/outpost-dev/outpost/internal/attemptcred"
 	"github.com/outpost-dev/outpost/internal/envflag"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/store"
@@ -20,22 +21,22 @@ func registryListenFlag(fs *envflag.FlagSet) *string {
 }
 
 // startRegistry serves the vendor registry on addr, its blobs in the data
-// directory: pushes and pulls need a short-lived credential signed with the
-// store's registry key for a job attempt that still holds its lease (see
-// internal/attemptcred), from which the upload secret is
-// derived too, so API replicas may serve one shared directory. Nil when addr
+// directory: pushes and pulls need a short-lived credential signed with an
+// org's signing key for a job attempt that still holds its lease (see
+// internal/attemptcred). The upload secret is derived from the platform's
+// current key, so API replicas may serve one shared directory. Nil when addr
 // is empty.
 func startRegistry(ctx context.Context, s *store.Store, addr, dataDir string) (*registry.Server, error) {
 	if addr == "" {
 		return nil, nil
 	}
-	key, err := s.RegistryKey(ctx)
+	key, err := s.SigningKey(ctx, store.PlatformKeys)
 	if err != nil {
 		return nil, err
 	}
-	auth := registry.Tokens{Key: key, Leases: s}
+	auth := registry.Tokens{Keys: attemptcred.RegistryKeys(s), Leases: s}
 	srv, err := registry.Start(ctx, registry.Config{Addr: addr, Dir: filepath.Join(dataDir, "registry"), Auth: auth,
-		UploadSecret: auth.UploadSecret()})
+		UploadSecret: registry.UploadSecret(registry.Key(key))})
 	if err != nil {
 		return nil, fmt.Errorf("vendor registry: %w", err)
 	}

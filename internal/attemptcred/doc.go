@@ -4,7 +4,8 @@
 // before any attempt exists, so a manifest carries placeholders where an
 // attempt's credentials go: State for the terraform state backend's
 // password, Registry for a vendor-registry password with its subject and
-// scopes. Each is signed with the store's key and names the job's org, so
+// scopes. Each is signed with its org's signing key (store.SigningKey),
+// whose ID it carries, and names the job's org, so
 // text a user or a customer's terraform wrote into a manifest (an input, an
 // output) can never ask for a credential: Fill leaves a string that is not
 // the control plane's own placeholder for that org as it is. When the gateway

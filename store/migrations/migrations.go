@@ -39,6 +39,7 @@ var All = []Migration{
 	{21, "plan policy results on steps", v21},
 	{22, "plan decisions recorded by the API", v22},
 	{23, "deprovision with forget: what steps left behind", v23},
+	{24, "registry signing keys per org, sealed", v24},
 }
 
 // reserved stands for another branch's migration until it is merged.

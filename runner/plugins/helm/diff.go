@@ -11,12 +11,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/plugins"
 )
 
 // Redacted replaces a Secret's value in a plan's diff; RedactedChanged says
 // the value changes.
 const (
-	Redacted        = "(sensitive value)"
+	Redacted        = plugins.Redacted
 	RedactedChanged = "(sensitive value, changed)"
 )
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -44,7 +43,7 @@ type plugin struct {
 	kube    *clientcmdapi.Config
 	chart   chartSource
 	values  map[string]any
-	secrets []string // redacted from every message and log line
+	secrets *plugins.Secrets // redacted from every message and log line
 	outputs json.RawMessage
 }
 
@@ -67,7 +66,7 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 	if p.kube, err = parseKubeconfig(m.Kubeconfig); err != nil {
 		return err
 	}
-	p.secrets = kubeconfigSecrets(p.kube)
+	p.secrets = plugins.NewSecrets(kubeconfigSecrets(p.kube)...)
 	if m.Release == "" {
 		return errors.New("release: required")
 	}
@@ -96,7 +95,7 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 		}
 		p.chart = registryChart{m.Chart}
 		if m.Chart.Registry.Password != "" {
-			p.secrets = append(p.secrets, m.Chart.Registry.Password)
+			p.secrets.Add(m.Chart.Registry.Password)
 		}
 	case len(m.ChartArchive) > 0:
 		p.chart = archiveChart(m.ChartArchive)
@@ -110,7 +109,7 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	p.secrets = append(p.secrets, sensitive...)
+	p.secrets.Add(sensitive...)
 	return nil
 }
 
@@ -127,22 +126,8 @@ func kubeconfigSecrets(c *clientcmdapi.Config) []string {
 	return out
 }
 
-// minRedacted is the length under which a secret is not looked for: a
-// shorter one would blank out ordinary words.
-const minRedacted = 4
-
-// redact replaces the job's secrets in s, the longest first (one may hold
-// another).
-func (p *plugin) redact(s string) string {
-	secrets := slices.Clone(p.secrets)
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-	for _, secret := range secrets {
-		if len(secret) >= minRedacted {
-			s = strings.ReplaceAll(s, secret, Redacted)
-		}
-	}
-	return s
-}
+// redact replaces the job's secrets in s (plugins.Secrets).
+func (p *plugin) redact(s string) string { return p.secrets.String(s) }
 
 // Execute runs the operation. Its error is helm's own message (a template's
 // parse error, the API server's refusal, …), with what the plugin did about

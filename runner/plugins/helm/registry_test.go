@@ -111,17 +111,13 @@ func TestTheRunnerRunsHelmJobs(t *testing.T) {
 	if err := runner.RunJobProcessWith(context.Background(), dir, plugins.Registry{protocol.JobTypeHelm: helm.New}, &logs, &logs); err != nil {
 		t.Fatal(err)
 	}
-	var res runner.Result
-	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	res, err := runner.ReadResult(dir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}
 	var out protocol.HelmReleaseOutputs
 	if res.Status != protocol.StatusSucceeded || json.Unmarshal(res.Outputs, &out) != nil || out.Revision != 1 {
-		t.Fatalf("result %s\nlogs:\n%s", b, logs.String())
+		t.Fatalf("result %+v\nlogs:\n%s", res, logs.String())
 	}
 	e.onlyRelease("shop-runner", "shop", 1, "deployed")
 }

@@ -113,7 +113,7 @@ func TestUnreachableClusterKeepsTheTokenSecret(t *testing.T) {
 }
 
 func TestRedactReplacesEverySecret(t *testing.T) {
-	p := &plugin{secrets: []string{token, "registry-pass"}}
+	p := &plugin{secrets: plugins.NewSecrets(token, "registry-pass")}
 	got := p.redact("Authorization: Bearer " + token + " for registry-pass@host")
 	if got != "Authorization: Bearer "+Redacted+" for "+Redacted+"@host" {
 		t.Errorf("redact: %q", got)

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/chartutil"
+
+	"github.com/outpost-dev/outpost/protocol"
 )
 
 // values merges the values files, in order, then the values object: what
@@ -72,7 +74,7 @@ func sensitiveStrings(object json.RawMessage, keys []string) ([]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("sensitive_values[%d]: %q names no value", i, key)
 		}
-		out = appendLeaves(out, v)
+		out = protocol.ScrubLeaves(out, v)
 	}
 	return out, nil
 }
@@ -101,22 +103,4 @@ func lookup(v any, key string) (any, bool) {
 		}
 	}
 	return v, true
-}
-
-func appendLeaves(out []string, v any) []string {
-	switch v := v.(type) {
-	case string:
-		return append(out, v)
-	case json.Number:
-		return append(out, v.String())
-	case map[string]any:
-		for _, x := range v {
-			out = appendLeaves(out, x)
-		}
-	case []any:
-		for _, x := range v {
-			out = appendLeaves(out, x)
-		}
-	}
-	return out
 }

@@ -26,7 +26,7 @@ const (
 // benchSource is a vendor registry on disk holding the benchmark image.
 func benchSource(b *testing.B) (protocol.RegistryAccess, string, int64) {
 	b.Helper()
-	s := startRegistry(b, registry.Config{Dir: b.TempDir(), Auth: registry.Tokens{Key: vendorKey}})
+	s := startRegistry(b, registry.Config{Dir: b.TempDir(), Auth: registry.Tokens{Keys: &registry.StaticKeys{vendorKey}}})
 	user, pass := registry.IssueCredential(vendorKey, "bench", []registry.Scope{{Repository: "org_a/", Actions: []string{"pull", "push"}}}, 24*time.Hour, time.Now())
 	access := protocol.RegistryAccess{Address: s.Addr(), Username: user, Password: pass, PlainHTTP: true}
 	img, err := random.Image(benchLayerBytes, benchLayers)

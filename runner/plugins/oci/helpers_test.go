@@ -31,7 +31,7 @@ import (
 )
 
 // vendorKey signs the vendor registry's credentials.
-var vendorKey = []byte("vendor-registry-key-of-32-bytes!")
+var vendorKey = registry.Key{ID: "vk", Secret: []byte("vendor-registry-key-of-32-bytes!")}
 
 // startRegistry starts a registry on loopback for the test.
 func startRegistry(t testing.TB, cfg registry.Config) *registry.Server {
@@ -48,7 +48,7 @@ func startRegistry(t testing.TB, cfg registry.Config) *registry.Server {
 // credential for org_a.
 func vendor(t testing.TB) (*registry.Server, protocol.RegistryAccess) {
 	t.Helper()
-	s := startRegistry(t, registry.Config{Auth: registry.Tokens{Key: vendorKey}})
+	s := startRegistry(t, registry.Config{Auth: registry.Tokens{Keys: &registry.StaticKeys{vendorKey}}})
 	user, pass := registry.IssueCredential(vendorKey, "build-runner-org_a",
 		[]registry.Scope{{Repository: "org_a/", Actions: []string{"pull", "push"}}}, time.Hour, time.Now())
 	return s, protocol.RegistryAccess{Address: s.Addr(), Username: user, Password: pass, PlainHTTP: true}

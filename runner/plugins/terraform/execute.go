@@ -18,8 +18,17 @@ import (
 // Execute runs the operation. A terraform failure is an error carrying
 // terraform's diagnostics. When ctx ends (the job is cancelled),
 // terraform-exec interrupts terraform, which stops gracefully and releases
-// its lock.
+// its lock. The install's sensitive values (the manifest's Scrub) are
+// scrubbed from its logs, its plan and its error.
 func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
+	stdout, stderr := p.secrets.Writer(run.Stdout), p.secrets.Writer(run.Stderr)
+	run.Stdout, run.Stderr = stdout, stderr
+	code, err := p.execute(ctx, run)
+	err = errors.Join(p.secrets.Error(err), stdout.Flush(), stderr.Flush())
+	return code, err
+}
+
+func (p *plugin) execute(ctx context.Context, run plugins.Run) (int, error) {
 	m := &p.m
 	if err := adoptOrphans(); err != nil {
 		fmt.Fprintf(run.Stderr, "outpost: cannot adopt what terraform leaves behind: %v\n", err)
@@ -146,6 +155,7 @@ func (p *plugin) awaitInputs(ctx context.Context, run plugins.Run) error {
 		return err
 	}
 	p.m.Variables, p.inputs = in.Variables, true
+	p.secrets.Add(in.Scrub...)
 	fmt.Fprintln(run.Stdout, "outpost: variables received")
 	if s := p.m.ModuleSync; s != nil && s.Destination.Registry.Address == "" {
 		if in.Registry == nil || in.Registry.Address == "" {

@@ -28,7 +28,7 @@ func (p *plugin) plan(ctx context.Context, tf *tfexec.Terraform, cmd cli, run pl
 		return nil, err
 	}
 	reportPlan(run, out)
-	return fitPlanOutputs(out)
+	return p.fitPlanOutputs(out)
 }
 
 // planApply plans and applies in one "apply -auto-approve" (see the package doc), recording
@@ -64,7 +64,7 @@ func (p *plugin) planApply(ctx context.Context, cmd cli, run plugins.Run, pipe *
 	out.Add, out.Change, out.Destroy = countsFromText(text)
 	fmt.Fprintf(run.Stdout, "outpost: plan applied: %d to add, %d to change, %d to destroy (changes: %v)\n",
 		out.Add, out.Change, out.Destroy, out.HasChanges)
-	return fitPlanApplyOutputs(out, out.HasChanges, p.synced)
+	return p.fitPlanApplyOutputs(out, out.HasChanges)
 }
 
 // giveVariables waits for the job's inputs (syncing the module when they bring its registry)

@@ -8,19 +8,47 @@ import (
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/runner/plugins"
 )
 
-// fitPlanOutputs keeps a plan job's outputs under the size a job's outputs
-// may have (see fitPlan).
-func fitPlanOutputs(out protocol.TerraformPlanOutputs) (json.RawMessage, error) {
+// fitPlanOutputs keeps a plan job's outputs, scrubbed, under the size a
+// job's outputs may have (see fitPlan).
+func (p *plugin) fitPlanOutputs(out protocol.TerraformPlanOutputs) (json.RawMessage, error) {
+	if err := scrubPlan(p.secrets, &out); err != nil {
+		return nil, err
+	}
 	return fitPlan(&out, func() ([]byte, error) { return json.Marshal(out) })
 }
 
 // fitPlanApplyOutputs is fitPlanOutputs for a plan_apply job, whose plan
 // file, applied already, is not kept.
-func fitPlanApplyOutputs(plan protocol.TerraformPlanOutputs, applied bool, synced *protocol.Artifact) (json.RawMessage, error) {
-	out := protocol.TerraformPlanApplyOutputs{Applied: applied, Synced: synced}
+func (p *plugin) fitPlanApplyOutputs(plan protocol.TerraformPlanOutputs, applied bool) (json.RawMessage, error) {
+	if err := scrubPlan(p.secrets, &plan); err != nil {
+		return nil, err
+	}
+	out := protocol.TerraformPlanApplyOutputs{Applied: applied, Synced: p.synced}
 	return fitPlan(&plan, func() ([]byte, error) { out.Plan = plan; return json.Marshal(out) })
+}
+
+// scrubPlan scrubs the install's sensitive values from what a plan shows:
+// its text, its JSON and the policies' messages (the saved plan, which the
+// apply needs, is sealed at rest in the control plane).
+func scrubPlan(s *plugins.Secrets, out *protocol.TerraformPlanOutputs) error {
+	out.PlanText = s.String(out.PlanText)
+	var err error
+	if out.PlanJSON, err = s.JSON(out.PlanJSON); err != nil {
+		return fmt.Errorf("scrubbing the plan's JSON: %w", err)
+	}
+	for i := range out.Policies {
+		r := &out.Policies[i]
+		r.Error = s.String(r.Error)
+		for _, msgs := range [][]string{r.Deny, r.Warn} {
+			for j := range msgs {
+				msgs[j] = s.String(msgs[j])
+			}
+		}
+	}
+	return nil
 }
 
 // fitPlan cuts a plan until encode gives no more than a job's outputs may

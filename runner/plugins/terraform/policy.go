@@ -94,5 +94,5 @@ func (p *plugin) planCheckApply(ctx context.Context, tf *tfexec.Terraform, cmd c
 		}
 	}
 	out.PlanJSON = nil // a plan_apply job's outputs carry no JSON
-	return fitPlanApplyOutputs(out, out.HasChanges, p.synced)
+	return p.fitPlanApplyOutputs(out, out.HasChanges)
 }

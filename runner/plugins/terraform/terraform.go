@@ -52,6 +52,7 @@ type plugin struct {
 	syncing chan error          // the sync started by fetchModule, until joinSync
 	inputs  bool                // the job's deferred inputs were taken
 	checker *planpolicy.Checker // the plan policies (newChecker)
+	secrets *plugins.Secrets    // the manifest's Scrub, and its deferred inputs'
 }
 
 // name is what the job does, for its logs.

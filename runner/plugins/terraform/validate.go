@@ -23,6 +23,7 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 		return err
 	}
 	m := &p.m
+	p.secrets = plugins.NewSecrets(m.Scrub...)
 	switch m.Operation {
 	case protocol.TerraformPlan, protocol.TerraformApply, protocol.TerraformOutputs, protocol.TerraformPlanApply:
 	case "":
