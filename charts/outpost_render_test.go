@@ -136,6 +136,7 @@ func checkAPI(t *testing.T, d *appsv1.Deployment) {
 	if !data {
 		t.Errorf("api: volumes %+v; want the registry claim", d.Spec.Template.Spec.Volumes)
 	}
+	checkMetrics(t, d)
 }
 
 func checkWorker(t *testing.T, d *appsv1.Deployment) {
@@ -147,6 +148,20 @@ func checkWorker(t *testing.T, d *appsv1.Deployment) {
 	}
 	if p := c.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.String() != "health" {
 		t.Errorf("worker: readiness %+v; want GET /healthz on its health port", p)
+	}
+	checkMetrics(t, d)
+}
+
+// checkMetrics: the pod serves GET /metrics on its metrics port.
+func checkMetrics(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	c := d.Spec.Template.Spec.Containers[0]
+	port := false
+	for _, p := range c.Ports {
+		port = port || p.Name == "metrics" && p.ContainerPort == 9464
+	}
+	if env := envOf(c); env["OUTPOST_METRICS_LISTEN"].Value != ":9464" || !port {
+		t.Errorf("%s: OUTPOST_METRICS_LISTEN %+v, ports %+v; want :9464 and a metrics port", d.Name, env["OUTPOST_METRICS_LISTEN"], c.Ports)
 	}
 }
 

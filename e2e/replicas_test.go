@@ -94,6 +94,9 @@ type replicas struct {
 	runnerGateway string
 	token         string // the org's API token
 	store         *store.Store
+	// metrics are the /metrics URLs of the APIs, then the workers
+	// (replicaOptions.metrics).
+	metrics []string
 }
 
 // replicaOptions shape the topology beyond its numbers of APIs and workers.
@@ -107,6 +110,9 @@ type replicaOptions struct {
 	// state backend of their jobs) and the gateways' proxy: given the
 	// proxy's address, it returns the address runners are given.
 	runnersVia func(addr string) string
+	// metrics gives every API and worker a -metrics-listen address
+	// (replicas.metrics).
+	metrics bool
 }
 
 // startReplicas builds outpost and starts the Temporal server, migrates a
@@ -142,15 +148,23 @@ func startReplicasWith(t testing.TB, o replicaOptions) *replicas {
 	}
 	waitOutput(t, temporal, "temporal ready")
 	data := t.TempDir() // one for both APIs: the vendor registry's blobs
+	metricsArgs := func() []string {
+		if !o.metrics {
+			return nil
+		}
+		addr := freeAddrs(t, 1)[0]
+		rp.metrics = append(rp.metrics, "http://"+addr+"/metrics")
+		return []string{"-metrics-listen", addr}
+	}
 	for i := range apis {
-		p := startProcess(t, exec.Command(bin, append([]string{"api", "-api-listen", apiAddrs[i], "-gateway-listen", gateways[i],
+		p := startProcess(t, exec.Command(bin, append(append([]string{"api", "-api-listen", apiAddrs[i], "-gateway-listen", gateways[i],
 			"-registry-listen", registries[i], "-data-dir", data, "-claim-wait", "2s", "-job-heartbeat", "500ms",
-			"-lease", "15s", "-runner-heartbeat", "2s"}, common...)...))
+			"-lease", "15s", "-runner-heartbeat", "2s"}, common...), metricsArgs()...)...))
 		rp.apis, rp.apiProcs = append(rp.apis, "http://"+apiAddrs[i]), append(rp.apiProcs, p)
 	}
 	for range workers {
-		w := startProcess(t, exec.Command(bin, append([]string{"worker", "-gateway-url", rp.runnerGateway,
-			"-registry-url", "http://" + rp.registry.addr()}, common...)...))
+		w := startProcess(t, exec.Command(bin, append(append([]string{"worker", "-gateway-url", rp.runnerGateway,
+			"-registry-url", "http://" + rp.registry.addr()}, common...), metricsArgs()...)...))
 		rp.workers = append(rp.workers, w)
 	}
 	for _, p := range rp.apiProcs {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -31,9 +33,14 @@ type connErrors struct {
 	// skewed: the clock's skew was recorded and has not gone since (one
 	// error per episode, not one per call).
 	skewed bool
+	// counted, when set, counts every failure by kind (metrics.go).
+	counted *prometheus.CounterVec
 }
 
 func (c *connErrors) add(kind, msg string) {
+	if c.counted != nil {
+		c.counted.WithLabelValues(kind).Inc()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.list = append(c.list, protocol.ConnectionError{At: time.Now().UTC(), Kind: kind, Message: msg})

@@ -52,6 +52,7 @@ func (r *Runner) serveHealth(addr string) (stop func(), err error) {
 		}
 		_ = json.NewEncoder(w).Encode(h)
 	})
+	mux.Handle("GET "+MetricsPath, r.metrics.handler(r))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -60,7 +61,7 @@ func (r *Runner) serveHealth(addr string) (stop func(), err error) {
 			r.log.Error("health endpoint stopped", "err", err)
 		}
 	}()
-	r.log.Info("serving liveness and readiness probes", "addr", ln.Addr().String(), "liveness", HealthPath, "readiness", ReadyPath)
+	r.log.Info("serving liveness and readiness probes", "addr", ln.Addr().String(), "liveness", HealthPath, "readiness", ReadyPath, "metrics", MetricsPath)
 	return func() {
 		_ = srv.Close()
 		<-done

@@ -56,6 +56,8 @@ type Runner struct {
 	recent *recentLog
 	// customer is what the customer decided (customer.go).
 	customer *customerSide
+	// metrics are served on the health address (metrics.go).
+	metrics *runnerMetrics
 }
 
 // New checks cfg and returns a runner; it does not contact the gateway yet.
@@ -65,7 +67,7 @@ func New(cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("runner config: %w", err)
 	}
 	recent := &recentLog{max: maxRecentLog}
-	return &Runner{
+	r := &Runner{
 		cfg:          cfg,
 		log:          slog.New(teeHandler{cfg.Logger.Handler(), slog.NewTextHandler(recent, nil)}),
 		recent:       recent,
@@ -76,7 +78,10 @@ func New(cfg Config) (*Runner, error) {
 		prio:         newPriorities(),
 		intervals:    defaultIntervals,
 		slots:        newJobSlots(cfg.Concurrency),
-	}, nil
+	}
+	r.metrics = newRunnerMetrics(r)
+	r.gw.conn.counted = r.metrics.gatewayErrors
+	return r, nil
 }
 
 // Run authenticates with the gateway, then claims and runs jobs until ctx
@@ -480,6 +485,7 @@ func (r *Runner) newSupervisor(job protocol.Job, claimedAt time.Time, workDir st
 		users:     r.cfg.jobUsers,
 		refuse:    r.customer.refuse,
 		record:    r.record,
+		metrics:   r.metrics,
 	}
 }
 

@@ -62,6 +62,8 @@ type supervisor struct {
 	// record keeps how the job ended in the customer's history (customer.go).
 	refuse func(protocol.Job) error
 	record func(protocol.Job, protocol.CompleteRequest, string)
+	// metrics count the job's end (nil in some tests).
+	metrics *runnerMetrics
 }
 
 // stopReason says why the supervisor stopped a job before it ended by itself.
@@ -202,7 +204,10 @@ func (s *supervisor) canGoOn(lease *lease, err error) bool {
 // complete delivers the completion, retrying until the gateway accepts or
 // refuses it, and says whether it was accepted. lease is nil when the job
 // never started.
-func (s *supervisor) complete(ctx context.Context, lease *lease, req protocol.CompleteRequest) bool {
+func (s *supervisor) complete(ctx context.Context, lease *lease, req protocol.CompleteRequest) (accepted bool) {
+	if s.metrics != nil {
+		defer func() { s.metrics.jobEnded(s.job.Type, req.Status, accepted, time.Since(s.claimedAt)) }()
+	}
 	req.Error = withoutNUL(req.Error)
 	_, err := retry(ctx, s.retry, s.log, "completing the job", func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, s.gw.Complete(ctx, s.job.ID, req)

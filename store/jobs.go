@@ -217,7 +217,7 @@ func (s *Store) ReleaseClaim(ctx context.Context, runnerID, jobID string, attemp
 // it is the one running now; another runner's job is ErrNotFound.
 func currentAttempt(tx *gorm.DB, runnerID, jobID string, attempt int) (Job, error) {
 	var j Job
-	if err := tx.Select("id", "org_id", "install_id", "attempt", "status", "cancel_requested_at", "inputs").
+	if err := tx.Select("id", "org_id", "install_id", "type", "attempt", "status", "started_at", "cancel_requested_at", "inputs").
 		Where("id = ? AND runner_id = ?", jobID, runnerID).First(&j).Error; err != nil {
 		return Job{}, notFound(err, "job "+jobID)
 	}
@@ -338,18 +338,32 @@ var ErrTooLarge = errors.New("too large")
 // terraform state locks the attempt still held are released in the same
 // transaction.
 func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req protocol.CompleteRequest) error {
+	_, err := s.CompleteJobRan(ctx, runnerID, jobID, req)
+	return err
+}
+
+// JobRan is what a completion reports for metrics: the job's type and how
+// long it ran, from its first claim to now. Zero when the call changed
+// nothing (the same completion, again).
+type JobRan struct {
+	Type     string
+	Duration time.Duration
+}
+
+// CompleteJobRan is CompleteJob, reporting the job's type and run time.
+func (s *Store) CompleteJobRan(ctx context.Context, runnerID, jobID string, req protocol.CompleteRequest) (JobRan, error) {
 	switch status.Job(req.Status) {
 	case status.JobSucceeded, status.JobFailed, status.JobCancelled:
 	default:
-		return fieldErr("status", "%q is not one of succeeded, failed, cancelled", req.Status)
+		return JobRan{}, fieldErr("status", "%q is not one of succeeded, failed, cancelled", req.Status)
 	}
 	if len(req.Outputs) > protocol.MaxOutputsBytes {
-		return fieldErr("outputs", "%d bytes; at most %d: %v", len(req.Outputs), protocol.MaxOutputsBytes, ErrTooLarge)
+		return JobRan{}, fieldErr("outputs", "%d bytes; at most %d: %v", len(req.Outputs), protocol.MaxOutputsBytes, ErrTooLarge)
 	}
 	if len(req.Outputs) > 0 && !json.Valid(req.Outputs) {
-		return fieldErr("outputs", "is not valid JSON")
+		return JobRan{}, fieldErr("outputs", "is not valid JSON")
 	}
-	changed := false
+	var ran JobRan
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		j, err := currentAttempt(tx, runnerID, jobID, req.Attempt)
 		if errors.Is(err, ErrStaleAttempt) && j.Attempt == req.Attempt && j.Status == status.Job(req.Status) {
@@ -379,16 +393,19 @@ func (s *Store) CompleteJob(ctx context.Context, runnerID, jobID string, req pro
 		if err := releaseStateLocks(tx, jobID, req.Attempt, "the job "+req.Status, now); err != nil {
 			return err
 		}
-		changed = true
+		ran.Type = j.Type
+		if j.StartedAt != nil {
+			ran.Duration = now.Sub(*j.StartedAt)
+		}
 		return addEvent(tx, jobID, req.Attempt, status.Job(req.Status), req.Error, now)
 	})
 	if err != nil {
-		return fmt.Errorf("complete job: %w", err)
+		return JobRan{}, fmt.Errorf("complete job: %w", err)
 	}
-	if changed {
+	if ran.Type != "" {
 		s.publish(ctx, notify.JobTopic(jobID))
 	}
-	return nil
+	return ran, nil
 }
 
 // ExpireLeases marks every running attempt whose lease has passed as lost and

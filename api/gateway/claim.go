@@ -115,6 +115,9 @@ func (g *Gateway) claimOne(ctx context.Context, runnerID string, c store.Claiman
 	defer cancel()
 	job, err := g.store.ClaimJob(cctx, runnerID, g.iv.Lease(), c)
 	if job == nil || ctx.Err() == nil {
+		if job != nil && job.Attempt == 1 {
+			g.cfg.Metrics.JobClaimed(job.Type, time.Since(job.CreatedAt))
+		}
 		return job, err
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)

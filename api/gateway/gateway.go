@@ -72,7 +72,24 @@ type Config struct {
 	// protocol.MaxJobLogBytes): past it the log ends with
 	// protocol.LogTruncatedMarker.
 	MaxJobLogBytes int64
+	// Metrics is told of claims and completions; nil tells nothing.
+	Metrics Metrics
 }
+
+// Metrics records what the gateway sees happen to jobs (package metrics
+// implements it for Prometheus).
+type Metrics interface {
+	// JobClaimed: a job of that type was claimed, waited after being queued
+	// (first attempts only: a retry's wait includes its earlier attempts).
+	JobClaimed(jobType string, waited time.Duration)
+	// JobCompleted: a job of that type ended with status after running for ran.
+	JobCompleted(jobType, status string, ran time.Duration)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) JobClaimed(string, time.Duration)           {}
+func (noMetrics) JobCompleted(string, string, time.Duration) {}
 
 // Gateway serves /runner/v1.
 type Gateway struct {
@@ -154,6 +171,9 @@ func New(cfg Config) *Gateway {
 	}
 	if cfg.AuthLimiter == nil {
 		cfg.AuthLimiter = authlimit.New(authlimit.Config{})
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
 	}
 	return &Gateway{cfg: cfg, store: cfg.Store, log: cfg.Logger, iv: iv,
 		runners: map[string]*runnerState{}, auth: map[string]authEntry{}, credKeys: map[string]*orgKeys{}}
@@ -524,8 +544,12 @@ func (g *Gateway) complete(c echo.Context) error {
 	}
 	r := runnerFrom(c)
 	g.markSeen(r.ID)
-	if err := g.store.CompleteJob(c.Request().Context(), r.ID, c.Param("id"), req); err != nil {
+	ran, err := g.store.CompleteJobRan(c.Request().Context(), r.ID, c.Param("id"), req)
+	if err != nil {
 		return err
+	}
+	if ran.Type != "" {
+		g.cfg.Metrics.JobCompleted(ran.Type, req.Status, ran.Duration)
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": req.Status})
 }

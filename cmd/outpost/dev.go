@@ -33,6 +33,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	var tf temporalFlags
 	tf.register(fs)
 	runnerBin := fs.String("runner-bin", "", "the outpost-runner binary (default: next to this binary, then PATH)")
+	metricsListen := metricsListenFlag(fs)
 	runners := fs.Bool("runners", true, "launch the demo install's runner and the org's build runner")
 	example := fs.String("example", "examples/demo-app", "app config synced to the demo app and provisioned on the demo install at start: a directory, or several separated by commas, each laid over the ones before (examples/demo-app,examples/build-app) (\"\" for none)")
 	if err := parse(fs, args); err != nil {
@@ -68,7 +69,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 
 	kube := newKubeTools(cfg.dataDir)
-	var more []func(context.Context) error
+	more := p.alongside(*metricsListen)
 	if *runners {
 		bin, err := findRunner(*runnerBin)
 		if err != nil {

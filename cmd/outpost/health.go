@@ -23,14 +23,20 @@ func healthListenFlag(fs *envflag.FlagSet) *string {
 // database and Temporal answer, 503 otherwise, until ctx is done. It runs
 // alongside a started worker (plane.run), so an answer means it runs.
 func (p *plane) serveHealth(addr string) func(context.Context) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", p.healthz)
+	return p.serveOn("health", addr, mux)
+}
+
+// serveOn listens on addr and serves h until ctx is done: a process's
+// operations endpoint (health, metrics), with httpserver's defaults.
+func (p *plane) serveOn(name, addr string, h http.Handler) func(context.Context) error {
 	return func(ctx context.Context) error {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return fmt.Errorf("health: listen on %s: %w", addr, err)
+			return fmt.Errorf("%s: listen on %s: %w", name, addr, err)
 		}
-		mux := http.NewServeMux()
-		mux.HandleFunc("GET /healthz", p.healthz)
-		return serveListener(ctx, p.log, "health", ln, httpserver.New(mux, httpserver.Defaults))
+		return serveListener(ctx, p.log, name, ln, httpserver.New(h, httpserver.Defaults))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"golang.org/x/sync/errgroup"
@@ -16,6 +17,8 @@ import (
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/dashboard"
 	"github.com/outpost-dev/outpost/internal/httpserver"
+	"github.com/outpost-dev/outpost/internal/metrics"
+	"github.com/outpost-dev/outpost/internal/planemetrics"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/store"
@@ -65,6 +68,8 @@ type plane struct {
 	sweeper    *worker.Sweeper // with the worker: finishes operations their workflow left unfinished
 	gatewayURL string
 	limits     httpserver.Limits
+	// metrics is the process's registry (served by -metrics-listen).
+	metrics *prometheus.Registry
 }
 
 // assemble opens the store, dials Temporal and builds the parts cfg asks
@@ -72,7 +77,7 @@ type plane struct {
 // before anything runs.
 func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane, err error) {
 	// Not the named result, which a failing return sets to nil.
-	p := &plane{log: log, gatewayURL: cfg.gatewayURL}
+	p := &plane{log: log, gatewayURL: cfg.gatewayURL, metrics: metrics.NewRegistry()}
 	defer func() {
 		if err != nil {
 			p.Close()
@@ -90,6 +95,7 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 		return nil, err
 	}
 	ops := &worker.Operations{Client: p.temporal, TaskQueue: cfg.taskQueue}
+	p.metrics.MustRegister(planemetrics.NewFleet(p.store, api.DefaultOnlineWindow))
 	if cfg.serve != nil {
 		if err := p.listen(ctx, cfg.serve, cfg.dataDir); err != nil {
 			return nil, err
@@ -105,7 +111,7 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 			p.limits = httpserver.Defaults // a config built without flags (tests)
 		}
 		p.gateway = gateway.New(gateway.Config{Store: p.store, Logger: log, Intervals: cfg.serve.intervals, AuthLimiter: limiter,
-			AuditRetention: cfg.serve.auditRetention})
+			AuditRetention: cfg.serve.auditRetention, Metrics: planemetrics.NewGateway(p.metrics)})
 		p.api = api.New(api.Config{Store: p.store, Ops: ops, Logger: log, GatewayURL: p.gatewayURL,
 			AuthLimiter: limiter, FollowMax: cfg.serve.abuse.followMax})
 	}

@@ -97,6 +97,7 @@ func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 	cfg.serve.abuse.register(fs)
 	registryListen := registryListenFlag(fs)
 	gatewayURL := gatewayURLFlag(fs, "", "; the runner's helm install command points there (default: none, and that command answers 409)")
+	metricsListen := metricsListenFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
 		return err
 	}
 	defer p.Close()
-	return p.run(ctx)
+	return p.run(ctx, p.alongside(*metricsListen)...)
 }
 
 // runWorker runs the Temporal worker.
@@ -120,6 +121,7 @@ func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
 	registryURL := fs.String("registry-url", "http://127.0.0.1:5000",
 		"the vendor registry's URL as runners reach it; builds push there, installs sync from there")
 	healthListen := healthListenFlag(fs)
+	metricsListen := metricsListenFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -133,10 +135,11 @@ func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
 		return err
 	}
 	defer p.Close()
+	more := p.alongside(*metricsListen)
 	if *healthListen != "" {
-		return p.run(ctx, p.serveHealth(*healthListen))
+		more = append(more, p.serveHealth(*healthListen))
 	}
-	return p.run(ctx)
+	return p.run(ctx, more...)
 }
 
 func newEcho(log *slog.Logger) *echo.Echo {

@@ -171,3 +171,20 @@ spec:
       {{- include "outpost.componentSelector" . | nindent 6 }}
 {{- end }}
 {{- end }}
+
+{{/* The -metrics-listen of an api or worker container, unless metricsPort is 0. */}}
+{{- define "outpost.metricsEnv" -}}
+{{- if .Values.metricsPort }}
+- name: OUTPOST_METRICS_LISTEN
+  value: {{ printf ":%v" .Values.metricsPort | quote }}
+{{- end }}
+{{- end }}
+
+{{/* The container port of GET /metrics, unless metricsPort is 0. */}}
+{{- define "outpost.metricsPort" -}}
+{{- if .Values.metricsPort }}
+- name: metrics
+  containerPort: {{ .Values.metricsPort }}
+  protocol: TCP
+{{- end }}
+{{- end }}
