@@ -233,6 +233,7 @@ func (s *Server) Register(e *echo.Echo) {
 		}
 		e.Add(r.method, "/v1"+r.path, r.handler, mw...)
 	}
+	s.registerOIDC(e)
 }
 
 // healthz answers once the database does.
