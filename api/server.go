@@ -210,9 +210,10 @@ func (s *Server) Handler() *echo.Echo {
 	return e
 }
 
-// Register mounts the /v1 routes on an existing echo (the gateway may share a
-// listener in dev). The caller should use apierr.Handler as the echo's
-// HTTPErrorHandler so errors answer JSON.
+// Register mounts the /v1 routes, and single sign-on's /auth/oidc/
+// (oidc.go), on an existing echo (the gateway may share a listener in dev).
+// The caller should use apierr.Handler as the echo's HTTPErrorHandler so
+// errors answer JSON.
 //
 // Every route but a GET is audited (audit.go).
 //
