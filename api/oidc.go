@@ -69,7 +69,7 @@ func oauthConfig(ctx context.Context, o store.OIDCSettings) (*oidc.Provider, *oa
 		return nil, nil, fmt.Errorf("discover the OpenID provider %s: %w", o.Issuer, err)
 	}
 	return p, &oauth2.Config{ClientID: o.ClientID, ClientSecret: o.ClientSecret, RedirectURL: o.RedirectURL,
-		Endpoint: p.Endpoint(), Scopes: []string{oidc.ScopeOpenID, "profile", "email"}}, nil
+		Endpoint: p.Endpoint(), Scopes: append([]string{oidc.ScopeOpenID, "profile", "email"}, o.Scopes...)}, nil
 }
 
 // oidcLogin sends the browser to the provider of the org named ?org=.

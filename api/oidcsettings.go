@@ -29,7 +29,7 @@ func (s *Server) putOIDC(c echo.Context) error {
 		return apierr.Invalid("has_client_secret", "is shown in answers only: send client_secret")
 	}
 	o := store.OIDCSettings{Issuer: req.Issuer, ClientID: req.ClientID, ClientSecret: req.ClientSecret,
-		RedirectURL: req.RedirectURL, GroupsClaim: req.GroupsClaim, Groups: map[string][]store.RoleBinding{}}
+		RedirectURL: req.RedirectURL, GroupsClaim: req.GroupsClaim, Scopes: req.Scopes, Groups: map[string][]store.RoleBinding{}}
 	for g, roles := range req.Groups {
 		o.Groups[g] = bindings(roles)
 	}
@@ -61,5 +61,5 @@ func oidcView(o store.OIDCSettings) wire.OIDCSettings {
 		}
 	}
 	return wire.OIDCSettings{Issuer: o.Issuer, ClientID: o.ClientID, HasClientSecret: o.ClientSecret != "",
-		RedirectURL: o.RedirectURL, GroupsClaim: o.GroupsClaim, Groups: groups}
+		RedirectURL: o.RedirectURL, GroupsClaim: o.GroupsClaim, Scopes: o.Scopes, Groups: groups}
 }

@@ -1374,6 +1374,9 @@ type OIDCSettings struct {
 
 	// RedirectUrl the dashboard's callback as registered at the provider: https://<api>/auth/oidc/callback
 	RedirectUrl string `json:"redirect_url"`
+
+	// Scopes scopes to ask for beside openid, profile and email (dex needs groups for its groups claim)
+	Scopes *[]string `json:"scopes,omitempty"`
 }
 
 // OpenAPIDocument OpenAPIDocument is this API's OpenAPI 3.0 document.

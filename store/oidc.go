@@ -23,6 +23,8 @@ type OIDCSettings struct {
 	RedirectURL string `json:"redirect_url"`
 	// GroupsClaim is the ID token's claim listing the person's groups.
 	GroupsClaim string `json:"groups_claim"`
+	// Scopes are asked for beside openid, profile and email (dex: groups).
+	Scopes []string `json:"scopes,omitempty"`
 	// Groups gives each group's roles; a person's roles are those of all
 	// its groups.
 	Groups map[string][]RoleBinding `json:"groups"`
@@ -47,6 +49,11 @@ func (s *Store) SetOIDC(ctx context.Context, orgID string, o OIDCSettings) error
 	}
 	if strings.TrimSpace(o.ClientID) == "" {
 		return fieldErr("client_id", "is required")
+	}
+	for i, sc := range o.Scopes {
+		if sc == "" || strings.ContainsAny(sc, " \t\"\\") {
+			return fieldErr(fmt.Sprintf("scopes[%d]", i), "%q is not a scope", sc)
+		}
 	}
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for group, roles := range o.Groups {

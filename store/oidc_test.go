@@ -42,6 +42,7 @@ func TestOIDCSettings(t *testing.T) {
 	for field, bad := range map[string]store.OIDCSettings{
 		"issuer":    {Issuer: "idp.test", ClientID: "c", RedirectURL: o.RedirectURL},
 		"client_id": {Issuer: o.Issuer, RedirectURL: o.RedirectURL},
+		"scopes[1]": {Issuer: o.Issuer, ClientID: "c", RedirectURL: o.RedirectURL, Scopes: []string{"groups", "a b"}},
 		"groups.ops.roles[0].role": {Issuer: o.Issuer, ClientID: "c", RedirectURL: o.RedirectURL,
 			Groups: map[string][]store.RoleBinding{"ops": {{Role: "root"}}}},
 	} {

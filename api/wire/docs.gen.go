@@ -192,6 +192,7 @@ var docs = map[string]string{
 	"OIDCSettings.HasClientSecret":                    "whether a client secret is stored (answers only)",
 	"OIDCSettings.Issuer":                             "the provider's issuer URL (its discovery document is <issuer>/.well-known/openid-configuration)",
 	"OIDCSettings.RedirectURL":                        "the dashboard's callback as registered at the provider: https://<api>/auth/oidc/callback",
+	"OIDCSettings.Scopes":                             "scopes to ask for beside openid, profile and email (dex needs groups for its groups claim)",
 	"OpenAPIDocument":                                 "OpenAPIDocument is this API's OpenAPI 3.0 document.",
 	"Operation":                                       "Operation is one mutating operation on an install (a workflow), with its steps.",
 	"Operation.Forget":                                "a deprovision that forgets what it cannot destroy: its steps that could not end left_behind",

@@ -15,6 +15,8 @@ type OIDCSettings struct {
 	RedirectURL string `json:"redirect_url" required:"true"`
 	// the ID token's claim listing the person's groups (default groups)
 	GroupsClaim string `json:"groups_claim,omitempty"`
+	// scopes to ask for beside openid, profile and email (dex needs groups for its groups claim)
+	Scopes []string `json:"scopes,omitempty"`
 	// the roles each group gives; a person whose groups give none is refused
 	Groups map[string][]RoleBinding `json:"groups" required:"true"`
 	_      struct{}                 `additionalProperties:"false"`
