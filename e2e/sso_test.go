@@ -88,10 +88,21 @@ func newSSOStack(t *testing.T) ssoStack {
 	opSrv.Config.Handler = exampleop.SetupServer(opSrv.URL, groupsStorage{opstorage.NewStorageWithClients(ssoUserStore{}, clients)}, nil, false)
 
 	st := ssoStack{apiURL: apiSrv.URL, issuer: opSrv.URL, admin: admin}
+	if got := st.get(t, "/auth/oidc/status?org=acme"); !strings.Contains(got, `"sso":false`) {
+		t.Fatalf("acme's SSO before its settings: %s", got)
+	}
 	body := fmt.Sprintf(`{"issuer": %q, "client_id": "outpost", "client_secret": "client-5ecret", "redirect_url": %q,
 		"groups": {"ops": [{"role": "operator"}]}}`, opSrv.URL, callback)
-	if got := st.call(t, "PUT", "/v1/settings/oidc", body, 200); strings.Contains(got, "client-5ecret") || !strings.Contains(got, `"has_client_secret":true`) {
-		t.Fatalf("PUT /v1/settings/oidc answered %s", got)
+	for method, body := range map[string]string{"PUT": body, "GET": ""} {
+		if got := st.call(t, method, "/v1/settings/oidc", body, 200); strings.Contains(got, "client-5ecret") || !strings.Contains(got, `"has_client_secret":true`) {
+			t.Fatalf("%s /v1/settings/oidc answered %s", method, got)
+		}
+	}
+	if got := st.get(t, "/auth/oidc/status?org=acme"); !strings.Contains(got, `"sso":true`) {
+		t.Fatalf("acme's SSO after its settings: %s", got)
+	}
+	if got := st.get(t, "/auth/oidc/status?org=nope"); !strings.Contains(got, `"sso":false`) {
+		t.Fatalf("an unknown org's SSO: %s", got)
 	}
 	return st
 }
@@ -149,6 +160,21 @@ func TestSignInWithSSOInBrowser(t *testing.T) {
 	if !regexp.MustCompile(`"name":"ops-user-vendor.test","email":"ops-user@vendor.test","kind":"person","external":true,"roles":\[\{"role":"operator"\}\]`).MatchString(users) {
 		t.Fatalf("the users after SSO: %s", users)
 	}
+}
+
+// get is the body of a GET without credentials (200 wanted).
+func (st ssoStack) get(t *testing.T, path string) string {
+	t.Helper()
+	res, err := http.Get(st.apiURL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", path, res.StatusCode, b)
+	}
+	return string(b)
 }
 
 // ssoClient is a browser without JavaScript: cookies, redirects followed.
