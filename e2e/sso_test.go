@@ -93,8 +93,9 @@ func newSSOStack(t *testing.T) ssoStack {
 	}
 	body := fmt.Sprintf(`{"issuer": %q, "client_id": "outpost", "client_secret": "client-5ecret", "redirect_url": %q,
 		"groups": {"ops": [{"role": "operator"}]}}`, opSrv.URL, callback)
-	for method, body := range map[string]string{"PUT": body, "GET": ""} {
-		if got := st.call(t, method, "/v1/settings/oidc", body, 200); strings.Contains(got, "client-5ecret") || !strings.Contains(got, `"has_client_secret":true`) {
+	for _, c := range [][2]string{{"PUT", body}, {"GET", ""}} {
+		method := c[0]
+		if got := st.call(t, method, "/v1/settings/oidc", c[1], 200); strings.Contains(got, "client-5ecret") || !strings.Contains(got, `"has_client_secret":true`) {
 			t.Fatalf("%s /v1/settings/oidc answered %s", method, got)
 		}
 	}
