@@ -126,13 +126,20 @@ func (st ssoStack) call(t *testing.T, method, path, body string, status int) str
 	return string(b)
 }
 
-// In chromium: the sign-in page offers SSO for acme, the provider's own
+// In chromium: the sign-in page offers SSO once acme is typed (or given
+// in the address), the provider's own
 // login page signs ops-user in, and the dashboard is back signed in as
 // ops-user with the role group ops gives (operator): it may create an
 // app, not list the org's users (admin).
 func TestSignInWithSSOInBrowser(t *testing.T) {
 	st := newSSOStack(t)
 	b := newBrowser(t)
+	b.run(time.Minute, chromedp.Navigate(st.apiURL+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#signin-org")))
+	if eval[bool](b, `document.getElementById("signin-sso").checkVisibility()`) {
+		t.Fatal("the SSO link shows before an org is typed")
+	}
+	b.run(time.Minute, chromedp.SendKeys(chromedp.CSS("#signin-org"), "acme"))
+	b.text("#signin-sso", "Sign in with SSO", time.Minute) // typing an org with SSO shows it
 	b.run(time.Minute, chromedp.Navigate(st.apiURL+"/ui/?org=acme"))
 	b.click("#signin-sso")
 	b.run(time.Minute, chromedp.WaitVisible(chromedp.CSS("#username")))
