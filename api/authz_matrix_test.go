@@ -34,6 +34,7 @@ var matrixBodies = map[string]string{
 	"FourEyes":                  `{"four_eyes":true}`,
 	"RunnerPolicyRequest":       `{"version":""}`,
 	"CreateAppRequest":          `{"name":"matrix"}`,
+	"OIDCSettings":              `{"issuer":"https://idp.test","client_id":"outpost","redirect_url":"https://outpost.test/auth/oidc/callback","groups":{"ops":[{"role":"operator"}]}}`,
 	"CreateComponentRequest":    `{"name":"matrix","type":"helm_chart"}`,
 	"RebuildRequest":            `{"component":"{name}"}`,
 	"CreateInstallRequest":      `{"app_id":"{apps}","name":"matrix"}`,
@@ -51,11 +52,13 @@ var matrixBodies = map[string]string{
 // matrixOwnOrg are the routes that name no object and legitimately change
 // something for any valid token: they act on the caller's own org.
 var matrixOwnOrg = map[string]string{
-	"POST /tokens":       "creates a token in the caller's own org",
-	"POST /users":        "creates a user in the caller's own org",
-	"POST /apps":         "creates an app in the caller's own org",
-	"GET /runners":       "creates the caller's own build runner on first use",
-	"PUT /runner-policy": "sets the runner version of the caller's own org",
+	"POST /tokens":          "creates a token in the caller's own org",
+	"POST /users":           "creates a user in the caller's own org",
+	"POST /apps":            "creates an app in the caller's own org",
+	"GET /runners":          "creates the caller's own build runner on first use",
+	"PUT /runner-policy":    "sets the runner version of the caller's own org",
+	"PUT /settings/oidc":    "sets the single sign-on of the caller's own org",
+	"DELETE /settings/oidc": "turns off the single sign-on of the caller's own org",
 }
 
 // matrixWorld is the world of e's org (an app with a synced config and its
@@ -80,6 +83,10 @@ func (e *testEnv) matrixWorld() matrixIDs {
 		e.t.Fatal(err)
 	}
 	if err := e.store.AddSteps(ctx, op.ID, []store.NewStep{{Name: status.SandboxStep}}); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.store.SetOIDC(ctx, e.org.ID, store.OIDCSettings{Issuer: "https://idp.test", ClientID: "outpost",
+		RedirectURL: "https://outpost.test/auth/oidc/callback"}); err != nil {
 		e.t.Fatal(err)
 	}
 	upd, err := e.store.CreateRunnerUpdate(ctx, store.RunnerUpdate{ID: store.NewID("rup"), OrgID: e.org.ID, InstallID: w.inst.ID,

@@ -85,6 +85,17 @@ func (s *Server) routeTable() []route {
 		{del, "/users/:id", s.disableUser, operation{need: permAdmin, id: "disableUser", tag: "users",
 			summary: "Disable a user: its sessions and API tokens stop working", status: 204}},
 
+		{get, "/settings/oidc", s.getOIDC, operation{need: permAdmin, id: "getOIDCSettings", tag: "users",
+			summary: "The org's single sign-on (OpenID Connect) settings, without the client secret", status: 200,
+			result: wire.OIDCSettings{}}},
+		{put, "/settings/oidc", s.putOIDC, operation{need: permAdmin, id: "setOIDCSettings", tag: "users",
+			summary: "Set the org's single sign-on: the OpenID provider, its client and the roles each group gives",
+			description: "A bad URL, role or app is 400 naming it (issuer, redirect_url, groups.<group>.roles[i].role); " +
+				"the client secret is sealed at rest and never shown; left out, the stored one is kept.",
+			body: wire.OIDCSettings{}, status: 200, result: wire.OIDCSettings{}}},
+		{del, "/settings/oidc", s.deleteOIDC, operation{need: permAdmin, id: "deleteOIDCSettings", tag: "users",
+			summary: "Turn the org's single sign-on off (sessions already started go on)", status: 204}},
+
 		{get, "/audit", s.listAudit, operation{need: permRead, id: "listAuditEvents", tag: "audit",
 			summary: "The org's audit log, newest first: every changing call, refused ones too",
 			description: "Each call other than a GET is recorded once answered: who (the API token's ID and name, and whether it " +

@@ -210,9 +210,10 @@ func (s *Server) Handler() *echo.Echo {
 	return e
 }
 
-// Register mounts the /v1 routes on an existing echo (the gateway may share a
-// listener in dev). The caller should use apierr.Handler as the echo's
-// HTTPErrorHandler so errors answer JSON.
+// Register mounts the /v1 routes, and single sign-on's /auth/oidc/
+// (oidc.go), on an existing echo (the gateway may share a listener in dev).
+// The caller should use apierr.Handler as the echo's HTTPErrorHandler so
+// errors answer JSON.
 //
 // Every route but a GET is audited (audit.go).
 //
@@ -233,6 +234,7 @@ func (s *Server) Register(e *echo.Echo) {
 		}
 		e.Add(r.method, "/v1"+r.path, r.handler, mw...)
 	}
+	s.registerOIDC(e)
 }
 
 // healthz answers once the database does.

@@ -86,6 +86,6 @@ func userView(u store.User) wire.User {
 	for i, r := range u.Roles {
 		roles[i] = wire.RoleBinding{Role: r.Role, AppID: r.AppID}
 	}
-	return wire.User{ID: u.ID, OrgID: u.OrgID, Name: u.Name, Email: u.Email, Kind: u.Kind, Roles: roles,
+	return wire.User{ID: u.ID, OrgID: u.OrgID, Name: u.Name, Email: u.Email, Kind: u.Kind, External: u.Subject != "", Roles: roles,
 		CreatedAt: u.CreatedAt, DisabledAt: u.DisabledAt}
 }

@@ -909,6 +909,38 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/runners/{id}/revoke-tokens (the `RevokeRunnerTokens` operationId).
 	RevokeRunnerTokens(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteOIDCSettings Turn the org's single sign-on off (sessions already started go on)
+	//
+	// Turn the org's single sign-on off (sessions already started go on).
+	//
+	// Corresponds with DELETE /v1/settings/oidc (the `DeleteOIDCSettings` operationId).
+	DeleteOIDCSettings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOIDCSettings The org's single sign-on (OpenID Connect) settings, without the client secret
+	//
+	// The org's single sign-on (OpenID Connect) settings, without the client secret.
+	//
+	// Corresponds with GET /v1/settings/oidc (the `GetOIDCSettings` operationId).
+	GetOIDCSettings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetOIDCSettingsWithBody Set the org's single sign-on: the OpenID provider, its client and the roles each group gives
+	//
+	// A bad URL, role or app is 400 naming it (issuer, redirect_url, groups.<group>.roles[i].role); the client secret is sealed at rest and never shown; left out, the stored one is kept.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/settings/oidc (the `SetOIDCSettings` operationId).
+	SetOIDCSettingsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetOIDCSettings Set the org's single sign-on: the OpenID provider, its client and the roles each group gives
+	//
+	// A bad URL, role or app is 400 naming it (issuer, redirect_url, groups.<group>.roles[i].role); the client secret is sealed at rest and never shown; left out, the stored one is kept.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/settings/oidc (the `SetOIDCSettings` operationId).
+	SetOIDCSettings(ctx context.Context, body SetOIDCSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListTokens List the org's API tokens (never their values)
 	//
 	// List the org's API tokens (never their values).
@@ -2838,6 +2870,78 @@ func (c *Client) RotateRegistrationToken(ctx context.Context, id string, reqEdit
 // Corresponds with POST /v1/runners/{id}/revoke-tokens (the `RevokeRunnerTokens` operationId).
 func (c *Client) RevokeRunnerTokens(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeRunnerTokensRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteOIDCSettings Turn the org's single sign-on off (sessions already started go on)
+//
+// Turn the org's single sign-on off (sessions already started go on).
+//
+// Corresponds with DELETE /v1/settings/oidc (the `DeleteOIDCSettings` operationId).
+func (c *Client) DeleteOIDCSettings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOIDCSettingsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOIDCSettings The org's single sign-on (OpenID Connect) settings, without the client secret
+//
+// The org's single sign-on (OpenID Connect) settings, without the client secret.
+//
+// Corresponds with GET /v1/settings/oidc (the `GetOIDCSettings` operationId).
+func (c *Client) GetOIDCSettings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOIDCSettingsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetOIDCSettingsWithBody Set the org's single sign-on: the OpenID provider, its client and the roles each group gives
+//
+// A bad URL, role or app is 400 naming it (issuer, redirect_url, groups.<group>.roles[i].role); the client secret is sealed at rest and never shown; left out, the stored one is kept.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/settings/oidc (the `SetOIDCSettings` operationId).
+func (c *Client) SetOIDCSettingsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetOIDCSettingsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetOIDCSettings Set the org's single sign-on: the OpenID provider, its client and the roles each group gives
+//
+// A bad URL, role or app is 400 naming it (issuer, redirect_url, groups.<group>.roles[i].role); the client secret is sealed at rest and never shown; left out, the stored one is kept.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/settings/oidc (the `SetOIDCSettings` operationId).
+func (c *Client) SetOIDCSettings(ctx context.Context, body SetOIDCSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetOIDCSettingsRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6590,6 +6694,100 @@ func NewRevokeRunnerTokensRequest(server string, id string) (*http.Request, erro
 	return req, nil
 }
 
+// NewDeleteOIDCSettingsRequest constructs an http.Request for the DeleteOIDCSettings method
+func NewDeleteOIDCSettingsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/settings/oidc")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetOIDCSettingsRequest constructs an http.Request for the GetOIDCSettings method
+func NewGetOIDCSettingsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/settings/oidc")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetOIDCSettingsRequest calls the generic SetOIDCSettings builder with application/json body
+func NewSetOIDCSettingsRequest(server string, body SetOIDCSettingsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetOIDCSettingsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewSetOIDCSettingsRequestWithBody constructs an http.Request for the SetOIDCSettings method, with any body, and a specified content type
+func NewSetOIDCSettingsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/settings/oidc")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListTokensRequest constructs an http.Request for the ListTokens method
 func NewListTokensRequest(server string) (*http.Request, error) {
 	var err error
@@ -7843,6 +8041,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/runners/{id}/revoke-tokens (the `RevokeRunnerTokens` operationId).
 	RevokeRunnerTokensWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*RevokeRunnerTokensResponse, error)
+
+	// DeleteOIDCSettingsWithResponse Turn the org's single sign-on off (sessions already started go on)
+	//
+	// Turn the org's single sign-on off (sessions already started go on).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/settings/oidc (the `DeleteOIDCSettings` operationId).
+	DeleteOIDCSettingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteOIDCSettingsResponse, error)
+
+	// GetOIDCSettingsWithResponse The org's single sign-on (OpenID Connect) settings, without the client secret
+	//
+	// The org's single sign-on (OpenID Connect) settings, without the client secret.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/settings/oidc (the `GetOIDCSettings` operationId).
+	GetOIDCSettingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOIDCSettingsResponse, error)
+
+	// SetOIDCSettingsWithBodyWithResponse Set the org's single sign-on: the OpenID provider, its client and the roles each group gives
+	//
+	// A bad URL, role or app is 400 naming it (issuer, redirect_url, groups.<group>.roles[i].role); the client secret is sealed at rest and never shown; left out, the stored one is kept.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/settings/oidc (the `SetOIDCSettings` operationId).
+	SetOIDCSettingsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetOIDCSettingsResponse, error)
+
+	// SetOIDCSettingsWithResponse Set the org's single sign-on: the OpenID provider, its client and the roles each group gives
+	//
+	// A bad URL, role or app is 400 naming it (issuer, redirect_url, groups.<group>.roles[i].role); the client secret is sealed at rest and never shown; left out, the stored one is kept.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/settings/oidc (the `SetOIDCSettings` operationId).
+	SetOIDCSettingsWithResponse(ctx context.Context, body SetOIDCSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetOIDCSettingsResponse, error)
 
 	// ListTokensWithResponse List the org's API tokens (never their values)
 	//
@@ -13633,6 +13867,178 @@ func (r RevokeRunnerTokensResponse) ContentType() string {
 	return ""
 }
 
+type DeleteOIDCSettingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteOIDCSettingsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteOIDCSettingsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteOIDCSettingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteOIDCSettingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteOIDCSettingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteOIDCSettingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetOIDCSettingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OIDCSettings
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOIDCSettingsResponse) GetJSON200() *OIDCSettings {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOIDCSettingsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetOIDCSettingsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOIDCSettingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOIDCSettingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOIDCSettingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOIDCSettingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetOIDCSettingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OIDCSettings
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetOIDCSettingsResponse) GetJSON200() *OIDCSettings {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetOIDCSettingsResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetOIDCSettingsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SetOIDCSettingsResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SetOIDCSettingsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r SetOIDCSettingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetOIDCSettingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetOIDCSettingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetOIDCSettingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListTokensResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15679,6 +16085,66 @@ func (c *ClientWithResponses) RevokeRunnerTokensWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseRevokeRunnerTokensResponse(rsp)
+}
+
+// DeleteOIDCSettingsWithResponse Turn the org's single sign-on off (sessions already started go on)
+//
+// Turn the org's single sign-on off (sessions already started go on).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/settings/oidc (the `DeleteOIDCSettings` operationId).
+func (c *ClientWithResponses) DeleteOIDCSettingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteOIDCSettingsResponse, error) {
+	rsp, err := c.DeleteOIDCSettings(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOIDCSettingsResponse(rsp)
+}
+
+// GetOIDCSettingsWithResponse The org's single sign-on (OpenID Connect) settings, without the client secret
+//
+// The org's single sign-on (OpenID Connect) settings, without the client secret.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/settings/oidc (the `GetOIDCSettings` operationId).
+func (c *ClientWithResponses) GetOIDCSettingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOIDCSettingsResponse, error) {
+	rsp, err := c.GetOIDCSettings(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOIDCSettingsResponse(rsp)
+}
+
+// SetOIDCSettingsWithBodyWithResponse Set the org's single sign-on: the OpenID provider, its client and the roles each group gives
+//
+// A bad URL, role or app is 400 naming it (issuer, redirect_url, groups.<group>.roles[i].role); the client secret is sealed at rest and never shown; left out, the stored one is kept.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/settings/oidc (the `SetOIDCSettings` operationId).
+func (c *ClientWithResponses) SetOIDCSettingsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetOIDCSettingsResponse, error) {
+	rsp, err := c.SetOIDCSettingsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetOIDCSettingsResponse(rsp)
+}
+
+// SetOIDCSettingsWithResponse Set the org's single sign-on: the OpenID provider, its client and the roles each group gives
+//
+// A bad URL, role or app is 400 naming it (issuer, redirect_url, groups.<group>.roles[i].role); the client secret is sealed at rest and never shown; left out, the stored one is kept.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/settings/oidc (the `SetOIDCSettings` operationId).
+func (c *ClientWithResponses) SetOIDCSettingsWithResponse(ctx context.Context, body SetOIDCSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetOIDCSettingsResponse, error) {
+	rsp, err := c.SetOIDCSettings(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetOIDCSettingsResponse(rsp)
 }
 
 // ListTokensWithResponse List the org's API tokens (never their values)
@@ -20355,6 +20821,136 @@ func ParseRevokeRunnerTokensResponse(rsp *http.Response) (*RevokeRunnerTokensRes
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteOIDCSettingsResponse parses an HTTP response from a DeleteOIDCSettingsWithResponse call
+func ParseDeleteOIDCSettingsResponse(rsp *http.Response) (*DeleteOIDCSettingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteOIDCSettingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetOIDCSettingsResponse parses an HTTP response from a GetOIDCSettingsWithResponse call
+func ParseGetOIDCSettingsResponse(rsp *http.Response) (*GetOIDCSettingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOIDCSettingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OIDCSettings
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetOIDCSettingsResponse parses an HTTP response from a SetOIDCSettingsWithResponse call
+func ParseSetOIDCSettingsResponse(rsp *http.Response) (*SetOIDCSettingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetOIDCSettingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OIDCSettings
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error

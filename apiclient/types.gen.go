@@ -1352,6 +1352,33 @@ type NextWindow struct {
 	Start time.Time `json:"start"`
 }
 
+// OIDCSettings OIDCSettings is an org's single sign-on with an OpenID provider: the dashboard's "Sign in with SSO".
+type OIDCSettings struct {
+	// ClientId the client ID the provider gave the dashboard
+	ClientId string `json:"client_id"`
+
+	// ClientSecret the client's secret: write-only (sealed at rest, never shown); left out on a PUT, the stored one is kept
+	ClientSecret *string `json:"client_secret,omitempty"`
+
+	// Groups the roles each group gives; a person whose groups give none is refused
+	Groups map[string][]RoleBinding `json:"groups"`
+
+	// GroupsClaim the ID token's claim listing the person's groups (default groups)
+	GroupsClaim *string `json:"groups_claim,omitempty"`
+
+	// HasClientSecret whether a client secret is stored (answers only)
+	HasClientSecret *bool `json:"has_client_secret,omitempty"`
+
+	// Issuer the provider's issuer URL (its discovery document is <issuer>/.well-known/openid-configuration)
+	Issuer string `json:"issuer"`
+
+	// RedirectUrl the dashboard's callback as registered at the provider: https://<api>/auth/oidc/callback
+	RedirectUrl string `json:"redirect_url"`
+
+	// Scopes scopes to ask for beside openid, profile and email (dex needs groups for its groups claim)
+	Scopes *[]string `json:"scopes,omitempty"`
+}
+
 // OpenAPIDocument OpenAPIDocument is this API's OpenAPI 3.0 document.
 type OpenAPIDocument map[string]interface{}
 
@@ -1883,7 +1910,10 @@ type User struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	DisabledAt *time.Time `json:"disabled_at,omitempty"`
 	Email      *string    `json:"email,omitempty"`
-	Id         string     `json:"id"`
+
+	// External the person signs in with the org's identity provider (single sign-on), which gives its roles at each sign-in; it has no password
+	External *bool  `json:"external,omitempty"`
+	Id       string `json:"id"`
 
 	// Kind person or service (a service account: API tokens only)
 	Kind  string        `json:"kind"`
@@ -2085,6 +2115,9 @@ type UpdateInputsJSONRequestBody = OperationRequest
 
 // PutOrgRunnerPolicyJSONRequestBody defines body for PutOrgRunnerPolicy for application/json ContentType.
 type PutOrgRunnerPolicyJSONRequestBody = RunnerPolicyRequest
+
+// SetOIDCSettingsJSONRequestBody defines body for SetOIDCSettings for application/json ContentType.
+type SetOIDCSettingsJSONRequestBody = OIDCSettings
 
 // CreateTokenJSONRequestBody defines body for CreateToken for application/json ContentType.
 type CreateTokenJSONRequestBody = CreateTokenRequest

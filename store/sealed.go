@@ -21,6 +21,7 @@ import (
 //	install_commands.output, .error            place: command ID (install's key)
 //	job_log_chunks.data (debug commands')      place: job ID/attempt/seq (install's key)
 //	registry_keys.key                          place: key ID (org's key)
+//	settings.value of oidc/<org> (client secret) place: settings.oidc/<org ID> (org's key)
 
 // sealValue seals v for its place with the scope's data key ("" stays "").
 func sealValue(tx *gorm.DB, scope, place, v string) (string, error) {

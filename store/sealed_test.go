@@ -33,6 +33,7 @@ const (
 	secretCommand  = "debug-output-pw-2c97"
 	secretCmdError = "debug-error-pw-6a05"
 	secretConfig   = "config-default-pw-5e71"
+	secretOIDC     = "oidc-client-secret-8d2e"
 )
 
 // configArchive is an app config holding a secret; the store keeps it
@@ -44,7 +45,7 @@ default = "` + secretConfig + `"`
 const manifest = `{"registry":{"password":"` + secretManifest + `"},"kubeconfig":"token: ` + secretKubecfg + `"}`
 
 var secrets = []string{secretInput, secretManifest, secretKubecfg, secretState, secretOutputs, secretInstOut, secretInputs,
-	secretCommand, secretCmdError, base64.StdEncoding.EncodeToString([]byte(configArchive))}
+	secretCommand, secretCmdError, secretOIDC, base64.StdEncoding.EncodeToString([]byte(configArchive))}
 
 // sealedFixture is a fixture whose store can be opened again with other keys.
 type sealedFixture struct {
@@ -108,10 +109,15 @@ func (f sealedFixture) writeSecrets(t *testing.T, ctx context.Context) (tf, defe
 }
 
 // writeConfigAndCommand syncs an app config holding a secret and records a
-// debug command whose output and error show one.
+// debug command whose output and error show one, and sets the org's
+// single sign-on with a client secret.
 func (f sealedFixture) writeConfigAndCommand(t *testing.T, ctx context.Context) {
 	t.Helper()
 	if _, _, err := f.s.SyncAppConfig(ctx, f.org.ID, f.inst.AppID, store.NewAppConfig{Archive: []byte(configArchive)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.SetOIDC(ctx, f.org.ID, store.OIDCSettings{Issuer: "https://idp.test", ClientID: "outpost", ClientSecret: secretOIDC,
+		RedirectURL: "https://outpost.test/auth/oidc/callback"}); err != nil {
 		t.Fatal(err)
 	}
 	cmd, err := f.s.CreateInstallCommand(ctx, store.InstallCommand{OrgID: f.org.ID, InstallID: f.inst.ID, Args: []string{"env"},

@@ -231,8 +231,11 @@ func (s *Store) UpsertExternalUser(ctx context.Context, orgID string, id Externa
 		err := tx.Where("org_id = ? AND (subject = ? OR (subject = '' AND email <> '' AND email = ?))", orgID, id.Subject, id.Email).
 			Order("subject DESC").First(&u).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			name := cmpOr(id.Email, id.Name, id.Subject)
-			u, err = createUser(tx, NewUser{OrgID: orgID, Name: name, Email: id.Email, Subject: id.Subject, Roles: id.Roles}, s.now())
+			n := NewUser{OrgID: orgID, Name: externalName(id), Email: id.Email, Subject: id.Subject, Roles: id.Roles}
+			if taken, err := first[User](tx, "user", "org_id = ? AND name = ?", orgID, n.Name); err == nil && taken.ID != "" {
+				n.Name = strings.Trim(truncate(n.Name, 54), ".-_") + "-" + HashToken(id.Subject)[:8]
+			}
+			u, err = createUser(tx, n, s.now())
 			return err
 		}
 		if err != nil {
@@ -254,6 +257,29 @@ func (s *Store) UpsertExternalUser(ctx context.Context, orgID string, id Externa
 		return err
 	})
 	return u, err
+}
+
+// externalName is a user name (nameRE) for an identity: its email, name or
+// subject, lower-cased, other characters made '-'; one taken gets a suffix.
+func externalName(id ExternalIdentity) string {
+	b := []byte(strings.ToLower(cmpOr(id.Email, id.Name, id.Subject)))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	name := strings.Trim(truncate(string(b), 63), ".-_")
+	if name == "" {
+		name = "sso-" + HashToken(id.Subject)[:8]
+	}
+	return name
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 func cmpOr(vals ...string) string {

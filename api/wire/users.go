@@ -19,7 +19,10 @@ type User struct {
 	Name  string `json:"name" required:"true"`
 	Email string `json:"email,omitempty"`
 	// person or service (a service account: API tokens only)
-	Kind       string        `json:"kind" required:"true"`
+	Kind string `json:"kind" required:"true"`
+	// the person signs in with the org's identity provider (single sign-on), which gives its roles at each sign-in;
+	// it has no password
+	External   bool          `json:"external,omitempty"`
 	Roles      []RoleBinding `json:"roles" required:"true"`
 	CreatedAt  time.Time     `json:"created_at" required:"true"`
 	DisabledAt *time.Time    `json:"disabled_at,omitempty" nullable:"true"`

@@ -16,13 +16,27 @@ export function signInView(submit) {
     "aria-describedby": "signin-help" });
   const message = h("p", { id: "signin-error", class: "error", role: "alert", hidden: true });
   const button = h("button", { type: "submit", id: "signin" }, "Sign in");
+  // Shown when the org signs in with its identity provider (single sign-on).
+  const sso = h("a", { id: "signin-sso", class: "sso", href: "#", hidden: true }, "Sign in with SSO");
+  const checkSSO = async () => {
+    const name = org.value.trim();
+    const res = name ? await fetch("/auth/oidc/status?org=" + encodeURIComponent(name)).catch(() => null) : null;
+    const on = res && res.ok && (await res.json()).sso === true && org.value.trim() === name;
+    sso.href = "/auth/oidc/login?org=" + encodeURIComponent(name);
+    sso.hidden = !on;
+  };
+  org.addEventListener("change", checkSSO);
+  org.addEventListener("input", checkSSO);
+  org.value = new URLSearchParams(location.search).get("org") || "";
+  if (org.value) checkSSO();
   const form = h("form", { class: "card signin" },
     h("h1", {}, "Sign in"),
     orgLabel, org, userLabel, user, passwordLabel, password,
     h("p", { id: "signin-help", class: "muted" },
       "`outpost org create` and `outpost dev` print the org's admin user and password once."),
     message,
-    button);
+    button,
+    sso);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     button.disabled = true;
