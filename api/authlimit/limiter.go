@@ -1,6 +1,7 @@
 package authlimit
 
 import (
+	"log/slog"
 	"math"
 	"net"
 	"sync"
@@ -30,6 +31,9 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed (see Source); empty: the peer address is the source.
 	TrustedProxies []*net.IPNet
+	// Log, when set, is told of each source and prefix that reaches the
+	// limit: the source's address, never the prefix.
+	Log *slog.Logger
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
 }
@@ -101,11 +105,17 @@ func (l *Limiter) Fail(source, prefix string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.cfg.Now()
-	l.take(l.sources, source, now)
-	l.take(l.prefixes, prefix, now)
+	over := l.take(l.sources, source, now)
+	if l.take(l.prefixes, prefix, now) && l.cfg.Log != nil {
+		l.cfg.Log.Warn("failed authentications over the limit with one token prefix", "source", source)
+	}
+	if over && l.cfg.Log != nil {
+		l.cfg.Log.Warn("failed authentications over the limit from one source", "source", source)
+	}
 }
 
-func (l *Limiter) take(m map[string]*bucket, key string, now time.Time) {
+// take takes a failure from key's bucket; true when that empties it.
+func (l *Limiter) take(m map[string]*bucket, key string, now time.Time) bool {
 	b := m[key]
 	if b == nil {
 		if len(m) >= l.cfg.MaxKeys {
@@ -115,7 +125,9 @@ func (l *Limiter) take(m map[string]*bucket, key string, now time.Time) {
 		m[key] = b
 	}
 	l.refill(b, now)
+	full := b.tokens >= 1
 	b.tokens = max(b.tokens-1, 0)
+	return full && b.tokens < 1
 }
 
 func (l *Limiter) refill(b *bucket, now time.Time) {

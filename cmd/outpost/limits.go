@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/outpost-dev/outpost/api"
 	"github.com/outpost-dev/outpost/api/authlimit"
 	"github.com/outpost-dev/outpost/internal/envflag"
 	"github.com/outpost-dev/outpost/internal/httpserver"
+	"github.com/outpost-dev/outpost/internal/proxied"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -18,6 +20,7 @@ type abuseFlags struct {
 	authBurst      int
 	authEvery      time.Duration
 	trustedProxies string
+	proxyProtocol  string
 	followMax      time.Duration
 }
 
@@ -34,6 +37,9 @@ func (a *abuseFlags) register(fs *envflag.FlagSet) {
 	fs.DurationVar(&a.authEvery, "auth-failure-refill", authlimit.DefaultEvery, "how long until one more failed authentication is allowed")
 	fs.StringVar(&a.trustedProxies, "trusted-proxies", "",
 		"reverse proxies (CIDRs, comma-separated) whose X-Forwarded-For names the client for the failed-authentication limit (default: none: the peer is the client)")
+	fs.StringVar(&a.proxyProtocol, "proxy-protocol-from", "",
+		"TCP load balancers (CIDRs, addresses or host names, comma-separated) that open each connection to the API and the gateway "+
+		"with a PROXY protocol header naming the client; from any other peer no header is believed (default: none)")
 	fs.DurationVar(&a.followMax, "log-follow-max", api.DefaultFollowMax, "how long one log follow stream lasts before it ends with a resume event")
 }
 
@@ -50,12 +56,21 @@ func (a *abuseFlags) check(iv protocol.Intervals) error {
 	return nil
 }
 
+// proxied is who may send the API and the gateway the PROXY protocol.
+func (a *abuseFlags) proxied() (*proxied.Trusted, error) {
+	t, err := proxied.Parse(a.proxyProtocol)
+	if err != nil {
+		return nil, fmt.Errorf("-proxy-protocol-from: %w", err)
+	}
+	return t, nil
+}
+
 // limiter is the failed-authentication limiter the API and the gateway
 // share (zero fields: authlimit's defaults).
-func (a *abuseFlags) limiter() (*authlimit.Limiter, error) {
+func (a *abuseFlags) limiter(log *slog.Logger) (*authlimit.Limiter, error) {
 	proxies, err := authlimit.ParseCIDRs(a.trustedProxies)
 	if err != nil {
 		return nil, fmt.Errorf("-trusted-proxies: %w", err)
 	}
-	return authlimit.New(authlimit.Config{Burst: a.authBurst, Every: a.authEvery, TrustedProxies: proxies}), nil
+	return authlimit.New(authlimit.Config{Burst: a.authBurst, Every: a.authEvery, TrustedProxies: proxies, Log: log}), nil
 }

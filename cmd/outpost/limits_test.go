@@ -19,6 +19,7 @@ func TestAbuseFlags(t *testing.T) {
 		{[]string{"-http-read-header-timeout", "0"}, "-http-*"},
 		{[]string{"-auth-failure-burst", "0"}, "-auth-failure-burst"},
 		{[]string{"-trusted-proxies", "10.0.0.0/8,nope"}, "-trusted-proxies"},
+		{[]string{"-proxy-protocol-from", "lb,10.0.0.0/33"}, "-proxy-protocol-from"},
 	} {
 		var gw gatewayFlags
 		var a abuseFlags
@@ -34,7 +35,10 @@ func TestAbuseFlags(t *testing.T) {
 		}
 		err = a.check(iv)
 		if err == nil {
-			_, err = a.limiter()
+			_, err = a.limiter(nil)
+		}
+		if err == nil {
+			_, err = a.proxied()
 		}
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%v: error %v, want one naming %q", tc.args, err, tc.want)

@@ -17,6 +17,7 @@ import (
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/dashboard"
 	"github.com/outpost-dev/outpost/internal/httpserver"
+	"github.com/outpost-dev/outpost/internal/proxied"
 	"github.com/outpost-dev/outpost/internal/metrics"
 	"github.com/outpost-dev/outpost/internal/planemetrics"
 	"github.com/outpost-dev/outpost/protocol"
@@ -103,7 +104,7 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 		if p.gatewayURL == "" && cfg.ownGateway {
 			p.gatewayURL = "http://" + p.gatewayAddr()
 		}
-		limiter, err := cfg.serve.abuse.limiter()
+		limiter, err := cfg.serve.abuse.limiter(log)
 		if err != nil {
 			return nil, err
 		}
@@ -136,15 +137,28 @@ func (p *plane) listen(ctx context.Context, cfg *serveConfig, dataDir string) (e
 	if p.registry != nil {
 		p.log.Info("listening", "server", "vendor registry", "addr", p.registry.Addr())
 	}
-	if p.apiLn, err = net.Listen("tcp", cfg.listen.api); err != nil {
-		return fmt.Errorf("api: listen on %s: %w", cfg.listen.api, err)
+	trusted, err := cfg.abuse.proxied()
+	if err != nil {
+		return err
+	}
+	if p.apiLn, err = listenProxied("api", cfg.listen.api, trusted); err != nil {
+		return err
 	}
 	if cfg.listen.gateway != "" && cfg.listen.gateway != cfg.listen.api {
-		if p.gatewayLn, err = net.Listen("tcp", cfg.listen.gateway); err != nil {
-			return fmt.Errorf("gateway: listen on %s: %w", cfg.listen.gateway, err)
+		if p.gatewayLn, err = listenProxied("gateway", cfg.listen.gateway, trusted); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// listenProxied listens on addr, believing the PROXY protocol from trusted.
+func listenProxied(name, addr string, trusted *proxied.Trusted) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: listen on %s: %w", name, addr, err)
+	}
+	return trusted.Listen(ln), nil
 }
 
 // gatewayAddr is the address the gateway listens on.

@@ -67,7 +67,7 @@ func TestProxyForwards(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ln.Close()
-		go forward(ctx, log, ln, target)
+		go forward(ctx, log, ln, forwarding{target: target})
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)

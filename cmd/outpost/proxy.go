@@ -10,6 +10,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/pires/go-proxyproto"
 )
 
 // runProxy forwards TCP connections, as a load balancer in front of the
@@ -17,31 +19,51 @@ import (
 // service on both the control plane's network and the runners', so runners
 // reach those two ports and nothing else, and nothing on the control plane's
 // network has a route to a runner.
+//
+// A forward given with -forward-proxy-protocol first sends its upstream a
+// PROXY protocol header naming the client (the upstream must expect it:
+// `outpost api -proxy-protocol-from`), so that the API and the gateway tell
+// the clients behind the proxy apart.
 func runProxy(ctx context.Context, args []string, log *slog.Logger) error {
-	var forwards []string
+	var forwards []forwarding
+	var version int
 	fs := newFlagSet("proxy")
+	add := func(header bool) func(string) error {
+		return func(s string) error {
+			listen, target, ok := strings.Cut(s, "=")
+			if !ok {
+				return fmt.Errorf("%q: want LISTEN=HOST:PORT", s)
+			}
+			forwards = append(forwards, forwarding{listen: listen, target: target, header: header})
+			return nil
+		}
+	}
 	fs.Func("forward", "LISTEN=HOST:PORT, e.g. :8081=api:8081 (repeatable); HOST is resolved for each connection, "+
-		"which goes to one of its addresses at random (every replica of a compose service), the next when one refuses",
-		func(s string) error { forwards = append(forwards, s); return nil })
+		"which goes to one of its addresses at random (every replica of a compose service), the next when one refuses", add(false))
+	fs.Func("forward-proxy-protocol", "LISTEN=HOST:PORT as -forward, each connection starting with a PROXY protocol header "+
+		"that names the client (repeatable)", add(true))
+	fs.IntVar(&version, "proxy-protocol-version", 2, "the PROXY protocol version -forward-proxy-protocol sends: 1 (text) or 2 (binary)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if len(forwards) == 0 {
 		return errors.New("usage: outpost proxy -forward LISTEN=HOST:PORT...")
 	}
+	if version != 1 && version != 2 {
+		return fmt.Errorf("-proxy-protocol-version: want 1 or 2, got %d", version)
+	}
 	errc := make(chan error, len(forwards))
 	for _, f := range forwards {
-		listen, target, ok := strings.Cut(f, "=")
-		if !ok {
-			return fmt.Errorf("-forward %q: want LISTEN=HOST:PORT", f)
+		if f.header {
+			f.version = byte(version)
 		}
-		ln, err := net.Listen("tcp", listen)
+		ln, err := net.Listen("tcp", f.listen)
 		if err != nil {
-			return fmt.Errorf("proxy: listen on %s: %w", listen, err)
+			return fmt.Errorf("proxy: listen on %s: %w", f.listen, err)
 		}
 		defer ln.Close()
-		log.Info("listening", "server", "proxy", "addr", ln.Addr().String(), "to", target)
-		go func() { errc <- forward(ctx, log, ln, target) }()
+		log.Info("listening", "server", "proxy", "addr", ln.Addr().String(), "to", f.target, "proxy_protocol", f.version)
+		go func() { errc <- forward(ctx, log, ln, f) }()
 	}
 	select {
 	case err := <-errc:
@@ -51,9 +73,17 @@ func runProxy(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 }
 
+// forwarding is one -forward: where to listen, where to, and the PROXY
+// protocol version to send (0: none).
+type forwarding struct {
+	listen, target string
+	header         bool
+	version        byte
+}
+
 // forward serves ln until it is closed, each connection copied both ways
-// to target.
-func forward(ctx context.Context, log *slog.Logger, ln net.Listener, target string) error {
+// to f's target.
+func forward(ctx context.Context, log *slog.Logger, ln net.Listener, f forwarding) error {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -63,9 +93,15 @@ func forward(ctx context.Context, log *slog.Logger, ln net.Listener, target stri
 			return fmt.Errorf("proxy %s: %w", ln.Addr(), err)
 		}
 		go func() {
-			up, err := dialAny(ctx, target)
+			up, err := dialAny(ctx, f.target)
+			if err == nil && f.version != 0 {
+				_, err = proxyproto.HeaderProxyFromAddrs(f.version, c.RemoteAddr(), c.LocalAddr()).WriteTo(up)
+			}
 			if err != nil {
-				log.Warn("proxy: no upstream", "to", target, "err", err)
+				log.Warn("proxy: no upstream", "to", f.target, "err", err)
+				if up != nil {
+					up.Close()
+				}
 				c.Close()
 				return
 			}
