@@ -263,6 +263,12 @@ func TestSyncInvalidConfig(t *testing.T) {
 		{"unknown sandbox output", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(t, f, "components/network.toml", ".sandbox.outputs.vpc_cidr", ".sandbox.outputs.cidr")
 		}, "components/network.toml", "variables.vpc_cidr", `the sandbox module (sandbox) has no output "cidr"`},
+		{"env var the runner sets itself", func(t *testing.T, f fstest.MapFS) {
+			replaceIn(t, f, "components/api.toml", "[env_vars]", "[env_vars]\nTF_CLI_CONFIG_FILE = \"/etc/mirror.tfrc\"")
+		}, "components/api.toml", "env_vars.TF_CLI_CONFIG_FILE", "the runner sets TF_CLI_CONFIG_FILE itself: the runner gives terraform its own CLI configuration"},
+		{"sandbox env var the runner sets itself", func(t *testing.T, f fstest.MapFS) {
+			replaceIn(t, f, "outpost.toml", "[sandbox.variables]", "[sandbox.env_vars]\nTF_HTTP_ADDRESS = \"http://state\"\n[sandbox.variables]")
+		}, "outpost.toml", "sandbox.env_vars.TF_HTTP_ADDRESS", "the runner sets TF_HTTP_ADDRESS itself: terraform's state backend is the control plane's"},
 		{"another app's config", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(t, f, "outpost.toml", `name = "demo"`, `name = "shop"`)
 		}, "outpost.toml", "app.name", `the config is for app "shop", but app ` + app.ID + ` is "demo"`},

@@ -450,6 +450,10 @@ func terraformModule(ps *problems, file, prefix string, m map[string]any) Terraf
 				ps.add(file, prefix+"env_vars."+k, "%q is not a valid environment variable name (letters, digits and '_', not starting with a digit)", k)
 				continue
 			}
+			if why := protocol.TerraformRunnerEnv(k); why != "" {
+				ps.add(file, prefix+"env_vars."+k, "%s", why)
+				continue
+			}
 			tm.EnvVars[k] = env[k]
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/outpost-dev/outpost/protocol"
 )
 
 // base is a small valid config: a sandbox and components db and web (web
@@ -176,8 +178,8 @@ func TestProblems(t *testing.T) {
 			"components/web.toml", "dependencies[1]", "must be a string, not an integer (3)"},
 		{"wrong type of a bool", func(f fstest.MapFS) { replace(f, "outpost.toml", "required = true", `required = "yes"`) },
 			"outpost.toml", "inputs[1].required", `must be true or false, not a string ("yes")`},
-		{"env var not a string", func(f fstest.MapFS) { appendTo(f, "components/web.toml", "[env_vars]\nTF_LOG = 1\n") },
-			"components/web.toml", "env_vars.TF_LOG", "must be a string, not an integer (1)"},
+		{"env var not a string", func(f fstest.MapFS) { appendTo(f, "components/web.toml", "[env_vars]\nLOG_LEVEL = 1\n") },
+			"components/web.toml", "env_vars.LOG_LEVEL", "must be a string, not an integer (1)"},
 		{"bad env var name", func(f fstest.MapFS) { appendTo(f, "components/web.toml", "[env_vars]\n\"1BAD\" = \"x\"\n") },
 			"components/web.toml", "env_vars.1BAD", "not a valid environment variable name"},
 		{"dates are refused", func(f fstest.MapFS) { appendTo(f, "components/web.toml", "replicas = 1979-05-27\n") },
@@ -289,10 +291,35 @@ func TestProblems(t *testing.T) {
 		},
 			"components/web.toml", "variables.replicas[0]", `no input "zone"`},
 		{"template: in an env var", func(f fstest.MapFS) {
-			appendTo(f, "components/web.toml", "[env_vars]\nTF_LOG = \"{{ .sandbox.outputs.log }}\"\n")
+			appendTo(f, "components/web.toml", "[env_vars]\nLOG_LEVEL = \"{{ .sandbox.outputs.log }}\"\n")
 		},
-			"components/web.toml", "env_vars.TF_LOG", `has no output "log"`},
+			"components/web.toml", "env_vars.LOG_LEVEL", `has no output "log"`},
 	})
+}
+
+// TestRunnerOwnedEnvVars: an env var the runner sets for terraform itself
+// (protocol.TerraformRunnerEnv, the list the runner refuses at run time) is
+// refused at sync, in a component and in the sandbox, saying why; TF_VAR_
+// (which sets a variable) and other names pass.
+func TestRunnerOwnedEnvVars(t *testing.T) {
+	var cases []problemCase
+	for _, listed := range protocol.TerraformRunnerEnvNames() {
+		name := strings.Replace(listed, "*", "PASSWORD", 1)
+		cases = append(cases, problemCase{name, func(f fstest.MapFS) {
+			appendTo(f, "components/web.toml", "[env_vars]\n"+name+" = \"x\"\n")
+		}, "components/web.toml", "env_vars." + name, "the runner sets " + name + " itself: "})
+	}
+	cases = append(cases, problemCase{"in the sandbox", func(f fstest.MapFS) {
+		replace(f, "outpost.toml", "[sandbox.variables]", "[sandbox.env_vars]\nTF_CLI_CONFIG_FILE = \"/etc/mirror.tfrc\"\n[sandbox.variables]")
+	}, "outpost.toml", "sandbox.env_vars.TF_CLI_CONFIG_FILE", "the runner gives terraform its own CLI configuration (outpost-runner --terraform-cli-config"})
+	checkProblems(t, base, cases)
+
+	files := base()
+	appendTo(files, "components/web.toml", "[env_vars]\nTF_VAR_replicas = \"2\"\nAWS_REGION = \"eu-west-1\"\nTF_PLUGIN_CACHE_DIR = \"/tmp/p\"\n")
+	web, _ := load(t, files).Component("web")
+	if len(web.Terraform.EnvVars) != 3 {
+		t.Errorf("env_vars = %v, want all three kept", web.Terraform.EnvVars)
+	}
 }
 
 // TestNoEchoes: a problem is reported once, not again at every place that

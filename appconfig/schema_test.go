@@ -125,7 +125,7 @@ func TestSchemaAgreesWithLoad(t *testing.T) {
 			f["components/web.toml"] = strings.Replace(f["components/web.toml"], `source = "./modules/web"`, `source = "git::https://x/y.git"`, 1)
 		}},
 		{"env var not a string", "components/web.toml", func(f map[string]string) {
-			f["components/web.toml"] += "[env_vars]\nTF_LOG = 1\n"
+			f["components/web.toml"] += "[env_vars]\nLOG_LEVEL = 1\n"
 		}},
 		{"bad env var name", "components/web.toml", func(f map[string]string) {
 			f["components/web.toml"] += "[env_vars]\n\"1X\" = \"a\"\n"

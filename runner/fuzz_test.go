@@ -189,7 +189,7 @@ func manifestSeeds(tb testing.TB) []manifestSeed {
 		0: {protocol.NoopManifest{SleepMS: 1, Lines: []string{"hello"}}, protocol.NoopManifest{ExitCode: 3, Outputs: map[string]string{"url": "http://api"}}, nil},
 		1: {protocol.CommandManifest{Args: []string{"kubectl", "get", "pods"}}, protocol.CommandManifest{Args: []string{"cat", "/etc/hostname"}, MaxOutputBytes: 1024}},
 		2: {
-			protocol.TerraformManifest{Operation: protocol.TerraformPlan, Workspace: "ins_1.component.database", Module: pack("demo-app/modules/database"), Variables: vars, Env: map[string]string{"TF_LOG": "info"}, Backend: backend},
+			protocol.TerraformManifest{Operation: protocol.TerraformPlan, Workspace: "ins_1.component.database", Module: pack("demo-app/modules/database"), Variables: vars, Env: map[string]string{"AWS_REGION": "eu-west-1"}, Backend: backend},
 			protocol.TerraformManifest{Operation: protocol.TerraformApply, Workspace: "ins_1.sandbox", Module: pack("demo-app/sandbox"), Backend: backend, PlanFile: []byte("plan")},
 			protocol.TerraformManifest{Operation: protocol.TerraformPlanApply, Workspace: "ins_1.component.network", Backend: backend,
 				ModuleSync: &protocol.TerraformModuleSync{Source: protocol.ArtifactRef{Registry: registry, Repository: "demo/network", Digest: digest}, Destination: protocol.OCIDestination{Registry: registry, Repository: "network"}}},

@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-exec/tfexec"
+
 	"github.com/outpost-dev/outpost/internal/testutil"
+	"github.com/outpost-dev/outpost/protocol"
 )
 
 func TestDiagnosticsReadsBothFormats(t *testing.T) {
@@ -356,6 +359,35 @@ func TestValidateModuleSync(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A manifest's env may not set what the runner sets itself (the names of
+// protocol.TerraformRunnerEnv, the list the control plane refuses at sync
+// too), nor a TF_VAR_ variable; other names pass.
+func TestValidateEnv(t *testing.T) {
+	manifest := func(name string) json.RawMessage {
+		return json.RawMessage(`{"operation":"plan","workspace":"ins_1.component.db","module":"eA==","env":{"` + name + `":"x"},
+			"backend":{"address":"http://gw/s","lock_address":"http://gw/l","unlock_address":"http://gw/l","password":"p"}}`)
+	}
+	for _, listed := range protocol.TerraformRunnerEnvNames() {
+		name := strings.Replace(listed, "*", "DB", 1)
+		err := New().Validate(manifest(name))
+		if want := "env." + name + ": the runner sets " + name + " itself: "; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q…", name, err, want)
+		}
+		if name != "TF_CLI_CONFIG_FILE" && !strings.HasPrefix(name, "TF_HTTP_") && name != "CHECKPOINT_DISABLE" &&
+			len(tfexec.ProhibitedEnv(map[string]string{name: ""})) == 0 {
+			t.Errorf("%s: listed as terraform-exec's, which does not refuse it", name)
+		}
+	}
+	if err := New().Validate(manifest("TF_VAR_region")); err == nil || !strings.Contains(err.Error(), "variables go in variables") {
+		t.Errorf("TF_VAR_region: error %v", err)
+	}
+	for _, name := range []string{"AWS_REGION", "TF_PLUGIN_CACHE_DIR", "TF_HTTPX"} {
+		if err := New().Validate(manifest(name)); err != nil {
+			t.Errorf("%s refused: %v", name, err)
+		}
 	}
 }
 

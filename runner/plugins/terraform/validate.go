@@ -65,10 +65,10 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 		switch {
 		case !envName.MatchString(name):
 			return fmt.Errorf("env.%s: not a valid environment variable name", name)
+		case protocol.TerraformRunnerEnv(name) != "":
+			return fmt.Errorf("env.%s: %s", name, protocol.TerraformRunnerEnv(name))
 		case len(tfexec.ProhibitedEnv(map[string]string{name: ""})) > 0:
 			return fmt.Errorf("env.%s: terraform-exec sets this itself; variables go in variables", name)
-		case strings.HasPrefix(name, "TF_HTTP_") || name == envCLIConfig:
-			return fmt.Errorf("env.%s: the runner sets this itself (the state backend and the CLI configuration are its)", name)
 		}
 	}
 	return nil
