@@ -60,6 +60,8 @@ func TestComposeStack(t *testing.T) {
 		}
 	})
 
+	t.Run("clients behind lb told apart", s.behindProxies)
+
 	t.Run("bad input", s.badInput)
 
 	t.Run("two APIs and two workers", func(t *testing.T) {

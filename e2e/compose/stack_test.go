@@ -24,6 +24,8 @@ type stack struct {
 	project string
 	env     []string
 	apiURL  string
+	// gatewayURL is the gateway through the lb service's host port.
+	gatewayURL string
 }
 
 // newStack makes the images and Docker Compose (skipping the test when no
@@ -49,6 +51,7 @@ func newStack(t *testing.T) *stack {
 		s.env = append(s.env, fmt.Sprintf("%s=%d", v, ports[v]))
 	}
 	s.apiURL = fmt.Sprintf("http://127.0.0.1:%d", ports["OUTPOST_API_PORT"])
+	s.gatewayURL = fmt.Sprintf("http://127.0.0.1:%d", ports["OUTPOST_GATEWAY_PORT"])
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("logs:\n%s", s.compose("logs", "--no-color", "--tail", "60"))
