@@ -39,7 +39,7 @@ func (a *abuseFlags) register(fs *envflag.FlagSet) {
 		"reverse proxies (CIDRs, comma-separated) whose X-Forwarded-For names the client for the failed-authentication limit (default: none: the peer is the client)")
 	fs.StringVar(&a.proxyProtocol, "proxy-protocol-from", "",
 		"TCP load balancers (CIDRs, addresses or host names, comma-separated) that open each connection to the API and the gateway "+
-		"with a PROXY protocol header naming the client; from any other peer no header is believed (default: none)")
+			"with a PROXY protocol header naming the client; from any other peer no header is believed (default: none)")
 	fs.DurationVar(&a.followMax, "log-follow-max", api.DefaultFollowMax, "how long one log follow stream lasts before it ends with a resume event")
 }
 
