@@ -1,0 +1,50 @@
+package protocol
+
+// An action is a vendor's script (actions/<name>.toml in the app config),
+// run by the install's runner one step at a time: each step is one job of
+// JobTypeAction.
+
+// JobTypeAction runs one step of an action (ActionManifest).
+const JobTypeAction = "action"
+
+// EnvActionOutputs names the environment variable that holds the path of the
+// file a step writes its outputs to: `key=value` lines, or one JSON object
+// whose values are strings.
+const EnvActionOutputs = "OUTPOST_OUTPUTS"
+
+// Limits of an action step.
+const (
+	MaxActionScriptBytes  = 256 << 10 // a script's text
+	MaxActionOutputsBytes = 64 << 10  // the outputs file a step writes
+)
+
+// ActionManifest is one step of an action: a script of the app's config, or
+// a command line, run in a clean environment with Env added.
+type ActionManifest struct {
+	// Action and Step name what runs: the customer's policy may allow only
+	// some actions (CustomerPolicy.Actions).
+	Action string `json:"action"`
+	Step   string `json:"step"`
+	// Script is a script's text, run as an executable file (its #! line
+	// chooses the interpreter; /bin/sh runs one without); ScriptName is its
+	// path in the app config, for logs.
+	Script     string `json:"script,omitempty"`
+	ScriptName string `json:"script_name,omitempty"`
+	// Command is a program and its arguments, when there is no script.
+	Command []string `json:"command,omitempty"`
+	// Env is the step's rendered environment variables.
+	Env map[string]string `json:"env,omitempty"`
+	// SensitiveOutputs are the outputs whose values are secrets: masked in
+	// the job's log, sealed where they are stored.
+	SensitiveOutputs []string `json:"sensitive_outputs,omitempty"`
+	TimeoutMS        int64    `json:"timeout_ms"`
+}
+
+// ActionOutputs is what an action step reports when it ends.
+type ActionOutputs struct {
+	ExitCode int               `json:"exit_code"`
+	Outputs  map[string]string `json:"outputs,omitempty"`
+	// OutputsError says why the outputs file could not be read; the step
+	// then fails, whatever its exit code.
+	OutputsError string `json:"outputs_error,omitempty"`
+}
