@@ -85,11 +85,11 @@ func runnerHistory(t *testing.T, workDir string) []map[string]any {
 // A runner whose customer did not allow debug commands: the API refuses one
 // (409, the runner's reason) rather than queueing it; a command job forged
 // into the database is refused by the runner itself, runs nothing, and the
-// customer's history says so.
+// customer's history says so. So is an action its customer did not allow.
 func TestDebugCommandRefusedByTheCustomersPolicy(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	s.runnerWorkDir = t.TempDir()
-	s.startRunner("OUTPOST_ALLOW_DEBUG_COMMANDS=false")
+	s.startRunner("OUTPOST_ALLOW_DEBUG_COMMANDS=false", "OUTPOST_ACTIONS=check")
 	r := s.runnerOf(s.install.ID, "the runner's policy", func(customerView) bool { return true })
 	if r.CustomerPolicy.DebugCommands || !strings.HasPrefix(r.CustomerPolicy.Digest, "sha256:") {
 		t.Fatalf("policy shown %+v: want debug commands off, and a digest", r.CustomerPolicy)
@@ -101,28 +101,46 @@ func TestDebugCommandRefusedByTheCustomersPolicy(t *testing.T) {
 	}
 
 	marker := filepath.Join(t.TempDir(), "forged-ran")
-	manifest, _ := json.Marshal(protocol.CommandManifest{Args: []string{"touch", marker}})
+	command, _ := json.Marshal(protocol.CommandManifest{Args: []string{"touch", marker}})
+	action, _ := json.Marshal(protocol.ActionManifest{Action: "migrate", Step: "one", Command: []string{"touch", marker}, TimeoutMS: 60_000})
+	for _, forged := range []struct{ typ, key, want string }{
+		{protocol.JobTypeCommand, "command/cmd_forged/job", "the customer's runner does not allow debug commands"},
+		{protocol.JobTypeAction, "action/migrate/run_forged/one", `the customer's runner does not allow action "migrate" (allowed: check)`},
+	} {
+		manifest := map[string][]byte{protocol.JobTypeCommand: command, protocol.JobTypeAction: action}[forged.typ]
+		j := s.forgeRefusedJob(forged.typ, forged.key, manifest, forged.want)
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("the forged %s job ran", forged.typ)
+		}
+		h := runnerHistory(t, s.runnerWorkDir)
+		if last := h[len(h)-1]; last["job_id"] != j.ID || last["status"] != "refused" || last["type"] != forged.typ {
+			t.Fatalf("history %v: want the forged %s job, refused", h, forged.typ)
+		}
+	}
+	if h := runnerHistory(t, s.runnerWorkDir); len(h) != 2 || h[1]["action"] != "migrate" {
+		t.Fatalf("history %v: want both forged jobs, the action's named", h)
+	}
+}
+
+// forgeRefusedJob puts a job into the database as no API call would, and
+// waits for the install's runner to fail it with want.
+func (s *stack) forgeRefusedJob(typ, key string, manifest []byte, want string) store.Job {
+	s.t.Helper()
 	ctx := context.Background()
-	j, _, err := s.store.EnqueueJob(ctx, store.JobSpec{Key: "install/" + s.install.ID + "/command/cmd_forged/job", OrgID: s.orgID,
-		RunnerID: s.runnerID, InstallID: &s.install.ID, Type: protocol.JobTypeCommand, Manifest: manifest, TimeoutMS: 60_000})
+	j, _, err := s.store.EnqueueJob(ctx, store.JobSpec{Key: "install/" + s.install.ID + "/" + key, OrgID: s.orgID,
+		RunnerID: s.runnerID, InstallID: &s.install.ID, Type: typ, Manifest: manifest, TimeoutMS: 60_000})
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
 	var job store.Job
-	waitFor(t, time.Minute, "the forged job to end", func() bool {
+	waitFor(s.t, time.Minute, "the forged job to end", func() bool {
 		job, err = s.store.GetJobOutcome(ctx, j.ID)
 		return err == nil && status.JobTerminal(job.Status)
 	})
-	if job.Status != status.JobFailed || !strings.Contains(job.Error, "the customer's runner does not allow debug commands") {
-		t.Fatalf("forged job %s %q: want failed with the policy's reason", job.Status, job.Error)
+	if job.Status != status.JobFailed || !strings.Contains(job.Error, want) {
+		s.t.Fatalf("forged %s job %s %q: want failed with %q", typ, job.Status, job.Error, want)
 	}
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("the forged command ran")
-	}
-	h := runnerHistory(t, s.runnerWorkDir)
-	if len(h) != 1 || h[0]["job_id"] != j.ID || h[0]["status"] != "refused" || h[0]["type"] != "command" {
-		t.Fatalf("history %v: want the forged job, refused", h)
-	}
+	return j
 }
 
 // The customer pauses its runner: a provision waits with the reason and
