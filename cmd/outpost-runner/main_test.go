@@ -90,6 +90,8 @@ func TestBadFlagsAreNamed(t *testing.T) {
 		{[]string{"OUTPOST_GATEWAY_URL=http://gw", "OUTPOST_TOKEN=oprn_x", "OUTPOST_CONCURRENCY=lots"}, []string{"run"}, "OUTPOST_CONCURRENCY"},
 		{nil, []string{"run", "--gateway-url", "http://gw", "--token", "oprn_x", "--health-addr", "8081"}, "health address"},
 		{[]string{"OUTPOST_HEALTH_ADDR=localhost"}, []string{"run", "--gateway-url", "http://gw", "--token", "oprn_x"}, "health address"},
+		{[]string{"OUTPOST_JOB_TYPES=terraform", "OUTPOST_ACTIONS=migrate"}, []string{"run", "--gateway-url", "http://gw", "--token", "oprn_x"},
+			"--actions needs the job type action in --job-types"},
 		{nil, []string{"job"}, "--dir is required"},
 	} {
 		_, stderr, code := outpostRunner(t, tc.env, tc.args...)
