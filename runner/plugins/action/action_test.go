@@ -177,3 +177,18 @@ func TestValidateNamesTheField(t *testing.T) {
 		}
 	}
 }
+
+func TestScriptWhoseInterpreterIsMissingFailsNamingIt(t *testing.T) {
+	m, _ := json.Marshal(protocol.ActionManifest{Action: "a", ScriptName: "actions/check.py", Script: "#!/no/such/python3\nprint(1)\n", TimeoutMS: 1000})
+	p := New()
+	if err := p.Validate(m); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.Execute(context.Background(), plugins.Run{Dir: t.TempDir(), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
+	if err == nil || !strings.Contains(err.Error(), "actions/check.py") || !strings.Contains(err.Error(), "/no/such/python3") {
+		t.Errorf("Execute: %v, want an error naming the script and its interpreter", err)
+	}
+	if o, _ := p.Outputs(); o != nil {
+		t.Errorf("outputs %s for a step that never ran", o)
+	}
+}
