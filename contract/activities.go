@@ -72,6 +72,13 @@ const (
 	EnqueueCommandJob = "EnqueueCommandJob"
 	FinishCommand     = "FinishCommand"
 
+	// Action runs.
+	RecordActionRun      = "RecordActionRun"
+	LoadActionRun        = "LoadActionRun"
+	EnqueueActionStepJob = "EnqueueActionStepJob"
+	FinishActionStep     = "FinishActionStep"
+	FinishActionRun      = "FinishActionRun"
+
 	// Support bundles and logs.
 	EnqueueSupportJob   = "EnqueueSupportJob"
 	FinishSupportBundle = "FinishSupportBundle"
