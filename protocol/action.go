@@ -37,7 +37,27 @@ type ActionManifest struct {
 	// SensitiveOutputs are the outputs whose values are secrets: masked in
 	// the job's log, sealed where they are stored.
 	SensitiveOutputs []string `json:"sensitive_outputs,omitempty"`
-	TimeoutMS        int64    `json:"timeout_ms"`
+	// Scrub are the install's sensitive values Env may hold (sensitive
+	// inputs, outputs of the sandbox, components and earlier steps): the
+	// runner masks each in the step's log, as TerraformManifest.Scrub.
+	Scrub []string `json:"scrub,omitempty"`
+	// TimeoutMS bounds the step: the runner stops it then as it stops a job
+	// at its timeout (SIGTERM to its processes, SIGKILL after a grace).
+	TimeoutMS int64 `json:"timeout_ms"`
+}
+
+// ValidActionOutputName: an output's name is a letter or _, then letters,
+// digits and _ (a template reads it as .actions.NAME.outputs.KEY).
+func ValidActionOutputName(name string) bool {
+	if name == "" || len(name) > 128 || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for _, c := range name {
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // ActionOutputs is what an action step reports when it ends.

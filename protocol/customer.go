@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -33,6 +34,9 @@ type CustomerPolicy struct {
 	// DebugPrograms, when set, are the only programs they may start.
 	DebugCommands bool     `json:"debug_commands"`
 	DebugPrograms []string `json:"debug_programs,omitempty"`
+	// Actions, when set, are the only actions (ActionManifest.Action) the
+	// runner runs; action jobs run when JobTypes holds JobTypeAction.
+	Actions []string `json:"actions,omitempty"`
 	// Destroy is DestroyAllow, DestroyConsent or DestroyDeny.
 	Destroy     string `json:"destroy"`
 	Concurrency int    `json:"concurrency"`
@@ -81,7 +85,7 @@ const MaxJobLogBytes = 64 << 20
 const LogTruncatedMarker = "[outpost: log truncated: this job attempt wrote more than its log quota]"
 
 // Refusal says why a runner with this policy will not run work ("" when it
-// will): a job of jobType (a debug command's program), of an operation of
+// will): a job of jobType (a debug command's program, an action's name), of an operation of
 // opKind, given the consents that hold at now. The runner checks every job
 // it claims with it, and the control plane refuses such work before it
 // queues it, with the same words.
@@ -92,6 +96,8 @@ func (p CustomerPolicy) Refusal(jobType, program, opKind string, consents []Cons
 	case jobType == JobTypeCommand && len(p.DebugPrograms) > 0 && !allowedProgram(p.DebugPrograms, program):
 		return fmt.Sprintf("the customer's runner does not allow the program %q in debug commands (allowed: %s)",
 			program, strings.Join(p.DebugPrograms, ", "))
+	case jobType == JobTypeAction && program != "" && p.actionRefusal(program) != "":
+		return p.actionRefusal(program)
 	case jobType != "" && jobType != JobTypeCommand && !slices.Contains(p.JobTypes, jobType):
 		return fmt.Sprintf("the customer's runner does not allow %s jobs", jobType)
 	case opKind != ConsentDeprovision && opKind != ConsentTeardown:
@@ -100,6 +106,26 @@ func (p CustomerPolicy) Refusal(jobType, program, opKind string, consents []Cons
 		return fmt.Sprintf("the customer's runner does not allow %s", opKind)
 	case p.Destroy == DestroyConsent && !slices.ContainsFunc(consents, func(c Consent) bool { return c.Kind == opKind && c.Until.After(now) }):
 		return fmt.Sprintf("the customer's runner needs the customer's consent for %s (the customer runs `outpost-runner consent %s` on it)", opKind, opKind)
+	}
+	return ""
+}
+
+// AllowsAction says whether a runner with this policy runs the action name:
+// nil, or an error whose text the API shows (409) and the runner fails a
+// refused action job with.
+func (p CustomerPolicy) AllowsAction(name string) error {
+	if why := p.actionRefusal(name); why != "" {
+		return errors.New(why)
+	}
+	return nil
+}
+
+func (p CustomerPolicy) actionRefusal(name string) string {
+	switch {
+	case !slices.Contains(p.JobTypes, JobTypeAction):
+		return fmt.Sprintf("the customer's runner does not allow action %q: it runs no action jobs", name)
+	case len(p.Actions) > 0 && !slices.Contains(p.Actions, name):
+		return fmt.Sprintf("the customer's runner does not allow action %q (allowed: %s)", name, strings.Join(p.Actions, ", "))
 	}
 	return ""
 }

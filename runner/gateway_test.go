@@ -45,6 +45,7 @@ type testGateway struct {
 	staleAnswers   map[string]int                          // job calls answered "no longer current", by job
 	onLog          func(jobID string, c protocol.LogChunk) // called with mu held
 	updates        []protocol.RunnerUpdateReport           // reported by runner heartbeats
+	heartbeat      protocol.RunnerHeartbeatRequest         // the last runner heartbeat
 	// onEndRound is called, with mu held, when a heartbeat ends a claim round.
 	onEndRound func(round string)
 	onTrial    bool // heartbeats that ask are told the runner is on trial (HealthCheck)
@@ -170,6 +171,7 @@ func (g *testGateway) register(w http.ResponseWriter, r *http.Request) {
 func (g *testGateway) runnerHeartbeat(w http.ResponseWriter, r *http.Request) {
 	var req protocol.RunnerHeartbeatRequest
 	decode(g.t, r, &req)
+	g.update(func() { g.heartbeat = req })
 	if req.Update != nil {
 		g.update(func() { g.updates = append(g.updates, *req.Update) })
 	}

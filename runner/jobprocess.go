@@ -18,6 +18,7 @@ import (
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/plugins"
+	"github.com/outpost-dev/outpost/runner/plugins/action"
 	"github.com/outpost-dev/outpost/runner/plugins/command"
 	"github.com/outpost-dev/outpost/runner/plugins/noop"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
@@ -41,6 +42,7 @@ func builtinPlugins() plugins.Registry {
 	return plugins.Registry{
 		protocol.JobTypeNoop:         noop.New,
 		protocol.JobTypeCommand:      command.New,
+		protocol.JobTypeAction:       action.New,
 		protocol.JobTypeTerraform:    terraform.New,
 		protocol.JobTypeOCI:          oci.New,
 		protocol.JobTypeRunnerUpdate: runnerupdate.New,

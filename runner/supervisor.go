@@ -295,7 +295,7 @@ func (s *supervisor) execute(spool *spool, lease *lease) (protocol.CompleteReque
 		}
 	}()
 	startTimeout := func() {
-		if s.job.TimeoutMS > 0 {
+		if s.timeout() > 0 {
 			timeoutTimer = time.NewTimer(s.timeout())
 			timeout = timeoutTimer.C
 		}
@@ -456,8 +456,17 @@ func (s *supervisor) outcome(state *os.ProcessState, reason stopReason, graceKil
 	return req
 }
 
+// timeout is the job's, or an action step's own when that is shorter or the
+// job has none: the step then stops as any job does at its timeout.
 func (s *supervisor) timeout() time.Duration {
-	return time.Duration(s.job.TimeoutMS) * time.Millisecond
+	ms := s.job.TimeoutMS
+	if s.job.Type == protocol.JobTypeAction {
+		var m protocol.ActionManifest
+		if json.Unmarshal(s.job.Manifest, &m) == nil && m.TimeoutMS > 0 && (ms <= 0 || m.TimeoutMS < ms) {
+			ms = m.TimeoutMS
+		}
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 func (s *supervisor) inputsWait() time.Duration {

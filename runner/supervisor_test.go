@@ -376,7 +376,7 @@ func TestUnknownJobTypeFails(t *testing.T) {
 	supervise(t, g, job)
 
 	done := g.completion(job.ID)
-	if done.Status != protocol.StatusFailed || done.Error != `unknown job type "teleport": this runner runs command, noop, oci, runner_update, terraform, `+jobTypeEchoInputs {
+	if done.Status != protocol.StatusFailed || done.Error != `unknown job type "teleport": this runner runs action, command, noop, oci, runner_update, terraform, `+jobTypeEchoInputs {
 		t.Errorf("completion: status %q error %q", done.Status, done.Error)
 	}
 	if !g.logged(job.ID, protocol.StreamSystem, `unknown job type "teleport"`) {

@@ -27,12 +27,14 @@ func policyFlags(fs *envflag.FlagSet, cfg *runner.Config) func() {
 	jobTypes := fs.String("job-types", "", "comma-separated job types this runner runs, e.g. terraform,helm,oci,noop (default: every type it can run; debug commands only with --allow-debug-commands)")
 	fs.BoolVar(&cfg.Policy.DebugCommands, "allow-debug-commands", false, "run debug commands (outpostctl exec): off unless the customer allows them")
 	programs := fs.String("debug-programs", "", "comma-separated programs debug commands may start (by name or path; default: any, when allowed)")
+	actions := fs.String("actions", "", "comma-separated actions (by name) this runner runs (default: every action, unless --job-types leaves out action)")
 	fs.StringVar(&cfg.Policy.Destroy, "destroy", protocol.DestroyAllow, "whether deprovisions and component teardowns run: allow, consent (only after `outpost-runner consent`), or deny")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "directory of the customer's pause, consents and job history (default: <work-dir>/state, else ~/.local/state/outpost-runner)")
 	fs.DurationVar(&cfg.HistoryRetention, "history-retention", customer.DefaultRetention, "how long the job history is kept")
 	fs.BoolVar(&cfg.Paused, "paused", false, "start paused, and stay paused while set (`outpost-runner resume` cannot lift it)")
 	return func() {
 		cfg.Policy.JobTypes, cfg.Policy.DebugPrograms = splitList(*jobTypes), splitList(*programs)
+		cfg.Policy.Actions = splitList(*actions)
 	}
 }
 
@@ -195,6 +197,9 @@ func historyCommand(args []string, stdout, stderr io.Writer) int {
 		op := e.OperationKind
 		if e.CommandID != "" {
 			op = "command " + strings.Join(e.Command, " ")
+		}
+		if e.Action != "" {
+			op = strings.TrimSpace(op + " action " + e.Action + " " + e.Step)
 		}
 		detail := e.Refused
 		if detail == "" {

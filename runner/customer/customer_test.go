@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,11 @@ import (
 func commandJob(args ...string) protocol.Job {
 	m, _ := json.Marshal(protocol.CommandManifest{Args: args})
 	return protocol.Job{ID: "job_1", Attempt: 1, Type: protocol.JobTypeCommand, Manifest: m}
+}
+
+func actionJob(action string) protocol.Job {
+	m, _ := json.Marshal(protocol.ActionManifest{Action: action, Step: "one", Script: "true", TimeoutMS: 1000})
+	return protocol.Job{ID: "job_2", Attempt: 1, Type: protocol.JobTypeAction, Manifest: m}
 }
 
 func TestPolicyRefusesWhatTheCustomerDidNotAllow(t *testing.T) {
@@ -32,6 +38,11 @@ func TestPolicyRefusesWhatTheCustomerDidNotAllow(t *testing.T) {
 		{"a program off the allow-list", Policy{DebugCommands: true, DebugPrograms: []string{"df", "/usr/bin/kubectl"}}, commandJob("sh", "-c", "id"), nil, `does not allow the program "sh"`},
 		{"a program on it by name", Policy{DebugCommands: true, DebugPrograms: []string{"df", "/usr/bin/kubectl"}}, commandJob("kubectl", "get", "pods"), nil, ""},
 		{"a job type left out", Policy{JobTypes: []string{"helm"}}, protocol.Job{Type: protocol.JobTypeTerraform}, nil, "does not allow terraform jobs"},
+		{"actions run by default", Policy{}, actionJob("migrate"), nil, ""},
+		{"an action off the allow-list", Policy{Actions: []string{"warm_cache", "check"}}, actionJob("migrate"), nil, `does not allow action "migrate" (allowed: check, warm_cache)`},
+		{"an action on it", Policy{Actions: []string{"warm_cache", "migrate"}}, actionJob("migrate"), nil, ""},
+		{"job types leave actions out", Policy{JobTypes: []string{"helm"}}, actionJob("migrate"), nil, `does not allow action "migrate": it runs no action jobs`},
+		{"an action job naming no action", Policy{}, actionJob(""), nil, "names no action"},
 		{"destroy denied", Policy{Destroy: protocol.DestroyDeny}, deprovision, consent, "does not allow deprovision"},
 		{"destroy without consent", Policy{Destroy: protocol.DestroyConsent}, deprovision, nil, "needs the customer's consent for deprovision"},
 		{"destroy with consent", Policy{Destroy: protocol.DestroyConsent}, deprovision, consent, ""},
@@ -57,6 +68,22 @@ func TestPolicyReportDigestFollowsThePolicy(t *testing.T) {
 	}
 	if err := (Policy{Destroy: "maybe"}).Check(); err == nil || !strings.Contains(err.Error(), "--destroy") {
 		t.Fatalf("Check of a bad destroy = %v, want it to name --destroy", err)
+	}
+	can = append(can, protocol.JobTypeAction)
+	some := Policy{Actions: []string{"warm", "migrate"}}.Report(can)
+	if strings.Join(some.Actions, ",") != "migrate,warm" || some.Digest == (Policy{}).Report(can).Digest || some.Digest != (Policy{Actions: []string{"migrate", "warm"}}).Report(can).Digest {
+		t.Fatalf("report %+v: want the actions sorted, in the digest, in any order given", some)
+	}
+	if !slices.Contains((Policy{}).Report(can).JobTypes, protocol.JobTypeAction) {
+		t.Fatal("action jobs are not run by default")
+	}
+	for p, want := range map[*Policy]string{
+		{JobTypes: []string{"helm"}, Actions: []string{"migrate"}}: "--actions needs the job type action",
+		{Actions: []string{"migrate", " "}}:                        "--actions: an empty action name",
+	} {
+		if err := p.Check(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check of %+v = %v, want %q", *p, err, want)
+		}
 	}
 }
 

@@ -29,6 +29,9 @@ type Entry struct {
 	protocol.JobOrigin
 	// Command is a debug command's program and arguments.
 	Command []string `json:"command,omitempty"`
+	// Action and Step name an action job's action and step.
+	Action string `json:"action,omitempty"`
+	Step   string `json:"step,omitempty"`
 	// ManifestDigest is the sha256 of the job's manifest; PlanDigest, of the
 	// saved plan a terraform apply applied.
 	ManifestDigest string `json:"manifest_digest"`
@@ -54,6 +57,11 @@ func NewEntry(job protocol.Job) Entry {
 		var m protocol.CommandManifest
 		if json.Unmarshal(job.Manifest, &m) == nil {
 			e.Command = m.Args
+		}
+	case protocol.JobTypeAction:
+		var m protocol.ActionManifest
+		if json.Unmarshal(job.Manifest, &m) == nil {
+			e.Action, e.Step = m.Action, m.Step
 		}
 	case protocol.JobTypeTerraform:
 		var m struct {

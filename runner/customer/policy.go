@@ -21,6 +21,8 @@ type Policy struct {
 	// when set, are the programs they may start (by name or path).
 	DebugCommands bool
 	DebugPrograms []string
+	// Actions, when set, are the only actions the runner runs (by name).
+	Actions []string
 	// Destroy: protocol.DestroyAllow (default), DestroyConsent or DestroyDeny.
 	Destroy     string
 	Concurrency int
@@ -41,6 +43,14 @@ func (p Policy) Check() error {
 			return errors.New("--debug-programs: an empty program name")
 		}
 	}
+	if len(p.Actions) > 0 && !p.runsType(protocol.JobTypeAction) {
+		return fmt.Errorf("--actions needs the job type %s in --job-types", protocol.JobTypeAction)
+	}
+	for _, a := range p.Actions {
+		if strings.TrimSpace(a) == "" {
+			return errors.New("--actions: an empty action name")
+		}
+	}
 	return nil
 }
 
@@ -55,7 +65,7 @@ func (p Policy) Report(canRun []string) protocol.CustomerPolicy {
 	}
 	slices.Sort(types)
 	r := protocol.CustomerPolicy{JobTypes: nonNil(types), DebugCommands: p.DebugCommands,
-		DebugPrograms: slices.Sorted(slices.Values(p.DebugPrograms)), Destroy: p.destroy(), Concurrency: p.Concurrency}
+		DebugPrograms: slices.Sorted(slices.Values(p.DebugPrograms)), Actions: slices.Sorted(slices.Values(p.Actions)), Destroy: p.destroy(), Concurrency: p.Concurrency}
 	b, _ := json.Marshal(r) // Digest is empty here
 	sum := sha256.Sum256(b)
 	r.Digest = "sha256:" + hex.EncodeToString(sum[:])
@@ -78,16 +88,23 @@ func (p Policy) runsType(t string) bool {
 }
 
 // CheckJob says why the policy refuses job, or nil: its type, a debug
-// command's program, a deprovision or teardown (by the job's origin) without
+// command's program, an action's name, a deprovision or teardown (by the job's origin) without
 // the customer's consent (consents are those that hold now).
 func (p Policy) CheckJob(job protocol.Job, consents []protocol.Consent) error {
 	var program, opKind string
-	if job.Type == protocol.JobTypeCommand {
+	switch job.Type {
+	case protocol.JobTypeCommand:
 		var m protocol.CommandManifest
 		if err := json.Unmarshal(job.Manifest, &m); err != nil || len(m.Args) == 0 {
 			return errors.New("the debug command's manifest names no program")
 		}
 		program = m.Args[0]
+	case protocol.JobTypeAction:
+		var m protocol.ActionManifest
+		if err := json.Unmarshal(job.Manifest, &m); err != nil || m.Action == "" {
+			return errors.New("the action's manifest names no action")
+		}
+		program = m.Action
 	}
 	if job.Origin != nil {
 		opKind = job.Origin.OperationKind
