@@ -91,6 +91,7 @@ func New(d Deps) []any {
 		&Drift{store: s, plan: plan, steps: steps, artifacts: arts, installed: inst, terraform: tf, helm: helm},
 		&Releases{store: s},
 		&Commands{store: s, queue: queue},
+		&Actions{store: s, render: render, queue: queue},
 		&Support{store: s, render: render, queue: queue},
 		&RunnerUpdates{store: s, render: render, artifacts: arts, queue: queue},
 	}

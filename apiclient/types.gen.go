@@ -9,6 +9,111 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ActionRunStatus.
+const (
+	ActionRunStatusCancelled ActionRunStatus = "cancelled"
+	ActionRunStatusFailed    ActionRunStatus = "failed"
+	ActionRunStatusQueued    ActionRunStatus = "queued"
+	ActionRunStatusRunning   ActionRunStatus = "running"
+	ActionRunStatusSucceeded ActionRunStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ActionRunStatus enum.
+func (e ActionRunStatus) Valid() bool {
+	switch e {
+	case ActionRunStatusCancelled:
+		return true
+	case ActionRunStatusFailed:
+		return true
+	case ActionRunStatusQueued:
+		return true
+	case ActionRunStatusRunning:
+		return true
+	case ActionRunStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ActionRunTrigger.
+const (
+	ActionRunTriggerCron   ActionRunTrigger = "cron"
+	ActionRunTriggerHook   ActionRunTrigger = "hook"
+	ActionRunTriggerManual ActionRunTrigger = "manual"
+)
+
+// Valid indicates whether the value is a known member of the ActionRunTrigger enum.
+func (e ActionRunTrigger) Valid() bool {
+	switch e {
+	case ActionRunTriggerCron:
+		return true
+	case ActionRunTriggerHook:
+		return true
+	case ActionRunTriggerManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ActionRunStepStatus.
+const (
+	ActionRunStepStatusCancelled ActionRunStepStatus = "cancelled"
+	ActionRunStepStatusFailed    ActionRunStepStatus = "failed"
+	ActionRunStepStatusPending   ActionRunStepStatus = "pending"
+	ActionRunStepStatusQueued    ActionRunStepStatus = "queued"
+	ActionRunStepStatusRunning   ActionRunStepStatus = "running"
+	ActionRunStepStatusSkipped   ActionRunStepStatus = "skipped"
+	ActionRunStepStatusSucceeded ActionRunStepStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ActionRunStepStatus enum.
+func (e ActionRunStepStatus) Valid() bool {
+	switch e {
+	case ActionRunStepStatusCancelled:
+		return true
+	case ActionRunStepStatusFailed:
+		return true
+	case ActionRunStepStatusPending:
+		return true
+	case ActionRunStepStatusQueued:
+		return true
+	case ActionRunStepStatusRunning:
+		return true
+	case ActionRunStepStatusSkipped:
+		return true
+	case ActionRunStepStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ActionTriggerType.
+const (
+	ActionTriggerTypeAfter  ActionTriggerType = "after"
+	ActionTriggerTypeBefore ActionTriggerType = "before"
+	ActionTriggerTypeCron   ActionTriggerType = "cron"
+	ActionTriggerTypeManual ActionTriggerType = "manual"
+)
+
+// Valid indicates whether the value is a known member of the ActionTriggerType enum.
+func (e ActionTriggerType) Valid() bool {
+	switch e {
+	case ActionTriggerTypeAfter:
+		return true
+	case ActionTriggerTypeBefore:
+		return true
+	case ActionTriggerTypeCron:
+		return true
+	case ActionTriggerTypeManual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApprovalModeApprovalMode.
 const (
 	ApproveAll ApprovalModeApprovalMode = "approve-all"
@@ -449,6 +554,89 @@ func (e SupportBundleStatus) Valid() bool {
 		return false
 	}
 }
+
+// Action Action is an action of an install's config version: a vendor script its runner runs step by step.
+type Action struct {
+	Description *string `json:"description,omitempty"`
+
+	// Inputs the inputs a manual run is given
+	Inputs []ConfigInput `json:"inputs"`
+	Name   string        `json:"name"`
+
+	// Steps the steps' names, in order
+	Steps    []string        `json:"steps"`
+	Triggers []ActionTrigger `json:"triggers"`
+}
+
+// ActionList ActionList is the actions of an install's current config version.
+type ActionList struct {
+	Actions       []Action `json:"actions"`
+	ConfigVersion int      `json:"config_version"`
+}
+
+// ActionRun ActionRun is one run of an install's action.
+type ActionRun struct {
+	Action        string     `json:"action"`
+	ConfigVersion int        `json:"config_version"`
+	CreatedAt     time.Time  `json:"created_at"`
+	Error         *string    `json:"error,omitempty"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+	Id            string     `json:"id"`
+
+	// Inputs the run's inputs; sensitive ones shown as "(sensitive)"
+	Inputs    map[string]string `json:"inputs"`
+	InstallId string            `json:"install_id"`
+
+	// StartedBy who started it ("" for a schedule)
+	StartedBy *string         `json:"started_by,omitempty"`
+	Status    ActionRunStatus `json:"status"`
+
+	// Steps the steps, in order (left out of lists)
+	Steps      *[]ActionRunStep `json:"steps,omitempty"`
+	Trigger    ActionRunTrigger `json:"trigger"`
+	WorkflowId string           `json:"workflow_id"`
+}
+
+// ActionRunStatus defines model for ActionRun.Status.
+type ActionRunStatus string
+
+// ActionRunTrigger defines model for ActionRun.Trigger.
+type ActionRunTrigger string
+
+// ActionRunList ActionRunList is the runs of an install's action, newest first.
+type ActionRunList struct {
+	Runs []ActionRun `json:"runs"`
+}
+
+// ActionRunStep ActionRunStep is one step of a run: one job, whose log the job-logs route follows.
+type ActionRunStep struct {
+	Error      *string    `json:"error,omitempty"`
+	ExitCode   *int       `json:"exit_code,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Index      int        `json:"index"`
+	JobId      *string    `json:"job_id,omitempty"`
+	Name       string     `json:"name"`
+
+	// Outputs the outputs the step wrote; sensitive ones shown as "(sensitive)"
+	Outputs   map[string]string   `json:"outputs"`
+	StartedAt *time.Time          `json:"started_at,omitempty"`
+	Status    ActionRunStepStatus `json:"status"`
+}
+
+// ActionRunStepStatus defines model for ActionRunStep.Status.
+type ActionRunStepStatus string
+
+// ActionTrigger ActionTrigger is what starts an action: manual, cron, or a hook before or after an operation.
+type ActionTrigger struct {
+	Component *string           `json:"component,omitempty"`
+	Operation *string           `json:"operation,omitempty"`
+	Schedule  *string           `json:"schedule,omitempty"`
+	Type      ActionTriggerType `json:"type"`
+	When      *string           `json:"when,omitempty"`
+}
+
+// ActionTriggerType defines model for ActionTrigger.Type.
+type ActionTriggerType string
 
 // App App is the vendor's product.
 type App struct {
@@ -1606,6 +1794,12 @@ type RoleBinding struct {
 	Role string `json:"role"`
 }
 
+// RunActionRequest RunActionRequest starts a manual run of an action.
+type RunActionRequest struct {
+	// Inputs the action's inputs by name, each as text (`--input k=v`): "3", "true", a JSON list or map
+	Inputs *map[string]string `json:"inputs,omitempty"`
+}
+
 // Runner Runner is a runner as the API shows it: who it is, and whether it is online.
 type Runner struct {
 	Capabilities []string `json:"capabilities"`
@@ -1969,6 +2163,12 @@ type ListInstallsParams struct {
 	AppId *string `form:"app_id,omitempty" json:"app_id,omitempty"`
 }
 
+// ListActionRunsParams defines parameters for ListActionRuns.
+type ListActionRunsParams struct {
+	// Limit how many to return, newest first (1-200, default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListCommandsParams defines parameters for ListCommands.
 type ListCommandsParams struct {
 	// Limit how many to return, newest first (1-200, default 50)
@@ -2061,6 +2261,9 @@ type CreateReleaseJSONRequestBody = CreateReleaseRequest
 
 // CreateInstallJSONRequestBody defines body for CreateInstall for application/json ContentType.
 type CreateInstallJSONRequestBody = CreateInstallRequest
+
+// RunActionJSONRequestBody defines body for RunAction for application/json ContentType.
+type RunActionJSONRequestBody = RunActionRequest
 
 // SetApprovalModeJSONRequestBody defines body for SetApprovalMode for application/json ContentType.
 type SetApprovalModeJSONRequestBody = ApprovalMode

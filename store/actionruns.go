@@ -12,7 +12,7 @@ import (
 // CreateActionRun records a run, queued, with its steps pending.
 func (s *Store) CreateActionRun(ctx context.Context, r ActionRun, steps []string) (ActionRun, error) {
 	if r.ID == "" {
-		r.ID = NewID("arun")
+		r.ID = NewID("act")
 	}
 	if r.Inputs == nil {
 		r.Inputs = map[string]string{}
@@ -126,3 +126,13 @@ func (s *Store) FinishActionRun(ctx context.Context, runID string, st status.Job
 
 // ActionRunDone reports whether a run will not change any more.
 func ActionRunDone(r ActionRun) bool { return r.FinishedAt != nil }
+
+// FindActionRunByWorkflow reads the run a workflow recorded, if any (a
+// schedule's run records itself: a retried activity finds it).
+func (s *Store) FindActionRunByWorkflow(ctx context.Context, workflowID string) (ActionRun, bool, error) {
+	runs, err := list[ActionRun](s.db.WithContext(ctx).Limit(1), "created_at", "workflow_id = ?", workflowID)
+	if err != nil || len(runs) == 0 {
+		return ActionRun{}, false, err
+	}
+	return runs[0], true, nil
+}

@@ -99,6 +99,7 @@ var Workflows = map[string]any{
 	contract.WorkflowBuildComponent:     workflows.BuildComponent,
 	contract.WorkflowRelease:            workflows.Release,
 	contract.WorkflowInstallCommand:     workflows.InstallCommand,
+	contract.WorkflowActionRun:          workflows.ActionRun,
 	contract.WorkflowUpdateRunner:       workflows.UpdateRunner,
 	contract.WorkflowSupportBundle:      workflows.SupportBundle,
 	contract.WorkflowKubeLogs:           workflows.KubeLogs,
@@ -269,4 +270,17 @@ func (o *Operations) AwaitWorkflow(ctx context.Context, workflowID string) error
 		return fmt.Errorf("workflow %s: %w", workflowID, store.ErrNotFound)
 	}
 	return nil // the workflow closed; its outcome is in the store
+}
+
+// StartActionRun starts the workflow that runs a recorded action run.
+func (o *Operations) StartActionRun(ctx context.Context, run store.ActionRun) error {
+	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                    run.WorkflowID,
+		TaskQueue:             o.queue(),
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, contract.WorkflowActionRun, contract.ActionRunInput{RunID: run.ID, InstallID: run.InstallID, Action: run.Action})
+	if err != nil {
+		return fmt.Errorf("start workflow %s: %w", run.WorkflowID, err)
+	}
+	return nil
 }

@@ -26,9 +26,9 @@ func actionEnv(t *testing.T, ends ...status.Job) (*testsuite.TestWorkflowEnviron
 	registerActivities(env)
 	env.RegisterWorkflow(ActionRun)
 	rec := &actionRecord{steps: map[int]contract.JobResult{}}
-	env.OnActivity(contract.LoadActionRun, mockAny, "arun_1").Return(contract.ActionRunPlan{RunID: "arun_1", InstallID: "ins_1",
+	env.OnActivity(contract.LoadActionRun, mockAny, "act_1").Return(contract.ActionRunPlan{RunID: "act_1", InstallID: "ins_1",
 		Action: "migrate", Steps: []string{"plan", "apply", "verify"}, StepTimeoutMS: 1000}, nil)
-	env.OnActivity(contract.EnqueueActionStepJob, mockAny, "arun_1", mockAny, mockAny).Return(
+	env.OnActivity(contract.EnqueueActionStepJob, mockAny, "act_1", mockAny, mockAny).Return(
 		func(_ context.Context, _ string, i int, key string) (contract.JobRef, error) {
 			rec.keys = append(rec.keys, key)
 			return contract.JobRef{JobID: "job_" + string(rune('a'+i)), Created: true}, nil
@@ -38,12 +38,12 @@ func actionEnv(t *testing.T, ends ...status.Job) (*testsuite.TestWorkflowEnviron
 		env.OnActivity(contract.AwaitJob, mockAny, "job_"+string(rune('a'+i)), false).Return(contract.JobResult{
 			JobID: "job_" + string(rune('a'+i)), Status: end, Attempt: 1, ExitCode: &exit}, nil)
 	}
-	env.OnActivity(contract.FinishActionStep, mockAny, "arun_1", mockAny, mockAny).Return(
+	env.OnActivity(contract.FinishActionStep, mockAny, "act_1", mockAny, mockAny).Return(
 		func(_ context.Context, _ string, i int, r contract.JobResult) (status.Job, error) {
 			rec.steps[i] = r
 			return r.Status, nil
 		})
-	env.OnActivity(contract.FinishActionRun, mockAny, "arun_1", mockAny, mockAny).Return(
+	env.OnActivity(contract.FinishActionRun, mockAny, "act_1", mockAny, mockAny).Return(
 		func(_ context.Context, _ string, st status.Job, why string) error {
 			rec.runEnd, rec.runError = st, why
 			return nil
@@ -65,7 +65,7 @@ func actionResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) contract
 
 func TestActionRunRunsEveryStepInOrder(t *testing.T) {
 	env, rec := actionEnv(t, status.JobSucceeded, status.JobSucceeded, status.JobSucceeded)
-	env.ExecuteWorkflow(ActionRun, contract.ActionRunInput{RunID: "arun_1", InstallID: "ins_1", Action: "migrate"})
+	env.ExecuteWorkflow(ActionRun, contract.ActionRunInput{RunID: "act_1", InstallID: "ins_1", Action: "migrate"})
 	res := actionResult(t, env)
 	if res.Status != string(status.JobSucceeded) || len(res.Steps) != 3 || rec.runEnd != status.JobSucceeded || len(rec.steps) != 3 {
 		t.Fatalf("result %+v, recorded %+v", res, rec)
@@ -79,7 +79,7 @@ func TestActionRunRunsEveryStepInOrder(t *testing.T) {
 
 func TestActionRunStopsAtTheFirstFailedStep(t *testing.T) {
 	env, rec := actionEnv(t, status.JobSucceeded, status.JobFailed)
-	env.ExecuteWorkflow(ActionRun, contract.ActionRunInput{RunID: "arun_1"})
+	env.ExecuteWorkflow(ActionRun, contract.ActionRunInput{RunID: "act_1"})
 	res := actionResult(t, env)
 	if res.Status != string(status.JobFailed) || rec.runEnd != status.JobFailed || rec.runError != "step apply failed" {
 		t.Fatalf("result %+v, run recorded %s %q", res, rec.runEnd, rec.runError)
@@ -94,10 +94,10 @@ func TestActionRunStopsAtTheFirstFailedStep(t *testing.T) {
 
 func TestActionRunFromAScheduleIsRecordedFirst(t *testing.T) {
 	env, rec := actionEnv(t, status.JobSucceeded, status.JobSucceeded, status.JobSucceeded)
-	env.OnActivity(contract.RecordActionRun, mockAny, "ins_1", "migrate", "default-test-workflow-id").Return("arun_1", nil)
+	env.OnActivity(contract.RecordActionRun, mockAny, "ins_1", "migrate", "default-test-workflow-id").Return("act_1", nil)
 	env.ExecuteWorkflow(ActionRun, contract.ActionRunInput{InstallID: "ins_1", Action: "migrate"})
 	res := actionResult(t, env)
-	if res.RunID != "arun_1" || res.Status != string(status.JobSucceeded) || rec.runEnd != status.JobSucceeded {
+	if res.RunID != "act_1" || res.Status != string(status.JobSucceeded) || rec.runEnd != status.JobSucceeded {
 		t.Fatalf("result %+v, run recorded %s", res, rec.runEnd)
 	}
 }
@@ -114,7 +114,7 @@ func TestCancellingAnActionRunRecordsItCancelled(t *testing.T) {
 		return nil
 	})
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
-	env.ExecuteWorkflow(ActionRun, contract.ActionRunInput{RunID: "arun_1"})
+	env.ExecuteWorkflow(ActionRun, contract.ActionRunInput{RunID: "act_1"})
 	if cancelled != "workflow cancelled" || rec.steps[0].Status != status.JobCancelled || rec.runEnd != status.JobCancelled || len(rec.keys) != 1 {
 		t.Fatalf("cancel reason %q, steps %+v, run %s, enqueued %v", cancelled, rec.steps, rec.runEnd, rec.keys)
 	}

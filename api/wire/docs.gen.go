@@ -5,6 +5,18 @@ package wire
 // docs are the doc comments of this package's types and fields, by "Type" and
 // "Type.Field": the OpenAPI document's descriptions.
 var docs = map[string]string{
+	"Action":                              "Action is an action of an install's config version: a vendor script its runner runs step by step.",
+	"Action.Inputs":                       "the inputs a manual run is given",
+	"Action.Steps":                        "the steps' names, in order",
+	"ActionList":                          "ActionList is the actions of an install's current config version.",
+	"ActionRun":                           "ActionRun is one run of an install's action.",
+	"ActionRun.Inputs":                    "the run's inputs; sensitive ones shown as \"(sensitive)\"",
+	"ActionRun.StartedBy":                 "who started it (\"\" for a schedule)",
+	"ActionRun.Steps":                     "the steps, in order (left out of lists)",
+	"ActionRunList":                       "ActionRunList is the runs of an install's action, newest first.",
+	"ActionRunStep":                       "ActionRunStep is one step of a run: one job, whose log the job-logs route follows.",
+	"ActionRunStep.Outputs":               "the outputs the step wrote; sensitive ones shown as \"(sensitive)\"",
+	"ActionTrigger":                       "ActionTrigger is what starts an action: manual, cron, or a hook before or after an operation.",
 	"App":                                 "App is the vendor's product.",
 	"App.FourEyes":                        "the user who started an operation cannot approve its plans",
 	"AppConfig":                           "AppConfig is a config version as the API shows it. Sensitive input defaults are left out; variables are not shown (they are in the files).",
@@ -251,6 +263,8 @@ var docs = map[string]string{
 	"RoleBinding":                                     "RoleBinding gives a user a role in every app, or in one (app_id).",
 	"RoleBinding.AppID":                               "the app the role is limited to; left out: every app",
 	"RoleBinding.Role":                                "admin (users, tokens, settings, and all the others), operator (provision, deploy, releases, inputs, actions), approver (approve and deny plans) or viewer (read)",
+	"RunActionRequest":                                "RunActionRequest starts a manual run of an action.",
+	"RunActionRequest.Inputs":                         "the action's inputs by name, each as text (`--input k=v`): \"3\", \"true\", a JSON list or map",
 	"Runner":                                          "Runner is a runner as the API shows it: who it is, and whether it is online.",
 	"Runner.ConnectionErrors":                         "the runner's latest failed calls to the gateway (dns, tls, proxy, network, http, clock), as it reported them once it got through again, oldest first",
 	"Runner.Consents":                                 "the customer's consents that held when the runner last reported them",
