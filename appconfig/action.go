@@ -41,6 +41,8 @@ type Action struct {
 	Exclusive bool `json:"exclusive"`
 	// Health: each run's result is the install's health check result.
 	Health bool `json:"health"`
+
+	badInputs map[string]bool // declared with a problem: references to them are not checked
 }
 
 // ActionStep is one step: a script of the config or a command line.
