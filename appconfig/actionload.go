@@ -84,31 +84,14 @@ func (c *Config) ActionNames() []string {
 // readActions reads actions/*.toml. Triggers naming components and
 // templates are checked later (checkActions), once components are known.
 func (c *Config) readActions(ps *problems) {
-	entries, err := fs.ReadDir(c.fsys, ActionsDir)
-	if err != nil {
-		return // no actions
-	}
-	for _, e := range entries { // sorted by name
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".toml") {
-			continue
-		}
-		file := path.Join(ActionsDir, e.Name())
-		data, err := fs.ReadFile(c.fsys, file)
-		if err != nil {
-			ps.add(file, "", "cannot read: %v", err)
-			continue
-		}
-		raw, ok := decodeTOML(ps, file, data)
-		if !ok {
-			continue
-		}
+	c.eachTOML(ps, ActionsDir, func(file string, raw map[string]any) {
 		a := c.readAction(ps, file, checkTable(ps, file, "", raw, actionFields))
 		if !nameRE.MatchString(a.Name) {
 			ps.add(file, "", "action name %q (the file's name) %s", a.Name, nameRule)
-			continue
+			return
 		}
 		c.Actions = append(c.Actions, a)
-	}
+	})
 }
 
 // readAction reads one action file's checked keys.

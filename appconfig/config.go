@@ -354,24 +354,7 @@ var appNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$`)
 
 // readComponents reads components/*.toml.
 func (c *Config) readComponents(ps *problems) {
-	entries, err := fs.ReadDir(c.fsys, ComponentsDir)
-	if err != nil {
-		return // no components
-	}
-	for _, e := range entries { // sorted by name
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".toml") {
-			continue
-		}
-		file := path.Join(ComponentsDir, e.Name())
-		data, err := fs.ReadFile(c.fsys, file)
-		if err != nil {
-			ps.add(file, "", "cannot read: %v", err)
-			continue
-		}
-		raw, ok := decodeTOML(ps, file, data)
-		if !ok {
-			continue
-		}
+	c.eachTOML(ps, ComponentsDir, func(file string, raw map[string]any) {
 		// The type decides which keys are known.
 		typ, _ := raw["type"].(string)
 		fields := componentCommonFields
@@ -426,20 +409,43 @@ func (c *Config) readComponents(ps *problems) {
 			cmp.Docker = dockerBuild(ps, c.fsys, file, m)
 		}
 		if !named {
-			continue
+			return
 		}
 		if !validName {
 			ps.add(file, "name", "%q %s", cmp.Name, nameRule)
-			continue
+			return
 		}
 		if prev, dup := c.byName[cmp.Name]; dup {
 			ps.add(file, "name", "component %q is already defined in %s", cmp.Name, prev.File)
-			continue
+			return
 		}
 		c.byName[cmp.Name] = cmp
 		c.Components = append(c.Components, cmp)
-	}
+	})
 	slices.SortFunc(c.Components, func(a, b *Component) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// eachTOML calls fn with each *.toml file directly in dir, by name, parsed;
+// a file that cannot be read or parsed is a problem instead.
+func (c *Config) eachTOML(ps *problems, dir string, fn func(file string, raw map[string]any)) {
+	entries, err := fs.ReadDir(c.fsys, dir)
+	if err != nil {
+		return // no such directory: none
+	}
+	for _, e := range entries { // sorted by name
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".toml") {
+			continue
+		}
+		file := path.Join(dir, e.Name())
+		data, err := fs.ReadFile(c.fsys, file)
+		if err != nil {
+			ps.add(file, "", "cannot read: %v", err)
+			continue
+		}
+		if raw, ok := decodeTOML(ps, file, data); ok {
+			fn(file, raw)
+		}
+	}
 }
 
 // terraformModule reads the checked keys of a sandbox or terraform
