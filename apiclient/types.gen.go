@@ -186,6 +186,84 @@ func (e CommandStatus) Valid() bool {
 	}
 }
 
+// Defines values for ConfigActionTriggerOperation.
+const (
+	DeployComponent   ConfigActionTriggerOperation = "deploy_component"
+	DeployConfig      ConfigActionTriggerOperation = "deploy_config"
+	Deprovision       ConfigActionTriggerOperation = "deprovision"
+	Provision         ConfigActionTriggerOperation = "provision"
+	Reprovision       ConfigActionTriggerOperation = "reprovision"
+	TeardownComponent ConfigActionTriggerOperation = "teardown_component"
+	UpdateInputs      ConfigActionTriggerOperation = "update_inputs"
+)
+
+// Valid indicates whether the value is a known member of the ConfigActionTriggerOperation enum.
+func (e ConfigActionTriggerOperation) Valid() bool {
+	switch e {
+	case DeployComponent:
+		return true
+	case DeployConfig:
+		return true
+	case Deprovision:
+		return true
+	case Provision:
+		return true
+	case Reprovision:
+		return true
+	case TeardownComponent:
+		return true
+	case UpdateInputs:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConfigActionTriggerType.
+const (
+	After  ConfigActionTriggerType = "after"
+	Before ConfigActionTriggerType = "before"
+	Cron   ConfigActionTriggerType = "cron"
+	Manual ConfigActionTriggerType = "manual"
+)
+
+// Valid indicates whether the value is a known member of the ConfigActionTriggerType enum.
+func (e ConfigActionTriggerType) Valid() bool {
+	switch e {
+	case After:
+		return true
+	case Before:
+		return true
+	case Cron:
+		return true
+	case Manual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConfigActionTriggerWhen.
+const (
+	Always  ConfigActionTriggerWhen = "always"
+	Failure ConfigActionTriggerWhen = "failure"
+	Success ConfigActionTriggerWhen = "success"
+)
+
+// Valid indicates whether the value is a known member of the ConfigActionTriggerWhen enum.
+func (e ConfigActionTriggerWhen) Valid() bool {
+	switch e {
+	case Always:
+		return true
+	case Failure:
+		return true
+	case Success:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConfigBuildStatus.
 const (
 	ConfigBuildStatusFailed    ConfigBuildStatus = "failed"
@@ -653,6 +731,9 @@ type App struct {
 
 // AppConfig AppConfig is a config version as the API shows it. Sensitive input defaults are left out; variables are not shown (they are in the files).
 type AppConfig struct {
+	// Actions the actions (actions/<name>.toml), sorted by name
+	Actions []ConfigAction `json:"actions"`
+
 	// App ConfigApp is the app a config is for.
 	App        ConfigApp         `json:"app"`
 	AppId      string            `json:"app_id"`
@@ -830,6 +911,57 @@ type Component struct {
 type ComponentList struct {
 	Components []Component `json:"components"`
 }
+
+// ConfigAction ConfigAction is an action a config defines: steps the install's runner runs, and what starts them.
+type ConfigAction struct {
+	Description *string `json:"description,omitempty"`
+
+	// Exclusive a run takes the install's lock
+	Exclusive bool   `json:"exclusive"`
+	File      string `json:"file"`
+
+	// Health each run's result is the install's health check result
+	Health bool `json:"health"`
+
+	// Inputs the typed inputs a manual run is given
+	Inputs []ConfigInput `json:"inputs"`
+	Name   string        `json:"name"`
+
+	// Steps the steps' names, in the order they run
+	Steps []string `json:"steps"`
+
+	// TimeoutSeconds how long each step may run
+	TimeoutSeconds int                   `json:"timeout_seconds"`
+	Triggers       []ConfigActionTrigger `json:"triggers"`
+}
+
+// ConfigActionTrigger ConfigActionTrigger is what starts an action.
+type ConfigActionTrigger struct {
+	// Component the component of a deploy_component or teardown_component hook
+	Component *string `json:"component,omitempty"`
+
+	// ContinueOnFailure a failing before hook does not stop the operation
+	ContinueOnFailure *bool `json:"continue_on_failure,omitempty"`
+
+	// Operation the operation a before or after hook guards
+	Operation *ConfigActionTriggerOperation `json:"operation,omitempty"`
+
+	// Schedule a cron trigger's cron expression
+	Schedule *string                 `json:"schedule,omitempty"`
+	Type     ConfigActionTriggerType `json:"type"`
+
+	// When when an after hook runs
+	When *ConfigActionTriggerWhen `json:"when,omitempty"`
+}
+
+// ConfigActionTriggerOperation the operation a before or after hook guards
+type ConfigActionTriggerOperation string
+
+// ConfigActionTriggerType defines model for ConfigActionTrigger.Type.
+type ConfigActionTriggerType string
+
+// ConfigActionTriggerWhen when an after hook runs
+type ConfigActionTriggerWhen string
 
 // ConfigApp ConfigApp is the app a config is for.
 type ConfigApp struct {
@@ -2025,6 +2157,9 @@ type SupportBundleList struct {
 
 // SyncedAppConfig SyncedAppConfig is a sync's answer: the config version and the builds it uses.
 type SyncedAppConfig struct {
+	// Actions the actions (actions/<name>.toml), sorted by name
+	Actions []ConfigAction `json:"actions"`
+
 	// App ConfigApp is the app a config is for.
 	App   ConfigApp `json:"app"`
 	AppId string    `json:"app_id"`

@@ -89,4 +89,9 @@ const (
 	EnqueueRunnerUpdateJob = "EnqueueRunnerUpdateJob"
 	EnqueueRunnerHealthJob = "EnqueueRunnerHealthJob"
 	FinishRunnerUpdate     = "FinishRunnerUpdate"
+
+	// ReconcileActionSchedules makes an install's action schedules (one
+	// per action with a cron trigger) those of a config version; version 0
+	// deletes them all.
+	ReconcileActionSchedules = "ReconcileActionSchedules"
 )

@@ -95,4 +95,7 @@ var Signatures = map[string]any{
 	EnqueueRunnerUpdateJob: (func(context.Context, string, string, time.Duration, time.Duration) (JobRef, error))(nil),
 	EnqueueRunnerHealthJob: (func(context.Context, string, string) (JobRef, error))(nil),
 	FinishRunnerUpdate:     (func(context.Context, string, RunnerUpdateEnd) (string, error))(nil),
+
+	// Action schedules: (install ID, config version).
+	ReconcileActionSchedules: (func(context.Context, string, int) error)(nil),
 }

@@ -62,7 +62,14 @@ func New(cfg Config) worker.Worker {
 
 // RegisterActivities registers every activity of the contract, by domain.
 func RegisterActivities(r activities.Registry, cfg Config) {
-	activities.Register(r, activities.Deps{Store: cfg.Store, Operations: cfg.Operations})
+	d := activities.Deps{Store: cfg.Store, Operations: cfg.Operations, TaskQueue: cfg.TaskQueue}
+	if d.TaskQueue == "" {
+		d.TaskQueue = DefaultTaskQueue
+	}
+	if cfg.Client != nil {
+		d.Schedules = cfg.Client.ScheduleClient()
+	}
+	activities.Register(r, d)
 }
 
 // Options are the worker's options: its interceptors.
