@@ -37,19 +37,6 @@ func (s *Server) installActions(ctx context.Context, inst store.Install) (*appco
 	return cfg, ac.Version, err
 }
 
-func actionView(a *appconfig.Action) wire.Action {
-	v := wire.Action{Name: a.Name, Description: a.Description, Inputs: views(a.Inputs, configInputView),
-		Triggers: []wire.ActionTrigger{}, Steps: []string{}}
-	for _, t := range a.Triggers {
-		v.Triggers = append(v.Triggers, wire.ActionTrigger{Type: t.Type, Schedule: t.Schedule, Operation: t.Operation,
-			Component: t.Component, When: t.When})
-	}
-	for _, st := range a.Steps {
-		v.Steps = append(v.Steps, st.Name)
-	}
-	return v
-}
-
 func (s *Server) listActions(c echo.Context) error {
 	ctx := c.Request().Context()
 	inst, err := s.store.GetInstall(ctx, orgID(c), c.Param("id"))
@@ -60,7 +47,7 @@ func (s *Server) listActions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, wire.ActionList{ConfigVersion: version, Actions: views(cfg.Actions, actionView)})
+	return c.JSON(http.StatusOK, wire.ActionList{ConfigVersion: version, Actions: views(cfg.Actions, configActionView)})
 }
 
 // manualAction finds the path's action in the install's config: 404 when

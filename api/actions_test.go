@@ -57,7 +57,7 @@ func TestListActions(t *testing.T) {
 	e, inst := actionsEnv(t)
 	var list wire.ActionList
 	e.call("GET", "/v1/installs/"+inst.ID+"/actions", nil, 200, &list)
-	byName := map[string]wire.Action{}
+	byName := map[string]wire.ConfigAction{}
 	for _, a := range list.Actions {
 		byName[a.Name] = a
 	}

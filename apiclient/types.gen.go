@@ -90,30 +90,6 @@ func (e ActionRunStepStatus) Valid() bool {
 	}
 }
 
-// Defines values for ActionTriggerType.
-const (
-	ActionTriggerTypeAfter  ActionTriggerType = "after"
-	ActionTriggerTypeBefore ActionTriggerType = "before"
-	ActionTriggerTypeCron   ActionTriggerType = "cron"
-	ActionTriggerTypeManual ActionTriggerType = "manual"
-)
-
-// Valid indicates whether the value is a known member of the ActionTriggerType enum.
-func (e ActionTriggerType) Valid() bool {
-	switch e {
-	case ActionTriggerTypeAfter:
-		return true
-	case ActionTriggerTypeBefore:
-		return true
-	case ActionTriggerTypeCron:
-		return true
-	case ActionTriggerTypeManual:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ApprovalModeApprovalMode.
 const (
 	ApproveAll ApprovalModeApprovalMode = "approve-all"
@@ -221,22 +197,22 @@ func (e ConfigActionTriggerOperation) Valid() bool {
 
 // Defines values for ConfigActionTriggerType.
 const (
-	After  ConfigActionTriggerType = "after"
-	Before ConfigActionTriggerType = "before"
-	Cron   ConfigActionTriggerType = "cron"
-	Manual ConfigActionTriggerType = "manual"
+	ConfigActionTriggerTypeAfter  ConfigActionTriggerType = "after"
+	ConfigActionTriggerTypeBefore ConfigActionTriggerType = "before"
+	ConfigActionTriggerTypeCron   ConfigActionTriggerType = "cron"
+	ConfigActionTriggerTypeManual ConfigActionTriggerType = "manual"
 )
 
 // Valid indicates whether the value is a known member of the ConfigActionTriggerType enum.
 func (e ConfigActionTriggerType) Valid() bool {
 	switch e {
-	case After:
+	case ConfigActionTriggerTypeAfter:
 		return true
-	case Before:
+	case ConfigActionTriggerTypeBefore:
 		return true
-	case Cron:
+	case ConfigActionTriggerTypeCron:
 		return true
-	case Manual:
+	case ConfigActionTriggerTypeManual:
 		return true
 	default:
 		return false
@@ -633,23 +609,10 @@ func (e SupportBundleStatus) Valid() bool {
 	}
 }
 
-// Action Action is an action of an install's config version: a vendor script its runner runs step by step.
-type Action struct {
-	Description *string `json:"description,omitempty"`
-
-	// Inputs the inputs a manual run is given
-	Inputs []ConfigInput `json:"inputs"`
-	Name   string        `json:"name"`
-
-	// Steps the steps' names, in order
-	Steps    []string        `json:"steps"`
-	Triggers []ActionTrigger `json:"triggers"`
-}
-
 // ActionList ActionList is the actions of an install's current config version.
 type ActionList struct {
-	Actions       []Action `json:"actions"`
-	ConfigVersion int      `json:"config_version"`
+	Actions       []ConfigAction `json:"actions"`
+	ConfigVersion int            `json:"config_version"`
 }
 
 // ActionRun ActionRun is one run of an install's action.
@@ -703,18 +666,6 @@ type ActionRunStep struct {
 
 // ActionRunStepStatus defines model for ActionRunStep.Status.
 type ActionRunStepStatus string
-
-// ActionTrigger ActionTrigger is what starts an action: manual, cron, or a hook before or after an operation.
-type ActionTrigger struct {
-	Component *string           `json:"component,omitempty"`
-	Operation *string           `json:"operation,omitempty"`
-	Schedule  *string           `json:"schedule,omitempty"`
-	Type      ActionTriggerType `json:"type"`
-	When      *string           `json:"when,omitempty"`
-}
-
-// ActionTriggerType defines model for ActionTrigger.Type.
-type ActionTriggerType string
 
 // App App is the vendor's product.
 type App struct {

@@ -2,32 +2,10 @@ package wire
 
 import "time"
 
-// Action is an action of an install's config version: a vendor script its
-// runner runs step by step.
-type Action struct {
-	Name        string          `json:"name" required:"true"`
-	Description string          `json:"description,omitempty"`
-	Triggers    []ActionTrigger `json:"triggers" required:"true"`
-	// the inputs a manual run is given
-	Inputs []ConfigInput `json:"inputs" required:"true"`
-	// the steps' names, in order
-	Steps []string `json:"steps" required:"true"`
-}
-
-// ActionTrigger is what starts an action: manual, cron, or a hook before or
-// after an operation.
-type ActionTrigger struct {
-	Type      string `json:"type" required:"true" enum:"manual,cron,before,after"`
-	Schedule  string `json:"schedule,omitempty"`
-	Operation string `json:"operation,omitempty"`
-	Component string `json:"component,omitempty"`
-	When      string `json:"when,omitempty"`
-}
-
 // ActionList is the actions of an install's current config version.
 type ActionList struct {
-	ConfigVersion int      `json:"config_version" required:"true"`
-	Actions       []Action `json:"actions" required:"true"`
+	ConfigVersion int            `json:"config_version" required:"true"`
+	Actions       []ConfigAction `json:"actions" required:"true"`
 }
 
 // RunActionRequest starts a manual run of an action.

@@ -5,9 +5,6 @@ package wire
 // docs are the doc comments of this package's types and fields, by "Type" and
 // "Type.Field": the OpenAPI document's descriptions.
 var docs = map[string]string{
-	"Action":                                "Action is an action of an install's config version: a vendor script its runner runs step by step.",
-	"Action.Inputs":                         "the inputs a manual run is given",
-	"Action.Steps":                          "the steps' names, in order",
 	"ActionList":                            "ActionList is the actions of an install's current config version.",
 	"ActionRun":                             "ActionRun is one run of an install's action.",
 	"ActionRun.Inputs":                      "the run's inputs; sensitive ones shown as \"(sensitive)\"",
@@ -16,7 +13,6 @@ var docs = map[string]string{
 	"ActionRunList":                         "ActionRunList is the runs of an install's action, newest first.",
 	"ActionRunStep":                         "ActionRunStep is one step of a run: one job, whose log the job-logs route follows.",
 	"ActionRunStep.Outputs":                 "the outputs the step wrote; sensitive ones shown as \"(sensitive)\"",
-	"ActionTrigger":                         "ActionTrigger is what starts an action: manual, cron, or a hook before or after an operation.",
 	"App":                                   "App is the vendor's product.",
 	"App.FourEyes":                          "the user who started an operation cannot approve its plans",
 	"AppConfig":                             "AppConfig is a config version as the API shows it. Sensitive input defaults are left out; variables are not shown (they are in the files).",
