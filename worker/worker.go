@@ -199,13 +199,19 @@ func (o *Operations) queue() string {
 
 // StartInstallCommand starts the workflow that runs a debug command.
 func (o *Operations) StartInstallCommand(ctx context.Context, cmd store.InstallCommand) error {
+	return o.startOnce(ctx, cmd.WorkflowID, contract.WorkflowInstallCommand,
+		contract.InstallCommandInput{InstallID: cmd.InstallID, CommandID: cmd.ID, TimeoutMS: cmd.TimeoutMS})
+}
+
+// startOnce starts workflow under id, which no other run may have had.
+func (o *Operations) startOnce(ctx context.Context, id, workflow string, input any) error {
 	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                    cmd.WorkflowID,
+		ID:                    id,
 		TaskQueue:             o.queue(),
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, contract.WorkflowInstallCommand, contract.InstallCommandInput{InstallID: cmd.InstallID, CommandID: cmd.ID, TimeoutMS: cmd.TimeoutMS})
+	}, workflow, input)
 	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", cmd.WorkflowID, err)
+		return fmt.Errorf("start workflow %s: %w", id, err)
 	}
 	return nil
 }
@@ -281,13 +287,6 @@ func (o *Operations) AwaitWorkflow(ctx context.Context, workflowID string) error
 
 // StartActionRun starts the workflow that runs a recorded action run.
 func (o *Operations) StartActionRun(ctx context.Context, run store.ActionRun) error {
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                    run.WorkflowID,
-		TaskQueue:             o.queue(),
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, contract.WorkflowActionRun, contract.ActionRunInput{RunID: run.ID, InstallID: run.InstallID, Action: run.Action})
-	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", run.WorkflowID, err)
-	}
-	return nil
+	return o.startOnce(ctx, run.WorkflowID, contract.WorkflowActionRun,
+		contract.ActionRunInput{RunID: run.ID, InstallID: run.InstallID, Action: run.Action})
 }
