@@ -3,6 +3,8 @@ package activities
 import (
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -15,6 +17,10 @@ type Deps struct {
 	// no notification came (a safety net for a lost one), and heartbeat
 	// Temporal. Default 5s.
 	AwaitCheck time.Duration
+	// Schedules and TaskQueue: where action schedules are kept, and the
+	// queue their runs start on (nil: ReconcileActionSchedules fails).
+	Schedules client.ScheduleClient
+	TaskQueue string
 }
 
 // OperationConfig are the operation settings of the activities.
@@ -91,7 +97,9 @@ func New(d Deps) []any {
 		&Drift{store: s, plan: plan, steps: steps, artifacts: arts, installed: inst, terraform: tf, helm: helm},
 		&Releases{store: s},
 		&Commands{store: s, queue: queue},
+		&Actions{store: s, render: render, queue: queue},
 		&Support{store: s, render: render, queue: queue},
 		&RunnerUpdates{store: s, render: render, artifacts: arts, queue: queue},
+		&ActionSchedules{store: s, render: render, schedules: d.Schedules, taskQueue: d.TaskQueue},
 	}
 }

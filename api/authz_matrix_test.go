@@ -23,7 +23,7 @@ type matrixIDs map[string]string
 
 // matrixIDKeys are the entries of matrixIDs that are IDs (the others are
 // names and versions, the same in every org).
-var matrixIDKeys = []string{"org", "users", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id", "uid", "bundle"}
+var matrixIDKeys = []string{"org", "users", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id", "uid", "bundle", "run"}
 
 // matrixBodies are request bodies by the schema a route takes ("{key}" is
 // filled from matrixIDs); a schema not listed is sent {}.
@@ -42,6 +42,7 @@ var matrixBodies = map[string]string{
 	"PutLabelsRequest":          `{"labels":{"tier":"gold"}}`,
 	"UpdateInputsRequest":       `{"set":[{"name":"region","value":"us-east-1"}]}`,
 	"CreateCommandRequest":      `{"command":["cat","/etc/passwd"]}`,
+	"RunActionRequest":          `{"inputs":{"name":"matrix"}}`,
 	"DeployConfigRequest":       `{"config_version":1}`,
 	"CreateReleaseRequest":      `{"config_version":1,"installs":{"ids":["{installs}"]}}`,
 	"MaintenanceWindowsRequest": `{"windows":[]}`,
@@ -118,7 +119,18 @@ func (e *testEnv) matrixWorld() matrixIDs {
 	return matrixIDs{"org": e.org.ID, "users": admin.ID, "apps": w.app.ID, "components": list.Components[0].ID, "installs": w.inst.ID,
 		"runners": w.inst.Runner.ID, "jobs": w.job.ID, "tokens": tokens.Tokens[0].ID, "cmd": w.cmd.ID, "rid": rel.ID,
 		"op": op.ID, "build_id": builds[0].ID, "uid": upd.ID, "version": "1", "step": status.SandboxStep, "name": list.Components[0].Name,
-		"bundle": bundle.ID}
+		"bundle": bundle.ID, "action": "hello", "run": e.matrixActionRun(w.inst.ID)}
+}
+
+// matrixActionRun records a run of the demo app's hello action.
+func (e *testEnv) matrixActionRun(installID string) string {
+	e.t.Helper()
+	run, err := e.store.CreateActionRun(context.Background(), store.ActionRun{OrgID: e.org.ID, InstallID: installID, Action: "hello",
+		ConfigVersion: 1, Trigger: "manual", WorkflowID: "install/" + installID + "/action/hello/x"}, []string{"greet"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return run.ID
 }
 
 // ids are the IDs among m.

@@ -55,7 +55,8 @@ func answerInvalidConfig(c echo.Context, ps appconfig.Problems) error {
 func configView(ac store.AppConfig, cfg *appconfig.Config) wire.AppConfig {
 	v := wire.AppConfig{AppID: ac.AppID, Version: ac.Version, CreatedAt: ac.CreatedAt,
 		App: wire.ConfigApp{Name: cfg.App.Name, Description: cfg.App.Description}, Sandbox: wire.ConfigSandbox{Source: cfg.Sandbox.Source},
-		Inputs: views(cfg.Inputs, configInputView), Components: views(cfg.Components, configComponentView), Files: nonNil(cfg.Files())}
+		Inputs: views(cfg.Inputs, configInputView), Components: views(cfg.Components, configComponentView),
+		Actions: views(cfg.Actions, configActionView), Files: nonNil(cfg.Files())}
 	v.Levels, _ = cfg.Graph().Levels() // a stored config has no cycle
 	v.Levels = nonNil(v.Levels)
 	return v
@@ -73,6 +74,19 @@ func configComponentView(cmp *appconfig.Component) wire.ConfigComponent {
 	v := wire.ConfigComponent{Name: cmp.Name, Type: cmp.Type, File: cmp.File,
 		Dependencies: nonNil(cmp.Dependencies), DeclaredDependencies: nonNil(cmp.DeclaredDependencies)}
 	v.Source, v.Image = componentSource(cmp)
+	return v
+}
+
+func configActionView(a *appconfig.Action) wire.ConfigAction {
+	v := wire.ConfigAction{Name: a.Name, File: a.File, Description: a.Description, TimeoutSeconds: a.TimeoutSeconds,
+		Exclusive: a.Exclusive, Health: a.Health, Inputs: views(a.Inputs, configInputView), Steps: []string{}}
+	v.Triggers = views(a.Triggers, func(t appconfig.Trigger) wire.ConfigActionTrigger {
+		return wire.ConfigActionTrigger{Type: t.Type, Schedule: t.Schedule, Operation: t.Operation, Component: t.Component,
+			When: t.When, ContinueOnFailure: t.ContinueOnFailure}
+	})
+	for _, st := range a.Steps {
+		v.Steps = append(v.Steps, st.Name)
+	}
 	return v
 }
 

@@ -152,6 +152,14 @@ func TestSyncExampleConfig(t *testing.T) {
 		}
 	}
 
+	// The demo's action: its trigger, input and step.
+	wantAction := wire.ConfigAction{Name: "hello", File: "actions/hello.toml", Description: "Greet someone, and say where the API is",
+		TimeoutSeconds: 60, Triggers: []wire.ConfigActionTrigger{{Type: "manual"}},
+		Inputs: []wire.ConfigInput{{Name: "name", Type: "string", Default: "world", Description: "Who to greet"}}, Steps: []string{"greet"}}
+	if len(byNumber.Actions) != 1 || !reflect.DeepEqual(byNumber.Actions[0], wantAction) {
+		t.Errorf("actions = %+v, want %+v", byNumber.Actions, wantAction)
+	}
+
 	// The same config again: no new version.
 	again := e.syncConfig(app.ID, exampleFiles(t), 200)
 	if again.Version != 1 || again.Created == nil || *again.Created {

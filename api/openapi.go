@@ -85,6 +85,7 @@ var apiTags = []struct{ name, description string }{
 	{"runners", "The runners that do the work in customers' accounts, their tokens and versions."},
 	{"jobs", "Units of work for one runner, and their logs."},
 	{"commands", "Debug commands run by an install's runner."},
+	{"actions", "The vendor's actions (actions/<name>.toml) and their runs on an install's runner."},
 	{"support", "Diagnostics collected by an install's runner: support bundles and logs."},
 }
 

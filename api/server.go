@@ -67,6 +67,8 @@ const DefaultPrincipalCacheTTL = 10 * time.Second
 type Operations interface {
 	// StartInstallCommand starts the workflow cmd.WorkflowID that runs cmd.
 	StartInstallCommand(ctx context.Context, cmd store.InstallCommand) error
+	// StartActionRun starts the workflow run.WorkflowID that runs an action.
+	StartActionRun(ctx context.Context, run store.ActionRun) error
 	// StartSupportBundle starts the workflow b.WorkflowID that collects b.
 	StartSupportBundle(ctx context.Context, b store.SupportBundle) error
 	// StartKubeLogs starts the workflow workflowID of a logs request.

@@ -9,6 +9,87 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ActionRunStatus.
+const (
+	ActionRunStatusCancelled ActionRunStatus = "cancelled"
+	ActionRunStatusFailed    ActionRunStatus = "failed"
+	ActionRunStatusQueued    ActionRunStatus = "queued"
+	ActionRunStatusRunning   ActionRunStatus = "running"
+	ActionRunStatusSucceeded ActionRunStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ActionRunStatus enum.
+func (e ActionRunStatus) Valid() bool {
+	switch e {
+	case ActionRunStatusCancelled:
+		return true
+	case ActionRunStatusFailed:
+		return true
+	case ActionRunStatusQueued:
+		return true
+	case ActionRunStatusRunning:
+		return true
+	case ActionRunStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ActionRunTrigger.
+const (
+	ActionRunTriggerCron   ActionRunTrigger = "cron"
+	ActionRunTriggerHook   ActionRunTrigger = "hook"
+	ActionRunTriggerManual ActionRunTrigger = "manual"
+)
+
+// Valid indicates whether the value is a known member of the ActionRunTrigger enum.
+func (e ActionRunTrigger) Valid() bool {
+	switch e {
+	case ActionRunTriggerCron:
+		return true
+	case ActionRunTriggerHook:
+		return true
+	case ActionRunTriggerManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ActionRunStepStatus.
+const (
+	ActionRunStepStatusCancelled ActionRunStepStatus = "cancelled"
+	ActionRunStepStatusFailed    ActionRunStepStatus = "failed"
+	ActionRunStepStatusPending   ActionRunStepStatus = "pending"
+	ActionRunStepStatusQueued    ActionRunStepStatus = "queued"
+	ActionRunStepStatusRunning   ActionRunStepStatus = "running"
+	ActionRunStepStatusSkipped   ActionRunStepStatus = "skipped"
+	ActionRunStepStatusSucceeded ActionRunStepStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ActionRunStepStatus enum.
+func (e ActionRunStepStatus) Valid() bool {
+	switch e {
+	case ActionRunStepStatusCancelled:
+		return true
+	case ActionRunStepStatusFailed:
+		return true
+	case ActionRunStepStatusPending:
+		return true
+	case ActionRunStepStatusQueued:
+		return true
+	case ActionRunStepStatusRunning:
+		return true
+	case ActionRunStepStatusSkipped:
+		return true
+	case ActionRunStepStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApprovalModeApprovalMode.
 const (
 	ApproveAll ApprovalModeApprovalMode = "approve-all"
@@ -75,6 +156,84 @@ func (e CommandStatus) Valid() bool {
 	case CommandStatusRunning:
 		return true
 	case CommandStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConfigActionTriggerOperation.
+const (
+	DeployComponent   ConfigActionTriggerOperation = "deploy_component"
+	DeployConfig      ConfigActionTriggerOperation = "deploy_config"
+	Deprovision       ConfigActionTriggerOperation = "deprovision"
+	Provision         ConfigActionTriggerOperation = "provision"
+	Reprovision       ConfigActionTriggerOperation = "reprovision"
+	TeardownComponent ConfigActionTriggerOperation = "teardown_component"
+	UpdateInputs      ConfigActionTriggerOperation = "update_inputs"
+)
+
+// Valid indicates whether the value is a known member of the ConfigActionTriggerOperation enum.
+func (e ConfigActionTriggerOperation) Valid() bool {
+	switch e {
+	case DeployComponent:
+		return true
+	case DeployConfig:
+		return true
+	case Deprovision:
+		return true
+	case Provision:
+		return true
+	case Reprovision:
+		return true
+	case TeardownComponent:
+		return true
+	case UpdateInputs:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConfigActionTriggerType.
+const (
+	ConfigActionTriggerTypeAfter  ConfigActionTriggerType = "after"
+	ConfigActionTriggerTypeBefore ConfigActionTriggerType = "before"
+	ConfigActionTriggerTypeCron   ConfigActionTriggerType = "cron"
+	ConfigActionTriggerTypeManual ConfigActionTriggerType = "manual"
+)
+
+// Valid indicates whether the value is a known member of the ConfigActionTriggerType enum.
+func (e ConfigActionTriggerType) Valid() bool {
+	switch e {
+	case ConfigActionTriggerTypeAfter:
+		return true
+	case ConfigActionTriggerTypeBefore:
+		return true
+	case ConfigActionTriggerTypeCron:
+		return true
+	case ConfigActionTriggerTypeManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConfigActionTriggerWhen.
+const (
+	Always  ConfigActionTriggerWhen = "always"
+	Failure ConfigActionTriggerWhen = "failure"
+	Success ConfigActionTriggerWhen = "success"
+)
+
+// Valid indicates whether the value is a known member of the ConfigActionTriggerWhen enum.
+func (e ConfigActionTriggerWhen) Valid() bool {
+	switch e {
+	case Always:
+		return true
+	case Failure:
+		return true
+	case Success:
 		return true
 	default:
 		return false
@@ -450,6 +609,64 @@ func (e SupportBundleStatus) Valid() bool {
 	}
 }
 
+// ActionList ActionList is the actions of an install's current config version.
+type ActionList struct {
+	Actions       []ConfigAction `json:"actions"`
+	ConfigVersion int            `json:"config_version"`
+}
+
+// ActionRun ActionRun is one run of an install's action.
+type ActionRun struct {
+	Action        string     `json:"action"`
+	ConfigVersion int        `json:"config_version"`
+	CreatedAt     time.Time  `json:"created_at"`
+	Error         *string    `json:"error,omitempty"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+	Id            string     `json:"id"`
+
+	// Inputs the run's inputs; sensitive ones shown as "(sensitive)"
+	Inputs    map[string]string `json:"inputs"`
+	InstallId string            `json:"install_id"`
+
+	// StartedBy who started it ("" for a schedule)
+	StartedBy *string         `json:"started_by,omitempty"`
+	Status    ActionRunStatus `json:"status"`
+
+	// Steps the steps, in order (left out of lists)
+	Steps      *[]ActionRunStep `json:"steps,omitempty"`
+	Trigger    ActionRunTrigger `json:"trigger"`
+	WorkflowId string           `json:"workflow_id"`
+}
+
+// ActionRunStatus defines model for ActionRun.Status.
+type ActionRunStatus string
+
+// ActionRunTrigger defines model for ActionRun.Trigger.
+type ActionRunTrigger string
+
+// ActionRunList ActionRunList is the runs of an install's action, newest first.
+type ActionRunList struct {
+	Runs []ActionRun `json:"runs"`
+}
+
+// ActionRunStep ActionRunStep is one step of a run: one job, whose log the job-logs route follows.
+type ActionRunStep struct {
+	Error      *string    `json:"error,omitempty"`
+	ExitCode   *int       `json:"exit_code,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Index      int        `json:"index"`
+	JobId      *string    `json:"job_id,omitempty"`
+	Name       string     `json:"name"`
+
+	// Outputs the outputs the step wrote; sensitive ones shown as "(sensitive)"
+	Outputs   map[string]string   `json:"outputs"`
+	StartedAt *time.Time          `json:"started_at,omitempty"`
+	Status    ActionRunStepStatus `json:"status"`
+}
+
+// ActionRunStepStatus defines model for ActionRunStep.Status.
+type ActionRunStepStatus string
+
 // App App is the vendor's product.
 type App struct {
 	CreatedAt   time.Time `json:"created_at"`
@@ -465,6 +682,9 @@ type App struct {
 
 // AppConfig AppConfig is a config version as the API shows it. Sensitive input defaults are left out; variables are not shown (they are in the files).
 type AppConfig struct {
+	// Actions the actions (actions/<name>.toml), sorted by name
+	Actions []ConfigAction `json:"actions"`
+
 	// App ConfigApp is the app a config is for.
 	App        ConfigApp         `json:"app"`
 	AppId      string            `json:"app_id"`
@@ -642,6 +862,57 @@ type Component struct {
 type ComponentList struct {
 	Components []Component `json:"components"`
 }
+
+// ConfigAction ConfigAction is an action a config defines: steps the install's runner runs, and what starts them.
+type ConfigAction struct {
+	Description *string `json:"description,omitempty"`
+
+	// Exclusive a run takes the install's lock
+	Exclusive bool   `json:"exclusive"`
+	File      string `json:"file"`
+
+	// Health each run's result is the install's health check result
+	Health bool `json:"health"`
+
+	// Inputs the typed inputs a manual run is given
+	Inputs []ConfigInput `json:"inputs"`
+	Name   string        `json:"name"`
+
+	// Steps the steps' names, in the order they run
+	Steps []string `json:"steps"`
+
+	// TimeoutSeconds how long each step may run
+	TimeoutSeconds int                   `json:"timeout_seconds"`
+	Triggers       []ConfigActionTrigger `json:"triggers"`
+}
+
+// ConfigActionTrigger ConfigActionTrigger is what starts an action.
+type ConfigActionTrigger struct {
+	// Component the component of a deploy_component or teardown_component hook
+	Component *string `json:"component,omitempty"`
+
+	// ContinueOnFailure a failing before hook does not stop the operation
+	ContinueOnFailure *bool `json:"continue_on_failure,omitempty"`
+
+	// Operation the operation a before or after hook guards
+	Operation *ConfigActionTriggerOperation `json:"operation,omitempty"`
+
+	// Schedule a cron trigger's cron expression
+	Schedule *string                 `json:"schedule,omitempty"`
+	Type     ConfigActionTriggerType `json:"type"`
+
+	// When when an after hook runs
+	When *ConfigActionTriggerWhen `json:"when,omitempty"`
+}
+
+// ConfigActionTriggerOperation the operation a before or after hook guards
+type ConfigActionTriggerOperation string
+
+// ConfigActionTriggerType defines model for ConfigActionTrigger.Type.
+type ConfigActionTriggerType string
+
+// ConfigActionTriggerWhen when an after hook runs
+type ConfigActionTriggerWhen string
 
 // ConfigApp ConfigApp is the app a config is for.
 type ConfigApp struct {
@@ -1606,6 +1877,12 @@ type RoleBinding struct {
 	Role string `json:"role"`
 }
 
+// RunActionRequest RunActionRequest starts a manual run of an action.
+type RunActionRequest struct {
+	// Inputs the action's inputs by name, each as text (`--input k=v`): "3", "true", a JSON list or map
+	Inputs *map[string]string `json:"inputs,omitempty"`
+}
+
 // Runner Runner is a runner as the API shows it: who it is, and whether it is online.
 type Runner struct {
 	Capabilities []string `json:"capabilities"`
@@ -1831,6 +2108,9 @@ type SupportBundleList struct {
 
 // SyncedAppConfig SyncedAppConfig is a sync's answer: the config version and the builds it uses.
 type SyncedAppConfig struct {
+	// Actions the actions (actions/<name>.toml), sorted by name
+	Actions []ConfigAction `json:"actions"`
+
 	// App ConfigApp is the app a config is for.
 	App   ConfigApp `json:"app"`
 	AppId string    `json:"app_id"`
@@ -1969,6 +2249,12 @@ type ListInstallsParams struct {
 	AppId *string `form:"app_id,omitempty" json:"app_id,omitempty"`
 }
 
+// ListActionRunsParams defines parameters for ListActionRuns.
+type ListActionRunsParams struct {
+	// Limit how many to return, newest first (1-200, default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListCommandsParams defines parameters for ListCommands.
 type ListCommandsParams struct {
 	// Limit how many to return, newest first (1-200, default 50)
@@ -2061,6 +2347,9 @@ type CreateReleaseJSONRequestBody = CreateReleaseRequest
 
 // CreateInstallJSONRequestBody defines body for CreateInstall for application/json ContentType.
 type CreateInstallJSONRequestBody = CreateInstallRequest
+
+// RunActionJSONRequestBody defines body for RunAction for application/json ContentType.
+type RunActionJSONRequestBody = RunActionRequest
 
 // SetApprovalModeJSONRequestBody defines body for SetApprovalMode for application/json ContentType.
 type SetApprovalModeJSONRequestBody = ApprovalMode

@@ -28,8 +28,8 @@ type Action struct {
 	// TimeoutSeconds bounds each step.
 	TimeoutSeconds int `json:"timeout_seconds"`
 	// EnvVars are environment variables for every step, unrendered: their
-	// templates see .inputs, .sandbox, .components and .action.inputs (the
-	// run's inputs).
+	// templates see .install, .sandbox, .components and .action.inputs (the
+	// run's inputs); see Config.RenderActionEnv.
 	EnvVars map[string]string `json:"env_vars"`
 	// Inputs are the typed inputs a manual run is given.
 	Inputs []Input `json:"inputs"`
@@ -41,6 +41,8 @@ type Action struct {
 	Exclusive bool `json:"exclusive"`
 	// Health: each run's result is the install's health check result.
 	Health bool `json:"health"`
+
+	badInputs map[string]bool // declared with a problem: references to them are not checked
 }
 
 // ActionStep is one step: a script of the config or a command line.

@@ -28,6 +28,8 @@ type Config struct {
 	Inputs []Input
 	// Components, sorted by name.
 	Components []*Component
+	// Actions (actions/<name>.toml), sorted by name.
+	Actions []*Action
 
 	byName      map[string]*Component
 	modules     map[string]readResult[Module] // by directory, while loading
@@ -195,6 +197,7 @@ func Load(fsys fs.FS) (*Config, error) {
 		c.readConfigFile(&ps, data)
 	}
 	c.readComponents(&ps)
+	c.readActions(&ps)
 
 	if c.Sandbox.Source != "" {
 		c.Sandbox.Module = c.readModule(&ps, ConfigFile, "sandbox.source", c.Sandbox.Source)
@@ -239,6 +242,7 @@ func Load(fsys fs.FS) (*Config, error) {
 			}
 		}
 	}
+	c.checkActions(&ps)
 	c.graph = Graph{}
 	for _, cmp := range c.Components {
 		cmp.Dependencies = sortedKeys(edges[cmp.Name])
@@ -288,52 +292,61 @@ func (c *Config) readConfigFile(ps *problems, data []byte) {
 		c.Sandbox = terraformModule(ps, ConfigFile, "sandbox.", sb)
 	}
 	inputs, _ := m["inputs"].([]map[string]any)
+	c.Inputs, c.badInputs = readInputs(ps, ConfigFile, "inputs", inputs)
+}
+
+// readInputs reads the checked [[inputs]] of file (key is "inputs"): the
+// good ones, and the names of those declared with a problem.
+func readInputs(ps *problems, file, key string, inputs []map[string]any) ([]Input, map[string]bool) {
+	var good []Input
+	var bad map[string]bool
 	seen := map[string]int{}
 	for i, in := range inputs {
-		key := fmt.Sprintf("inputs[%d].", i)
+		key := fmt.Sprintf("%s[%d].", key, i)
 		input := Input{}
 		input.Name, _ = in["name"].(string)
 		input.Type, _ = in["type"].(string)
 		input.Required, _ = in["required"].(bool)
 		input.Sensitive, _ = in["sensitive"].(bool)
 		input.Description, _ = in["description"].(string)
-		good := true
+		ok := true
 		if _, given := in["name"]; given {
 			if !nameRE.MatchString(input.Name) {
-				ps.add(ConfigFile, key+"name", "%q %s", input.Name, nameRule)
-				good = false
+				ps.add(file, key+"name", "%q %s", input.Name, nameRule)
+				ok = false
 			} else if j, dup := seen[input.Name]; dup {
-				ps.add(ConfigFile, key+"name", "input %q is already declared (inputs[%d])", input.Name, j)
-				good = false
+				ps.add(file, key+"name", "input %q is already declared (inputs[%d])", input.Name, j)
+				ok = false
 			} else {
 				seen[input.Name] = i
 			}
 		} else {
-			good = false
+			ok = false
 		}
 		if _, given := in["type"]; given && !slices.Contains(InputTypes, input.Type) {
-			ps.add(ConfigFile, key+"type", "%q is not an input type (one of %s)", input.Type, strings.Join(InputTypes, ", "))
-			good = false
+			ps.add(file, key+"type", "%q is not an input type (one of %s)", input.Type, strings.Join(InputTypes, ", "))
+			ok = false
 		}
 		if def, given := in["default"]; given {
 			switch {
 			case input.Required:
-				ps.add(ConfigFile, key+"default", "input %q is required, so it cannot have a default", input.Name)
+				ps.add(file, key+"default", "input %q is required, so it cannot have a default", input.Name)
 			case slices.Contains(InputTypes, input.Type) && jsonType(def) != input.Type:
-				ps.add(ConfigFile, key+"default", "input %q is a %s, but its default is a %s", input.Name, input.Type, jsonType(def))
+				ps.add(file, key+"default", "input %q is a %s, but its default is a %s", input.Name, input.Type, jsonType(def))
 			default:
 				input.Default = def
 			}
 		}
-		if good {
-			c.Inputs = append(c.Inputs, input)
+		if ok {
+			good = append(good, input)
 		} else if input.Name != "" {
-			if c.badInputs == nil {
-				c.badInputs = map[string]bool{}
+			if bad == nil {
+				bad = map[string]bool{}
 			}
-			c.badInputs[input.Name] = true
+			bad[input.Name] = true
 		}
 	}
+	return good, bad
 }
 
 // appNameRE is the store's rule for app names.
@@ -341,24 +354,7 @@ var appNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$`)
 
 // readComponents reads components/*.toml.
 func (c *Config) readComponents(ps *problems) {
-	entries, err := fs.ReadDir(c.fsys, ComponentsDir)
-	if err != nil {
-		return // no components
-	}
-	for _, e := range entries { // sorted by name
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".toml") {
-			continue
-		}
-		file := path.Join(ComponentsDir, e.Name())
-		data, err := fs.ReadFile(c.fsys, file)
-		if err != nil {
-			ps.add(file, "", "cannot read: %v", err)
-			continue
-		}
-		raw, ok := decodeTOML(ps, file, data)
-		if !ok {
-			continue
-		}
+	c.eachTOML(ps, ComponentsDir, func(file string, raw map[string]any) {
 		// The type decides which keys are known.
 		typ, _ := raw["type"].(string)
 		fields := componentCommonFields
@@ -413,20 +409,43 @@ func (c *Config) readComponents(ps *problems) {
 			cmp.Docker = dockerBuild(ps, c.fsys, file, m)
 		}
 		if !named {
-			continue
+			return
 		}
 		if !validName {
 			ps.add(file, "name", "%q %s", cmp.Name, nameRule)
-			continue
+			return
 		}
 		if prev, dup := c.byName[cmp.Name]; dup {
 			ps.add(file, "name", "component %q is already defined in %s", cmp.Name, prev.File)
-			continue
+			return
 		}
 		c.byName[cmp.Name] = cmp
 		c.Components = append(c.Components, cmp)
-	}
+	})
 	slices.SortFunc(c.Components, func(a, b *Component) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// eachTOML calls fn with each *.toml file directly in dir, by name, parsed;
+// a file that cannot be read or parsed is a problem instead.
+func (c *Config) eachTOML(ps *problems, dir string, fn func(file string, raw map[string]any)) {
+	entries, err := fs.ReadDir(c.fsys, dir)
+	if err != nil {
+		return // no such directory: none
+	}
+	for _, e := range entries { // sorted by name
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".toml") {
+			continue
+		}
+		file := path.Join(dir, e.Name())
+		data, err := fs.ReadFile(c.fsys, file)
+		if err != nil {
+			ps.add(file, "", "cannot read: %v", err)
+			continue
+		}
+		if raw, ok := decodeTOML(ps, file, data); ok {
+			fn(file, raw)
+		}
+	}
 }
 
 // terraformModule reads the checked keys of a sandbox or terraform

@@ -1,7 +1,9 @@
 // Package appconfig reads, validates and renders an app config: the
-// directory of TOML files that defines an app (its sandbox, its inputs and its
-// components) and the terraform modules, helm charts and values files it
-// points at.
+// directory of TOML files that defines an app (its sandbox, its inputs, its
+// components and its actions) and the terraform modules, helm charts, values
+// files and action scripts it points at. Actions (actions/<name>.toml) are
+// checked like the rest; Action.CheckRunInputs types a run's inputs and
+// RenderActionEnv renders an action's environment.
 //
 // Load (or FromArchive, for a synced version) validates a config as a whole
 // and returns every problem at once (Problems), each naming the file, the key

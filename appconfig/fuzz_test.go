@@ -18,14 +18,16 @@ import (
 func fuzzBase(tb testing.TB) (fstest.MapFS, []string) {
 	tb.Helper()
 	base := fstest.MapFS{}
-	var editable []string
+	var editable, actions []string
 	err := fs.WalkDir(os.DirFS(exampleDir), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		data, err := fs.ReadFile(os.DirFS(exampleDir), p)
 		base[p] = &fstest.MapFile{Data: data, Mode: 0o644}
-		if strings.HasSuffix(p, ".toml") || strings.HasSuffix(p, ".tf") || strings.HasPrefix(p, "charts/") && !strings.Contains(p, "/templates/") {
+		if strings.HasSuffix(p, ".toml") && strings.HasPrefix(p, ActionsDir+"/") {
+			actions = append(actions, p)
+		} else if strings.HasSuffix(p, ".toml") || strings.HasSuffix(p, ".tf") || strings.HasPrefix(p, "charts/") && !strings.Contains(p, "/templates/") {
 			editable = append(editable, p)
 		}
 		return err
@@ -33,7 +35,11 @@ func fuzzBase(tb testing.TB) (fstest.MapFS, []string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Action files last, so the seed corpus's file numbers keep naming
+	// the files they were written for.
 	slices.Sort(editable)
+	slices.Sort(actions)
+	editable = append(editable, actions...)
 	return base, editable
 }
 
@@ -149,8 +155,9 @@ func configJSON(t *testing.T, c *Config) []byte {
 		Module     *Module
 		Inputs     []Input
 		Components []*Component
+		Actions    []*Action
 		Files      []string
-	}{c.App, c.Sandbox, c.Sandbox.Module, c.Inputs, c.Components, c.Files()})
+	}{c.App, c.Sandbox, c.Sandbox.Module, c.Inputs, c.Components, c.Actions, c.Files()})
 	if err != nil {
 		t.Fatalf("encode the config: %v", err)
 	}

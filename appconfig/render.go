@@ -21,6 +21,9 @@ type Data struct {
 	SandboxOutputs map[string]Value
 	// Components are the outputs of deployed components, by component.
 	Components map[string]map[string]Value
+
+	// actionInputs are an action run's inputs (RenderActionEnv).
+	actionInputs map[string]Value
 }
 
 // Sensitive is the text of every sensitive value templates may read (the
@@ -38,6 +41,7 @@ func (d Data) Sensitive() []string {
 	}
 	add(d.Inputs)
 	add(d.SandboxOutputs)
+	add(d.actionInputs)
 	for _, outs := range d.Components {
 		add(outs)
 	}
@@ -61,6 +65,7 @@ func (d Data) templateData() map[string]any {
 		"install":    map[string]any{"id": d.InstallID, "name": d.InstallName, "inputs": plain(d.Inputs)},
 		"sandbox":    map[string]any{"outputs": plain(d.SandboxOutputs)},
 		"components": cmps,
+		"action":     map[string]any{"inputs": plain(d.actionInputs)},
 	}
 }
 
@@ -305,6 +310,11 @@ func (c *Config) renderString(ps *problems, o owner, key, s string, d Data, data
 			}
 			if !found {
 				return fail("component %q has no output %q (is it deployed?)", r.component, r.name)
+			}
+		case refActionInput:
+			val, found = d.actionInputs[r.name]
+			if !found {
+				return fail("input %q of the action has no value", r.name)
 			}
 		}
 		secret = secret || val.Sensitive || declared

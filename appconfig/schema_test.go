@@ -51,15 +51,23 @@ func TestExampleConformsToSchema(t *testing.T) {
 	if err != nil || len(names) < 4 {
 		t.Fatalf("component files: %v %v", names, err)
 	}
-	for _, name := range append([]string{ConfigFile}, names...) {
+	actions, err := fs.Glob(example, "actions/*.toml")
+	if err != nil || len(actions) < 1 {
+		t.Fatalf("action files: %v %v", actions, err)
+	}
+	actionFile := compileSchema(t, "#/$defs/action_file")
+	for _, name := range append(append([]string{ConfigFile}, names...), actions...) {
 		data, err := fs.ReadFile(example, name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		v := asJSON(t, data)
 		kind := componentFile
-		if name == ConfigFile {
+		switch path.Dir(name) {
+		case ".":
 			kind = configFile
+		case ActionsDir:
+			kind = actionFile
 		}
 		if err := kind.Validate(v); err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -207,6 +215,9 @@ func TestSchemaKeysMatchGo(t *testing.T) {
 		{"[app]", keysOf(cfgProps["app"].(map[string]any)), goKeys(sub(configFileFields, "app"))},
 		{"[sandbox]", keysOf(cfgProps["sandbox"].(map[string]any)), goKeys(sub(configFileFields, "sandbox"))},
 		{"[[inputs]]", keysOf(defs["input"].(map[string]any)), goKeys(sub(configFileFields, "inputs"))},
+		{"actions/<name>.toml", keysOf(defs["action_file"].(map[string]any)), goKeys(actionFields)},
+		{"[[triggers]]", keysOf(defs["action_trigger"].(map[string]any)), goKeys(triggerFields)},
+		{"[[steps]]", keysOf(defs["action_step"].(map[string]any)), goKeys(stepFields)},
 	}
 	// Each supported type: the common keys and those of its allOf branch.
 	common := keysOf(map[string]any{"properties": defs["component_file"].(map[string]any)["properties"]})
@@ -292,6 +303,48 @@ func TestNewTypesAgainstSchema(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			files := mixed()
+			replace(files, tc.file, tc.old, tc.new)
+			if err := root.Validate(asJSON(t, files[tc.file].Data)); err == nil {
+				t.Errorf("the schema accepts it")
+			}
+			if _, err := Load(files); err == nil {
+				t.Errorf("Load accepts it")
+			}
+		})
+	}
+}
+
+// TestActionsAgainstSchema: testdata/actions-app's action files are valid
+// against the schema; mistakes the schema can see in them are refused by
+// both the schema and Load.
+func TestActionsAgainstSchema(t *testing.T) {
+	root, actionFile := compileSchema(t, ""), compileSchema(t, "#/$defs/action_file")
+	const mig, ping = "actions/migrate.toml", "actions/ping.toml"
+	for _, name := range []string{mig, ping} {
+		v := asJSON(t, withActions()[name].Data)
+		if err := actionFile.Validate(v); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err := root.Validate(v); err != nil {
+			t.Errorf("%s against the root schema: %v", name, err)
+		}
+	}
+	cases := []struct {
+		name, file, old, new string
+	}{
+		{"unknown key", ping, "health = true", "health = true\nretries = 3"},
+		{"unknown trigger type", ping, `type = "after"`, `type = "webhook"`},
+		{"cron without a schedule", ping, "schedule = \"*/5 * * * *\"\n", ""},
+		{"when on a before hook", mig, "continue_on_failure = true", `when = "always"`},
+		{"unknown operation", mig, `operation = "provision"`, `operation = "deploy"`},
+		{"script and command", mig, `script = "migrate.sh"`, "script = \"migrate.sh\"\ncommand = [\"true\"]"},
+		{"neither script nor command", mig, "script = \"migrate.sh\"\n", ""},
+		{"timeout without a unit", mig, `timeout = "15m"`, `timeout = "15"`},
+		{"bad step name", mig, `name = "check"`, `name = "Check"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			files := withActions()
 			replace(files, tc.file, tc.old, tc.new)
 			if err := root.Validate(asJSON(t, files[tc.file].Data)); err == nil {
 				t.Errorf("the schema accepts it")

@@ -39,6 +39,14 @@ type field struct {
 // schemas/app-config.schema.json describe the same, and a test checks that
 // the schema agrees.
 var (
+	inputFields = []field{
+		{key: "name", kind: kString, required: true},
+		{key: "type", kind: kString, required: true},
+		{key: "default", kind: kAny},
+		{key: "required", kind: kBool},
+		{key: "sensitive", kind: kBool},
+		{key: "description", kind: kString},
+	}
 	terraformFields = []field{
 		{key: "source", kind: kString, required: true},
 		{key: "variables", kind: kValueMap},
@@ -50,14 +58,7 @@ var (
 			{key: "description", kind: kString},
 		}},
 		{key: "sandbox", kind: kTable, required: true, fields: terraformFields},
-		{key: "inputs", kind: kTableList, fields: []field{
-			{key: "name", kind: kString, required: true},
-			{key: "type", kind: kString, required: true},
-			{key: "default", kind: kAny},
-			{key: "required", kind: kBool},
-			{key: "sensitive", kind: kBool},
-			{key: "description", kind: kString},
-		}},
+		{key: "inputs", kind: kTableList, fields: inputFields},
 	}
 	componentCommonFields = []field{
 		{key: "name", kind: kString, required: true},

@@ -136,6 +136,7 @@ const (
 	refInput
 	refSandboxOutput
 	refComponentOutput
+	refActionInput // .action.inputs.<name>, in an action's templates
 )
 
 // ref is a checked reference.
@@ -145,12 +146,16 @@ type ref struct {
 	name      string // the input or output
 }
 
-// owner is where templates are: the sandbox or a component.
+// owner is where templates are: the sandbox, a component or an action.
 type owner struct {
 	file   string
 	prefix string  // of its keys: "sandbox." or ""
-	self   *string // the component's name; nil for the sandbox
+	self   *string // the component's name; nil for the sandbox and an action
+	action *Action // the action; nil for the sandbox and a component
 }
+
+// sandbox reports whether the templates are the sandbox's.
+func (o owner) sandbox() bool { return o.self == nil && o.action == nil }
 
 // classify checks a reference path against the config; msg says why it is
 // wrong.
@@ -177,8 +182,10 @@ func (c *Config) classify(o owner, p []string) (r ref, msg string) {
 			return ref{kind: refInput, name: p[2]}, ""
 		}
 		return r, fmt.Sprintf("unknown reference %s: %s", shown, refHelp)
+	case "action":
+		return c.classifyAction(o, p)
 	case "sandbox":
-		if o.self == nil {
+		if o.sandbox() {
 			return r, fmt.Sprintf("%s: the sandbox cannot use its own outputs", shown)
 		}
 		if len(p) < 3 || p[1] != "outputs" {
@@ -191,13 +198,13 @@ func (c *Config) classify(o owner, p []string) (r ref, msg string) {
 		}
 		return ref{kind: refSandboxOutput, name: p[2]}, ""
 	case "components":
-		if o.self == nil {
+		if o.sandbox() {
 			return r, fmt.Sprintf("%s: the sandbox is provisioned before every component, so it cannot use their outputs", shown)
 		}
 		if len(p) < 4 || p[2] != "outputs" {
 			return r, fmt.Sprintf("%s must name a component output: .components.<component>.outputs.<name>", shown)
 		}
-		if p[1] == *o.self {
+		if o.self != nil && p[1] == *o.self {
 			return r, fmt.Sprintf("%s: a component cannot use its own outputs", shown)
 		}
 		cmp, ok := c.byName[p[1]]
@@ -228,6 +235,21 @@ func (c *Config) classify(o owner, p []string) (r ref, msg string) {
 		return ref{kind: refComponentOutput, component: p[1], name: p[3]}, ""
 	}
 	return r, fmt.Sprintf("unknown reference %s: %s", shown, refHelp)
+}
+
+// classifyAction checks a reference to the run's inputs of an action.
+func (c *Config) classifyAction(o owner, p []string) (ref, string) {
+	shown := "." + strings.Join(p, ".")
+	if o.action == nil {
+		return ref{}, fmt.Sprintf("unknown reference %s: only an action's templates can use .action.inputs.<name>", shown)
+	}
+	if len(p) != 3 || p[1] != "inputs" {
+		return ref{}, fmt.Sprintf("%s must name an input of the action: .action.inputs.<name>", shown)
+	}
+	if _, ok := o.action.input(p[2]); !ok && !o.action.badInputs[p[2]] {
+		return ref{}, fmt.Sprintf("%s: no input %q is declared in %s (inputs: %s)", shown, p[2], o.action.File, quotedList(o.action.InputNames()))
+	}
+	return ref{kind: refActionInput, name: p[2]}, ""
 }
 
 // eachString calls f for every string within a variable's value, with its

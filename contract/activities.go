@@ -72,6 +72,13 @@ const (
 	EnqueueCommandJob = "EnqueueCommandJob"
 	FinishCommand     = "FinishCommand"
 
+	// Action runs.
+	RecordActionRun      = "RecordActionRun"
+	LoadActionRun        = "LoadActionRun"
+	EnqueueActionStepJob = "EnqueueActionStepJob"
+	FinishActionStep     = "FinishActionStep"
+	FinishActionRun      = "FinishActionRun"
+
 	// Support bundles and logs.
 	EnqueueSupportJob   = "EnqueueSupportJob"
 	FinishSupportBundle = "FinishSupportBundle"
@@ -82,4 +89,9 @@ const (
 	EnqueueRunnerUpdateJob = "EnqueueRunnerUpdateJob"
 	EnqueueRunnerHealthJob = "EnqueueRunnerHealthJob"
 	FinishRunnerUpdate     = "FinishRunnerUpdate"
+
+	// ReconcileActionSchedules makes an install's action schedules (one
+	// per action with a cron trigger) those of a config version; version 0
+	// deletes them all.
+	ReconcileActionSchedules = "ReconcileActionSchedules"
 )

@@ -78,6 +78,13 @@ var Signatures = map[string]any{
 	EnqueueCommandJob: (func(context.Context, string, string) (JobRef, error))(nil),
 	FinishCommand:     (func(context.Context, string, CommandResult) error)(nil),
 
+	// Action runs.
+	RecordActionRun:      (func(context.Context, string, string, string) (string, error))(nil),
+	LoadActionRun:        (func(context.Context, string) (ActionRunPlan, error))(nil),
+	EnqueueActionStepJob: (func(context.Context, string, int, string) (JobRef, error))(nil),
+	FinishActionStep:     (func(context.Context, string, int, JobResult) (status.Job, error))(nil),
+	FinishActionRun:      (func(context.Context, string, status.Job, string) error)(nil),
+
 	// Support bundles and logs.
 	EnqueueSupportJob:   (func(context.Context, string, string) (JobRef, error))(nil),
 	FinishSupportBundle: (func(context.Context, string, SupportResult) error)(nil),
@@ -88,4 +95,7 @@ var Signatures = map[string]any{
 	EnqueueRunnerUpdateJob: (func(context.Context, string, string, time.Duration, time.Duration) (JobRef, error))(nil),
 	EnqueueRunnerHealthJob: (func(context.Context, string, string) (JobRef, error))(nil),
 	FinishRunnerUpdate:     (func(context.Context, string, RunnerUpdateEnd) (string, error))(nil),
+
+	// Action schedules: (install ID, config version).
+	ReconcileActionSchedules: (func(context.Context, string, int) error)(nil),
 }

@@ -70,6 +70,8 @@ type JobOrigin struct {
 	OperationID   string `json:"operation_id,omitempty"`
 	OperationKind string `json:"operation_kind,omitempty"`
 	CommandID     string `json:"command_id,omitempty"`
+	// ActionRunID: the action run the job is a step of.
+	ActionRunID string `json:"action_run_id,omitempty"`
 	// StartedBy is who in the vendor's org started the operation or command
 	// (the API token's name).
 	StartedBy string `json:"started_by,omitempty"`

@@ -22,8 +22,8 @@ func (s *Store) UpdateRunnerCustomer(ctx context.Context, runnerID string, p *pr
 }
 
 // JobOrigin is where a job comes from, read from its key (which starts with
-// its workflow's ID, contract/ids.go): the install, the operation or debug
-// command, and who started it.
+// its workflow's ID, contract/ids.go): the install, the operation, debug
+// command or action run, and who started it.
 func (s *Store) JobOrigin(ctx context.Context, j Job) (protocol.JobOrigin, error) {
 	var o protocol.JobOrigin
 	if j.InstallID != nil {
@@ -41,6 +41,15 @@ func (s *Store) JobOrigin(ctx context.Context, j Job) (protocol.JobOrigin, error
 			return o, notFound(err, "command "+parts[3])
 		}
 		o.CommandID, o.StartedBy = parts[3], c.StartedBy
+		return o, nil
+	}
+	if parts[2] == "action" && len(parts) > 4 {
+		var r ActionRun
+		err := db.Select("id", "started_by").Where("id = ? AND install_id = ?", parts[4], parts[1]).Take(&r).Error
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return o, notFound(err, "action run "+parts[4])
+		}
+		o.ActionRunID, o.StartedBy = parts[4], r.StartedBy
 		return o, nil
 	}
 	var prefixes []string // the operation's workflow ID is one of the key's prefixes

@@ -19,6 +19,8 @@ import (
 //	terraform_state_versions.state             place: org ID/workspace/version
 //	app_configs.content                        place: config ID (org's key)
 //	install_commands.output, .error            place: command ID (install's key)
+//	action_runs.sensitive_inputs               place: run ID (install's key)
+//	action_run_steps.sensitive_outputs         place: run ID/step index (install's key)
 //	job_log_chunks.data (debug commands')      place: job ID/attempt/seq (install's key)
 //	registry_keys.key                          place: key ID (org's key)
 //	settings.value of oidc/<org> (client secret) place: settings.oidc/<org ID> (org's key)

@@ -62,7 +62,14 @@ func New(cfg Config) worker.Worker {
 
 // RegisterActivities registers every activity of the contract, by domain.
 func RegisterActivities(r activities.Registry, cfg Config) {
-	activities.Register(r, activities.Deps{Store: cfg.Store, Operations: cfg.Operations})
+	d := activities.Deps{Store: cfg.Store, Operations: cfg.Operations, TaskQueue: cfg.TaskQueue}
+	if d.TaskQueue == "" {
+		d.TaskQueue = DefaultTaskQueue
+	}
+	if cfg.Client != nil {
+		d.Schedules = cfg.Client.ScheduleClient()
+	}
+	activities.Register(r, d)
 }
 
 // Options are the worker's options: its interceptors.
@@ -99,6 +106,7 @@ var Workflows = map[string]any{
 	contract.WorkflowBuildComponent:     workflows.BuildComponent,
 	contract.WorkflowRelease:            workflows.Release,
 	contract.WorkflowInstallCommand:     workflows.InstallCommand,
+	contract.WorkflowActionRun:          workflows.ActionRun,
 	contract.WorkflowUpdateRunner:       workflows.UpdateRunner,
 	contract.WorkflowSupportBundle:      workflows.SupportBundle,
 	contract.WorkflowKubeLogs:           workflows.KubeLogs,
@@ -191,13 +199,19 @@ func (o *Operations) queue() string {
 
 // StartInstallCommand starts the workflow that runs a debug command.
 func (o *Operations) StartInstallCommand(ctx context.Context, cmd store.InstallCommand) error {
+	return o.startOnce(ctx, cmd.WorkflowID, contract.WorkflowInstallCommand,
+		contract.InstallCommandInput{InstallID: cmd.InstallID, CommandID: cmd.ID, TimeoutMS: cmd.TimeoutMS})
+}
+
+// startOnce starts workflow under id, which no other run may have had.
+func (o *Operations) startOnce(ctx context.Context, id, workflow string, input any) error {
 	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                    cmd.WorkflowID,
+		ID:                    id,
 		TaskQueue:             o.queue(),
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, contract.WorkflowInstallCommand, contract.InstallCommandInput{InstallID: cmd.InstallID, CommandID: cmd.ID, TimeoutMS: cmd.TimeoutMS})
+	}, workflow, input)
 	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", cmd.WorkflowID, err)
+		return fmt.Errorf("start workflow %s: %w", id, err)
 	}
 	return nil
 }
@@ -269,4 +283,10 @@ func (o *Operations) AwaitWorkflow(ctx context.Context, workflowID string) error
 		return fmt.Errorf("workflow %s: %w", workflowID, store.ErrNotFound)
 	}
 	return nil // the workflow closed; its outcome is in the store
+}
+
+// StartActionRun starts the workflow that runs a recorded action run.
+func (o *Operations) StartActionRun(ctx context.Context, run store.ActionRun) error {
+	return o.startOnce(ctx, run.WorkflowID, contract.WorkflowActionRun,
+		contract.ActionRunInput{RunID: run.ID, InstallID: run.InstallID, Action: run.Action})
 }

@@ -85,6 +85,7 @@ func runOperation(ctx workflow.Context, in contract.OperationInput) (contract.Op
 		s := newScheduler(ctx, in.OperationID, plan, runner)
 		s.leaveAllBehind(ctx, rootMessage(err))
 		res := s.result(ctx)
+		reconcileActionSchedules(ctx, plan, res.Status)
 		return finishOperation(ctx, in.OperationID, res, installStatus(plan, res.Status))
 	}
 	if err != nil {
@@ -95,6 +96,7 @@ func runOperation(ctx workflow.Context, in contract.OperationInput) (contract.Op
 	s.receiveApprovals(ctx)
 	s.run(ctx)
 	res := s.result(ctx)
+	reconcileActionSchedules(ctx, plan, res.Status)
 	return finishOperation(ctx, in.OperationID, res, installStatus(plan, res.Status))
 }
 

@@ -14,6 +14,8 @@ type AppConfig struct {
 	Sandbox    ConfigSandbox     `json:"sandbox" required:"true"`
 	Inputs     []ConfigInput     `json:"inputs" required:"true"`
 	Components []ConfigComponent `json:"components" required:"true"`
+	// the actions (actions/<name>.toml), sorted by name
+	Actions []ConfigAction `json:"actions" required:"true"`
 	// the components grouped for deployment: each level depends only on earlier ones
 	Levels [][]string `json:"levels" required:"true"`
 	Files  []string   `json:"files" required:"true"`
@@ -54,6 +56,40 @@ type ConfigComponent struct {
 	// effective: declared and implied by template references
 	Dependencies         []string `json:"dependencies" required:"true"`
 	DeclaredDependencies []string `json:"declared_dependencies" required:"true"`
+}
+
+// ConfigAction is an action a config defines: steps the install's runner
+// runs, and what starts them.
+type ConfigAction struct {
+	Name        string `json:"name" required:"true"`
+	File        string `json:"file" required:"true"`
+	Description string `json:"description,omitempty"`
+	// how long each step may run
+	TimeoutSeconds int `json:"timeout_seconds" required:"true"`
+	// a run takes the install's lock
+	Exclusive bool `json:"exclusive" required:"true"`
+	// each run's result is the install's health check result
+	Health   bool                  `json:"health" required:"true"`
+	Triggers []ConfigActionTrigger `json:"triggers" required:"true"`
+	// the typed inputs a manual run is given
+	Inputs []ConfigInput `json:"inputs" required:"true"`
+	// the steps' names, in the order they run
+	Steps []string `json:"steps" required:"true"`
+}
+
+// ConfigActionTrigger is what starts an action.
+type ConfigActionTrigger struct {
+	Type string `json:"type" required:"true" enum:"manual,cron,before,after"`
+	// a cron trigger's cron expression
+	Schedule string `json:"schedule,omitempty"`
+	// the operation a before or after hook guards
+	Operation string `json:"operation,omitempty" enum:"provision,deprovision,reprovision,update_inputs,deploy_config,deploy_component,teardown_component"`
+	// the component of a deploy_component or teardown_component hook
+	Component string `json:"component,omitempty"`
+	// when an after hook runs
+	When string `json:"when,omitempty" enum:"success,failure,always"`
+	// a failing before hook does not stop the operation
+	ContinueOnFailure bool `json:"continue_on_failure,omitempty"`
 }
 
 // SyncedAppConfig is a sync's answer: the config version and the builds it

@@ -1,0 +1,66 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// masked shows a run's plain values and its sensitive ones' names only.
+func masked(plain, sensitive map[string]string) map[string]string {
+	out := make(map[string]string, len(plain)+len(sensitive))
+	for k, v := range plain {
+		out[k] = v
+	}
+	for k := range sensitive {
+		out[k] = appconfig.RedactedValue
+	}
+	return out
+}
+
+func actionRunView(r store.ActionRun) wire.ActionRun {
+	return wire.ActionRun{ID: r.ID, InstallID: r.InstallID, Action: r.Action, ConfigVersion: r.ConfigVersion, Trigger: r.Trigger,
+		Inputs: masked(r.Inputs, r.SensitiveInputs), WorkflowID: r.WorkflowID, Status: string(r.Status), StartedBy: r.StartedBy,
+		Error: r.Error, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
+}
+
+func actionRunStepView(s store.ActionRunStep) wire.ActionRunStep {
+	return wire.ActionRunStep{Index: s.StepIndex, Name: s.Name, Status: string(s.Status), JobID: s.JobID, ExitCode: s.ExitCode,
+		Outputs: masked(s.Outputs, s.SensitiveOutputs), Error: s.Error, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt}
+}
+
+// answerActionRun answers a run with its steps.
+func (s *Server) answerActionRun(c echo.Context, code int, run store.ActionRun) error {
+	steps, err := s.store.ListActionRunSteps(c.Request().Context(), run.ID)
+	if err != nil {
+		return err
+	}
+	v := actionRunView(run)
+	v.Steps = views(steps, actionRunStepView)
+	return c.JSON(code, v)
+}
+
+func (s *Server) listActionRuns(c echo.Context) error {
+	inst, limit, err := s.installList(c)
+	if err != nil {
+		return err
+	}
+	runs, err := s.store.ListActionRuns(c.Request().Context(), inst.OrgID, inst.ID, c.Param("action"), limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, wire.ActionRunList{Runs: views(runs, actionRunView)})
+}
+
+func (s *Server) getActionRun(c echo.Context) error {
+	run, err := installChild(s, c, "run", "action run", s.store.GetActionRun,
+		func(r store.ActionRun) string { return r.InstallID })
+	if err != nil {
+		return err
+	}
+	return s.answerActionRun(c, http.StatusOK, run)
+}

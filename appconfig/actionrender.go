@@ -1,0 +1,79 @@
+package appconfig
+
+import (
+	"fmt"
+	"slices"
+)
+
+// input returns an input of the action by name.
+func (a *Action) input(name string) (Input, bool) {
+	i := slices.IndexFunc(a.Inputs, func(in Input) bool { return in.Name == name })
+	if i < 0 {
+		return Input{}, false
+	}
+	return a.Inputs[i], true
+}
+
+// InputNames lists the action's inputs' names, in file order.
+func (a *Action) InputNames() []string {
+	out := make([]string, len(a.Inputs))
+	for i, in := range a.Inputs {
+		out[i] = in.Name
+	}
+	return out
+}
+
+// CheckRunInputs turns the inputs a run is given (name → value as
+// ParseInput reads it, e.g. from `--input k=v`) into typed values: every
+// declared input, with its default or its type's zero value when optional
+// and not given. The error is Problems with keys "inputs.<name>": an input
+// the action does not declare, a required one not given, a value of the
+// wrong type.
+func (a *Action) CheckRunInputs(in map[string]string) (map[string]any, error) {
+	var ps problems
+	for _, name := range sortedKeys(in) {
+		if _, ok := a.input(name); !ok {
+			ps.add("", "inputs."+name, "action %q has no input %q (inputs: %s)", a.Name, name, quotedList(a.InputNames()))
+		}
+	}
+	out := make(map[string]any, len(a.Inputs))
+	for _, decl := range a.Inputs {
+		s, given := in[decl.Name]
+		switch {
+		case given:
+			v, err := ParseInput(decl.Type, s)
+			if err != nil {
+				ps.add("", "inputs."+decl.Name, "input %q (%s): %v", decl.Name, decl.Type, err)
+				continue
+			}
+			out[decl.Name] = v
+		case decl.Required:
+			ps.add("", "inputs."+decl.Name, "input %q is required", decl.Name)
+		case decl.Default != nil:
+			out[decl.Name] = decl.Default
+		default:
+			out[decl.Name] = zeroValue(decl.Type)
+		}
+	}
+	if err := ps.err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RenderActionEnv renders an action's env_vars with d, as a component's,
+// and runInputs (CheckRunInputs' answer) as .action.inputs. A value that
+// reads a sensitive input or output is listed in Sensitive
+// ("env_vars.<NAME>"); Variables is empty. Errors are Problems.
+func (c *Config) RenderActionEnv(name string, d Data, runInputs map[string]any) (*Rendered, error) {
+	a, ok := c.Action(name)
+	if !ok {
+		return nil, fmt.Errorf("appconfig: no action %q", name)
+	}
+	d.actionInputs = make(map[string]Value, len(runInputs))
+	for k, v := range runInputs {
+		decl, _ := a.input(k)
+		d.actionInputs[k] = Value{Value: v, Sensitive: decl.Sensitive}
+	}
+	return c.render(owner{file: a.File, action: a}, &TerraformModule{EnvVars: a.EnvVars}, d)
+}

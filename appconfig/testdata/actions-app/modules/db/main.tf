@@ -1,0 +1,5 @@
+output "url" {
+  value     = "postgres://secret@db"
+  sensitive = true
+}
+output "host" { value = "db" }

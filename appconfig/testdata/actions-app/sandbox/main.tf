@@ -1,0 +1,1 @@
+output "cluster" { value = "c1" }

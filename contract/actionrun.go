@@ -1,0 +1,20 @@
+package contract
+
+import "strconv"
+
+// ActionRunPlan is what the ActionRun workflow needs of a recorded run: its
+// steps' names in order and how long each may run. The rest (inputs, env,
+// scripts) the activities read from the store.
+type ActionRunPlan struct {
+	RunID         string
+	InstallID     string
+	Action        string
+	Steps         []string
+	StepTimeoutMS int64
+}
+
+// ActionStepJobKey is the key of a run's step's job (its workflow's ID and
+// the step), which the store reads a job's origin from.
+func ActionStepJobKey(workflowID string, index int) string {
+	return workflowID + "/step/" + strconv.Itoa(index)
+}

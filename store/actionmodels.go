@@ -1,0 +1,114 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/outpost-dev/outpost/contract/status"
+)
+
+// An action run's steps start pending; a step after a failed one is skipped.
+// Otherwise runs and steps take their job's statuses.
+const (
+	ActionStepPending status.Job = "pending"
+	ActionStepSkipped status.Job = "skipped"
+)
+
+// ActionRun is one run of an install's action (actions/<name>.toml of the
+// config version it ran): manual, cron or a hook's.
+type ActionRun struct {
+	ID            string `gorm:"primaryKey;size:32" json:"id"`
+	OrgID         string `gorm:"size:32;not null;index" json:"org_id"`
+	InstallID     string `gorm:"size:32;not null;index:idx_action_runs_install_action" json:"install_id"`
+	Action        string `gorm:"size:100;not null;index:idx_action_runs_install_action" json:"action"`
+	ConfigVersion int    `gorm:"not null" json:"config_version"`
+	// Trigger is manual, cron or hook.
+	Trigger string `gorm:"size:20;not null" json:"trigger"`
+	// Inputs are the run's plain inputs; SensitiveInputs its secret ones,
+	// sealed at rest in the sensitive_inputs column.
+	Inputs          map[string]string `gorm:"serializer:json;type:text;not null;default:''" json:"inputs"`
+	SensitiveInputs map[string]string `gorm:"-" json:"-"`
+	SealedInputs    string            `gorm:"column:sensitive_inputs;type:text;not null;default:''" json:"-"`
+	WorkflowID      string            `gorm:"size:300;not null" json:"workflow_id"`
+	Status          status.Job        `gorm:"size:20;not null" json:"status"`
+	// StartedBy names who started it (a user's or token's name, "" for a
+	// schedule); StartedByUser is the user's ID.
+	StartedBy     string     `gorm:"size:200;not null;default:''" json:"started_by,omitempty"`
+	StartedByUser string     `gorm:"size:32;not null;default:''" json:"started_by_user,omitempty"`
+	Error         string     `gorm:"type:text;not null;default:''" json:"error,omitempty"`
+	CreatedAt     time.Time  `json:"created_at"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+}
+
+// ActionRunStep is one step of a run: one job of type action.
+type ActionRunStep struct {
+	RunID     string     `gorm:"primaryKey;size:32" json:"run_id"`
+	StepIndex int        `gorm:"primaryKey;autoIncrement:false" json:"index"`
+	Name      string     `gorm:"size:100;not null" json:"name"`
+	Status    status.Job `gorm:"size:20;not null" json:"status"`
+	JobID     *string    `gorm:"size:32" json:"job_id,omitempty"`
+	ExitCode  *int       `json:"exit_code,omitempty"`
+	// Outputs are the step's plain outputs; SensitiveOutputs its secret
+	// ones, sealed at rest in the sensitive_outputs column.
+	Outputs          map[string]string `gorm:"serializer:json;type:text;not null;default:''" json:"outputs"`
+	SensitiveOutputs map[string]string `gorm:"-" json:"-"`
+	SealedOutputs    string            `gorm:"column:sensitive_outputs;type:text;not null;default:''" json:"-"`
+	Error            string            `gorm:"type:text;not null;default:''" json:"error,omitempty"`
+	StartedAt        *time.Time        `json:"started_at,omitempty"`
+	FinishedAt       *time.Time        `json:"finished_at,omitempty"`
+}
+
+// sealMap seals a map of secrets as one JSON value (none: "").
+func sealMap(tx *gorm.DB, scope, place string, m map[string]string) (string, error) {
+	if len(m) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("seal %s: %w", place, err)
+	}
+	return sealValue(tx, scope, place, string(b))
+}
+
+// openMap opens what sealMap sealed.
+func openMap(tx *gorm.DB, place, v string) (map[string]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	pt, err := openValue(tx, place, v)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	if err := json.Unmarshal([]byte(pt), &m); err != nil {
+		return nil, fmt.Errorf("open %s: %w", place, err)
+	}
+	return m, nil
+}
+
+func (r *ActionRun) place() string { return "action_runs.sensitive_inputs/" + r.ID }
+
+// BeforeCreate seals the run's sensitive inputs with the install's key.
+func (r *ActionRun) BeforeCreate(tx *gorm.DB) (err error) {
+	r.SealedInputs, err = sealMap(tx, r.InstallID, r.place(), r.SensitiveInputs)
+	return err
+}
+
+// AfterFind opens the sensitive inputs read.
+func (r *ActionRun) AfterFind(tx *gorm.DB) (err error) {
+	r.SensitiveInputs, err = openMap(tx, r.place(), r.SealedInputs)
+	return err
+}
+
+func (s *ActionRunStep) place() string {
+	return fmt.Sprintf("action_run_steps.sensitive_outputs/%s/%d", s.RunID, s.StepIndex)
+}
+
+// AfterFind opens the sensitive outputs read.
+func (s *ActionRunStep) AfterFind(tx *gorm.DB) (err error) {
+	s.SensitiveOutputs, err = openMap(tx, s.place(), s.SealedOutputs)
+	return err
+}
