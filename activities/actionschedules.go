@@ -34,18 +34,18 @@ type ActionSchedules struct {
 // ReconcileActionSchedules makes the install's action schedules those of
 // config version (0: none, after a deprovision).
 func (a *ActionSchedules) ReconcileActionSchedules(ctx context.Context, installID string, version int) error {
-	if a.schedules == nil {
-		return errors.New("action schedules: the worker has no Temporal client")
+	inst, err := a.store.GetInstallByID(ctx, installID)
+	if err != nil {
+		return err
 	}
 	var cfg *appconfig.Config
 	if version > 0 {
-		inst, err := a.store.GetInstallByID(ctx, installID)
-		if err != nil {
-			return err
-		}
 		if cfg, _, err = a.render.installConfig(ctx, inst.OrgID, inst.AppID, version); err != nil {
 			return err
 		}
+	}
+	if a.schedules == nil {
+		return errors.New("action schedules: the worker has no Temporal client")
 	}
 	return ReconcileActionSchedules(ctx, a.schedules, a.taskQueue, installID, CronActions(cfg))
 }

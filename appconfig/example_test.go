@@ -53,6 +53,11 @@ func TestExampleValidates(t *testing.T) {
 	if !in.Sensitive || !in.Required {
 		t.Errorf("db_password = %+v", in)
 	}
+	hello, ok := c.Action("hello")
+	if !ok || len(hello.Triggers) != 1 || hello.Triggers[0].Type != TriggerManual || hello.InputNames()[0] != "name" ||
+		len(hello.Steps) != 1 || hello.Steps[0].Script != "actions/hello.sh" || !strings.Contains(hello.Steps[0].ScriptText, "$OUTPOST_OUTPUTS") {
+		t.Errorf("hello = %+v (found %v); want a manual action with input name whose script writes an output", hello, ok)
+	}
 }
 
 // TestExampleProvisionsWithTerraform does what the control plane and the
