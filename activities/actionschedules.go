@@ -8,13 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/internal/schedules"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -85,10 +83,8 @@ func ReconcileActionSchedules(ctx context.Context, sc client.ScheduleClient, que
 		if _, keep := want[action]; keep {
 			continue
 		}
-		id := contract.ActionScheduleID(installID, action)
-		var nf *serviceerror.NotFound
-		if err := sc.GetHandle(ctx, id).Delete(ctx); err != nil && !errors.As(err, &nf) {
-			return fmt.Errorf("delete schedule %s: %w", id, err)
+		if err := schedules.Delete(ctx, sc, contract.ActionScheduleID(installID, action)); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -96,24 +92,11 @@ func ReconcileActionSchedules(ctx context.Context, sc client.ScheduleClient, que
 
 // setActionSchedule creates an action's schedule, or updates it to crons.
 func setActionSchedule(ctx context.Context, sc client.ScheduleClient, queue, installID, action string, crons []string) error {
-	id := contract.ActionScheduleID(installID, action)
 	spec := client.ScheduleSpec{CronExpressions: slices.Clone(crons)}
 	// Temporal adds the time of each run to the ID: install/<id>/action/<name>/cron-<time>.
 	wf := &client.ScheduleWorkflowAction{ID: contract.ActionRunWorkflowID(installID, action, "cron"),
 		Workflow: contract.WorkflowActionRun, Args: []any{contract.ActionRunInput{InstallID: installID, Action: action}}, TaskQueue: queue}
-	_, err := sc.Create(ctx, client.ScheduleOptions{ID: id, Spec: spec, Action: wf, Overlap: enums.SCHEDULE_OVERLAP_POLICY_SKIP})
-	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		err = sc.GetHandle(ctx, id).Update(ctx, client.ScheduleUpdateOptions{
-			DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
-				s := in.Description.Schedule
-				s.Spec, s.Action = &spec, wf
-				return &client.ScheduleUpdate{Schedule: &s}, nil
-			}})
-	}
-	if err != nil {
-		return fmt.Errorf("set schedule %s: %w", id, err)
-	}
-	return nil
+	return schedules.Put(ctx, sc, contract.ActionScheduleID(installID, action), spec, wf)
 }
 
 // listActionSchedules names the actions the install has a schedule of.

@@ -1,0 +1,3 @@
+// Package schedules creates, updates and deletes Temporal schedules by ID:
+// the install's drift checks and its cron actions share it.
+package schedules
