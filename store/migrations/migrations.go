@@ -41,6 +41,7 @@ var All = []Migration{
 	{23, "deprovision with forget: what steps left behind", v23},
 	{24, "registry signing keys per org, sealed", v24},
 	{25, "users, roles, sessions, scoped tokens", v25},
+	{26, "notification subscriptions and deliveries", v26},
 }
 
 // reserved stands for another branch's migration until it is merged.
