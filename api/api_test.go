@@ -276,18 +276,19 @@ func (e *testEnv) snapshotAll() map[string][]string {
 // recordingOps stands in for the Temporal side: it records what it was asked
 // and lets a test decide when a workflow closes.
 type recordingOps struct {
-	mu        sync.Mutex
-	started   []store.InstallCommand
-	cancelled []string
-	decisions []string // "<workflow ID> <step> <approve>"
-	closed    map[string]chan struct{}
-	startErr  error
-	awaiting  chan string // receives the workflow ID each time AwaitWorkflow starts waiting
-	builds    []store.Build
-	buildErr  error
-	bundles   []store.SupportBundle
-	logs      []string
-	acceptOps bool // StartOperation accepts (and does nothing): the test plays the workflow's part
+	mu         sync.Mutex
+	started    []store.InstallCommand
+	cancelled  []string
+	decisions  []string // "<workflow ID> <step> <approve>"
+	closed     map[string]chan struct{}
+	startErr   error
+	awaiting   chan string // receives the workflow ID each time AwaitWorkflow starts waiting
+	builds     []store.Build
+	buildErr   error
+	bundles    []store.SupportBundle
+	logs       []string
+	acceptOps  bool     // StartOperation accepts (and does nothing): the test plays the workflow's part
+	deliveries []string // "<org>/<delivery ID>" of each StartDelivery
 }
 
 func newRecordingOps() *recordingOps {
