@@ -27,7 +27,7 @@ func TestNotificationsCommands(t *testing.T) {
 		t.Fatalf("notifications create:\n%s", out)
 	}
 	id, secret := m[1], m[2]
-	if out = run(0, "notifications", "list"); !regexp.MustCompile(`ops\s+` + id + `\s+webhook\s+operation.failed,release.halted\s+https://hooks.example/x\s+true`).MatchString(out) ||
+	if out = run(0, "notifications", "list"); !regexp.MustCompile(`ops\s+`+id+`\s+webhook\s+operation.failed,release.halted\s+https://hooks.example/x\s+true`).MatchString(out) ||
 		strings.Contains(out, secret) {
 		t.Errorf("notifications list:\n%s", out)
 	}
