@@ -7,9 +7,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +61,9 @@ func (a *Notifications) DeliverNotification(ctx context.Context, deliveryID stri
 	}
 	try := store.NotificationAttempt{DeliveryID: d.ID, Attempt: int(activity.GetInfo(ctx).Attempt)}
 	res, postErr := a.client.Do(req)
+	if ue, ok := errors.AsType[*url.Error](postErr); ok {
+		postErr = fmt.Errorf("POST: %w", ue.Err) // not the URL: a Slack webhook's is its secret
+	}
 	if postErr == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 		_ = res.Body.Close()

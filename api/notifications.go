@@ -191,7 +191,17 @@ func (s *Server) redeliver(c echo.Context) error {
 
 func subscriptionView(n store.NotificationSubscription) wire.NotificationSubscription {
 	return wire.NotificationSubscription{ID: n.ID, Name: n.Name, EventTypes: nonNil(n.EventTypes), AppIDs: nonNil(n.AppIDs),
-		LabelSelector: n.LabelSelector, Channel: n.Channel, URL: n.URL, Enabled: n.Enabled, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
+		LabelSelector: n.LabelSelector, Channel: n.Channel, URL: shownURL(n), Enabled: n.Enabled, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
+}
+
+// shownURL is a webhook's URL, or a Slack webhook's host only: its path is
+// its secret.
+func shownURL(n store.NotificationSubscription) string {
+	u, err := url.Parse(n.URL)
+	if n.Channel != "slack" || err != nil {
+		return n.URL
+	}
+	return u.Scheme + "://" + u.Host + "/…"
 }
 
 func deliveryView(d store.NotificationDelivery) wire.NotificationDelivery {

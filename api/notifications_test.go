@@ -91,6 +91,14 @@ func TestSubscriptionsThroughTheAPI(t *testing.T) {
 		t.Fatalf("a bad URL in a patch: %s", res)
 	}
 
+	var slack wire.NewNotificationSubscription
+	e.call("POST", "/v1/notifications/subscriptions", map[string]any{"name": "chat", "event_types": []string{"release.halted"},
+		"channel": "slack", "url": "https://hooks.slack.test/services/T0/B0/sekrit"}, 201, &slack)
+	if res := e.call("GET", "/v1/notifications/subscriptions/"+slack.ID, nil, 200, nil); strings.Contains(string(res.body), "sekrit") ||
+		slack.Secret != "" || strings.Contains(slack.URL, "sekrit") {
+		t.Fatalf("a Slack webhook's URL shown whole: %s / %+v", res.body, slack)
+	}
+
 	subID, first := e.notificationWorld()
 	var again wire.NotificationDelivery
 	e.call("POST", "/v1/notifications/deliveries/"+first+"/redeliver", nil, 202, &again)

@@ -1359,7 +1359,9 @@ type NewNotificationSubscription struct {
 	// Secret the webhook's signing secret (HMAC-SHA256 key of Outpost-Signature); shown only here
 	Secret    *string   `json:"secret,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
-	Url       string    `json:"url"`
+
+	// Url a Slack webhook's shows its host only (its path is its secret)
+	Url string `json:"url"`
 }
 
 // NewRunner NewRunner is a new install's runner.
@@ -1442,7 +1444,9 @@ type NotificationSubscription struct {
 	LabelSelector *string   `json:"label_selector,omitempty"`
 	Name          string    `json:"name"`
 	UpdatedAt     time.Time `json:"updated_at"`
-	Url           string    `json:"url"`
+
+	// Url a Slack webhook's shows its host only (its path is its secret)
+	Url string `json:"url"`
 }
 
 // NotificationSubscriptionList NotificationSubscriptionList is the org's subscriptions.

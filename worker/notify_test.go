@@ -243,7 +243,7 @@ func TestUnansweredDeliveryFailsAfterItsAttempts(t *testing.T) {
 		t.Fatalf("delivery %s with %d attempts recorded, %d received; want failed after %d (workflow: %v)", d.State, len(d.Attempts), tries, want, env.GetWorkflowError())
 	}
 	for _, a := range d.Attempts {
-		if a.StatusCode != 0 || !strings.Contains(a.Error, "Timeout") {
+		if a.StatusCode != 0 || !strings.Contains(a.Error, "Timeout") || strings.Contains(a.Error, recv.URL) {
 			t.Fatalf("attempt %d: %d %q, want a timeout", a.Attempt, a.StatusCode, a.Error)
 		}
 	}

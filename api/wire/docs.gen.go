@@ -201,6 +201,7 @@ var docs = map[string]string{
 	"NotificationSubscription.Channel":                "webhook (a signed JSON POST) or slack (a {\"text\": …} POST)",
 	"NotificationSubscription.EventTypes":             "operation.succeeded, operation.failed, operation.waiting_for_approval, release.finished, release.halted",
 	"NotificationSubscription.LabelSelector":          "only events of installs whose labels match (Kubernetes selector syntax, e.g. \"tier=gold,region in (eu,us)\"); a release's events have no install and never match one",
+	"NotificationSubscription.URL":                    "a Slack webhook's shows its host only (its path is its secret)",
 	"NotificationSubscriptionList":                    "NotificationSubscriptionList is the org's subscriptions.",
 	"OIDCSettings":                                    "OIDCSettings is an org's single sign-on with an OpenID provider: the dashboard's \"Sign in with SSO\".",
 	"OIDCSettings.ClientID":                           "the client ID the provider gave the dashboard",

@@ -16,7 +16,8 @@ type NotificationSubscription struct {
 	// a release's events have no install and never match one
 	LabelSelector string `json:"label_selector,omitempty"`
 	// webhook (a signed JSON POST) or slack (a {"text": …} POST)
-	Channel   string    `json:"channel" required:"true"`
+	Channel string `json:"channel" required:"true"`
+	// a Slack webhook's shows its host only (its path is its secret)
 	URL       string    `json:"url" required:"true"`
 	Enabled   bool      `json:"enabled" required:"true"`
 	CreatedAt time.Time `json:"created_at" required:"true"`
