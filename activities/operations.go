@@ -33,9 +33,10 @@ type operationStore interface {
 // Operations are the activities that begin an install operation (its plan
 // of steps), wait for the install's runner, and end it.
 type Operations struct {
-	store operationStore
-	plan  *planner
-	cfg   OperationConfig
+	store  operationStore
+	plan   *planner
+	cfg    OperationConfig
+	events *events
 }
 
 // BeginOperation turns a recorded operation into its plan of steps.
@@ -242,5 +243,8 @@ func (a *Operations) runnerOf(ctx context.Context, op store.InstallOperation) (s
 
 // FinishOperation records the operation's end and frees the install.
 func (a *Operations) FinishOperation(ctx context.Context, opID string, opStatus status.Op, errMsg string, installStatus status.Install) error {
-	return a.store.FinishOperation(ctx, opID, opStatus, errMsg, installStatus)
+	if err := a.store.FinishOperation(ctx, opID, opStatus, errMsg, installStatus); err != nil {
+		return err
+	}
+	return a.events.operationEnded(ctx, opID, opStatus)
 }

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"net/http"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -21,6 +22,8 @@ type Deps struct {
 	// queue their runs start on (nil: ReconcileActionSchedules fails).
 	Schedules client.ScheduleClient
 	TaskQueue string
+	// Notify configures notifications (none without Notify.Deliveries).
+	Notify NotifyConfig
 }
 
 // OperationConfig are the operation settings of the activities.
@@ -85,17 +88,23 @@ func New(d Deps) []any {
 	plan := &planner{store: s, render: render}
 	tf := &Terraform{store: s, render: render, steps: steps, installed: inst, artifacts: arts, cfg: cfg}
 	helm := &Helm{store: s, render: render, steps: steps, installed: inst}
+	ev := newEvents(s, d.Notify)
+	post := d.Notify.PostTimeout
+	if post <= 0 {
+		post = 30 * time.Second
+	}
 	return []any{
 		&Jobs{store: s, queue: queue, awaitCheck: await},
-		&Operations{store: s, plan: plan, cfg: cfg},
-		&Steps{store: s, render: render},
+		&Operations{store: s, plan: plan, cfg: cfg, events: ev},
+		&Steps{store: s, render: render, events: ev},
 		&Maintenance{store: s},
 		tf, helm,
 		&Forget{store: s, render: render, installed: inst, helm: helm},
 		&Builds{store: s, render: render, steps: steps, artifacts: arts, awaitCheck: await},
 		&Syncs{store: s, steps: steps, installed: inst, artifacts: arts},
 		&Drift{store: s, plan: plan, steps: steps, artifacts: arts, installed: inst, terraform: tf, helm: helm},
-		&Releases{store: s},
+		&Releases{store: s, events: ev},
+		&Notifications{store: s, client: &http.Client{Timeout: post}},
 		&Commands{store: s, queue: queue},
 		&Actions{store: s, render: render, queue: queue},
 		&Support{store: s, render: render, queue: queue},

@@ -26,7 +26,8 @@ type releaseStore interface {
 // Releases are the activities of a release: its batches, each install's
 // deploy_config operation, and the release's and its installs' statuses.
 type Releases struct {
-	store releaseStore
+	store  releaseStore
+	events *events
 }
 
 // LoadRelease reads a release's batches.
@@ -105,7 +106,10 @@ func (a *Releases) WaitForWindow(ctx context.Context, releaseID, installID strin
 
 // SetReleaseStatus records the release's status (halted: with why).
 func (a *Releases) SetReleaseStatus(ctx context.Context, releaseID string, st status.Release, why string) error {
-	return a.store.SetReleaseStatus(ctx, releaseID, st, why)
+	if err := a.store.SetReleaseStatus(ctx, releaseID, st, why); err != nil {
+		return err
+	}
+	return a.events.releaseEnded(ctx, releaseID, st)
 }
 
 // SkipReleaseInstalls marks the installs a cancelled release did not reach.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -27,6 +28,7 @@ type stepsStore interface {
 type Steps struct {
 	store  stepsStore
 	render *renderer
+	events *events
 }
 
 // SetStepStatus records a step's status (and error), stamping its times.
@@ -47,7 +49,10 @@ func (a *Steps) SetStepStatus(ctx context.Context, opID, step string, stepStatus
 		status.StepCancelled, status.StepPlanned, status.StepUnchanged, status.StepDrifted:
 		change.FinishedAt = &now
 	}
-	return a.store.UpdateStep(ctx, opID, step, change)
+	if err := a.store.UpdateStep(ctx, opID, step, change); err != nil || stepStatus != status.StepWaitingApproval {
+		return err
+	}
+	return a.events.operationEvent(ctx, opID, contract.EventOperationApproval, step, "waits for approval of step "+step)
 }
 
 // recordAppliedRender records, when a step ends well, the digest its plan

@@ -288,7 +288,8 @@ type recordingOps struct {
 	bundles    []store.SupportBundle
 	actionRuns []store.ActionRun
 	logs       []string
-	acceptOps  bool // StartOperation accepts (and does nothing): the test plays the workflow's part
+	acceptOps  bool     // StartOperation accepts (and does nothing): the test plays the workflow's part
+	deliveries []string // "<org>/<delivery ID>" of each StartDelivery
 }
 
 func newRecordingOps() *recordingOps {

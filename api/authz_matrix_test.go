@@ -23,43 +23,46 @@ type matrixIDs map[string]string
 
 // matrixIDKeys are the entries of matrixIDs that are IDs (the others are
 // names and versions, the same in every org).
-var matrixIDKeys = []string{"org", "users", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id", "uid", "bundle", "run"}
+var matrixIDKeys = []string{"org", "users", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id", "uid", "bundle", "run", "subscriptions", "deliveries"}
 
 // matrixBodies are request bodies by the schema a route takes ("{key}" is
 // filled from matrixIDs); a schema not listed is sent {}.
 var matrixBodies = map[string]string{
-	"CreateTokenRequest":        `{"name":"matrix","scopes":["read"]}`,
-	"CreateUserRequest":         `{"name":"matrix","roles":[{"role":"viewer"}]}`,
-	"SetRolesRequest":           `{"roles":[{"role":"viewer"}]}`,
-	"FourEyes":                  `{"four_eyes":true}`,
-	"RunnerPolicyRequest":       `{"version":""}`,
-	"CreateAppRequest":          `{"name":"matrix"}`,
-	"OIDCSettings":              `{"issuer":"https://idp.test","client_id":"outpost","redirect_url":"https://outpost.test/auth/oidc/callback","groups":{"ops":[{"role":"operator"}]}}`,
-	"CreateComponentRequest":    `{"name":"matrix","type":"helm_chart"}`,
-	"RebuildRequest":            `{"component":"{name}"}`,
-	"CreateInstallRequest":      `{"app_id":"{apps}","name":"matrix"}`,
-	"PatchLabelsRequest":        `{"set":{"tier":"gold"}}`,
-	"PutLabelsRequest":          `{"labels":{"tier":"gold"}}`,
-	"UpdateInputsRequest":       `{"set":[{"name":"region","value":"us-east-1"}]}`,
-	"CreateCommandRequest":      `{"command":["cat","/etc/passwd"]}`,
-	"RunActionRequest":          `{"inputs":{"name":"matrix"}}`,
-	"DeployConfigRequest":       `{"config_version":1}`,
-	"CreateReleaseRequest":      `{"config_version":1,"installs":{"ids":["{installs}"]}}`,
-	"MaintenanceWindowsRequest": `{"windows":[]}`,
-	"DriftScheduleRequest":      `{"every":"1h"}`,
-	"ApprovalMode":              `{"approval_mode":"prompt"}`,
+	"CreateTokenRequest":                    `{"name":"matrix","scopes":["read"]}`,
+	"CreateUserRequest":                     `{"name":"matrix","roles":[{"role":"viewer"}]}`,
+	"SetRolesRequest":                       `{"roles":[{"role":"viewer"}]}`,
+	"FourEyes":                              `{"four_eyes":true}`,
+	"RunnerPolicyRequest":                   `{"version":""}`,
+	"CreateAppRequest":                      `{"name":"matrix"}`,
+	"OIDCSettings":                          `{"issuer":"https://idp.test","client_id":"outpost","redirect_url":"https://outpost.test/auth/oidc/callback","groups":{"ops":[{"role":"operator"}]}}`,
+	"CreateComponentRequest":                `{"name":"matrix","type":"helm_chart"}`,
+	"RebuildRequest":                        `{"component":"{name}"}`,
+	"CreateInstallRequest":                  `{"app_id":"{apps}","name":"matrix"}`,
+	"PatchLabelsRequest":                    `{"set":{"tier":"gold"}}`,
+	"PutLabelsRequest":                      `{"labels":{"tier":"gold"}}`,
+	"UpdateInputsRequest":                   `{"set":[{"name":"region","value":"us-east-1"}]}`,
+	"CreateCommandRequest":                  `{"command":["cat","/etc/passwd"]}`,
+	"RunActionRequest":                      `{"inputs":{"name":"matrix"}}`,
+	"DeployConfigRequest":                   `{"config_version":1}`,
+	"CreateReleaseRequest":                  `{"config_version":1,"installs":{"ids":["{installs}"]}}`,
+	"MaintenanceWindowsRequest":             `{"windows":[]}`,
+	"DriftScheduleRequest":                  `{"every":"1h"}`,
+	"ApprovalMode":                          `{"approval_mode":"prompt"}`,
+	"CreateNotificationSubscriptionRequest": `{"name":"matrix","event_types":["operation.failed"],"channel":"slack","url":"https://hooks.slack.test/x"}`,
+	"PatchNotificationSubscriptionRequest":  `{"enabled":false}`,
 }
 
 // matrixOwnOrg are the routes that name no object and legitimately change
 // something for any valid token: they act on the caller's own org.
 var matrixOwnOrg = map[string]string{
-	"POST /tokens":          "creates a token in the caller's own org",
-	"POST /users":           "creates a user in the caller's own org",
-	"POST /apps":            "creates an app in the caller's own org",
-	"GET /runners":          "creates the caller's own build runner on first use",
-	"PUT /runner-policy":    "sets the runner version of the caller's own org",
-	"PUT /settings/oidc":    "sets the single sign-on of the caller's own org",
-	"DELETE /settings/oidc": "turns off the single sign-on of the caller's own org",
+	"POST /tokens":                      "creates a token in the caller's own org",
+	"POST /users":                       "creates a user in the caller's own org",
+	"POST /apps":                        "creates an app in the caller's own org",
+	"POST /notifications/subscriptions": "creates a notification subscription in the caller's own org",
+	"GET /runners":                      "creates the caller's own build runner on first use",
+	"PUT /runner-policy":                "sets the runner version of the caller's own org",
+	"PUT /settings/oidc":                "sets the single sign-on of the caller's own org",
+	"DELETE /settings/oidc":             "turns off the single sign-on of the caller's own org",
 }
 
 // matrixWorld is the world of e's org (an app with a synced config and its
@@ -112,6 +115,7 @@ func (e *testEnv) matrixWorld() matrixIDs {
 	if len(builds) == 0 || len(list.Components) == 0 {
 		e.t.Fatalf("the world has builds %v, components %v", builds, list.Components)
 	}
+	nsub, ndl := e.notificationWorld()
 	admin, err := e.store.GetUserByName(ctx, e.org.ID, store.LocalAdminName)
 	if err != nil {
 		e.t.Fatal(err)
@@ -119,7 +123,8 @@ func (e *testEnv) matrixWorld() matrixIDs {
 	return matrixIDs{"org": e.org.ID, "users": admin.ID, "apps": w.app.ID, "components": list.Components[0].ID, "installs": w.inst.ID,
 		"runners": w.inst.Runner.ID, "jobs": w.job.ID, "tokens": tokens.Tokens[0].ID, "cmd": w.cmd.ID, "rid": rel.ID,
 		"op": op.ID, "build_id": builds[0].ID, "uid": upd.ID, "version": "1", "step": status.SandboxStep, "name": list.Components[0].Name,
-		"bundle": bundle.ID, "action": "hello", "run": e.matrixActionRun(w.inst.ID)}
+		"bundle": bundle.ID, "action": "hello", "run": e.matrixActionRun(w.inst.ID),
+		"subscriptions": nsub, "deliveries": ndl}
 }
 
 // matrixActionRun records a run of the demo app's hello action.

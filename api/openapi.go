@@ -82,6 +82,7 @@ var apiTags = []struct{ name, description string }{
 	{"installs", "Customers' copies of an app: inputs, labels, windows, drift and outputs."},
 	{"operations", "The mutating operations on an install, their steps and approvals."},
 	{"releases", "Config versions rolled out to many installs, in batches."},
+	{"notifications", "Webhooks and Slack messages when operations and releases end or wait for approval, and their deliveries."},
 	{"runners", "The runners that do the work in customers' accounts, their tokens and versions."},
 	{"jobs", "Units of work for one runner, and their logs."},
 	{"commands", "Debug commands run by an install's runner."},

@@ -91,6 +91,8 @@ type Operations interface {
 	StartRelease(ctx context.Context, r store.Release) error
 	// SignalRelease pauses, resumes or cancels a running release.
 	SignalRelease(ctx context.Context, workflowID, action string) error
+	// StartDelivery starts the workflow that delivers a notification.
+	StartDelivery(ctx context.Context, orgID, deliveryID string) error
 }
 
 // DefaultOnlineWindow is how recently a runner must have been seen to be

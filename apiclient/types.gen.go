@@ -1059,6 +1059,23 @@ type CreateLogsRequest struct {
 	Workload *string `json:"workload,omitempty"`
 }
 
+// CreateNotificationSubscriptionRequest CreateNotificationSubscriptionRequest makes a subscription; the server makes a webhook's signing secret.
+type CreateNotificationSubscriptionRequest struct {
+	AppIds *[]string `json:"app_ids,omitempty"`
+
+	// Channel webhook or slack
+	Channel string `json:"channel"`
+
+	// Enabled default true
+	Enabled       *bool    `json:"enabled,omitempty"`
+	EventTypes    []string `json:"event_types"`
+	LabelSelector *string  `json:"label_selector,omitempty"`
+	Name          string   `json:"name"`
+
+	// Url https:// (http:// only to a loopback address)
+	Url string `json:"url"`
+}
+
 // CreateReleaseRequest CreateReleaseRequest deploys a config version to some of an app's installs, in batches.
 type CreateReleaseRequest struct {
 	// BatchPercent installs per batch as a percentage of those selected, rounded up (instead of batch_size)
@@ -1592,6 +1609,32 @@ type NewInstall struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// NewNotificationSubscription NewNotificationSubscription is a subscription just made, with a webhook's signing secret: the only answer that shows it.
+type NewNotificationSubscription struct {
+	// AppIds only events of these apps; empty: every app
+	AppIds []string `json:"app_ids"`
+
+	// Channel webhook (a signed JSON POST) or slack (a {"text": …} POST)
+	Channel   string    `json:"channel"`
+	CreatedAt time.Time `json:"created_at"`
+	Enabled   bool      `json:"enabled"`
+
+	// EventTypes operation.succeeded, operation.failed, operation.waiting_for_approval, release.finished, release.halted
+	EventTypes []string `json:"event_types"`
+	Id         string   `json:"id"`
+
+	// LabelSelector only events of installs whose labels match (Kubernetes selector syntax, e.g. "tier=gold,region in (eu,us)"); a release's events have no install and never match one
+	LabelSelector *string `json:"label_selector,omitempty"`
+	Name          string  `json:"name"`
+
+	// Secret the webhook's signing secret (HMAC-SHA256 key of Outpost-Signature); shown only here
+	Secret    *string   `json:"secret,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// Url a Slack webhook's shows its host only (its path is its secret)
+	Url string `json:"url"`
+}
+
 // NewRunner NewRunner is a new install's runner.
 type NewRunner struct {
 	Id string `json:"id"`
@@ -1621,6 +1664,65 @@ type NextWindow struct {
 	// Open a window is open now (start is in the past)
 	Open  bool      `json:"open"`
 	Start time.Time `json:"start"`
+}
+
+// NotificationAttempt NotificationAttempt is one try of a delivery.
+type NotificationAttempt struct {
+	At      time.Time `json:"at"`
+	Attempt int       `json:"attempt"`
+
+	// Error why the try failed (no answer, or an answer other than 2xx)
+	Error *string `json:"error,omitempty"`
+
+	// StatusCode the receiver's answer; left out when it gave none
+	StatusCode *int `json:"status_code,omitempty"`
+}
+
+// NotificationDelivery NotificationDelivery is one event sent to one subscription, with its tries.
+type NotificationDelivery struct {
+	Attempts  []NotificationAttempt `json:"attempts"`
+	CreatedAt time.Time             `json:"created_at"`
+	EventId   string                `json:"event_id"`
+	EventType string                `json:"event_type"`
+	Id        string                `json:"id"`
+
+	// State pending (being tried), delivered or failed (every try failed)
+	State          string    `json:"state"`
+	SubscriptionId string    `json:"subscription_id"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// NotificationDeliveryList NotificationDeliveryList is a subscription's deliveries, newest first.
+type NotificationDeliveryList struct {
+	Deliveries []NotificationDelivery `json:"deliveries"`
+}
+
+// NotificationSubscription NotificationSubscription sends the org's events of some types, for some apps and installs, to a webhook or a Slack incoming webhook. Never its signing secret (shown once, at creation).
+type NotificationSubscription struct {
+	// AppIds only events of these apps; empty: every app
+	AppIds []string `json:"app_ids"`
+
+	// Channel webhook (a signed JSON POST) or slack (a {"text": …} POST)
+	Channel   string    `json:"channel"`
+	CreatedAt time.Time `json:"created_at"`
+	Enabled   bool      `json:"enabled"`
+
+	// EventTypes operation.succeeded, operation.failed, operation.waiting_for_approval, release.finished, release.halted
+	EventTypes []string `json:"event_types"`
+	Id         string   `json:"id"`
+
+	// LabelSelector only events of installs whose labels match (Kubernetes selector syntax, e.g. "tier=gold,region in (eu,us)"); a release's events have no install and never match one
+	LabelSelector *string   `json:"label_selector,omitempty"`
+	Name          string    `json:"name"`
+	UpdatedAt     time.Time `json:"updated_at"`
+
+	// Url a Slack webhook's shows its host only (its path is its secret)
+	Url string `json:"url"`
+}
+
+// NotificationSubscriptionList NotificationSubscriptionList is the org's subscriptions.
+type NotificationSubscriptionList struct {
+	Subscriptions []NotificationSubscription `json:"subscriptions"`
 }
 
 // OIDCSettings OIDCSettings is an org's single sign-on with an OpenID provider: the dashboard's "Sign in with SSO".
@@ -1745,6 +1847,16 @@ type PatchLabelsRequest struct {
 
 	// Set Labels select installs in a release. Kubernetes labels: a key is a qualified name (an optional DNS subdomain prefix and /), a value at most 63 characters of [A-Za-z0-9-_.].
 	Set *Labels `json:"set,omitempty"`
+}
+
+// PatchNotificationSubscriptionRequest PatchNotificationSubscriptionRequest changes the fields it sets.
+type PatchNotificationSubscriptionRequest struct {
+	AppIds        *[]string `json:"app_ids,omitempty"`
+	Enabled       *bool     `json:"enabled,omitempty"`
+	EventTypes    *[]string `json:"event_types,omitempty"`
+	LabelSelector *string   `json:"label_selector,omitempty"`
+	Name          *string   `json:"name,omitempty"`
+	Url           *string   `json:"url,omitempty"`
 }
 
 // PolicyResult PolicyResult is what one plan policy (a Rego package) said of a step's plan.
@@ -2327,6 +2439,12 @@ type GetJobLogsParams struct {
 	Follow *bool `form:"follow,omitempty" json:"follow,omitempty"`
 }
 
+// ListNotificationDeliveriesParams defines parameters for ListNotificationDeliveries.
+type ListNotificationDeliveriesParams struct {
+	// Limit how many to return, newest first (1-200, default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
 type CreateAppJSONRequestBody = CreateAppRequest
 
@@ -2401,6 +2519,12 @@ type CreateRunnerUpdateJSONRequestBody = CreateRunnerUpdateRequest
 
 // UpdateInputsJSONRequestBody defines body for UpdateInputs for application/json ContentType.
 type UpdateInputsJSONRequestBody = OperationRequest
+
+// CreateNotificationSubscriptionJSONRequestBody defines body for CreateNotificationSubscription for application/json ContentType.
+type CreateNotificationSubscriptionJSONRequestBody = CreateNotificationSubscriptionRequest
+
+// UpdateNotificationSubscriptionJSONRequestBody defines body for UpdateNotificationSubscription for application/json ContentType.
+type UpdateNotificationSubscriptionJSONRequestBody = PatchNotificationSubscriptionRequest
 
 // PutOrgRunnerPolicyJSONRequestBody defines body for PutOrgRunnerPolicy for application/json ContentType.
 type PutOrgRunnerPolicyJSONRequestBody = RunnerPolicyRequest

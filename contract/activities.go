@@ -21,6 +21,10 @@ const (
 	// not destroy, and forgets it.
 	LeaveBehind = "LeaveBehind"
 
+	// Notifications: one try of a delivery, and its final state.
+	DeliverNotification = "DeliverNotification"
+	FinishNotification  = "FinishNotification"
+
 	// Maintenance windows.
 	NextMaintenanceWindow = "NextMaintenanceWindow"
 	SetOperationWaiting   = "SetOperationWaiting"

@@ -74,6 +74,10 @@ var Signatures = map[string]any{
 	SetReleaseStatus:    (func(context.Context, string, status.Release, string) error)(nil),
 	SkipReleaseInstalls: (func(context.Context, string) error)(nil),
 
+	// Notifications.
+	DeliverNotification: (func(context.Context, string) error)(nil),
+	FinishNotification:  (func(context.Context, string, bool) error)(nil),
+
 	// Debug commands.
 	EnqueueCommandJob: (func(context.Context, string, string) (JobRef, error))(nil),
 	FinishCommand:     (func(context.Context, string, CommandResult) error)(nil),

@@ -45,6 +45,8 @@ type Config struct {
 	Logger    *slog.Logger
 	// Operations configures install operations (runner wait, gateway URL…).
 	Operations activities.OperationConfig
+	// Notify configures notifications (Deliveries is set from Client).
+	Notify activities.NotifyConfig
 }
 
 // New returns a worker with every workflow and activity registered, and
@@ -62,7 +64,10 @@ func New(cfg Config) worker.Worker {
 
 // RegisterActivities registers every activity of the contract, by domain.
 func RegisterActivities(r activities.Registry, cfg Config) {
-	d := activities.Deps{Store: cfg.Store, Operations: cfg.Operations, TaskQueue: cfg.TaskQueue}
+	if cfg.Client != nil && cfg.Notify.Deliveries == nil {
+		cfg.Notify.Deliveries = &Operations{Client: cfg.Client, TaskQueue: cfg.TaskQueue}
+	}
+	d := activities.Deps{Store: cfg.Store, Operations: cfg.Operations, TaskQueue: cfg.TaskQueue, Notify: cfg.Notify}
 	if d.TaskQueue == "" {
 		d.TaskQueue = DefaultTaskQueue
 	}
@@ -94,22 +99,23 @@ func RegisterWorkflows(r WorkflowRegistry) {
 
 // Workflows are the control plane's workflows by their contract names.
 var Workflows = map[string]any{
-	contract.WorkflowProvisionInstall:   workflows.ProvisionInstall,
-	contract.WorkflowDeprovisionInstall: workflows.DeprovisionInstall,
-	contract.WorkflowReprovisionInstall: workflows.ReprovisionInstall,
-	contract.WorkflowDeployComponent:    workflows.DeployComponent,
-	contract.WorkflowTeardownComponent:  workflows.TeardownComponent,
-	contract.WorkflowUpdateInputs:       workflows.UpdateInputs,
-	contract.WorkflowDeployConfig:       workflows.DeployConfig,
-	contract.WorkflowDriftCheck:         workflows.DriftCheck,
-	contract.WorkflowReconcileDrift:     workflows.ReconcileDrift,
-	contract.WorkflowBuildComponent:     workflows.BuildComponent,
-	contract.WorkflowRelease:            workflows.Release,
-	contract.WorkflowInstallCommand:     workflows.InstallCommand,
-	contract.WorkflowActionRun:          workflows.ActionRun,
-	contract.WorkflowUpdateRunner:       workflows.UpdateRunner,
-	contract.WorkflowSupportBundle:      workflows.SupportBundle,
-	contract.WorkflowKubeLogs:           workflows.KubeLogs,
+	contract.WorkflowProvisionInstall:    workflows.ProvisionInstall,
+	contract.WorkflowDeprovisionInstall:  workflows.DeprovisionInstall,
+	contract.WorkflowReprovisionInstall:  workflows.ReprovisionInstall,
+	contract.WorkflowDeployComponent:     workflows.DeployComponent,
+	contract.WorkflowTeardownComponent:   workflows.TeardownComponent,
+	contract.WorkflowUpdateInputs:        workflows.UpdateInputs,
+	contract.WorkflowDeployConfig:        workflows.DeployConfig,
+	contract.WorkflowDriftCheck:          workflows.DriftCheck,
+	contract.WorkflowReconcileDrift:      workflows.ReconcileDrift,
+	contract.WorkflowBuildComponent:      workflows.BuildComponent,
+	contract.WorkflowRelease:             workflows.Release,
+	contract.WorkflowInstallCommand:      workflows.InstallCommand,
+	contract.WorkflowActionRun:           workflows.ActionRun,
+	contract.WorkflowUpdateRunner:        workflows.UpdateRunner,
+	contract.WorkflowSupportBundle:       workflows.SupportBundle,
+	contract.WorkflowKubeLogs:            workflows.KubeLogs,
+	contract.WorkflowDeliverNotification: workflows.DeliverNotification,
 }
 
 // StartOperation starts the workflow of an install operation. Its ID is

@@ -53,6 +53,9 @@ type serveConfig struct {
 type workConfig struct {
 	registryAddress   string
 	registryPlainHTTP bool
+	// publicURL is the dashboard's URL as users reach it: notifications
+	// link there ("" in a process that serves the API: that one's).
+	publicURL string
 }
 
 // plane is an assembled control plane; run it, then Close it.
@@ -122,7 +125,12 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 		if oc.RegistryAddress == "" && p.registry != nil {
 			oc.RegistryAddress, oc.RegistryPlainHTTP = p.registry.Addr(), true
 		}
-		p.worker = worker.New(worker.Config{Client: p.temporal, Store: p.store, TaskQueue: cfg.taskQueue, Logger: log, Operations: oc})
+		notify := activities.NotifyConfig{DashboardURL: cfg.work.publicURL}
+		if notify.DashboardURL == "" && p.apiLn != nil {
+			notify.DashboardURL = p.apiURL()
+		}
+		p.worker = worker.New(worker.Config{Client: p.temporal, Store: p.store, TaskQueue: cfg.taskQueue, Logger: log, Operations: oc,
+			Notify: notify})
 		p.sweeper = &worker.Sweeper{Client: p.temporal, Store: p.store, Logger: log}
 	}
 	return p, nil

@@ -120,6 +120,7 @@ func runWorker(ctx context.Context, args []string, log *slog.Logger) error {
 	gatewayURL := gatewayURLFlag(fs, "http://127.0.0.1:8081", "; terraform jobs keep their state there")
 	registryURL := fs.String("registry-url", "http://127.0.0.1:5000",
 		"the vendor registry's URL as runners reach it; builds push there, installs sync from there")
+	fs.StringVar(&cfg.work.publicURL, "public-url", "", "the dashboard's URL as users reach it: notifications link to its pages (empty: no links)")
 	healthListen := healthListenFlag(fs)
 	metricsListen := metricsListenFlag(fs)
 	if err := parse(fs, args); err != nil {

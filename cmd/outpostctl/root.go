@@ -50,7 +50,7 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cli) {
 		c.operationCmd(opProvision), c.operationCmd(opDeprovision), c.operationCmd(opReprovision), c.operationCmd(opDeploy),
 		c.operationCmd(opTeardown), c.operationCmd(opUpdateInputs), c.waitCmd(), c.cancelCmd(), c.operationsCmd(),
 		c.approveCmd(true), c.approveCmd(false), c.jobsCmd(), c.logsCmd(), c.execCmd(), c.actionsCmd(),
-		c.configsCmd(), c.buildsCmd(), c.releasesCmd(), c.runnersCmd(), c.tokensCmd(), c.usersCmd(), c.driftCmd(), c.auditCmd(),
+		c.configsCmd(), c.buildsCmd(), c.releasesCmd(), c.runnersCmd(), c.tokensCmd(), c.notificationsCmd(), c.usersCmd(), c.driftCmd(), c.auditCmd(),
 		c.supportBundleCmd())
 	return root, c
 }

@@ -42,6 +42,7 @@ var All = []Migration{
 	{24, "registry signing keys per org, sealed", v24},
 	{25, "users, roles, sessions, scoped tokens", v25},
 	{26, "action runs and their steps", v26},
+	{27, "notification subscriptions and deliveries", v27},
 }
 
 // reserved stands for another branch's migration until it is merged.
