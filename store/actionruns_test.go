@@ -102,3 +102,29 @@ func TestActionRunsListNewestFirstPerAction(t *testing.T) {
 		}
 	})
 }
+
+// A step's job tells its run and who started it from its key, which starts
+// with the run's workflow ID, for a manual run and a scheduled one alike
+// (whose workflow ID is the schedule's and a time, not the run's ID).
+func TestJobOriginOfActionRunSteps(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		ctx, f := context.Background(), newSealedFixture(t, d)
+		manual := newRun(t, ctx, f)
+		cronWF := "install/" + f.inst.ID + "/action/tick/cron-2026-11-27T23:38:00Z"
+		cron, err := f.s.CreateActionRun(ctx, store.ActionRun{OrgID: f.org.ID, InstallID: f.inst.ID, Action: "tick", ConfigVersion: 1,
+			Trigger: "cron", WorkflowID: cronWF}, []string{"tick"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for key, want := range map[string][2]string{
+			manual.WorkflowID + "/step-0":                            {manual.ID, "alice"},
+			cronWF + "/step-0":                                       {cron.ID, ""},
+			"install/" + f.inst.ID + "/action/tick/cron-gone/step-0": {"", ""},
+		} {
+			o, err := f.s.JobOrigin(ctx, store.Job{Key: key, InstallID: &f.inst.ID})
+			if err != nil || o.ActionRunID != want[0] || o.StartedBy != want[1] || o.InstallID != f.inst.ID {
+				t.Errorf("origin of %s: %+v, %v; want run %q started by %q", key, o, err, want[0], want[1])
+			}
+		}
+	})
+}

@@ -44,12 +44,16 @@ func (s *Store) JobOrigin(ctx context.Context, j Job) (protocol.JobOrigin, error
 		return o, nil
 	}
 	if parts[2] == "action" && len(parts) > 4 {
-		var r ActionRun
-		err := db.Select("id", "started_by").Where("id = ? AND install_id = ?", parts[4], parts[1]).Take(&r).Error
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return o, notFound(err, "action run "+parts[4])
+		// By workflow ID: a scheduled run's is the schedule's ID and a time, not the run's.
+		wfID := strings.Join(parts[:5], "/")
+		var runs []ActionRun
+		err := db.Select("id", "started_by").Where("workflow_id = ? AND install_id = ?", wfID, parts[1]).Limit(1).Find(&runs).Error
+		if err != nil {
+			return o, fmt.Errorf("job origin: action run of %s: %w", wfID, err)
 		}
-		o.ActionRunID, o.StartedBy = parts[4], r.StartedBy
+		if len(runs) == 1 {
+			o.ActionRunID, o.StartedBy = runs[0].ID, runs[0].StartedBy
+		}
 		return o, nil
 	}
 	var prefixes []string // the operation's workflow ID is one of the key's prefixes
