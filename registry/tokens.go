@@ -63,7 +63,8 @@ const OwnerPlatform = "platform"
 const Shared = "outpost/"
 
 // Keys looks a key up by ID ("": the legacy key, from before keys had IDs);
-// an unknown or retired key is an error.
+// an unknown or retired key is an error wrapping ErrUnknownKey (any other
+// error, e.g. the database restarting, is tried again).
 type Keys interface {
 	RegistryKey(ctx context.Context, id string) (Key, error)
 }
@@ -78,8 +79,11 @@ func (ks *StaticKeys) RegistryKey(_ context.Context, id string) (Key, error) {
 			return k, nil
 		}
 	}
-	return Key{}, fmt.Errorf("no registry key %q", id)
+	return Key{}, fmt.Errorf("no registry key %q: %w", id, ErrUnknownKey)
 }
+
+// ErrUnknownKey: no key has that ID, or it is retired.
+var ErrUnknownKey = errors.New("unknown or retired registry key")
 
 // grants says whether a key of owner may grant action on repository.
 func grants(owner, repository, action string) bool {
@@ -165,10 +169,27 @@ func (t Tokens) Authorize(ctx context.Context, username, password string, access
 	return nil
 }
 
-// leaseCheckTimeout bounds the lease lookup of one request: a lookup that
+// lookupTimeout bounds a key or lease lookup of one request: a lookup that
 // fails (the database restarting) is tried again until then, or until the
 // request's client goes away.
-const leaseCheckTimeout = 10 * time.Second
+const lookupTimeout = 10 * time.Second
+
+// lookUp calls look until it succeeds, fails for good (final), or
+// lookupTimeout or ctx ends; it returns look's last error.
+func lookUp(ctx context.Context, look func(context.Context) error, final func(error) bool) error {
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	err := look(ctx)
+	for wait := 100 * time.Millisecond; err != nil && !final(err); wait = min(2*wait, time.Second) {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		err = look(ctx)
+	}
+	return err
+}
 
 // checkLease refuses an attempt-bound credential whose attempt no longer
 // holds its lease.
@@ -179,16 +200,13 @@ func (t Tokens) checkLease(ctx context.Context, c claims) error {
 	if t.Leases == nil {
 		return fmt.Errorf("credential of %q is bound to a job attempt, and this registry cannot check leases", c.Subject)
 	}
-	ctx, cancel := context.WithTimeout(ctx, leaseCheckTimeout)
-	defer cancel()
-	held, err := t.Leases.AttemptHoldsLease(ctx, c.Job, c.Attempt)
-	for wait := 100 * time.Millisecond; err != nil; wait = min(2*wait, time.Second) {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("checking the lease of job %s attempt %d: %w", c.Job, c.Attempt, err)
-		case <-time.After(wait):
-		}
+	var held bool
+	err := lookUp(ctx, func(ctx context.Context) (err error) {
 		held, err = t.Leases.AttemptHoldsLease(ctx, c.Job, c.Attempt)
+		return err
+	}, func(error) bool { return false })
+	if err != nil {
+		return fmt.Errorf("checking the lease of job %s attempt %d: %w", c.Job, c.Attempt, err)
 	}
 	if !held {
 		return fmt.Errorf("credential of %q: job %s attempt %d no longer holds its lease", c.Subject, c.Job, c.Attempt)
@@ -217,7 +235,11 @@ func (t Tokens) verify(ctx context.Context, username, password string, now time.
 	if err := json.Unmarshal(payload, &c); err != nil {
 		return claims{}, "", errBadToken
 	}
-	key, err := t.Keys.RegistryKey(ctx, c.KeyID)
+	var key Key
+	err = lookUp(ctx, func(ctx context.Context) (err error) {
+		key, err = t.Keys.RegistryKey(ctx, c.KeyID)
+		return err
+	}, func(err error) bool { return errors.Is(err, ErrUnknownKey) })
 	if err != nil {
 		return claims{}, "", errBadToken
 	}

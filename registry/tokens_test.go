@@ -39,3 +39,32 @@ func TestALeaseLookupThatFailsIsTriedAgainWhileTheClientWaits(t *testing.T) {
 		t.Fatalf("lookups failing, client gone: %v after %d lookups, want the lookup's error after 1", err, leases.calls)
 	}
 }
+
+// flakyKeys fails its first lookups (the database restarting), then finds
+// the keys it holds.
+type flakyKeys struct {
+	fail, calls int
+	keys        registry.StaticKeys
+}
+
+func (k *flakyKeys) RegistryKey(ctx context.Context, id string) (registry.Key, error) {
+	k.calls++
+	if k.calls <= k.fail {
+		return registry.Key{}, errors.New("connection refused")
+	}
+	return k.keys.RegistryKey(ctx, id)
+}
+
+func TestAKeyLookupThatFailsIsTriedAgainButAnUnknownKeyIsNot(t *testing.T) {
+	user, pass := registry.IssueCredential(key, "build/b1", nil, time.Hour, time.Now())
+
+	keys := &flakyKeys{fail: 2, keys: registry.StaticKeys{key}}
+	if err := (registry.Tokens{Keys: keys}).Authorize(t.Context(), user, pass, nil); err != nil || keys.calls != 3 {
+		t.Fatalf("two failed lookups, then the key: %v after %d lookups, want authorized after 3", err, keys.calls)
+	}
+
+	keys = &flakyKeys{keys: registry.StaticKeys{}} // the key is retired
+	if err := (registry.Tokens{Keys: keys}).Authorize(t.Context(), user, pass, nil); err == nil || keys.calls != 1 {
+		t.Fatalf("unknown key: %v after %d lookups, want refused after 1", err, keys.calls)
+	}
+}

@@ -154,5 +154,8 @@ type registryKeys struct{ keys Keys }
 
 func (r registryKeys) RegistryKey(ctx context.Context, id string) (registry.Key, error) {
 	k, err := r.keys.SigningKeyByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		err = fmt.Errorf("%w: %w", registry.ErrUnknownKey, err)
+	}
 	return registry.Key(k), err
 }
