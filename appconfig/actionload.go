@@ -117,8 +117,8 @@ func (c *Config) readAction(ps *problems, file string, m map[string]any) *Action
 	for i, o := range outs {
 		key := fmt.Sprintf("sensitive_outputs[%d]", i)
 		switch {
-		case !envRE.MatchString(o):
-			ps.add(file, key, "%q is not an output name (letters, digits and '_', not starting with a digit)", o)
+		case !protocol.ValidActionOutputName(o):
+			ps.add(file, key, "%q is not an output name (letters, digits and '_', not starting with a digit, at most 128 bytes)", o)
 		case slices.Contains(a.SensitiveOutputs, o):
 			ps.add(file, key, "%q is listed twice", o)
 		default:
@@ -128,7 +128,7 @@ func (c *Config) readAction(ps *problems, file string, m map[string]any) *Action
 	env, _ := m["env_vars"].(map[string]string)
 	for _, k := range sortedKeys(env) {
 		switch {
-		case !envRE.MatchString(k):
+		case !protocol.ValidEnvName(k):
 			ps.add(file, "env_vars."+k, "%q is not a valid environment variable name (letters, digits and '_', not starting with a digit)", k)
 		case k == protocol.EnvActionOutputs:
 			ps.add(file, "env_vars."+k, "%s is set by the runner: the path of the file a step writes its outputs to", k)

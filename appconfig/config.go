@@ -169,8 +169,6 @@ var nameRE = regexp.MustCompile(`^[a-z]([a-z0-9_]{0,61}[a-z0-9])?$`)
 
 const nameRule = "must be 1-63 lowercase letters, digits and '_', starting with a letter and not ending with '_' (names are used in templates)"
 
-var envRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // Load reads and validates the config in fsys (its root is the config's
 // directory). An invalid config returns Problems, listing every problem
 // found; any other error means fsys could not be read.
@@ -465,7 +463,7 @@ func terraformModule(ps *problems, file, prefix string, m map[string]any) Terraf
 	}
 	if env, ok := m["env_vars"].(map[string]string); ok {
 		for _, k := range sortedKeys(env) {
-			if !envRE.MatchString(k) {
+			if !protocol.ValidEnvName(k) {
 				ps.add(file, prefix+"env_vars."+k, "%q is not a valid environment variable name (letters, digits and '_', not starting with a digit)", k)
 				continue
 			}

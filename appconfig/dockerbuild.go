@@ -12,6 +12,8 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
+
+	"github.com/outpost-dev/outpost/protocol"
 )
 
 // DefaultDockerfile is a docker_build's Dockerfile when the component names
@@ -65,7 +67,7 @@ func dockerBuild(ps *problems, fsys fs.FS, file string, m map[string]any) *Docke
 	if args, ok := m["build_args"].(map[string]string); ok {
 		for _, k := range sortedKeys(args) {
 			switch {
-			case !envRE.MatchString(k):
+			case !protocol.ValidEnvName(k):
 				ps.add(file, "build_args."+k, "%q is not a valid build argument name (letters, digits and '_', not starting with a digit)", k)
 			case strings.Contains(args[k], "{{"):
 				ps.add(file, "build_args."+k, "templates are not supported here: an image is built once, for every install")

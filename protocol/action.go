@@ -46,10 +46,10 @@ type ActionManifest struct {
 	TimeoutMS int64 `json:"timeout_ms"`
 }
 
-// ValidActionOutputName: an output's name is a letter or _, then letters,
-// digits and _ (a template reads it as .actions.NAME.outputs.KEY).
-func ValidActionOutputName(name string) bool {
-	if name == "" || len(name) > 128 || name[0] >= '0' && name[0] <= '9' {
+// ValidEnvName: an environment variable's name is a letter or _, then
+// letters, digits and _.
+func ValidEnvName(name string) bool {
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
 		return false
 	}
 	for _, c := range name {
@@ -59,6 +59,10 @@ func ValidActionOutputName(name string) bool {
 	}
 	return true
 }
+
+// ValidActionOutputName: an output's name follows ValidEnvName, at most 128
+// bytes (a template reads it as .actions.NAME.outputs.KEY).
+func ValidActionOutputName(name string) bool { return len(name) <= 128 && ValidEnvName(name) }
 
 // ActionOutputs is what an action step reports when it ends.
 type ActionOutputs struct {

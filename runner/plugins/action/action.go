@@ -29,7 +29,6 @@ const (
 const pipeWait = 2 * time.Second
 
 var (
-	envName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	fileName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 )
 
@@ -67,7 +66,7 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.Env)) {
 		switch {
-		case !envName.MatchString(name):
+		case !protocol.ValidEnvName(name):
 			return fmt.Errorf("env.%s: not a valid environment variable name", name)
 		case name == protocol.EnvActionOutputs:
 			return fmt.Errorf("env.%s: the runner sets it (the path of the outputs file)", name)
