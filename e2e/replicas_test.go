@@ -265,12 +265,7 @@ func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
 	addrs := make([]string, n)
 	for i := range addrs {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close() // held until all are picked, so no two are the same
-		addrs[i] = ln.Addr().String()
+		addrs[i] = testutil.FreeAddr(t) // never the same twice in one binary
 	}
 	return addrs
 }

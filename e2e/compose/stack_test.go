@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"io"
 	"net"
 	"net/http"
@@ -62,12 +63,11 @@ func newStack(t *testing.T) *stack {
 }
 
 func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := testutil.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // compose runs docker compose on the project, with the local images'

@@ -1,7 +1,13 @@
 package testutil
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -9,11 +15,51 @@ import (
 // until something takes it, one that refuses connections).
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[int]bool{}
+)
+
+// FreePort is a TCP port free now on every interface, chosen below the
+// kernel's ephemeral range: a port given to a process started later must not
+// be taken meanwhile by some client's outgoing connection (":0" picks from
+// that range). No port is handed out twice in one test binary.
+func FreePort() (int, error) {
+	lo, hi := 20000, ephemeralLow()
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	for range 200 {
+		p := lo + rand.IntN(hi-lo)
+		if handedOut[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", ":"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		handedOut[p] = true
+		return p, nil
+	}
+	return 0, fmt.Errorf("no free port in [%d, %d) after 200 tries", lo, hi)
+}
+
+// ephemeralLow is where the kernel's range for outgoing ports starts.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 21000 {
+				return n
+			}
+		}
+	}
+	return 32768
 }

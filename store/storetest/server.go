@@ -2,7 +2,7 @@ package storetest
 
 import (
 	"fmt"
-	"net"
+	"github.com/outpost-dev/outpost/internal/testutil"
 	"os"
 	"os/exec"
 	"os/user"
@@ -128,11 +128,4 @@ func chownTo(dir, name string) error {
 	return os.Chown(dir, uid, gid)
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
+func freePort() (int, error) { return testutil.FreePort() }
