@@ -20,6 +20,7 @@ type renderStore interface {
 	ListOutputs(ctx context.Context, installID string) (map[string]string, error)
 	ListInstallComponents(ctx context.Context, installID string) ([]store.InstallComponent, error)
 	GetBuildByID(ctx context.Context, buildID string) (store.Build, error)
+	LatestActionOutputs(ctx context.Context, installID string, actions []string) (map[string]store.ActionOutputs, error)
 }
 
 // renderer loads what a job is rendered from: the app config version an
@@ -125,8 +126,9 @@ func (r *renderer) installData(ctx context.Context, installID string) (store.Ins
 	return inst, cfg, data, err
 }
 
-// renderData gathers what templates may read: the install's inputs and the
-// outputs its sandbox and components have now.
+// renderData gathers what templates may read: the install's inputs, the
+// outputs its sandbox and components have now, and those of the latest
+// succeeded run of each action the templates read.
 func (r *renderer) renderData(ctx context.Context, cfg *appconfig.Config, inst store.Install) (appconfig.Data, error) {
 	given, sensitive := map[string]string{}, map[string]bool{}
 	for _, in := range inst.Inputs {
@@ -158,7 +160,33 @@ func (r *renderer) renderData(ctx context.Context, cfg *appconfig.Config, inst s
 			d.Components[name] = vals
 		}
 	}
-	return d, nil
+	d.Actions, err = r.actionOutputs(ctx, cfg, inst.ID)
+	return d, err
+}
+
+// actionOutputs reads the outputs of the install's latest succeeded run of
+// each action cfg's templates read; the sealed ones are sensitive.
+func (r *renderer) actionOutputs(ctx context.Context, cfg *appconfig.Config, installID string) (map[string]appconfig.ActionOutputs, error) {
+	names := cfg.ActionsRead()
+	if len(names) == 0 {
+		return nil, nil
+	}
+	runs, err := r.store.LatestActionOutputs(ctx, installID, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]appconfig.ActionOutputs, len(runs))
+	for name, ao := range runs {
+		vals := make(map[string]appconfig.Value, len(ao.Outputs)+len(ao.SensitiveOutputs))
+		for k, v := range ao.Outputs {
+			vals[k] = appconfig.Value{Value: v}
+		}
+		for k, v := range ao.SensitiveOutputs {
+			vals[k] = appconfig.Value{Value: v, Sensitive: true}
+		}
+		out[name] = appconfig.ActionOutputs{RunID: ao.RunID, Outputs: vals}
+	}
+	return out, nil
 }
 
 // deployedVersion is the config version the install's component was

@@ -45,6 +45,12 @@ type Config struct {
 	fsys          fs.FS
 	builds        *buildKeys // BuildKey's answers
 	policies      []protocol.PolicyModule
+
+	// badActions are actions whose file could not be read: references to
+	// them are not checked. readsActions are the actions whose outputs
+	// templates read (ActionsRead).
+	badActions   map[string]bool
+	readsActions map[string]bool
 }
 
 // App is the [app] table.
@@ -174,7 +180,7 @@ const nameRule = "must be 1-63 lowercase letters, digits and '_', starting with 
 // found; any other error means fsys could not be read.
 func Load(fsys fs.FS) (*Config, error) {
 	var ps problems
-	c := &Config{fsys: fsys, byName: map[string]*Component{}, builds: &buildKeys{done: map[string]BuildInput{}}}
+	c := &Config{fsys: fsys, byName: map[string]*Component{}, readsActions: map[string]bool{}, builds: &buildKeys{done: map[string]BuildInput{}}}
 	if err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -196,6 +202,7 @@ func Load(fsys fs.FS) (*Config, error) {
 	}
 	c.readComponents(&ps)
 	c.readActions(&ps)
+	c.markBadActions()
 
 	if c.Sandbox.Source != "" {
 		c.Sandbox.Module = c.readModule(&ps, ConfigFile, "sandbox.source", c.Sandbox.Source)

@@ -21,6 +21,10 @@ type Data struct {
 	SandboxOutputs map[string]Value
 	// Components are the outputs of deployed components, by component.
 	Components map[string]map[string]Value
+	// Actions are the outputs of the install's latest succeeded run of
+	// each action the templates read (see Config.ActionsRead); an action
+	// never run successfully is not there.
+	Actions map[string]ActionOutputs
 
 	// actionInputs are an action run's inputs (RenderActionEnv).
 	actionInputs map[string]Value
@@ -45,6 +49,9 @@ func (d Data) Sensitive() []string {
 	for _, outs := range d.Components {
 		add(outs)
 	}
+	for _, ao := range d.Actions {
+		add(ao.Outputs)
+	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -61,11 +68,16 @@ func (d Data) templateData() map[string]any {
 	for name, outs := range d.Components {
 		cmps[name] = map[string]any{"outputs": plain(outs)}
 	}
+	actions := make(map[string]any, len(d.Actions))
+	for name, ao := range d.Actions {
+		actions[name] = map[string]any{"outputs": plain(ao.Outputs)}
+	}
 	return map[string]any{
 		"install":    map[string]any{"id": d.InstallID, "name": d.InstallName, "inputs": plain(d.Inputs)},
 		"sandbox":    map[string]any{"outputs": plain(d.SandboxOutputs)},
 		"components": cmps,
 		"action":     map[string]any{"inputs": plain(d.actionInputs)},
+		"actions":    actions,
 	}
 }
 
@@ -315,6 +327,11 @@ func (c *Config) renderString(ps *problems, o owner, key, s string, d Data, data
 			val, found = d.actionInputs[r.name]
 			if !found {
 				return fail("input %q of the action has no value", r.name)
+			}
+		case refActionOutput:
+			var msg string
+			if val, msg = c.actionOutput(d, r); msg != "" {
+				return fail("%s", msg)
 			}
 		}
 		secret = secret || val.Sensitive || declared

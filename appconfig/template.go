@@ -10,7 +10,7 @@ import (
 
 // refHelp names, for error messages, the data templates see.
 const refHelp = "templates can use .install.inputs.<name>, .install.id, .install.name, " +
-	".sandbox.outputs.<name> and .components.<component>.outputs.<name>"
+	".sandbox.outputs.<name>, .components.<component>.outputs.<name> and .actions.<action>.outputs.<name>"
 
 // parseTemplate parses one templated string; name is its key, for messages.
 func parseTemplate(name, s string) (*template.Template, error) {
@@ -136,13 +136,15 @@ const (
 	refInput
 	refSandboxOutput
 	refComponentOutput
-	refActionInput // .action.inputs.<name>, in an action's templates
+	refActionInput  // .action.inputs.<name>, in an action's templates
+	refActionOutput // .actions.<action>.outputs.<name>: its latest succeeded run's
 )
 
 // ref is a checked reference.
 type ref struct {
 	kind      refKind
 	component string // of a refComponentOutput
+	action    string // of a refActionOutput
 	name      string // the input or output
 }
 
@@ -184,6 +186,8 @@ func (c *Config) classify(o owner, p []string) (r ref, msg string) {
 		return r, fmt.Sprintf("unknown reference %s: %s", shown, refHelp)
 	case "action":
 		return c.classifyAction(o, p)
+	case "actions":
+		return c.classifyActionOutput(p)
 	case "sandbox":
 		if o.sandbox() {
 			return r, fmt.Sprintf("%s: the sandbox cannot use its own outputs", shown)
@@ -250,6 +254,20 @@ func (c *Config) classifyAction(o owner, p []string) (ref, string) {
 		return ref{}, fmt.Sprintf("%s: no input %q is declared in %s (inputs: %s)", shown, p[2], o.action.File, quotedList(o.action.InputNames()))
 	}
 	return ref{kind: refActionInput, name: p[2]}, ""
+}
+
+// classifyActionOutput checks a reference to an output of an action's
+// latest succeeded run: the action must be in the config; its outputs are
+// whatever its steps write, known only once it has run.
+func (c *Config) classifyActionOutput(p []string) (ref, string) {
+	shown := "." + strings.Join(p, ".")
+	if len(p) != 4 || p[2] != "outputs" {
+		return ref{}, fmt.Sprintf("%s must name an action output: .actions.<action>.outputs.<name>", shown)
+	}
+	if _, ok := c.Action(p[1]); !ok && !c.badActions[p[1]] {
+		return ref{}, fmt.Sprintf("%s: no action %q (actions: %s)", shown, p[1], quotedList(c.ActionNames()))
+	}
+	return ref{kind: refActionOutput, action: p[1], name: p[3]}, ""
 }
 
 // eachString calls f for every string within a variable's value, with its
@@ -320,6 +338,9 @@ func (cmp *Component) templatedSettings() []templated {
 func (c *Config) checkTemplates(ps *problems, o owner, settings []templated) map[string]string {
 	implied := map[string]string{}
 	c.eachRef(ps, o, settings, func(key string, r ref) {
+		if r.kind == refActionOutput {
+			c.readsActions[r.action] = true
+		}
 		if r.kind == refComponentOutput {
 			if _, seen := implied[r.component]; !seen {
 				implied[r.component] = key
