@@ -277,6 +277,12 @@ func TestSyncInvalidConfig(t *testing.T) {
 		{"sandbox env var the runner sets itself", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(t, f, "outpost.toml", "[sandbox.variables]", "[sandbox.env_vars]\nTF_HTTP_ADDRESS = \"http://state\"\n[sandbox.variables]")
 		}, "outpost.toml", "sandbox.env_vars.TF_HTTP_ADDRESS", "the runner sets TF_HTTP_ADDRESS itself: terraform's state backend is the control plane's"},
+		{"env var of the runner's own", func(t *testing.T, f fstest.MapFS) {
+			replaceIn(t, f, "components/api.toml", "[env_vars]", "[env_vars]\nOUTPOST_KUBE_ASSETS = \"/opt/kube\"")
+		}, "components/api.toml", "env_vars.OUTPOST_KUBE_ASSETS", "the runner sets OUTPOST_KUBE_ASSETS itself: OUTPOST_* are the runner's own settings"},
+		{"unknown action in a template", func(t *testing.T, f fstest.MapFS) {
+			replaceIn(t, f, "components/api.toml", "[env_vars]", "[env_vars]\nSCHEMA = \"{{ .actions.migrate.outputs.version }}\"")
+		}, "components/api.toml", "env_vars.SCHEMA", `.actions.migrate.outputs.version: no action "migrate" (actions: "hello")`},
 		{"another app's config", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(t, f, "outpost.toml", `name = "demo"`, `name = "shop"`)
 		}, "outpost.toml", "app.name", `the config is for app "shop", but app ` + app.ID + ` is "demo"`},

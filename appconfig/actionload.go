@@ -132,6 +132,9 @@ func (c *Config) readAction(ps *problems, file string, m map[string]any) *Action
 			ps.add(file, "env_vars."+k, "%q is not a valid environment variable name (letters, digits and '_', not starting with a digit)", k)
 		case k == protocol.EnvActionOutputs:
 			ps.add(file, "env_vars."+k, "%s is set by the runner: the path of the file a step writes its outputs to", k)
+		case strings.HasPrefix(k, "OUTPOST_"):
+			ps.add(file, "env_vars."+k, "%s is set by the runner: OUTPOST_* are its own (OUTPOST_JOB_ID, OUTPOST_OUTPUTS, "+
+				"OUTPOST_STEP_<STEP>_<KEY> for earlier steps' outputs); name the variable otherwise", k)
 		default:
 			a.EnvVars[k] = env[k]
 		}

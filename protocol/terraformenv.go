@@ -39,6 +39,8 @@ var terraformRunnerEnv = []runnerEnv{
 	{name: "TF_APPEND_USER_AGENT", why: whyArgs},
 	{name: "TF_DISABLE_PLUGIN_TLS", why: whyArgs},
 	{name: "TF_SKIP_PROVIDER_VERIFY", why: whyArgs},
+	{name: "OUTPOST_", prefix: true, why: "OUTPOST_* are the runner's own settings for a job (OUTPOST_JOB_ID, OUTPOST_TERRAFORM, " +
+		"OUTPOST_TERRAFORM_INIT_CACHE, OUTPOST_KUBE_ASSETS, OUTPOST_PLAN_POLICIES…): name the variable otherwise"},
 }
 
 // TerraformRunnerEnv says why a terraform job may not set the environment

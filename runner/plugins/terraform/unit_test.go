@@ -377,16 +377,30 @@ func TestValidateEnv(t *testing.T) {
 			t.Errorf("%s: error %v, want %q…", name, err, want)
 		}
 		if name != "TF_CLI_CONFIG_FILE" && !strings.HasPrefix(name, "TF_HTTP_") && name != "CHECKPOINT_DISABLE" &&
-			len(tfexec.ProhibitedEnv(map[string]string{name: ""})) == 0 {
+			!strings.HasPrefix(name, "OUTPOST_") && len(tfexec.ProhibitedEnv(map[string]string{name: ""})) == 0 {
 			t.Errorf("%s: listed as terraform-exec's, which does not refuse it", name)
 		}
 	}
 	if err := New().Validate(manifest("TF_VAR_region")); err == nil || !strings.Contains(err.Error(), "variables go in variables") {
 		t.Errorf("TF_VAR_region: error %v", err)
 	}
-	for _, name := range []string{"AWS_REGION", "TF_PLUGIN_CACHE_DIR", "TF_HTTPX"} {
+	for _, name := range []string{"AWS_REGION", "TF_PLUGIN_CACHE_DIR", "TF_HTTPX", "KUBECONFIG"} {
 		if err := New().Validate(manifest(name)); err != nil {
 			t.Errorf("%s refused: %v", name, err)
+		}
+	}
+}
+
+// Every variable the runner puts in a terraform job's environment itself
+// is on the list the control plane refuses at sync, so the two cannot
+// drift apart.
+func TestRunnerSetEnvIsListed(t *testing.T) {
+	o := Options{Binary: "/bin/terraform", CLIConfig: "/etc/tf.rc", KubeAssets: "/k", KubeAssetsWait: time.Minute}
+	env := append(o.Env("/cache"), "OUTPOST_JOB_ID=job_1", envCheckpoint+"=1", envHTTPAddress+"=x", envHTTPPass+"=x")
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if protocol.TerraformRunnerEnv(name) == "" {
+			t.Errorf("the runner sets %s, which a component's env_vars may set too", name)
 		}
 	}
 }
