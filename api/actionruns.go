@@ -5,8 +5,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -63,4 +65,28 @@ func (s *Server) getActionRun(c echo.Context) error {
 		return err
 	}
 	return s.answerActionRun(c, http.StatusOK, run)
+}
+
+// cancelActionRun cancels a run's workflow: its running step's job is
+// cancelled (the runner stops its process) and the workflow records the
+// run's end (cancelled) itself; a run that has already finished is a
+// conflict.
+func (s *Server) cancelActionRun(c echo.Context) error {
+	run, err := installChild(s, c, "run", "action run", s.store.GetActionRun,
+		func(r store.ActionRun) string { return r.InstallID })
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	asked, err := s.cancelWorkflow(ctx, "action run", run.WorkflowID, store.ActionRunDone(run), func() (bool, error) {
+		run, err = s.store.GetActionRun(ctx, run.OrgID, run.ID)
+		return store.ActionRunDone(run), err
+	})
+	switch {
+	case err != nil:
+		return err
+	case asked:
+		return s.answerActionRun(c, http.StatusAccepted, run)
+	}
+	return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "action run %s has already finished (%s)", run.ID, run.Status)
 }

@@ -273,6 +273,12 @@ func (s *Server) routeTable() []route {
 			summary:     "Get an action run with its steps",
 			description: "Each step names its job: follow its log with the job-logs route. Sensitive inputs and outputs show as (sensitive).",
 			status:      200, result: wire.ActionRun{}}},
+		{post, "/installs/:id/action-runs/:run/cancel", s.cancelActionRun, operation{need: permExec, id: "cancelActionRun", tag: "actions",
+			summary: "Cancel an action run",
+			description: "Cancels the run's workflow: its running step's job is cancelled (the runner stops its process: SIGTERM, " +
+				"then SIGKILL), the steps after it are skipped, and the run ends cancelled. Answers at once (poll the run); one " +
+				"that has already finished is 409.",
+			status: 202, result: wire.ActionRun{}, errors: []int{409, 503}}},
 		{get, "/installs/:id/commands", s.listCommands, operation{need: permRead, id: "listCommands", tag: "commands",
 			summary: "List an install's commands", query: []queryParam{limitParam}, status: 200, result: wire.CommandList{}}},
 		{get, "/installs/:id/commands/:cmd", s.getCommand, operation{need: permRead, id: "getCommand", tag: "commands",

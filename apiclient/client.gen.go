@@ -361,6 +361,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/installs/{id}/action-runs/{run} (the `GetActionRun` operationId).
 	GetActionRun(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CancelActionRun Cancel an action run
+	//
+	// Cancels the run's workflow: its running step's job is cancelled (the runner stops its process: SIGTERM, then SIGKILL), the steps after it are skipped, and the run ends cancelled. Answers at once (poll the run); one that has already finished is 409.
+	//
+	// Corresponds with POST /v1/installs/{id}/action-runs/{run}/cancel (the `CancelActionRun` operationId).
+	CancelActionRun(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListActions List the actions of the install's config version
 	//
 	// List the actions of the install's config version.
@@ -1752,6 +1759,23 @@ func (c *Client) GetInstall(ctx context.Context, id string, reqEditors ...Reques
 // Corresponds with GET /v1/installs/{id}/action-runs/{run} (the `GetActionRun` operationId).
 func (c *Client) GetActionRun(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetActionRunRequest(c.Server, id, run)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelActionRun Cancel an action run
+//
+// Cancels the run's workflow: its running step's job is cancelled (the runner stops its process: SIGTERM, then SIGKILL), the steps after it are skipped, and the run ends cancelled. Answers at once (poll the run); one that has already finished is 409.
+//
+// Corresponds with POST /v1/installs/{id}/action-runs/{run}/cancel (the `CancelActionRun` operationId).
+func (c *Client) CancelActionRun(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelActionRunRequest(c.Server, id, run)
 	if err != nil {
 		return nil, err
 	}
@@ -4749,6 +4773,47 @@ func NewGetActionRunRequest(server string, id string, run string) (*http.Request
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelActionRunRequest constructs an http.Request for the CancelActionRun method
+func NewCancelActionRunRequest(server string, id string, run string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/action-runs/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -8264,6 +8329,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/installs/{id}/action-runs/{run} (the `GetActionRun` operationId).
 	GetActionRunWithResponse(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*GetActionRunResponse, error)
 
+	// CancelActionRunWithResponse Cancel an action run
+	//
+	// Cancels the run's workflow: its running step's job is cancelled (the runner stops its process: SIGTERM, then SIGKILL), the steps after it are skipped, and the run ends cancelled. Answers at once (poll the run); one that has already finished is 409.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/action-runs/{run}/cancel (the `CancelActionRun` operationId).
+	CancelActionRunWithResponse(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*CancelActionRunResponse, error)
+
 	// ListActionsWithResponse List the actions of the install's config version
 	//
 	// List the actions of the install's config version.
@@ -11168,6 +11242,82 @@ func (r GetActionRunResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetActionRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CancelActionRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ActionRun
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CancelActionRunResponse) GetJSON202() *ActionRun {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelActionRunResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelActionRunResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelActionRunResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelActionRunResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelActionRunResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelActionRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelActionRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelActionRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelActionRunResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16772,6 +16922,21 @@ func (c *ClientWithResponses) GetActionRunWithResponse(ctx context.Context, id s
 	return ParseGetActionRunResponse(rsp)
 }
 
+// CancelActionRunWithResponse Cancel an action run
+//
+// Cancels the run's workflow: its running step's job is cancelled (the runner stops its process: SIGTERM, then SIGKILL), the steps after it are skipped, and the run ends cancelled. Answers at once (poll the run); one that has already finished is 409.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/action-runs/{run}/cancel (the `CancelActionRun` operationId).
+func (c *ClientWithResponses) CancelActionRunWithResponse(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*CancelActionRunResponse, error) {
+	rsp, err := c.CancelActionRun(ctx, id, run, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelActionRunResponse(rsp)
+}
+
 // ListActionsWithResponse List the actions of the install's config version
 //
 // List the actions of the install's config version.
@@ -19831,6 +19996,67 @@ func ParseGetActionRunResponse(rsp *http.Response) (*GetActionRunResponse, error
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelActionRunResponse parses an HTTP response from a CancelActionRunWithResponse call
+func ParseCancelActionRunResponse(rsp *http.Response) (*CancelActionRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelActionRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ActionRun
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -3,7 +3,10 @@
 // components and its actions) and the terraform modules, helm charts, values
 // files and action scripts it points at. Actions (actions/<name>.toml) are
 // checked like the rest; Action.CheckRunInputs types a run's inputs and
-// RenderActionEnv renders an action's environment.
+// RenderActionEnv renders an action's environment. Any template may read
+// the outputs of an install's latest succeeded run of an action
+// (.actions.<action>.outputs.<name>): Data.Actions holds them, for the
+// actions ActionsRead names.
 //
 // Load (or FromArchive, for a synced version) validates a config as a whole
 // and returns every problem at once (Problems), each naming the file, the key

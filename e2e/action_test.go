@@ -92,7 +92,8 @@ func TestActionRunsOnTheRunner(t *testing.T) {
 }
 
 // The same with outpostctl: list the actions, run one with --input and
-// --wait, list its runs, show it; a bad input and a failed run exit non-zero.
+// --wait, list its runs, show it; a bad input and a failed run exit non-zero;
+// cancel a run (--wait: exit 6, cancelled), then again (exit 5).
 func TestCLIActions(t *testing.T) {
 	s, c := newCLIStack(t)
 	s.startRunner()
@@ -115,4 +116,9 @@ func TestCLIActions(t *testing.T) {
 	}
 	c.fails(1, "inputs.color", "actions", "run", inst, "check", "--input", "target=x", "--input", "color=red")
 	c.fails(6, "failed", "actions", "run", inst, "breaks", "--wait")
+
+	var slow wire.ActionRun
+	c.json("", &slow, "actions", "run", inst, "slow")
+	c.fails(6, "cancelled", "actions", "cancel", inst, slow.ID, "--wait")
+	c.fails(5, "already finished (cancelled)", "actions", "cancel", inst, slow.ID)
 }

@@ -13,8 +13,8 @@ import (
 )
 
 func (c *cli) actionsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "actions", Short: "List, run and show the vendor's actions on an install's runner"}
-	cmd.AddCommand(c.actionsListCmd(), c.actionsRunCmd(), c.actionsRunsCmd(), c.actionsShowCmd())
+	cmd := &cobra.Command{Use: "actions", Short: "List, run, show and cancel the vendor's actions on an install's runner"}
+	cmd.AddCommand(c.actionsListCmd(), c.actionsRunCmd(), c.actionsRunsCmd(), c.actionsShowCmd(), c.actionsCancelCmd())
 	return cmd
 }
 
