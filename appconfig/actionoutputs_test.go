@@ -118,3 +118,24 @@ func TestActionOutputProblems(t *testing.T) {
 		}
 	}
 }
+
+// A chart's values read action outputs as a module's variables do: the
+// sealed one is a sensitive value, redacted.
+func TestActionOutputsInHelmValues(t *testing.T) {
+	files := mixed()
+	files["actions/migrate.toml"] = file("[[triggers]]\ntype = \"manual\"\n[[steps]]\nname = \"m\"\ncommand = [\"/bin/true\"]\n")
+	replace(files, "components/frontend.toml", "[values.ingress]", "[values.schema]\nversion = \"{{ .actions.migrate.outputs.version }}\"\n"+
+		"key = \"{{ .actions.migrate.outputs.session_key }}\"\n[values.ingress]")
+	c := load(t, files)
+	r, err := c.RenderHelmValues("frontend", migrateRan(helmData(t, c)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(r.Values), `"schema":{"key":"sk-90d2","version":"3"}`) || !r.IsSensitive("values.schema.key") ||
+		r.IsSensitive("values.schema.version") {
+		t.Errorf("values %s, sensitive %v", r.Values, r.Sensitive)
+	}
+	if red := r.Redacted(); strings.Contains(string(red.Values), "sk-90d2") {
+		t.Errorf("redacted values show the sealed output: %s", red.Values)
+	}
+}
