@@ -123,8 +123,11 @@ func (r *Runner) readComponentHealth(ctx context.Context) {
 // on stdin (they hold kubeconfigs).
 func (r *Runner) readHealth(ctx context.Context, targets []protocol.HealthTarget) ([]protocol.ComponentHealth, error) {
 	bin := r.cfg.jobExecutables[protocol.JobTypeHelm]
-	if bin == "" {
+	switch {
+	case bin == "":
 		return nil, fmt.Errorf("this runner has no %s to read the cluster with", HelmJobBinary)
+	case !slices.Contains(r.capabilities, protocol.JobTypeHelm):
+		return nil, fmt.Errorf("this runner's customer policy does not allow helm jobs: it does not read the cluster")
 	}
 	in, err := json.Marshal(targets)
 	if err != nil {
