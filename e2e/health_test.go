@@ -45,4 +45,30 @@ func (s *stack) checkWebHealth(inst string) {
 		}
 	}
 	t.Logf("install health: %s because %s %s: %s", h.Health.State, h.Health.Component, h.Health.Object, h.Health.Condition)
+	s.checkHealthCLI(inst)
+}
+
+// checkHealthCLI shows the same with outpostctl health: the install's
+// components and transitions, and the fleet filtered by label.
+func (s *stack) checkHealthCLI(inst string) {
+	t := s.t
+	t.Helper()
+	c := newCLI(t, s)
+	out := c.ok("", "health", inst)
+	if !strings.Contains(out, "degraded since") || !strings.Contains(out, "web  ") || !strings.Contains(out, "Deployment/demo/web: rollout in progress") ||
+		!strings.Contains(out, "→degraded") {
+		t.Errorf("outpostctl health %s:\n%s", inst, out)
+	}
+	var h wire.InstallHealth
+	if c.json("", &h, "health", inst); h.Health.State != protocol.HealthDegraded {
+		t.Errorf("outpostctl health %s -o json: %+v", inst, h)
+	}
+	if fleet := c.ok("", "health"); !strings.Contains(fleet, inst) || !strings.Contains(fleet, "degraded since") {
+		t.Errorf("outpostctl health (the fleet):\n%s", fleet)
+	}
+	var none []wire.InstallListItem
+	if c.json("", &none, "health", "--label", "tier=nothing-has-this"); len(none) != 0 {
+		t.Errorf("outpostctl health --label tier=nothing-has-this: %+v; want none", none)
+	}
+	t.Logf("outpostctl health %s:\n%s", inst, out)
 }
