@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/outpost-dev/outpost/api/wire"
@@ -53,7 +54,11 @@ func (s *stack) checkWebHealth(inst string) {
 func (s *stack) checkHealthCLI(inst string) {
 	t := s.t
 	t.Helper()
-	c := newCLI(t, s)
+	tt, ok := t.(*testing.T)
+	if !ok {
+		return // the CLI's helpers take a test, not a benchmark
+	}
+	c := newCLI(tt, s)
 	out := c.ok("", "health", inst)
 	if !strings.Contains(out, "degraded since") || !strings.Contains(out, "web  ") || !strings.Contains(out, "Deployment/demo/web: rollout in progress") ||
 		!strings.Contains(out, "→degraded") {
