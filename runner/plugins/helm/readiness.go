@@ -2,6 +2,7 @@ package helm
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -113,7 +114,7 @@ func describe(c map[string]any) string {
 		s += " (" + r + ")"
 	}
 	if m, _ := c["message"].(string); m != "" {
-		s += ": " + m
+		s += ": " + strings.TrimSuffix(m, ".")
 	}
 	return s
 }
