@@ -106,9 +106,15 @@ func (s *Server) listInstalls(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	health, err := s.installsHealth(c, insts, runners)
+	if err != nil {
+		return err
+	}
 	out := make([]wire.InstallListItem, len(insts))
 	for i, inst := range insts {
 		out[i] = withSummary(installView(inst, runnerOf[inst.ID]), sums[inst.ID])
+		h := health[inst.ID]
+		out[i].Health = &h
 	}
 	return c.JSON(http.StatusOK, wire.InstallList{Installs: out})
 }

@@ -568,6 +568,13 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/installs/{id}/drift-schedule (the `SetDriftSchedule` operationId).
 	SetDriftSchedule(ctx context.Context, id string, body SetDriftScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetInstallHealth Get an install's health
+	//
+	// The worst of its helm components' health as its runner reads it, each component's, and their latest transitions (newest first); unknown while the runner is offline.
+	//
+	// Corresponds with GET /v1/installs/{id}/health (the `GetInstallHealth` operationId).
+	GetInstallHealth(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PatchInstallInputsWithBody Set, change or remove some of the install's inputs
 	//
 	// Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
@@ -2216,6 +2223,23 @@ func (c *Client) SetDriftScheduleWithBody(ctx context.Context, id string, conten
 // Corresponds with PUT /v1/installs/{id}/drift-schedule (the `SetDriftSchedule` operationId).
 func (c *Client) SetDriftSchedule(ctx context.Context, id string, body SetDriftScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetDriftScheduleRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetInstallHealth Get an install's health
+//
+// The worst of its helm components' health as its runner reads it, each component's, and their latest transitions (newest first); unknown while the runner is offline.
+//
+// Corresponds with GET /v1/installs/{id}/health (the `GetInstallHealth` operationId).
+func (c *Client) GetInstallHealth(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInstallHealthRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5592,6 +5616,40 @@ func NewSetDriftScheduleRequestWithBody(server string, id string, contentType st
 	return req, nil
 }
 
+// NewGetInstallHealthRequest constructs an http.Request for the GetInstallHealth method
+func NewGetInstallHealthRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/health", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPatchInstallInputsRequest calls the generic PatchInstallInputs builder with application/json body
 func NewPatchInstallInputsRequest(server string, id string, body PatchInstallInputsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -8553,6 +8611,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/installs/{id}/drift-schedule (the `SetDriftSchedule` operationId).
 	SetDriftScheduleWithResponse(ctx context.Context, id string, body SetDriftScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*SetDriftScheduleResponse, error)
+
+	// GetInstallHealthWithResponse Get an install's health
+	//
+	// The worst of its helm components' health as its runner reads it, each component's, and their latest transitions (newest first); unknown while the runner is offline.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/health (the `GetInstallHealth` operationId).
+	GetInstallHealthWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetInstallHealthResponse, error)
 
 	// PatchInstallInputsWithBodyWithResponse Set, change or remove some of the install's inputs
 	//
@@ -12583,6 +12650,68 @@ func (r SetDriftScheduleResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetDriftScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetInstallHealthResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InstallHealth
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetInstallHealthResponse) GetJSON200() *InstallHealth {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetInstallHealthResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetInstallHealthResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetInstallHealthResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInstallHealthResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInstallHealthResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInstallHealthResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInstallHealthResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17297,6 +17426,21 @@ func (c *ClientWithResponses) SetDriftScheduleWithResponse(ctx context.Context, 
 	return ParseSetDriftScheduleResponse(rsp)
 }
 
+// GetInstallHealthWithResponse Get an install's health
+//
+// The worst of its helm components' health as its runner reads it, each component's, and their latest transitions (newest first); unknown while the runner is offline.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/health (the `GetInstallHealth` operationId).
+func (c *ClientWithResponses) GetInstallHealthWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetInstallHealthResponse, error) {
+	rsp, err := c.GetInstallHealth(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInstallHealthResponse(rsp)
+}
+
 // PatchInstallInputsWithBodyWithResponse Set, change or remove some of the install's inputs
 //
 // Checked against the inputs the app's latest config declares: a value of the wrong type, an undeclared input or a required one removed is a 422 naming it (field set[i].value, set[i].name or remove[i]), and nothing changes. An accepted change that changes something is the install's next inputs version (it records the names, never the values); sensitive values are never shown (an input the config declares sensitive is stored so). Nothing is deployed unless apply is set: then the update_inputs operation starts with the change (operation); while any operation runs the inputs cannot change (409).
@@ -21082,6 +21226,53 @@ func ParseSetDriftScheduleResponse(rsp *http.Response) (*SetDriftScheduleRespons
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetInstallHealthResponse parses an HTTP response from a GetInstallHealthWithResponse call
+func ParseGetInstallHealthResponse(rsp *http.Response) (*GetInstallHealthResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInstallHealthResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InstallHealth
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	}
 

@@ -162,6 +162,30 @@ func (e CommandStatus) Valid() bool {
 	}
 }
 
+// Defines values for ComponentHealthState.
+const (
+	ComponentHealthStateDegraded  ComponentHealthState = "degraded"
+	ComponentHealthStateHealthy   ComponentHealthState = "healthy"
+	ComponentHealthStateUnhealthy ComponentHealthState = "unhealthy"
+	ComponentHealthStateUnknown   ComponentHealthState = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the ComponentHealthState enum.
+func (e ComponentHealthState) Valid() bool {
+	switch e {
+	case ComponentHealthStateDegraded:
+		return true
+	case ComponentHealthStateHealthy:
+		return true
+	case ComponentHealthStateUnhealthy:
+		return true
+	case ComponentHealthStateUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConfigActionTriggerOperation.
 const (
 	DeployComponent   ConfigActionTriggerOperation = "deploy_component"
@@ -360,6 +384,30 @@ func (e CustomerPolicyDestroy) Valid() bool {
 	case CustomerPolicyDestroyConsent:
 		return true
 	case CustomerPolicyDestroyDeny:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InstallHealthSummaryState.
+const (
+	InstallHealthSummaryStateDegraded  InstallHealthSummaryState = "degraded"
+	InstallHealthSummaryStateHealthy   InstallHealthSummaryState = "healthy"
+	InstallHealthSummaryStateUnhealthy InstallHealthSummaryState = "unhealthy"
+	InstallHealthSummaryStateUnknown   InstallHealthSummaryState = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the InstallHealthSummaryState enum.
+func (e InstallHealthSummaryState) Valid() bool {
+	switch e {
+	case InstallHealthSummaryStateDegraded:
+		return true
+	case InstallHealthSummaryStateHealthy:
+		return true
+	case InstallHealthSummaryStateUnhealthy:
+		return true
+	case InstallHealthSummaryStateUnknown:
 		return true
 	default:
 		return false
@@ -858,6 +906,23 @@ type Component struct {
 	UpdatedAt    time.Time              `json:"updated_at"`
 }
 
+// ComponentHealth ComponentHealth is one helm component's health as its runner last read it (unknown while the runner is offline).
+type ComponentHealth struct {
+	Component string `json:"component"`
+
+	// Condition why, as Type=Status (Reason): message, or what could not be read
+	Condition *string `json:"condition,omitempty"`
+
+	// Object the object whose readiness decided the state, as Kind/namespace/name
+	Object     *string              `json:"object,omitempty"`
+	ReportedAt time.Time            `json:"reported_at"`
+	Since      time.Time            `json:"since"`
+	State      ComponentHealthState `json:"state"`
+}
+
+// ComponentHealthState defines model for ComponentHealth.State.
+type ComponentHealthState string
+
 // ComponentList ComponentList is an app's components.
 type ComponentList struct {
 	Components []Component `json:"components"`
@@ -1249,6 +1314,18 @@ type Health struct {
 	Status string `json:"status"`
 }
 
+// HealthTransition HealthTransition is one change of a component's state.
+type HealthTransition struct {
+	At        time.Time `json:"at"`
+	Component string    `json:"component"`
+	Condition *string   `json:"condition,omitempty"`
+
+	// From "" for its first report
+	From   *string `json:"from,omitempty"`
+	Object *string `json:"object,omitempty"`
+	To     string  `json:"to"`
+}
+
 // Input Input is one of an install's inputs: a sensitive one without its value.
 type Input struct {
 	Name      string `json:"name"`
@@ -1303,8 +1380,11 @@ type Install struct {
 
 	// Drifted in the list only: the sandbox and components the drift checks found drifted
 	Drifted *[]string `json:"drifted,omitempty"`
-	Id      string    `json:"id"`
-	Inputs  []Input   `json:"inputs"`
+
+	// Health in the list only: the install's health (GET /installs/{id}/health)
+	Health *InstallHealthSummary `json:"health,omitempty"`
+	Id     string                `json:"id"`
+	Inputs []Input               `json:"inputs"`
 
 	// InputsVersion counts the accepted changes of the inputs
 	InputsVersion *int `json:"inputs_version,omitempty"`
@@ -1344,6 +1424,31 @@ type InstallComponent struct {
 type InstallComponentList struct {
 	Components []InstallComponent `json:"components"`
 }
+
+// InstallHealth InstallHealth is GET /installs/{id}/health: the install's health, its components' and their latest transitions, newest first.
+type InstallHealth struct {
+	Components []ComponentHealth `json:"components"`
+
+	// Health InstallHealthSummary is an install's health (docs/architecture/health.md): the worst of its components', or unknown while its runner is offline or before any component reported.
+	Health      InstallHealthSummary `json:"health"`
+	InstallId   string               `json:"install_id"`
+	Transitions []HealthTransition   `json:"transitions"`
+}
+
+// InstallHealthSummary InstallHealthSummary is an install's health (docs/architecture/health.md): the worst of its components', or unknown while its runner is offline or before any component reported.
+type InstallHealthSummary struct {
+	// Component why: the component, object and condition that decided it
+	Component *string `json:"component,omitempty"`
+	Condition *string `json:"condition,omitempty"`
+	Object    *string `json:"object,omitempty"`
+
+	// Since when it took this state, as far as is known (null: never reported)
+	Since *time.Time                `json:"since,omitempty"`
+	State InstallHealthSummaryState `json:"state"`
+}
+
+// InstallHealthSummaryState defines model for InstallHealthSummary.State.
+type InstallHealthSummaryState string
 
 // InstallList InstallList is the org's installs, each with its newest operation and its drifted parts.
 type InstallList struct {
@@ -1586,8 +1691,11 @@ type NewInstall struct {
 
 	// Drifted in the list only: the sandbox and components the drift checks found drifted
 	Drifted *[]string `json:"drifted,omitempty"`
-	Id      string    `json:"id"`
-	Inputs  []Input   `json:"inputs"`
+
+	// Health in the list only: the install's health (GET /installs/{id}/health)
+	Health *InstallHealthSummary `json:"health,omitempty"`
+	Id     string                `json:"id"`
+	Inputs []Input               `json:"inputs"`
 
 	// InputsVersion counts the accepted changes of the inputs
 	InputsVersion *int `json:"inputs_version,omitempty"`

@@ -159,7 +159,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 		iv = protocol.Intervals{ClaimWaitMS: 2000, JobHeartbeatMS: 500, LeaseMS: 4000, RunnerHeartbeatMS: 2000}
 	}
 	ctx, g := startGateway(t, gateway.Config{Store: s, Logger: log, Intervals: iv, ReapInterval: 250 * time.Millisecond, TouchInterval: time.Second,
-		MaxJobLogBytes: o.logQuota})
+		MaxJobLogBytes: o.logQuota, HealthInterval: time.Second})
 	tc := dialTemporal(t, log)
 	st := &stack{t: t, store: s, client: tc, queue: "e2e-" + strings.ReplaceAll(t.Name(), "/", "-")}
 	st.gw = httptest.NewServer(g.Handler())

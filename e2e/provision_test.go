@@ -312,6 +312,8 @@ func TestProvisionExampleAppEndToEnd(t *testing.T) {
 	}
 	s.checkInstallRegistryHoldsBuilds(inst, comps)
 
+	// The runner reads the chart's health in the install's cluster.
+	s.checkWebHealth(inst)
 	// The helm chart, after the api, in the install's cluster.
 	s.checkWebChart(inst, op, outs.Outputs["api"]["url"].Value.(string))
 

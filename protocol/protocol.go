@@ -125,6 +125,12 @@ type RunnerHeartbeatRequest struct {
 	// its pause and consents.
 	Policy   *CustomerPolicy `json:"policy,omitempty"`
 	Customer *CustomerState  `json:"customer,omitempty"`
+	// HealthSpec is the version of the HealthSpec the runner holds
+	// (HealthSpecNone before it has one; "" from a runner that does not
+	// read health: it is sent none); Health the components whose health
+	// changed since it last reported them (health.go).
+	HealthSpec string            `json:"health_spec,omitempty"`
+	Health     []ComponentHealth `json:"health,omitempty"`
 }
 
 // ConnectionError is one failed call of the runner to the gateway.
@@ -146,6 +152,9 @@ type RunnerHeartbeatResponse struct {
 	HealthCheck bool      `json:"health_check,omitempty"`
 	RunnerID    string    `json:"runner_id"`
 	Intervals   Intervals `json:"intervals"`
+	// Health is what the runner checks, when it differs from the version
+	// it holds (RunnerHeartbeatRequest.HealthSpec; health.go).
+	Health *HealthSpec `json:"health,omitempty"`
 }
 
 // ClaimRequest asks for at most one job. The gateway answers 200 with a Job,

@@ -58,6 +58,8 @@ type Runner struct {
 	customer *customerSide
 	// metrics are served on the health address (metrics.go).
 	metrics *runnerMetrics
+	// health is component health (componenthealth.go).
+	health *componentHealth
 }
 
 // New checks cfg and returns a runner; it does not contact the gateway yet.
@@ -78,6 +80,7 @@ func New(cfg Config) (*Runner, error) {
 		prio:         newPriorities(),
 		intervals:    defaultIntervals,
 		slots:        newJobSlots(cfg.Concurrency),
+		health:       newComponentHealth(),
 	}
 	r.metrics = newRunnerMetrics(r)
 	r.gw.conn.counted = r.metrics.gatewayErrors
@@ -142,6 +145,7 @@ func (r *Runner) Run(ctx context.Context) error {
 
 	go r.heartbeats(heartbeatCtx, stopRun)
 	go r.watchCustomer(heartbeatCtx)
+	go r.readComponentHealth(heartbeatCtx)
 	var jobs sync.WaitGroup
 	start := func(job protocol.Job, claimedAt time.Time, sl *slot, draining <-chan struct{}) {
 		s := r.newSupervisor(job, claimedAt, workDir, stopJobs)
@@ -277,9 +281,13 @@ func (r *Runner) heartbeatRequest() protocol.RunnerHeartbeatRequest {
 	policy := r.cfg.Policy
 	policy.Concurrency = r.cfg.Concurrency
 	report, state := policy.Report(slices.DeleteFunc(slices.Clone(r.capabilities), func(c string) bool { return !isJobType(c) })), r.customer.report()
+	var req protocol.RunnerHeartbeatRequest
+	r.health.request(&req) // componenthealth.go
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return protocol.RunnerHeartbeatRequest{
+		HealthSpec:   req.HealthSpec,
+		Health:       req.Health,
 		Policy:       &report,
 		Customer:     &state,
 		Version:      Version,
@@ -301,6 +309,7 @@ func (r *Runner) sendHeartbeat(ctx context.Context) error {
 	}
 	r.setIntervals(resp.Intervals)
 	healthCheck{r}.answered(req, resp, false)
+	r.health.answered(req, resp)
 	r.mu.Lock()
 	if r.report == req.Update {
 		r.report = nil

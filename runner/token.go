@@ -45,6 +45,7 @@ func (r *Runner) authenticate(ctx context.Context) error {
 		}
 		r.setIntervals(resp.Intervals)
 		healthCheck{r}.answered(req, resp, true)
+		r.health.answered(req, resp)
 		return nil
 	case strings.HasPrefix(token, protocol.RegistrationTokenPrefix):
 		return r.register(ctx, token)

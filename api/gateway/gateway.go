@@ -74,6 +74,9 @@ type Config struct {
 	MaxJobLogBytes int64
 	// Metrics is told of claims and completions; nil tells nothing.
 	Metrics Metrics
+	// HealthInterval is how often runners read their components' health
+	// (default DefaultHealthInterval; componenthealth.go).
+	HealthInterval time.Duration
 }
 
 // Metrics records what the gateway sees happen to jobs (package metrics
@@ -127,6 +130,8 @@ type runnerState struct {
 	// paused: the runner said its customer paused it (no job is handed out).
 	customer string
 	paused   bool
+	// health is the runner's component health spec (componenthealth.go).
+	health healthSpecState
 	// endedRound is the claim round the runner's last heartbeat ended
 	// (protocol.RunnerHeartbeatRequest.EndRound).
 	endedRound string
@@ -165,6 +170,9 @@ func New(cfg Config) *Gateway {
 	}
 	if cfg.AuthCacheTTL <= 0 {
 		cfg.AuthCacheTTL = 10 * time.Minute
+	}
+	if cfg.HealthInterval <= 0 {
+		cfg.HealthInterval = DefaultHealthInterval
 	}
 	if cfg.EmptyTTL <= 0 {
 		cfg.EmptyTTL = 10 * time.Minute
@@ -452,6 +460,9 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 		}
 	}
 	resp := protocol.RunnerHeartbeatResponse{RunnerID: r.ID, Intervals: g.iv}
+	if err := g.componentHealth(c.Request().Context(), r, st, req, &resp); err != nil {
+		return err
+	}
 	if req.AskHealthCheck {
 		pending, err := g.store.RunnerHealthCheckPending(c.Request().Context(), r.ID, req.Version)
 		if err != nil {

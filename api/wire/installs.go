@@ -69,6 +69,8 @@ type Install struct {
 	LastOperation *LastOperation `json:"last_operation,omitempty" nullable:"true"`
 	// in the list only: the sandbox and components the drift checks found drifted
 	Drifted []string `json:"drifted,omitempty"`
+	// in the list only: the install's health (GET /installs/{id}/health)
+	Health *InstallHealthSummary `json:"health,omitempty" nullable:"true"`
 }
 
 // LastOperation is an install's newest operation, as the list of installs
@@ -94,8 +96,9 @@ type InstallList struct {
 // when none) and drifted are always there. Its schema is Install's.
 type InstallListItem struct {
 	Install
-	LastOperation *LastOperation `json:"last_operation"`
-	Drifted       []string       `json:"drifted"`
+	LastOperation *LastOperation        `json:"last_operation"`
+	Drifted       []string              `json:"drifted"`
+	Health        *InstallHealthSummary `json:"health"`
 }
 
 // NewInstall is an install as created, with its runner's one-time

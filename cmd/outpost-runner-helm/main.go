@@ -37,6 +37,8 @@ const usage = `Usage:
   outpost-runner-helm deployment-image --deployment NAMESPACE/NAME [--set IMAGE]
       Print the runner container's image of the Deployment, then set it to IMAGE
       (internal: the runner's self-update in helm mode).
+  outpost-runner-helm health < TARGETS.json
+      Print the health of each helm release on stdin (internal: component health).
   outpost-runner-helm version
       Print the version.
 `
@@ -57,5 +59,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}, stderr)
 		},
 		"deployment-image": func(args []string) int { return deploymentImage(args, stdout, stderr) },
+		"health":           func([]string) int { return health(os.Stdin, stdout, stderr) },
 	})
 }

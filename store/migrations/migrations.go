@@ -43,6 +43,9 @@ var All = []Migration{
 	{25, "users, roles, sessions, scoped tokens", v25},
 	{26, "action runs and their steps", v26},
 	{27, "notification subscriptions and deliveries", v27},
+	{28, "reserved", reserved},
+	{29, "reserved", reserved},
+	{30, "component health and its transitions", v30},
 }
 
 // reserved stands for another branch's migration until it is merged.
