@@ -59,6 +59,10 @@ func TestDashboardRunsAnAction(t *testing.T) {
 	if html := b.html(); strings.Contains(html, key) {
 		t.Fatal("the page holds the sensitive key")
 	}
+	b.run(time.Minute, chromedp.EmulateViewport(390, 844))
+	if w := eval[int](b, "document.documentElement.scrollWidth"); w > 390 {
+		t.Fatalf("on a 390px phone the install page with its actions is %dpx wide", w)
+	}
 
 	var list wire.ActionRunList
 	if code := s.do("GET", "/v1/installs/"+s.install.ID+"/actions/check/runs", nil, &list); code != http.StatusOK || len(list.Runs) != 1 {

@@ -71,6 +71,10 @@ func TestDashboardNotifications(t *testing.T) {
 	b.click(`[data-subscription="ops-hook"] details summary`)
 	b.text(`[data-subscription="ops-hook"] tr[data-delivery]`, "delivered", time.Minute)
 	b.screenshot("dashboard-notifications")
+	b.run(time.Minute, chromedp.EmulateViewport(390, 844))
+	if w := eval[int](b, "document.documentElement.scrollWidth"); w > 390 {
+		t.Fatalf("on a 390px phone the Notifications page is %dpx wide", w)
+	}
 
 	b.click(`[data-subscription="ops-hook"] button[data-delete]`)
 	b.click("#confirm-ok")
