@@ -10,6 +10,7 @@ import { appsView } from "./appsview.js";
 import { appView } from "./appview.js";
 import { releasesView } from "./releases.js";
 import { runnersView } from "./runners.js";
+import { notificationsView } from "./notifications.js";
 
 const POLL_MS = 3000;
 const view = document.getElementById("view");
@@ -24,6 +25,7 @@ const routes = [
   [/^#\/apps\/([\w-]+)$/, appView],
   [/^#\/apps$/, appsView],
   [/^#\/runners$/, runnersView],
+  [/^#\/notifications$/, notificationsView],
 ];
 
 function route() {

@@ -1,17 +1,20 @@
 // An install: its components and their status, outputs (sensitive ones
 // masked: the API never sends their values), inputs, operations with their
-// steps, and the actions the API allows, each confirmed first.
+// steps, the buttons the API allows, each confirmed first, and the app's
+// actions with their runs (actions.js).
 import * as api from "./api.js";
 import { h, badge, when, duration, confirm, errorBox } from "./ui.js";
 import { componentsView } from "./components.js";
 import { stepsTable, jobsOf } from "./steps.js";
+import { loadActions, actionsPanel } from "./actions.js";
 
 async function load([id], state) {
   state.open ||= new Set();
   const base = `/installs/${id}`;
-  const [inst, comps, outputs, ops, drift, windows, bundles] = await Promise.all([
+  const [inst, comps, outputs, ops, drift, windows, bundles, acts] = await Promise.all([
     api.get(base), api.get(`${base}/components`), api.get(`${base}/outputs`), api.get(`${base}/operations?limit=10`),
-    api.get(`${base}/drift`), api.get(`${base}/maintenance-windows`), api.get(`${base}/support-bundles?limit=10`)]);
+    api.get(`${base}/drift`), api.get(`${base}/maintenance-windows`), api.get(`${base}/support-bundles?limit=10`),
+    loadActions(base, state.actions ||= {})]);
   const [app, runner] = await Promise.all([
     api.get(`/apps/${inst.data.app_id}`),
     inst.data.runner ? api.get(`/runners/${inst.data.runner.id}`) : Promise.resolve({ data: null, changed: false })]);
@@ -21,10 +24,10 @@ async function load([id], state) {
   const wanted = list.filter((op, i) => i === 0 || state.open.has(op.id));
   const full = await Promise.all(wanted.map((op) => api.get(`${base}/operations/${op.id}`)));
   const detail = new Map(full.map((f) => [f.data.id, f.data]));
-  const changed = [inst, comps, outputs, ops, drift, windows, bundles, app, runner, ...full].some((r) => r.changed);
+  const changed = [inst, comps, outputs, ops, drift, windows, bundles, acts, app, runner, ...full].some((r) => r.changed);
   return { changed, data: { inst: inst.data, app: app.data, runner: runner.data, components: comps.data.components,
     outputs: outputs.data.outputs, ops: list.map((op) => detail.get(op.id) || op), drift: drift.data.components,
-    windows: windows.data, bundles: bundles.data.support_bundles } };
+    windows: windows.data, bundles: bundles.data.support_bundles, actions: acts.data } };
 }
 
 function render(d, _params, state, reload) {
@@ -54,6 +57,8 @@ function render(d, _params, state, reload) {
     inputsView(inst.inputs),
     h("h2", {}, "Operations"),
     operations(d.ops, state, reload),
+    h("h2", {}, "Actions"),
+    actionsPanel(d.actions, base, state.actions, reload),
     h("h2", {}, "Support bundles"),
     bundlesView(inst, d.bundles, act));
 }

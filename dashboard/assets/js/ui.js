@@ -70,6 +70,13 @@ export function errorBox(err) {
   return h("p", { class: "error", role: "alert" }, err.message || String(err));
 }
 
+// refusal is a refused change's message, with the field the API named
+// (inputs.target, url…) when the message does not say it.
+export function refusal(err) {
+  const msg = err.message || String(err);
+  return errorBox({ message: err.field && !msg.includes(err.field) ? `${err.field}: ${msg}` : msg });
+}
+
 // svg is h for SVG elements (the dependency graph).
 export function svg(tag, attrs, ...children) {
   const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
