@@ -43,6 +43,7 @@ var All = []Migration{
 	{25, "users, roles, sessions, scoped tokens", v25},
 	{26, "action runs and their steps", v26},
 	{27, "notification subscriptions and deliveries", v27},
+	{28, "action runs of lifecycle hooks linked to their operation", v28},
 }
 
 // reserved stands for another branch's migration until it is merged.
