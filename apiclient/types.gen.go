@@ -2147,7 +2147,7 @@ type SetRolesRequest struct {
 	Roles []RoleBinding `json:"roles"`
 }
 
-// Step Step is one user-visible step of an operation: the sandbox or one component, planned then applied.
+// Step Step is one user-visible step of an operation: the sandbox or one component, planned then applied, or a lifecycle hook running an action ("before:migrate", "after:warm:api").
 type Step struct {
 	Add *int `json:"add,omitempty"`
 

@@ -331,7 +331,7 @@ var docs = map[string]string{
 	"Session":                                         "Session is what the dashboard's page learns of its session: never the token, only the CSRF token its changes must repeat.",
 	"SessionRequest":                                  "SessionRequest signs in to the dashboard as a user of an org.",
 	"SetRolesRequest":                                 "SetRolesRequest replaces a user's roles.",
-	"Step":                                            "Step is one user-visible step of an operation: the sandbox or one component, planned then applied.",
+	"Step":                                            "Step is one user-visible step of an operation: the sandbox or one component, planned then applied, or a lifecycle hook running an action (\"before:migrate\", \"after:warm:api\").",
 	"Step.After":                                      "the steps this one runs after (for a destroy, the reverse of the dependencies)",
 	"Step.BuildID":                                    "the build a component step deploys",
 	"Step.DecidedBy":                                  "who decided: the user's name (a token's, for a token made before users)",
