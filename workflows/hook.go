@@ -52,7 +52,7 @@ func (s *step) runHookAction(ctx workflow.Context) stepOutcome {
 	if err := call(shortActivity(ctx), contract.RecordHookRun, s.opID, s.spec.Name).Get(ctx, &plan); err != nil {
 		return s.end(ctx, status.StepFailed, "recording the hook's run: "+rootMessage(err))
 	}
-	s.setStatus(ctx, status.StepApplying, "action run "+plan.RunID)
+	s.setStatus(ctx, status.StepApplying, "")
 	perStep := time.Duration(plan.StepTimeoutMS)*time.Millisecond + 15*time.Minute
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:               contract.ActionRunWorkflowID(plan.InstallID, plan.Action, plan.RunID),
