@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -22,8 +25,32 @@ func (a *Actions) RecordHookRun(ctx context.Context, opID, step string) (contrac
 		if run, err = a.createHookRun(ctx, opID, step); err != nil {
 			return contract.ActionRunPlan{}, err
 		}
+		if err := a.refuseByPolicy(ctx, run); err != nil {
+			return contract.ActionRunPlan{}, err
+		}
+	}
+	if run.Status == status.JobFailed && store.ActionRunDone(run) { // refused by the runner's policy
+		return contract.ActionRunPlan{}, temporal.NewNonRetryableApplicationError(run.Error, "ActionRefused", nil)
 	}
 	return a.LoadActionRun(ctx, run.ID)
+}
+
+// refuseByPolicy ends a hook's run failed, before any job, when the
+// install's runner, by its customer's policy as it last reported it, does
+// not run the action (a runner that reported none checks each job itself).
+func (a *Actions) refuseByPolicy(ctx context.Context, run store.ActionRun) error {
+	r, err := a.store.GetInstallRunner(ctx, run.OrgID, run.InstallID)
+	if err != nil || r.CustomerPolicy == nil {
+		return err
+	}
+	refused := r.CustomerPolicy.AllowsAction(run.Action)
+	if refused == nil {
+		return nil
+	}
+	if err := a.store.FinishActionRun(ctx, run.ID, status.JobFailed, refused.Error()); err != nil {
+		return err
+	}
+	return temporal.NewNonRetryableApplicationError(refused.Error(), "ActionRefused", nil)
 }
 
 // createHookRun records a new run for RecordHookRun; the hook's action and

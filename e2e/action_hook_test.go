@@ -36,7 +36,7 @@ func TestLifecycleHooksRunInTheOperation(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	s.syncConfig("testdata/hook-app")
 	gate := filepath.Join(t.TempDir(), "open")
-	inst, _ := s.newInstall("cust-hooks", map[string]any{"gate_file": gate})
+	inst, _ := s.newInstall("cust-hooks", map[string]any{"name": "gate_file", "value": gate})
 
 	op := s.waitOp(inst, s.startOp(inst, "/provision", nil).ID, 5*time.Minute)
 	if op.Status != status.OpFailed || !strings.Contains(op.Error, "before:gate") {
@@ -62,10 +62,13 @@ func TestLifecycleHooksRunInTheOperation(t *testing.T) {
 		t.Errorf("the gate's log lacks its message")
 	}
 
+	s.replay(op.WorkflowID)
+
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	op = s.provisioned(inst, 5*time.Minute)
+	s.replay(op.WorkflowID)
 	if st := op.step(t, "after:report:api"); st.Status != status.StepSucceeded || !slices.Contains(st.After, "api") {
 		t.Fatalf("after:report:api %+v, want succeeded after api", st)
 	}
@@ -84,4 +87,5 @@ func TestLifecycleHooksRunInTheOperation(t *testing.T) {
 	if report := s.hookRun(inst, "report", op.ID); report.Steps[0].Outputs["url"] != url {
 		t.Fatalf("report's run after the deploy %+v, want api's url %v", report, url)
 	}
+	s.replay(op.WorkflowID)
 }

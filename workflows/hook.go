@@ -50,7 +50,7 @@ func (s *step) runHook(ctx workflow.Context) stepOutcome {
 func (s *step) runHookAction(ctx workflow.Context) stepOutcome {
 	var plan contract.ActionRunPlan
 	if err := call(shortActivity(ctx), contract.RecordHookRun, s.opID, s.spec.Name).Get(ctx, &plan); err != nil {
-		return s.end(ctx, status.StepFailed, "recording the hook's run: "+rootMessage(err))
+		return s.end(ctx, status.StepFailed, fmt.Sprintf("action %s: %s", s.spec.Hook.Action, rootMessage(err)))
 	}
 	s.setStatus(ctx, status.StepApplying, "")
 	perStep := time.Duration(plan.StepTimeoutMS)*time.Millisecond + 15*time.Minute

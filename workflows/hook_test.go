@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
@@ -29,10 +31,17 @@ func hook(name, when string, continueOnFailure bool, after ...string) contract.S
 
 // mockHooks plays the hooks' runs; fails names the actions whose step
 // exits non-zero.
-func (f *fakeInstall) mockHooks(fails ...string) {
+func (f *fakeInstall) mockHooks(fails ...string) { f.mockHookRuns("", fails...) }
+
+// mockHookRuns is mockHooks, the runner's policy refusing action refused.
+func (f *fakeInstall) mockHookRuns(refused string, fails ...string) {
 	f.env.RegisterWorkflow(ActionRun)
 	f.env.OnActivity(contract.RecordHookRun, mockAny, "op_1", mockAny).Return(func(_ context.Context, _, step string) (contract.ActionRunPlan, error) {
 		_, action, _ := contract.ParseHookStep(step)
+		if action == refused {
+			return contract.ActionRunPlan{}, temporal.NewNonRetryableApplicationError(
+				`the customer's runner does not allow action "`+action+`" (allowed: check)`, "ActionRefused", nil)
+		}
 		return contract.ActionRunPlan{RunID: "run-" + action, InstallID: "ins_1", Action: action, Steps: []string{"run"}, StepTimeoutMS: 1000}, nil
 	}).Maybe()
 	f.env.OnActivity(contract.LoadActionRun, mockAny, mockAny).Return(func(_ context.Context, runID string) (contract.ActionRunPlan, error) {
@@ -161,4 +170,17 @@ func (f *fakeInstall) lastMessage(step string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.messages[step]
+}
+
+// A hook the runner's policy refuses fails like a failing one, saying why.
+func TestRefusedBeforeHookStopsTheOperation(t *testing.T) {
+	f := newFakeInstall(t, hookPlan(hook("before:migrate", "", false)))
+	f.mockHookRuns("migrate")
+	f.run()
+	f.wantSteps(contract.OperationResult{Steps: f.final()}, map[string]status.Step{"before:migrate": status.StepFailed,
+		"sandbox": status.StepSkipped, "api": status.StepSkipped})
+	f.wantFinished(status.OpFailed, `before:migrate: action migrate: the customer's runner does not allow action "migrate" (allowed: check)`, "failed")
+	if jobs := f.jobs(); len(jobs) != 0 {
+		t.Fatalf("jobs %q; want none", jobs)
+	}
 }
