@@ -184,3 +184,24 @@ func TestRefusedBeforeHookStopsTheOperation(t *testing.T) {
 		t.Fatalf("jobs %q; want none", jobs)
 	}
 }
+
+// A component's hooks where its step runs only if it renders differently
+// (after a changed step): unchanged, neither hook runs; changed, both do.
+func TestComponentHooksOfAStepThatMayBeUnchanged(t *testing.T) {
+	for _, changed := range []bool{false, true} {
+		st := steps("sandbox", "api<sandbox,before:migrate:api")
+		st[1].IfChanged = true
+		plan := contract.OperationPlan{Kind: store.OpUpdateInputs, ApprovalMode: status.ApproveAll, Steps: []contract.StepSpec{
+			st[0], hook("before:migrate:api", "", false, "sandbox"), st[1], hook("after:warm:api", "always", false, "api")}}
+		f := newFakeInstall(t, plan)
+		f.mockHooks()
+		f.env.OnActivity(contract.StepRenderChanged, mockAny, "op_1", "api").Return(changed, nil)
+		res := f.run()
+		want := map[string]status.Step{"sandbox": status.StepSucceeded, "before:migrate:api": status.StepUnchanged,
+			"api": status.StepUnchanged, "after:warm:api": status.StepUnchanged}
+		if changed {
+			want = allSucceeded("sandbox", "before:migrate:api", "api", "after:warm:api")
+		}
+		f.wantSteps(res, want)
+	}
+}
