@@ -103,18 +103,23 @@ func (c *cli) showOperation(op apiclient.Operation, inst string, deps map[string
 // after-hook below it and its before-hook beside it; the operation's own
 // before-hooks are at the top, its after-hooks below the first step.
 func withHookDeps(deps map[string][]string, op apiclient.Operation) map[string][]string {
+	hooks := map[string][]string{}
 	if op.Steps == nil {
+		return deps
+	}
+	for _, s := range *op.Steps {
+		if _, _, ok := contract.ParseHookStep(s.Name); ok && s.After != nil {
+			hooks[s.Name] = *s.After
+		}
+	}
+	if len(hooks) == 0 {
 		return deps
 	}
 	out := maps.Clone(deps)
 	if out == nil {
 		out = map[string][]string{}
 	}
-	for _, s := range *op.Steps {
-		if _, _, ok := contract.ParseHookStep(s.Name); ok && s.After != nil {
-			out[s.Name] = *s.After
-		}
-	}
+	maps.Copy(out, hooks)
 	return out
 }
 
