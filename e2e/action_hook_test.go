@@ -31,7 +31,9 @@ func (s *stack) hookRun(inst, action, opID string) wire.ActionRun {
 // Lifecycle hooks on a real runner: a before-provision hook that fails
 // stops the provision (sandbox and api skipped naming it, the operation
 // failed naming it); once it passes, api's after-deploy hook runs after
-// api and reads api's output, in the provision and in a deploy of api.
+// api and reads api's output, in the provision and in a deploy of api. A
+// runner whose customer allows only report refuses gate: that provision
+// fails the same way, saying why, and no gate job is queued.
 func TestLifecycleHooksRunInTheOperation(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	s.syncConfig("testdata/hook-app")
@@ -88,4 +90,16 @@ func TestLifecycleHooksRunInTheOperation(t *testing.T) {
 		t.Fatalf("report's run after the deploy %+v, want api's url %v", report, url)
 	}
 	s.replay(op.WorkflowID)
+
+	refusing, _ := s.newInstallWithRunner("cust-refuses", []string{"OUTPOST_ACTIONS=report"}, map[string]any{"name": "gate_file", "value": gate})
+	s.runnerOf(refusing, "the runner's policy", func(customerView) bool { return true })
+	op = s.waitOp(refusing, s.startOp(refusing, "/provision", nil).ID, 5*time.Minute)
+	const why = `the customer's runner does not allow action "gate" (allowed: report)`
+	if op.Status != status.OpFailed || !strings.Contains(op.Error, "before:gate: action gate: "+why) ||
+		op.step(t, "sandbox").Status != status.StepSkipped {
+		t.Fatalf("provision on a runner refusing gate: %s %q %+v", op.Status, op.Error, op.Steps)
+	}
+	if run := s.hookRun(refusing, "gate", op.ID); run.Status != "failed" || run.Error != why || run.Steps[0].JobID != nil {
+		t.Fatalf("refused gate's run %+v, want failed saying why, no job", run)
+	}
 }
