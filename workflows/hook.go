@@ -75,7 +75,8 @@ func (s *step) runHookAction(ctx workflow.Context) stepOutcome {
 // and says whether it runs ("" outcome) or how it ends without running: a
 // component's hook when the component's step did not run (skipped,
 // unchanged, cancelled, denied); then by its When: success runs only if
-// every step it follows succeeded, failure only if one did not, always.
+// every step it follows succeeded, failure only if one did not, always (a
+// hook among them that did not run counts for neither).
 func (s *scheduler) afterHookGate(ctx workflow.Context, st contract.StepSpec) (status.Step, string) {
 	_ = workflow.Await(ctx, func() bool {
 		for _, d := range st.After {
@@ -99,7 +100,11 @@ func (s *scheduler) afterHookGate(ctx workflow.Context, st contract.StepSpec) (s
 	}
 	notOK := ""
 	for _, d := range st.After {
-		if o, ok := s.outcomes[d]; !ok || !s.ok(d, o) {
+		o, ok := s.outcomes[d]
+		if ok && s.specs[d].Hook != nil && (o.Status == status.StepSkipped || o.Status == status.StepUnchanged) {
+			continue // a hook that did not run (its own when, its component not run): what it follows decides
+		}
+		if !ok || !s.ok(d, o) {
 			notOK = d
 			break
 		}

@@ -205,3 +205,18 @@ func TestComponentHooksOfAStepThatMayBeUnchanged(t *testing.T) {
 		f.wantSteps(res, want)
 	}
 }
+
+// The operation's after-hook (when = success) runs though a component's
+// after-hook (when = failure) did not: a hook that did not run is no
+// failure.
+func TestAfterHookIgnoresHooksThatDidNotRun(t *testing.T) {
+	st := steps("sandbox", "api<sandbox")
+	plan := contract.OperationPlan{Kind: store.OpProvision, ApprovalMode: status.ApproveAll, Steps: []contract.StepSpec{
+		st[0], st[1], hook("after:alert:api", "failure", false, "api"),
+		hook("after:warm", "success", false, "sandbox", "api", "after:alert:api")}}
+	f := newFakeInstall(t, plan)
+	f.mockHooks()
+	res := f.run()
+	f.wantSteps(res, map[string]status.Step{"sandbox": status.StepSucceeded, "api": status.StepSucceeded,
+		"after:alert:api": status.StepSkipped, "after:warm": status.StepSucceeded})
+}
