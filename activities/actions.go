@@ -18,6 +18,9 @@ type actionStore interface {
 	GetInstallByID(ctx context.Context, id string) (store.Install, error)
 	CreateActionRun(ctx context.Context, r store.ActionRun, steps []string) (store.ActionRun, error)
 	FindActionRunByWorkflow(ctx context.Context, workflowID string) (store.ActionRun, bool, error)
+	FindHookRun(ctx context.Context, opID, step string) (store.ActionRun, bool, error)
+	GetOperationByID(ctx context.Context, opID string) (store.InstallOperation, error)
+	GetInstallRunner(ctx context.Context, orgID, installID string) (store.Runner, error)
 	GetActionRunByID(ctx context.Context, id string) (store.ActionRun, error)
 	ListActionRunSteps(ctx context.Context, runID string) ([]store.ActionRunStep, error)
 	StartActionRunStep(ctx context.Context, runID string, index int, jobID string) error

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
@@ -49,9 +50,11 @@ func (a *Operations) BeginOperation(ctx context.Context, opID string) (contract.
 	if err != nil {
 		return contract.OperationPlan{}, err
 	}
-	if err := a.sealDeclaredSensitive(ctx, op, p.ConfigVersion); err != nil {
+	cfg, err := a.sealDeclaredSensitive(ctx, op, p.ConfigVersion)
+	if err != nil {
 		return contract.OperationPlan{}, err
 	}
+	p.Steps = withHooks(op.Kind, op.PlanOnly, p.Steps, cfg.Actions)
 	p.RunnerTimeout, p.JobWait = a.cfg.RunnerTimeout, a.cfg.JobWait
 	p.Forget = op.Forget && op.Kind == contract.OpDeprovision
 	rows := make([]store.NewStep, len(p.Steps))
@@ -71,15 +74,16 @@ func (a *Operations) BeginOperation(ctx context.Context, opID string) (contract.
 }
 
 // sealDeclaredSensitive seals the install's inputs that the config version
-// the operation runs declares sensitive, though set when they were not.
-func (a *Operations) sealDeclaredSensitive(ctx context.Context, op store.InstallOperation, version int) error {
+// the operation runs declares sensitive, though set when they were not; it
+// returns that config.
+func (a *Operations) sealDeclaredSensitive(ctx context.Context, op store.InstallOperation, version int) (*appconfig.Config, error) {
 	inst, err := a.store.GetInstall(ctx, op.OrgID, op.InstallID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg, _, err := a.plan.render.installConfig(ctx, op.OrgID, inst.AppID, version)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var names []string
 	for _, in := range cfg.Inputs {
@@ -87,7 +91,7 @@ func (a *Operations) sealDeclaredSensitive(ctx context.Context, op store.Install
 			names = append(names, in.Name)
 		}
 	}
-	return a.store.MarkInputsSensitive(ctx, op.InstallID, names)
+	return cfg, a.store.MarkInputsSensitive(ctx, op.InstallID, names)
 }
 
 // installStatuses are the statuses the install takes when the operation

@@ -38,17 +38,20 @@ func (e ActionRunStatus) Valid() bool {
 
 // Defines values for ActionRunTrigger.
 const (
+	ActionRunTriggerAfter  ActionRunTrigger = "after"
+	ActionRunTriggerBefore ActionRunTrigger = "before"
 	ActionRunTriggerCron   ActionRunTrigger = "cron"
-	ActionRunTriggerHook   ActionRunTrigger = "hook"
 	ActionRunTriggerManual ActionRunTrigger = "manual"
 )
 
 // Valid indicates whether the value is a known member of the ActionRunTrigger enum.
 func (e ActionRunTrigger) Valid() bool {
 	switch e {
-	case ActionRunTriggerCron:
+	case ActionRunTriggerAfter:
 		return true
-	case ActionRunTriggerHook:
+	case ActionRunTriggerBefore:
+		return true
+	case ActionRunTriggerCron:
 		return true
 	case ActionRunTriggerManual:
 		return true
@@ -676,12 +679,18 @@ type ActionRun struct {
 	Inputs    map[string]string `json:"inputs"`
 	InstallId string            `json:"install_id"`
 
+	// OperationId a hook's run: the operation and its step that ran it
+	OperationId   *string `json:"operation_id,omitempty"`
+	OperationStep *string `json:"operation_step,omitempty"`
+
 	// StartedBy who started it ("" for a schedule)
 	StartedBy *string         `json:"started_by,omitempty"`
 	Status    ActionRunStatus `json:"status"`
 
 	// Steps the steps, in order (left out of lists)
-	Steps      *[]ActionRunStep `json:"steps,omitempty"`
+	Steps *[]ActionRunStep `json:"steps,omitempty"`
+
+	// Trigger manual, cron, or a lifecycle hook's: before or after
 	Trigger    ActionRunTrigger `json:"trigger"`
 	WorkflowId string           `json:"workflow_id"`
 }
@@ -689,7 +698,7 @@ type ActionRun struct {
 // ActionRunStatus defines model for ActionRun.Status.
 type ActionRunStatus string
 
-// ActionRunTrigger defines model for ActionRun.Trigger.
+// ActionRunTrigger manual, cron, or a lifecycle hook's: before or after
 type ActionRunTrigger string
 
 // ActionRunList ActionRunList is the runs of an install's action, newest first.
@@ -2246,7 +2255,7 @@ type SetRolesRequest struct {
 	Roles []RoleBinding `json:"roles"`
 }
 
-// Step Step is one user-visible step of an operation: the sandbox or one component, planned then applied.
+// Step Step is one user-visible step of an operation: the sandbox or one component, planned then applied, or a lifecycle hook running an action ("before:migrate", "after:warm:api").
 type Step struct {
 	Add *int `json:"add,omitempty"`
 

@@ -82,6 +82,7 @@ const (
 	EnqueueActionStepJob = "EnqueueActionStepJob"
 	FinishActionStep     = "FinishActionStep"
 	FinishActionRun      = "FinishActionRun"
+	RecordHookRun        = "RecordHookRun"
 
 	// Support bundles and logs.
 	EnqueueSupportJob   = "EnqueueSupportJob"

@@ -52,6 +52,23 @@ type StepSpec struct {
 	// IfChanged: such a step after a changed one; it runs only if its job
 	// renders differently once those have ended (StepRenderChanged).
 	IfChanged bool
+	// Hook: the step runs an action's lifecycle hook (an action run), not a
+	// component (docs/architecture/action-runs.md, Hooks).
+	Hook *Hook `json:",omitempty"`
+}
+
+// Hook is a hook step: the action it runs, before or after what.
+type Hook struct {
+	Action string
+	// Trigger is "before" or "after".
+	Trigger string
+	// Component is the step of the component whose deploy or teardown the
+	// hook surrounds ("" for the operation's own hook).
+	Component string `json:",omitempty"`
+	// When an after-hook runs: "success", "failure" or "always".
+	When string `json:",omitempty"`
+	// ContinueOnFailure: a before-hook whose failure stops nothing.
+	ContinueOnFailure bool `json:",omitempty"`
 }
 
 // RunnerCheck is RunnerOnline's answer.

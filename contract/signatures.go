@@ -88,6 +88,7 @@ var Signatures = map[string]any{
 	EnqueueActionStepJob: (func(context.Context, string, int, string) (JobRef, error))(nil),
 	FinishActionStep:     (func(context.Context, string, int, JobResult) (status.Job, error))(nil),
 	FinishActionRun:      (func(context.Context, string, status.Job, string) error)(nil),
+	RecordHookRun:        (func(context.Context, string, string) (ActionRunPlan, error))(nil),
 
 	// Support bundles and logs.
 	EnqueueSupportJob:   (func(context.Context, string, string) (JobRef, error))(nil),

@@ -25,7 +25,7 @@ type ActionRun struct {
 	InstallID     string `gorm:"size:32;not null;index:idx_action_runs_install_action" json:"install_id"`
 	Action        string `gorm:"size:100;not null;index:idx_action_runs_install_action" json:"action"`
 	ConfigVersion int    `gorm:"not null" json:"config_version"`
-	// Trigger is manual, cron or hook.
+	// Trigger is manual, cron, before or after (a lifecycle hook's).
 	Trigger string `gorm:"size:20;not null" json:"trigger"`
 	// Inputs are the run's plain inputs; SensitiveInputs its secret ones,
 	// sealed at rest in the sensitive_inputs column.
@@ -33,6 +33,10 @@ type ActionRun struct {
 	SensitiveInputs map[string]string `gorm:"-" json:"-"`
 	SealedInputs    string            `gorm:"column:sensitive_inputs;type:text;not null;default:''" json:"-"`
 	WorkflowID      string            `gorm:"size:300;not null" json:"workflow_id"`
+	// OperationID and OperationStep: the operation and its hook step that
+	// started a hook's run ("" for manual and cron runs).
+	OperationID   string `gorm:"size:32;not null;default:'';index:idx_action_runs_operation" json:"operation_id,omitempty"`
+	OperationStep string `gorm:"size:200;not null;default:'';index:idx_action_runs_operation" json:"operation_step,omitempty"`
 	Status          status.Job        `gorm:"size:20;not null" json:"status"`
 	// StartedBy names who started it (a user's or token's name, "" for a
 	// schedule); StartedByUser is the user's ID.

@@ -136,3 +136,16 @@ func (s *Store) FindActionRunByWorkflow(ctx context.Context, workflowID string) 
 	}
 	return runs[0], true, nil
 }
+
+// FindHookRun reads the run an operation's hook step recorded, if any (a
+// retried activity finds it).
+func (s *Store) FindHookRun(ctx context.Context, opID, step string) (ActionRun, bool, error) {
+	if opID == "" {
+		return ActionRun{}, false, nil // manual and cron runs have none
+	}
+	runs, err := list[ActionRun](s.db.WithContext(ctx).Limit(1), "created_at", "operation_id = ? AND operation_step = ?", opID, step)
+	if err != nil || len(runs) == 0 {
+		return ActionRun{}, false, err
+	}
+	return runs[0], true, nil
+}

@@ -128,3 +128,28 @@ func TestJobOriginOfActionRunSteps(t *testing.T) {
 		}
 	})
 }
+
+// A hook's run is found by its operation and step (a retried activity
+// finds the run it recorded); manual runs are not.
+func TestFindHookRun(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		ctx, f := context.Background(), newSealedFixture(t, d)
+		newRun(t, ctx, f)
+		if _, found, err := f.s.FindHookRun(ctx, "", ""); err != nil || found {
+			t.Fatalf("a manual run found as a hook's (%v, %v)", found, err)
+		}
+		hook, err := f.s.CreateActionRun(ctx, store.ActionRun{OrgID: f.org.ID, InstallID: f.inst.ID, Action: "migrate", ConfigVersion: 3,
+			Trigger: "before", WorkflowID: "install/" + f.inst.ID + "/action/migrate/h", OperationID: "op_1", OperationStep: "before:migrate"},
+			[]string{"plan"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, found, err := f.s.FindHookRun(ctx, "op_1", "before:migrate")
+		if err != nil || !found || got.ID != hook.ID || got.Trigger != "before" || got.OperationStep != "before:migrate" {
+			t.Fatalf("found %+v (%v, %v); want the hook's run %s", got, found, err, hook.ID)
+		}
+		if _, found, err := f.s.FindHookRun(ctx, "op_1", "after:migrate"); err != nil || found {
+			t.Fatalf("another step's run found (%v, %v)", found, err)
+		}
+	})
+}

@@ -21,7 +21,7 @@ type driftEnv struct {
 }
 
 func newDriftEnv(t *testing.T) *driftEnv {
-	f := &fakeInstall{t: t, env: newEnv(), statuses: map[string][]status.Step{}}
+	f := &fakeInstall{t: t, env: newEnv(), statuses: map[string][]status.Step{}, messages: map[string]string{}}
 	registerActivities(f.env)
 	f.env.RegisterWorkflow(DriftCheck)
 	f.plan = contract.OperationPlan{InstallID: "ins_1", Kind: contract.OpDriftCheck, Steps: steps("sandbox", "web<sandbox")}

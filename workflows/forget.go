@@ -39,6 +39,10 @@ func (s *step) leaveBehind(ctx workflow.Context, msg string) stepOutcome {
 func (s *scheduler) leaveAllBehind(ctx workflow.Context, msg string) {
 	for _, st := range s.plan.Steps {
 		s.started[st.Name] = true
+		if st.Hook != nil { // a hook leaves nothing: it did not run
+			s.outcomes[st.Name] = s.step(st).end(ctx, status.StepSkipped, "skipped: "+msg)
+			continue
+		}
 		s.outcomes[st.Name] = s.step(st).leaveBehind(ctx, msg)
 	}
 }

@@ -126,15 +126,34 @@ func (s *scheduler) startReady(ctx workflow.Context, results workflow.Channel) i
 // one that did not succeed.
 func (s *scheduler) readyToStart(st contract.StepSpec) (ready bool, blocked string) {
 	ready = true
-	for _, d := range startAfter(st, s.syncsBuild(st)) {
+	for _, d := range s.hookDeps(st, startAfter(st, s.syncsBuild(st))) {
 		o, ok := s.outcomes[d]
 		if !ok {
 			ready = false
-		} else if !status.StepOK(o.Status) {
+		} else if !s.ok(d, o) && !isAfterHook(st) { // an after-hook decides itself (afterHookGate)
 			blocked = d
 		}
 	}
 	return ready, blocked
+}
+
+// hookDeps adds to deps the hooks st comes after: a step that delivers a
+// build starts after the hooks before it too (a before-hook guards the
+// build's delivery).
+func (s *scheduler) hookDeps(st contract.StepSpec, deps []string) []string {
+	for _, d := range st.After {
+		if s.specs[d].Hook != nil && !slices.Contains(deps, d) {
+			deps = append(deps, d)
+		}
+	}
+	return deps
+}
+
+// ok: the steps after step d may go on once it ended as o; a before-hook
+// with continue_on_failure that failed stops nothing.
+func (s *scheduler) ok(d string, o stepOutcome) bool {
+	h := s.specs[d].Hook
+	return status.StepOK(o.Status) || o.Status == status.StepFailed && h != nil && h.ContinueOnFailure
 }
 
 // step is how st runs in this operation.
@@ -192,7 +211,7 @@ func (s *scheduler) waitDeps(ctx workflow.Context, st contract.StepSpec) (skippe
 		switch {
 		case !ok:
 			return "skipped: the operation stopped before " + d + " ran"
-		case !status.StepOK(o.Status):
+		case !s.ok(d, o):
 			return "skipped: " + d + " did not succeed"
 		}
 	}
@@ -202,7 +221,7 @@ func (s *scheduler) waitDeps(ctx workflow.Context, st contract.StepSpec) (skippe
 // failedDep names a step st comes after that ended without succeeding.
 func (s *scheduler) failedDep(st contract.StepSpec) string {
 	for _, d := range st.After {
-		if o, ok := s.outcomes[d]; ok && !status.StepOK(o.Status) {
+		if o, ok := s.outcomes[d]; ok && !s.ok(d, o) {
 			return d
 		}
 	}
@@ -221,7 +240,7 @@ func (s *scheduler) ahead(d string) bool {
 	}
 	for _, dd := range s.specs[d].After {
 		o, ended := s.outcomes[dd]
-		if ended && !status.StepOK(o.Status) || !ended && !s.launched[dd] {
+		if ended && !s.ok(dd, o) || !ended && !s.launched[dd] {
 			return false // d will be skipped, or is not that far yet
 		}
 	}
@@ -247,7 +266,7 @@ func (s *scheduler) prestart(ctx workflow.Context, st contract.StepSpec) bool {
 	for _, d := range st.After {
 		o, ok := s.outcomes[d]
 		switch {
-		case ok && !status.StepOK(o.Status):
+		case ok && !s.ok(d, o):
 			return false // it is skipped: waitDeps says so
 		case !ok && s.ahead(d):
 			running = true
@@ -276,6 +295,9 @@ func (s *scheduler) result(ctx workflow.Context) contract.OperationResult {
 			}
 			res.LeftBehind[st.Name] = o.LeftBehind
 		case status.StepFailed:
+			if st.Hook != nil && st.Hook.ContinueOnFailure {
+				break // shown failed, the operation went on: it does not fail it
+			}
 			res.Status = status.OpFailed
 			failures = append(failures, fmt.Sprintf("%s: %s", st.Name, o.Error))
 		case status.StepDenied:

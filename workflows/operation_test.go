@@ -48,6 +48,7 @@ type fakeInstall struct {
 	mu        sync.Mutex
 	events    []string                 // "enqueue <job>", "end <job>", "inputs <step>", "cancel <job>: <reason>"
 	statuses  map[string][]status.Step // each step's statuses, in order
+	messages  map[string]string        // each step's last message
 	jobInputs map[string]contract.TerraformJobInput
 	finished  []string                   // FinishOperation's status, error and install status
 	decisions map[string]status.Decision // what the API recorded on each step's plan
@@ -73,7 +74,7 @@ func steps(specs ...string) []contract.StepSpec {
 
 func newFakeInstall(t *testing.T, plan contract.OperationPlan) *fakeInstall {
 	f := &fakeInstall{t: t, env: newEnv(), plan: plan,
-		statuses: map[string][]status.Step{}, jobInputs: map[string]contract.TerraformJobInput{}, decisions: map[string]status.Decision{}}
+		statuses: map[string][]status.Step{}, messages: map[string]string{}, jobInputs: map[string]contract.TerraformJobInput{}, decisions: map[string]status.Decision{}}
 	f.plan.SucceededInstallStatus, f.plan.FailedInstallStatus, f.plan.InterruptedInstallStatus = "active", "failed", "interrupted"
 	registerActivities(f.env)
 	f.mockOperation()
@@ -108,7 +109,7 @@ func (f *fakeInstall) mockOperation() {
 		}
 		return f.runner, nil
 	}).Maybe() // only when the runner is not online at first
-	f.env.OnActivity(contract.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step string, outcome status.Step, _ string) error {
+	f.env.OnActivity(contract.SetStepStatus, mockAny, "op_1", mockAny, mockAny, mockAny).Return(func(_ context.Context, _, step string, outcome status.Step, msg string) error {
 		if f.statusErr != nil {
 			if err := f.statusErr(step, outcome); err != nil {
 				return err
@@ -117,6 +118,7 @@ func (f *fakeInstall) mockOperation() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.statuses[step] = append(f.statuses[step], outcome)
+		f.messages[step] = msg
 		return nil
 	})
 	f.env.OnActivity(contract.StepDecision, mockAny, "op_1", mockAny).Return(func(_ context.Context, _, step string) (status.Decision, error) {

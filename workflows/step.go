@@ -29,6 +29,9 @@ type step struct {
 
 // run runs the step to its end.
 func (s *step) run(ctx workflow.Context) stepOutcome {
+	if s.spec.Hook != nil {
+		return s.runHook(ctx)
+	}
 	if out, ended := s.skipUnchanged(ctx); ended {
 		return out
 	}

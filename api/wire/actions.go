@@ -21,7 +21,11 @@ type ActionRun struct {
 	InstallID     string `json:"install_id" required:"true"`
 	Action        string `json:"action" required:"true"`
 	ConfigVersion int    `json:"config_version" required:"true"`
-	Trigger       string `json:"trigger" required:"true" enum:"manual,cron,hook"`
+	// manual, cron, or a lifecycle hook's: before or after
+	Trigger string `json:"trigger" required:"true" enum:"manual,cron,before,after"`
+	// a hook's run: the operation and its step that ran it
+	OperationID   string `json:"operation_id,omitempty"`
+	OperationStep string `json:"operation_step,omitempty"`
 	// the run's inputs; sensitive ones shown as "(sensitive)"
 	Inputs     map[string]string `json:"inputs" required:"true"`
 	WorkflowID string            `json:"workflow_id" required:"true"`

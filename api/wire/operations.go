@@ -72,7 +72,8 @@ type Operation struct {
 }
 
 // Step is one user-visible step of an operation: the sandbox or one
-// component, planned then applied.
+// component, planned then applied, or a lifecycle hook running an action
+// ("before:migrate", "after:warm:api").
 type Step struct {
 	ID      string `json:"id"`
 	Name    string `json:"name" required:"true"`

@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/outpost-dev/outpost/apiclient"
+	"github.com/outpost-dev/outpost/contract"
 )
 
 // stepRow is what `operations show` and `approve` print of a step.
@@ -68,6 +70,7 @@ func (c *cli) showOperation(op apiclient.Operation, inst string, deps map[string
 		fmt.Fprintf(c.stdout, "error: %s\n", *op.Error)
 	}
 	steps := stepRows(op)
+	deps = withHookDeps(deps, op)
 	children := map[string][]stepRow{}
 	for _, s := range steps {
 		children[parentStep(s.name, deps, steps)] = append(children[parentStep(s.name, deps, steps)], s)
@@ -93,6 +96,31 @@ func (c *cli) showOperation(op apiclient.Operation, inst string, deps map[string
 			fmt.Fprintf(c.stdout, "\nplan of %s:\n%s\n", s.name, strings.TrimRight(s.plan, "\n"))
 		}
 	}
+}
+
+// withHookDeps adds to deps (the config's, by component) what the
+// operation's hook steps run after, so that the tree shows a component's
+// after-hook below it and its before-hook beside it; the operation's own
+// before-hooks are at the top, its after-hooks below the first step.
+func withHookDeps(deps map[string][]string, op apiclient.Operation) map[string][]string {
+	hooks := map[string][]string{}
+	if op.Steps == nil {
+		return deps
+	}
+	for _, s := range *op.Steps {
+		if _, _, ok := contract.ParseHookStep(s.Name); ok && s.After != nil {
+			hooks[s.Name] = *s.After
+		}
+	}
+	if len(hooks) == 0 {
+		return deps
+	}
+	out := maps.Clone(deps)
+	if out == nil {
+		out = map[string][]string{}
+	}
+	maps.Copy(out, hooks)
+	return out
 }
 
 // parentStep is the first of name's dependencies that is a step too, or "".

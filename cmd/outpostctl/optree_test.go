@@ -137,3 +137,30 @@ func TestForgottenStepsNameWhatTheyLeftBehind(t *testing.T) {
 		t.Errorf("a step left behind is shown failed:\n%s", out.String())
 	}
 }
+
+// Hook steps show in the tree by name: a component's after-hook below the
+// component, the operation's before-hook at the top.
+func TestShowOperationTreeWithHooks(t *testing.T) {
+	var op apiclient.Operation
+	err := json.Unmarshal([]byte(`{"id": "op_1", "kind": "provision", "status": "failed", "error": "before:gate: action gate (run act_1): step check failed", "steps": [
+		{"name": "before:gate", "status": "failed", "error": "action gate (run act_1): step check failed"},
+		{"name": "sandbox", "status": "skipped", "after": ["before:gate"]},
+		{"name": "api", "status": "skipped", "after": ["sandbox", "before:gate"]},
+		{"name": "after:report:api", "status": "skipped", "after": ["api"]}]}`), &op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c := &cli{stdout: &out}
+	c.showOperation(op, "cust-a", map[string][]string{"api": nil}, false)
+	for _, w := range []string{
+		"error: before:gate: action gate (run act_1): step check failed\n",
+		"├─ before:gate          failed ",
+		"└─ api                  skipped",
+		"   └─ after:report:api  skipped",
+	} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("lacks %q:\n%s", w, out.String())
+		}
+	}
+}

@@ -45,10 +45,9 @@ type watcher struct {
 	inst   apiclient.Install
 	op     apiclient.Operation // as started: its ID and config version
 	logs   bool
-	cursor map[string]string // by job: the log cursor to read on from
-	last   map[string]string // by job: its last log line
-	levels map[string]int    // by step: its depth in the app's dependencies (stepLevels)
-	deps   map[string][]string
+	cursor map[string]string   // by job: the log cursor to read on from
+	last   map[string]string   // by job: its last log line
+	deps   map[string][]string // the app's dependencies (with the hooks': withHookDeps)
 }
 
 func newWatcher(a *api, inst apiclient.Install, op apiclient.Operation, logs bool) *watcher {
@@ -59,7 +58,6 @@ func newWatcher(a *api, inst apiclient.Install, op apiclient.Operation, logs boo
 // read fails (ctx's end included).
 func (w *watcher) run(ctx context.Context, send func(snapshot)) error {
 	w.deps = w.a.dependencies(ctx, w.inst.AppId, w.op.ConfigVersion)
-	w.levels = stepLevels(w.deps)
 	for wait := 0; ; wait = pollWait { // the first read at once
 		s, err := w.read(ctx, wait)
 		if err != nil {
@@ -77,8 +75,9 @@ func (w *watcher) read(ctx context.Context, wait int) (snapshot, error) {
 	if err != nil {
 		return snapshot{}, err
 	}
-	s := snapshot{op: *r.JSON200, body: r.Body, steps: stepsOf(*r.JSON200), logs: map[string]string{}, deps: w.deps}
-	sortSteps(s.steps, w.levels)
+	s := snapshot{op: *r.JSON200, body: r.Body, steps: stepsOf(*r.JSON200), logs: map[string]string{},
+		deps: withHookDeps(w.deps, *r.JSON200)}
+	sortSteps(s.steps, stepLevels(s.deps))
 	if !w.logs {
 		return s, nil
 	}

@@ -43,7 +43,7 @@ var All = []Migration{
 	{25, "users, roles, sessions, scoped tokens", v25},
 	{26, "action runs and their steps", v26},
 	{27, "notification subscriptions and deliveries", v27},
-	{28, "reserved", reserved},
+	{28, "action runs of lifecycle hooks linked to their operation", v28},
 	{29, "reserved", reserved},
 	{30, "component health and its transitions", v30},
 }
