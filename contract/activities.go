@@ -83,6 +83,12 @@ const (
 	FinishActionStep     = "FinishActionStep"
 	FinishActionRun      = "FinishActionRun"
 
+	// Runbook runs.
+	LoadRunbookRun    = "LoadRunbookRun"
+	BeginRunbookStep  = "BeginRunbookStep"
+	FinishRunbookStep = "FinishRunbookStep"
+	FinishRunbookRun  = "FinishRunbookRun"
+
 	// Support bundles and logs.
 	EnqueueSupportJob   = "EnqueueSupportJob"
 	FinishSupportBundle = "FinishSupportBundle"

@@ -21,7 +21,7 @@ type ActionRun struct {
 	InstallID     string `json:"install_id" required:"true"`
 	Action        string `json:"action" required:"true"`
 	ConfigVersion int    `json:"config_version" required:"true"`
-	Trigger       string `json:"trigger" required:"true" enum:"manual,cron,hook"`
+	Trigger       string `json:"trigger" required:"true" enum:"manual,cron,hook,runbook"`
 	// the run's inputs; sensitive ones shown as "(sensitive)"
 	Inputs     map[string]string `json:"inputs" required:"true"`
 	WorkflowID string            `json:"workflow_id" required:"true"`
