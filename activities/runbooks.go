@@ -150,6 +150,16 @@ func (a *Runbooks) stepOutcome(ctx context.Context, step store.RunbookRunStep, w
 	return failed, nil
 }
 
+// RunbookGateApproved reads whether the gate of step index is recorded
+// approved (the API records it before it signals).
+func (a *Runbooks) RunbookGateApproved(ctx context.Context, runID string, index int) (bool, error) {
+	steps, err := a.store.ListRunbookRunSteps(ctx, runID)
+	if err != nil {
+		return false, err
+	}
+	return index >= 0 && index < len(steps) && steps[index].ApprovedBy != "", nil
+}
+
 // FinishRunbookRun records how a run ended; steps it did not reach are
 // skipped.
 func (a *Runbooks) FinishRunbookRun(ctx context.Context, runID string, st status.Job, why string) error {

@@ -84,10 +84,13 @@ const (
 	FinishActionRun      = "FinishActionRun"
 
 	// Runbook runs.
-	LoadRunbookRun    = "LoadRunbookRun"
-	BeginRunbookStep  = "BeginRunbookStep"
-	FinishRunbookStep = "FinishRunbookStep"
-	FinishRunbookRun  = "FinishRunbookRun"
+	LoadRunbookRun   = "LoadRunbookRun"
+	BeginRunbookStep = "BeginRunbookStep"
+	// RunbookGateApproved reads whether a gate's approval is recorded: a
+	// signal alone approves nothing.
+	RunbookGateApproved = "RunbookGateApproved"
+	FinishRunbookStep   = "FinishRunbookStep"
+	FinishRunbookRun    = "FinishRunbookRun"
 
 	// Support bundles and logs.
 	EnqueueSupportJob   = "EnqueueSupportJob"

@@ -64,7 +64,7 @@ func runRunbookStep(ctx workflow.Context, plan contract.RunbookRunPlan, s contra
 	}
 	why := ""
 	if start.Workflow == "" {
-		why = awaitGate(ctx, s.Index, time.Duration(plan.GateWaitMS)*time.Millisecond, approvals)
+		why = awaitGate(ctx, plan.RunID, s.Index, time.Duration(plan.GateWaitMS)*time.Millisecond, approvals)
 	} else {
 		why = runStepWorkflow(ctx, start)
 	}
@@ -78,8 +78,10 @@ func runRunbookStep(ctx workflow.Context, plan contract.RunbookRunPlan, s contra
 }
 
 // awaitGate waits until the gate of step index is approved, at most wait;
-// it returns why it was not ("" when it was).
-func awaitGate(ctx workflow.Context, index int, wait time.Duration, approvals workflow.ReceiveChannel) string {
+// it returns why it was not ("" when it was). A signal is only a wake-up:
+// the gate opens when the store says someone approved it, so a signal sent
+// around the API is ignored.
+func awaitGate(ctx workflow.Context, runID string, index int, wait time.Duration, approvals workflow.ReceiveChannel) string {
 	approved, timedOut := false, false
 	timer := workflow.NewTimer(ctx, wait)
 	for !approved && !timedOut && ctx.Err() == nil {
@@ -87,7 +89,12 @@ func awaitGate(ctx workflow.Context, index int, wait time.Duration, approvals wo
 		sel.AddReceive(approvals, func(c workflow.ReceiveChannel, _ bool) {
 			var a contract.RunbookApproval
 			c.Receive(ctx, &a)
-			approved = a.Step == index
+			if a.Step != index {
+				return
+			}
+			if err := runLocal(ctx, contract.RunbookGateApproved, runID, index).Get(ctx, &approved); err != nil {
+				workflow.GetLogger(ctx).Warn("reading a gate's approval failed", "run", runID, "step", index, "err", err)
+			}
 		})
 		sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
 		sel.Select(ctx)

@@ -24,6 +24,7 @@ type runbookRecord struct {
 	runEnd   status.Job
 	runError string
 	at       map[string]time.Duration // when a step began, since the start
+	approved bool                     // the store says the gate is approved
 }
 
 func (r *runbookRecord) note(f func()) {
@@ -88,6 +89,9 @@ func runbookEnv(t *testing.T, done, fail map[int]bool, locked int) (*testsuite.T
 			rec.note(func() { rec.ends[i] = end.Status })
 			return end, nil
 		})
+	env.OnActivity(contract.RunbookGateApproved, mockAny, "rbr_1", 2).Return(func(context.Context, string, int) (bool, error) {
+		return rec.approved, nil
+	})
 	env.OnActivity(contract.FinishRunbookRun, mockAny, "rbr_1", mockAny, mockAny).Return(func(_ context.Context, _ string, st status.Job, why string) error {
 		rec.note(func() { rec.runEnd, rec.runError = st, why })
 		return nil
@@ -95,9 +99,10 @@ func runbookEnv(t *testing.T, done, fail map[int]bool, locked int) (*testsuite.T
 	return env, rec
 }
 
-// approveAfter signals the gate's approval (step 2) after d.
-func approveAfter(env *testsuite.TestWorkflowEnvironment, d time.Duration) {
+// approveAfter records the gate's approval (step 2) and signals it after d.
+func approveAfter(env *testsuite.TestWorkflowEnvironment, rec *runbookRecord, d time.Duration) {
 	env.RegisterDelayedCallback(func() {
+		rec.note(func() { rec.approved = true })
 		env.SignalWorkflow(contract.RunbookApproveSignal, contract.RunbookApproval{Step: 2})
 	}, d)
 }
@@ -116,11 +121,15 @@ func runbookResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) contrac
 
 func TestRunbookRunRunsEveryStepWaitingAtTheGate(t *testing.T) {
 	env, rec := runbookEnv(t, nil, nil, -1)
-	// A signal for another step does not open the gate.
+	// Neither a signal for another step nor one the store has no approval
+	// for (sent around the API) opens the gate.
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(contract.RunbookApproveSignal, contract.RunbookApproval{Step: 7})
 	}, time.Hour)
-	approveAfter(env, 3*time.Hour)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(contract.RunbookApproveSignal, contract.RunbookApproval{Step: 2})
+	}, 2*time.Hour)
+	approveAfter(env, rec, 3*time.Hour)
 	env.ExecuteWorkflow(RunbookRun, contract.RunbookRunInput{RunID: "rbr_1"})
 	res := runbookResult(t, env)
 	if res.Status != string(status.JobSucceeded) || rec.runEnd != status.JobSucceeded || rec.runError != "" {
