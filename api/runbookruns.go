@@ -47,7 +47,7 @@ func (s *Server) listRunbookRuns(c echo.Context) error {
 // installRunbookRun reads the run named in the path, if it is one of the
 // path's install's.
 func (s *Server) installRunbookRun(c echo.Context) (store.RunbookRun, error) {
-	return installChild(s, c, "run", "runbook run", s.store.GetRunbookRun, func(r store.RunbookRun) string { return r.InstallID })
+	return installChild(s, c, "runbook_run", "runbook run", s.store.GetRunbookRun, func(r store.RunbookRun) string { return r.InstallID })
 }
 
 func (s *Server) getRunbookRun(c echo.Context) error {

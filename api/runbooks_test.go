@@ -195,3 +195,14 @@ func TestRunbookRunApproveAndResume(t *testing.T) {
 		t.Errorf("runs %+v", list.Runs)
 	}
 }
+
+// matrixRunbookRun records a run of a runbook, for the authz matrix.
+func (e *testEnv) matrixRunbookRun(installID string) string {
+	e.t.Helper()
+	run, err := e.store.CreateRunbookRun(context.Background(), store.RunbookRun{OrgID: e.org.ID, InstallID: installID, Runbook: "release",
+		ConfigVersion: 1, WorkflowID: "install/" + installID + "/runbook/release/x"}, []store.RunbookRunStep{{Name: "gate", Kind: "approval"}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return run.ID
+}

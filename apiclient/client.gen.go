@@ -754,22 +754,22 @@ type ClientInterface interface {
 	//
 	// Each step names its action run or operation: follow their steps' logs there. Sensitive inputs show as (sensitive).
 	//
-	// Corresponds with GET /v1/installs/{id}/runbook-runs/{run} (the `GetRunbookRun` operationId).
-	GetRunbookRun(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/installs/{id}/runbook-runs/{runbook_run} (the `GetRunbookRun` operationId).
+	GetRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ApproveRunbookRun Approve the gate a runbook run waits at
 	//
 	// 409 when the run waits at no gate.
 	//
-	// Corresponds with POST /v1/installs/{id}/runbook-runs/{run}/approve (the `ApproveRunbookRun` operationId).
-	ApproveRunbookRun(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/approve (the `ApproveRunbookRun` operationId).
+	ApproveRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResumeRunbookRun Resume a failed runbook run from its failed step
 	//
 	// Steps that succeeded are not run again. 409 when the run has not failed or been cancelled.
 	//
-	// Corresponds with POST /v1/installs/{id}/runbook-runs/{run}/resume (the `ResumeRunbookRun` operationId).
-	ResumeRunbookRun(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/resume (the `ResumeRunbookRun` operationId).
+	ResumeRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListRunbooks List the runbooks of the install's config version
 	//
@@ -2678,9 +2678,9 @@ func (c *Client) ReprovisionInstall(ctx context.Context, id string, body Reprovi
 //
 // Each step names its action run or operation: follow their steps' logs there. Sensitive inputs show as (sensitive).
 //
-// Corresponds with GET /v1/installs/{id}/runbook-runs/{run} (the `GetRunbookRun` operationId).
-func (c *Client) GetRunbookRun(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetRunbookRunRequest(c.Server, id, run)
+// Corresponds with GET /v1/installs/{id}/runbook-runs/{runbook_run} (the `GetRunbookRun` operationId).
+func (c *Client) GetRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRunbookRunRequest(c.Server, id, runbookRun)
 	if err != nil {
 		return nil, err
 	}
@@ -2695,9 +2695,9 @@ func (c *Client) GetRunbookRun(ctx context.Context, id string, run string, reqEd
 //
 // 409 when the run waits at no gate.
 //
-// Corresponds with POST /v1/installs/{id}/runbook-runs/{run}/approve (the `ApproveRunbookRun` operationId).
-func (c *Client) ApproveRunbookRun(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewApproveRunbookRunRequest(c.Server, id, run)
+// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/approve (the `ApproveRunbookRun` operationId).
+func (c *Client) ApproveRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveRunbookRunRequest(c.Server, id, runbookRun)
 	if err != nil {
 		return nil, err
 	}
@@ -2712,9 +2712,9 @@ func (c *Client) ApproveRunbookRun(ctx context.Context, id string, run string, r
 //
 // Steps that succeeded are not run again. 409 when the run has not failed or been cancelled.
 //
-// Corresponds with POST /v1/installs/{id}/runbook-runs/{run}/resume (the `ResumeRunbookRun` operationId).
-func (c *Client) ResumeRunbookRun(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewResumeRunbookRunRequest(c.Server, id, run)
+// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/resume (the `ResumeRunbookRun` operationId).
+func (c *Client) ResumeRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeRunbookRunRequest(c.Server, id, runbookRun)
 	if err != nil {
 		return nil, err
 	}
@@ -6462,7 +6462,7 @@ func NewReprovisionInstallRequestWithBody(server string, id string, contentType 
 }
 
 // NewGetRunbookRunRequest constructs an http.Request for the GetRunbookRun method
-func NewGetRunbookRunRequest(server string, id string, run string) (*http.Request, error) {
+func NewGetRunbookRunRequest(server string, id string, runbookRun string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6474,7 +6474,7 @@ func NewGetRunbookRunRequest(server string, id string, run string) (*http.Reques
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runbook_run", runbookRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -6503,7 +6503,7 @@ func NewGetRunbookRunRequest(server string, id string, run string) (*http.Reques
 }
 
 // NewApproveRunbookRunRequest constructs an http.Request for the ApproveRunbookRun method
-func NewApproveRunbookRunRequest(server string, id string, run string) (*http.Request, error) {
+func NewApproveRunbookRunRequest(server string, id string, runbookRun string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6515,7 +6515,7 @@ func NewApproveRunbookRunRequest(server string, id string, run string) (*http.Re
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runbook_run", runbookRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -6544,7 +6544,7 @@ func NewApproveRunbookRunRequest(server string, id string, run string) (*http.Re
 }
 
 // NewResumeRunbookRunRequest constructs an http.Request for the ResumeRunbookRun method
-func NewResumeRunbookRunRequest(server string, id string, run string) (*http.Request, error) {
+func NewResumeRunbookRunRequest(server string, id string, runbookRun string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6556,7 +6556,7 @@ func NewResumeRunbookRunRequest(server string, id string, run string) (*http.Req
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runbook_run", runbookRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9148,8 +9148,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/installs/{id}/runbook-runs/{run} (the `GetRunbookRun` operationId).
-	GetRunbookRunWithResponse(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*GetRunbookRunResponse, error)
+	// Corresponds with GET /v1/installs/{id}/runbook-runs/{runbook_run} (the `GetRunbookRun` operationId).
+	GetRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*GetRunbookRunResponse, error)
 
 	// ApproveRunbookRunWithResponse Approve the gate a runbook run waits at
 	//
@@ -9157,8 +9157,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/installs/{id}/runbook-runs/{run}/approve (the `ApproveRunbookRun` operationId).
-	ApproveRunbookRunWithResponse(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*ApproveRunbookRunResponse, error)
+	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/approve (the `ApproveRunbookRun` operationId).
+	ApproveRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*ApproveRunbookRunResponse, error)
 
 	// ResumeRunbookRunWithResponse Resume a failed runbook run from its failed step
 	//
@@ -9166,8 +9166,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/installs/{id}/runbook-runs/{run}/resume (the `ResumeRunbookRun` operationId).
-	ResumeRunbookRunWithResponse(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*ResumeRunbookRunResponse, error)
+	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/resume (the `ResumeRunbookRun` operationId).
+	ResumeRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*ResumeRunbookRunResponse, error)
 
 	// ListRunbooksWithResponse List the runbooks of the install's config version
 	//
@@ -18443,9 +18443,9 @@ func (c *ClientWithResponses) ReprovisionInstallWithResponse(ctx context.Context
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/installs/{id}/runbook-runs/{run} (the `GetRunbookRun` operationId).
-func (c *ClientWithResponses) GetRunbookRunWithResponse(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*GetRunbookRunResponse, error) {
-	rsp, err := c.GetRunbookRun(ctx, id, run, reqEditors...)
+// Corresponds with GET /v1/installs/{id}/runbook-runs/{runbook_run} (the `GetRunbookRun` operationId).
+func (c *ClientWithResponses) GetRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*GetRunbookRunResponse, error) {
+	rsp, err := c.GetRunbookRun(ctx, id, runbookRun, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -18458,9 +18458,9 @@ func (c *ClientWithResponses) GetRunbookRunWithResponse(ctx context.Context, id 
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/installs/{id}/runbook-runs/{run}/approve (the `ApproveRunbookRun` operationId).
-func (c *ClientWithResponses) ApproveRunbookRunWithResponse(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*ApproveRunbookRunResponse, error) {
-	rsp, err := c.ApproveRunbookRun(ctx, id, run, reqEditors...)
+// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/approve (the `ApproveRunbookRun` operationId).
+func (c *ClientWithResponses) ApproveRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*ApproveRunbookRunResponse, error) {
+	rsp, err := c.ApproveRunbookRun(ctx, id, runbookRun, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -18473,9 +18473,9 @@ func (c *ClientWithResponses) ApproveRunbookRunWithResponse(ctx context.Context,
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/installs/{id}/runbook-runs/{run}/resume (the `ResumeRunbookRun` operationId).
-func (c *ClientWithResponses) ResumeRunbookRunWithResponse(ctx context.Context, id string, run string, reqEditors ...RequestEditorFn) (*ResumeRunbookRunResponse, error) {
-	rsp, err := c.ResumeRunbookRun(ctx, id, run, reqEditors...)
+// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/resume (the `ResumeRunbookRun` operationId).
+func (c *ClientWithResponses) ResumeRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*ResumeRunbookRunResponse, error) {
+	rsp, err := c.ResumeRunbookRun(ctx, id, runbookRun, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
