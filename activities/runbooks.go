@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/outpost-dev/outpost/appconfig"
@@ -126,7 +127,7 @@ func (a *Runbooks) stepOutcome(ctx context.Context, step store.RunbookRunStep, w
 			return contract.RunbookStepEnd{Status: string(status.JobSucceeded)}, nil
 		}
 	case step.OperationID != "":
-		if why != "" {
+		if strings.HasPrefix(why, contract.RunbookChildNotStarted) { // else it runs on, abandoned by a cancelled run
 			if err := a.store.FinishOperation(ctx, step.OperationID, status.OpFailed, why, ""); err != nil {
 				return failed, err
 			}

@@ -58,6 +58,11 @@ type RunbookStepEnd struct {
 	Error  string `json:",omitempty"`
 }
 
+// RunbookChildNotStarted begins why a step failed when its child workflow
+// could not start (its operation, recorded, never ran: FinishRunbookStep
+// records it failed too).
+const RunbookChildNotStarted = "the step's workflow could not be started: "
+
 // RunbookApproval is the payload of RunbookApproveSignal: the gate's step.
 type RunbookApproval struct {
 	Step int

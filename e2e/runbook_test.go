@@ -83,4 +83,5 @@ func TestRunbookFailsIsFixedAndResumed(t *testing.T) {
 	if out := c.ok("", "runbooks", "runs", inst, "release"); !strings.Contains(out, run.ID) || !strings.Contains(out, "succeeded") {
 		t.Errorf("runbooks runs:\n%s", out)
 	}
+	s.replay(run.WorkflowID)
 }

@@ -122,7 +122,7 @@ func runStepWorkflow(ctx workflow.Context, start contract.RunbookStepStart) stri
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, start.Workflow, arg)
 	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-		return "the step's workflow could not be started: " + rootMessage(err)
+		return contract.RunbookChildNotStarted + rootMessage(err)
 	}
 	_ = child.Get(ctx, nil) // how it ended is in the store
 	return ""
