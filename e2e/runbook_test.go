@@ -67,6 +67,8 @@ func TestRunbookFailsIsFixedAndResumed(t *testing.T) {
 		t.Errorf("approving a failed run: %d, want 409", code)
 	}
 
+	s.replay(run.WorkflowID) // the first execution: the gate and the failed check
+
 	// Fixed and resumed: only check runs again.
 	if err := os.WriteFile(marker, []byte("ok"), 0o644); err != nil {
 		t.Fatal(err)
