@@ -103,7 +103,9 @@ func setActionSchedule(ctx context.Context, sc client.ScheduleClient, queue, ins
 func listActionSchedules(ctx context.Context, sc client.ScheduleClient, installID string) ([]string, error) {
 	prefix, suffix := contract.ActionScheduleID(installID, ""), "/schedule"
 	prefix = strings.TrimSuffix(prefix, suffix) // "install/<id>/action/"
-	it, err := sc.List(ctx, client.ScheduleListOptions{})
+	// Only the install's: visibility finds them by prefix, so reconciling costs
+	// the same at 10 installs or 10,000 (docs/BENCHMARKS.md, cron actions).
+	it, err := sc.List(ctx, client.ScheduleListOptions{Query: fmt.Sprintf("ScheduleId STARTS_WITH %q", prefix)})
 	if err != nil {
 		return nil, fmt.Errorf("list schedules: %w", err)
 	}

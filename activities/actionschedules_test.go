@@ -28,18 +28,7 @@ import (
 func TestReconcileActionSchedules(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv, err := devserver.Start(ctx, devserver.Options{DataDir: t.TempDir(), UIPort: -1, Namespace: "actions-test"})
-	if err != nil {
-		t.Fatalf("start Temporal: %v", err)
-	}
-	defer func() { _ = srv.Stop() }()
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sc := c.ScheduleClient()
+	sc := scheduleClient(ctx, t, "actions-test")
 	reconcile := func(install string, want map[string][]string) {
 		t.Helper()
 		if err := activities.ReconcileActionSchedules(ctx, sc, "outpost-q", install, want); err != nil {
@@ -135,4 +124,22 @@ func TestCronActions(t *testing.T) {
 	if got := activities.CronActions(nil); len(got) != 0 {
 		t.Errorf("cron actions of no config = %v", got)
 	}
+}
+
+// scheduleClient is a schedule client of a Temporal dev server of its own,
+// stopped when the test ends.
+func scheduleClient(ctx context.Context, tb testing.TB, namespace string) client.ScheduleClient {
+	tb.Helper()
+	srv, err := devserver.Start(ctx, devserver.Options{DataDir: tb.TempDir(), UIPort: -1, Namespace: namespace})
+	if err != nil {
+		tb.Fatalf("start Temporal: %v", err)
+	}
+	tb.Cleanup(func() { _ = srv.Stop() })
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	return c.ScheduleClient()
 }

@@ -146,6 +146,9 @@ func checkWorker(t *testing.T, d *appsv1.Deployment) {
 	if c.Args[0] != "worker" || env["OUTPOST_REGISTRY_URL"].Value != "https://registry.example.com" || env["OUTPOST_HEALTH_LISTEN"].Value != ":8082" {
 		t.Errorf("worker: args %v, env %v", c.Args, env)
 	}
+	if _, ok := env["OUTPOST_PUBLIC_URL"]; ok {
+		t.Errorf("worker: OUTPOST_PUBLIC_URL %+v though dashboard.url is not set", env["OUTPOST_PUBLIC_URL"])
+	}
 	if p := c.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.String() != "health" {
 		t.Errorf("worker: readiness %+v; want GET /healthz on its health port", p)
 	}
@@ -175,7 +178,11 @@ func TestTheControlPlaneChartOptions(t *testing.T) {
 	vals["registry"] = map[string]any{"url": "https://registry.example.com", "persistence": map[string]any{"existingClaim": "blobs"}}
 	vals["ingress"] = map[string]any{"enabled": true, "className": "nginx",
 		"api": map[string]any{"host": "outpost.example.com"}, "gateway": map[string]any{"host": "gateway.example.com"}}
+	vals["dashboard"] = map[string]any{"url": "https://outpost.example.com"}
 	objs := renderPlane(t, vals)
+	if env := envOf(objs["Deployment/outpost-worker"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0]); env["OUTPOST_PUBLIC_URL"].Value != "https://outpost.example.com" {
+		t.Errorf("worker: OUTPOST_PUBLIC_URL %+v; want dashboard.url (notifications link there)", env["OUTPOST_PUBLIC_URL"])
+	}
 	if _, ok := objs["PersistentVolumeClaim/outpost-registry"]; ok {
 		t.Error("the chart made a claim though one was given")
 	}

@@ -22,45 +22,9 @@ import (
 func TestFailedProvisionNotifiesAWebhook(t *testing.T) {
 	s := newStack(t, stackOptions{runnerTimeout: 3 * time.Second})
 	s.syncConfig("testdata/failing-app")
-	var (
-		mu     sync.Mutex
-		secret string
-		got    []contract.NotificationEvent
-		bad    []string
-	)
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		defer mu.Unlock()
-		mac := hmac.New(sha256.New, []byte(secret))
-		mac.Write([]byte(r.Header.Get("Outpost-Timestamp") + "." + string(body)))
-		if !hmac.Equal([]byte(r.Header.Get("Outpost-Signature")), []byte("v1="+hex.EncodeToString(mac.Sum(nil)))) {
-			bad = append(bad, string(body))
-			http.Error(w, "bad signature", http.StatusUnauthorized)
-			return
-		}
-		var ev contract.NotificationEvent
-		_ = json.Unmarshal(body, &ev)
-		got = append(got, ev)
-	}))
-	t.Cleanup(recv.Close)
-	events := func() ([]contract.NotificationEvent, []string) {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]contract.NotificationEvent(nil), got...), append([]string(nil), bad...)
-	}
+	recv := newWebhookReceiver(t)
 
-	var sub struct {
-		ID     string `json:"id"`
-		Secret string `json:"secret"`
-	}
-	if code := s.do("POST", "/v1/notifications/subscriptions", map[string]any{"name": "ops", "event_types": []string{"operation.failed"},
-		"channel": "webhook", "url": recv.URL, "app_ids": []string{s.install.AppID}}, &sub); code != http.StatusCreated {
-		t.Fatalf("create subscription: %d", code)
-	}
-	mu.Lock()
-	secret = sub.Secret
-	mu.Unlock()
+	subID := recv.subscribe(s, map[string]any{"name": "ops", "event_types": []string{"operation.failed"}, "app_ids": []string{s.install.AppID}})
 
 	var created struct {
 		ID string `json:"id"`
@@ -70,8 +34,8 @@ func TestFailedProvisionNotifiesAWebhook(t *testing.T) {
 	if done := s.waitOp(created.ID, op.ID, time.Minute); done.Status != status.OpFailed {
 		t.Fatalf("operation %s, want failed", done.Status)
 	}
-	waitFor(t, time.Minute, "the operation.failed webhook", func() bool { evs, _ := events(); return len(evs) == 1 })
-	evs, badSigs := events()
+	waitFor(t, time.Minute, "the operation.failed webhook", func() bool { evs, _ := recv.events(); return len(evs) == 1 })
+	evs, badSigs := recv.events()
 	if ev := evs[0]; ev.Type != contract.EventOperationFailed || ev.OperationID != op.ID || ev.InstallID != created.ID || len(badSigs) > 0 {
 		t.Fatalf("received %+v (bad signatures: %q)", ev, badSigs)
 	}
@@ -86,7 +50,7 @@ func TestFailedProvisionNotifiesAWebhook(t *testing.T) {
 		} `json:"deliveries"`
 	}
 	waitFor(t, time.Minute, "the delivery recorded delivered", func() bool {
-		s.do("GET", "/v1/notifications/subscriptions/"+sub.ID+"/deliveries", nil, &list)
+		s.do("GET", "/v1/notifications/subscriptions/"+subID+"/deliveries", nil, &list)
 		return len(list.Deliveries) == 1 && list.Deliveries[0].State == "delivered"
 	})
 	if a := list.Deliveries[0].Attempts; len(a) != 1 || a[0].StatusCode != 200 {
@@ -95,8 +59,74 @@ func TestFailedProvisionNotifiesAWebhook(t *testing.T) {
 	if code := s.do("POST", "/v1/notifications/deliveries/"+list.Deliveries[0].ID+"/redeliver", nil, nil); code != http.StatusAccepted {
 		t.Fatalf("redeliver: %d", code)
 	}
-	waitFor(t, time.Minute, "the redelivery", func() bool { evs, _ := events(); return len(evs) == 2 })
-	if evs, _ := events(); evs[1].ID != evs[0].ID {
+	waitFor(t, time.Minute, "the redelivery", func() bool { evs, _ := recv.events(); return len(evs) == 2 })
+	if evs, _ := recv.events(); evs[1].ID != evs[0].ID {
 		t.Fatalf("redelivered event %s, want %s", evs[1].ID, evs[0].ID)
 	}
+}
+
+// webhookReceiver is a webhook endpoint on loopback that checks each
+// delivery's signature with the subscription's secret, keeping the good
+// ones (with when they arrived) and the bodies of the bad.
+type webhookReceiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	secret   string
+	got      []contract.NotificationEvent
+	received []time.Time
+	bad      []string
+}
+
+func newWebhookReceiver(t testing.TB) *webhookReceiver {
+	r := &webhookReceiver{}
+	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *webhookReceiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	at := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	mac := hmac.New(sha256.New, []byte(r.secret))
+	mac.Write([]byte(req.Header.Get("Outpost-Timestamp") + "." + string(body)))
+	if !hmac.Equal([]byte(req.Header.Get("Outpost-Signature")), []byte("v1="+hex.EncodeToString(mac.Sum(nil)))) {
+		r.bad = append(r.bad, string(body))
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
+	var ev contract.NotificationEvent
+	_ = json.Unmarshal(body, &ev)
+	r.got, r.received = append(r.got, ev), append(r.received, at)
+}
+
+func (r *webhookReceiver) setSecret(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.secret = s
+}
+
+// events are the deliveries whose signature checked, and the bodies of
+// those whose did not.
+func (r *webhookReceiver) events() ([]contract.NotificationEvent, []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]contract.NotificationEvent(nil), r.got...), append([]string(nil), r.bad...)
+}
+
+// subscribe subscribes the receiver through the API (sub: the body without
+// channel and URL) and keeps the subscription's secret; it returns its ID.
+func (r *webhookReceiver) subscribe(s *stack, sub map[string]any) string {
+	s.t.Helper()
+	sub["channel"], sub["url"] = "webhook", r.URL
+	var created struct {
+		ID     string `json:"id"`
+		Secret string `json:"secret"`
+	}
+	if code := s.do("POST", "/v1/notifications/subscriptions", sub, &created); code != http.StatusCreated {
+		s.t.Fatalf("create subscription: %d", code)
+	}
+	r.setSecret(created.Secret)
+	return created.ID
 }
