@@ -64,17 +64,7 @@ func readRunbookStep(ps *problems, file, key string, m map[string]any, before []
 	s.Component, _ = m["component"].(string)
 	s.Description, _ = m["description"].(string)
 	s.Inputs, _ = m["inputs"].(map[string]string)
-	ok := true
-	if _, named := m["name"]; named {
-		switch {
-		case !nameRE.MatchString(s.Name):
-			ps.add(file, key+"name", "%q %s", s.Name, nameRule)
-			ok = false
-		case slices.ContainsFunc(before, func(b RunbookStep) bool { return b.Name == s.Name }):
-			ps.add(file, key+"name", "step %q is already defined", s.Name)
-			ok = false
-		}
-	}
+	ok := stepNameOK(ps, file, key, m, slices.ContainsFunc(before, func(b RunbookStep) bool { return b.Name == s.Name }))
 	if _, typed := m["type"]; !typed {
 		return s, false
 	}
