@@ -107,6 +107,7 @@ func New(d Deps) []any {
 		&Notifications{store: s, client: &http.Client{Timeout: post}},
 		&Commands{store: s, queue: queue},
 		&Actions{store: s, render: render, queue: queue},
+		&Runbooks{store: s, render: render},
 		&Support{store: s, render: render, queue: queue},
 		&RunnerUpdates{store: s, render: render, artifacts: arts, queue: queue},
 		&ActionSchedules{store: s, render: render, schedules: d.Schedules, taskQueue: d.TaskQueue},

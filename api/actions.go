@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -37,13 +38,18 @@ func (s *Server) installActions(ctx context.Context, inst store.Install) (*appco
 	return cfg, ac.Version, err
 }
 
-func (s *Server) listActions(c echo.Context) error {
+// pathInstallConfig loads the config version the path's install runs.
+func (s *Server) pathInstallConfig(c echo.Context) (*appconfig.Config, int, error) {
 	ctx := c.Request().Context()
 	inst, err := s.store.GetInstall(ctx, orgID(c), c.Param("id"))
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	cfg, version, err := s.installActions(ctx, inst)
+	return s.installActions(ctx, inst)
+}
+
+func (s *Server) listActions(c echo.Context) error {
+	cfg, version, err := s.pathInstallConfig(c)
 	if err != nil {
 		return err
 	}
@@ -77,7 +83,15 @@ func (s *Server) manualAction(c echo.Context, inst store.Install) (*appconfig.Ac
 // runInputs checks a run's inputs against the action's (a 400 names the
 // first bad one, "inputs.<name>") and parts the sensitive ones.
 func runInputs(act *appconfig.Action, given map[string]string) (plain, sensitive map[string]string, err error) {
-	if _, err := act.CheckRunInputs(given); err != nil {
+	return checkedInputs(act.CheckRunInputs, act.Inputs, given)
+}
+
+// checkedInputs checks given with check (an action's or a runbook's
+// CheckRunInputs: a 400 names the first bad one) and parts them by decls
+// into plain and sensitive.
+func checkedInputs(check func(map[string]string) (map[string]any, error), decls []appconfig.Input,
+	given map[string]string) (plain, sensitive map[string]string, err error) {
+	if _, err := check(given); err != nil {
 		var ps appconfig.Problems
 		if errors.As(err, &ps) && len(ps) > 0 {
 			msgs := make([]string, len(ps))
@@ -90,22 +104,13 @@ func runInputs(act *appconfig.Action, given map[string]string) (plain, sensitive
 	}
 	plain, sensitive = map[string]string{}, map[string]string{}
 	for k, v := range given {
-		if isSensitiveInput(act, k) {
+		if slices.ContainsFunc(decls, func(in appconfig.Input) bool { return in.Name == k && in.Sensitive }) {
 			sensitive[k] = v
 		} else {
 			plain[k] = v
 		}
 	}
 	return plain, sensitive, nil
-}
-
-func isSensitiveInput(act *appconfig.Action, name string) bool {
-	for _, in := range act.Inputs {
-		if in.Name == name {
-			return in.Sensitive
-		}
-	}
-	return false
 }
 
 func (s *Server) runAction(c echo.Context) error {

@@ -287,6 +287,8 @@ type recordingOps struct {
 	buildErr   error
 	bundles    []store.SupportBundle
 	actionRuns []store.ActionRun
+	runbooks   []store.RunbookRun // each StartRunbookRun (a resume again)
+	gates      []string           // "<workflow ID> <step>" of each SignalRunbookApproval
 	logs       []string
 	acceptOps  bool     // StartOperation accepts (and does nothing): the test plays the workflow's part
 	deliveries []string // "<org>/<delivery ID>" of each StartDelivery

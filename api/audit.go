@@ -76,7 +76,8 @@ type pathObject struct{ param, kind string }
 // the segment before it, singular (apps/:id is an app_id).
 var paramKinds = map[string]string{"cmd": "command_id", "op": "operation_id", "rid": "release_id",
 	"build_id": "build_id", "step": "step", "name": "component", "version": "config_version", "uid": "runner_update_id",
-	"bundle": "support_bundle_id", "action": "action", "run": "action_run_id"}
+	"bundle": "support_bundle_id", "action": "action", "run": "action_run_id", "runbook": "runbook",
+	"runbook_run": "runbook_run_id"}
 
 func pathObjects(path string) []pathObject {
 	segs := strings.Split(path, "/")

@@ -23,7 +23,7 @@ type matrixIDs map[string]string
 
 // matrixIDKeys are the entries of matrixIDs that are IDs (the others are
 // names and versions, the same in every org).
-var matrixIDKeys = []string{"org", "users", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id", "uid", "bundle", "run", "subscriptions", "deliveries"}
+var matrixIDKeys = []string{"org", "users", "apps", "components", "installs", "runners", "jobs", "tokens", "cmd", "rid", "op", "build_id", "uid", "bundle", "run", "runbook_run", "subscriptions", "deliveries"}
 
 // matrixBodies are request bodies by the schema a route takes ("{key}" is
 // filled from matrixIDs); a schema not listed is sent {}.
@@ -124,6 +124,7 @@ func (e *testEnv) matrixWorld() matrixIDs {
 		"runners": w.inst.Runner.ID, "jobs": w.job.ID, "tokens": tokens.Tokens[0].ID, "cmd": w.cmd.ID, "rid": rel.ID,
 		"op": op.ID, "build_id": builds[0].ID, "uid": upd.ID, "version": "1", "step": status.SandboxStep, "name": list.Components[0].Name,
 		"bundle": bundle.ID, "action": "hello", "run": e.matrixActionRun(w.inst.ID),
+		"runbook": "release", "runbook_run": e.matrixRunbookRun(w.inst.ID),
 		"subscriptions": nsub, "deliveries": ndl}
 }
 

@@ -56,7 +56,7 @@ func configView(ac store.AppConfig, cfg *appconfig.Config) wire.AppConfig {
 	v := wire.AppConfig{AppID: ac.AppID, Version: ac.Version, CreatedAt: ac.CreatedAt,
 		App: wire.ConfigApp{Name: cfg.App.Name, Description: cfg.App.Description}, Sandbox: wire.ConfigSandbox{Source: cfg.Sandbox.Source},
 		Inputs: views(cfg.Inputs, configInputView), Components: views(cfg.Components, configComponentView),
-		Actions: views(cfg.Actions, configActionView), Files: nonNil(cfg.Files())}
+		Actions: views(cfg.Actions, configActionView), Runbooks: views(cfg.Runbooks, configRunbookView), Files: nonNil(cfg.Files())}
 	v.Levels, _ = cfg.Graph().Levels() // a stored config has no cycle
 	v.Levels = nonNil(v.Levels)
 	return v

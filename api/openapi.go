@@ -87,6 +87,7 @@ var apiTags = []struct{ name, description string }{
 	{"jobs", "Units of work for one runner, and their logs."},
 	{"commands", "Debug commands run by an install's runner."},
 	{"actions", "The vendor's actions (actions/<name>.toml) and their runs on an install's runner."},
+	{"runbooks", "The vendor's runbooks (runbooks/<name>.toml): actions, deploys and approval gates run in order, resumable."},
 	{"support", "Diagnostics collected by an install's runner: support bundles and logs."},
 }
 

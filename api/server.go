@@ -69,6 +69,11 @@ type Operations interface {
 	StartInstallCommand(ctx context.Context, cmd store.InstallCommand) error
 	// StartActionRun starts the workflow run.WorkflowID that runs an action.
 	StartActionRun(ctx context.Context, run store.ActionRun) error
+	// StartRunbookRun starts (or, resumed, starts again) the workflow
+	// run.WorkflowID that runs a runbook.
+	StartRunbookRun(ctx context.Context, run store.RunbookRun) error
+	// SignalRunbookApproval tells a runbook run its gate (step) is approved.
+	SignalRunbookApproval(ctx context.Context, workflowID string, step int) error
 	// StartSupportBundle starts the workflow b.WorkflowID that collects b.
 	StartSupportBundle(ctx context.Context, b store.SupportBundle) error
 	// StartKubeLogs starts the workflow workflowID of a logs request.

@@ -764,6 +764,59 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/installs/{id}/reprovision (the `ReprovisionInstall` operationId).
 	ReprovisionInstall(ctx context.Context, id string, body ReprovisionInstallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetRunbookRun Get a runbook run with its steps
+	//
+	// Each step names its action run or operation: follow their steps' logs there. Sensitive inputs show as (sensitive).
+	//
+	// Corresponds with GET /v1/installs/{id}/runbook-runs/{runbook_run} (the `GetRunbookRun` operationId).
+	GetRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveRunbookRun Approve the gate a runbook run waits at
+	//
+	// 409 when the run waits at no gate.
+	//
+	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/approve (the `ApproveRunbookRun` operationId).
+	ApproveRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeRunbookRun Resume a failed runbook run from its failed step
+	//
+	// Steps that succeeded are not run again. 409 when the run has not failed or been cancelled.
+	//
+	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/resume (the `ResumeRunbookRun` operationId).
+	ResumeRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListRunbooks List the runbooks of the install's config version
+	//
+	// List the runbooks of the install's config version.
+	//
+	// Corresponds with GET /v1/installs/{id}/runbooks (the `ListRunbooks` operationId).
+	ListRunbooks(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListRunbookRuns List the runs of an install's runbook, newest first
+	//
+	// List the runs of an install's runbook, newest first.
+	//
+	// Corresponds with GET /v1/installs/{id}/runbooks/{runbook}/runs (the `ListRunbookRuns` operationId).
+	ListRunbookRuns(ctx context.Context, id string, runbook string, params *ListRunbookRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunRunbookWithBody Run a runbook on the install
+	//
+	// Records the run and starts the workflow install/<install id>/runbook/<runbook>/<run id>, which runs the steps in order. 400 names a bad input (inputs.<name>); 404: the config has no such runbook; 409: the install's runner does not allow a step.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/runbooks/{runbook}/runs (the `RunRunbook` operationId).
+	RunRunbookWithBody(ctx context.Context, id string, runbook string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunRunbook Run a runbook on the install
+	//
+	// Records the run and starts the workflow install/<install id>/runbook/<runbook>/<run id>, which runs the steps in order. 400 names a bad input (inputs.<name>); 404: the config has no such runbook; 409: the install's runner does not allow a step.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/runbooks/{runbook}/runs (the `RunRunbook` operationId).
+	RunRunbook(ctx context.Context, id string, runbook string, body RunRunbookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetInstallRunnerPolicy The install's runner version policy and target
 	//
 	// The install's runner version policy and target.
@@ -2659,6 +2712,129 @@ func (c *Client) ReprovisionInstallWithBody(ctx context.Context, id string, cont
 // Corresponds with POST /v1/installs/{id}/reprovision (the `ReprovisionInstall` operationId).
 func (c *Client) ReprovisionInstall(ctx context.Context, id string, body ReprovisionInstallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReprovisionInstallRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRunbookRun Get a runbook run with its steps
+//
+// Each step names its action run or operation: follow their steps' logs there. Sensitive inputs show as (sensitive).
+//
+// Corresponds with GET /v1/installs/{id}/runbook-runs/{runbook_run} (the `GetRunbookRun` operationId).
+func (c *Client) GetRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRunbookRunRequest(c.Server, id, runbookRun)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveRunbookRun Approve the gate a runbook run waits at
+//
+// 409 when the run waits at no gate.
+//
+// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/approve (the `ApproveRunbookRun` operationId).
+func (c *Client) ApproveRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveRunbookRunRequest(c.Server, id, runbookRun)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeRunbookRun Resume a failed runbook run from its failed step
+//
+// Steps that succeeded are not run again. 409 when the run has not failed or been cancelled.
+//
+// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/resume (the `ResumeRunbookRun` operationId).
+func (c *Client) ResumeRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeRunbookRunRequest(c.Server, id, runbookRun)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListRunbooks List the runbooks of the install's config version
+//
+// List the runbooks of the install's config version.
+//
+// Corresponds with GET /v1/installs/{id}/runbooks (the `ListRunbooks` operationId).
+func (c *Client) ListRunbooks(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRunbooksRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListRunbookRuns List the runs of an install's runbook, newest first
+//
+// List the runs of an install's runbook, newest first.
+//
+// Corresponds with GET /v1/installs/{id}/runbooks/{runbook}/runs (the `ListRunbookRuns` operationId).
+func (c *Client) ListRunbookRuns(ctx context.Context, id string, runbook string, params *ListRunbookRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRunbookRunsRequest(c.Server, id, runbook, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunRunbookWithBody Run a runbook on the install
+//
+// Records the run and starts the workflow install/<install id>/runbook/<runbook>/<run id>, which runs the steps in order. 400 names a bad input (inputs.<name>); 404: the config has no such runbook; 409: the install's runner does not allow a step.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/installs/{id}/runbooks/{runbook}/runs (the `RunRunbook` operationId).
+func (c *Client) RunRunbookWithBody(ctx context.Context, id string, runbook string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunRunbookRequestWithBody(c.Server, id, runbook, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunRunbook Run a runbook on the install
+//
+// Records the run and starts the workflow install/<install id>/runbook/<runbook>/<run id>, which runs the steps in order. 400 names a bad input (inputs.<name>); 404: the config has no such runbook; 409: the install's runner does not allow a step.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/installs/{id}/runbooks/{runbook}/runs (the `RunRunbook` operationId).
+func (c *Client) RunRunbook(ctx context.Context, id string, runbook string, body RunRunbookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunRunbookRequest(c.Server, id, runbook, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6408,6 +6584,285 @@ func NewReprovisionInstallRequestWithBody(server string, id string, contentType 
 	return req, nil
 }
 
+// NewGetRunbookRunRequest constructs an http.Request for the GetRunbookRun method
+func NewGetRunbookRunRequest(server string, id string, runbookRun string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runbook_run", runbookRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/runbook-runs/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewApproveRunbookRunRequest constructs an http.Request for the ApproveRunbookRun method
+func NewApproveRunbookRunRequest(server string, id string, runbookRun string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runbook_run", runbookRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/runbook-runs/%s/approve", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewResumeRunbookRunRequest constructs an http.Request for the ResumeRunbookRun method
+func NewResumeRunbookRunRequest(server string, id string, runbookRun string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runbook_run", runbookRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/runbook-runs/%s/resume", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListRunbooksRequest constructs an http.Request for the ListRunbooks method
+func NewListRunbooksRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/runbooks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListRunbookRunsRequest constructs an http.Request for the ListRunbookRuns method
+func NewListRunbookRunsRequest(server string, id string, runbook string, params *ListRunbookRunsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runbook", runbook, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/runbooks/%s/runs", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRunRunbookRequest calls the generic RunRunbook builder with application/json body
+func NewRunRunbookRequest(server string, id string, runbook string, body RunRunbookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRunRunbookRequestWithBody(server, id, runbook, "application/json", bodyReader)
+}
+
+// NewRunRunbookRequestWithBody constructs an http.Request for the RunRunbook method, with any body, and a specified content type
+func NewRunRunbookRequestWithBody(server string, id string, runbook string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runbook", runbook, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/runbooks/%s/runs", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetInstallRunnerPolicyRequest constructs an http.Request for the GetInstallRunnerPolicy method
 func NewGetInstallRunnerPolicyRequest(server string, id string) (*http.Request, error) {
 	var err error
@@ -8827,6 +9282,69 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/installs/{id}/reprovision (the `ReprovisionInstall` operationId).
 	ReprovisionInstallWithResponse(ctx context.Context, id string, body ReprovisionInstallJSONRequestBody, reqEditors ...RequestEditorFn) (*ReprovisionInstallResponse, error)
+
+	// GetRunbookRunWithResponse Get a runbook run with its steps
+	//
+	// Each step names its action run or operation: follow their steps' logs there. Sensitive inputs show as (sensitive).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/runbook-runs/{runbook_run} (the `GetRunbookRun` operationId).
+	GetRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*GetRunbookRunResponse, error)
+
+	// ApproveRunbookRunWithResponse Approve the gate a runbook run waits at
+	//
+	// 409 when the run waits at no gate.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/approve (the `ApproveRunbookRun` operationId).
+	ApproveRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*ApproveRunbookRunResponse, error)
+
+	// ResumeRunbookRunWithResponse Resume a failed runbook run from its failed step
+	//
+	// Steps that succeeded are not run again. 409 when the run has not failed or been cancelled.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/resume (the `ResumeRunbookRun` operationId).
+	ResumeRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*ResumeRunbookRunResponse, error)
+
+	// ListRunbooksWithResponse List the runbooks of the install's config version
+	//
+	// List the runbooks of the install's config version.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/runbooks (the `ListRunbooks` operationId).
+	ListRunbooksWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ListRunbooksResponse, error)
+
+	// ListRunbookRunsWithResponse List the runs of an install's runbook, newest first
+	//
+	// List the runs of an install's runbook, newest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/runbooks/{runbook}/runs (the `ListRunbookRuns` operationId).
+	ListRunbookRunsWithResponse(ctx context.Context, id string, runbook string, params *ListRunbookRunsParams, reqEditors ...RequestEditorFn) (*ListRunbookRunsResponse, error)
+
+	// RunRunbookWithBodyWithResponse Run a runbook on the install
+	//
+	// Records the run and starts the workflow install/<install id>/runbook/<runbook>/<run id>, which runs the steps in order. 400 names a bad input (inputs.<name>); 404: the config has no such runbook; 409: the install's runner does not allow a step.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/runbooks/{runbook}/runs (the `RunRunbook` operationId).
+	RunRunbookWithBodyWithResponse(ctx context.Context, id string, runbook string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunRunbookResponse, error)
+
+	// RunRunbookWithResponse Run a runbook on the install
+	//
+	// Records the run and starts the workflow install/<install id>/runbook/<runbook>/<run id>, which runs the steps in order. 400 names a bad input (inputs.<name>); 404: the config has no such runbook; 409: the install's runner does not allow a step.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/runbooks/{runbook}/runs (the `RunRunbook` operationId).
+	RunRunbookWithResponse(ctx context.Context, id string, runbook string, body RunRunbookJSONRequestBody, reqEditors ...RequestEditorFn) (*RunRunbookResponse, error)
 
 	// GetInstallRunnerPolicyWithResponse The install's runner version policy and target
 	//
@@ -13927,6 +14445,448 @@ func (r ReprovisionInstallResponse) ContentType() string {
 	return ""
 }
 
+type GetRunbookRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunbookRun
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRunbookRunResponse) GetJSON200() *RunbookRun {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRunbookRunResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRunbookRunResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetRunbookRunResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRunbookRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRunbookRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRunbookRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRunbookRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ApproveRunbookRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *RunbookRun
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ApproveRunbookRunResponse) GetJSON202() *RunbookRun {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ApproveRunbookRunResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ApproveRunbookRunResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ApproveRunbookRunResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ApproveRunbookRunResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ApproveRunbookRunResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveRunbookRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveRunbookRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveRunbookRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveRunbookRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResumeRunbookRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *RunbookRun
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ResumeRunbookRunResponse) GetJSON202() *RunbookRun {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResumeRunbookRunResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResumeRunbookRunResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ResumeRunbookRunResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResumeRunbookRunResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResumeRunbookRunResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeRunbookRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeRunbookRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeRunbookRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeRunbookRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListRunbooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunbookList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListRunbooksResponse) GetJSON200() *RunbookList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListRunbooksResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListRunbooksResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListRunbooksResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListRunbooksResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ListRunbooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListRunbooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListRunbooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListRunbooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListRunbookRunsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunbookRunList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListRunbookRunsResponse) GetJSON200() *RunbookRunList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListRunbookRunsResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListRunbookRunsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListRunbookRunsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListRunbookRunsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ListRunbookRunsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListRunbookRunsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListRunbookRunsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListRunbookRunsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RunRunbookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *RunbookRun
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r RunRunbookResponse) GetJSON201() *RunbookRun {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RunRunbookResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RunRunbookResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RunRunbookResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RunRunbookResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RunRunbookResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RunRunbookResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RunRunbookResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RunRunbookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RunRunbookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RunRunbookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RunRunbookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetInstallRunnerPolicyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17784,6 +18744,111 @@ func (c *ClientWithResponses) ReprovisionInstallWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseReprovisionInstallResponse(rsp)
+}
+
+// GetRunbookRunWithResponse Get a runbook run with its steps
+//
+// Each step names its action run or operation: follow their steps' logs there. Sensitive inputs show as (sensitive).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/runbook-runs/{runbook_run} (the `GetRunbookRun` operationId).
+func (c *ClientWithResponses) GetRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*GetRunbookRunResponse, error) {
+	rsp, err := c.GetRunbookRun(ctx, id, runbookRun, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRunbookRunResponse(rsp)
+}
+
+// ApproveRunbookRunWithResponse Approve the gate a runbook run waits at
+//
+// 409 when the run waits at no gate.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/approve (the `ApproveRunbookRun` operationId).
+func (c *ClientWithResponses) ApproveRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*ApproveRunbookRunResponse, error) {
+	rsp, err := c.ApproveRunbookRun(ctx, id, runbookRun, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveRunbookRunResponse(rsp)
+}
+
+// ResumeRunbookRunWithResponse Resume a failed runbook run from its failed step
+//
+// Steps that succeeded are not run again. 409 when the run has not failed or been cancelled.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/resume (the `ResumeRunbookRun` operationId).
+func (c *ClientWithResponses) ResumeRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*ResumeRunbookRunResponse, error) {
+	rsp, err := c.ResumeRunbookRun(ctx, id, runbookRun, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeRunbookRunResponse(rsp)
+}
+
+// ListRunbooksWithResponse List the runbooks of the install's config version
+//
+// List the runbooks of the install's config version.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/runbooks (the `ListRunbooks` operationId).
+func (c *ClientWithResponses) ListRunbooksWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ListRunbooksResponse, error) {
+	rsp, err := c.ListRunbooks(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListRunbooksResponse(rsp)
+}
+
+// ListRunbookRunsWithResponse List the runs of an install's runbook, newest first
+//
+// List the runs of an install's runbook, newest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/runbooks/{runbook}/runs (the `ListRunbookRuns` operationId).
+func (c *ClientWithResponses) ListRunbookRunsWithResponse(ctx context.Context, id string, runbook string, params *ListRunbookRunsParams, reqEditors ...RequestEditorFn) (*ListRunbookRunsResponse, error) {
+	rsp, err := c.ListRunbookRuns(ctx, id, runbook, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListRunbookRunsResponse(rsp)
+}
+
+// RunRunbookWithBodyWithResponse Run a runbook on the install
+//
+// Records the run and starts the workflow install/<install id>/runbook/<runbook>/<run id>, which runs the steps in order. 400 names a bad input (inputs.<name>); 404: the config has no such runbook; 409: the install's runner does not allow a step.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/runbooks/{runbook}/runs (the `RunRunbook` operationId).
+func (c *ClientWithResponses) RunRunbookWithBodyWithResponse(ctx context.Context, id string, runbook string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunRunbookResponse, error) {
+	rsp, err := c.RunRunbookWithBody(ctx, id, runbook, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunRunbookResponse(rsp)
+}
+
+// RunRunbookWithResponse Run a runbook on the install
+//
+// Records the run and starts the workflow install/<install id>/runbook/<runbook>/<run id>, which runs the steps in order. 400 names a bad input (inputs.<name>); 404: the config has no such runbook; 409: the install's runner does not allow a step.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/runbooks/{runbook}/runs (the `RunRunbook` operationId).
+func (c *ClientWithResponses) RunRunbookWithResponse(ctx context.Context, id string, runbook string, body RunRunbookJSONRequestBody, reqEditors ...RequestEditorFn) (*RunRunbookResponse, error) {
+	rsp, err := c.RunRunbook(ctx, id, runbook, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunRunbookResponse(rsp)
 }
 
 // GetInstallRunnerPolicyWithResponse The install's runner version policy and target
@@ -22193,6 +23258,358 @@ func ParseReprovisionInstallResponse(rsp *http.Response) (*ReprovisionInstallRes
 			return nil, err
 		}
 		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRunbookRunResponse parses an HTTP response from a GetRunbookRunWithResponse call
+func ParseGetRunbookRunResponse(rsp *http.Response) (*GetRunbookRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRunbookRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunbookRun
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseApproveRunbookRunResponse parses an HTTP response from a ApproveRunbookRunWithResponse call
+func ParseApproveRunbookRunResponse(rsp *http.Response) (*ApproveRunbookRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveRunbookRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest RunbookRun
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResumeRunbookRunResponse parses an HTTP response from a ResumeRunbookRunWithResponse call
+func ParseResumeRunbookRunResponse(rsp *http.Response) (*ResumeRunbookRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeRunbookRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest RunbookRun
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListRunbooksResponse parses an HTTP response from a ListRunbooksWithResponse call
+func ParseListRunbooksResponse(rsp *http.Response) (*ListRunbooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListRunbooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunbookList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListRunbookRunsResponse parses an HTTP response from a ListRunbookRunsWithResponse call
+func ParseListRunbookRunsResponse(rsp *http.Response) (*ListRunbookRunsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListRunbookRunsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunbookRunList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRunRunbookResponse parses an HTTP response from a RunRunbookWithResponse call
+func ParseRunRunbookResponse(rsp *http.Response) (*RunRunbookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RunRunbookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest RunbookRun
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Error

@@ -38,10 +38,11 @@ func (e ActionRunStatus) Valid() bool {
 
 // Defines values for ActionRunTrigger.
 const (
-	ActionRunTriggerAfter  ActionRunTrigger = "after"
-	ActionRunTriggerBefore ActionRunTrigger = "before"
-	ActionRunTriggerCron   ActionRunTrigger = "cron"
-	ActionRunTriggerManual ActionRunTrigger = "manual"
+	ActionRunTriggerAfter   ActionRunTrigger = "after"
+	ActionRunTriggerBefore  ActionRunTrigger = "before"
+	ActionRunTriggerCron    ActionRunTrigger = "cron"
+	ActionRunTriggerManual  ActionRunTrigger = "manual"
+	ActionRunTriggerRunbook ActionRunTrigger = "runbook"
 )
 
 // Valid indicates whether the value is a known member of the ActionRunTrigger enum.
@@ -54,6 +55,8 @@ func (e ActionRunTrigger) Valid() bool {
 	case ActionRunTriggerCron:
 		return true
 	case ActionRunTriggerManual:
+		return true
+	case ActionRunTriggerRunbook:
 		return true
 	default:
 		return false
@@ -191,31 +194,31 @@ func (e ComponentHealthState) Valid() bool {
 
 // Defines values for ConfigActionTriggerOperation.
 const (
-	DeployComponent   ConfigActionTriggerOperation = "deploy_component"
-	DeployConfig      ConfigActionTriggerOperation = "deploy_config"
-	Deprovision       ConfigActionTriggerOperation = "deprovision"
-	Provision         ConfigActionTriggerOperation = "provision"
-	Reprovision       ConfigActionTriggerOperation = "reprovision"
-	TeardownComponent ConfigActionTriggerOperation = "teardown_component"
-	UpdateInputs      ConfigActionTriggerOperation = "update_inputs"
+	ConfigActionTriggerOperationDeployComponent   ConfigActionTriggerOperation = "deploy_component"
+	ConfigActionTriggerOperationDeployConfig      ConfigActionTriggerOperation = "deploy_config"
+	ConfigActionTriggerOperationDeprovision       ConfigActionTriggerOperation = "deprovision"
+	ConfigActionTriggerOperationProvision         ConfigActionTriggerOperation = "provision"
+	ConfigActionTriggerOperationReprovision       ConfigActionTriggerOperation = "reprovision"
+	ConfigActionTriggerOperationTeardownComponent ConfigActionTriggerOperation = "teardown_component"
+	ConfigActionTriggerOperationUpdateInputs      ConfigActionTriggerOperation = "update_inputs"
 )
 
 // Valid indicates whether the value is a known member of the ConfigActionTriggerOperation enum.
 func (e ConfigActionTriggerOperation) Valid() bool {
 	switch e {
-	case DeployComponent:
+	case ConfigActionTriggerOperationDeployComponent:
 		return true
-	case DeployConfig:
+	case ConfigActionTriggerOperationDeployConfig:
 		return true
-	case Deprovision:
+	case ConfigActionTriggerOperationDeprovision:
 		return true
-	case Provision:
+	case ConfigActionTriggerOperationProvision:
 		return true
-	case Reprovision:
+	case ConfigActionTriggerOperationReprovision:
 		return true
-	case TeardownComponent:
+	case ConfigActionTriggerOperationTeardownComponent:
 		return true
-	case UpdateInputs:
+	case ConfigActionTriggerOperationUpdateInputs:
 		return true
 	default:
 		return false
@@ -312,6 +315,30 @@ func (e ConfigInputType) Valid() bool {
 	case Number:
 		return true
 	case String:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConfigRunbookStepKind.
+const (
+	ConfigRunbookStepKindAction      ConfigRunbookStepKind = "action"
+	ConfigRunbookStepKindApproval    ConfigRunbookStepKind = "approval"
+	ConfigRunbookStepKindDeploy      ConfigRunbookStepKind = "deploy"
+	ConfigRunbookStepKindReprovision ConfigRunbookStepKind = "reprovision"
+)
+
+// Valid indicates whether the value is a known member of the ConfigRunbookStepKind enum.
+func (e ConfigRunbookStepKind) Valid() bool {
+	switch e {
+	case ConfigRunbookStepKindAction:
+		return true
+	case ConfigRunbookStepKindApproval:
+		return true
+	case ConfigRunbookStepKindDeploy:
+		return true
+	case ConfigRunbookStepKindReprovision:
 		return true
 	default:
 		return false
@@ -594,6 +621,93 @@ func (e ReleaseInstallStatus) Valid() bool {
 	}
 }
 
+// Defines values for RunbookRunStatus.
+const (
+	RunbookRunStatusCancelled       RunbookRunStatus = "cancelled"
+	RunbookRunStatusFailed          RunbookRunStatus = "failed"
+	RunbookRunStatusQueued          RunbookRunStatus = "queued"
+	RunbookRunStatusRunning         RunbookRunStatus = "running"
+	RunbookRunStatusSucceeded       RunbookRunStatus = "succeeded"
+	RunbookRunStatusWaitingApproval RunbookRunStatus = "waiting_approval"
+)
+
+// Valid indicates whether the value is a known member of the RunbookRunStatus enum.
+func (e RunbookRunStatus) Valid() bool {
+	switch e {
+	case RunbookRunStatusCancelled:
+		return true
+	case RunbookRunStatusFailed:
+		return true
+	case RunbookRunStatusQueued:
+		return true
+	case RunbookRunStatusRunning:
+		return true
+	case RunbookRunStatusSucceeded:
+		return true
+	case RunbookRunStatusWaitingApproval:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunbookRunStepKind.
+const (
+	RunbookRunStepKindAction      RunbookRunStepKind = "action"
+	RunbookRunStepKindApproval    RunbookRunStepKind = "approval"
+	RunbookRunStepKindDeploy      RunbookRunStepKind = "deploy"
+	RunbookRunStepKindReprovision RunbookRunStepKind = "reprovision"
+)
+
+// Valid indicates whether the value is a known member of the RunbookRunStepKind enum.
+func (e RunbookRunStepKind) Valid() bool {
+	switch e {
+	case RunbookRunStepKindAction:
+		return true
+	case RunbookRunStepKindApproval:
+		return true
+	case RunbookRunStepKindDeploy:
+		return true
+	case RunbookRunStepKindReprovision:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunbookRunStepStatus.
+const (
+	RunbookRunStepStatusCancelled       RunbookRunStepStatus = "cancelled"
+	RunbookRunStepStatusFailed          RunbookRunStepStatus = "failed"
+	RunbookRunStepStatusPending         RunbookRunStepStatus = "pending"
+	RunbookRunStepStatusRunning         RunbookRunStepStatus = "running"
+	RunbookRunStepStatusSkipped         RunbookRunStepStatus = "skipped"
+	RunbookRunStepStatusSucceeded       RunbookRunStepStatus = "succeeded"
+	RunbookRunStepStatusWaitingApproval RunbookRunStepStatus = "waiting_approval"
+)
+
+// Valid indicates whether the value is a known member of the RunbookRunStepStatus enum.
+func (e RunbookRunStepStatus) Valid() bool {
+	switch e {
+	case RunbookRunStepStatusCancelled:
+		return true
+	case RunbookRunStepStatusFailed:
+		return true
+	case RunbookRunStepStatusPending:
+		return true
+	case RunbookRunStepStatusRunning:
+		return true
+	case RunbookRunStepStatusSkipped:
+		return true
+	case RunbookRunStepStatusSucceeded:
+		return true
+	case RunbookRunStepStatusWaitingApproval:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RunnerStatus.
 const (
 	Offline RunnerStatus = "offline"
@@ -690,7 +804,7 @@ type ActionRun struct {
 	// Steps the steps, in order (left out of lists)
 	Steps *[]ActionRunStep `json:"steps,omitempty"`
 
-	// Trigger manual, cron, or a lifecycle hook's: before or after
+	// Trigger manual, cron, a lifecycle hook's (before or after), or a runbook's
 	Trigger    ActionRunTrigger `json:"trigger"`
 	WorkflowId string           `json:"workflow_id"`
 }
@@ -698,7 +812,7 @@ type ActionRun struct {
 // ActionRunStatus defines model for ActionRun.Status.
 type ActionRunStatus string
 
-// ActionRunTrigger manual, cron, or a lifecycle hook's: before or after
+// ActionRunTrigger manual, cron, a lifecycle hook's (before or after), or a runbook's
 type ActionRunTrigger string
 
 // ActionRunList ActionRunList is the runs of an install's action, newest first.
@@ -755,6 +869,9 @@ type AppConfig struct {
 
 	// Levels the components grouped for deployment: each level depends only on earlier ones
 	Levels [][]string `json:"levels"`
+
+	// Runbooks the runbooks (runbooks/<name>.toml), sorted by name
+	Runbooks []ConfigRunbook `json:"runbooks"`
 
 	// Sandbox ConfigSandbox is a config's sandbox: the install's base infrastructure.
 	Sandbox ConfigSandbox `json:"sandbox"`
@@ -1057,6 +1174,35 @@ type ConfigProblem struct {
 	Key     string `json:"key"`
 	Message string `json:"message"`
 }
+
+// ConfigRunbook ConfigRunbook is a runbook a config defines: steps run one after the other.
+type ConfigRunbook struct {
+	Description *string `json:"description,omitempty"`
+	File        string  `json:"file"`
+
+	// Inputs the typed inputs a run is given
+	Inputs []ConfigInput       `json:"inputs"`
+	Name   string              `json:"name"`
+	Steps  []ConfigRunbookStep `json:"steps"`
+}
+
+// ConfigRunbookStep ConfigRunbookStep is one step of a runbook.
+type ConfigRunbookStep struct {
+	// Action the action an action step runs
+	Action *string `json:"action,omitempty"`
+
+	// Component the component a deploy step deploys
+	Component   *string `json:"component,omitempty"`
+	Description *string `json:"description,omitempty"`
+
+	// Inputs the values an action step gives its action's inputs
+	Inputs *map[string]string    `json:"inputs,omitempty"`
+	Kind   ConfigRunbookStepKind `json:"kind"`
+	Name   string                `json:"name"`
+}
+
+// ConfigRunbookStepKind defines model for ConfigRunbookStep.Kind.
+type ConfigRunbookStepKind string
 
 // ConfigSandbox ConfigSandbox is a config's sandbox: the install's base infrastructure.
 type ConfigSandbox struct {
@@ -2112,6 +2258,76 @@ type RunActionRequest struct {
 	Inputs *map[string]string `json:"inputs,omitempty"`
 }
 
+// RunRunbookRequest RunRunbookRequest starts a run of a runbook.
+type RunRunbookRequest struct {
+	// Inputs the runbook's inputs by name, each as text (`--input k=v`): "3", "true", a JSON list or map
+	Inputs *map[string]string `json:"inputs,omitempty"`
+}
+
+// RunbookList RunbookList is the runbooks of an install's current config version.
+type RunbookList struct {
+	ConfigVersion int             `json:"config_version"`
+	Runbooks      []ConfigRunbook `json:"runbooks"`
+}
+
+// RunbookRun RunbookRun is one run of an install's runbook.
+type RunbookRun struct {
+	ConfigVersion int        `json:"config_version"`
+	CreatedAt     time.Time  `json:"created_at"`
+	Error         *string    `json:"error,omitempty"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+	Id            string     `json:"id"`
+
+	// Inputs the run's inputs; sensitive ones shown as "(sensitive)"
+	Inputs    map[string]string `json:"inputs"`
+	InstallId string            `json:"install_id"`
+	Runbook   string            `json:"runbook"`
+	StartedBy *string           `json:"started_by,omitempty"`
+
+	// Status failed and cancelled runs may be resumed
+	Status RunbookRunStatus `json:"status"`
+
+	// Steps the steps, in order (left out of lists)
+	Steps      *[]RunbookRunStep `json:"steps,omitempty"`
+	WorkflowId string            `json:"workflow_id"`
+}
+
+// RunbookRunStatus failed and cancelled runs may be resumed
+type RunbookRunStatus string
+
+// RunbookRunList RunbookRunList is the runs of an install's runbook, newest first.
+type RunbookRunList struct {
+	Runs []RunbookRun `json:"runs"`
+}
+
+// RunbookRunStep RunbookRunStep is one step of a runbook run.
+type RunbookRunStep struct {
+	// ActionRunId an action step's action run: follow its steps' logs there
+	ActionRunId *string `json:"action_run_id,omitempty"`
+
+	// ApprovedBy who approved an approval gate
+	ApprovedBy *string            `json:"approved_by,omitempty"`
+	Error      *string            `json:"error,omitempty"`
+	FinishedAt *time.Time         `json:"finished_at,omitempty"`
+	Index      int                `json:"index"`
+	Kind       RunbookRunStepKind `json:"kind"`
+	Name       string             `json:"name"`
+
+	// OperationId a deploy or reprovision step's operation: follow its steps' logs there
+	OperationId *string              `json:"operation_id,omitempty"`
+	StartedAt   *time.Time           `json:"started_at,omitempty"`
+	Status      RunbookRunStepStatus `json:"status"`
+
+	// Target the action an action step runs, or the component a deploy step deploys
+	Target *string `json:"target,omitempty"`
+}
+
+// RunbookRunStepKind defines model for RunbookRunStep.Kind.
+type RunbookRunStepKind string
+
+// RunbookRunStepStatus defines model for RunbookRunStep.Status.
+type RunbookRunStepStatus string
+
 // Runner Runner is a runner as the API shows it: who it is, and whether it is online.
 type Runner struct {
 	Capabilities []string `json:"capabilities"`
@@ -2357,6 +2573,9 @@ type SyncedAppConfig struct {
 	// Levels the components grouped for deployment: each level depends only on earlier ones
 	Levels [][]string `json:"levels"`
 
+	// Runbooks the runbooks (runbooks/<name>.toml), sorted by name
+	Runbooks []ConfigRunbook `json:"runbooks"`
+
 	// Sandbox ConfigSandbox is a config's sandbox: the install's base infrastructure.
 	Sandbox ConfigSandbox `json:"sandbox"`
 	Version int           `json:"version"`
@@ -2514,6 +2733,12 @@ type GetOperationParams struct {
 	Wait *int `form:"wait,omitempty" json:"wait,omitempty"`
 }
 
+// ListRunbookRunsParams defines parameters for ListRunbookRuns.
+type ListRunbookRunsParams struct {
+	// Limit how many to return, newest first (1-200, default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // GetRunnerHelmInstallParams defines parameters for GetRunnerHelmInstall.
 type GetRunnerHelmInstallParams struct {
 	// Namespace the runner's namespace, a DNS-1123 label (default outpost-runner)
@@ -2627,6 +2852,9 @@ type ProvisionInstallJSONRequestBody = OperationRequest
 
 // ReprovisionInstallJSONRequestBody defines body for ReprovisionInstall for application/json ContentType.
 type ReprovisionInstallJSONRequestBody = OperationRequest
+
+// RunRunbookJSONRequestBody defines body for RunRunbook for application/json ContentType.
+type RunRunbookJSONRequestBody = RunRunbookRequest
 
 // PutInstallRunnerPolicyJSONRequestBody defines body for PutInstallRunnerPolicy for application/json ContentType.
 type PutInstallRunnerPolicyJSONRequestBody = RunnerPolicyRequest

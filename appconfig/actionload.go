@@ -228,17 +228,7 @@ func (c *Config) readStep(ps *problems, file, key string, m map[string]any, befo
 	s.Command, _ = m["command"].([]string)
 	script, hasScript := m["script"].(string)
 	_, hasCommand := m["command"]
-	ok := true
-	if _, named := m["name"]; named {
-		switch {
-		case !nameRE.MatchString(s.Name):
-			ps.add(file, key+"name", "%q %s", s.Name, nameRule)
-			ok = false
-		case slices.ContainsFunc(before, func(b ActionStep) bool { return b.Name == s.Name }):
-			ps.add(file, key+"name", "step %q is already defined", s.Name)
-			ok = false
-		}
-	}
+	ok := stepNameOK(ps, file, key, m, slices.ContainsFunc(before, func(b ActionStep) bool { return b.Name == s.Name }))
 	switch {
 	case hasScript && hasCommand:
 		ps.add(file, key+"script", "a step runs a script or a command, not both")
@@ -269,6 +259,23 @@ func (c *Config) readStep(ps *problems, file, key string, m map[string]any, befo
 	}
 	s.Script, s.ScriptText = clean, string(text)
 	return s, ok
+}
+
+// stepNameOK checks a [[steps]] entry's name (given in m, if at all): an
+// identifier, not taken by an earlier step.
+func stepNameOK(ps *problems, file, key string, m map[string]any, taken bool) bool {
+	name, named := m["name"].(string)
+	switch {
+	case !named:
+		return true
+	case !nameRE.MatchString(name):
+		ps.add(file, key+"name", "%q %s", name, nameRule)
+		return false
+	case taken:
+		ps.add(file, key+"name", "step %q is already defined", name)
+		return false
+	}
+	return true
 }
 
 // checkActions checks what needs the components: the components hooks

@@ -30,14 +30,24 @@ func (a *Action) InputNames() []string {
 // the action does not declare, a required one not given, a value of the
 // wrong type.
 func (a *Action) CheckRunInputs(in map[string]string) (map[string]any, error) {
+	return checkRunInputs(fmt.Sprintf("action %q", a.Name), a.Inputs, in)
+}
+
+// checkRunInputs checks in against decls, the inputs of what (`action
+// "migrate"`); see Action.CheckRunInputs.
+func checkRunInputs(what string, decls []Input, in map[string]string) (map[string]any, error) {
 	var ps problems
+	names := make([]string, len(decls))
+	for i, d := range decls {
+		names[i] = d.Name
+	}
 	for _, name := range sortedKeys(in) {
-		if _, ok := a.input(name); !ok {
-			ps.add("", "inputs."+name, "action %q has no input %q (inputs: %s)", a.Name, name, quotedList(a.InputNames()))
+		if !slices.Contains(names, name) {
+			ps.add("", "inputs."+name, "%s has no input %q (inputs: %s)", what, name, quotedList(names))
 		}
 	}
-	out := make(map[string]any, len(a.Inputs))
-	for _, decl := range a.Inputs {
+	out := make(map[string]any, len(decls))
+	for _, decl := range decls {
 		s, given := in[decl.Name]
 		switch {
 		case given:

@@ -30,6 +30,8 @@ type Config struct {
 	Components []*Component
 	// Actions (actions/<name>.toml), sorted by name.
 	Actions []*Action
+	// Runbooks (runbooks/<name>.toml), sorted by name.
+	Runbooks []*Runbook
 
 	byName      map[string]*Component
 	modules     map[string]readResult[Module] // by directory, while loading
@@ -203,6 +205,7 @@ func Load(fsys fs.FS) (*Config, error) {
 	c.readComponents(&ps)
 	c.readActions(&ps)
 	c.markBadActions()
+	c.readRunbooks(&ps)
 
 	if c.Sandbox.Source != "" {
 		c.Sandbox.Module = c.readModule(&ps, ConfigFile, "sandbox.source", c.Sandbox.Source)
@@ -248,6 +251,7 @@ func Load(fsys fs.FS) (*Config, error) {
 		}
 	}
 	c.checkActions(&ps)
+	c.checkRunbooks(&ps)
 	c.graph = Graph{}
 	for _, cmp := range c.Components {
 		cmp.Dependencies = sortedKeys(edges[cmp.Name])

@@ -218,6 +218,8 @@ func TestSchemaKeysMatchGo(t *testing.T) {
 		{"actions/<name>.toml", keysOf(defs["action_file"].(map[string]any)), goKeys(actionFields)},
 		{"[[triggers]]", keysOf(defs["action_trigger"].(map[string]any)), goKeys(triggerFields)},
 		{"[[steps]]", keysOf(defs["action_step"].(map[string]any)), goKeys(stepFields)},
+		{"runbooks/<name>.toml", keysOf(defs["runbook_file"].(map[string]any)), goKeys(runbookFields)},
+		{"runbook [[steps]]", keysOf(defs["runbook_step"].(map[string]any)), goKeys(runbookStepFields)},
 	}
 	// Each supported type: the common keys and those of its allOf branch.
 	common := keysOf(map[string]any{"properties": defs["component_file"].(map[string]any)["properties"]})

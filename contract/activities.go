@@ -84,6 +84,15 @@ const (
 	FinishActionRun      = "FinishActionRun"
 	RecordHookRun        = "RecordHookRun"
 
+	// Runbook runs.
+	LoadRunbookRun   = "LoadRunbookRun"
+	BeginRunbookStep = "BeginRunbookStep"
+	// RunbookGateApproved reads whether a gate's approval is recorded: a
+	// signal alone approves nothing.
+	RunbookGateApproved = "RunbookGateApproved"
+	FinishRunbookStep   = "FinishRunbookStep"
+	FinishRunbookRun    = "FinishRunbookRun"
+
 	// Support bundles and logs.
 	EnqueueSupportJob   = "EnqueueSupportJob"
 	FinishSupportBundle = "FinishSupportBundle"

@@ -90,6 +90,13 @@ var Signatures = map[string]any{
 	FinishActionRun:      (func(context.Context, string, status.Job, string) error)(nil),
 	RecordHookRun:        (func(context.Context, string, string) (ActionRunPlan, error))(nil),
 
+	// Runbook runs: (run ID[, step index]).
+	LoadRunbookRun:      (func(context.Context, string) (RunbookRunPlan, error))(nil),
+	BeginRunbookStep:    (func(context.Context, string, int) (RunbookStepStart, error))(nil),
+	FinishRunbookStep:   (func(context.Context, string, int, string) (RunbookStepEnd, error))(nil),
+	RunbookGateApproved: (func(context.Context, string, int) (bool, error))(nil),
+	FinishRunbookRun:    (func(context.Context, string, status.Job, string) error)(nil),
+
 	// Support bundles and logs.
 	EnqueueSupportJob:   (func(context.Context, string, string) (JobRef, error))(nil),
 	FinishSupportBundle: (func(context.Context, string, SupportResult) error)(nil),

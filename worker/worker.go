@@ -112,6 +112,7 @@ var Workflows = map[string]any{
 	contract.WorkflowRelease:             workflows.Release,
 	contract.WorkflowInstallCommand:      workflows.InstallCommand,
 	contract.WorkflowActionRun:           workflows.ActionRun,
+	contract.WorkflowRunbookRun:          workflows.RunbookRun,
 	contract.WorkflowUpdateRunner:        workflows.UpdateRunner,
 	contract.WorkflowSupportBundle:       workflows.SupportBundle,
 	contract.WorkflowKubeLogs:            workflows.KubeLogs,

@@ -21,8 +21,8 @@ type ActionRun struct {
 	InstallID     string `json:"install_id" required:"true"`
 	Action        string `json:"action" required:"true"`
 	ConfigVersion int    `json:"config_version" required:"true"`
-	// manual, cron, or a lifecycle hook's: before or after
-	Trigger string `json:"trigger" required:"true" enum:"manual,cron,before,after"`
+	// manual, cron, a lifecycle hook's (before or after), or a runbook's
+	Trigger string `json:"trigger" required:"true" enum:"manual,cron,before,after,runbook"`
 	// a hook's run: the operation and its step that ran it
 	OperationID   string `json:"operation_id,omitempty"`
 	OperationStep string `json:"operation_step,omitempty"`

@@ -16,6 +16,8 @@ type AppConfig struct {
 	Components []ConfigComponent `json:"components" required:"true"`
 	// the actions (actions/<name>.toml), sorted by name
 	Actions []ConfigAction `json:"actions" required:"true"`
+	// the runbooks (runbooks/<name>.toml), sorted by name
+	Runbooks []ConfigRunbook `json:"runbooks" required:"true"`
 	// the components grouped for deployment: each level depends only on earlier ones
 	Levels [][]string `json:"levels" required:"true"`
 	Files  []string   `json:"files" required:"true"`

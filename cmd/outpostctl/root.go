@@ -49,7 +49,7 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cli) {
 	root.AddCommand(c.contextCmd(), c.appsCmd(), c.installsCmd(), c.inputsCmd(),
 		c.operationCmd(opProvision), c.operationCmd(opDeprovision), c.operationCmd(opReprovision), c.operationCmd(opDeploy),
 		c.operationCmd(opTeardown), c.operationCmd(opUpdateInputs), c.waitCmd(), c.cancelCmd(), c.operationsCmd(),
-		c.approveCmd(true), c.approveCmd(false), c.jobsCmd(), c.logsCmd(), c.execCmd(), c.actionsCmd(),
+		c.approveCmd(true), c.approveCmd(false), c.jobsCmd(), c.logsCmd(), c.execCmd(), c.actionsCmd(), c.runbooksCmd(),
 		c.configsCmd(), c.buildsCmd(), c.releasesCmd(), c.runnersCmd(), c.tokensCmd(), c.notificationsCmd(), c.usersCmd(), c.driftCmd(), c.auditCmd(),
 		c.supportBundleCmd(), c.healthCmd())
 	return root, c

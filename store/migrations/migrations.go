@@ -44,7 +44,7 @@ var All = []Migration{
 	{26, "action runs and their steps", v26},
 	{27, "notification subscriptions and deliveries", v27},
 	{28, "action runs of lifecycle hooks linked to their operation", v28},
-	{29, "reserved", reserved},
+	{29, "runbook runs and their steps", v29},
 	{30, "component health and its transitions", v30},
 }
 

@@ -1,0 +1,100 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/store"
+)
+
+func runbookRunView(r store.RunbookRun) wire.RunbookRun {
+	return wire.RunbookRun{ID: r.ID, InstallID: r.InstallID, Runbook: r.Runbook, ConfigVersion: r.ConfigVersion,
+		Inputs: masked(r.Inputs, r.SensitiveInputs), WorkflowID: r.WorkflowID, Status: string(r.Status), StartedBy: r.StartedBy,
+		Error: r.Error, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
+}
+
+func runbookRunStepView(s store.RunbookRunStep) wire.RunbookRunStep {
+	return wire.RunbookRunStep{Index: s.StepIndex, Name: s.Name, Kind: s.Kind, Status: string(s.Status), Target: s.Target,
+		ActionRunID: s.ActionRunID, OperationID: s.OperationID, ApprovedBy: s.ApprovedBy, Error: s.Error,
+		StartedAt: s.StartedAt, FinishedAt: s.FinishedAt}
+}
+
+// answerRunbookRun answers a run with its steps.
+func (s *Server) answerRunbookRun(c echo.Context, code int, run store.RunbookRun) error {
+	steps, err := s.store.ListRunbookRunSteps(c.Request().Context(), run.ID)
+	if err != nil {
+		return err
+	}
+	v := runbookRunView(run)
+	v.Steps = views(steps, runbookRunStepView)
+	return c.JSON(code, v)
+}
+
+func (s *Server) listRunbookRuns(c echo.Context) error {
+	inst, limit, err := s.installList(c)
+	if err != nil {
+		return err
+	}
+	runs, err := s.store.ListRunbookRuns(c.Request().Context(), inst.OrgID, inst.ID, c.Param("runbook"), limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, wire.RunbookRunList{Runs: views(runs, runbookRunView)})
+}
+
+// installRunbookRun reads the run named in the path, if it is one of the
+// path's install's.
+func (s *Server) installRunbookRun(c echo.Context) (store.RunbookRun, error) {
+	return installChild(s, c, "runbook_run", "runbook run", s.store.GetRunbookRun, func(r store.RunbookRun) string { return r.InstallID })
+}
+
+func (s *Server) getRunbookRun(c echo.Context) error {
+	run, err := s.installRunbookRun(c)
+	if err != nil {
+		return err
+	}
+	return s.answerRunbookRun(c, http.StatusOK, run)
+}
+
+// approveRunbookRun approves the gate a run waits at (409 when it waits at
+// none): recorded first, then signalled to the run's workflow.
+func (s *Server) approveRunbookRun(c echo.Context) error {
+	run, err := s.installRunbookRun(c)
+	if err != nil {
+		return err
+	}
+	if s.ops == nil {
+		return errNoOps()
+	}
+	ctx := c.Request().Context()
+	step, err := s.store.ApproveRunbookStep(ctx, run.ID, caller(c).name())
+	if err != nil {
+		return err
+	}
+	if err := s.ops.SignalRunbookApproval(ctx, run.WorkflowID, step.StepIndex); err != nil {
+		return opsFailed("sending the approval", err)
+	}
+	return s.answerRunbookRun(c, http.StatusAccepted, run)
+}
+
+// resumeRunbookRun starts a failed or cancelled run again from its first
+// step that did not succeed (409 for any other run).
+func (s *Server) resumeRunbookRun(c echo.Context) error {
+	run, err := s.installRunbookRun(c)
+	if err != nil {
+		return err
+	}
+	if s.ops == nil {
+		return errNoOps()
+	}
+	ctx := c.Request().Context()
+	if run, err = s.store.ResumeRunbookRun(ctx, run.OrgID, run.ID); err != nil {
+		return err
+	}
+	if err := s.startRunbookRun(ctx, run); err != nil {
+		return err
+	}
+	return s.answerRunbookRun(c, http.StatusAccepted, run)
+}
