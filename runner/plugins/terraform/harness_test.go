@@ -203,7 +203,7 @@ func (h *harness) plan(key, ws string, mod []byte, vars map[string]any, destroy 
 		}
 		m.Variables[k] = b
 	}
-	m.Env = map[string]string{"OUTPOST_TEST_REGION": "eu-west"}
+	m.Env = map[string]string{"APP_TEST_REGION": "eu-west"}
 	j := h.run(key, m)
 	var out protocol.TerraformPlanOutputs
 	h.succeeded(j, &out)
@@ -214,7 +214,7 @@ func (h *harness) apply(key, ws string, mod, planFile []byte) store.Job {
 	h.t.Helper()
 	m := h.manifest(protocol.TerraformApply, ws, mod)
 	m.PlanFile = planFile
-	m.Env = map[string]string{"OUTPOST_TEST_REGION": "eu-west"}
+	m.Env = map[string]string{"APP_TEST_REGION": "eu-west"}
 	return h.run(key, m)
 }
 

@@ -43,7 +43,7 @@ resource "terraform_data" "secret" {
 resource "terraform_data" "env" {
   triggers_replace = [var.name]
   provisioner "local-exec" {
-    command = "echo \"region from env: $OUTPOST_TEST_REGION\""
+    command = "echo \"region from env: $APP_TEST_REGION\""
   }
 }
 `,
@@ -196,7 +196,7 @@ func TestPlanApplyInOneJob(t *testing.T) {
 		m := h.manifest(protocol.TerraformPlanApply, ws, mod)
 		m.Destroy = destroy
 		m.Variables = map[string]json.RawMessage{"name": []byte(`"one"`), "password": []byte(`"` + password + `"`)}
-		m.Env = map[string]string{"OUTPOST_TEST_REGION": "eu-west"}
+		m.Env = map[string]string{"APP_TEST_REGION": "eu-west"}
 		j := h.run(key, m)
 		var out protocol.TerraformPlanApplyOutputs
 		h.succeeded(j, &out)
@@ -275,7 +275,7 @@ func TestPlanApplyWithDeferredVariables(t *testing.T) {
 	h := newHarness(t)
 	ws := h.inst.ID + ".sandbox"
 	m := h.manifest(protocol.TerraformPlanApply, ws, testutil.TarGz(t, app))
-	m.Env = map[string]string{"OUTPOST_TEST_REGION": "eu-west"}
+	m.Env = map[string]string{"APP_TEST_REGION": "eu-west"}
 	j, _ := h.enqueueSpec("deferred", m, true)
 	h.awaitLog(j.ID, "outpost: waiting for the variables")
 	h.awaitLog(j.ID, terraformWaits)
