@@ -21,6 +21,7 @@ type releaseStore interface {
 	UpdateReleaseInstall(ctx context.Context, releaseID, installID string, change store.ReleaseInstallChange) error
 	SetReleaseStatus(ctx context.Context, id string, st status.Release, why string) error
 	SkipPendingReleaseInstalls(ctx context.Context, releaseID string) error
+	HealthOfInstalls(ctx context.Context, installIDs []string, now time.Time, window time.Duration) (map[string]store.InstallHealth, error)
 }
 
 // Releases are the activities of a release: its batches, each install's
@@ -28,6 +29,9 @@ type releaseStore interface {
 type Releases struct {
 	store  releaseStore
 	events *events
+	// onlineWindow: a runner not seen within it is offline (its install's
+	// health unknown).
+	onlineWindow time.Duration
 }
 
 // LoadRelease reads a release's batches.
@@ -36,7 +40,11 @@ func (a *Releases) LoadRelease(ctx context.Context, releaseID string) (contract.
 	if err != nil {
 		return contract.ReleasePlan{}, err
 	}
-	plan := contract.ReleasePlan{PauseBetween: time.Duration(r.PauseMS) * time.Millisecond, FailureThreshold: r.FailureThreshold}
+	plan := contract.ReleasePlan{PauseBetween: time.Duration(r.PauseMS) * time.Millisecond, FailureThreshold: r.FailureThreshold,
+		Soak: time.Duration(r.SoakMS) * time.Millisecond, OnUnhealthy: r.OnUnhealthy}
+	if plan.OnUnhealthy == "" {
+		plan.OnUnhealthy = contract.OnUnhealthyHalt
+	}
 	for _, ri := range r.Installs {
 		for len(plan.Batches) <= ri.Batch {
 			plan.Batches = append(plan.Batches, nil)
@@ -78,12 +86,7 @@ func (a *Releases) BeginReleaseDeploy(ctx context.Context, releaseID, installID 
 // why it failed ("" when it succeeded). An operation whose workflow never
 // started (startErr) is recorded failed first.
 func (a *Releases) FinishReleaseDeploy(ctx context.Context, releaseID, installID, opID, startErr string) (string, error) {
-	if startErr != "" {
-		if err := a.store.FinishOperation(ctx, opID, status.OpFailed, startErr, ""); err != nil {
-			return "", err
-		}
-	}
-	op, err := a.store.GetOperationByID(ctx, opID)
+	op, err := a.endedOperation(ctx, opID, startErr)
 	if err != nil {
 		return "", err
 	}
@@ -97,6 +100,17 @@ func (a *Releases) FinishReleaseDeploy(ctx context.Context, releaseID, installID
 		change.Status, change.Error = status.ReleaseInstallFailed, &why
 	}
 	return *change.Error, a.store.UpdateReleaseInstall(ctx, releaseID, installID, change)
+}
+
+// endedOperation reads a release's operation once its workflow ended; one
+// whose workflow never started (startErr) is recorded failed first.
+func (a *Releases) endedOperation(ctx context.Context, opID, startErr string) (store.InstallOperation, error) {
+	if startErr != "" {
+		if err := a.store.FinishOperation(ctx, opID, status.OpFailed, startErr, ""); err != nil {
+			return store.InstallOperation{}, err
+		}
+	}
+	return a.store.GetOperationByID(ctx, opID)
 }
 
 // WaitForWindow records that the install's deploy waits until a time.

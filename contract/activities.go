@@ -71,6 +71,11 @@ const (
 	WaitForWindow       = "WaitForWindow"
 	SetReleaseStatus    = "SetReleaseStatus"
 	SkipReleaseInstalls = "SkipReleaseInstalls"
+	// A release's health gate (soak, on_unhealthy).
+	ReleaseBatchHealth          = "ReleaseBatchHealth"
+	MarkReleaseInstallUnhealthy = "MarkReleaseInstallUnhealthy"
+	BeginReleaseRollback        = "BeginReleaseRollback"
+	FinishReleaseRollback       = "FinishReleaseRollback"
 
 	// Debug commands.
 	EnqueueCommandJob = "EnqueueCommandJob"

@@ -127,6 +127,25 @@ type ReleasePlan struct {
 	Batches          [][]string
 	PauseBetween     time.Duration
 	FailureThreshold int
+	// Soak is how long a batch's deployed installs must stay healthy
+	// before the next batch (0: no health gate); OnUnhealthy what a batch
+	// that does not does (OnUnhealthyHalt or OnUnhealthyRollback).
+	Soak        time.Duration
+	OnUnhealthy string
+}
+
+// What a release does when a batch fails its health gate.
+const (
+	OnUnhealthyHalt     = "halt"     // halt the release
+	OnUnhealthyRollback = "rollback" // roll the batch back, then halt
+)
+
+// InstallHealth is an install's health as a release's health gate reads it:
+// its state (protocol.Health*) and why (component, object, condition).
+type InstallHealth struct {
+	InstallID, InstallName       string
+	State                        string
+	Component, Object, Condition string
 }
 
 // ReleaseDeploy is an install's deploy in a release: its deploy_config

@@ -67,12 +67,16 @@ var Signatures = map[string]any{
 	BeginDriftReconcile: (func(context.Context, string) (Reconcile, error))(nil),
 
 	// Releases.
-	LoadRelease:         (func(context.Context, string) (ReleasePlan, error))(nil),
-	BeginReleaseDeploy:  (func(context.Context, string, string) (ReleaseDeploy, error))(nil),
-	FinishReleaseDeploy: (func(context.Context, string, string, string, string) (string, error))(nil),
-	WaitForWindow:       (func(context.Context, string, string, time.Time) error)(nil),
-	SetReleaseStatus:    (func(context.Context, string, status.Release, string) error)(nil),
-	SkipReleaseInstalls: (func(context.Context, string) error)(nil),
+	LoadRelease:                 (func(context.Context, string) (ReleasePlan, error))(nil),
+	BeginReleaseDeploy:          (func(context.Context, string, string) (ReleaseDeploy, error))(nil),
+	FinishReleaseDeploy:         (func(context.Context, string, string, string, string) (string, error))(nil),
+	WaitForWindow:               (func(context.Context, string, string, time.Time) error)(nil),
+	SetReleaseStatus:            (func(context.Context, string, status.Release, string) error)(nil),
+	SkipReleaseInstalls:         (func(context.Context, string) error)(nil),
+	ReleaseBatchHealth:          (func(context.Context, string, []string) ([]InstallHealth, error))(nil),
+	MarkReleaseInstallUnhealthy: (func(context.Context, string, string, string) error)(nil),
+	BeginReleaseRollback:        (func(context.Context, string, string) (ReleaseDeploy, error))(nil),
+	FinishReleaseRollback:       (func(context.Context, string, string, string, string) (string, error))(nil),
 
 	// Notifications.
 	DeliverNotification: (func(context.Context, string) error)(nil),

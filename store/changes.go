@@ -39,11 +39,13 @@ type StepChange struct {
 // written, and with it WaitingUntil: the time an install waiting for its
 // maintenance window waits until, none for any other status.
 type ReleaseInstallChange struct {
-	Status       status.ReleaseInstall
-	Error        *string
-	FromVersion  *int
-	OperationID  *string
-	WaitingUntil time.Time
+	Status      status.ReleaseInstall
+	Error       *string
+	FromVersion *int
+	OperationID *string
+	// RollbackOperationID: the operation a health gate's rollback ran.
+	RollbackOperationID *string
+	WaitingUntil        time.Time
 }
 
 // changed copies the fields change sets (its non-nil pointers) into the

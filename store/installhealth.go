@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/outpost-dev/outpost/protocol"
@@ -54,4 +56,29 @@ func ComponentHealthAsSeen(c ComponentHealth, runner *Runner, now time.Time, win
 		}
 	}
 	return c
+}
+
+// HealthOfInstalls is the health of each of these installs (SummarizeHealth)
+// at now, by install ID: two reads, whatever their number. An install the
+// store does not know is unknown ("its runner has never reported").
+func (s *Store) HealthOfInstalls(ctx context.Context, installIDs []string, now time.Time, window time.Duration) (map[string]InstallHealth, error) {
+	comps, err := s.ComponentHealthOf(ctx, installIDs...)
+	if err != nil {
+		return nil, err
+	}
+	var runners []Runner
+	if err := s.db.WithContext(ctx).Where("install_id IN ?", installIDs).Find(&runners).Error; err != nil {
+		return nil, fmt.Errorf("store: runners of installs: %w", err)
+	}
+	runnerOf := map[string]*Runner{}
+	for i, r := range runners {
+		if r.InstallID != nil {
+			runnerOf[*r.InstallID] = &runners[i]
+		}
+	}
+	out := make(map[string]InstallHealth, len(installIDs))
+	for _, id := range installIDs {
+		out[id] = SummarizeHealth(comps[id], runnerOf[id], now, window)
+	}
+	return out, nil
 }

@@ -16,38 +16,46 @@ import (
 // batches; a rollback (RollbackOf) brings each back to the version it ran
 // before.
 type Release struct {
-	ID               string           `gorm:"primaryKey;size:32" json:"id"`
-	OrgID            string           `gorm:"size:32;not null;index" json:"org_id"`
-	AppID            string           `gorm:"size:32;not null;index" json:"app_id"`
-	ConfigVersion    int              `gorm:"not null;default:0" json:"config_version"`
-	RollbackOf       string           `gorm:"size:32" json:"rollback_of,omitempty"`
-	Selector         string           `gorm:"type:text" json:"selector"`
-	BatchSize        int              `gorm:"not null" json:"batch_size"`
-	PauseMS          int64            `gorm:"not null;default:0" json:"-"`
-	FailureThreshold int              `gorm:"not null" json:"failure_threshold"`
-	WorkflowID       string           `gorm:"size:200;not null" json:"workflow_id"`
-	Status           status.Release   `gorm:"size:20;not null" json:"status"`
-	Paused           bool             `gorm:"not null;default:false" json:"paused"`
-	Error            string           `gorm:"type:text" json:"error,omitempty"`
-	CreatedAt        time.Time        `json:"created_at"`
-	FinishedAt       *time.Time       `json:"finished_at"`
-	Installs         []ReleaseInstall `gorm:"foreignKey:ReleaseID" json:"-"`
+	ID               string `gorm:"primaryKey;size:32" json:"id"`
+	OrgID            string `gorm:"size:32;not null;index" json:"org_id"`
+	AppID            string `gorm:"size:32;not null;index" json:"app_id"`
+	ConfigVersion    int    `gorm:"not null;default:0" json:"config_version"`
+	RollbackOf       string `gorm:"size:32" json:"rollback_of,omitempty"`
+	Selector         string `gorm:"type:text" json:"selector"`
+	BatchSize        int    `gorm:"not null" json:"batch_size"`
+	PauseMS          int64  `gorm:"not null;default:0" json:"-"`
+	FailureThreshold int    `gorm:"not null" json:"failure_threshold"`
+	// SoakMS: how long a batch must stay healthy after its deploys (0: no
+	// health gate); OnUnhealthy: what a batch that does not does
+	// (contract.OnUnhealthyHalt, the default, or OnUnhealthyRollback).
+	SoakMS      int64            `gorm:"not null;default:0" json:"-"`
+	OnUnhealthy string           `gorm:"size:20;not null;default:''" json:"on_unhealthy,omitempty"`
+	WorkflowID  string           `gorm:"size:200;not null" json:"workflow_id"`
+	Status      status.Release   `gorm:"size:20;not null" json:"status"`
+	Paused      bool             `gorm:"not null;default:false" json:"paused"`
+	Error       string           `gorm:"type:text" json:"error,omitempty"`
+	CreatedAt   time.Time        `json:"created_at"`
+	FinishedAt  *time.Time       `json:"finished_at"`
+	Installs    []ReleaseInstall `gorm:"foreignKey:ReleaseID" json:"-"`
 }
 
 // ReleaseInstall is one install of a release: its batch, the version it ran
 // before and the one the release brings it to, its deploy_config operation.
 type ReleaseInstall struct {
-	ReleaseID    string                `gorm:"primaryKey;size:32" json:"-"`
-	InstallID    string                `gorm:"primaryKey;size:32" json:"install_id"`
-	InstallName  string                `gorm:"size:200;not null" json:"install_name"`
-	Batch        int                   `gorm:"not null" json:"batch"`
-	FromVersion  int                   `gorm:"not null;default:0" json:"from_version"`
-	ToVersion    int                   `gorm:"not null" json:"to_version"`
-	OperationID  string                `gorm:"size:32" json:"operation_id,omitempty"`
-	Status       status.ReleaseInstall `gorm:"size:20;not null" json:"status"`
-	Error        string                `gorm:"type:text" json:"error,omitempty"`
-	WaitingUntil *time.Time            `json:"waiting_until,omitempty"`
-	UpdatedAt    time.Time             `json:"updated_at"`
+	ReleaseID   string `gorm:"primaryKey;size:32" json:"-"`
+	InstallID   string `gorm:"primaryKey;size:32" json:"install_id"`
+	InstallName string `gorm:"size:200;not null" json:"install_name"`
+	Batch       int    `gorm:"not null" json:"batch"`
+	FromVersion int    `gorm:"not null;default:0" json:"from_version"`
+	ToVersion   int    `gorm:"not null" json:"to_version"`
+	OperationID string `gorm:"size:32" json:"operation_id,omitempty"`
+	// RollbackOperationID: the deploy_config that brought it back to
+	// FromVersion when its batch failed the health gate.
+	RollbackOperationID string                `gorm:"size:32;not null;default:''" json:"rollback_operation_id,omitempty"`
+	Status              status.ReleaseInstall `gorm:"size:20;not null" json:"status"`
+	Error               string                `gorm:"type:text" json:"error,omitempty"`
+	WaitingUntil        *time.Time            `json:"waiting_until,omitempty"`
+	UpdatedAt           time.Time             `json:"updated_at"`
 }
 
 // CreateRelease records a release and its installs; a release of the same

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"slices"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
 
@@ -32,11 +34,16 @@ func Release(ctx workflow.Context, in contract.ReleaseInput) error {
 		return err
 	}
 	r.listen(ctx)
+	gated := r.plan.Soak > 0 && workflow.GetVersion(ctx, changeReleaseHealthGate, workflow.DefaultVersion, 1) == 1
 	for i, batch := range r.plan.Batches {
 		if i > 0 && r.plan.PauseBetween > 0 {
 			_, _ = workflow.AwaitWithTimeout(ctx, r.plan.PauseBetween, func() bool { return r.cancelled })
 		}
-		if !r.awaitUnpaused(ctx) || !r.runBatch(ctx, batch) {
+		if !r.awaitUnpaused(ctx) {
+			return r.cancel(ctx)
+		}
+		deployed, ok := r.runBatch(ctx, batch)
+		if !ok || (gated && !r.cancelled && !r.gate(ctx, i, batch, deployed)) {
 			return r.cancel(ctx)
 		}
 	}
@@ -85,41 +92,44 @@ func (r *release) awaitUnpaused(ctx workflow.Context) bool {
 }
 
 // runBatch deploys a batch; while its failures bring the release to the
-// threshold, it halts and, once resumed, deploys the failed ones again.
-// false: the release was cancelled.
-func (r *release) runBatch(ctx workflow.Context, installs []string) bool {
+// threshold, it halts and, once resumed, deploys the failed ones again. It
+// returns the installs whose deploy succeeded; false: the release was
+// cancelled.
+func (r *release) runBatch(ctx workflow.Context, installs []string) ([]string, bool) {
+	deployed := slices.Clone(installs)
 	for len(installs) > 0 {
 		failed, why := r.deployAll(ctx, installs)
+		deployed = slices.DeleteFunc(deployed, func(id string) bool { return slices.Contains(failed, id) })
 		r.failed += len(failed)
 		if r.failed < r.plan.FailureThreshold || r.plan.FailureThreshold == 0 {
-			return true
+			return deployed, true
 		}
-		r.resumed = false
-		r.setStatus(ctx, status.ReleaseHalted, why)
-		_ = workflow.Await(ctx, func() bool { return r.resumed || r.cancelled })
-		if r.cancelled {
-			return false
+		if !r.halt(ctx, why) {
+			return nil, false
 		}
-		r.setStatus(ctx, status.ReleaseRunning, "")
 		r.failed -= len(failed)
-		installs = failed
+		deployed, installs = append(deployed, failed...), failed
 	}
+	return deployed, true
+}
+
+// halt halts the release saying why until it is resumed (true) or
+// cancelled (false).
+func (r *release) halt(ctx workflow.Context, why string) bool {
+	r.resumed = false
+	r.setStatus(ctx, status.ReleaseHalted, why)
+	_ = workflow.Await(ctx, func() bool { return r.resumed || r.cancelled })
+	if r.cancelled {
+		return false
+	}
+	r.setStatus(ctx, status.ReleaseRunning, "")
 	return true
 }
 
 // deployAll deploys installs in parallel; it returns those that failed
 // and why the first did.
 func (r *release) deployAll(ctx workflow.Context, installs []string) ([]string, string) {
-	whys := make([]string, len(installs))
-	wg := workflow.NewWaitGroup(ctx)
-	for i, id := range installs {
-		wg.Add(1)
-		workflow.Go(ctx, func(ctx workflow.Context) {
-			defer wg.Done()
-			whys[i] = r.deploy(ctx, id)
-		})
-	}
-	wg.Wait(ctx)
+	whys := inParallel(ctx, installs, r.deploy)
 	var failed []string
 	first := ""
 	for i, why := range whys {
@@ -133,9 +143,25 @@ func (r *release) deployAll(ctx workflow.Context, installs []string) ([]string, 
 	return failed, first
 }
 
-// deploy runs one install's deploy_config as a child workflow (abandoned,
-// not killed, if the release's workflow ends: the operation finishes and
-// frees the install); it returns why it failed, "" when it succeeded.
+// inParallel runs do for each install in parallel; it returns what each
+// said.
+func inParallel(ctx workflow.Context, installs []string, do func(workflow.Context, string) string) []string {
+	out := make([]string, len(installs))
+	wg := workflow.NewWaitGroup(ctx)
+	for i, id := range installs {
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			out[i] = do(ctx, id)
+		})
+	}
+	wg.Wait(ctx)
+	return out
+}
+
+// deploy runs one install's deploy_config as a child workflow once its
+// maintenance window is open; it returns why it failed, "" when it
+// succeeded.
 func (r *release) deploy(ctx workflow.Context, installID string) string {
 	if err := r.awaitWindow(ctx, installID); err != nil {
 		return rootMessage(err)
@@ -143,8 +169,16 @@ func (r *release) deploy(ctx workflow.Context, installID string) string {
 	if r.cancelled {
 		return "" // it stays waiting: the cancel skips it
 	}
+	return r.operate(ctx, installID, contract.BeginReleaseDeploy, contract.FinishReleaseDeploy)
+}
+
+// operate runs one install's deploy_config operation, begun and recorded
+// by the activities begin and finish, as a child workflow (abandoned, not
+// killed, if the release's workflow ends: the operation finishes and frees
+// the install); it returns why it failed, "" when it succeeded.
+func (r *release) operate(ctx workflow.Context, installID, begin, finish string) string {
 	var d contract.ReleaseDeploy
-	if err := runLocal(ctx, contract.BeginReleaseDeploy, r.id, installID).Get(ctx, &d); err != nil {
+	if err := runLocal(ctx, begin, r.id, installID).Get(ctx, &d); err != nil {
 		return rootMessage(err)
 	}
 	if d.Failed != "" {
@@ -163,7 +197,7 @@ func (r *release) deploy(ctx workflow.Context, installID string) string {
 		_ = child.Get(ctx, nil) // how it ended is in the store
 	}
 	var why string
-	if err := runLocal(ctx, contract.FinishReleaseDeploy, r.id, installID, d.OperationID, startErr).Get(ctx, &why); err != nil {
+	if err := runLocal(ctx, finish, r.id, installID, d.OperationID, startErr).Get(ctx, &why); err != nil {
 		return rootMessage(err)
 	}
 	return why

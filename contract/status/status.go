@@ -150,6 +150,12 @@ const (
 	ReleaseInstallSucceeded ReleaseInstall = "succeeded"
 	ReleaseInstallFailed    ReleaseInstall = "failed"
 	ReleaseInstallSkipped   ReleaseInstall = "skipped" // the release was cancelled before it
+	// ReleaseInstallUnhealthy: deployed, but not healthy through its batch's
+	// soak (the error says why).
+	ReleaseInstallUnhealthy ReleaseInstall = "unhealthy"
+	// ReleaseInstallRolledBack: its batch failed the health gate and it was
+	// deployed back to its from_version.
+	ReleaseInstallRolledBack ReleaseInstall = "rolled_back"
 )
 
 // RunnerUpdate is the status of a runner update.

@@ -46,6 +46,7 @@ var All = []Migration{
 	{28, "action runs of lifecycle hooks linked to their operation", v28},
 	{29, "runbook runs and their steps", v29},
 	{30, "component health and its transitions", v30},
+	{31, "health-gated releases: soak, on_unhealthy, rollback operations", v31},
 }
 
 // reserved stands for another branch's migration until it is merged.
