@@ -13,6 +13,7 @@ import (
 
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -130,6 +131,29 @@ func applyPacing(p wire.ReleasePacing, r *store.Release, n int) error {
 			return apierr.Invalid("pause_between_batches", "%q is not a duration (30s, 5m, 1h)", p.PauseBetweenBatches)
 		}
 		r.PauseMS = d.Milliseconds()
+	}
+	return applyGate(p, r)
+}
+
+// applyGate sets the release's health gate: its soak and what an unhealthy
+// batch does.
+func applyGate(p wire.ReleasePacing, r *store.Release) error {
+	if p.Soak != "" {
+		d, err := time.ParseDuration(p.Soak)
+		if err != nil || d < 0 {
+			return apierr.Invalid("soak", "%q is not a duration (2m, 10m, 1h)", p.Soak)
+		}
+		r.SoakMS = d.Milliseconds()
+	}
+	switch {
+	case p.OnUnhealthy != "" && p.OnUnhealthy != contract.OnUnhealthyHalt && p.OnUnhealthy != contract.OnUnhealthyRollback:
+		return apierr.Invalid("on_unhealthy", "%q: want halt or rollback", p.OnUnhealthy)
+	case p.OnUnhealthy != "" && r.SoakMS == 0:
+		return apierr.Invalid("on_unhealthy", "needs a soak: without one no batch's health is checked")
+	case r.SoakMS > 0 && p.OnUnhealthy == "":
+		r.OnUnhealthy = contract.OnUnhealthyHalt
+	default:
+		r.OnUnhealthy = p.OnUnhealthy
 	}
 	return nil
 }

@@ -84,15 +84,18 @@ func (s *Server) rollbackRelease(c echo.Context) error {
 		return err
 	}
 	r := store.Release{OrgID: old.OrgID, AppID: old.AppID, RollbackOf: old.ID, Selector: old.Selector,
-		BatchSize: old.BatchSize, PauseMS: old.PauseMS, FailureThreshold: old.FailureThreshold}
+		BatchSize: old.BatchSize, PauseMS: old.PauseMS, FailureThreshold: old.FailureThreshold, SoakMS: old.SoakMS}
+	if r.SoakMS > 0 {
+		r.OnUnhealthy = contract.OnUnhealthyHalt // rolling a rollback back would bring the release's version again
+	}
 	for _, ri := range old.Installs {
-		if ri.OperationID != "" && ri.FromVersion > 0 {
+		if ri.OperationID != "" && ri.FromVersion > 0 && ri.Status != status.ReleaseInstallRolledBack {
 			r.Installs = append(r.Installs, store.ReleaseInstall{InstallID: ri.InstallID, InstallName: ri.InstallName,
 				Batch: ri.Batch, ToVersion: ri.FromVersion})
 		}
 	}
 	if len(r.Installs) == 0 {
-		return unprocessable("", "release %s deployed no install that ran a config version before: nothing to roll back", old.ID)
+		return unprocessable("", "release %s deployed no install that ran a config version before (and that its health gate did not roll back already): nothing to roll back", old.ID)
 	}
 	compactBatches(r.Installs)
 	return s.launchRelease(c, r)

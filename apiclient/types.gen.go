@@ -399,6 +399,24 @@ func (e CreateComponentRequestType) Valid() bool {
 	}
 }
 
+// Defines values for CreateReleaseRequestOnUnhealthy.
+const (
+	CreateReleaseRequestOnUnhealthyHalt     CreateReleaseRequestOnUnhealthy = "halt"
+	CreateReleaseRequestOnUnhealthyRollback CreateReleaseRequestOnUnhealthy = "rollback"
+)
+
+// Valid indicates whether the value is a known member of the CreateReleaseRequestOnUnhealthy enum.
+func (e CreateReleaseRequestOnUnhealthy) Valid() bool {
+	switch e {
+	case CreateReleaseRequestOnUnhealthyHalt:
+		return true
+	case CreateReleaseRequestOnUnhealthyRollback:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CustomerPolicyDestroy.
 const (
 	CustomerPolicyDestroyAllow   CustomerPolicyDestroy = "allow"
@@ -564,6 +582,24 @@ func (e PolicyResultSource) Valid() bool {
 	}
 }
 
+// Defines values for ReleaseOnUnhealthy.
+const (
+	ReleaseOnUnhealthyHalt     ReleaseOnUnhealthy = "halt"
+	ReleaseOnUnhealthyRollback ReleaseOnUnhealthy = "rollback"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseOnUnhealthy enum.
+func (e ReleaseOnUnhealthy) Valid() bool {
+	switch e {
+	case ReleaseOnUnhealthyHalt:
+		return true
+	case ReleaseOnUnhealthyRollback:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReleaseStatus.
 const (
 	ReleaseStatusCancelled ReleaseStatus = "cancelled"
@@ -593,12 +629,14 @@ func (e ReleaseStatus) Valid() bool {
 
 // Defines values for ReleaseInstallStatus.
 const (
-	ReleaseInstallStatusFailed    ReleaseInstallStatus = "failed"
-	ReleaseInstallStatusPending   ReleaseInstallStatus = "pending"
-	ReleaseInstallStatusRunning   ReleaseInstallStatus = "running"
-	ReleaseInstallStatusSkipped   ReleaseInstallStatus = "skipped"
-	ReleaseInstallStatusSucceeded ReleaseInstallStatus = "succeeded"
-	ReleaseInstallStatusWaiting   ReleaseInstallStatus = "waiting"
+	ReleaseInstallStatusFailed     ReleaseInstallStatus = "failed"
+	ReleaseInstallStatusPending    ReleaseInstallStatus = "pending"
+	ReleaseInstallStatusRolledBack ReleaseInstallStatus = "rolled_back"
+	ReleaseInstallStatusRunning    ReleaseInstallStatus = "running"
+	ReleaseInstallStatusSkipped    ReleaseInstallStatus = "skipped"
+	ReleaseInstallStatusSucceeded  ReleaseInstallStatus = "succeeded"
+	ReleaseInstallStatusUnhealthy  ReleaseInstallStatus = "unhealthy"
+	ReleaseInstallStatusWaiting    ReleaseInstallStatus = "waiting"
 )
 
 // Valid indicates whether the value is a known member of the ReleaseInstallStatus enum.
@@ -608,11 +646,15 @@ func (e ReleaseInstallStatus) Valid() bool {
 		return true
 	case ReleaseInstallStatusPending:
 		return true
+	case ReleaseInstallStatusRolledBack:
+		return true
 	case ReleaseInstallStatusRunning:
 		return true
 	case ReleaseInstallStatusSkipped:
 		return true
 	case ReleaseInstallStatusSucceeded:
+		return true
+	case ReleaseInstallStatusUnhealthy:
 		return true
 	case ReleaseInstallStatusWaiting:
 		return true
@@ -1313,9 +1355,18 @@ type CreateReleaseRequest struct {
 	// Installs ReleaseTargets says which of the app's installs a release deploys: exactly one of all, ids, names or selector.
 	Installs ReleaseTargets `json:"installs"`
 
+	// OnUnhealthy what a batch that does not stay healthy through its soak does: halt the release (default), or roll the batch back to the versions it ran before and then halt
+	OnUnhealthy *CreateReleaseRequestOnUnhealthy `json:"on_unhealthy,omitempty"`
+
 	// PauseBetweenBatches a Go duration, e.g. 30s
 	PauseBetweenBatches *string `json:"pause_between_batches,omitempty"`
+
+	// Soak how long each batch's deployed installs must stay healthy after its deploys before the next batch, a Go duration (e.g. 10m; default 0: no health gate)
+	Soak *string `json:"soak,omitempty"`
 }
+
+// CreateReleaseRequestOnUnhealthy what a batch that does not stay healthy through its soak does: halt the release (default), or roll the batch back to the versions it ran before and then halt
+type CreateReleaseRequestOnUnhealthy string
 
 // CreateRunnerUpdateRequest CreateRunnerUpdateRequest updates an install's runner.
 type CreateRunnerUpdateRequest struct {
@@ -2174,24 +2225,33 @@ type Release struct {
 	ConfigVersion int       `json:"config_version"`
 	CreatedAt     time.Time `json:"created_at"`
 
-	// Error why a halted release halted: the install that failed and why
+	// Error why a halted release halted: the install that failed and why, or the install that failed its batch's health gate with its component, object and condition (and the batch's rollback)
 	Error            *string    `json:"error,omitempty"`
 	FailureThreshold int        `json:"failure_threshold"`
 	FinishedAt       *time.Time `json:"finished_at"`
 	Id               string     `json:"id"`
 
 	// Installs the installs asked for, as asked
-	Installs            map[string]interface{} `json:"installs"`
-	PauseBetweenBatches string                 `json:"pause_between_batches"`
+	Installs map[string]interface{} `json:"installs"`
+
+	// OnUnhealthy what a batch that fails its health gate does (empty without a soak)
+	OnUnhealthy         *ReleaseOnUnhealthy `json:"on_unhealthy,omitempty"`
+	PauseBetweenBatches string              `json:"pause_between_batches"`
 
 	// Paused a pause was asked: the release stops before its next batch
 	Paused bool `json:"paused"`
 
 	// RollbackOf the release this one rolls back
-	RollbackOf *string       `json:"rollback_of,omitempty"`
+	RollbackOf *string `json:"rollback_of,omitempty"`
+
+	// Soak how long each batch must stay healthy after its deploys ("0s": no health gate)
+	Soak       string        `json:"soak"`
 	Status     ReleaseStatus `json:"status"`
 	WorkflowId string        `json:"workflow_id"`
 }
+
+// ReleaseOnUnhealthy what a batch that fails its health gate does (empty without a soak)
+type ReleaseOnUnhealthy string
 
 // ReleaseStatus defines model for Release.Status.
 type ReleaseStatus string
@@ -2216,8 +2276,13 @@ type ReleaseInstall struct {
 	InstallName string `json:"install_name"`
 
 	// OperationId its deploy_config operation (the last, when a resume deployed it again)
-	OperationId *string              `json:"operation_id,omitempty"`
-	Status      ReleaseInstallStatus `json:"status"`
+	OperationId *string `json:"operation_id,omitempty"`
+
+	// RollbackOperationId the deploy_config that brought it back to from_version when its batch failed the health gate
+	RollbackOperationId *string `json:"rollback_operation_id,omitempty"`
+
+	// Status unhealthy: deployed, but its batch's health gate failed on it; rolled_back: its batch failed the health gate and it was deployed back to from_version
+	Status ReleaseInstallStatus `json:"status"`
 
 	// ToVersion the config version the release brings it to
 	ToVersion    int        `json:"to_version"`
@@ -2225,7 +2290,7 @@ type ReleaseInstall struct {
 	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
 }
 
-// ReleaseInstallStatus defines model for ReleaseInstall.Status.
+// ReleaseInstallStatus unhealthy: deployed, but its batch's health gate failed on it; rolled_back: its batch failed the health gate and it was deployed back to from_version
 type ReleaseInstallStatus string
 
 // ReleaseList ReleaseList is an app's releases, newest first.

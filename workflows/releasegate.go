@@ -93,7 +93,7 @@ func gateFailure(h contract.InstallHealth, at, soak time.Duration, final bool) s
 	return strings.Join(why, ": ")
 }
 
-// rollback brings the batch's installs back to the versions they ran
+// rollback brings the batch's installs (batch: its index; said from 1) back to the versions they ran
 // before the release, in parallel and at once (a maintenance window is not
 // waited for: it undoes the release's own change); it says what it did,
 // to follow the gate's failure.
@@ -108,7 +108,7 @@ func (r *release) rollback(ctx workflow.Context, batch int, installs []string) s
 		}
 	}
 	if len(failed) == 0 {
-		return fmt.Sprintf("; batch %d rolled back to the versions it ran before", batch)
+		return fmt.Sprintf("; batch %d rolled back to the versions it ran before", batch+1)
 	}
-	return fmt.Sprintf("; batch %d rolled back to the versions it ran before, except: %s", batch, strings.Join(failed, "; "))
+	return fmt.Sprintf("; batch %d rolled back to the versions it ran before, except: %s", batch+1, strings.Join(failed, "; "))
 }

@@ -169,7 +169,7 @@ func TestReleaseGateRollsBackTheBatchThenHalts(t *testing.T) {
 	g.signalAt(time.Hour, contract.ReleaseCancel)
 	g.run(t)
 	halt := "halted: install cust-1 is unknown at the end of the 5m0s soak: its runner is offline (last seen 2026-01-01T00:03:00Z)" +
-		"; batch 0 rolled back to the versions it ran before"
+		"; batch 1 rolled back to the versions it ran before"
 	if want := []string{halt, "cancelled: "}; !slices.Equal(g.statuses, want) {
 		t.Fatalf("statuses %q,\nwant %q", g.statuses, want)
 	}

@@ -37,6 +37,10 @@ type ReleasePacing struct {
 	PauseBetweenBatches string `json:"pause_between_batches"`
 	// failed installs that halt the release (default 1)
 	FailureThreshold *int `json:"failure_threshold"`
+	// how long each batch's deployed installs must stay healthy after its deploys before the next batch, a Go duration (e.g. 10m; default 0: no health gate)
+	Soak string `json:"soak"`
+	// what a batch that does not stay healthy through its soak does: halt the release (default), or roll the batch back to the versions it ran before and then halt
+	OnUnhealthy string `json:"on_unhealthy" enum:"halt,rollback"`
 }
 
 // Release is one config version rolled out to some of an app's installs, in
@@ -53,11 +57,15 @@ type Release struct {
 	BatchSize           int            `json:"batch_size" required:"true"`
 	PauseBetweenBatches string         `json:"pause_between_batches" required:"true"`
 	FailureThreshold    int            `json:"failure_threshold" required:"true"`
-	WorkflowID          string         `json:"workflow_id" required:"true"`
-	Status              string         `json:"status" required:"true" enum:"running,paused,halted,succeeded,cancelled"`
+	// how long each batch must stay healthy after its deploys ("0s": no health gate)
+	Soak string `json:"soak" required:"true"`
+	// what a batch that fails its health gate does (empty without a soak)
+	OnUnhealthy string `json:"on_unhealthy,omitempty" enum:"halt,rollback"`
+	WorkflowID  string `json:"workflow_id" required:"true"`
+	Status      string `json:"status" required:"true" enum:"running,paused,halted,succeeded,cancelled"`
 	// a pause was asked: the release stops before its next batch
 	Paused bool `json:"paused" required:"true"`
-	// why a halted release halted: the install that failed and why
+	// why a halted release halted: the install that failed and why, or the install that failed its batch's health gate with its component, object and condition (and the batch's rollback)
 	Error      string         `json:"error,omitempty"`
 	Batches    []ReleaseBatch `json:"batches" required:"true"`
 	CreatedAt  time.Time      `json:"created_at" required:"true"`
@@ -83,8 +91,11 @@ type ReleaseInstall struct {
 	// the config version the release brings it to
 	ToVersion int `json:"to_version" required:"true"`
 	// its deploy_config operation (the last, when a resume deployed it again)
-	OperationID  string     `json:"operation_id,omitempty"`
-	Status       string     `json:"status" required:"true" enum:"pending,waiting,running,succeeded,failed,skipped"`
+	OperationID string `json:"operation_id,omitempty"`
+	// the deploy_config that brought it back to from_version when its batch failed the health gate
+	RollbackOperationID string `json:"rollback_operation_id,omitempty"`
+	// unhealthy: deployed, but its batch's health gate failed on it; rolled_back: its batch failed the health gate and it was deployed back to from_version
+	Status       string     `json:"status" required:"true" enum:"pending,waiting,running,succeeded,failed,skipped,unhealthy,rolled_back"`
 	Error        string     `json:"error,omitempty"`
 	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
 	UpdatedAt    time.Time  `json:"updated_at" required:"true"`

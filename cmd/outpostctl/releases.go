@@ -25,7 +25,8 @@ func (c *cli) releasesCmd() *cobra.Command {
 
 // releaseFlags are the flags of `releases create`.
 type releaseFlags struct {
-	app, selector, pause           string
+	app, selector, pause, soak     string
+	onUnhealthy                    string
 	version, size, percent, thresh int
 	all, wait                      bool
 	installs                       []string
@@ -35,11 +36,14 @@ func (c *cli) releasesCreateCmd() *cobra.Command {
 	var f releaseFlags
 	cmd := &cobra.Command{
 		Use: "create --app APP [--config-version N] [--all | --install NAME... | --selector S] [--batch-size N | --batch-percent P] " +
-			"[--pause D] [--failure-threshold N] [--wait]",
+			"[--pause D] [--failure-threshold N] [--soak D [--on-unhealthy halt|rollback]] [--wait]",
 		Short: "Deploy a config version (default: the latest) to some of an app's installs, in batches",
 		Long: "Start a release: each selected install (in name order, --batch-size or --batch-percent at a time) runs a\n" +
 			"deploy_config operation to the version. After --failure-threshold failed installs (default 1) the\n" +
-			"release halts; `releases resume` deploys the failed ones again. With --wait, follow it until it ends or\n" +
+			"release halts; `releases resume` deploys the failed ones again. With --soak, each batch's installs must stay\n" +
+			"healthy that long after their deploys: one that turns unhealthy (or is not healthy at the end) halts the\n" +
+			"release, after rolling the batch back to the versions it ran before with --on-unhealthy rollback;\n" +
+			"`releases resume` goes on with the next batch. With --wait, follow it until it ends or\n" +
 			"halts: exit code 6 if it halted or was cancelled.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -68,6 +72,8 @@ func (c *cli) releasesCreateCmd() *cobra.Command {
 	fl.IntVar(&f.percent, "batch-percent", 0, "installs per batch, as a percentage of those selected")
 	fl.StringVar(&f.pause, "pause", "", "pause between batches, e.g. 30s")
 	fl.IntVar(&f.thresh, "failure-threshold", 0, "failed installs that halt the release (default 1)")
+	fl.StringVar(&f.soak, "soak", "", "how long each batch must stay healthy after its deploys, e.g. 10m (default: no health gate)")
+	fl.StringVar(&f.onUnhealthy, "on-unhealthy", "", "what a batch that does not stay healthy does: halt (default) or rollback")
 	fl.BoolVar(&f.wait, "wait", false, "follow the release until it ends or halts")
 	cmd.MarkFlagsMutuallyExclusive("all", "install", "selector")
 	cmd.MarkFlagsOneRequired("all", "install", "selector")
@@ -87,7 +93,10 @@ func (f releaseFlags) request(cmd *cobra.Command) (apiclient.CreateReleaseReques
 	}
 	req.ConfigVersion, req.BatchSize = set("config-version", f.version), set("batch-size", f.size)
 	req.BatchPercent, req.FailureThreshold = set("batch-percent", f.percent), set("failure-threshold", f.thresh)
-	req.PauseBetweenBatches = optional(f.pause)
+	req.PauseBetweenBatches, req.Soak = optional(f.pause), optional(f.soak)
+	if f.onUnhealthy != "" {
+		req.OnUnhealthy = new(apiclient.CreateReleaseRequestOnUnhealthy(f.onUnhealthy))
+	}
 	switch {
 	case f.all:
 		req.Installs.All = &f.all
@@ -274,6 +283,9 @@ func (c *cli) showRelease(rel apiclient.Release) {
 	w := c.stdout
 	fmt.Fprintf(w, "release %s (%s): %s\n", rel.Id, releaseVersion(rel), rel.Status)
 	fmt.Fprintf(w, "batches of %d, pause %s, halts after %d failed\n", rel.BatchSize, rel.PauseBetweenBatches, rel.FailureThreshold)
+	if rel.OnUnhealthy != nil && *rel.OnUnhealthy != "" {
+		fmt.Fprintf(w, "health gate: each batch healthy for %s after its deploys, else %s\n", rel.Soak, *rel.OnUnhealthy)
+	}
 	if rel.Error != nil && *rel.Error != "" {
 		fmt.Fprintf(w, "halted: %s\n", *rel.Error)
 	}
