@@ -22,7 +22,8 @@ func countsForHealth(kind string) bool {
 
 // readiness is an object's health from its live content: Deployments,
 // StatefulSets and DaemonSets are healthy with all their replicas updated
-// and available, degraded with some available, unhealthy with none; Pods
+// and available, degraded with some available (or, for a Deployment, old
+// replicas still beside the updated ones), unhealthy with none; Pods
 // are healthy when Ready (or Succeeded); Jobs when Complete, unhealthy when
 // Failed, degraded while they run.
 func readiness(kind string, u map[string]any) (state, condition string) {
@@ -31,6 +32,15 @@ func readiness(kind string, u map[string]any) (state, condition string) {
 	}
 	switch kind {
 	case "Deployment":
+		if total, updated := num(u, "status", "replicas"), num(u, "status", "updatedReplicas"); total > updated && updated > 0 && num(u, "status", "availableReplicas") > 0 {
+			// a rolling update whose new pods are not ready keeps the old ones
+			// available: not healthy until they are gone
+			why := fmt.Sprintf("rollout in progress: %d of %d replicas updated, %d available", updated, total, num(u, "status", "availableReplicas"))
+			if c := falseCondition(u); c != "" {
+				why = c + ": " + why
+			}
+			return protocol.HealthDegraded, why
+		}
 		return replicas(u, "Available", num(u, "spec", "replicas"), num(u, "status", "updatedReplicas"), num(u, "status", "availableReplicas"))
 	case "StatefulSet":
 		return replicas(u, "Ready", num(u, "spec", "replicas"), num(u, "status", "updatedReplicas"), num(u, "status", "readyReplicas"))
