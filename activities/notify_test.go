@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -91,6 +92,9 @@ func TestApprovalAndReleaseEventsReachMatchingSubscriptions(t *testing.T) {
 				t.Fatalf("payload %s: %v", d.Payload, err)
 			}
 			got[id] = append(got[id], d.EventType)
+			if ev.Type == contract.EventReleaseHalted && !strings.HasSuffix(ev.Summary, " halted: too many failed") {
+				t.Errorf("release halted summary %q: want it to end with why", ev.Summary)
+			}
 		}
 	}
 	if !slices.Equal(got[gold], []string{contract.EventOperationApproval}) || len(got[silver]) != 0 ||

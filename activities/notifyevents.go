@@ -79,5 +79,8 @@ func (e *events) releaseEnded(ctx context.Context, releaseID string, st status.R
 	}
 	ev := contract.NotificationEvent{ID: eventID(typ, r.ID), Type: typ, Time: time.Now().UTC(), OrgID: r.OrgID,
 		AppID: r.AppID, ReleaseID: r.ID, Summary: fmt.Sprintf("Release %s of config version %d %s", r.ID, r.ConfigVersion, what)}
+	if st == status.ReleaseHalted && r.Error != "" {
+		ev.Summary += ": " + r.Error // the install that failed, or failed the health gate, and why
+	}
 	return e.n.emit(ctx, ev, nil)
 }
