@@ -34,11 +34,13 @@ func (r *release) gate(ctx workflow.Context, batch int, installs, deployed []str
 		return true
 	}
 	bad, why := r.soak(ctx, deployed)
-	if bad == "" || r.cancelled {
+	if why == "" || r.cancelled {
 		return !r.cancelled
 	}
-	if err := runLocal(ctx, contract.MarkReleaseInstallUnhealthy, r.id, bad, why).Get(ctx, nil); err != nil {
-		r.lost.add(ctx, "the unhealthy install", err)
+	if bad != "" {
+		if err := runLocal(ctx, contract.MarkReleaseInstallUnhealthy, r.id, bad, why).Get(ctx, nil); err != nil {
+			r.lost.add(ctx, "the unhealthy install", err)
+		}
 	}
 	if r.plan.OnUnhealthy == contract.OnUnhealthyRollback {
 		why += r.rollback(ctx, batch, installs)
@@ -47,8 +49,8 @@ func (r *release) gate(ctx workflow.Context, batch int, installs, deployed []str
 }
 
 // soak reads the installs' health until the soak ends (or the release is
-// cancelled); it returns the first install that failed it and why ("" when
-// none did).
+// cancelled); it returns the first install that failed it and why (why ""
+// when none did; install "" when the health could not be read).
 func (r *release) soak(ctx workflow.Context, installs []string) (string, string) {
 	start := workflow.Now(ctx)
 	end, poll := start.Add(r.plan.Soak), max(releaseHealthPoll, r.plan.Soak/releaseHealthPolls)
@@ -60,7 +62,7 @@ func (r *release) soak(ctx workflow.Context, installs []string) (string, string)
 			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
 		})
 		if err := callLocal(hctx, contract.ReleaseBatchHealth, r.id, installs).Get(ctx, &hs); err != nil {
-			return installs[0], "the health gate could not read the batch's health: " + rootMessage(err)
+			return "", "the health gate could not read the batch's health: " + rootMessage(err)
 		}
 		for _, h := range hs {
 			if h.State == protocol.HealthUnhealthy || (final && h.State != protocol.HealthHealthy) {

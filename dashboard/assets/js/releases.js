@@ -33,6 +33,7 @@ function releaseCard(app, r, active, say) {
       [h("dt", {}, "Finished"), h("dd", {}, r.finished_at ? when(r.finished_at) : "not yet")],
       [h("dt", {}, "Batches"), h("dd", {}, `${r.batches.length}, ${r.batch_size || "some"} install(s) each, ${r.pause_between_batches} between them`)],
       [h("dt", {}, "Halts after"), h("dd", {}, r.failure_threshold ? `${r.failure_threshold} failed install(s)` : "never")],
+      r.on_unhealthy ? [h("dt", {}, "Health gate"), h("dd", {}, `each batch healthy for ${r.soak} after its deploys, else ${r.on_unhealthy === "rollback" ? "roll it back and halt" : "halt"}`)] : null,
       r.rollback_of ? [h("dt", {}, "Rolls back"), h("dd", { class: "mono" }, r.rollback_of)] : null),
     r.error ? h("p", { class: "error" }, r.error) : null,
     controls(app, r, active, say),
@@ -55,7 +56,7 @@ function controls(app, r, active, say) {
   if (!r.finished_at) {
     if (!r.paused && r.status === "running") buttons.push(act("pause", "Pause", "Pause this release before its next batch? The running batch finishes."));
     if (r.paused || r.status === "halted") buttons.push(act("resume", "Resume", r.status === "halted"
-      ? "Resume this release? Its failed installs are deployed again first, then it goes on." : "Resume this release with its next batch?"));
+      ? "Resume this release? Its failed installs are deployed again first, then it goes on (after a health gate's halt: with the next batch)." : "Resume this release with its next batch?"));
     buttons.push(act("cancel", "Cancel release", "Cancel this release? The running batch finishes; installs not reached are skipped.", true));
   } else if (!active) {
     buttons.push(act("rollback", "Roll back", "Roll this release back? Every install it deployed returns to the version it ran before, in the same batches.", true));
