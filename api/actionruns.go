@@ -37,25 +37,18 @@ func actionRunStepView(s store.ActionRunStep) wire.ActionRunStep {
 
 // answerActionRun answers a run with its steps.
 func (s *Server) answerActionRun(c echo.Context, code int, run store.ActionRun) error {
-	steps, err := s.store.ListActionRunSteps(c.Request().Context(), run.ID)
-	if err != nil {
-		return err
-	}
-	v := actionRunView(run)
-	v.Steps = views(steps, actionRunStepView)
-	return c.JSON(code, v)
+	return answerWithSteps(c, code, run.ID, s.store.ListActionRunSteps, func(steps []store.ActionRunStep) wire.ActionRun {
+		v := actionRunView(run)
+		v.Steps = views(steps, actionRunStepView)
+		return v
+	})
 }
 
 func (s *Server) listActionRuns(c echo.Context) error {
-	inst, limit, err := s.installList(c)
-	if err != nil {
-		return err
-	}
-	runs, err := s.store.ListActionRuns(c.Request().Context(), inst.OrgID, inst.ID, c.Param("action"), limit)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, wire.ActionRunList{Runs: views(runs, actionRunView)})
+	return listBelowInstall(s, c, namedRuns(c, "action", s.store.ListActionRuns),
+		func(runs []store.ActionRun) wire.ActionRunList {
+			return wire.ActionRunList{Runs: views(runs, actionRunView)}
+		})
 }
 
 func (s *Server) getActionRun(c echo.Context) error {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/contract/status"
-	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -47,10 +46,7 @@ command = ["/bin/true"]
 }
 
 func actionsEnv(t *testing.T) (*testEnv, installAnswer) {
-	e := newTestEnvWithOps(t, newRecordingOps())
-	app, inst := e.fixture()
-	e.syncConfig(app.ID, actionFiles(t), 201)
-	return e, inst
+	return configEnv(t, actionFiles(t))
 }
 
 func TestListActions(t *testing.T) {
@@ -71,41 +67,19 @@ func TestListActions(t *testing.T) {
 
 func TestRunActionRefusesBadRequests(t *testing.T) {
 	e, inst := actionsEnv(t)
-	base := "/v1/installs/" + inst.ID + "/actions/"
-	for _, tc := range []struct {
-		path, body  string
-		want        int
-		field, text string
-	}{
+	e.checkRefused(t, "/v1/installs/"+inst.ID+"/actions/", []refusedRun{
 		{"rotate/runs", `{"inputs":{"password":"pw","color":"red"}}`, 400, "inputs.color", `no input "color"`},
 		{"rotate/runs", `{"inputs":{}}`, 400, "inputs.password", "required"},
 		{"rotate/runs", `{"inputs":{"password":"pw","retries":"many"}}`, 400, "inputs.retries", "number"},
 		{"rotate/runs", `{"inputs":{"password":"pw"},"extra":1}`, 400, "extra", ""},
 		{"missing/runs", `{}`, 404, "", `no action "missing"`},
 		{"nightly/runs", `{}`, 409, "", "no manual trigger"},
-	} {
-		before := e.snapshot()
-		res := e.send("POST", base+tc.path, e.token, tc.body)
-		ae := res.apiError(t)
-		if res.status != tc.want || ae.Field != tc.field || !strings.Contains(ae.Message, tc.text) {
-			t.Errorf("POST %s %s: %s, want %d naming %q, saying %q", tc.path, tc.body, res, tc.want, tc.field, tc.text)
-		}
-		if d := snapshotDiff(before, e.snapshot()); d != "" {
-			t.Errorf("POST %s %s changed rows:\n%s", tc.path, tc.body, d)
-		}
-	}
-	if n := len(e.ops.actionRuns); n != 0 {
-		t.Errorf("%d runs started", n)
-	}
+	}, func() int { return len(e.ops.actionRuns) })
 }
 
 func TestRunActionRefusedByTheRunnersPolicy(t *testing.T) {
 	e, inst := actionsEnv(t)
-	err := e.store.UpdateRunnerCustomer(context.Background(), inst.Runner.ID,
-		&protocol.CustomerPolicy{JobTypes: []string{protocol.JobTypeAction}, Actions: []string{"hello"}}, protocol.CustomerState{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.allowOnlyHello(t, inst)
 	res := e.send("POST", "/v1/installs/"+inst.ID+"/actions/rotate/runs", e.token, `{"inputs":{"password":"pw"}}`)
 	if res.status != 409 || !strings.Contains(res.apiError(t).Message, `does not allow action "rotate" (allowed: hello)`) {
 		t.Fatalf("got %s, want 409 in the runner's words", res)

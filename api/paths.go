@@ -83,3 +83,24 @@ func pathChild[P, T any](c echo.Context, parent byID[P], parentID func(P) string
 func installChild[T any](s *Server, c echo.Context, param, what string, get byID[T], installOf func(T) string) (T, error) {
 	return pathChild(c, s.store.GetInstall, func(i store.Install) string { return i.ID }, param, what, get, installOf)
 }
+
+// namedRuns is, for listBelowInstall, list reading the runs of the
+// install's action or runbook the path parameter param names.
+func namedRuns[R any](c echo.Context, param string,
+	list func(ctx context.Context, orgID, installID, name string, limit int) ([]R, error),
+) func(ctx context.Context, orgID, installID string, limit int) ([]R, error) {
+	return func(ctx context.Context, orgID, installID string, limit int) ([]R, error) {
+		return list(ctx, orgID, installID, c.Param(param), limit)
+	}
+}
+
+// answerWithSteps answers a run (runID) as view shows it with its steps,
+// which steps reads.
+func answerWithSteps[S, V any](c echo.Context, code int, runID string, steps func(ctx context.Context, runID string) ([]S, error),
+	view func([]S) V) error {
+	ss, err := steps(c.Request().Context(), runID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(code, view(ss))
+}

@@ -23,31 +23,34 @@ func runbookRunStepView(s store.RunbookRunStep) wire.RunbookRunStep {
 
 // answerRunbookRun answers a run with its steps.
 func (s *Server) answerRunbookRun(c echo.Context, code int, run store.RunbookRun) error {
-	steps, err := s.store.ListRunbookRunSteps(c.Request().Context(), run.ID)
-	if err != nil {
-		return err
-	}
-	v := runbookRunView(run)
-	v.Steps = views(steps, runbookRunStepView)
-	return c.JSON(code, v)
+	return answerWithSteps(c, code, run.ID, s.store.ListRunbookRunSteps, func(steps []store.RunbookRunStep) wire.RunbookRun {
+		v := runbookRunView(run)
+		v.Steps = views(steps, runbookRunStepView)
+		return v
+	})
 }
 
 func (s *Server) listRunbookRuns(c echo.Context) error {
-	inst, limit, err := s.installList(c)
-	if err != nil {
-		return err
-	}
-	runs, err := s.store.ListRunbookRuns(c.Request().Context(), inst.OrgID, inst.ID, c.Param("runbook"), limit)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, wire.RunbookRunList{Runs: views(runs, runbookRunView)})
+	return listBelowInstall(s, c, namedRuns(c, "runbook", s.store.ListRunbookRuns),
+		func(runs []store.RunbookRun) wire.RunbookRunList {
+			return wire.RunbookRunList{Runs: views(runs, runbookRunView)}
+		})
 }
 
 // installRunbookRun reads the run named in the path, if it is one of the
 // path's install's.
 func (s *Server) installRunbookRun(c echo.Context) (store.RunbookRun, error) {
 	return installChild(s, c, "runbook_run", "runbook run", s.store.GetRunbookRun, func(r store.RunbookRun) string { return r.InstallID })
+}
+
+// workflowRunbookRun is installRunbookRun for a route that signals or
+// starts the run's workflow: 503 when this server runs none.
+func (s *Server) workflowRunbookRun(c echo.Context) (store.RunbookRun, error) {
+	run, err := s.installRunbookRun(c)
+	if err == nil && s.ops == nil {
+		err = errNoOps()
+	}
+	return run, err
 }
 
 func (s *Server) getRunbookRun(c echo.Context) error {
@@ -61,12 +64,9 @@ func (s *Server) getRunbookRun(c echo.Context) error {
 // approveRunbookRun approves the gate a run waits at (409 when it waits at
 // none): recorded first, then signalled to the run's workflow.
 func (s *Server) approveRunbookRun(c echo.Context) error {
-	run, err := s.installRunbookRun(c)
+	run, err := s.workflowRunbookRun(c)
 	if err != nil {
 		return err
-	}
-	if s.ops == nil {
-		return errNoOps()
 	}
 	ctx := c.Request().Context()
 	step, err := s.store.ApproveRunbookStep(ctx, run.ID, caller(c).name())
@@ -82,12 +82,9 @@ func (s *Server) approveRunbookRun(c echo.Context) error {
 // resumeRunbookRun starts a failed or cancelled run again from its first
 // step that did not succeed (409 for any other run).
 func (s *Server) resumeRunbookRun(c echo.Context) error {
-	run, err := s.installRunbookRun(c)
+	run, err := s.workflowRunbookRun(c)
 	if err != nil {
 		return err
-	}
-	if s.ops == nil {
-		return errNoOps()
 	}
 	ctx := c.Request().Context()
 	if run, err = s.store.ResumeRunbookRun(ctx, run.OrgID, run.ID); err != nil {

@@ -6,11 +6,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract"
-	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -35,16 +33,11 @@ func (s *Server) listRunbooks(c echo.Context) error {
 // it has none of that name) and checks the install's runner allows what its
 // steps run (409 when not).
 func (s *Server) installRunbook(c echo.Context, inst store.Install) (*appconfig.Runbook, int, error) {
-	ctx, name := c.Request().Context(), c.Param("runbook")
-	cfg, version, err := s.installActions(ctx, inst)
+	rb, version, err := configDef(s, c, inst, "runbook", (*appconfig.Config).Runbook)
 	if err != nil {
 		return nil, 0, err
 	}
-	rb, ok := cfg.Runbook(name)
-	if !ok {
-		return nil, 0, apierr.New(http.StatusNotFound, protocol.CodeNotFound, "", "config version %d of install %s has no runbook %q",
-			version, inst.Name, name)
-	}
+	ctx := c.Request().Context()
 	for _, st := range rb.Steps {
 		var err error
 		switch st.Kind {
@@ -63,35 +56,21 @@ func (s *Server) installRunbook(c echo.Context, inst store.Install) (*appconfig.
 }
 
 func (s *Server) runRunbook(c echo.Context) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	o, err := readRunOrder(s, c, bodyInputs(func(r wire.RunRunbookRequest) map[string]string { return r.Inputs }),
+		s.installRunbook, func(rb *appconfig.Runbook, given map[string]string) (plain, sensitive map[string]string, err error) {
+			return checkedInputs(rb.CheckRunInputs, rb.Inputs, given)
+		})
 	if err != nil {
 		return err
 	}
-	var req wire.RunRunbookRequest
-	if err := apierr.Bind(c, &req); err != nil {
-		return err
-	}
-	rb, version, err := s.installRunbook(c, inst)
-	if err != nil {
-		return err
-	}
-	plain, sensitive, err := checkedInputs(rb.CheckRunInputs, rb.Inputs, req.Inputs)
-	if err != nil {
-		return err
-	}
-	if s.ops == nil {
-		return errNoOps()
-	}
-	id := store.NewID("rbr")
-	by, byUser := startedBy(ctx)
+	ctx, rb, id := c.Request().Context(), o.def, store.NewID("rbr")
 	steps := make([]store.RunbookRunStep, len(rb.Steps))
 	for i, st := range rb.Steps {
 		steps[i] = store.RunbookRunStep{Name: st.Name, Kind: st.Kind, Target: st.Action + st.Component}
 	}
-	run, err := s.store.CreateRunbookRun(ctx, store.RunbookRun{ID: id, OrgID: org, InstallID: inst.ID, Runbook: rb.Name,
-		ConfigVersion: version, Inputs: plain, SensitiveInputs: sensitive, WorkflowID: contract.RunbookRunWorkflowID(inst.ID, rb.Name, id),
-		StartedBy: by, StartedByUser: byUser}, steps)
+	run, err := s.store.CreateRunbookRun(ctx, store.RunbookRun{ID: id, OrgID: o.inst.OrgID, InstallID: o.inst.ID, Runbook: rb.Name,
+		ConfigVersion: o.version, Inputs: o.plain, SensitiveInputs: o.sensitive, WorkflowID: contract.RunbookRunWorkflowID(o.inst.ID, rb.Name, id),
+		StartedBy: o.by, StartedByUser: o.byUser}, steps)
 	if err != nil {
 		return err
 	}
@@ -106,11 +85,6 @@ func (s *Server) runRunbook(c echo.Context) error {
 // cannot start is recorded failed, so the run does not stay queued (and may
 // be resumed).
 func (s *Server) startRunbookRun(ctx context.Context, run store.RunbookRun) error {
-	if err := s.ops.StartRunbookRun(ctx, run); err != nil {
-		if ferr := s.store.FinishRunbookRun(context.WithoutCancel(ctx), run.ID, status.JobFailed, "the run's workflow could not be started"); ferr != nil {
-			s.log.Error("recording a runbook run that did not start failed", "run", run.ID, "err", ferr)
-		}
-		return opsFailed("starting the runbook run", err)
-	}
-	return nil
+	start := func(ctx context.Context) error { return s.ops.StartRunbookRun(ctx, run) }
+	return s.startRecordedRun(ctx, "runbook run", run.ID, start, s.store.FinishRunbookRun)
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/contract/status"
-	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -63,10 +62,7 @@ inputs = { name = "ops" }
 }
 
 func runbooksEnv(t *testing.T) (*testEnv, installAnswer) {
-	e := newTestEnvWithOps(t, newRecordingOps())
-	app, inst := e.fixture()
-	e.syncConfig(app.ID, runbookFiles(t), 201)
-	return e, inst
+	return configEnv(t, runbookFiles(t))
 }
 
 func TestListRunbooksAndTheConfigShowsThem(t *testing.T) {
@@ -101,40 +97,18 @@ func TestSyncRefusesABadRunbook(t *testing.T) {
 
 func TestRunRunbookRefusesBadRequests(t *testing.T) {
 	e, inst := runbooksEnv(t)
-	base := "/v1/installs/" + inst.ID + "/runbooks/"
-	for _, tc := range []struct {
-		path, body  string
-		want        int
-		field, text string
-	}{
+	e.checkRefused(t, "/v1/installs/"+inst.ID+"/runbooks/", []refusedRun{
 		{"release/runs", `{"inputs":{"password":"pw","color":"red"}}`, 400, "inputs.color", `runbook "release" has no input "color"`},
 		{"release/runs", `{"inputs":{}}`, 400, "inputs.password", "required"},
 		{"release/runs", `{"inputs":{"password":"pw","retries":"many"}}`, 400, "inputs.retries", "number"},
 		{"release/runs", `{"inputs":{"password":"pw"},"extra":1}`, 400, "extra", ""},
 		{"missing/runs", `{}`, 404, "", `no runbook "missing"`},
-	} {
-		before := e.snapshot()
-		res := e.send("POST", base+tc.path, e.token, tc.body)
-		ae := res.apiError(t)
-		if res.status != tc.want || ae.Field != tc.field || !strings.Contains(ae.Message, tc.text) {
-			t.Errorf("POST %s %s: %s, want %d naming %q, saying %q", tc.path, tc.body, res, tc.want, tc.field, tc.text)
-		}
-		if d := snapshotDiff(before, e.snapshot()); d != "" {
-			t.Errorf("POST %s %s changed rows:\n%s", tc.path, tc.body, d)
-		}
-	}
-	if n := len(e.ops.runbooks); n != 0 {
-		t.Errorf("%d runs started", n)
-	}
+	}, func() int { return len(e.ops.runbooks) })
 }
 
 func TestRunRunbookRefusedByTheRunnersPolicy(t *testing.T) {
 	e, inst := runbooksEnv(t)
-	err := e.store.UpdateRunnerCustomer(context.Background(), inst.Runner.ID,
-		&protocol.CustomerPolicy{JobTypes: []string{protocol.JobTypeAction}, Actions: []string{"hello"}}, protocol.CustomerState{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.allowOnlyHello(t, inst)
 	res := e.send("POST", "/v1/installs/"+inst.ID+"/runbooks/release/runs", e.token, `{"inputs":{"password":"pw"}}`)
 	if res.status != 409 || !strings.Contains(res.apiError(t).Message, `does not allow action "rotate"`) {
 		t.Fatalf("got %s, want 409 in the runner's words", res)

@@ -45,6 +45,11 @@ func TestDashboardInstallGraphDriftAndActions(t *testing.T) {
 		columns["cache"] < columns["api"] && columns["api"] < columns["web"] && columns["cluster"] < columns["web"]) {
 		t.Fatalf("the graph's columns %v: want sandbox, network, database and cache, api, web in order", columns)
 	}
+	// The runner reads web's Deployment in the install's cluster (no node
+	// runs its pod here: its rollout never ends).
+	b.text(`tr[data-health="web"]`, "degraded", 2*time.Minute)
+	b.text(`tr[data-health="web"]`, "Deployment/demo/web", time.Second)
+	b.text("#install-health", "degraded", time.Minute)
 
 	ctx := context.Background()
 	cms := s.kube(inst).CoreV1().ConfigMaps("demo")
@@ -68,6 +73,7 @@ func TestDashboardInstallGraphDriftAndActions(t *testing.T) {
 	b.screenshot("dashboard-graph")
 	b.click(`a.brand`)
 	b.text(`tr[data-install="cust-dash"]`, "drifted: web", time.Minute)
+	b.text(`tr[data-install="cust-dash"] td[data-label="Health"]`, "degraded", time.Minute)
 
 	b.click(`tr[data-install="cust-dash"] a`)
 	eval[bool](b, `window.notReloaded = true`)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -35,9 +34,9 @@ type ActionRun struct {
 	WorkflowID      string            `gorm:"size:300;not null" json:"workflow_id"`
 	// OperationID and OperationStep: the operation and its hook step that
 	// started a hook's run ("" for manual and cron runs).
-	OperationID   string `gorm:"size:32;not null;default:'';index:idx_action_runs_operation" json:"operation_id,omitempty"`
-	OperationStep string `gorm:"size:200;not null;default:'';index:idx_action_runs_operation" json:"operation_step,omitempty"`
-	Status          status.Job        `gorm:"size:20;not null" json:"status"`
+	OperationID   string     `gorm:"size:32;not null;default:'';index:idx_action_runs_operation" json:"operation_id,omitempty"`
+	OperationStep string     `gorm:"size:200;not null;default:'';index:idx_action_runs_operation" json:"operation_step,omitempty"`
+	Status        status.Job `gorm:"size:20;not null" json:"status"`
 	// StartedBy names who started it (a user's or token's name, "" for a
 	// schedule); StartedByUser is the user's ID.
 	StartedBy     string     `gorm:"size:200;not null;default:''" json:"started_by,omitempty"`
@@ -65,47 +64,16 @@ type ActionRunStep struct {
 	FinishedAt       *time.Time        `json:"finished_at,omitempty"`
 }
 
-// sealMap seals a map of secrets as one JSON value (none: "").
-func sealMap(tx *gorm.DB, scope, place string, m map[string]string) (string, error) {
-	if len(m) == 0 {
-		return "", nil
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return "", fmt.Errorf("seal %s: %w", place, err)
-	}
-	return sealValue(tx, scope, place, string(b))
+func (r *ActionRun) head() runHead {
+	return runHead{table: "action_runs", id: &r.ID, installID: r.InstallID, inputs: &r.Inputs, sensitive: &r.SensitiveInputs,
+		sealed: &r.SealedInputs, status: &r.Status, createdAt: &r.CreatedAt}
 }
-
-// openMap opens what sealMap sealed.
-func openMap(tx *gorm.DB, place, v string) (map[string]string, error) {
-	if v == "" {
-		return nil, nil
-	}
-	pt, err := openValue(tx, place, v)
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]string{}
-	if err := json.Unmarshal([]byte(pt), &m); err != nil {
-		return nil, fmt.Errorf("open %s: %w", place, err)
-	}
-	return m, nil
-}
-
-func (r *ActionRun) place() string { return "action_runs.sensitive_inputs/" + r.ID }
 
 // BeforeCreate seals the run's sensitive inputs with the install's key.
-func (r *ActionRun) BeforeCreate(tx *gorm.DB) (err error) {
-	r.SealedInputs, err = sealMap(tx, r.InstallID, r.place(), r.SensitiveInputs)
-	return err
-}
+func (r *ActionRun) BeforeCreate(tx *gorm.DB) error { return r.head().sealInputs(tx) }
 
 // AfterFind opens the sensitive inputs read.
-func (r *ActionRun) AfterFind(tx *gorm.DB) (err error) {
-	r.SensitiveInputs, err = openMap(tx, r.place(), r.SealedInputs)
-	return err
-}
+func (r *ActionRun) AfterFind(tx *gorm.DB) error { return r.head().openInputs(tx) }
 
 func (s *ActionRunStep) place() string {
 	return fmt.Sprintf("action_run_steps.sensitive_outputs/%s/%d", s.RunID, s.StepIndex)

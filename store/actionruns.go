@@ -11,31 +11,16 @@ import (
 
 // CreateActionRun records a run, queued, with its steps pending.
 func (s *Store) CreateActionRun(ctx context.Context, r ActionRun, steps []string) (ActionRun, error) {
-	if r.ID == "" {
-		r.ID = NewID("act")
-	}
-	if r.Inputs == nil {
-		r.Inputs = map[string]string{}
-	}
-	sensitive := r.SensitiveInputs
-	r.Status, r.CreatedAt = status.JobQueued, s.now()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(&r).Error; err != nil {
-			return err
-		}
+	err := createRun(s, ctx, "action run", "act", &r, r.head(), func(runID string) []ActionRunStep {
 		rows := make([]ActionRunStep, len(steps))
 		for i, name := range steps {
-			rows[i] = ActionRunStep{RunID: r.ID, StepIndex: i, Name: name, Status: ActionStepPending, Outputs: map[string]string{}}
+			rows[i] = ActionRunStep{RunID: runID, StepIndex: i, Name: name, Status: ActionStepPending, Outputs: map[string]string{}}
 		}
-		if len(rows) == 0 {
-			return nil
-		}
-		return tx.Create(&rows).Error
+		return rows
 	})
 	if err != nil {
-		return ActionRun{}, fmt.Errorf("create action run: %w", err)
+		return ActionRun{}, err
 	}
-	r.SensitiveInputs = sensitive
 	return r, nil
 }
 
@@ -110,18 +95,7 @@ func (s *Store) FinishActionRunStep(ctx context.Context, step ActionRunStep) err
 // skipped.
 func (s *Store) FinishActionRun(ctx context.Context, runID string, st status.Job, why string) error {
 	now := s.now()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		skipped := ActionRunStep{Status: ActionStepSkipped}
-		if err := update(tx.Where("run_id = ? AND status = ?", runID, ActionStepPending), &skipped, "Status").Error; err != nil {
-			return err
-		}
-		run := ActionRun{Status: st, Error: why, FinishedAt: &now}
-		return update(tx.Where("id = ?", runID), &run, "Status", "Error", "FinishedAt").Error
-	})
-	if err != nil {
-		return fmt.Errorf("finish action run %s: %w", runID, err)
-	}
-	return nil
+	return finishRun(s, ctx, "action run", runID, &ActionRun{Status: st, Error: why, FinishedAt: &now}, &ActionRunStep{Status: ActionStepSkipped})
 }
 
 // ActionRunDone reports whether a run will not change any more.

@@ -55,19 +55,16 @@ type RunbookRunStep struct {
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
 }
 
-func (r *RunbookRun) place() string { return "runbook_runs.sensitive_inputs/" + r.ID }
+func (r *RunbookRun) head() runHead {
+	return runHead{table: "runbook_runs", id: &r.ID, installID: r.InstallID, inputs: &r.Inputs, sensitive: &r.SensitiveInputs,
+		sealed: &r.SealedInputs, status: &r.Status, createdAt: &r.CreatedAt}
+}
 
 // BeforeCreate seals the run's sensitive inputs with the install's key.
-func (r *RunbookRun) BeforeCreate(tx *gorm.DB) (err error) {
-	r.SealedInputs, err = sealMap(tx, r.InstallID, r.place(), r.SensitiveInputs)
-	return err
-}
+func (r *RunbookRun) BeforeCreate(tx *gorm.DB) error { return r.head().sealInputs(tx) }
 
 // AfterFind opens the sensitive inputs read.
-func (r *RunbookRun) AfterFind(tx *gorm.DB) (err error) {
-	r.SensitiveInputs, err = openMap(tx, r.place(), r.SealedInputs)
-	return err
-}
+func (r *RunbookRun) AfterFind(tx *gorm.DB) error { return r.head().openInputs(tx) }
 
 // RunbookRunDone reports whether a run has ended (a failed one may still be
 // resumed).

@@ -12,30 +12,15 @@ import (
 // CreateRunbookRun records a run, queued, with its steps pending (each
 // step's Name, Kind and Target given).
 func (s *Store) CreateRunbookRun(ctx context.Context, r RunbookRun, steps []RunbookRunStep) (RunbookRun, error) {
-	if r.ID == "" {
-		r.ID = NewID("rbr")
-	}
-	if r.Inputs == nil {
-		r.Inputs = map[string]string{}
-	}
-	sensitive := r.SensitiveInputs
-	r.Status, r.CreatedAt = status.JobQueued, s.now()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(&r).Error; err != nil {
-			return err
-		}
+	err := createRun(s, ctx, "runbook run", "rbr", &r, r.head(), func(runID string) []RunbookRunStep {
 		for i := range steps {
-			steps[i].RunID, steps[i].StepIndex, steps[i].Status = r.ID, i, ActionStepPending
+			steps[i].RunID, steps[i].StepIndex, steps[i].Status = runID, i, ActionStepPending
 		}
-		if len(steps) == 0 {
-			return nil
-		}
-		return tx.Create(&steps).Error
+		return steps
 	})
 	if err != nil {
-		return RunbookRun{}, fmt.Errorf("create runbook run: %w", err)
+		return RunbookRun{}, err
 	}
-	r.SensitiveInputs = sensitive
 	return r, nil
 }
 
@@ -124,17 +109,7 @@ func (s *Store) ApproveRunbookStep(ctx context.Context, runID, by string) (Runbo
 // skipped.
 func (s *Store) FinishRunbookRun(ctx context.Context, runID string, st status.Job, why string) error {
 	now := s.now()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		skipped := RunbookRunStep{Status: ActionStepSkipped}
-		if err := update(tx.Where("run_id = ? AND status = ?", runID, ActionStepPending), &skipped, "Status").Error; err != nil {
-			return err
-		}
-		return update(tx.Where("id = ?", runID), &RunbookRun{Status: st, Error: why, FinishedAt: &now}, "Status", "Error", "FinishedAt").Error
-	})
-	if err != nil {
-		return fmt.Errorf("finish runbook run %s: %w", runID, err)
-	}
-	return nil
+	return finishRun(s, ctx, "runbook run", runID, &RunbookRun{Status: st, Error: why, FinishedAt: &now}, &RunbookRunStep{Status: ActionStepSkipped})
 }
 
 // ResumeRunbookRun makes a failed or cancelled run queued again: the steps

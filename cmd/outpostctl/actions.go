@@ -19,19 +19,12 @@ func (c *cli) actionsCmd() *cobra.Command {
 }
 
 func (c *cli) actionsListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list INSTALL",
-		Short: "List the actions of the install's config version, their triggers and inputs",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListActionsWithResponse(cmd.Context(), inst.Id))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, act := range r.JSON200.Actions {
+	return c.installCmd("list INSTALL", "List the actions of the install's config version, their triggers and inputs", 1,
+		func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+			r, err := check(a.ListActionsWithResponse(ctx, inst.Id))
+			return printRows(c, r, err, "NAME\tTRIGGERS\tINPUTS\tDESCRIPTION",
+				func() []apiclient.ConfigAction { return r.JSON200.Actions },
+				func(act apiclient.ConfigAction) []string {
 					var triggers, inputs []string
 					for _, t := range act.Triggers {
 						triggers = append(triggers, string(t.Type))
@@ -39,88 +32,50 @@ func (c *cli) actionsListCmd() *cobra.Command {
 					for _, in := range act.Inputs {
 						inputs = append(inputs, in.Name)
 					}
-					rows = append(rows, []string{act.Name, strings.Join(triggers, ","), strings.Join(inputs, ","), deref(act.Description)})
-				}
-				return table(c.stdout, "NAME\tTRIGGERS\tINPUTS\tDESCRIPTION", rows)
-			})
-		},
-	}
+					return []string{act.Name, strings.Join(triggers, ","), strings.Join(inputs, ","), deref(act.Description)}
+				})
+		})
 }
 
 func (c *cli) actionsRunCmd() *cobra.Command {
-	var inputs []string
-	var wait bool
-	cmd := &cobra.Command{
-		Use:   "run INSTALL ACTION [--input NAME=VALUE]... [--wait]",
-		Short: "Run an action on the install's runner",
-		Long: "Start a run of ACTION with its inputs (each --input NAME=VALUE; numbers, true/false, JSON lists\n" +
-			"and maps as text). --wait waits until it has finished and shows its steps. Exit code 6 when the\n" +
+	return c.startRunCmd("run INSTALL ACTION [--input NAME=VALUE]... [--wait]", "Run an action on the install's runner",
+		"Start a run of ACTION with its inputs (each --input NAME=VALUE; numbers, true/false, JSON lists\n"+
+			"and maps as text). --wait waits until it has finished and shows its steps. Exit code 6 when the\n"+
 			"run failed or was cancelled.",
-		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			given, err := parseInputs(inputs, "")
+		"action", "wait until the run has finished",
+		func(ctx context.Context, a *api, installID, name string, given map[string]string, wait bool) error {
+			r, err := check(a.RunActionWithResponse(ctx, installID, name, apiclient.RunActionRequest{Inputs: &given}))
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			a, inst, err := c.apiForInstall(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.RunActionWithResponse(ctx, inst.Id, args[1], apiclient.RunActionRequest{Inputs: &given}))
-			if err != nil {
-				return err
-			}
-			run := *r.JSON201
-			if wait {
-				if run, err = a.awaitActionRun(ctx, run); err != nil {
-					return err
-				}
-			}
-			return c.showActionRun(run)
-		},
-	}
-	cmd.Flags().StringArrayVar(&inputs, "input", nil, "an input of the action, NAME=VALUE (repeatable)")
-	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the run has finished")
-	return cmd
+			return waitAndShow(ctx, *r.JSON201, wait, a.awaitActionRun, c.showActionRun)
+		})
 }
 
 // awaitActionRun reads the run again until it has finished.
 func (a *api) awaitActionRun(ctx context.Context, run apiclient.ActionRun) (apiclient.ActionRun, error) {
-	for run.FinishedAt == nil {
-		if err := pause(ctx, 500*time.Millisecond); err != nil {
-			return run, err
-		}
+	return pollRun(ctx, run, func(ctx context.Context, run apiclient.ActionRun) (apiclient.ActionRun, error) {
 		r, err := check(a.GetActionRunWithResponse(ctx, run.InstallId, run.Id))
 		if err != nil {
 			return run, err
 		}
-		run = *r.JSON200
-	}
-	return run, nil
+		return *r.JSON200, nil
+	}, func(run apiclient.ActionRun) bool { return run.FinishedAt != nil })
 }
 
 // showActionRun prints a run and its steps; a finished run that did not
 // succeed is exit code 6.
 func (c *cli) showActionRun(run apiclient.ActionRun) error {
-	if c.output == "json" {
-		if err := c.printJSON(run); err != nil {
-			return err
-		}
-	} else if err := c.printActionRun(run); err != nil {
-		return err
-	}
+	var failed error
 	if run.FinishedAt != nil && run.Status != apiclient.ActionRunStatusSucceeded {
-		return fail(exitOperation, "action run %s %s: %s", run.Id, run.Status, deref(run.Error))
+		failed = fail(exitOperation, "action run %s %s: %s", run.Id, run.Status, deref(run.Error))
 	}
-	return nil
+	return showRun(c, run, c.printActionRun, failed)
 }
 
 func (c *cli) printActionRun(run apiclient.ActionRun) error {
-	fmt.Fprintf(c.stdout, "action run %s of %s (config version %d, %s): %s\n", run.Id, run.Action, run.ConfigVersion, run.Trigger, run.Status)
-	for _, k := range sortedKeys(run.Inputs) {
-		fmt.Fprintf(c.stdout, "  input %s = %s\n", k, run.Inputs[k])
-	}
+	c.printRunInputs(fmt.Sprintf("action run %s of %s (config version %d, %s): %s", run.Id, run.Action, run.ConfigVersion, run.Trigger, run.Status),
+		run.Inputs)
 	if run.Steps == nil {
 		return nil
 	}
@@ -149,43 +104,25 @@ func sortedKeys(m map[string]string) []string {
 }
 
 func (c *cli) actionsRunsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "runs INSTALL ACTION",
-		Short: "List the runs of an install's action, newest first",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListActionRunsWithResponse(cmd.Context(), inst.Id, args[1], nil))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, run := range r.JSON200.Runs {
-					rows = append(rows, []string{run.Id, string(run.Status), string(run.Trigger), deref(run.StartedBy),
-						run.CreatedAt.Local().Format(time.DateTime), deref(run.Error)})
-				}
-				return table(c.stdout, "ID\tSTATUS\tTRIGGER\tSTARTED BY\tCREATED\tERROR", rows)
-			})
-		},
-	}
+	return c.installCmd("runs INSTALL ACTION", "List the runs of an install's action, newest first", 2,
+		func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+			r, err := check(a.ListActionRunsWithResponse(ctx, inst.Id, args[1], nil))
+			return printRows(c, r, err, "ID\tSTATUS\tTRIGGER\tSTARTED BY\tCREATED\tERROR",
+				func() []apiclient.ActionRun { return r.JSON200.Runs },
+				func(run apiclient.ActionRun) []string {
+					return []string{run.Id, string(run.Status), string(run.Trigger), deref(run.StartedBy),
+						run.CreatedAt.Local().Format(time.DateTime), deref(run.Error)}
+				})
+		})
 }
 
 func (c *cli) actionsShowCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "show INSTALL RUN_ID",
-		Short: "Show an action run and its steps (follow a step's log with `outpostctl logs JOB_ID`)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
+	return c.installCmd("show INSTALL RUN_ID", "Show an action run and its steps (follow a step's log with `outpostctl logs JOB_ID`)", 2,
+		func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+			r, err := check(a.GetActionRunWithResponse(ctx, inst.Id, args[1]))
 			if err != nil {
-				return err
-			}
-			r, err := check(a.GetActionRunWithResponse(cmd.Context(), inst.Id, args[1]))
-			if err != nil {
-				return notFound(err, "no action run %s on install %s", args[1], args[0])
+				return noRun(err, "action", args)
 			}
 			return c.printAnswer(r, nil, func() error { return c.printActionRun(*r.JSON200) })
-		},
-	}
+		})
 }

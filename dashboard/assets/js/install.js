@@ -1,20 +1,21 @@
 // An install: its components and their status, outputs (sensitive ones
 // masked: the API never sends their values), inputs, operations with their
 // steps, the buttons the API allows, each confirmed first, and the app's
-// actions with their runs (actions.js).
+// actions with their runs (actions.js), and its health (health.js).
 import * as api from "./api.js";
 import { h, badge, when, duration, confirm, errorBox } from "./ui.js";
 import { componentsView } from "./components.js";
 import { stepsTable, jobsOf } from "./steps.js";
 import { loadActions, actionsPanel } from "./actions.js";
+import { healthFact, healthView } from "./health.js";
 
 async function load([id], state) {
   state.open ||= new Set();
   const base = `/installs/${id}`;
-  const [inst, comps, outputs, ops, drift, windows, bundles, acts] = await Promise.all([
+  const [inst, comps, outputs, ops, drift, windows, bundles, acts, health] = await Promise.all([
     api.get(base), api.get(`${base}/components`), api.get(`${base}/outputs`), api.get(`${base}/operations?limit=10`),
     api.get(`${base}/drift`), api.get(`${base}/maintenance-windows`), api.get(`${base}/support-bundles?limit=10`),
-    loadActions(base, state.actions ||= {})]);
+    loadActions(base, state.actions ||= {}), api.get(`${base}/health`)]);
   const [app, runner] = await Promise.all([
     api.get(`/apps/${inst.data.app_id}`),
     inst.data.runner ? api.get(`/runners/${inst.data.runner.id}`) : Promise.resolve({ data: null, changed: false })]);
@@ -24,10 +25,10 @@ async function load([id], state) {
   const wanted = list.filter((op, i) => i === 0 || state.open.has(op.id));
   const full = await Promise.all(wanted.map((op) => api.get(`${base}/operations/${op.id}`)));
   const detail = new Map(full.map((f) => [f.data.id, f.data]));
-  const changed = [inst, comps, outputs, ops, drift, windows, bundles, acts, app, runner, ...full].some((r) => r.changed);
+  const changed = [inst, comps, outputs, ops, drift, windows, bundles, acts, health, app, runner, ...full].some((r) => r.changed);
   return { changed, data: { inst: inst.data, app: app.data, runner: runner.data, components: comps.data.components,
     outputs: outputs.data.outputs, ops: list.map((op) => detail.get(op.id) || op), drift: drift.data.components,
-    windows: windows.data, bundles: bundles.data.support_bundles, actions: acts.data } };
+    windows: windows.data, bundles: bundles.data.support_bundles, actions: acts.data, health: health.data } };
 }
 
 function render(d, _params, state, reload) {
@@ -44,6 +45,7 @@ function render(d, _params, state, reload) {
       fact("App", d.app.name),
       fact("Config version", inst.config_version ? `v${inst.config_version}` : "none deployed"),
       fact("Approval mode", inst.approval_mode),
+      fact("Health", healthFact(d.health.health)),
       fact("Runner", d.runner ? [badge(d.runner.status), " ", d.runner.last_seen_at ? ["seen ", when(d.runner.last_seen_at)] : "never seen"] : "none"),
       fact("Maintenance windows", windowsView(d.windows)),
       fact("Created", when(inst.created_at))),
@@ -51,6 +53,8 @@ function render(d, _params, state, reload) {
     message,
     h("h2", {}, "Components"),
     componentsView(d, (title, text, path) => act(title, text, "POST", base + path)),
+    h("h2", {}, "Health"),
+    healthView(d.health),
     h("h2", {}, "Outputs"),
     outputsView(d.outputs),
     h("h2", {}, "Inputs"),

@@ -47,8 +47,8 @@ export function badge(status) {
 // tone is a status's colour class: good, bad, warn, busy or plain.
 export function tone(s) {
   if (["failed", "denied", "offline", "lost", "cancelled", "unhealthy"].includes(s)) return "bad";
-  if (["waiting_approval", "rolled_back", "waiting_for_runner", "waiting_for_maintenance_window", "drifted", "left_behind"].includes(s)) return "warn";
-  if (["succeeded", "active", "online", "no_changes", "unchanged", "planned"].includes(s)) return "good";
+  if (["waiting_approval", "rolled_back", "waiting_for_runner", "waiting_for_maintenance_window", "drifted", "left_behind", "degraded"].includes(s)) return "warn";
+  if (["succeeded", "active", "online", "no_changes", "unchanged", "planned", "healthy"].includes(s)) return "good";
   if (["running", "provisioning", "deprovisioning", "planning", "applying", "building", "syncing"].includes(s)) return "busy";
   return "plain";
 }
