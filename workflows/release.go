@@ -27,7 +27,8 @@ type release struct {
 // workflow once the install's maintenance window is open. A batch that
 // brings the failed installs to the threshold halts the release until it is
 // resumed (the failed ones are deployed again) or cancelled; pause and
-// cancel take effect between batches (and end a wait for a window).
+// cancel take effect between batches (and end a wait for a window). With a
+// soak, each batch then passes its health gate (releasegate.go) first.
 func Release(ctx workflow.Context, in contract.ReleaseInput) error {
 	r := &release{id: in.ReleaseID}
 	if err := runLocal(ctx, contract.LoadRelease, in.ReleaseID).Get(ctx, &r.plan); err != nil {
