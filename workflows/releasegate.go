@@ -37,10 +37,11 @@ func (r *release) gate(ctx workflow.Context, batch int, installs, deployed []str
 	if why == "" || r.cancelled {
 		return !r.cancelled
 	}
-	if bad != "" {
-		if err := runLocal(ctx, contract.MarkReleaseInstallUnhealthy, r.id, bad, why).Get(ctx, nil); err != nil {
-			r.lost.add(ctx, "the unhealthy install", err)
-		}
+	if bad == "" { // the health could not be read: nothing is known to roll back for
+		return r.halt(ctx, why)
+	}
+	if err := runLocal(ctx, contract.MarkReleaseInstallUnhealthy, r.id, bad, why).Get(ctx, nil); err != nil {
+		r.lost.add(ctx, "the unhealthy install", err)
 	}
 	if r.plan.OnUnhealthy == contract.OnUnhealthyRollback {
 		why += r.rollback(ctx, batch, installs)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -27,6 +28,7 @@ type gateRun struct {
 	opAt                map[string]time.Duration
 	reads               int
 	health              func(inst string, at time.Duration) contract.InstallHealth
+	readErr             error // what every health read fails with
 	releaseInstallNames map[string]string
 }
 
@@ -62,6 +64,9 @@ func newGateRun(plan contract.ReleasePlan, health func(string, time.Duration) co
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.reads++
+		if g.readErr != nil {
+			return nil, g.readErr
+		}
 		out := make([]contract.InstallHealth, len(ids))
 		for i, id := range ids {
 			out[i] = g.health(id, env.Now().Sub(g.start))
@@ -193,5 +198,31 @@ func TestReleaseWithoutSoakHasNoGate(t *testing.T) {
 	}
 	if d := g.env.Now().Sub(g.start); d > time.Second {
 		t.Fatalf("the release took %v of workflow time: want no wait", d)
+	}
+}
+
+// A cancel during a soak ends it: the batch is not judged, the next is
+// skipped. A health read that fails halts the release saying so, marking no
+// install unhealthy.
+func TestReleaseGateCancelledOrUnreadable(t *testing.T) {
+	plan := contract.ReleasePlan{Batches: [][]string{{"ins_1"}, {"ins_2"}}, FailureThreshold: 1, Soak: 10 * time.Minute,
+		OnUnhealthy: contract.OnUnhealthyRollback}
+	g := newGateRun(plan, healthy)
+	g.signalAt(time.Minute, contract.ReleaseCancel)
+	g.run(t)
+	if want := []string{"cancelled: "}; !slices.Equal(g.statuses, want) || !slices.Equal(g.ops, []string{"op-ins_1"}) {
+		t.Fatalf("statuses %q, operations %q: want cancelled after ins_1 only", g.statuses, g.ops)
+	}
+	if d := g.env.Now().Sub(g.start); d > 2*time.Minute {
+		t.Fatalf("the cancelled release ended %v after it began: want at the cancel, 1m into the soak", d)
+	}
+
+	g = newGateRun(plan, healthy)
+	g.readErr = temporal.NewNonRetryableApplicationError("database is down", "Unavailable", nil)
+	g.signalAt(time.Hour, contract.ReleaseCancel)
+	g.run(t)
+	want := []string{"halted: the health gate could not read the batch's health: database is down", "cancelled: "}
+	if !slices.Equal(g.statuses, want) || len(g.bad) != 0 || slices.Contains(g.ops, "rb-ins_1") {
+		t.Fatalf("statuses %q, unhealthy %q, operations %q: want %q, none unhealthy, no rollback", g.statuses, g.bad, g.ops, want)
 	}
 }
