@@ -12,9 +12,11 @@ import (
 	"github.com/outpost-dev/outpost/protocol"
 )
 
-// A health-gated release on a cluster whose node runs the pods: three
+// A health-gated release on a cluster whose node runs the pods: two
 // installs run version 1 of a chart (a Deployment of the node's pause
-// image, ready). Version 2 adds a readiness probe that never passes; its
+// image): cust-1 on the node's cluster (ready), cust-2 on a cluster of its
+// own without a node (a release's namespace and name are the same for every
+// install: two installs cannot share a cluster). Version 2 adds a readiness probe that never passes; its
 // release (`outpostctl releases create --soak 45s --on-unhealthy rollback`,
 // one install per batch) deploys cust-1, whose Deployment keeps the old pod
 // beside a new one never ready: at the end of the soak cust-1 is not
@@ -28,13 +30,11 @@ func TestReleaseHealthGateOnANode(t *testing.T) {
 	copyDir(t, "testdata/health-gate-app", dir)
 	s.syncConfig(dir)
 	insts := map[string]string{}
-	for _, name := range []string{"cust-1", "cust-2", "cust-3"} {
-		insts[name], _ = s.newInstall(name, map[string]any{"name": "kubeconfig", "value": string(cluster.Kubeconfig()), "sensitive": true})
+	for name, c := range map[string]*localcluster.Cluster{"cust-1": cluster, "cust-2": localclustertest.Start(t)} {
+		insts[name], _ = s.newInstall(name, map[string]any{"name": "kubeconfig", "value": string(c.Kubeconfig()), "sensitive": true})
 	}
 	s.provisionAll(insts)
-	for _, id := range insts {
-		s.waitHealthState(id, protocol.HealthHealthy, 3*time.Minute)
-	}
+	s.waitHealthState(insts["cust-1"], protocol.HealthHealthy, 3*time.Minute)
 
 	copyFile(t, "testdata/health-gate-v2/deployment.yaml", filepath.Join(dir, "charts", "web", "templates", "deployment.yaml"))
 	s.syncConfig(dir)
@@ -42,10 +42,10 @@ func TestReleaseHealthGateOnANode(t *testing.T) {
 	c.fails(1, "on_unhealthy", "releases", "create", "--app", "demo", "--all", "--soak", "45s", "--on-unhealthy", "later")
 	c.fails(1, "soak", "releases", "create", "--app", "demo", "--all", "--soak", "a while")
 	began := time.Now()
-	c.ok("", "releases", "create", "--app", "demo", "--all", "--batch-size", "1", "--soak", "45s", "--on-unhealthy", "rollback")
+	c.ok("", "releases", "create", "--app", "demo", "--install", "cust-1,cust-2", "--batch-size", "1", "--soak", "45s", "--on-unhealthy", "rollback")
 	r := s.waitRelease(s.latestRelease().ID, "halted")
 	t.Logf("halted after %s: %s", time.Since(began).Round(time.Second), r.Error)
-	for _, want := range []string{"install cust-1 is degraded at the end of the 45s soak", "web: Deployment/cust-1/web:",
+	for _, want := range []string{"install cust-1 is degraded at the end of the 45s soak", "web: Deployment/demo/web:",
 		"rollout in progress: 1 of 2 replicas updated, 1 available", "; batch 1 rolled back to the versions it ran before"} {
 		if !strings.Contains(r.Error, want) {
 			t.Errorf("the halted release says %q; want %q in it", r.Error, want)
@@ -56,7 +56,6 @@ func TestReleaseHealthGateOnANode(t *testing.T) {
 	}
 	checkBatch(t, r, 0, map[string]string{"cust-1": "rolled_back"})
 	checkBatch(t, r, 1, map[string]string{"cust-2": "pending"})
-	checkBatch(t, r, 2, map[string]string{"cust-3": "pending"})
 	for name, id := range insts {
 		if v := s.installVersions(id).ConfigVersion; v != 1 {
 			t.Errorf("%s runs config version %d, want 1 (cust-1 rolled back, the others untouched)", name, v)
