@@ -130,3 +130,10 @@ func (r *webhookReceiver) subscribe(s *stack, sub map[string]any) string {
 	r.setSecret(created.Secret)
 	return created.ID
 }
+
+// arrivals are when each good delivery arrived, in events' order.
+func (r *webhookReceiver) arrivals() []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Time(nil), r.received...)
+}

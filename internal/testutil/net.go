@@ -32,7 +32,7 @@ var (
 // be taken meanwhile by some client's outgoing connection (":0" picks from
 // that range). No port is handed out twice in one test binary.
 func FreePort() (int, error) {
-	lo, hi := 20000, ephemeralLow()
+	lo, hi := freeRange()
 	handedOutMu.Lock()
 	defer handedOutMu.Unlock()
 	for range 200 {
@@ -51,15 +51,21 @@ func FreePort() (int, error) {
 	return 0, fmt.Errorf("no free port in [%d, %d) after 200 tries", lo, hi)
 }
 
-// ephemeralLow is where the kernel's range for outgoing ports starts.
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err == nil {
+// freeRange is where FreePort picks from: below the kernel's range for
+// outgoing ports (from 20000), or above it when too little is left below.
+func freeRange() (lo, hi int) {
+	first, last := 32768, 60999 // Linux's default
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
 		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 21000 {
-				return n
+			a, errA := strconv.Atoi(f[0])
+			z, errZ := strconv.Atoi(f[1])
+			if errA == nil && errZ == nil {
+				first, last = a, z
 			}
 		}
 	}
-	return 32768
+	if first-20000 >= 1000 {
+		return 20000, first
+	}
+	return last + 1, 65536
 }
