@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -16,9 +17,13 @@ import (
 // unless Config.HealthInterval says otherwise.
 const DefaultHealthInterval = 60 * time.Second
 
-// healthSpecState is a runner's health spec as the gateway last computed it
-// (its install's helm components change only with a deploy: it is computed
-// again once per health interval, not on every heartbeat).
+// specMaxAge is how many health intervals a runner's spec is kept. An
+// install's helm components change only with a helm job, so a succeeded one
+// the runner completes here drops the spec at once (helmJobDone); one
+// completed at another replica is seen once the spec is this old.
+const specMaxAge = 10
+
+// healthSpecState is a runner's health spec as the gateway last computed it.
 type healthSpecState struct {
 	spec *protocol.HealthSpec
 	at   time.Time
@@ -51,15 +56,15 @@ func (g *Gateway) componentHealth(ctx context.Context, r store.Runner, st *runne
 	return nil
 }
 
-// healthSpec is the install's current spec, computed again once it is a
-// health interval old; a new one forgets the health of components it no
-// longer holds.
+// healthSpec is the install's current spec, computed again once dropped or
+// specMaxAge health intervals old; a new one forgets the health of components
+// it no longer holds.
 func (g *Gateway) healthSpec(ctx context.Context, installID string, st *runnerState) (*protocol.HealthSpec, error) {
 	interval := g.cfg.HealthInterval
 	g.mu.Lock()
 	cached := st.health
 	g.mu.Unlock()
-	if cached.spec != nil && time.Since(cached.at) < interval {
+	if cached.spec != nil && time.Since(cached.at) < specMaxAge*interval {
 		return cached.spec, nil
 	}
 	targets, err := g.store.HealthTargets(ctx, installID)
@@ -83,6 +88,17 @@ func (g *Gateway) healthSpec(ctx context.Context, installID string, st *runnerSt
 	st.health = healthSpecState{spec: spec, at: time.Now()}
 	g.mu.Unlock()
 	return spec, nil
+}
+
+// helmJobDone drops the runner's cached spec once a helm job of its succeeded:
+// its next heartbeat reads the install's components again.
+func (g *Gateway) helmJobDone(runnerID, jobType, st string) {
+	if jobType != protocol.JobTypeHelm || st != string(status.JobSucceeded) {
+		return
+	}
+	g.mu.Lock()
+	g.state(runnerID).health = healthSpecState{}
+	g.mu.Unlock()
 }
 
 // validState keeps a report's state to the known ones.

@@ -562,5 +562,6 @@ func (g *Gateway) complete(c echo.Context) error {
 	if ran.Type != "" {
 		g.cfg.Metrics.JobCompleted(ran.Type, req.Status, ran.Duration)
 	}
+	g.helmJobDone(r.ID, ran.Type, req.Status)
 	return c.JSON(http.StatusOK, map[string]string{"status": req.Status})
 }
