@@ -102,6 +102,11 @@ func (a *Helm) chart(ctx context.Context, oc operationContext, st store.InstallS
 	if m.Chart == nil {
 		return "", temporal.NewNonRetryableApplicationError("step "+st.Name+" has no synced build to deploy", "NoBuild", nil)
 	}
+	if c, _ := oc.cfg.Component(st.Name); c.Helm.RelocateImages {
+		// The images go beside the chart, into the install's registry.
+		m.Images = &protocol.HelmImages{Registry: m.Chart.Registry, Repository: installRepositoryPrefix + st.Name + "/images",
+			Images: c.Helm.Images}
+	}
 	return helmDigest(values, m.ValuesFiles, m.Kubeconfig), nil
 }
 

@@ -36,6 +36,12 @@ type HelmChart struct {
 	// Kubeconfig is a template rendering the kubeconfig of the cluster the
 	// release goes to; "" for the sandbox's kubeconfig output.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// RelocateImages: the images the chart runs are copied, by digest, into
+	// the install's registry and the rendered manifests point there.
+	RelocateImages bool `json:"relocate_images"`
+	// Images are the images relocated, full references ("docker.io/library/nginx:1.27");
+	// empty: every image of the rendered manifests' pod specs.
+	Images []string `json:"images"`
 	// Chart is what the chart's Chart.yaml says.
 	Chart *Chart `json:"-"`
 
@@ -154,6 +160,7 @@ func helmChart(ps *problems, file, name string, m map[string]any) *HelmChart {
 			h.ValuesFiles = append(h.ValuesFiles, clean)
 		}
 	}
+	h.RelocateImages, h.Images = relocatedImages(ps, file, m)
 	if s, ok := m["timeout"].(string); ok {
 		d, err := time.ParseDuration(s)
 		switch {
@@ -166,6 +173,32 @@ func helmChart(ps *problems, file, name string, m map[string]any) *HelmChart {
 		}
 	}
 	return h
+}
+
+// relocatedImages reads relocate_images and images: each image a full
+// reference, listed once, and a list only with relocate_images = true.
+func relocatedImages(ps *problems, file string, m map[string]any) (bool, []string) {
+	relocate, _ := m["relocate_images"].(bool)
+	list, given := m["images"].([]string)
+	if given && !relocate {
+		ps.add(file, "images", "lists the images to relocate: set relocate_images = true too")
+	}
+	images := []string{}
+	seen := map[string]bool{}
+	for i, s := range list {
+		key := fmt.Sprintf("images[%d]", i)
+		ref, err := ParseImageReference(s)
+		switch {
+		case err != nil:
+			ps.add(file, key, "%v", err)
+		case seen[ref.String()]:
+			ps.add(file, key, "%q is listed twice", s)
+		default:
+			seen[ref.String()] = true
+			images = append(images, s)
+		}
+	}
+	return relocate, images
 }
 
 func containsString(list []string, s string) bool {

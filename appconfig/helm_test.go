@@ -244,7 +244,7 @@ func TestHelmAndImageProblems(t *testing.T) {
 			"components/frontend.toml", "chart", `unknown key "chart"`},
 		{"terraform key in a helm component", func(f fstest.MapFS) {
 			replace(f, "components/frontend.toml", `wait = true`, "wait = true\n[variables]\nx = 1\n")
-		}, "components/frontend.toml", "variables", `unknown key "variables" (known keys: name, type, dependencies, source, release_name, namespace, create_namespace, values, values_files, timeout, wait, kubeconfig)`},
+		}, "components/frontend.toml", "variables", `unknown key "variables" (known keys: name, type, dependencies, source, release_name, namespace, create_namespace, values, values_files, timeout, wait, kubeconfig, relocate_images, images)`},
 		{"template in values: unknown input", func(f fstest.MapFS) {
 			replace(f, "components/frontend.toml", "{{ .install.inputs.region }}", "{{ .install.inputs.replicas }}")
 		}, "components/frontend.toml", "values.replicaCount", `.install.inputs.replicas: no input "replicas" is declared in outpost.toml`},
@@ -255,6 +255,24 @@ func TestHelmAndImageProblems(t *testing.T) {
 			replace(f, "components/frontend.toml", ".components.db.outputs.host", ".components.frontend.outputs.namespace")
 		}, "components/frontend.toml", "values.db.host", "a component cannot use its own outputs"},
 
+		{"images without relocate_images", func(f fstest.MapFS) {
+			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nimages = [\"docker.io/library/nginx:1.27\"]")
+		}, "components/frontend.toml", "images", "lists the images to relocate: set relocate_images = true too"},
+		{"image without its registry", func(f fstest.MapFS) {
+			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nrelocate_images = true\nimages = [\"docker.io/library/nginx:1.27\", \"nginx:1.27\"]")
+		}, "components/frontend.toml", "images[1]", `"nginx:1.27" has no registry host: write the reference in full, e.g. "docker.io/library/nginx:1.27"`},
+		{"image without tag or digest", func(f fstest.MapFS) {
+			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nrelocate_images = true\nimages = [\"ghcr.io/acme/web\"]")
+		}, "components/frontend.toml", "images[0]", `"ghcr.io/acme/web" has neither tag nor digest`},
+		{"image listed twice", func(f fstest.MapFS) {
+			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nrelocate_images = true\nimages = [\"ghcr.io/acme/web:1\", \"ghcr.io/acme/web:1\"]")
+		}, "components/frontend.toml", "images[1]", `"ghcr.io/acme/web:1" is listed twice`},
+		{"relocate_images not a bool", func(f fstest.MapFS) {
+			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nrelocate_images = \"yes\"")
+		}, "components/frontend.toml", "relocate_images", `must be true or false, not a string ("yes")`},
+		{"unknown image key", func(f fstest.MapFS) {
+			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nrelocate = true")
+		}, "components/frontend.toml", "relocate", `unknown key "relocate"`},
 		{"kubeconfig not a string", func(f fstest.MapFS) {
 			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nkubeconfig = 3")
 		},
@@ -533,4 +551,26 @@ func TestTerraformUsesNewOutputs(t *testing.T) {
 	if string(r.Variables["db_host"]) != want || string(r.Variables["replicas"]) != "2" || len(r.Sensitive) != 0 {
 		t.Errorf("rendered = %s %s %v", r.Variables["db_host"], r.Variables["replicas"], r.Sensitive)
 	}
+}
+
+// TestHelmImagesToRelocate: relocate_images and its list of images load as
+// written; without them, nothing is relocated.
+func TestHelmImagesToRelocate(t *testing.T) {
+	f := mixed()
+	if h := mustHelm(t, f); h.RelocateImages || len(h.Images) != 0 {
+		t.Errorf("by default: relocate %v, images %v", h.RelocateImages, h.Images)
+	}
+	replace(f, "components/frontend.toml", `wait = true`,
+		"wait = true\nrelocate_images = true\nimages = [\"docker.io/library/nginx:1.27\", \"ghcr.io/acme/init@sha256:"+strings.Repeat("ab", 32)+"\"]")
+	h := mustHelm(t, f)
+	want := []string{"docker.io/library/nginx:1.27", "ghcr.io/acme/init@sha256:" + strings.Repeat("ab", 32)}
+	if !h.RelocateImages || !reflect.DeepEqual(h.Images, want) {
+		t.Errorf("relocate %v, images %v; want true, %v", h.RelocateImages, h.Images, want)
+	}
+}
+
+func mustHelm(t *testing.T, f fstest.MapFS) *HelmChart {
+	t.Helper()
+	fe, _ := load(t, f).Component("frontend")
+	return fe.Helm
 }

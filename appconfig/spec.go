@@ -75,6 +75,8 @@ var (
 		{key: "timeout", kind: kString},
 		{key: "wait", kind: kBool},
 		{key: "kubeconfig", kind: kString},
+		{key: "relocate_images", kind: kBool},
+		{key: "images", kind: kStringList},
 	}
 	containerImageFields = []field{
 		{key: "image", kind: kString, required: true},

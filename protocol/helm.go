@@ -55,6 +55,27 @@ type HelmManifest struct {
 	// runner checks the chart's rendered objects against them and its
 	// customer's own before a plan is shown or a deploy changes anything.
 	Policies *PlanPolicies `json:"policies,omitempty"`
+	// Images, when set, relocates the images the chart runs into the
+	// install's registry (plan and deploy): see HelmImages.
+	Images *HelmImages `json:"images,omitempty"`
+}
+
+// HelmImages relocates the images a chart runs: each is resolved to its
+// digest at its source registry, copied by digest into Registry at
+// <Repository>/<source host>/<source path> (a deploy copies; a plan only
+// resolves), and the rendered manifests' containers, initContainers and
+// ephemeralContainers point at <Registry.Address>/<that path>@sha256:….
+type HelmImages struct {
+	// Registry is the install's registry (a credential that may push).
+	Registry RegistryAccess `json:"registry"`
+	// Repository is the prefix of the images' repositories there
+	// ("outpost/<component>/images").
+	Repository string `json:"repository"`
+	// Images are full references ("docker.io/library/nginx:1.27"): only
+	// these are copied (whether the manifests name them or not) and
+	// rewritten. Empty: every image the rendered manifests name, except
+	// those already in Registry.
+	Images []string `json:"images,omitempty"`
 }
 
 // HelmObject names one Kubernetes object of a release.

@@ -44,6 +44,7 @@ type plugin struct {
 	chart   chartSource
 	values  map[string]any
 	secrets *plugins.Secrets // redacted from every message and log line
+	images  *relocator       // nil: the chart's images are left as they are
 	outputs json.RawMessage
 }
 
@@ -101,6 +102,12 @@ func (p *plugin) Validate(manifest json.RawMessage) error {
 		p.chart = archiveChart(m.ChartArchive)
 	default:
 		return fmt.Errorf("chart: required for a %s (an OCI artifact, or chart_archive)", m.Operation)
+	}
+	if p.images, err = newRelocator(m.Images); err != nil {
+		return err
+	}
+	if m.Images != nil && m.Images.Registry.Password != "" {
+		p.secrets.Add(m.Images.Registry.Password)
 	}
 	if p.values, err = values(m.ValuesFiles, m.Values); err != nil {
 		return err
@@ -162,7 +169,10 @@ func (p *plugin) execute(ctx context.Context, run plugins.Run) error {
 		return fmt.Errorf("helm: %w", err)
 	}
 	fmt.Fprintf(run.Stdout, "outpost: helm %s of release %s in namespace %s\n", m.Operation, m.Release, m.Namespace)
-	r := &releaseJob{m: m, cfg: cfg, out: run.Stdout, timeout: DefaultTimeout}
+	r := &releaseJob{m: m, cfg: cfg, out: run.Stdout, timeout: DefaultTimeout, images: p.images}
+	if p.images != nil {
+		p.images.out = run.Stdout
+	}
 	if m.Operation != protocol.HelmUninstall {
 		if r.policies, err = newPolicyCheck(ctx, m, run); err != nil {
 			return err
@@ -230,6 +240,8 @@ type releaseJob struct {
 	timeout time.Duration
 	// policies check the rendered objects before a plan or a deploy (nil: none).
 	policies *policyCheck
+	// images relocates the chart's images (nil: none).
+	images *relocator
 }
 
 // releaseState is a release's history: its latest revision and its
@@ -317,7 +329,7 @@ func (r *releaseJob) deploy(ctx context.Context, ch *chart.Chart, vals map[strin
 }
 
 func (r *releaseJob) install(ctx context.Context, ch *chart.Chart, vals map[string]any) (*release.Release, error) {
-	in := r.newInstall()
+	in := r.newInstall(ctx, true)
 	in.CreateNamespace = r.m.CreateNamespace
 	in.Wait, in.WaitForJobs = r.m.Wait, r.m.Wait
 	rel, err := in.RunWithContext(ctx, ch, vals)
@@ -341,7 +353,7 @@ func (r *releaseJob) install(ctx context.Context, ch *chart.Chart, vals map[stri
 }
 
 func (r *releaseJob) upgrade(ctx context.Context, ch *chart.Chart, vals map[string]any, deployed *release.Release) (*release.Release, error) {
-	up := r.newUpgrade()
+	up := r.newUpgrade(ctx, true)
 	up.Wait, up.WaitForJobs = r.m.Wait, r.m.Wait
 	up.CleanupOnFail = true // objects the failed upgrade created go
 	rel, err := up.RunWithContext(ctx, r.m.Release, ch, vals)
@@ -370,17 +382,22 @@ func (r *releaseJob) upgrade(ctx context.Context, ch *chart.Chart, vals map[stri
 	return nil, fmt.Errorf("%w (rolled back to revision %d)", err, deployed.Version)
 }
 
-func (r *releaseJob) newInstall() *action.Install {
+// newInstall is helm's install of the release; copy: its images are copied
+// into the install's registry (a dry run only resolves them).
+func (r *releaseJob) newInstall(ctx context.Context, copy bool) *action.Install {
 	in := action.NewInstall(r.cfg)
 	in.ReleaseName, in.Namespace = r.m.Release, r.m.Namespace
 	in.Timeout = r.timeout
+	in.PostRenderer = r.postRenderer(ctx, copy)
 	return in
 }
 
-func (r *releaseJob) newUpgrade() *action.Upgrade {
+// newUpgrade is helm's upgrade of the release; copy as newInstall's.
+func (r *releaseJob) newUpgrade(ctx context.Context, copy bool) *action.Upgrade {
 	up := action.NewUpgrade(r.cfg)
 	up.Namespace = r.m.Namespace
 	up.Timeout = r.timeout
+	up.PostRenderer = r.postRenderer(ctx, copy)
 	up.MaxHistory = MaxHistory
 	// The manifest's values are all the values: nothing is reused from the
 	// previous revision.

@@ -81,7 +81,7 @@ func (r *releaseJob) checkBeforeDeploy(ctx context.Context, ch *chart.Chart, val
 // server-side dry run: lookups and capabilities are the cluster's).
 func (r *releaseJob) dryRun(ctx context.Context, ch *chart.Chart, vals map[string]any, s releaseState) (*release.Release, error) {
 	if s.deployed == nil {
-		in := r.newInstall()
+		in := r.newInstall(ctx, false)
 		in.DryRun, in.DryRunOption = true, "server"
 		in.Replace = len(s.history) > 0 // a deploy removes failed revisions first
 		rel, err := in.RunWithContext(ctx, ch, vals)
@@ -90,7 +90,7 @@ func (r *releaseJob) dryRun(ctx context.Context, ch *chart.Chart, vals map[strin
 		}
 		return rel, nil
 	}
-	up := r.newUpgrade()
+	up := r.newUpgrade(ctx, false)
 	up.DryRun, up.DryRunOption = true, "server"
 	rel, err := up.RunWithContext(ctx, r.m.Release, ch, vals)
 	if err != nil {
