@@ -280,6 +280,12 @@ func TestSyncInvalidConfig(t *testing.T) {
 		{"env var of the runner's own", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(t, f, "components/api.toml", "[env_vars]", "[env_vars]\nOUTPOST_KUBE_ASSETS = \"/opt/kube\"")
 		}, "components/api.toml", "env_vars.OUTPOST_KUBE_ASSETS", "the runner sets OUTPOST_KUBE_ASSETS itself: OUTPOST_* are the runner's own settings"},
+		{"chart image to relocate without its registry", func(t *testing.T, f fstest.MapFS) {
+			replaceIn(t, f, "components/web.toml", "create_namespace = true", "create_namespace = true\nrelocate_images = true\nimages = [\"nginx:1.27\"]")
+		}, "components/web.toml", "images[0]", `"nginx:1.27" has no registry host: write the reference in full, e.g. "docker.io/library/nginx:1.27"`},
+		{"unknown chart image key", func(t *testing.T, f fstest.MapFS) {
+			replaceIn(t, f, "components/web.toml", "create_namespace = true", "create_namespace = true\nrelocate_image = true")
+		}, "components/web.toml", "relocate_image", `unknown key "relocate_image" (did you mean "relocate_images"?)`},
 		{"unknown action in a template", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(t, f, "components/api.toml", "[env_vars]", "[env_vars]\nSCHEMA = \"{{ .actions.migrate.outputs.version }}\"")
 		}, "components/api.toml", "env_vars.SCHEMA", `.actions.migrate.outputs.version: no action "migrate" (actions: "hello")`},

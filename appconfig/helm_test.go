@@ -258,10 +258,10 @@ func TestHelmAndImageProblems(t *testing.T) {
 		{"images without relocate_images", func(f fstest.MapFS) {
 			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nimages = [\"docker.io/library/nginx:1.27\"]")
 		}, "components/frontend.toml", "images", "lists the images to relocate: set relocate_images = true too"},
-		{"image without its registry", func(f fstest.MapFS) {
+		{"listed image without its registry", func(f fstest.MapFS) {
 			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nrelocate_images = true\nimages = [\"docker.io/library/nginx:1.27\", \"nginx:1.27\"]")
 		}, "components/frontend.toml", "images[1]", `"nginx:1.27" has no registry host: write the reference in full, e.g. "docker.io/library/nginx:1.27"`},
-		{"image without tag or digest", func(f fstest.MapFS) {
+		{"listed image without tag or digest", func(f fstest.MapFS) {
 			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nrelocate_images = true\nimages = [\"ghcr.io/acme/web\"]")
 		}, "components/frontend.toml", "images[0]", `"ghcr.io/acme/web" has neither tag nor digest`},
 		{"image listed twice", func(f fstest.MapFS) {
@@ -270,7 +270,7 @@ func TestHelmAndImageProblems(t *testing.T) {
 		{"relocate_images not a bool", func(f fstest.MapFS) {
 			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nrelocate_images = \"yes\"")
 		}, "components/frontend.toml", "relocate_images", `must be true or false, not a string ("yes")`},
-		{"unknown image key", func(f fstest.MapFS) {
+		{"unknown relocation key", func(f fstest.MapFS) {
 			replace(f, "components/frontend.toml", `wait = true`, "wait = true\nrelocate = true")
 		}, "components/frontend.toml", "relocate", `unknown key "relocate"`},
 		{"kubeconfig not a string", func(f fstest.MapFS) {
