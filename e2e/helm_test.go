@@ -9,11 +9,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/registry"
 )
 
 // kube is a client of the install's cluster, with the kubeconfig its
@@ -110,6 +114,8 @@ func (s *stack) checkWebChart(inst string, op operation, apiURL string) {
 		t.Fatalf("release web after the redeploy: %v, want revision 2 deployed", revs)
 	}
 
+	s.checkRelocatedChartImage(inst, toml, b)
+
 	// Teardown: the release and its objects are gone.
 	down := s.waitOp(inst, s.startOp(inst, "/components/web/teardown", nil).ID, 3*time.Minute)
 	if down.Status != status.OpSucceeded {
@@ -120,5 +126,47 @@ func (s *stack) checkWebChart(inst string, op operation, apiURL string) {
 	}
 	if _, err := cs.AppsV1().Deployments("demo").Get(ctx, "web", metav1.GetOptions{}); err == nil {
 		t.Fatal("Deployment demo/web left after teardown")
+	}
+}
+
+// checkRelocatedChartImage redeploys the web chart with relocate_images and
+// its image in a stand-in public registry: the plan shows, and the
+// Deployment runs, the image by digest from the install's registry, which
+// holds it. toml is web.toml's path, orig its content as the example has it.
+func (s *stack) checkRelocatedChartImage(inst, toml string, orig []byte) {
+	t := s.t
+	t.Helper()
+	public, err := registry.Start(context.Background(), registry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer public.Close()
+	img, err := random.Image(1<<10, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := name.ParseReference(public.Addr()+"/demo/web:2.0", name.Insecure)
+	if err := remote.Write(src, img); err != nil {
+		t.Fatal(err)
+	}
+	digest, _ := img.Digest()
+	relocated := strings.Replace(string(orig), "\n[values]", "\nrelocate_images = true\n\n[values]", 1) + "image = \"" + src.String() + "\"\n"
+	if err := os.WriteFile(toml, []byte(relocated), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.syncConfig(filepath.Dir(filepath.Dir(toml)))
+	addr, auth := s.installRegistryAuth(inst)
+	want := addr + "/outpost/web/images/" + strings.ReplaceAll(public.Addr(), ":", "-") + "/demo/web@" + digest.String()
+	op := s.waitOp(inst, s.startOp(inst, "/components/web/deploy", nil).ID, 3*time.Minute)
+	if op.Status != status.OpSucceeded || !strings.Contains(op.step(t, "web").Plan, want) {
+		t.Fatalf("redeploy web with relocated images: %s %q; plan %q; want it to show %s", op.Status, op.Error, op.step(t, "web").Plan, want)
+	}
+	dep, err := s.kube(inst).AppsV1().Deployments("demo").Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil || dep.Spec.Template.Spec.Containers[0].Image != want {
+		t.Fatalf("Deployment demo/web with relocated images: %v, containers %+v; want image %s", err, dep.Spec.Template.Spec.Containers, want)
+	}
+	ref, _ := name.ParseReference(want, name.Insecure)
+	if desc, err := remote.Head(ref, remote.WithAuth(auth)); err != nil || desc.Digest != digest {
+		t.Fatalf("the install's registry serves %s: %+v %v; want %s", want, desc, err, digest)
 	}
 }
