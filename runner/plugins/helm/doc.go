@@ -43,6 +43,12 @@
 // manifest (tests, local use). Values are the values files, merged in order,
 // then the values object, over the chart's values.yaml.
 //
+// With the manifest's images (protocol.HelmImages), a post-renderer points
+// the images of the rendered pod specs (containers, initContainers,
+// ephemeralContainers, at any depth) at the install's registry by digest; a
+// deploy first copies each there (images.go, postrender.go), a dry run only
+// resolves it.
+//
 // The kubeconfig stays in memory (it is never written to disk). Its
 // credentials, the registry's password and the values the manifest marks
 // sensitive (sensitive_values) are replaced by "(sensitive value)" in every
