@@ -38,10 +38,10 @@ type HelmChart struct {
 	Kubeconfig string `json:"kubeconfig,omitempty"`
 	// RelocateImages: the images the chart runs are copied, by digest, into
 	// the install's registry and the rendered manifests point there.
-	RelocateImages bool `json:"relocate_images"`
+	RelocateImages bool `json:"relocate_images,omitempty"`
 	// Images are the images relocated, full references ("docker.io/library/nginx:1.27");
-	// empty: every image of the rendered manifests' pod specs.
-	Images []string `json:"images"`
+	// nil: every image of the rendered manifests' pod specs.
+	Images []string `json:"images,omitempty"`
 	// Chart is what the chart's Chart.yaml says.
 	Chart *Chart `json:"-"`
 
@@ -183,7 +183,7 @@ func relocatedImages(ps *problems, file string, m map[string]any) (bool, []strin
 	if given && !relocate {
 		ps.add(file, "images", "lists the images to relocate: set relocate_images = true too")
 	}
-	images := []string{}
+	var images []string
 	seen := map[string]bool{}
 	for i, s := range list {
 		key := fmt.Sprintf("images[%d]", i)
