@@ -169,4 +169,5 @@ func (s *stack) checkRelocatedChartImage(inst, toml string, orig []byte) {
 	if desc, err := remote.Head(ref, remote.WithAuth(auth)); err != nil || desc.Digest != digest {
 		t.Fatalf("the install's registry serves %s: %+v %v; want %s", want, desc, err, digest)
 	}
+	t.Logf("with relocate_images, web runs %s, which the install's registry serves", want)
 }
