@@ -64,7 +64,7 @@ func writeTimeApp(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "app")
 	files := map[string]string{
-		"outpost.toml":          "[app]\nname = \"clock\"\n\n[sandbox]\nsource = \"sandbox\"\n",
+		"outpost.toml":          "[app]\nname = \"demo\"\n\n[sandbox]\nsource = \"sandbox\"\n\n[sandbox.variables]\ninstall_id = \"{{ .install.id }}\"\n",
 		"sandbox/main.tf":       "resource \"terraform_data\" \"sandbox\" {\n  input = \"sandbox\"\n}\n",
 		"components/clock.toml": "name = \"clock\"\ntype = \"terraform_module\"\nsource = \"modules/clock\"\n",
 		"modules/clock/main.tf": `terraform {
