@@ -9,50 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/outpost-dev/outpost/runner/plugins/terraform"
+	"github.com/outpost-dev/outpost/internal/testutil/terraformtest"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform/providers"
 )
 
-// A stand-in provider: terraform init installs a provider without running
-// it, so a file in a filesystem mirror is enough to vendor and install.
-const fakeModule = `terraform {
-  required_providers {
-    fake = {
-      source  = "example.com/acme/fake"
-      version = "1.0.0"
-    }
-  }
-}
-`
-
-func terraformBin(t *testing.T) string {
-	t.Helper()
-	wd, _ := os.Getwd()
-	bin, err := terraform.Find("", os.Getenv("PATH"), wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-// mirrorConfig writes a filesystem mirror holding the fake provider for
-// providers.Platform and a CLI configuration naming it.
 func mirrorConfig(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	p := filepath.Join(dir, "mirror", "example.com", "acme", "fake", "1.0.0", providers.Platform)
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(p, "terraform-provider-fake_v1.0.0"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rc := filepath.Join(dir, "build.tfrc")
-	cfg := "provider_installation {\n  filesystem_mirror {\n    path = \"" + filepath.Join(dir, "mirror") + "\"\n  }\n}\n"
-	if err := os.WriteFile(rc, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return rc
+	return terraformtest.FakeProviderMirror(t, providers.Platform)
 }
 
 func vendor(t *testing.T, bin, rc, module string) providers.Vendored {
@@ -75,17 +37,17 @@ func vendor(t *testing.T, bin, rc, module string) providers.Vendored {
 // configuration and every request outside the machine sent to a closed
 // port; a runner of another platform is told the layer is not for it.
 func TestVendorThenInstallFromThePluginDirOnly(t *testing.T) {
-	bin, rc := terraformBin(t), mirrorConfig(t)
-	v := vendor(t, bin, rc, fakeModule)
+	bin, rc := terraformtest.Find(t), mirrorConfig(t)
+	v := vendor(t, bin, rc, terraformtest.FakeProviderModule)
 	if want := "example.com/acme/fake 1.0.0 " + providers.Platform; len(v.Providers) != 1 || v.Providers[0] != want {
 		t.Fatalf("vendored %q, want [%s]", v.Providers, want)
 	}
-	if again := vendor(t, bin, rc, fakeModule); !bytes.Equal(again.Layer, v.Layer) {
+	if again := vendor(t, bin, rc, terraformtest.FakeProviderModule); !bytes.Equal(again.Layer, v.Layer) {
 		t.Errorf("vendoring the same providers twice gave different layers (%d and %d bytes)", len(v.Layer), len(again.Layer))
 	}
 
 	module := t.TempDir()
-	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(fakeModule), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(terraformtest.FakeProviderModule), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := providers.Unpack(v.Layer, t.TempDir(), module, "plan9_mips"); err == nil ||
@@ -115,7 +77,7 @@ func TestVendorThenInstallFromThePluginDirOnly(t *testing.T) {
 
 // A module with no provider to install gives no layer.
 func TestVendorWithoutProviders(t *testing.T) {
-	v := vendor(t, terraformBin(t), mirrorConfig(t), "resource \"terraform_data\" \"x\" {}\n")
+	v := vendor(t, terraformtest.Find(t), mirrorConfig(t), "resource \"terraform_data\" \"x\" {}\n")
 	if v.Layer != nil || v.Providers != nil {
 		t.Errorf("vendored %q (%d bytes): want nothing", v.Providers, len(v.Layer))
 	}
