@@ -38,7 +38,7 @@ func (p *plugin) vendorProviders(ctx context.Context, log io.Writer, run plugins
 		return nil, err
 	}
 	tfEnv := providers.TerraformEnv(run.Env, empty)
-	logf(log, "resolving the module's providers with %s (%s)", bin, tfEnv[len(tfEnv)-3])
+	logf(log, "resolving the module's providers: %s init, with the CLI configuration %s", bin, providers.CLIConfig(tfEnv))
 	v, err := providers.Vendor(ctx, bin, dir, tfEnv, log)
 	if err != nil {
 		return nil, err

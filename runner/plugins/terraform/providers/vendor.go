@@ -124,3 +124,13 @@ func TerraformEnv(jobEnv []string, cliConfig string) []string {
 	}
 	return append(env, "TF_CLI_CONFIG_FILE="+cfg, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
 }
+
+// CLIConfig is the TF_CLI_CONFIG_FILE of env (TerraformEnv's).
+func CLIConfig(env []string) string {
+	for _, kv := range slices.Backward(env) {
+		if v, ok := strings.CutPrefix(kv, "TF_CLI_CONFIG_FILE="); ok {
+			return v
+		}
+	}
+	return ""
+}
