@@ -46,11 +46,19 @@ const (
 // Media types of Outpost's own artifacts.
 const (
 	// ArtifactTypeTerraformModule is the artifactType of a terraform-module
-	// artifact: an OCI image manifest with an empty config and one layer.
+	// artifact: an OCI image manifest with an empty config, the module's
+	// layer and, when its providers were vendored, theirs.
 	ArtifactTypeTerraformModule = "application/vnd.outpost.terraform.module.v1"
-	// MediaTypeTerraformModuleLayer is its one layer: the module directory
+	// MediaTypeTerraformModuleLayer is its first layer: the module directory
 	// as a gzipped tar archive, exactly as the manifest's Source carried it.
 	MediaTypeTerraformModuleLayer = "application/vnd.outpost.terraform.module.layer.v1.tar+gzip"
+	// MediaTypeTerraformProvidersLayer is a terraform-module artifact's
+	// optional second layer: the providers the module requires, resolved by
+	// the build runner, as a gzipped tar of a plugin directory ("plugins/",
+	// terraform's unpacked layout) and the ".terraform.lock.hcl" carrying
+	// their hashes. An artifact without it leaves providers to the install's
+	// runner.
+	MediaTypeTerraformProvidersLayer = "application/vnd.outpost.terraform.providers.layer.v1.tar+gzip"
 	// AnnotationComponent names the component an artifact was built for.
 	AnnotationComponent = "dev.outpost.component"
 )

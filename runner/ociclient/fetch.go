@@ -22,13 +22,17 @@ import (
 // MaxModuleBytes bounds a terraform module's archive (compressed).
 const MaxModuleBytes = 256 << 20
 
+// MaxProvidersBytes bounds a terraform module's providers layer
+// (compressed): it is held in memory, as the module is.
+const MaxProvidersBytes = 1 << 30
+
 // maxManifestBytes bounds a manifest, as registries do.
 const maxManifestBytes = 4 << 20
 
 // FetchTerraformModule returns the module archive (a gzipped tar, as
 // protocol.TerraformManifest.Module) of the terraform-module artifact that
-// ref names, and what it read (for a Sync of the same artifact). The
-// manifest and the layer are checked against their digests, so what it
+// ref names, and what it read (for a Sync of the same artifact, and its
+// Providers). The manifest and the layers are checked against their digests, so what it
 // returns is exactly what was built. Errors name the artifact and never
 // carry the credential.
 func FetchTerraformModule(ctx context.Context, ref protocol.ArtifactRef) ([]byte, *Fetched, error) {
@@ -59,28 +63,61 @@ func fetchTerraformModule(ctx context.Context, ref protocol.ArtifactRef) ([]byte
 	if m.ArtifactType != protocol.ArtifactTypeTerraformModule {
 		return nil, nil, fmt.Errorf("not a terraform module: artifact type %q, want %q", m.ArtifactType, protocol.ArtifactTypeTerraformModule)
 	}
-	if len(m.Layers) != 1 || m.Layers[0].MediaType != protocol.MediaTypeTerraformModuleLayer {
-		return nil, nil, fmt.Errorf("not a terraform module: want one layer of type %q", protocol.MediaTypeTerraformModuleLayer)
-	}
-	layer := m.Layers[0]
-	if layer.Size > MaxModuleBytes {
-		return nil, nil, fmt.Errorf("module layer of %d bytes: more than %d", layer.Size, MaxModuleBytes)
-	}
-	module, err := fetch(ctx, repo, layer)
-	if err != nil {
-		return nil, nil, err
+	if err := checkModuleLayers(m.Layers); err != nil {
+		return nil, nil, fmt.Errorf("not a terraform module: %w", err)
 	}
 	got := newFetched(desc, raw)
-	got.blobs[layer.Digest] = module
-	return module, got, nil
+	for i, layer := range m.Layers {
+		b, err := fetch(ctx, repo, layer)
+		if err != nil {
+			return nil, nil, err
+		}
+		got.blobs[layer.Digest] = b
+		if i == 1 {
+			got.providers = b
+		}
+	}
+	return got.blobs[m.Layers[0].Digest], got, nil
+}
+
+// checkModuleLayers checks a terraform-module artifact's layers: the
+// module's, then, optionally, its providers'; each within its bound.
+func checkModuleLayers(layers []ocispec.Descriptor) error {
+	want := []struct {
+		mediaType string
+		max       int64
+	}{{protocol.MediaTypeTerraformModuleLayer, MaxModuleBytes}, {protocol.MediaTypeTerraformProvidersLayer, MaxProvidersBytes}}
+	if len(layers) == 0 || len(layers) > len(want) {
+		return fmt.Errorf("want a layer of type %q, then optionally one of type %q; got %d layers", want[0].mediaType, want[1].mediaType, len(layers))
+	}
+	for i, l := range layers {
+		switch {
+		case l.MediaType != want[i].mediaType:
+			return fmt.Errorf("layer %d: type %q, want %q", i, l.MediaType, want[i].mediaType)
+		case l.Size > want[i].max:
+			return fmt.Errorf("layer %d of %d bytes: more than %d", i, l.Size, want[i].max)
+		}
+	}
+	return nil
 }
 
 // Fetched is what was read of one artifact, each part checked against its
 // digest: its manifest and the blobs read. A Sync of that artifact reads
 // them from here instead of asking the source registry again.
 type Fetched struct {
-	Manifest ocispec.Descriptor
-	blobs    map[digest.Digest][]byte // the manifest's bytes too
+	Manifest  ocispec.Descriptor
+	blobs     map[digest.Digest][]byte // the manifest's bytes too
+	providers []byte                   // a terraform module's providers layer, if it has one
+}
+
+// Providers is the providers layer of the terraform module fetched (a
+// gzipped tar: protocol.MediaTypeTerraformProvidersLayer), or nil when its
+// build vendored none.
+func (f *Fetched) Providers() []byte {
+	if f == nil {
+		return nil
+	}
+	return f.providers
 }
 
 func newFetched(manifest ocispec.Descriptor, raw []byte) *Fetched {

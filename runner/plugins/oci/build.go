@@ -19,6 +19,7 @@ import (
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner/ociclient"
+	"github.com/outpost-dev/outpost/runner/plugins"
 )
 
 // created is the creation time recorded in built artifacts: fixed, so the
@@ -28,20 +29,38 @@ const created = "1970-01-01T00:00:00Z"
 // moduleLayerTitle names the module layer (its org.opencontainers.image.title).
 const moduleLayerTitle = "module.tar.gz"
 
+// providersLayerTitle names the providers layer, when the build vendored
+// the module's providers.
+const providersLayerTitle = "providers.tar.gz"
+
 // buildTerraformModule pushes the module archive as the one layer of a
 // terraform-module artifact.
-func (p *plugin) buildTerraformModule(ctx context.Context, log io.Writer, dst *ociclient.Target) (protocol.Artifact, error) {
+func (p *plugin) buildTerraformModule(ctx context.Context, log io.Writer, run plugins.Run, dst *ociclient.Target) (protocol.Artifact, error) {
 	m := &p.m
 	logf(log, "build terraform module of component %q (%d bytes) into %s", m.Component, len(m.Source), dst.Name)
+	vendored, err := p.vendorProviders(ctx, log, run)
+	if err != nil {
+		return protocol.Artifact{}, fmt.Errorf("vendoring the module's providers: %w", err)
+	}
 	store := memory.New()
-	layer := content.NewDescriptorFromBytes(protocol.MediaTypeTerraformModuleLayer, m.Source)
-	layer.Annotations = map[string]string{ocispec.AnnotationTitle: moduleLayerTitle}
-	if err := store.Push(ctx, layer, bytes.NewReader(m.Source)); err != nil {
-		return protocol.Artifact{}, err
+	var layers []ocispec.Descriptor
+	for _, l := range []struct {
+		mediaType, title string
+		data             []byte
+	}{{protocol.MediaTypeTerraformModuleLayer, moduleLayerTitle, m.Source}, {protocol.MediaTypeTerraformProvidersLayer, providersLayerTitle, vendored}} {
+		if l.data == nil {
+			continue
+		}
+		layer := content.NewDescriptorFromBytes(l.mediaType, l.data)
+		layer.Annotations = map[string]string{ocispec.AnnotationTitle: l.title}
+		if err := store.Push(ctx, layer, bytes.NewReader(l.data)); err != nil {
+			return protocol.Artifact{}, err
+		}
+		layers = append(layers, layer)
 	}
 	manifest, err := oras.PackManifest(ctx, store, oras.PackManifestVersion1_1, protocol.ArtifactTypeTerraformModule,
 		oras.PackManifestOptions{
-			Layers: []ocispec.Descriptor{layer},
+			Layers: layers,
 			ManifestAnnotations: map[string]string{
 				ocispec.AnnotationCreated:    created,
 				protocol.AnnotationComponent: m.Component,

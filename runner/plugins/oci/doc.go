@@ -12,10 +12,14 @@
 // that protocol.Artifact:
 //
 //   - build_terraform_module: the module archive becomes, byte for byte, the
-//     one layer of an OCI artifact (artifactType
+//     first layer of an OCI artifact (artifactType
 //     application/vnd.outpost.terraform.module.v1) pushed with oras-go. Its
 //     created annotation is fixed, so the same module gives the same digest
-//     and an unchanged component is recognised.
+//     and an unchanged component is recognised. When the runner has
+//     terraform (OUTPOST_TERRAFORM) and the module requires providers, they
+//     are resolved with the runner's CLI configuration and packed, with
+//     their lock file, as a second layer (providers.go, package
+//     terraform/providers).
 //   - build_helm_chart: helm's SDK loads the chart directory (honouring
 //     .helmignore), packages it (with fixed file times, so an unchanged chart
 //     keeps its digest) and helm's registry client pushes it, tagged with the

@@ -69,7 +69,9 @@ type job struct {
 	err      error // Validate's or Execute's
 }
 
-func runJob(t testing.TB, m protocol.OCIManifest) job {
+// runJob runs m's job; env is the job's environment (the runner's, such
+// as OUTPOST_TERRAFORM).
+func runJob(t testing.TB, m protocol.OCIManifest, env ...string) job {
 	t.Helper()
 	raw, err := json.Marshal(m)
 	if err != nil {
@@ -85,7 +87,7 @@ func runJob(t testing.TB, m protocol.OCIManifest) job {
 	if err := p.Validate(raw); err != nil {
 		return job{err: err}
 	}
-	code, err := p.Execute(context.Background(), plugins.Run{Dir: t.TempDir(), Stdout: &logs, Stderr: &logs})
+	code, err := p.Execute(context.Background(), plugins.Run{Dir: t.TempDir(), Env: env, Stdout: &logs, Stderr: &logs})
 	if err != nil {
 		return job{logs: logs.String(), err: err}
 	}
@@ -105,9 +107,9 @@ func runJob(t testing.TB, m protocol.OCIManifest) job {
 }
 
 // mustRun runs a job that must succeed.
-func mustRun(t testing.TB, m protocol.OCIManifest) job {
+func mustRun(t testing.TB, m protocol.OCIManifest, env ...string) job {
 	t.Helper()
-	j := runJob(t, m)
+	j := runJob(t, m, env...)
 	if j.err != nil {
 		t.Fatalf("%s job: %v\nlogs:\n%s", m.Operation, j.err, j.logs)
 	}

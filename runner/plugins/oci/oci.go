@@ -238,7 +238,7 @@ func (p *plugin) Execute(ctx context.Context, run plugins.Run) (int, error) {
 	var art protocol.Artifact
 	switch p.m.Operation {
 	case protocol.OCIBuildTerraformModule:
-		art, err = p.buildTerraformModule(ctx, log, dst)
+		art, err = p.buildTerraformModule(ctx, log, run, dst)
 	case protocol.OCIBuildHelmChart:
 		art, err = p.buildHelmChart(ctx, log, run.Dir, dst)
 	case protocol.OCIBuildContainerImage:

@@ -56,9 +56,12 @@
 // the job's state credential through TF_HTTP_USERNAME (the job's ID,
 // OUTPOST_JOB_ID when the manifest leaves it out) and TF_HTTP_PASSWORD:
 // never on a command line, in the logs, in the saved plan, or in the data
-// directory init writes (.terraform), which so serves any workspace. CHECKPOINT_DISABLE is always set. Nothing
-// is downloaded: modules that need providers other than terraform's built-in
-// one fail at init.
+// directory init writes (.terraform), which so serves any workspace. CHECKPOINT_DISABLE is always set.
+// Providers: when the module's artifact carries the providers its build
+// vendored (package providers), init takes them from that plugin directory
+// only (-plugin-dir), with the build's lock file, and contacts no registry;
+// otherwise terraform installs them as the runner's CLI configuration says.
+// Such a job does not use the init cache.
 //
 // init runs without terraform-exec (which would first run `terraform
 // version` for its compatibility checks: a whole terraform process); plan

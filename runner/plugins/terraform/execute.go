@@ -234,8 +234,13 @@ func (p *plugin) terraformEnv(jobEnv map[string]string, run plugins.Run) (map[st
 // the same module (see initCache). Either way the job's log says
 // "outpost: terraform initialised".
 func (p *plugin) init(ctx context.Context, cmd cli, run plugins.Run, jobEnv, tfEnv map[string]string, bin, dir string) error {
+	args := []string{"init", "-input=false", "-no-color"}
+	pluginDir := p.vendoredProviders(run, dir)
+	if pluginDir != "" {
+		args = append(args, "-plugin-dir="+pluginDir)
+	}
 	runInit := func() error {
-		if err := cmd.run(ctx, run.Stdout, run.Stderr, "init", "-input=false", "-no-color"); err != nil {
+		if err := cmd.run(ctx, run.Stdout, run.Stderr, args...); err != nil {
 			return failure("init", err)
 		}
 		return nil
@@ -245,7 +250,11 @@ func (p *plugin) init(ctx context.Context, cmd cli, run plugins.Run, jobEnv, tfE
 		reused bool
 		err    error
 	)
-	if key := p.initCacheKey(run, jobEnv, tfEnv, bin, dir); key != "" {
+	if pluginDir != "" {
+		// The plugin directory is the job's: an init cache entry would
+		// point into it once it is gone.
+		err = runInit()
+	} else if key := p.initCacheKey(run, jobEnv, tfEnv, bin, dir); key != "" {
 		c := initCache{dir: jobEnv[EnvInitCache], now: time.Now}
 		age, reused, err = c.initialise(ctx, key, dir, runInit, func(err error) {
 			fmt.Fprintf(run.Stderr, "outpost: init cache: %v\n", err)

@@ -68,6 +68,7 @@ func (p *plugin) fetch(ctx context.Context, run plugins.Run, ref protocol.Artifa
 	if p.m.Module, p.fetched, err = ociclient.FetchTerraformModule(ctx, ref); err != nil {
 		return fmt.Errorf("%s: %w", field, err)
 	}
+	p.providers = p.fetched.Providers()
 	return nil
 }
 

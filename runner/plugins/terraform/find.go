@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/outpost-dev/outpost/runner/plugins/terraform/providers"
 	"github.com/outpost-dev/outpost/runner/plugins/toolpath"
 )
 
 // EnvTerraform names the terraform binary: the runner's --terraform flag,
 // and the variable through which the runner hands the binary it found to its
 // jobs.
-const EnvTerraform = "OUTPOST_TERRAFORM"
+const EnvTerraform = providers.EnvTerraform
 
 // ToolsVersion is the terraform version the project builds (scripts/tools.sh)
 // when no terraform is found.

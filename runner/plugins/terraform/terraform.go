@@ -14,6 +14,7 @@ import (
 // Files of a job, in its directory.
 const (
 	moduleDir       = "module"                                  // the extracted module; terraform's working directory
+	providersDir    = "providers"                               // the module's vendored providers, extracted
 	varsFile        = "zz-outpost.auto.tfvars.json"             // in moduleDir: sorts after the module's own
 	varsPipeName    = "variables.tfvars.json"                   // in the job directory: a named pipe (varsPipe)
 	backendOverride = "zz_outpost_backend_override.tf"          // in moduleDir
@@ -46,13 +47,16 @@ type manifest struct{ protocol.TerraformManifest }
 type plugin struct {
 	m       manifest
 	outputs json.RawMessage
-	stderr  io.Writer           // the job's, once Execute ran
-	synced  *protocol.Artifact  // the build, in the install's registry (ModuleSync)
-	fetched *ociclient.Fetched  // what fetch read of the module's artifact
-	syncing chan error          // the sync started by fetchModule, until joinSync
-	inputs  bool                // the job's deferred inputs were taken
-	checker *planpolicy.Checker // the plan policies (newChecker)
-	secrets *plugins.Secrets    // the manifest's Scrub, and its deferred inputs'
+	stderr  io.Writer          // the job's, once Execute ran
+	synced  *protocol.Artifact // the build, in the install's registry (ModuleSync)
+	fetched *ociclient.Fetched // what fetch read of the module's artifact
+	// providers is the providers layer of the module's artifact: its build
+	// vendored them (see vendoredProviders).
+	providers []byte
+	syncing   chan error          // the sync started by fetchModule, until joinSync
+	inputs    bool                // the job's deferred inputs were taken
+	checker   *planpolicy.Checker // the plan policies (newChecker)
+	secrets   *plugins.Secrets    // the manifest's Scrub, and its deferred inputs'
 }
 
 // name is what the job does, for its logs.
