@@ -42,11 +42,20 @@ func (k *ReleaseKey) AfterCreate(tx *gorm.DB) error { return k.sealed(tx, true) 
 // AfterFind opens the private key read.
 func (k *ReleaseKey) AfterFind(tx *gorm.DB) error { return k.sealed(tx, true) }
 
-// Keys decodes the key pair.
-func (k ReleaseKey) Keys() (ed25519.PublicKey, ed25519.PrivateKey, error) {
+// PublicKeyBytes decodes the public key.
+func (k ReleaseKey) PublicKeyBytes() (ed25519.PublicKey, error) {
 	pub, err := base64.StdEncoding.DecodeString(k.PublicKey)
 	if err != nil || len(pub) != ed25519.PublicKeySize {
-		return nil, nil, fmt.Errorf("release key of %s: bad public key", k.OrgID)
+		return nil, fmt.Errorf("release key of %s: bad public key", k.OrgID)
+	}
+	return pub, nil
+}
+
+// Keys decodes the key pair.
+func (k ReleaseKey) Keys() (ed25519.PublicKey, ed25519.PrivateKey, error) {
+	pub, err := k.PublicKeyBytes()
+	if err != nil {
+		return nil, nil, err
 	}
 	seed, err := base64.StdEncoding.DecodeString(k.PrivateKey)
 	if err != nil || len(seed) != ed25519.SeedSize {
