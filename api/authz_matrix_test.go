@@ -63,6 +63,7 @@ var matrixOwnOrg = map[string]string{
 	"PUT /runner-policy":                "sets the runner version of the caller's own org",
 	"PUT /settings/oidc":                "sets the single sign-on of the caller's own org",
 	"DELETE /settings/oidc":             "turns off the single sign-on of the caller's own org",
+	"POST /settings/release-key":        "makes the release key of the caller's own org",
 }
 
 // matrixWorld is the world of e's org (an app with a synced config and its
@@ -74,6 +75,10 @@ func (e *testEnv) matrixWorld() matrixIDs {
 	w := e.world()
 	e.syncConfig(w.app.ID, exampleFiles(e.t), 201)
 	builds := e.listBuilds(w.app.ID, "")
+	e.succeedBuilds(w.app.ID) // a release bundle can be exported
+	if _, _, err := e.store.ReleaseKey(ctx, e.org.ID); err != nil {
+		e.t.Fatal(err)
+	}
 	var tokens struct{ Tokens []wire.Token }
 	e.call("GET", "/v1/tokens", nil, 200, &tokens)
 	rel, err := e.store.CreateRelease(ctx, store.Release{OrgID: e.org.ID, AppID: w.app.ID, ConfigVersion: 1, BatchSize: 1,

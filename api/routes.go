@@ -96,6 +96,16 @@ func (s *Server) routeTable() []route {
 		{del, "/settings/oidc", s.deleteOIDC, operation{need: permAdmin, id: "deleteOIDCSettings", tag: "users",
 			summary: "Turn the org's single sign-on off (sessions already started go on)", status: 204}},
 
+		{get, "/settings/release-key", s.getReleaseKey, operation{need: permRead, id: "getReleaseKey", tag: "configs",
+			summary: "The org's release public key: what customers trust to verify its release bundles",
+			description: "Only the public key; the private key is sealed at rest and never leaves the control plane. 404 before " +
+				"the org has one (POST makes it; so does the first bundle export).",
+			status: 200, result: wire.ReleaseKey{}}},
+		{post, "/settings/release-key", s.createReleaseKey, operation{need: permAdmin, id: "createReleaseKey", tag: "configs",
+			summary:     "Make the org's release key (ed25519) unless it has one",
+			description: "Answers the public key, made now or before: there is one key per org, never replaced.",
+			status:      200, result: wire.ReleaseKey{}}},
+
 		{get, "/audit", s.listAudit, operation{need: permRead, id: "listAuditEvents", tag: "audit",
 			summary: "The org's audit log, newest first: every changing call, refused ones too",
 			description: "Each call other than a GET is recorded once answered: who (the API token's ID and name, and whether it " +
@@ -148,6 +158,14 @@ func (s *Server) routeTable() []route {
 		{get, "/apps/:id/configs/:version", s.getConfig, operation{need: permRead, id: "getAppConfig", tag: "configs",
 			summary: "Get a config version (a number, or latest)", status: 200, result: wire.AppConfig{}, errors: []int{400}}},
 
+		{get, "/apps/:id/configs/:version/bundle", s.exportBundle, operation{need: permOperate, id: "exportReleaseBundle", tag: "configs",
+			summary: "Export a config version's signed release bundle (an OCI image layout as a tar)",
+			description: "Every artifact of the version's builds, copied by digest from the vendor registry, the config version " +
+				"itself and an index listing them, signed by the org's release key (made on first use): docs/bundles.md. " +
+				"Verified offline with outpost-runner offline verify. Every component with a build must have a succeeded " +
+				"build (409 naming the first that has not); 503 when this API process reaches no vendor registry. The " +
+				"Outpost-Bundle-Index header is the signed index's digest.",
+			status: 200, result: releaseBundleArchive, resultType: "application/x-tar", errors: []int{400, 409, 503}}},
 		{get, "/apps/:id/builds", s.listBuilds, operation{need: permRead, id: "listBuilds", tag: "builds",
 			summary: "List an app's builds, newest first",
 			description: "With config_version: the builds that version uses instead, one per component that has a build, in the " +

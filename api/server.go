@@ -54,6 +54,13 @@ type Config struct {
 	// in memory (default DefaultPrincipalCacheTTL): how long a change made
 	// through another replica may take to be seen here.
 	PrincipalCacheTTL time.Duration
+	// VendorRegistry is the vendor registry as this process reaches it,
+	// which release bundles are exported from. When Address is empty, that
+	// route answers 503.
+	VendorRegistry protocol.RegistryAccess
+	// BundleDir is where a release bundle is laid out before it is
+	// streamed (default: the system's temporary directory).
+	BundleDir string
 }
 
 // DefaultPrincipalCacheTTL is how long a checked credential is cached.
@@ -123,6 +130,8 @@ type Server struct {
 	onlineWindow time.Duration
 	gatewayURL   string
 	runnerImage  string
+	registry     protocol.RegistryAccess
+	bundleDir    string
 	limiter      *authlimit.Limiter
 	now          func() time.Time
 
@@ -162,6 +171,8 @@ func New(cfg Config) *Server {
 		onlineWindow:    cfg.OnlineWindow,
 		gatewayURL:      cfg.GatewayURL,
 		runnerImage:     cfg.RunnerImage,
+		registry:        cfg.VendorRegistry,
+		bundleDir:       cfg.BundleDir,
 		limiter:         cfg.AuthLimiter,
 		followMax:       cfg.FollowMax,
 		principals:      newPrincipalCache(cmp.Or(cfg.PrincipalCacheTTL, DefaultPrincipalCacheTTL)),

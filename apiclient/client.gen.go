@@ -216,6 +216,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/apps/{id}/configs/{version} (the `GetAppConfig` operationId).
 	GetAppConfig(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportReleaseBundle Export a config version's signed release bundle (an OCI image layout as a tar)
+	//
+	// Every artifact of the version's builds, copied by digest from the vendor registry, the config version itself and an index listing them, signed by the org's release key (made on first use): docs/bundles.md. Verified offline with outpost-runner offline verify. Every component with a build must have a succeeded build (409 naming the first that has not); 503 when this API process reaches no vendor registry. The Outpost-Bundle-Index header is the signed index's digest.
+	//
+	// Corresponds with GET /v1/apps/{id}/configs/{version}/bundle (the `ExportReleaseBundle` operationId).
+	ExportReleaseBundle(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SetAppFourEyesWithBody Require that the user who started an operation cannot approve its plans
 	//
 	// Require that the user who started an operation cannot approve its plans.
@@ -1118,6 +1125,20 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/settings/oidc (the `SetOIDCSettings` operationId).
 	SetOIDCSettings(ctx context.Context, body SetOIDCSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetReleaseKey The org's release public key: what customers trust to verify its release bundles
+	//
+	// Only the public key; the private key is sealed at rest and never leaves the control plane. 404 before the org has one (POST makes it; so does the first bundle export).
+	//
+	// Corresponds with GET /v1/settings/release-key (the `GetReleaseKey` operationId).
+	GetReleaseKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateReleaseKey Make the org's release key (ed25519) unless it has one
+	//
+	// Answers the public key, made now or before: there is one key per org, never replaced.
+	//
+	// Corresponds with POST /v1/settings/release-key (the `CreateReleaseKey` operationId).
+	CreateReleaseKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListTokens List the org's API tokens (never their values)
 	//
 	// List the org's API tokens (never their values).
@@ -1484,6 +1505,23 @@ func (c *Client) SyncAppConfigWithBody(ctx context.Context, id string, contentTy
 // Corresponds with GET /v1/apps/{id}/configs/{version} (the `GetAppConfig` operationId).
 func (c *Client) GetAppConfig(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAppConfigRequest(c.Server, id, version)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportReleaseBundle Export a config version's signed release bundle (an OCI image layout as a tar)
+//
+// Every artifact of the version's builds, copied by digest from the vendor registry, the config version itself and an index listing them, signed by the org's release key (made on first use): docs/bundles.md. Verified offline with outpost-runner offline verify. Every component with a build must have a succeeded build (409 naming the first that has not); 503 when this API process reaches no vendor registry. The Outpost-Bundle-Index header is the signed index's digest.
+//
+// Corresponds with GET /v1/apps/{id}/configs/{version}/bundle (the `ExportReleaseBundle` operationId).
+func (c *Client) ExportReleaseBundle(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportReleaseBundleRequest(c.Server, id, version)
 	if err != nil {
 		return nil, err
 	}
@@ -3536,6 +3574,40 @@ func (c *Client) SetOIDCSettings(ctx context.Context, body SetOIDCSettingsJSONRe
 	return c.Client.Do(req)
 }
 
+// GetReleaseKey The org's release public key: what customers trust to verify its release bundles
+//
+// Only the public key; the private key is sealed at rest and never leaves the control plane. 404 before the org has one (POST makes it; so does the first bundle export).
+//
+// Corresponds with GET /v1/settings/release-key (the `GetReleaseKey` operationId).
+func (c *Client) GetReleaseKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReleaseKeyRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateReleaseKey Make the org's release key (ed25519) unless it has one
+//
+// Answers the public key, made now or before: there is one key per org, never replaced.
+//
+// Corresponds with POST /v1/settings/release-key (the `CreateReleaseKey` operationId).
+func (c *Client) CreateReleaseKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReleaseKeyRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListTokens List the org's API tokens (never their values)
 //
 // List the org's API tokens (never their values).
@@ -4233,6 +4305,47 @@ func NewGetAppConfigRequest(server string, id string, version string) (*http.Req
 	}
 
 	operationPath := fmt.Sprintf("/v1/apps/%s/configs/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportReleaseBundleRequest constructs an http.Request for the ExportReleaseBundle method
+func NewExportReleaseBundleRequest(server string, id string, version string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/configs/%s/bundle", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -8200,6 +8313,60 @@ func NewSetOIDCSettingsRequestWithBody(server string, contentType string, body i
 	return req, nil
 }
 
+// NewGetReleaseKeyRequest constructs an http.Request for the GetReleaseKey method
+func NewGetReleaseKeyRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/settings/release-key")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateReleaseKeyRequest constructs an http.Request for the CreateReleaseKey method
+func NewCreateReleaseKeyRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/settings/release-key")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListTokensRequest constructs an http.Request for the ListTokens method
 func NewListTokensRequest(server string) (*http.Request, error) {
 	var err error
@@ -8670,6 +8837,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/apps/{id}/configs/{version} (the `GetAppConfig` operationId).
 	GetAppConfigWithResponse(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*GetAppConfigResponse, error)
+
+	// ExportReleaseBundleWithResponse Export a config version's signed release bundle (an OCI image layout as a tar)
+	//
+	// Every artifact of the version's builds, copied by digest from the vendor registry, the config version itself and an index listing them, signed by the org's release key (made on first use): docs/bundles.md. Verified offline with outpost-runner offline verify. Every component with a build must have a succeeded build (409 naming the first that has not); 503 when this API process reaches no vendor registry. The Outpost-Bundle-Index header is the signed index's digest.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/apps/{id}/configs/{version}/bundle (the `ExportReleaseBundle` operationId).
+	ExportReleaseBundleWithResponse(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*ExportReleaseBundleResponse, error)
 
 	// SetAppFourEyesWithBodyWithResponse Require that the user who started an operation cannot approve its plans
 	//
@@ -9697,6 +9873,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/settings/oidc (the `SetOIDCSettings` operationId).
 	SetOIDCSettingsWithResponse(ctx context.Context, body SetOIDCSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetOIDCSettingsResponse, error)
 
+	// GetReleaseKeyWithResponse The org's release public key: what customers trust to verify its release bundles
+	//
+	// Only the public key; the private key is sealed at rest and never leaves the control plane. 404 before the org has one (POST makes it; so does the first bundle export).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/settings/release-key (the `GetReleaseKey` operationId).
+	GetReleaseKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReleaseKeyResponse, error)
+
+	// CreateReleaseKeyWithResponse Make the org's release key (ed25519) unless it has one
+	//
+	// Answers the public key, made now or before: there is one key per org, never replaced.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/settings/release-key (the `CreateReleaseKey` operationId).
+	CreateReleaseKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CreateReleaseKeyResponse, error)
+
 	// ListTokensWithResponse List the org's API tokens (never their values)
 	//
 	// List the org's API tokens (never their values).
@@ -10716,6 +10910,82 @@ func (r GetAppConfigResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAppConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ExportReleaseBundleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportReleaseBundleResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportReleaseBundleResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportReleaseBundleResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ExportReleaseBundleResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportReleaseBundleResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportReleaseBundleResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportReleaseBundleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportReleaseBundleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportReleaseBundleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportReleaseBundleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16983,6 +17253,116 @@ func (r SetOIDCSettingsResponse) ContentType() string {
 	return ""
 }
 
+type GetReleaseKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReleaseKey
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReleaseKeyResponse) GetJSON200() *ReleaseKey {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetReleaseKeyResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetReleaseKeyResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReleaseKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReleaseKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReleaseKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReleaseKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateReleaseKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReleaseKey
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateReleaseKeyResponse) GetJSON200() *ReleaseKey {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateReleaseKeyResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateReleaseKeyResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateReleaseKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateReleaseKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateReleaseKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateReleaseKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListTokensResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17724,6 +18104,21 @@ func (c *ClientWithResponses) GetAppConfigWithResponse(ctx context.Context, id s
 		return nil, err
 	}
 	return ParseGetAppConfigResponse(rsp)
+}
+
+// ExportReleaseBundleWithResponse Export a config version's signed release bundle (an OCI image layout as a tar)
+//
+// Every artifact of the version's builds, copied by digest from the vendor registry, the config version itself and an index listing them, signed by the org's release key (made on first use): docs/bundles.md. Verified offline with outpost-runner offline verify. Every component with a build must have a succeeded build (409 naming the first that has not); 503 when this API process reaches no vendor registry. The Outpost-Bundle-Index header is the signed index's digest.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/apps/{id}/configs/{version}/bundle (the `ExportReleaseBundle` operationId).
+func (c *ClientWithResponses) ExportReleaseBundleWithResponse(ctx context.Context, id string, version string, reqEditors ...RequestEditorFn) (*ExportReleaseBundleResponse, error) {
+	rsp, err := c.ExportReleaseBundle(ctx, id, version, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportReleaseBundleResponse(rsp)
 }
 
 // SetAppFourEyesWithBodyWithResponse Require that the user who started an operation cannot approve its plans
@@ -19436,6 +19831,36 @@ func (c *ClientWithResponses) SetOIDCSettingsWithResponse(ctx context.Context, b
 	return ParseSetOIDCSettingsResponse(rsp)
 }
 
+// GetReleaseKeyWithResponse The org's release public key: what customers trust to verify its release bundles
+//
+// Only the public key; the private key is sealed at rest and never leaves the control plane. 404 before the org has one (POST makes it; so does the first bundle export).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/settings/release-key (the `GetReleaseKey` operationId).
+func (c *ClientWithResponses) GetReleaseKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReleaseKeyResponse, error) {
+	rsp, err := c.GetReleaseKey(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReleaseKeyResponse(rsp)
+}
+
+// CreateReleaseKeyWithResponse Make the org's release key (ed25519) unless it has one
+//
+// Answers the public key, made now or before: there is one key per org, never replaced.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/settings/release-key (the `CreateReleaseKey` operationId).
+func (c *ClientWithResponses) CreateReleaseKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CreateReleaseKeyResponse, error) {
+	rsp, err := c.CreateReleaseKey(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateReleaseKeyResponse(rsp)
+}
+
 // ListTokensWithResponse List the org's API tokens (never their values)
 //
 // List the org's API tokens (never their values).
@@ -20328,6 +20753,67 @@ func ParseGetAppConfigResponse(rsp *http.Response) (*GetAppConfigResponse, error
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseExportReleaseBundleResponse parses an HTTP response from a ExportReleaseBundleWithResponse call
+func ParseExportReleaseBundleResponse(rsp *http.Response) (*ExportReleaseBundleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportReleaseBundleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -25283,6 +25769,86 @@ func ParseSetOIDCSettingsResponse(rsp *http.Response) (*SetOIDCSettingsResponse,
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetReleaseKeyResponse parses an HTTP response from a GetReleaseKeyWithResponse call
+func ParseGetReleaseKeyResponse(rsp *http.Response) (*GetReleaseKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReleaseKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReleaseKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateReleaseKeyResponse parses an HTTP response from a CreateReleaseKeyWithResponse call
+func ParseCreateReleaseKeyResponse(rsp *http.Response) (*CreateReleaseKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateReleaseKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReleaseKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error

@@ -663,6 +663,21 @@ func (e ReleaseInstallStatus) Valid() bool {
 	}
 }
 
+// Defines values for ReleaseKeyAlgorithm.
+const (
+	Ed25519 ReleaseKeyAlgorithm = "ed25519"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseKeyAlgorithm enum.
+func (e ReleaseKeyAlgorithm) Valid() bool {
+	switch e {
+	case Ed25519:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RunbookRunStatus.
 const (
 	RunbookRunStatusCancelled       RunbookRunStatus = "cancelled"
@@ -2292,6 +2307,24 @@ type ReleaseInstall struct {
 
 // ReleaseInstallStatus unhealthy: deployed, but its batch's health gate failed on it; rolled_back: its batch failed the health gate and it was deployed back to from_version
 type ReleaseInstallStatus string
+
+// ReleaseKey ReleaseKey is the public half of an org's release key: the ed25519 key that signs its release bundles. Customers trust it (outpost-runner offline verify --release-key); the private key never leaves the control plane.
+type ReleaseKey struct {
+	Algorithm ReleaseKeyAlgorithm `json:"algorithm"`
+	CreatedAt time.Time           `json:"created_at"`
+
+	// KeyId names the key (release bundles carry it): rel_ and the first 16 hex digits of the public key's SHA-256
+	KeyId string `json:"key_id"`
+
+	// PublicKey the raw public key (32 bytes), base64
+	PublicKey string `json:"public_key"`
+
+	// PublicKeyPem the public key as PEM (PKIX "PUBLIC KEY"), the file outpost-runner offline verify reads
+	PublicKeyPem string `json:"public_key_pem"`
+}
+
+// ReleaseKeyAlgorithm defines model for ReleaseKey.Algorithm.
+type ReleaseKeyAlgorithm string
 
 // ReleaseList ReleaseList is an app's releases, newest first.
 type ReleaseList struct {

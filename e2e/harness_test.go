@@ -166,7 +166,14 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	t.Cleanup(st.gw.Close)
 	st.gateway = st.gw.URL
 	st.publicGateway = cmp.Or(o.gatewayURL, st.gw.URL)
-	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: st.queue}, Logger: log, GatewayURL: st.gw.URL})
+	reg, err := registry.Start(ctx, registry.Config{Auth: registry.Tokens{Keys: attemptcred.RegistryKeys(s), Leases: s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.registry = reg
+	t.Cleanup(func() { st.registry.Close() })
+	a := api.New(api.Config{Store: s, Ops: &worker.Operations{Client: tc, TaskQueue: st.queue}, Logger: log, GatewayURL: st.gw.URL,
+		VendorRegistry: protocol.RegistryAccess{Address: reg.Addr(), PlainHTTP: true}})
 	h := a.Handler()
 	dashboard.Register(h, dashboard.Config{Sessions: a, Logger: log})
 	st.api = httptest.NewServer(h)
@@ -176,12 +183,6 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if st.runnerTimeout == 0 {
 		st.runnerTimeout = 2 * time.Minute
 	}
-	reg, err := registry.Start(ctx, registry.Config{Auth: registry.Tokens{Keys: attemptcred.RegistryKeys(s), Leases: s}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.registry = reg
-	t.Cleanup(func() { st.registry.Close() })
 	st.publicRegistry = st.registry.Addr()
 	if o.vendorRegistry != nil {
 		st.publicRegistry = o.vendorRegistry(st.publicRegistry)

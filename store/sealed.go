@@ -23,6 +23,7 @@ import (
 //	action_run_steps.sensitive_outputs         place: run ID/step index (install's key)
 //	job_log_chunks.data (debug commands')      place: job ID/attempt/seq (install's key)
 //	registry_keys.key                          place: key ID (org's key)
+//	release_keys.private_key                   place: org ID (org's key)
 //	settings.value of oidc/<org> (client secret) place: settings.oidc/<org ID> (org's key)
 
 // sealValue seals v for its place with the scope's data key ("" stays "").

@@ -216,11 +216,15 @@ func TestSecretsAreSealedAtRest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		release, _, err := f.s.ReleaseKey(ctx, f.org.ID) // the org's release key
+		if err != nil {
+			t.Fatal(err)
+		}
 		dump := storetest.DatabaseBytes(t, f.s)
 		if !bytes.Contains(dump, []byte("region")) {
 			t.Fatalf("the dump (%d bytes) does not hold a plain input: not a dump of this database", len(dump))
 		}
-		for _, secret := range append(secrets, base64.RawStdEncoding.EncodeToString(key.Secret), string(key.Secret)) {
+		for _, secret := range append(secrets, base64.RawStdEncoding.EncodeToString(key.Secret), string(key.Secret), release.PrivateKey) {
 			if bytes.Contains(dump, []byte(secret)) {
 				t.Errorf("%s is in the database's bytes", secret)
 			}

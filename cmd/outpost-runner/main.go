@@ -5,6 +5,7 @@
 //	outpost-runner run --gateway-url URL --token T [flags]   run the runner
 //	outpost-runner job --dir DIR                        run one job (internal)
 //	outpost-runner pause|resume|consent|history   the customer's side (customer.go)
+//	outpost-runner offline verify BUNDLE --release-key KEY   check a release bundle (offline.go)
 //	outpost-runner version
 //
 // Helm jobs run in outpost-runner-helm (see there), found next to this
@@ -40,6 +41,8 @@ const usage = `Usage:
   outpost-runner history [--since 24h] [-o table|json]
       The jobs this runner ran, from its state directory.
       These take --state-dir or --work-dir, as run was given them.
+  outpost-runner offline verify BUNDLE.tar --release-key KEY.pem
+      Check a signed release bundle against the vendor's release key.
   outpost-runner version
       Print the version.
 
@@ -59,6 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"resume":  func(args []string) int { return resumeCommand(args, stdout, stderr) },
 		"consent": func(args []string) int { return consentCommand(args, stdout, stderr) },
 		"history": func(args []string) int { return historyCommand(args, stdout, stderr) },
+		"offline": func(args []string) int { return offlineCommand(args, stdout, stderr) },
 	})
 }
 

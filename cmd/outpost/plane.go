@@ -117,7 +117,7 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 		p.gateway = gateway.New(gateway.Config{Store: p.store, Logger: log, Intervals: cfg.serve.intervals, AuthLimiter: limiter,
 			AuditRetention: cfg.serve.auditRetention, Metrics: planemetrics.NewGateway(p.metrics)})
 		p.api = api.New(api.Config{Store: p.store, Ops: ops, Logger: log, GatewayURL: p.gatewayURL,
-			AuthLimiter: limiter, FollowMax: cfg.serve.abuse.followMax})
+			AuthLimiter: limiter, FollowMax: cfg.serve.abuse.followMax, VendorRegistry: p.vendorRegistry()})
 	}
 	if cfg.work != nil {
 		oc := activities.OperationConfig{GatewayURL: p.gatewayURL,
@@ -134,6 +134,15 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 		p.sweeper = &worker.Sweeper{Client: p.temporal, Store: p.store, Logger: log}
 	}
 	return p, nil
+}
+
+// vendorRegistry is the vendor registry this process serves, which the
+// API exports release bundles from (none when another process serves it).
+func (p *plane) vendorRegistry() protocol.RegistryAccess {
+	if p.registry == nil {
+		return protocol.RegistryAccess{}
+	}
+	return protocol.RegistryAccess{Address: p.registry.Addr(), PlainHTTP: true}
 }
 
 // listen starts the vendor registry and listens for the API and the

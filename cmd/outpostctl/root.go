@@ -51,6 +51,6 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cli) {
 		c.operationCmd(opTeardown), c.operationCmd(opUpdateInputs), c.waitCmd(), c.cancelCmd(), c.operationsCmd(),
 		c.approveCmd(true), c.approveCmd(false), c.jobsCmd(), c.logsCmd(), c.execCmd(), c.actionsCmd(), c.runbooksCmd(),
 		c.configsCmd(), c.buildsCmd(), c.releasesCmd(), c.runnersCmd(), c.tokensCmd(), c.notificationsCmd(), c.usersCmd(), c.driftCmd(), c.auditCmd(),
-		c.supportBundleCmd(), c.healthCmd())
+		c.supportBundleCmd(), c.healthCmd(), c.bundleCmd())
 	return root, c
 }

@@ -47,6 +47,7 @@ var All = []Migration{
 	{29, "runbook runs and their steps", v29},
 	{30, "component health and its transitions", v30},
 	{31, "health-gated releases: soak, on_unhealthy, rollback operations", v31},
+	{32, "release keys per org, sealed", v32},
 }
 
 // reserved stands for another branch's migration until it is merged.

@@ -1,0 +1,123 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+
+	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/internal/attemptcred"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/releasebundle"
+	"github.com/outpost-dev/outpost/runner/ociclient"
+	"github.com/outpost-dev/outpost/store"
+)
+
+// vendorRegistry gives the API a vendor registry (the embedded one, with
+// the control plane's credentials) unless it has one.
+func (e *testEnv) vendorRegistry() {
+	e.t.Helper()
+	if e.srv.registry.Address != "" {
+		return
+	}
+	srv, err := registry.Start(context.Background(), registry.Config{Auth: registry.Tokens{Keys: attemptcred.RegistryKeys(e.store)}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { srv.Close() })
+	e.srv.registry = protocol.RegistryAccess{Address: srv.Addr(), PlainHTTP: true}
+}
+
+// succeedBuilds pushes an artifact for each queued build of the app to the
+// vendor registry and records the build succeeded with it, as the build
+// runner would; it returns the builds' components.
+func (e *testEnv) succeedBuilds(appID string) []string {
+	e.t.Helper()
+	e.vendorRegistry()
+	ctx := context.Background()
+	var components []string
+	for _, b := range e.listBuilds(appID, "") {
+		if b.Status != status.BuildQueued {
+			continue
+		}
+		key, err := e.store.SigningKey(ctx, e.org.ID)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		access := e.srv.registry
+		access.Username, access.Password = registry.IssueCredential(registry.Key(key), "test",
+			[]registry.Scope{{Repository: b.Repository, Actions: []string{"push", "pull"}}}, time.Minute, time.Now())
+		repo, err := ociclient.Repository(access, b.Repository)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		layer := make([]byte, 32<<10)
+		rand.Read(layer)
+		blob, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageLayerGzip, layer)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		m, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "application/vnd.test."+b.ComponentType,
+			oras.PackManifestOptions{Layers: []ocispec.Descriptor{blob}})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		art := storeArtifact(m)
+		if err := e.store.FinishBuild(ctx, b.ID, &art, ""); err != nil {
+			e.t.Fatal(err)
+		}
+		components = append(components, b.Component)
+	}
+	return components
+}
+
+func TestReleaseBundleExportVerifiesWithTheOrgsPublicKey(t *testing.T) {
+	e := newTestEnv(t)
+	w := e.world()
+	e.syncConfig(w.app.ID, exampleFiles(t), 201)
+	path := "/v1/apps/" + w.app.ID + "/configs/1/bundle"
+	e.vendorRegistry()
+	// Builds not done yet: refused, naming a component.
+	if res := e.send("GET", path, e.token, nil); res.status != http.StatusConflict || !strings.Contains(string(res.body), "component ") {
+		t.Fatalf("export before the builds succeeded: %s; want 409 naming a component", res)
+	}
+	e.call("GET", "/v1/settings/release-key", nil, 404, nil)
+	components := e.succeedBuilds(w.app.ID)
+	res := e.call("GET", path, nil, 200, nil)
+	file := filepath.Join(t.TempDir(), "app-1.tar")
+	if err := os.WriteFile(file, res.body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var key wire.ReleaseKey
+	e.call("GET", "/v1/settings/release-key", nil, 200, &key) // made by the export
+	e.call("POST", "/v1/settings/release-key", nil, 200, nil) // there already
+	pub, err := releasebundle.ParsePublicKeyPEM([]byte(key.PublicKeyPEM))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := releasebundle.Verify(context.Background(), file, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(components)
+	slices.Sort(r.Components)
+	if r.App != w.app.ID || r.ConfigVersion != "1" || r.KeyID != key.KeyID || !slices.Equal(r.Components, components) ||
+		res.header.Get("Outpost-Bundle-Index") != r.Index {
+		t.Fatalf("verified %+v; want app %s v1 of components %v signed by %s", r, w.app.ID, components, key.KeyID)
+	}
+}
+
+func storeArtifact(m ocispec.Descriptor) store.BuildArtifact {
+	return store.BuildArtifact{Digest: m.Digest.String(), MediaType: m.MediaType, ArtifactType: m.ArtifactType, Size: m.Size}
+}
