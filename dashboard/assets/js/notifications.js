@@ -6,7 +6,7 @@ import { h, badge, when, confirm, errorBox, refusal } from "./ui.js";
 
 // EVENT_TYPES are the API's event types (contract.EventTypes; the
 // dashboard's Go test keeps the two the same).
-export const EVENT_TYPES = ["operation.succeeded", "operation.failed", "operation.waiting_for_approval", "release.finished", "release.halted"];
+export const EVENT_TYPES = ["operation.succeeded", "operation.failed", "operation.waiting_for_approval", "release.finished", "release.halted", "policy.denied", "drift.found", "runner.offline", "health.changed"];
 
 // STATE_TONES colour a delivery's state as the badges colour a status.
 const STATE_TONES = { delivered: "good", failed: "bad", pending: "busy" };
