@@ -36,6 +36,7 @@ type Drift struct {
 	installed *installed
 	terraform *Terraform
 	helm      *Helm
+	events    *events
 }
 
 // BeginDriftCheck records a drift check a schedule started (workflow
@@ -124,7 +125,10 @@ func (a *Drift) recordDrift(ctx context.Context, opID, step, jobID string,
 	if err != nil {
 		return s, err
 	}
-	return s, a.store.RecordDrift(ctx, op.InstallID, step, opID, op.CreatedAt, s.HasChanges, st.PlanText)
+	if err := a.store.RecordDrift(ctx, op.InstallID, step, opID, op.CreatedAt, s.HasChanges, st.PlanText); err != nil || !s.HasChanges {
+		return s, err
+	}
+	return s, a.events.driftFound(ctx, opID, step, s)
 }
 
 // BeginDriftReconcile records a reconcile_drift of the install for the drift

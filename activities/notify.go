@@ -2,8 +2,6 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -48,14 +46,18 @@ type notifier struct {
 }
 
 // eventID names what happened: the same happening, the same ID.
-func eventID(parts ...string) string {
-	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return "evt_" + hex.EncodeToString(sum[:])[:20]
-}
+func eventID(parts ...string) string { return contract.EventID(parts...) }
 
 // emit delivers ev to the org's subscriptions that match it; labels are the
 // install's (nil for a release's event).
 func (n *notifier) emit(ctx context.Context, ev contract.NotificationEvent, installLabels map[string]string) error {
+	return n.emitTo(ctx, ev, installLabels, nil)
+}
+
+// emitTo is emit to the matching subscriptions that accept also takes
+// (nil: all).
+func (n *notifier) emitTo(ctx context.Context, ev contract.NotificationEvent, installLabels map[string]string,
+	accept func(store.NotificationSubscription) bool) error {
 	if n == nil || n.cfg.Deliveries == nil {
 		return nil
 	}
@@ -69,7 +71,7 @@ func (n *notifier) emit(ctx context.Context, ev contract.NotificationEvent, inst
 		return err
 	}
 	for _, sub := range subs {
-		if !matches(sub, ev, installLabels) {
+		if !matches(sub, ev, installLabels) || (accept != nil && !accept(sub)) {
 			continue
 		}
 		d := store.NotificationDelivery{ID: store.DeliveryID(ev.ID, sub.ID), OrgID: ev.OrgID, SubscriptionID: sub.ID,

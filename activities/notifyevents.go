@@ -8,12 +8,14 @@ import (
 
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/planpolicy"
 	"github.com/outpost-dev/outpost/store"
 )
 
 // eventStore is what the events read of their subjects.
 type eventStore interface {
 	emitStore
+	QueueEvent(ctx context.Context, ev contract.NotificationEvent, offlineMinutes int) error
 	GetOperationByID(ctx context.Context, opID string) (store.InstallOperation, error)
 	GetInstall(ctx context.Context, orgID, id string) (store.Install, error)
 	GetReleaseByID(ctx context.Context, id string) (store.Release, error)
@@ -35,19 +37,62 @@ func (e *events) operationEvent(ctx context.Context, opID, typ, detail, what str
 	if e == nil || e.n.cfg.Deliveries == nil {
 		return nil
 	}
-	op, err := e.store.GetOperationByID(ctx, opID)
+	ev, labels, err := e.ofOperation(ctx, opID, typ, detail, what)
 	if err != nil {
 		return err
 	}
-	inst, err := e.store.GetInstall(ctx, op.OrgID, op.InstallID)
+	return e.n.emit(ctx, ev, labels)
+}
+
+// queueOperationEvent writes an operation's event to the outbox, which the
+// worker's dispatcher delivers: the activity that reports it waits for no
+// delivery to start.
+func (e *events) queueOperationEvent(ctx context.Context, opID, typ, detail, what string) error {
+	if e == nil || e.n.cfg.Deliveries == nil {
+		return nil
+	}
+	ev, _, err := e.ofOperation(ctx, opID, typ, detail, what)
 	if err != nil {
 		return err
+	}
+	return e.store.QueueEvent(ctx, ev, 0)
+}
+
+// ofOperation is an operation's event, "Install NAME: KIND WHAT", and its
+// install's labels.
+func (e *events) ofOperation(ctx context.Context, opID, typ, detail, what string) (contract.NotificationEvent, map[string]string, error) {
+	op, err := e.store.GetOperationByID(ctx, opID)
+	if err != nil {
+		return contract.NotificationEvent{}, nil, err
+	}
+	inst, err := e.store.GetInstall(ctx, op.OrgID, op.InstallID)
+	if err != nil {
+		return contract.NotificationEvent{}, nil, err
 	}
 	kind := strings.ReplaceAll(op.Kind, "_", " ")
 	ev := contract.NotificationEvent{ID: eventID(typ, op.ID, detail), Type: typ, Time: time.Now().UTC(), OrgID: op.OrgID,
 		AppID: inst.AppID, InstallID: inst.ID, OperationID: op.ID,
 		Summary: fmt.Sprintf("Install %s: %s %s", inst.Name, kind, what)}
-	return e.n.emit(ctx, ev, inst.Labels)
+	return ev, inst.Labels, nil
+}
+
+// driftFound queues drift.found for a drift check's step whose plan is not
+// empty.
+func (e *events) driftFound(ctx context.Context, opID, step string, s contract.PlanSummary) error {
+	what := fmt.Sprintf("found drift in %s (%d to add, %d to change, %d to destroy)", step, s.Add, s.Change, s.Destroy)
+	return e.queueOperationEvent(ctx, opID, contract.EventDriftFound, step, what)
+}
+
+// policyDenied queues policy.denied for a step failed by plan policies
+// (errMsg as planpolicy.Denied makes it): the summary names the policies,
+// not their messages (which may quote the plan).
+func (e *events) policyDenied(ctx context.Context, opID, step, errMsg string) error {
+	names := planpolicy.DeniedBy(errMsg)
+	if len(names) == 0 {
+		return nil
+	}
+	what := "plan of " + step + " denied by " + strings.Join(names, ", ")
+	return e.queueOperationEvent(ctx, opID, contract.EventPolicyDenied, step, what)
 }
 
 // operationEnded emits operation.succeeded or operation.failed.

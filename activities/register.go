@@ -102,7 +102,7 @@ func New(d Deps) []any {
 		&Forget{store: s, render: render, installed: inst, helm: helm},
 		&Builds{store: s, render: render, steps: steps, artifacts: arts, awaitCheck: await},
 		&Syncs{store: s, steps: steps, installed: inst, artifacts: arts},
-		&Drift{store: s, plan: plan, steps: steps, artifacts: arts, installed: inst, terraform: tf, helm: helm},
+		&Drift{store: s, plan: plan, steps: steps, artifacts: arts, installed: inst, terraform: tf, helm: helm, events: ev},
 		&Releases{store: s, events: ev, onlineWindow: cfg.OnlineWindow},
 		&Notifications{store: s, client: &http.Client{Timeout: post}},
 		&Commands{store: s, queue: queue},

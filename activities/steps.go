@@ -33,7 +33,8 @@ type Steps struct {
 
 // SetStepStatus records a step's status (and error), stamping its times.
 // A step that ends well records what it rendered as what the install's step
-// is applied with (AppliedRender), and no longer drifts.
+// is applied with (AppliedRender), and no longer drifts. A step waiting for
+// approval, or failed by plan policies, is an event.
 func (a *Steps) SetStepStatus(ctx context.Context, opID, step string, stepStatus status.Step, errMsg string) error {
 	now := time.Now().UTC()
 	change := store.StepChange{Status: &stepStatus, Error: &errMsg}
@@ -49,10 +50,16 @@ func (a *Steps) SetStepStatus(ctx context.Context, opID, step string, stepStatus
 		status.StepCancelled, status.StepPlanned, status.StepUnchanged, status.StepDrifted:
 		change.FinishedAt = &now
 	}
-	if err := a.store.UpdateStep(ctx, opID, step, change); err != nil || stepStatus != status.StepWaitingApproval {
+	if err := a.store.UpdateStep(ctx, opID, step, change); err != nil {
 		return err
 	}
-	return a.events.operationEvent(ctx, opID, contract.EventOperationApproval, step, "waits for approval of step "+step)
+	switch stepStatus {
+	case status.StepWaitingApproval:
+		return a.events.operationEvent(ctx, opID, contract.EventOperationApproval, step, "waits for approval of step "+step)
+	case status.StepFailed:
+		return a.events.policyDenied(ctx, opID, step, errMsg)
+	}
+	return nil
 }
 
 // recordAppliedRender records, when a step ends well, the digest its plan

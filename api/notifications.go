@@ -35,15 +35,34 @@ func (s *Server) createSubscription(c echo.Context) error {
 	if err := s.checkSubscription(c, req.EventTypes, req.AppIDs, req.LabelSelector, req.URL); err != nil {
 		return err
 	}
+	offline, err := checkOfflineMinutes(req.RunnerOfflineMinutes)
+	if err != nil {
+		return err
+	}
 	sub, err := s.store.CreateSubscription(ctx, store.NotificationSubscription{OrgID: org, Name: req.Name,
 		EventTypes: req.EventTypes, AppIDs: nonNil(req.AppIDs), LabelSelector: req.LabelSelector, Channel: req.Channel,
-		URL: req.URL, Enabled: req.Enabled == nil || *req.Enabled})
+		URL: req.URL, Enabled: req.Enabled == nil || *req.Enabled, RunnerOfflineMinutes: offline})
 	if err != nil {
 		return err
 	}
 	noteObject(ctx, "subscription_id", sub.ID)
 	// The only answer that holds the signing secret.
 	return c.JSON(http.StatusCreated, wire.NewNotificationSubscription{NotificationSubscription: subscriptionView(sub), Secret: sub.Secret})
+}
+
+// maxOfflineMinutes is the longest runner_offline_minutes: a week (the
+// worker tells of runners offline no longer, worker.OfflineHorizon).
+const maxOfflineMinutes = 7 * 24 * 60
+
+// checkOfflineMinutes checks runner_offline_minutes (nil: the default).
+func checkOfflineMinutes(m *int) (int, error) {
+	if m == nil {
+		return contract.DefaultRunnerOfflineMinutes, nil
+	}
+	if *m < 1 || *m >= maxOfflineMinutes {
+		return 0, apierr.Invalid("runner_offline_minutes", "%d is not between 1 and %d", *m, maxOfflineMinutes-1)
+	}
+	return *m, nil
 }
 
 // checkSubscription checks a subscription's filters and URL; the 400 names
@@ -128,8 +147,14 @@ func (s *Server) patchSubscription(c echo.Context) error {
 	if err := s.checkSubscription(c, next.EventTypes, next.AppIDs, next.LabelSelector, next.URL); err != nil {
 		return err
 	}
+	if req.RunnerOfflineMinutes != nil {
+		if _, err := checkOfflineMinutes(req.RunnerOfflineMinutes); err != nil {
+			return err
+		}
+	}
 	sub, err := s.store.UpdateSubscription(ctx, org, cur.ID, store.SubscriptionChange{Name: req.Name, EventTypes: req.EventTypes,
-		AppIDs: req.AppIDs, LabelSelector: req.LabelSelector, URL: req.URL, Enabled: req.Enabled})
+		AppIDs: req.AppIDs, LabelSelector: req.LabelSelector, URL: req.URL, Enabled: req.Enabled,
+		RunnerOfflineMinutes: req.RunnerOfflineMinutes})
 	if err != nil {
 		return err
 	}
@@ -191,7 +216,8 @@ func (s *Server) redeliver(c echo.Context) error {
 
 func subscriptionView(n store.NotificationSubscription) wire.NotificationSubscription {
 	return wire.NotificationSubscription{ID: n.ID, Name: n.Name, EventTypes: nonNil(n.EventTypes), AppIDs: nonNil(n.AppIDs),
-		LabelSelector: n.LabelSelector, Channel: n.Channel, URL: shownURL(n), Enabled: n.Enabled, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
+		LabelSelector: n.LabelSelector, Channel: n.Channel, URL: shownURL(n), Enabled: n.Enabled,
+		RunnerOfflineMinutes: n.OfflineMinutes(), CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
 }
 
 // shownURL is a webhook's URL, or a Slack webhook's host only: its path is

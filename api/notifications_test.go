@@ -46,12 +46,13 @@ func TestCreateSubscriptionNamesTheBadField(t *testing.T) {
 		return map[string]any{"name": "ops", "event_types": []string{"operation.failed"}, "channel": "webhook", "url": "https://hooks.example/x"}
 	}
 	for field, change := range map[string]func(m map[string]any){
-		"event_types":    func(m map[string]any) { m["event_types"] = []string{} },
-		"event_types[1]": func(m map[string]any) { m["event_types"] = []string{"operation.failed", "operation.exploded"} },
-		"url":            func(m map[string]any) { m["url"] = "ftp://hooks.example/x" },
-		"channel":        func(m map[string]any) { m["channel"] = "pager" },
-		"app_ids[0]":     func(m map[string]any) { m["app_ids"] = []string{"app_nope"} },
-		"label_selector": func(m map[string]any) { m["label_selector"] = "tier in (" },
+		"event_types":            func(m map[string]any) { m["event_types"] = []string{} },
+		"event_types[1]":         func(m map[string]any) { m["event_types"] = []string{"operation.failed", "operation.exploded"} },
+		"url":                    func(m map[string]any) { m["url"] = "ftp://hooks.example/x" },
+		"channel":                func(m map[string]any) { m["channel"] = "pager" },
+		"app_ids[0]":             func(m map[string]any) { m["app_ids"] = []string{"app_nope"} },
+		"label_selector":         func(m map[string]any) { m["label_selector"] = "tier in (" },
+		"runner_offline_minutes": func(m map[string]any) { m["runner_offline_minutes"] = 0 },
 	} {
 		body := good()
 		change(body)
@@ -64,6 +65,12 @@ func TestCreateSubscriptionNamesTheBadField(t *testing.T) {
 		"channel": "webhook", "url": "http://hooks.example/x"})
 	if res.status != 400 || !strings.Contains(string(res.body), "https") {
 		t.Errorf("plain http to a public host: %s, want 400 asking for https", res)
+	}
+	res = e.send("POST", "/v1/notifications/subscriptions", e.token, map[string]any{"name": "runners",
+		"event_types": []string{"runner.offline", "health.changed", "drift.found", "policy.denied"}, "channel": "webhook",
+		"url": "https://hooks.example/x", "runner_offline_minutes": 30})
+	if res.status != 201 || !strings.Contains(string(res.body), `"runner_offline_minutes":30`) {
+		t.Errorf("a subscription to the new event types: %s, want 201 with runner_offline_minutes 30", res)
 	}
 }
 

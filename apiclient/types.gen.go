@@ -1349,6 +1349,9 @@ type CreateNotificationSubscriptionRequest struct {
 	LabelSelector *string  `json:"label_selector,omitempty"`
 	Name          string   `json:"name"`
 
+	// RunnerOfflineMinutes runner.offline is sent once an install's runner is offline this many minutes (1 to 10079; default 10)
+	RunnerOfflineMinutes *int `json:"runner_offline_minutes,omitempty"`
+
 	// Url https:// (http:// only to a loopback address)
 	Url string `json:"url"`
 }
@@ -1948,13 +1951,16 @@ type NewNotificationSubscription struct {
 	CreatedAt time.Time `json:"created_at"`
 	Enabled   bool      `json:"enabled"`
 
-	// EventTypes operation.succeeded, operation.failed, operation.waiting_for_approval, release.finished, release.halted
+	// EventTypes operation.succeeded, operation.failed, operation.waiting_for_approval, release.finished, release.halted, policy.denied, drift.found, runner.offline, health.changed
 	EventTypes []string `json:"event_types"`
 	Id         string   `json:"id"`
 
 	// LabelSelector only events of installs whose labels match (Kubernetes selector syntax, e.g. "tier=gold,region in (eu,us)"); a release's events have no install and never match one
 	LabelSelector *string `json:"label_selector,omitempty"`
 	Name          string  `json:"name"`
+
+	// RunnerOfflineMinutes runner.offline is sent once an install's runner is offline this many minutes
+	RunnerOfflineMinutes int `json:"runner_offline_minutes"`
 
 	// Secret the webhook's signing secret (HMAC-SHA256 key of Outpost-Signature); shown only here
 	Secret    *string   `json:"secret,omitempty"`
@@ -2036,14 +2042,17 @@ type NotificationSubscription struct {
 	CreatedAt time.Time `json:"created_at"`
 	Enabled   bool      `json:"enabled"`
 
-	// EventTypes operation.succeeded, operation.failed, operation.waiting_for_approval, release.finished, release.halted
+	// EventTypes operation.succeeded, operation.failed, operation.waiting_for_approval, release.finished, release.halted, policy.denied, drift.found, runner.offline, health.changed
 	EventTypes []string `json:"event_types"`
 	Id         string   `json:"id"`
 
 	// LabelSelector only events of installs whose labels match (Kubernetes selector syntax, e.g. "tier=gold,region in (eu,us)"); a release's events have no install and never match one
-	LabelSelector *string   `json:"label_selector,omitempty"`
-	Name          string    `json:"name"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	LabelSelector *string `json:"label_selector,omitempty"`
+	Name          string  `json:"name"`
+
+	// RunnerOfflineMinutes runner.offline is sent once an install's runner is offline this many minutes
+	RunnerOfflineMinutes int       `json:"runner_offline_minutes"`
+	UpdatedAt            time.Time `json:"updated_at"`
 
 	// Url a Slack webhook's shows its host only (its path is its secret)
 	Url string `json:"url"`
@@ -2185,7 +2194,10 @@ type PatchNotificationSubscriptionRequest struct {
 	EventTypes    *[]string `json:"event_types,omitempty"`
 	LabelSelector *string   `json:"label_selector,omitempty"`
 	Name          *string   `json:"name,omitempty"`
-	Url           *string   `json:"url,omitempty"`
+
+	// RunnerOfflineMinutes 1 to 10079
+	RunnerOfflineMinutes *int    `json:"runner_offline_minutes,omitempty"`
+	Url                  *string `json:"url,omitempty"`
 }
 
 // PolicyResult PolicyResult is what one plan policy (a Rego package) said of a step's plan.

@@ -1,6 +1,11 @@
 package contract
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+)
 
 // WorkflowDeliverNotification delivers one event to one subscription: its
 // activity POSTs, retried with backoff, and each try is recorded.
@@ -37,6 +42,7 @@ type NotificationEvent struct {
 	InstallID   string            `json:"install_id,omitempty"`
 	OperationID string            `json:"operation_id,omitempty"`
 	ReleaseID   string            `json:"release_id,omitempty"`
+	RunnerID    string            `json:"runner_id,omitempty"`
 	Summary     string            `json:"summary"`
 	Links       map[string]string `json:"links,omitempty"`
 }
@@ -48,8 +54,22 @@ const (
 	EventOperationApproval  = "operation.waiting_for_approval"
 	EventReleaseFinished    = "release.finished"
 	EventReleaseHalted      = "release.halted"
+	EventPolicyDenied       = "policy.denied"
+	EventDriftFound         = "drift.found"
+	EventRunnerOffline      = "runner.offline"
+	EventHealthChanged      = "health.changed"
 )
 
 // EventTypes lists every event type.
 var EventTypes = []string{EventOperationSucceeded, EventOperationFailed, EventOperationApproval,
-	EventReleaseFinished, EventReleaseHalted}
+	EventReleaseFinished, EventReleaseHalted, EventPolicyDenied, EventDriftFound, EventRunnerOffline, EventHealthChanged}
+
+// DefaultRunnerOfflineMinutes is how long an install's runner is offline
+// before a subscription that does not say hears of it (runner.offline).
+const DefaultRunnerOfflineMinutes = 10
+
+// EventID names what happened: the same happening, the same ID.
+func EventID(parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return "evt_" + hex.EncodeToString(sum[:])[:20]
+}

@@ -3,6 +3,8 @@ package planpolicy
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,6 +146,26 @@ func Denied(results []protocol.PolicyResult) error {
 		return nil
 	}
 	return fmt.Errorf("plan policies: %s", strings.Join(lines, "; "))
+}
+
+// deniedBy finds each policy in a message of Denied.
+var deniedBy = regexp.MustCompile(`(vendor|customer) policy (\S+) (?:denies|failed): `)
+
+// DeniedBy names the policies ("vendor policy outpost.x") that a message
+// made by Denied (as a job's error carries it) says denied a plan, each
+// once, in order; none when msg is not such a message.
+func DeniedBy(msg string) []string {
+	_, rest, ok := strings.Cut(msg, "plan policies: ")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, m := range deniedBy.FindAllStringSubmatch(rest, -1) {
+		if name := m[1] + " policy " + m[2]; !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // Report writes what each policy said, for a job's log.

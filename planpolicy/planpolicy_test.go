@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,6 +89,12 @@ func TestCheckerVendorWarnsCustomerDenies(t *testing.T) {
 	err = planpolicy.Denied(res)
 	if err == nil || !strings.Contains(err.Error(), "customer policy customer.no_destroy denies: terraform_data.a would be destroyed") {
 		t.Fatalf("Denied = %v", err)
+	}
+	if got := planpolicy.DeniedBy("plan: " + err.Error()); !slices.Equal(got, []string{"customer policy customer.no_destroy"}) {
+		t.Fatalf("DeniedBy = %q", got)
+	}
+	if got := planpolicy.DeniedBy("terraform apply: exit status 1"); got != nil {
+		t.Fatalf("DeniedBy of another error = %q", got)
 	}
 }
 

@@ -44,13 +44,20 @@ type HealthTransition struct {
 
 // RecordComponentHealth records what an install's runner reported: each
 // component's current health, and a transition when its state changed (a
-// report that repeats the state, or only changes why, adds none).
+// report that repeats the state, or only changes why, adds none); and, in
+// the same transaction, health.changed to the notification outbox when the
+// install's health (its worst component's state) changed.
 func (s *Store) RecordComponentHealth(ctx context.Context, orgID, installID string, reports []protocol.ComponentHealth) error {
 	if len(reports) == 0 {
 		return nil
 	}
 	now := s.now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		before, err := worstComponent(tx, installID)
+		if err != nil {
+			return err
+		}
+		var last int64 // the report's last transition
 		for _, r := range reports {
 			var cur ComponentHealth
 			err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("install_id = ? AND component = ?", installID, r.Component).
@@ -67,12 +74,20 @@ func (s *Store) RecordComponentHealth(ctx context.Context, orgID, installID stri
 				if err := tx.Create(&t).Error; err != nil {
 					return err
 				}
+				last = t.ID
 			}
 			if err := tx.Save(&row).Error; err != nil {
 				return err
 			}
 		}
-		return nil
+		if last == 0 {
+			return nil
+		}
+		after, err := worstComponent(tx, installID)
+		if err != nil {
+			return err
+		}
+		return queueHealthChanged(tx, orgID, installID, before, after, last, now)
 	})
 	if err != nil {
 		return fmt.Errorf("store: record component health of %s: %w", installID, err)

@@ -9,6 +9,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/outpost-dev/outpost/contract"
 )
 
 // Notifications: an org's subscriptions say which events (operation and
@@ -37,12 +39,24 @@ type NotificationSubscription struct {
 	URL           string   `gorm:"column:url;type:text;not null"`
 	Secret        string   `gorm:"type:text;not null;default:''"`
 	Enabled       bool     `gorm:"not null;default:true"`
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// RunnerOfflineMinutes is how long an install's runner is offline
+	// before runner.offline is sent (0: contract.DefaultRunnerOfflineMinutes).
+	RunnerOfflineMinutes int `gorm:"not null;default:10"`
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
 }
 
 // TableName keeps the table's name by what it holds.
 func (NotificationSubscription) TableName() string { return "notification_subscriptions" }
+
+// OfflineMinutes is how long the subscription lets an install's runner be
+// offline before it hears of it (runner.offline).
+func (n NotificationSubscription) OfflineMinutes() int {
+	if n.RunnerOfflineMinutes <= 0 {
+		return contract.DefaultRunnerOfflineMinutes
+	}
+	return n.RunnerOfflineMinutes
+}
 
 func (n *NotificationSubscription) sealed(tx *gorm.DB, open bool) error {
 	return sealFields(tx, n.OrgID, open, map[string]*string{"notification_subscriptions.secret/" + n.ID: &n.Secret})
@@ -65,6 +79,8 @@ type SubscriptionChange struct {
 	LabelSelector *string
 	URL           *string
 	Enabled       *bool
+	// RunnerOfflineMinutes is its runner.offline threshold.
+	RunnerOfflineMinutes *int
 }
 
 // NotificationDelivery is one event sent to one subscription. Payload is
@@ -110,6 +126,9 @@ func DeliveryID(eventID, subscriptionID string) string {
 func (s *Store) CreateSubscription(ctx context.Context, sub NotificationSubscription) (NotificationSubscription, error) {
 	now := s.now()
 	sub.ID, sub.CreatedAt, sub.UpdatedAt, sub.Secret = NewID("nsub"), now, now, ""
+	if sub.RunnerOfflineMinutes <= 0 {
+		sub.RunnerOfflineMinutes = contract.DefaultRunnerOfflineMinutes
+	}
 	if sub.Channel == "webhook" {
 		sub.Secret = newToken("whsec_")
 	}

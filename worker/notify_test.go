@@ -127,26 +127,7 @@ func TestFailedOperationIsDeliveredSignedAfterRetries(t *testing.T) {
 		t.Skip("starts a Temporal server and waits out 15s of backoff")
 	}
 	ctx := context.Background()
-	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
-		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
-	const queue = "notify-test"
-	cfg := worker.Config{Client: c, Store: s, TaskQueue: queue, Notify: activities.NotifyConfig{DashboardURL: "https://outpost.example/"}}
-	w := worker.New(cfg)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	cfg, s, tn := notifyPlane(t)
 
 	recv, other := newReceiver(t, 2, false), newReceiver(t, 0, false)
 	sub := subscribe(t, s, store.NotificationSubscription{OrgID: tn.Org.ID, Name: "ops", URL: recv.URL,
@@ -185,6 +166,32 @@ func TestFailedOperationIsDeliveredSignedAfterRetries(t *testing.T) {
 	if n, _, _ := other.seen(); n != 0 {
 		t.Fatalf("the filtered-out subscriptions got %d requests", n)
 	}
+}
+
+// notifyPlane starts a Temporal server and a worker on it that delivers
+// notifications, on PostgreSQL with an org, app and install.
+func notifyPlane(t *testing.T) (worker.Config, *store.Store, storetest.Tenant) {
+	t.Helper()
+	srv, err := devserver.Start(context.Background(), devserver.Options{UIPort: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
+		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	s := storetest.Open(t, store.Postgres)
+	tn := storetest.NewTenant(t, s)
+	cfg := worker.Config{Client: c, Store: s, TaskQueue: "notify-test", Notify: activities.NotifyConfig{DashboardURL: "https://outpost.example/"}}
+	w := worker.New(cfg)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return cfg, s, tn
 }
 
 // finishOperation runs the FinishOperation activity as the operation's

@@ -62,11 +62,24 @@ func New(cfg Config) worker.Worker {
 	return w
 }
 
-// RegisterActivities registers every activity of the contract, by domain.
-func RegisterActivities(r activities.Registry, cfg Config) {
+// NewOutbox returns the loop that dispatches the worker's notification
+// outbox (Outbox), delivering as the worker's activities do.
+func NewOutbox(cfg Config) *Outbox {
+	cfg.Notify = notifyConfig(cfg)
+	return &Outbox{Store: cfg.Store, Dispatcher: activities.NewDispatcher(cfg.Store, cfg.Notify), Logger: cfg.Logger}
+}
+
+// notifyConfig is cfg's Notify, its Deliveries started by cfg's client.
+func notifyConfig(cfg Config) activities.NotifyConfig {
 	if cfg.Client != nil && cfg.Notify.Deliveries == nil {
 		cfg.Notify.Deliveries = &Operations{Client: cfg.Client, TaskQueue: cfg.TaskQueue}
 	}
+	return cfg.Notify
+}
+
+// RegisterActivities registers every activity of the contract, by domain.
+func RegisterActivities(r activities.Registry, cfg Config) {
+	cfg.Notify = notifyConfig(cfg)
 	d := activities.Deps{Store: cfg.Store, Operations: cfg.Operations, TaskQueue: cfg.TaskQueue, Notify: cfg.Notify}
 	if d.TaskQueue == "" {
 		d.TaskQueue = DefaultTaskQueue

@@ -8,7 +8,8 @@ import "time"
 type NotificationSubscription struct {
 	ID   string `json:"id" required:"true"`
 	Name string `json:"name" required:"true"`
-	// operation.succeeded, operation.failed, operation.waiting_for_approval, release.finished, release.halted
+	// operation.succeeded, operation.failed, operation.waiting_for_approval, release.finished, release.halted,
+	// policy.denied, drift.found, runner.offline, health.changed
 	EventTypes []string `json:"event_types" required:"true"`
 	// only events of these apps; empty: every app
 	AppIDs []string `json:"app_ids" required:"true"`
@@ -18,10 +19,12 @@ type NotificationSubscription struct {
 	// webhook (a signed JSON POST) or slack (a {"text": …} POST)
 	Channel string `json:"channel" required:"true"`
 	// a Slack webhook's shows its host only (its path is its secret)
-	URL       string    `json:"url" required:"true"`
-	Enabled   bool      `json:"enabled" required:"true"`
-	CreatedAt time.Time `json:"created_at" required:"true"`
-	UpdatedAt time.Time `json:"updated_at" required:"true"`
+	URL     string `json:"url" required:"true"`
+	Enabled bool   `json:"enabled" required:"true"`
+	// runner.offline is sent once an install's runner is offline this many minutes
+	RunnerOfflineMinutes int       `json:"runner_offline_minutes" required:"true"`
+	CreatedAt            time.Time `json:"created_at" required:"true"`
+	UpdatedAt            time.Time `json:"updated_at" required:"true"`
 }
 
 // NewNotificationSubscription is a subscription just made, with a webhook's
@@ -49,8 +52,10 @@ type CreateNotificationSubscriptionRequest struct {
 	// https:// (http:// only to a loopback address)
 	URL string `json:"url" required:"true"`
 	// default true
-	Enabled *bool    `json:"enabled,omitempty"`
-	_       struct{} `additionalProperties:"false"`
+	Enabled *bool `json:"enabled,omitempty"`
+	// runner.offline is sent once an install's runner is offline this many minutes (1 to 10079; default 10)
+	RunnerOfflineMinutes *int     `json:"runner_offline_minutes,omitempty"`
+	_                    struct{} `additionalProperties:"false"`
 }
 
 // PatchNotificationSubscriptionRequest changes the fields it sets.
@@ -61,7 +66,9 @@ type PatchNotificationSubscriptionRequest struct {
 	LabelSelector *string   `json:"label_selector,omitempty"`
 	URL           *string   `json:"url,omitempty"`
 	Enabled       *bool     `json:"enabled,omitempty"`
-	_             struct{}  `additionalProperties:"false"`
+	// 1 to 10079
+	RunnerOfflineMinutes *int     `json:"runner_offline_minutes,omitempty"`
+	_                    struct{} `additionalProperties:"false"`
 }
 
 // NotificationDelivery is one event sent to one subscription, with its tries.

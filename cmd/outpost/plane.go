@@ -70,6 +70,7 @@ type plane struct {
 	gatewayLn  net.Listener // nil when the API's listener serves both
 	worker     sdkworker.Worker
 	sweeper    *worker.Sweeper // with the worker: finishes operations their workflow left unfinished
+	outbox     *worker.Outbox  // with the worker: dispatches the notification outbox, finds runners offline
 	gatewayURL string
 	limits     httpserver.Limits
 	// metrics is the process's registry (served by -metrics-listen).
@@ -129,9 +130,10 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 		if notify.DashboardURL == "" && p.apiLn != nil {
 			notify.DashboardURL = p.apiURL()
 		}
-		p.worker = worker.New(worker.Config{Client: p.temporal, Store: p.store, TaskQueue: cfg.taskQueue, Logger: log, Operations: oc,
-			Notify: notify})
+		wc := worker.Config{Client: p.temporal, Store: p.store, TaskQueue: cfg.taskQueue, Logger: log, Operations: oc, Notify: notify}
+		p.worker = worker.New(wc)
 		p.sweeper = &worker.Sweeper{Client: p.temporal, Store: p.store, Logger: log}
+		p.outbox = worker.NewOutbox(wc)
 	}
 	return p, nil
 }
@@ -224,6 +226,9 @@ func (p *plane) run(ctx context.Context, more ...func(context.Context) error) er
 	}
 	if p.sweeper != nil {
 		eg.Go(func() error { return p.sweeper.Run(ctx) })
+	}
+	if p.outbox != nil {
+		eg.Go(func() error { return p.outbox.Run(ctx) })
 	}
 	for _, f := range more {
 		eg.Go(func() error { return f(ctx) })

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/outpost-dev/outpost/apiclient"
+	"github.com/outpost-dev/outpost/contract"
 )
 
 func (c *cli) notificationsCmd() *cobra.Command {
@@ -41,11 +42,13 @@ func (c *cli) notificationsCreateCmd() *cobra.Command {
 	var req apiclient.CreateNotificationSubscriptionRequest
 	var apps []string
 	var selector string
+	var offline int
 	cmd := &cobra.Command{
 		Use:   "create --name NAME --event TYPE... --url URL [--channel webhook|slack] [--app APP_ID]... [--selector LABELS]",
 		Short: "Subscribe a webhook or Slack URL to events; prints a webhook's signing secret, once",
-		Long: "Event types: operation.succeeded, operation.failed, operation.waiting_for_approval, release.finished, " +
-			"release.halted. --app and --selector (Kubernetes label selector) limit the installs whose events are sent.",
+		Long: "Event types: " + strings.Join(contract.EventTypes, ", ") + ". --app and --selector (Kubernetes label " +
+			"selector) limit the installs whose events are sent; --runner-offline-minutes is how long an install's runner " +
+			"is offline before runner.offline is sent (default 10).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := c.api()
@@ -57,6 +60,9 @@ func (c *cli) notificationsCreateCmd() *cobra.Command {
 			}
 			if selector != "" {
 				req.LabelSelector = &selector
+			}
+			if offline != 0 {
+				req.RunnerOfflineMinutes = &offline
 			}
 			r, err := check(a.CreateNotificationSubscriptionWithResponse(cmd.Context(), req))
 			return c.printAnswer(r, err, func() error {
@@ -75,6 +81,7 @@ func (c *cli) notificationsCreateCmd() *cobra.Command {
 	cmd.Flags().StringVar(&req.Channel, "channel", "webhook", "webhook (signed JSON) or slack ({\"text\": …})")
 	cmd.Flags().StringSliceVar(&apps, "app", nil, "only this app's events (repeat)")
 	cmd.Flags().StringVar(&selector, "selector", "", "only installs whose labels match (tier=gold,region in (eu,us))")
+	cmd.Flags().IntVar(&offline, "runner-offline-minutes", 0, "runner.offline once a runner is offline this long (default 10)")
 	_ = cmd.MarkFlagRequired("name")
 	_ = cmd.MarkFlagRequired("url")
 	return cmd

@@ -6,7 +6,7 @@ import { h, badge, when, confirm, errorBox, refusal } from "./ui.js";
 
 // EVENT_TYPES are the API's event types (contract.EventTypes; the
 // dashboard's Go test keeps the two the same).
-export const EVENT_TYPES = ["operation.succeeded", "operation.failed", "operation.waiting_for_approval", "release.finished", "release.halted"];
+export const EVENT_TYPES = ["operation.succeeded", "operation.failed", "operation.waiting_for_approval", "release.finished", "release.halted", "policy.denied", "drift.found", "runner.offline", "health.changed"];
 
 // STATE_TONES colour a delivery's state as the badges colour a status.
 const STATE_TONES = { delivered: "good", failed: "bad", pending: "busy" };
@@ -47,6 +47,7 @@ function createForm(apps, state, reload) {
   const url = h("input", { id: "sub-url", type: "url", autocomplete: "off", placeholder: "https://hooks.example.com/outpost" });
   const channel = h("select", { id: "sub-channel" }, h("option", { value: "webhook" }, "webhook (signed JSON)"), h("option", { value: "slack" }, "slack"));
   const selector = h("input", { id: "sub-selector", type: "text", autocomplete: "off", placeholder: "tier=gold" });
+  const offline = h("input", { id: "sub-offline", type: "number", min: "1", max: "10079", placeholder: "10" });
   const events = EVENT_TYPES.map((t) => h("input", { type: "checkbox", value: t, id: `sub-event-${t}` }));
   const appBoxes = apps.map((a) => h("input", { type: "checkbox", value: a.id, id: `sub-app-${a.id}` }));
   const form = h("form", { class: "card sub-form", "aria-label": "New subscription" },
@@ -57,11 +58,13 @@ function createForm(apps, state, reload) {
     h("fieldset", { id: "sub-apps" }, h("legend", {}, "Only these apps (none: every app)"),
       appBoxes.length ? appBoxes.map((b, i) => h("label", { class: "check", "data-app": b.value }, b, " ", apps[i].name)) : h("span", { class: "muted" }, "no apps yet")),
     labelled("Only installs whose labels match (optional)", selector),
+    labelled("runner.offline after this many minutes offline (default 10)", offline),
     h("div", { class: "buttons" }, h("button", { type: "submit", id: "sub-create" }, "Subscribe")));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const body = { name: name.value, channel: channel.value, url: url.value, label_selector: selector.value || undefined,
-      event_types: events.filter((e) => e.checked).map((e) => e.value), app_ids: appBoxes.filter((b) => b.checked).map((b) => b.value) };
+      event_types: events.filter((e) => e.checked).map((e) => e.value), app_ids: appBoxes.filter((b) => b.checked).map((b) => b.value),
+      runner_offline_minutes: offline.value ? Number(offline.value) : undefined };
     try {
       const sub = await api.send("POST", "/notifications/subscriptions", body);
       form.reset();
@@ -110,6 +113,7 @@ function card(s, names, deliveries, state, reload) {
       [h("dt", {}, "Events"), h("dd", {}, s.event_types.join(", "))],
       [h("dt", {}, "Apps"), h("dd", {}, apps)],
       s.label_selector ? [h("dt", {}, "Labels"), h("dd", { class: "mono" }, s.label_selector)] : null,
+      s.event_types.includes("runner.offline") ? [h("dt", {}, "Runner offline after"), h("dd", {}, `${s.runner_offline_minutes} min`)] : null,
       [h("dt", {}, "Created"), h("dd", {}, when(s.created_at))]),
     d);
 }
