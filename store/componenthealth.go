@@ -25,6 +25,12 @@ type ComponentHealth struct {
 	Condition  string    `gorm:"type:text;not null;default:''" json:"condition,omitempty"`
 	Since      time.Time `gorm:"not null" json:"since"`
 	ReportedAt time.Time `gorm:"not null" json:"reported_at"`
+	// Source is "" for the runner's reading of a helm release, or
+	// "action:<name>" for a health-check action's result.
+	Source string `gorm:"size:120;not null;default:''" json:"source,omitempty"`
+	// StaleAfter is when an action's result stops counting: read unknown
+	// from then on (nil: it stands until the next result).
+	StaleAfter *time.Time `json:"stale_after,omitempty"`
 }
 
 // TableName keeps the singular.
@@ -52,23 +58,9 @@ func (s *Store) RecordComponentHealth(ctx context.Context, orgID, installID stri
 	now := s.now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for _, r := range reports {
-			var cur ComponentHealth
-			err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("install_id = ? AND component = ?", installID, r.Component).
-				Limit(1).Find(&cur).Error
-			if err != nil {
-				return err
-			}
 			row := ComponentHealth{InstallID: installID, Component: r.Component, OrgID: orgID, State: r.State,
-				Object: r.Object, Condition: r.Condition, Since: cur.Since, ReportedAt: now}
-			if cur.State != r.State {
-				row.Since = now
-				t := HealthTransition{InstallID: installID, Component: r.Component, FromState: cur.State, ToState: r.State,
-					Object: r.Object, Condition: r.Condition, At: now}
-				if err := tx.Create(&t).Error; err != nil {
-					return err
-				}
-			}
-			if err := tx.Save(&row).Error; err != nil {
+				Object: r.Object, Condition: r.Condition, ReportedAt: now}
+			if err := recordHealth(tx, row); err != nil {
 				return err
 			}
 		}
@@ -80,10 +72,74 @@ func (s *Store) RecordComponentHealth(ctx context.Context, orgID, installID stri
 	return nil
 }
 
-// ForgetComponentHealth drops the health of an install's components not in
-// keep (no longer deployed by helm).
+// recordHealth saves row (its Since aside) as its component's current
+// health, and a transition when the state changed; ReportedAt is now.
+func recordHealth(tx *gorm.DB, row ComponentHealth) error {
+	var cur ComponentHealth
+	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("install_id = ? AND component = ?", row.InstallID, row.Component).
+		Limit(1).Find(&cur).Error
+	if err != nil {
+		return err
+	}
+	row.Since = cur.Since
+	if cur.State != row.State {
+		row.Since = row.ReportedAt
+		t := HealthTransition{InstallID: row.InstallID, Component: row.Component, FromState: cur.State, ToState: row.State,
+			Object: row.Object, Condition: row.Condition, At: row.ReportedAt}
+		if err := tx.Create(&t).Error; err != nil {
+			return err
+		}
+	}
+	return tx.Save(&row).Error
+}
+
+// CheckResult is a health-check action's result for one of its checks (a
+// component, or "action:<name>").
+type CheckResult struct {
+	Check, State, Object, Condition string
+	StaleAfter                      *time.Time
+}
+
+// RecordCheckHealth records a health-check action's results (source
+// "action:<name>") as its checks' current health, as RecordComponentHealth
+// records the runner's readings.
+func (s *Store) RecordCheckHealth(ctx context.Context, orgID, installID, source string, results []CheckResult) error {
+	now := s.now()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for _, r := range results {
+			row := ComponentHealth{InstallID: installID, Component: r.Check, OrgID: orgID, State: r.State, Object: r.Object,
+				Condition: r.Condition, ReportedAt: now, Source: source, StaleAfter: r.StaleAfter}
+			if err := recordHealth(tx, row); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: record the health of %s's checks: %w", source, err)
+	}
+	return nil
+}
+
+// ForgetCheckHealth drops the install's health results of health-check
+// actions whose check is not in keep (the action is gone, no longer a
+// health check, or names other components).
+func (s *Store) ForgetCheckHealth(ctx context.Context, installID string, keep []string) error {
+	q := s.db.WithContext(ctx).Where("install_id = ? AND source <> ''", installID)
+	if len(keep) > 0 {
+		q = q.Where("component NOT IN ?", keep)
+	}
+	if err := q.Delete(&ComponentHealth{}).Error; err != nil {
+		return fmt.Errorf("store: forget check health of %s: %w", installID, err)
+	}
+	return nil
+}
+
+// ForgetComponentHealth drops the health the runner read of an install's
+// components not in keep (no longer deployed by helm); health-check
+// actions' results stay (ForgetCheckHealth).
 func (s *Store) ForgetComponentHealth(ctx context.Context, installID string, keep []string) error {
-	q := s.db.WithContext(ctx).Where("install_id = ?", installID)
+	q := s.db.WithContext(ctx).Where("install_id = ? AND source = ''", installID)
 	if len(keep) > 0 {
 		q = q.Where("component NOT IN ?", keep)
 	}

@@ -47,6 +47,10 @@ var All = []Migration{
 	{29, "runbook runs and their steps", v29},
 	{30, "component health and its transitions", v30},
 	{31, "health-gated releases: soak, on_unhealthy, rollback operations", v31},
+	// 32, 33: reserved for branches that land beside this one.
+	{32, "reserved", reserved},
+	{33, "reserved", reserved},
+	{34, "exclusive action runs; health results of health-check actions", v34},
 }
 
 // reserved stands for another branch's migration until it is merged.
