@@ -123,7 +123,7 @@ func TestCheckHealthBesideComponentHealth(t *testing.T) {
 			!strings.Contains(h.Condition, "no result from action:probe since") {
 			t.Fatalf("install health past stale_after %+v; want unknown, saying why", h)
 		}
-		if seen := store.ComponentHealthAsSeen(c[0], &runner, later, store.DefaultOnlineWindow); seen.State != protocol.HealthUnknown || !seen.Since.Equal(stale) {
+		if seen := store.ComponentHealthAsSeen(c[0], &runner, later, store.DefaultOnlineWindow); seen.State != protocol.HealthUnknown || !seen.Since.Equal(*c[0].StaleAfter) {
 			t.Fatalf("the check past stale_after %+v; want unknown since then", seen)
 		}
 		if err := f.s.ForgetCheckHealth(ctx, f.inst.ID, []string{"action:other"}); err != nil {
