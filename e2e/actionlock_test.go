@@ -46,13 +46,16 @@ func TestExclusiveRunHoldsTheInstall(t *testing.T) {
 		!strings.Contains(e.Message, "busy with operation "+op.ID) {
 		t.Fatalf("an exclusive run beside the provision: %d %q, want 409 naming the operation", code, e.Message)
 	}
-	s.waitOp(inst, op.ID, 5*time.Minute)
+	if got := s.waitOp(inst, op.ID, 5*time.Minute); got.Status != status.OpSucceeded {
+		t.Fatalf("provision after the exclusive run: %s %q", got.Status, got.Error)
+	}
 }
 
 // An exclusive run whose workflow is terminated is finished by the worker's
 // sweeper, as an operation's is: failed, saying so, and the install freed.
 func TestSweeperFinishesAnExclusiveRunWhoseWorkflowClosed(t *testing.T) {
 	s := newStack(t, stackOptions{})
+	s.startRunner()
 	s.syncConfig("testdata/health-app")
 	inst := s.install.ID
 	s.worker.Stop()
@@ -65,9 +68,9 @@ func TestSweeperFinishesAnExclusiveRunWhoseWorkflowClosed(t *testing.T) {
 	if done.Status != "failed" || !strings.Contains(done.Error, "ended (terminated) without finishing it") {
 		t.Fatalf("run after its workflow was terminated: %s %q; want failed, saying so", done.Status, done.Error)
 	}
-	op := s.startOp(inst, "/provision", nil)
-	if got := s.waitOp(inst, op.ID, 5*time.Minute); got.Status == status.OpRunning {
-		t.Fatalf("provision %+v", got)
+	op := s.startOp(inst, "/provision", nil) // accepted: the install is free
+	if got := s.waitOp(inst, op.ID, 5*time.Minute); got.Status != status.OpSucceeded {
+		t.Fatalf("provision after the swept run: %s %q", got.Status, got.Error)
 	}
 }
 
