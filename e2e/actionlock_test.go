@@ -88,9 +88,10 @@ func (s *stack) installHealth() wire.InstallHealth {
 // health (docs/architecture/health.md, "Health-check actions"): a failed
 // run unhealthy, naming the step and its last log line; a succeeded one
 // healthy; one whose step says health=degraded, degraded with its reason.
-// Each change is a transition of the check "action:probe".
+// Each change is a transition of the check "action:probe"; outpostctl
+// health shows the check like a component.
 func TestHealthActionSetsTheInstallsHealth(t *testing.T) {
-	s := newStack(t, stackOptions{})
+	s, c := newCLIStack(t)
 	s.startRunner()
 	s.syncConfig("testdata/health-app")
 	for _, tc := range []struct{ mode, state, why string }{
@@ -115,5 +116,9 @@ func TestHealthActionSetsTheInstallsHealth(t *testing.T) {
 	}
 	if got := strings.Join(seen, " "); got != "→unhealthy unhealthy→healthy healthy→degraded" {
 		t.Errorf("transitions %s", got)
+	}
+	if out := c.ok("", "health", s.install.ID); !strings.Contains(out, "action:probe") || !strings.Contains(out, "degraded") ||
+		!strings.Contains(out, "replica lag 40s") {
+		t.Errorf("outpostctl health:\n%s", out)
 	}
 }
