@@ -122,3 +122,47 @@ func TestHealthActionSetsTheInstallsHealth(t *testing.T) {
 		t.Errorf("outpostctl health:\n%s", out)
 	}
 }
+
+// A scheduled run of an exclusive action while another exclusive run holds
+// the install is refused, as an operation would be: recorded failed, "not
+// started", naming the holder, and no step runs. Cancelling the holder
+// releases the install.
+func TestScheduledExclusiveRunIsRefusedWhileTheInstallIsHeld(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	s.startRunner()
+	s.syncConfig("testdata/cron-lock-app")
+	inst := s.install.ID
+	s.provisioned(inst, 5*time.Minute) // makes the tick schedule
+	hold := s.runAction("hold", nil)
+	var refused wire.ActionRun
+	waitFor(t, 150*time.Second, "a scheduled tick refused", func() bool {
+		var list wire.ActionRunList
+		s.do("GET", "/v1/installs/"+inst+"/actions/tick/runs", nil, &list)
+		for _, r := range list.Runs {
+			if r.CreatedAt.After(hold.CreatedAt) && r.FinishedAt != nil {
+				refused = r
+				return true
+			}
+		}
+		return false
+	})
+	if refused.Status != "failed" || !strings.Contains(refused.Error, "not started: install") ||
+		!strings.Contains(refused.Error, "busy with exclusive action run "+hold.ID) || refused.Trigger != "cron" {
+		t.Fatalf("the tick beside the held install: %+v; want failed, not started, naming %s", refused, hold.ID)
+	}
+	s.waitWorkflowClosed(refused.WorkflowID, time.Minute)
+	var full wire.ActionRun
+	s.do("GET", "/v1/installs/"+inst+"/action-runs/"+refused.ID, nil, &full)
+	if len(full.Steps) != 1 || full.Steps[0].Status != "skipped" || full.Steps[0].JobID != nil {
+		t.Fatalf("refused run's steps %+v; want its step skipped, never queued", full.Steps)
+	}
+	s.replay(refused.WorkflowID)
+	var e struct{ Message string }
+	if code := s.do("POST", "/v1/installs/"+inst+"/action-runs/"+hold.ID+"/cancel", nil, &e); code != http.StatusAccepted {
+		t.Fatalf("cancel the holder: %d %q", code, e.Message)
+	}
+	if done := s.waitActionRun(hold.ID, time.Minute); done.Status != "cancelled" {
+		t.Fatalf("holder %+v", done)
+	}
+	s.startOp(inst, "/deprovision", nil) // the cancelled run released the install
+}
