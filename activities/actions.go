@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,6 +28,8 @@ type actionStore interface {
 	FinishActionRunStep(ctx context.Context, step store.ActionRunStep) error
 	FinishActionRun(ctx context.Context, runID string, st status.Job, why string) error
 	GetJobOutcome(ctx context.Context, jobID string) (store.Job, error)
+	LastLogLine(ctx context.Context, jobID string, max int) (string, error)
+	RecordCheckHealth(ctx context.Context, orgID, installID, source string, results []store.CheckResult) error
 }
 
 // Actions are the activities of an action run: its record, each step's job
@@ -83,9 +86,27 @@ func (a *Actions) RecordActionRun(ctx context.Context, installID, action, workfl
 	if !ok {
 		return "", invalidConfig(fmt.Errorf("config version %d has no action %q", version, action))
 	}
-	run, err := a.store.CreateActionRun(ctx, store.ActionRun{OrgID: inst.OrgID, InstallID: inst.ID, Action: action,
-		ConfigVersion: version, Trigger: appconfig.TriggerCron, WorkflowID: workflowID}, stepNames(act))
+	rec := store.ActionRun{OrgID: inst.OrgID, InstallID: inst.ID, Action: action, ConfigVersion: version,
+		Trigger: appconfig.TriggerCron, WorkflowID: workflowID, Exclusive: act.Exclusive}
+	run, err := a.store.CreateActionRun(ctx, rec, stepNames(act))
+	if errors.Is(err, store.ErrConflict) {
+		return a.refuseRun(ctx, rec, stepNames(act), err)
+	}
 	return run.ID, err
+}
+
+// refuseRun records a scheduled exclusive run that could not take the
+// install's lock (err says what holds it) as failed before it ran: as an
+// operation started then would be refused. Its workflow sees it ended
+// (LoadActionRun) and runs nothing; no health result is recorded.
+func (a *Actions) refuseRun(ctx context.Context, rec store.ActionRun, steps []string, err error) (string, error) {
+	rec.Exclusive = false // it never held the lock
+	run, cerr := a.store.CreateActionRun(ctx, rec, steps)
+	if cerr != nil {
+		return "", cerr
+	}
+	why := fmt.Sprintf("not started: %v", errors.Unwrap(err))
+	return run.ID, a.store.FinishActionRun(ctx, run.ID, status.JobFailed, why)
 }
 
 // stepNames lists an action's steps' names in order.
@@ -103,8 +124,12 @@ func (a *Actions) LoadActionRun(ctx context.Context, runID string) (contract.Act
 	if err != nil {
 		return contract.ActionRunPlan{}, err
 	}
-	return contract.ActionRunPlan{RunID: runID, InstallID: ar.inst.ID, Action: ar.run.Action, Steps: stepNames(ar.action),
-		StepTimeoutMS: int64(ar.action.TimeoutSeconds) * 1000}, nil
+	plan := contract.ActionRunPlan{RunID: runID, InstallID: ar.inst.ID, Action: ar.run.Action, Steps: stepNames(ar.action),
+		StepTimeoutMS: int64(ar.action.TimeoutSeconds) * 1000}
+	if store.ActionRunDone(ar.run) {
+		plan.Ended = string(ar.run.Status)
+	}
+	return plan, nil
 }
 
 // EnqueueActionStepJob renders step index of a run (its env with the run's
@@ -196,8 +221,12 @@ func isSensitiveOutput(act *appconfig.Action, name string) bool {
 	return false
 }
 
-// FinishActionRun records how a run ended; steps it did not reach are
-// skipped.
+// FinishActionRun records how a run ended (steps it did not reach are
+// skipped, the install's lock an exclusive run held is released) and, for
+// a health-check action, its result as health.
 func (a *Actions) FinishActionRun(ctx context.Context, runID string, st status.Job, why string) error {
-	return a.store.FinishActionRun(ctx, runID, st, why)
+	if err := a.store.FinishActionRun(ctx, runID, st, why); err != nil {
+		return err
+	}
+	return a.recordHealth(ctx, runID, st)
 }

@@ -19,6 +19,7 @@ import (
 // actionScheduleStore is what reconciling action schedules reads.
 type actionScheduleStore interface {
 	GetInstallByID(ctx context.Context, id string) (store.Install, error)
+	ForgetCheckHealth(ctx context.Context, installID string, keep []string) error
 }
 
 // ActionSchedules keeps an install's cron actions as Temporal schedules.
@@ -30,7 +31,8 @@ type ActionSchedules struct {
 }
 
 // ReconcileActionSchedules makes the install's action schedules those of
-// config version (0: none, after a deprovision).
+// config version (0: none, after a deprovision), and forgets the health
+// results of checks that version's health actions no longer make.
 func (a *ActionSchedules) ReconcileActionSchedules(ctx context.Context, installID string, version int) error {
 	inst, err := a.store.GetInstallByID(ctx, installID)
 	if err != nil {
@@ -42,10 +44,25 @@ func (a *ActionSchedules) ReconcileActionSchedules(ctx context.Context, installI
 			return err
 		}
 	}
+	if err := a.store.ForgetCheckHealth(ctx, installID, HealthChecks(cfg)); err != nil {
+		return err
+	}
 	if a.schedules == nil {
 		return errors.New("action schedules: the worker has no Temporal client")
 	}
 	return ReconcileActionSchedules(ctx, a.schedules, a.taskQueue, installID, CronActions(cfg))
+}
+
+// HealthChecks are the checks the health actions of cfg record (nil cfg:
+// none).
+func HealthChecks(cfg *appconfig.Config) []string {
+	var out []string
+	if cfg != nil {
+		for _, act := range cfg.Actions {
+			out = append(out, act.HealthChecks()...)
+		}
+	}
+	return out
 }
 
 // CronActions are the cron expressions of each action of cfg that has cron

@@ -88,7 +88,10 @@ func (a *Runbooks) beginAction(ctx context.Context, rr runbookRun, index int, sp
 	run, err := a.store.CreateActionRun(ctx, store.ActionRun{ID: id, OrgID: rr.run.OrgID, InstallID: rr.inst.ID, Action: act.Name,
 		ConfigVersion: rr.run.ConfigVersion, Trigger: "runbook", Inputs: plain, SensitiveInputs: sensitive,
 		WorkflowID: contract.ActionRunWorkflowID(rr.inst.ID, act.Name, id), StartedBy: rr.run.StartedBy,
-		StartedByUser: rr.run.StartedByUser}, stepNames(act))
+		StartedByUser: rr.run.StartedByUser, Exclusive: act.Exclusive}, stepNames(act))
+	if errors.Is(err, store.ErrConflict) {
+		return a.failStep(ctx, rr.run.ID, index, fmt.Sprintf("action %s not started: %v", act.Name, errors.Unwrap(err)))
+	}
 	if err != nil {
 		return contract.RunbookStepStart{}, err
 	}

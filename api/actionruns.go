@@ -27,7 +27,8 @@ func masked(plain, sensitive map[string]string) map[string]string {
 func actionRunView(r store.ActionRun) wire.ActionRun {
 	return wire.ActionRun{ID: r.ID, InstallID: r.InstallID, Action: r.Action, ConfigVersion: r.ConfigVersion, Trigger: r.Trigger,
 		Inputs: masked(r.Inputs, r.SensitiveInputs), WorkflowID: r.WorkflowID, Status: string(r.Status), StartedBy: r.StartedBy,
-		Error: r.Error, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, OperationID: r.OperationID, OperationStep: r.OperationStep}
+		Error: r.Error, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, OperationID: r.OperationID, OperationStep: r.OperationStep,
+		Exclusive: r.Exclusive}
 }
 
 func actionRunStepView(s store.ActionRunStep) wire.ActionRunStep {

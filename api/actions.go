@@ -56,7 +56,8 @@ func (s *Server) runAction(c echo.Context) error {
 	ctx, act, id := c.Request().Context(), o.def, store.NewID("act")
 	run, err := s.store.CreateActionRun(ctx, store.ActionRun{ID: id, OrgID: o.inst.OrgID, InstallID: o.inst.ID, Action: act.Name,
 		ConfigVersion: o.version, Trigger: appconfig.TriggerManual, Inputs: o.plain, SensitiveInputs: o.sensitive,
-		WorkflowID: contract.ActionRunWorkflowID(o.inst.ID, act.Name, id), StartedBy: o.by, StartedByUser: o.byUser}, actionStepNames(act))
+		WorkflowID: contract.ActionRunWorkflowID(o.inst.ID, act.Name, id), StartedBy: o.by, StartedByUser: o.byUser,
+		Exclusive: act.Exclusive}, actionStepNames(act))
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func configComponentView(cmp *appconfig.Component) wire.ConfigComponent {
 
 func configActionView(a *appconfig.Action) wire.ConfigAction {
 	v := wire.ConfigAction{Name: a.Name, File: a.File, Description: a.Description, TimeoutSeconds: a.TimeoutSeconds,
-		Exclusive: a.Exclusive, Health: a.Health, Inputs: views(a.Inputs, configInputView), Steps: []string{}}
+		Exclusive: a.Exclusive, Health: a.Health, Components: a.Components, Inputs: views(a.Inputs, configInputView), Steps: []string{}}
 	v.Triggers = views(a.Triggers, func(t appconfig.Trigger) wire.ConfigActionTrigger {
 		return wire.ConfigActionTrigger{Type: t.Type, Schedule: t.Schedule, Operation: t.Operation, Component: t.Component,
 			When: t.When, ContinueOnFailure: t.ContinueOnFailure}

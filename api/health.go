@@ -42,7 +42,7 @@ func (s *Server) getInstallHealth(c echo.Context) error {
 	for _, ch := range comps[inst.ID] {
 		ch = store.ComponentHealthAsSeen(ch, runner, now, s.onlineWindow)
 		out.Components = append(out.Components, wire.ComponentHealth{Component: ch.Component, State: ch.State, Since: ch.Since,
-			Object: ch.Object, Condition: ch.Condition, ReportedAt: ch.ReportedAt})
+			Object: ch.Object, Condition: ch.Condition, ReportedAt: ch.ReportedAt, Source: ch.Source, StaleAfter: ch.StaleAfter})
 	}
 	for i, t := range trans {
 		out.Transitions[i] = wire.HealthTransition{Component: t.Component, From: t.FromState, To: t.ToState, Object: t.Object,

@@ -839,12 +839,15 @@ type ActionList struct {
 
 // ActionRun ActionRun is one run of an install's action.
 type ActionRun struct {
-	Action        string     `json:"action"`
-	ConfigVersion int        `json:"config_version"`
-	CreatedAt     time.Time  `json:"created_at"`
-	Error         *string    `json:"error,omitempty"`
-	FinishedAt    *time.Time `json:"finished_at,omitempty"`
-	Id            string     `json:"id"`
+	Action        string    `json:"action"`
+	ConfigVersion int       `json:"config_version"`
+	CreatedAt     time.Time `json:"created_at"`
+	Error         *string   `json:"error,omitempty"`
+
+	// Exclusive the run holds (or held) the install's lock: no operation runs beside it
+	Exclusive  *bool      `json:"exclusive,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Id         string     `json:"id"`
 
 	// Inputs the run's inputs; sensitive ones shown as "(sensitive)"
 	Inputs    map[string]string `json:"inputs"`
@@ -1089,7 +1092,7 @@ type Component struct {
 	UpdatedAt    time.Time              `json:"updated_at"`
 }
 
-// ComponentHealth ComponentHealth is one helm component's health as its runner last read it (unknown while the runner is offline).
+// ComponentHealth ComponentHealth is one component's health as its runner last read it (a helm release) or a health-check action last found it (a component the action names, or the action's own check "action:<name>"); unknown while the runner is offline, and an action's result once past stale_after.
 type ComponentHealth struct {
 	Component string `json:"component"`
 
@@ -1097,9 +1100,15 @@ type ComponentHealth struct {
 	Condition *string `json:"condition,omitempty"`
 
 	// Object the object whose readiness decided the state, as Kind/namespace/name
-	Object     *string              `json:"object,omitempty"`
-	ReportedAt time.Time            `json:"reported_at"`
-	Since      time.Time            `json:"since"`
+	Object     *string   `json:"object,omitempty"`
+	ReportedAt time.Time `json:"reported_at"`
+	Since      time.Time `json:"since"`
+
+	// Source "" for the runner's reading of a helm release; "action:<name>" for a health-check action's result
+	Source *string `json:"source,omitempty"`
+
+	// StaleAfter when an action's result reads unknown without a newer one (its third scheduled run after it, plus a step's timeout)
+	StaleAfter *time.Time           `json:"stale_after,omitempty"`
 	State      ComponentHealthState `json:"state"`
 }
 
@@ -1113,13 +1122,15 @@ type ComponentList struct {
 
 // ConfigAction ConfigAction is an action a config defines: steps the install's runner runs, and what starts them.
 type ConfigAction struct {
-	Description *string `json:"description,omitempty"`
+	// Components the components a health action checks (none: an install-level check)
+	Components  *[]string `json:"components,omitempty"`
+	Description *string   `json:"description,omitempty"`
 
-	// Exclusive a run takes the install's lock
+	// Exclusive a run takes the install's lock, as an operation does
 	Exclusive bool   `json:"exclusive"`
 	File      string `json:"file"`
 
-	// Health each run's result is the install's health check result
+	// Health each run's result is recorded as health: of the components it names, or of the install's check "action:<name>"
 	Health bool `json:"health"`
 
 	// Inputs the typed inputs a manual run is given

@@ -39,8 +39,11 @@ type Action struct {
 	Steps            []ActionStep `json:"steps"`
 	// Exclusive: a run takes the install's lock, as an operation does.
 	Exclusive bool `json:"exclusive"`
-	// Health: each run's result is the install's health check result.
-	Health bool `json:"health"`
+	// Health: each run's result is recorded as health
+	// (docs/architecture/health.md, "Health-check actions"): of each of
+	// Components, or, with none, of the install's check "action:<name>".
+	Health     bool     `json:"health"`
+	Components []string `json:"components,omitempty"`
 
 	badInputs map[string]bool // declared with a problem: references to them are not checked
 }

@@ -166,6 +166,21 @@ func TestActionProblems(t *testing.T) {
 		{"bad sensitive output name", func(f fstest.MapFS) { replace(f, mig, `["password"]`, `["pass word"]`) },
 			mig, "sensitive_outputs[0]", "is not an output name"},
 		{"bad TOML", func(f fstest.MapFS) { appendTo(f, ping, "x = = 1\n") }, ping, "", "invalid TOML"},
+		{"health of an unknown component", func(f fstest.MapFS) {
+			replace(f, ping, "health = true", "health = true\ncomponents = [\"db\", \"cache\"]")
+		},
+			ping, "components[1]", `no component "cache" (components: "db")`},
+		{"components of an action that is not a health check", func(f fstest.MapFS) {
+			replace(f, mig, "exclusive = true", "exclusive = true\ncomponents = [\"db\"]")
+		}, mig, "components", "only a health-check action (health = true) names the components it checks"},
+		{"a component two health actions check", func(f fstest.MapFS) {
+			replace(f, mig, "exclusive = true", "exclusive = true\nhealth = true\ncomponents = [\"db\"]")
+			replace(f, ping, "health = true", "health = true\ncomponents = [\"db\"]")
+		}, ping, "components[0]", `"db" is already checked by action "migrate"`},
+		{"a component named twice", func(f fstest.MapFS) {
+			replace(f, ping, "health = true", "health = true\ncomponents = [\"db\", \"db\"]")
+		},
+			ping, "components[1]", `"db" is named twice`},
 	})
 }
 

@@ -38,6 +38,7 @@ var (
 		{key: "timeout", kind: kString},
 		{key: "exclusive", kind: kBool},
 		{key: "health", kind: kBool},
+		{key: "components", kind: kStringList},
 		{key: "sensitive_outputs", kind: kStringList},
 		{key: "env_vars", kind: kStringMap},
 		{key: "inputs", kind: kTableList, fields: inputFields},
@@ -101,6 +102,10 @@ func (c *Config) readAction(ps *problems, file string, m map[string]any) *Action
 	a.Description, _ = m["description"].(string)
 	a.Exclusive, _ = m["exclusive"].(bool)
 	a.Health, _ = m["health"].(bool)
+	a.Components, _ = m["components"].([]string)
+	if _, given := m["components"]; given && !a.Health {
+		ps.add(file, "components", "only a health-check action (health = true) names the components it checks")
+	}
 	a.TimeoutSeconds = int(DefaultActionTimeout / time.Second)
 	if s, ok := m["timeout"].(string); ok {
 		d, err := time.ParseDuration(s)
@@ -278,10 +283,12 @@ func stepNameOK(ps *problems, file, key string, m map[string]any, taken bool) bo
 	return true
 }
 
-// checkActions checks what needs the components: the components hooks
-// name and the references of env_vars templates.
+// checkActions checks what needs the components: the components hooks and
+// health checks name and the references of env_vars templates.
 func (c *Config) checkActions(ps *problems) {
+	checkedBy := map[string]string{} // component → the health action that checks it
 	for _, a := range c.Actions {
+		c.checkHealthComponents(ps, a, checkedBy)
 		for i, t := range a.Triggers {
 			if t.Component == "" || !slices.Contains(HookComponentOperations, t.Operation) {
 				continue
@@ -295,5 +302,28 @@ func (c *Config) checkActions(ps *problems) {
 			settings = append(settings, templated{"env_vars." + k, a.EnvVars[k]})
 		}
 		c.checkTemplates(ps, owner{file: a.File, action: a}, settings)
+	}
+}
+
+// checkHealthComponents checks the components a health action names: each
+// a component of the config that is not a helm chart (the runner reads a
+// release's health itself), named once, and by no other health action
+// (checkedBy, filled in).
+func (c *Config) checkHealthComponents(ps *problems, a *Action, checkedBy map[string]string) {
+	for i, name := range a.Components {
+		key := fmt.Sprintf("components[%d]", i)
+		cmp, ok := c.byName[name]
+		switch {
+		case !ok:
+			ps.add(a.File, key, "no component %q (components: %s)", name, quotedList(c.ComponentNames()))
+		case cmp.Helm != nil:
+			ps.add(a.File, key, "%q is a helm chart: its runner reads its release's health; name a component of another type", name)
+		case slices.Contains(a.Components[:i], name):
+			ps.add(a.File, key, "%q is named twice", name)
+		case checkedBy[name] != "":
+			ps.add(a.File, key, "%q is already checked by action %q: a component's health comes from one action", name, checkedBy[name])
+		default:
+			checkedBy[name] = a.Name
+		}
 	}
 }

@@ -11,6 +11,10 @@ type ActionRunPlan struct {
 	Action        string
 	Steps         []string
 	StepTimeoutMS int64
+	// Ended is the run's status when it ended before its workflow ran a
+	// step (a scheduled exclusive run refused: the install was locked);
+	// the workflow then runs nothing and records nothing.
+	Ended string `json:",omitempty"`
 }
 
 // ActionStepJobKey is the key of a run's step's job (its workflow's ID and

@@ -37,6 +37,9 @@ type ActionRun struct {
 	OperationID   string     `gorm:"size:32;not null;default:'';index:idx_action_runs_operation" json:"operation_id,omitempty"`
 	OperationStep string     `gorm:"size:200;not null;default:'';index:idx_action_runs_operation" json:"operation_step,omitempty"`
 	Status        status.Job `gorm:"size:20;not null" json:"status"`
+	// Exclusive: the run holds the install's lock from its record to its
+	// end (an action with exclusive = true, not run as an operation's hook).
+	Exclusive bool `gorm:"not null;default:false" json:"exclusive,omitempty"`
 	// StartedBy names who started it (a user's or token's name, "" for a
 	// schedule); StartedByUser is the user's ID.
 	StartedBy     string     `gorm:"size:200;not null;default:''" json:"started_by,omitempty"`

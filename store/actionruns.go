@@ -9,15 +9,28 @@ import (
 	"github.com/outpost-dev/outpost/contract/status"
 )
 
-// CreateActionRun records a run, queued, with its steps pending.
+// CreateActionRun records a run, queued, with its steps pending. An
+// exclusive run takes the install's lock as an operation does: an install
+// another operation or exclusive run holds is ErrConflict, and nothing is
+// recorded.
 func (s *Store) CreateActionRun(ctx context.Context, r ActionRun, steps []string) (ActionRun, error) {
+	var lock func(tx *gorm.DB) error
+	if r.Exclusive {
+		lock = func(tx *gorm.DB) error {
+			var inst Install
+			if err := tx.Where("id = ?", r.InstallID).First(&inst).Error; err != nil {
+				return notFound(err, "install "+r.InstallID)
+			}
+			return s.lockInstall(tx, inst, r.ID)
+		}
+	}
 	err := createRun(s, ctx, "action run", "act", &r, r.head(), func(runID string) []ActionRunStep {
 		rows := make([]ActionRunStep, len(steps))
 		for i, name := range steps {
 			rows[i] = ActionRunStep{RunID: runID, StepIndex: i, Name: name, Status: ActionStepPending, Outputs: map[string]string{}}
 		}
 		return rows
-	})
+	}, lock)
 	if err != nil {
 		return ActionRun{}, err
 	}
@@ -92,10 +105,11 @@ func (s *Store) FinishActionRunStep(ctx context.Context, step ActionRunStep) err
 }
 
 // FinishActionRun records how a run ended; its steps still pending are
-// skipped.
+// skipped, and the install's lock it held (an exclusive run) is released.
 func (s *Store) FinishActionRun(ctx context.Context, runID string, st status.Job, why string) error {
 	now := s.now()
-	return finishRun(s, ctx, "action run", runID, &ActionRun{Status: st, Error: why, FinishedAt: &now}, &ActionRunStep{Status: ActionStepSkipped})
+	return finishRun(s, ctx, "action run", runID, &ActionRun{Status: st, Error: why, FinishedAt: &now}, &ActionRunStep{Status: ActionStepSkipped},
+		func(tx *gorm.DB) error { return unlockInstall(tx, runID) })
 }
 
 // ActionRunDone reports whether a run will not change any more.

@@ -25,6 +25,12 @@ type ComponentHealth struct {
 	Condition  string    `gorm:"type:text;not null;default:''" json:"condition,omitempty"`
 	Since      time.Time `gorm:"not null" json:"since"`
 	ReportedAt time.Time `gorm:"not null" json:"reported_at"`
+	// Source is "" for the runner's reading of a helm release, or
+	// "action:<name>" for a health-check action's result.
+	Source string `gorm:"size:120;not null;default:''" json:"source,omitempty"`
+	// StaleAfter is when an action's result stops counting: read unknown
+	// from then on (nil: it stands until the next result).
+	StaleAfter *time.Time `json:"stale_after,omitempty"`
 }
 
 // TableName keeps the singular.
@@ -52,53 +58,111 @@ func (s *Store) RecordComponentHealth(ctx context.Context, orgID, installID stri
 		return nil
 	}
 	now := s.now()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		before, err := worstComponent(tx, installID)
-		if err != nil {
-			return err
-		}
-		var last int64 // the report's last transition
-		for _, r := range reports {
-			var cur ComponentHealth
-			err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("install_id = ? AND component = ?", installID, r.Component).
-				Limit(1).Find(&cur).Error
-			if err != nil {
-				return err
-			}
-			row := ComponentHealth{InstallID: installID, Component: r.Component, OrgID: orgID, State: r.State,
-				Object: r.Object, Condition: r.Condition, Since: cur.Since, ReportedAt: now}
-			if cur.State != r.State {
-				row.Since = now
-				t := HealthTransition{InstallID: installID, Component: r.Component, FromState: cur.State, ToState: r.State,
-					Object: r.Object, Condition: r.Condition, At: now}
-				if err := tx.Create(&t).Error; err != nil {
-					return err
-				}
-				last = t.ID
-			}
-			if err := tx.Save(&row).Error; err != nil {
-				return err
-			}
-		}
-		if last == 0 {
-			return nil
-		}
-		after, err := worstComponent(tx, installID)
-		if err != nil {
-			return err
-		}
-		return queueHealthChanged(tx, orgID, installID, before, after, last, now)
-	})
+	rows := make([]ComponentHealth, len(reports))
+	for i, r := range reports {
+		rows[i] = ComponentHealth{InstallID: installID, Component: r.Component, OrgID: orgID, State: r.State,
+			Object: r.Object, Condition: r.Condition, ReportedAt: now}
+	}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return recordReadings(tx, orgID, installID, rows, now) })
 	if err != nil {
 		return fmt.Errorf("store: record component health of %s: %w", installID, err)
 	}
 	return nil
 }
 
-// ForgetComponentHealth drops the health of an install's components not in
-// keep (no longer deployed by helm).
+// recordReadings saves rows as their components' current health and, when
+// the install's health (its worst component's state) changed,
+// health.changed to the notification outbox, in tx.
+func recordReadings(tx *gorm.DB, orgID, installID string, rows []ComponentHealth, now time.Time) error {
+	before, err := worstComponent(tx, installID)
+	if err != nil {
+		return err
+	}
+	var last int64 // the readings' last transition
+	for _, row := range rows {
+		id, err := recordHealth(tx, row)
+		if err != nil {
+			return err
+		}
+		last = max(last, id)
+	}
+	if last == 0 {
+		return nil
+	}
+	after, err := worstComponent(tx, installID)
+	if err != nil {
+		return err
+	}
+	return queueHealthChanged(tx, orgID, installID, before, after, last, now)
+}
+
+// recordHealth saves row (its Since aside) as its component's current
+// health, and a transition when the state changed (its ID answered);
+// ReportedAt is now.
+func recordHealth(tx *gorm.DB, row ComponentHealth) (int64, error) {
+	var cur ComponentHealth
+	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("install_id = ? AND component = ?", row.InstallID, row.Component).
+		Limit(1).Find(&cur).Error
+	if err != nil {
+		return 0, err
+	}
+	row.Since = cur.Since
+	var id int64
+	if cur.State != row.State {
+		row.Since = row.ReportedAt
+		t := HealthTransition{InstallID: row.InstallID, Component: row.Component, FromState: cur.State, ToState: row.State,
+			Object: row.Object, Condition: row.Condition, At: row.ReportedAt}
+		if err := tx.Create(&t).Error; err != nil {
+			return 0, err
+		}
+		id = t.ID
+	}
+	return id, tx.Save(&row).Error
+}
+
+// CheckResult is a health-check action's result for one of its checks (a
+// component, or "action:<name>").
+type CheckResult struct {
+	Check, State, Object, Condition string
+	StaleAfter                      *time.Time
+}
+
+// RecordCheckHealth records a health-check action's results (source
+// "action:<name>") as its checks' current health, as RecordComponentHealth
+// records the runner's readings.
+func (s *Store) RecordCheckHealth(ctx context.Context, orgID, installID, source string, results []CheckResult) error {
+	now := s.now()
+	rows := make([]ComponentHealth, len(results))
+	for i, r := range results {
+		rows[i] = ComponentHealth{InstallID: installID, Component: r.Check, OrgID: orgID, State: r.State, Object: r.Object,
+			Condition: r.Condition, ReportedAt: now, Source: source, StaleAfter: r.StaleAfter}
+	}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return recordReadings(tx, orgID, installID, rows, now) })
+	if err != nil {
+		return fmt.Errorf("store: record the health of %s's checks: %w", source, err)
+	}
+	return nil
+}
+
+// ForgetCheckHealth drops the install's health results of health-check
+// actions whose check is not in keep (the action is gone, no longer a
+// health check, or names other components).
+func (s *Store) ForgetCheckHealth(ctx context.Context, installID string, keep []string) error {
+	q := s.db.WithContext(ctx).Where("install_id = ? AND source <> ''", installID)
+	if len(keep) > 0 {
+		q = q.Where("component NOT IN ?", keep)
+	}
+	if err := q.Delete(&ComponentHealth{}).Error; err != nil {
+		return fmt.Errorf("store: forget check health of %s: %w", installID, err)
+	}
+	return nil
+}
+
+// ForgetComponentHealth drops the health the runner read of an install's
+// components not in keep (no longer deployed by helm); health-check
+// actions' results stay (ForgetCheckHealth).
 func (s *Store) ForgetComponentHealth(ctx context.Context, installID string, keep []string) error {
-	q := s.db.WithContext(ctx).Where("install_id = ?", installID)
+	q := s.db.WithContext(ctx).Where("install_id = ? AND source = ''", installID)
 	if len(keep) > 0 {
 		q = q.Where("component NOT IN ?", keep)
 	}

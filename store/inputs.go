@@ -94,7 +94,7 @@ func checkInputsFree(tx *gorm.DB, inst Install, ch InputsChange) error {
 	}
 	for _, l := range locks {
 		if l.OperationID != ch.Operation {
-			return fmt.Errorf("install %s is busy with operation %s: its inputs change once it ends: %w", inst.Name, l.OperationID, ErrConflict)
+			return fmt.Errorf("install %s is busy with %s: its inputs change once it ends: %w", inst.Name, LockHolder(l.OperationID), ErrConflict)
 		}
 	}
 	return nil

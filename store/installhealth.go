@@ -35,8 +35,9 @@ func SummarizeHealth(comps []ComponentHealth, runner *Runner, now time.Time, win
 	case len(comps) == 0:
 		return InstallHealth{State: protocol.HealthUnknown, Condition: "no component has reported health yet"}
 	}
-	worst := comps[0]
+	worst := staleAsUnknown(comps[0], now)
 	for _, c := range comps[1:] {
+		c = staleAsUnknown(c, now)
 		r, w := protocol.HealthRank(c.State), protocol.HealthRank(worst.State)
 		if r > w || (r == w && c.Since.Before(worst.Since)) {
 			worst = c
@@ -54,7 +55,20 @@ func ComponentHealthAsSeen(c ComponentHealth, runner *Runner, now time.Time, win
 		if runner != nil && runner.LastSeenAt != nil {
 			c.Since = *runner.LastSeenAt
 		}
+		return c
 	}
+	return staleAsUnknown(c, now)
+}
+
+// staleAsUnknown shows a health-check action's result unknown once it is
+// past its StaleAfter (its schedule should have brought newer ones).
+func staleAsUnknown(c ComponentHealth, now time.Time) ComponentHealth {
+	if c.StaleAfter == nil || now.Before(*c.StaleAfter) {
+		return c
+	}
+	c.State, c.Since = protocol.HealthUnknown, *c.StaleAfter
+	c.Condition = fmt.Sprintf("no result from %s since %s (it last said %q): its scheduled runs did not report",
+		c.Source, c.ReportedAt.UTC().Format(time.RFC3339), c.Condition)
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -132,9 +133,12 @@ type InstallOutput struct {
 }
 
 // InstallLock makes "one mutating operation per install at a time" a
-// database fact: a row per install with a running operation.
+// database fact: a row per install with a running operation or exclusive
+// action run.
 type InstallLock struct {
-	InstallID   string    `gorm:"primaryKey;size:32"`
+	InstallID string `gorm:"primaryKey;size:32"`
+	// OperationID is the holder: an operation's ID (op_…) or an exclusive
+	// action run's (act_…).
 	OperationID string    `gorm:"size:32;not null"`
 	CreatedAt   time.Time ``
 }
@@ -164,19 +168,33 @@ func (s *Store) StartOperation(ctx context.Context, op InstallOperation) (Instal
 	return op, nil
 }
 
-// lockInstall takes the install's lock for operation opID, or says which
-// operation holds it (ErrConflict).
-func (s *Store) lockInstall(tx *gorm.DB, inst Install, opID string) error {
-	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&InstallLock{InstallID: inst.ID, OperationID: opID, CreatedAt: s.now()})
+// lockInstall takes the install's lock for holder (an operation's or an
+// exclusive action run's ID), or says what holds it (ErrConflict).
+func (s *Store) lockInstall(tx *gorm.DB, inst Install, holder string) error {
+	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&InstallLock{InstallID: inst.ID, OperationID: holder, CreatedAt: s.now()})
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
 		var l InstallLock
 		tx.Where("install_id = ?", inst.ID).First(&l)
-		return fmt.Errorf("install %s is busy with operation %s: %w", inst.Name, l.OperationID, ErrConflict)
+		return fmt.Errorf("install %s is busy with %s: %w", inst.Name, LockHolder(l.OperationID), ErrConflict)
 	}
 	return nil
+}
+
+// LockHolder names what holds an install's lock: "operation op_…" or
+// "exclusive action run act_…".
+func LockHolder(id string) string {
+	if strings.HasPrefix(id, "act_") {
+		return "exclusive action run " + id
+	}
+	return "operation " + id
+}
+
+// unlockInstall releases the lock holder holds, if it holds one.
+func unlockInstall(tx *gorm.DB, holder string) error {
+	return tx.Where("operation_id = ?", holder).Delete(&InstallLock{}).Error
 }
 
 // NewStep is a step to record: its name, and whether it destroys.

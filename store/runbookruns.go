@@ -17,7 +17,7 @@ func (s *Store) CreateRunbookRun(ctx context.Context, r RunbookRun, steps []Runb
 			steps[i].RunID, steps[i].StepIndex, steps[i].Status = runID, i, ActionStepPending
 		}
 		return steps
-	})
+	}, nil)
 	if err != nil {
 		return RunbookRun{}, err
 	}
@@ -109,7 +109,7 @@ func (s *Store) ApproveRunbookStep(ctx context.Context, runID, by string) (Runbo
 // skipped.
 func (s *Store) FinishRunbookRun(ctx context.Context, runID string, st status.Job, why string) error {
 	now := s.now()
-	return finishRun(s, ctx, "runbook run", runID, &RunbookRun{Status: st, Error: why, FinishedAt: &now}, &RunbookRunStep{Status: ActionStepSkipped})
+	return finishRun(s, ctx, "runbook run", runID, &RunbookRun{Status: st, Error: why, FinishedAt: &now}, &RunbookRunStep{Status: ActionStepSkipped}, nil)
 }
 
 // ResumeRunbookRun makes a failed or cancelled run queued again: the steps

@@ -42,9 +42,10 @@ func (h runHead) openInputs(tx *gorm.DB) (err error) {
 }
 
 // createRun records run, queued (with an ID of prefix when it has none),
-// and the rows steps makes for its ID, in one transaction; what names the
-// run in the error.
-func createRun[S any](s *Store, ctx context.Context, what, prefix string, run any, head runHead, steps func(runID string) []S) error {
+// and the rows steps makes for its ID, in one transaction with also (nil:
+// nothing more); what names the run in the error.
+func createRun[S any](s *Store, ctx context.Context, what, prefix string, run any, head runHead, steps func(runID string) []S,
+	also func(tx *gorm.DB) error) error {
 	if *head.id == "" {
 		*head.id = NewID(prefix)
 	}
@@ -54,6 +55,11 @@ func createRun[S any](s *Store, ctx context.Context, what, prefix string, run an
 	sensitive := *head.sensitive
 	*head.status, *head.createdAt = status.JobQueued, s.now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
+		}
 		if err := tx.Create(run).Error; err != nil {
 			return err
 		}
@@ -72,9 +78,15 @@ func createRun[S any](s *Store, ctx context.Context, what, prefix string, run an
 
 // finishRun records how a run ended (ended: its Status, Error and
 // FinishedAt) and its steps still pending skipped (skipped: a step of
-// status ActionStepSkipped); what names the run in the error.
-func finishRun[R, S any](s *Store, ctx context.Context, what, runID string, ended *R, skipped *S) error {
+// status ActionStepSkipped), in one transaction with also (nil: nothing
+// more); what names the run in the error.
+func finishRun[R, S any](s *Store, ctx context.Context, what, runID string, ended *R, skipped *S, also func(tx *gorm.DB) error) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
+		}
 		if err := update(tx.Where("run_id = ? AND status = ?", runID, ActionStepPending), skipped, "Status").Error; err != nil {
 			return err
 		}

@@ -10,6 +10,12 @@ import (
 	"github.com/outpost-dev/outpost/contract/status"
 )
 
+// exclusiveActionsChange is the change by which a run that ended before its
+// workflow ran a step (a scheduled exclusive run refused: the install was
+// locked) runs and records nothing more (docs/architecture/temporal.md,
+// "Workflow versions").
+const exclusiveActionsChange = "exclusive-actions"
+
 // ActionRun runs an install's action one step at a time, each step a job of
 // type action on the install's runner, and stops at the first step that does
 // not succeed (the rest are skipped). A step's outputs stay out of history:
@@ -25,6 +31,10 @@ func ActionRun(ctx workflow.Context, in contract.ActionRunInput) (contract.Actio
 	out := contract.ActionRunResult{RunID: in.RunID, Steps: map[string]string{}}
 	var plan contract.ActionRunPlan
 	err := call(shortActivity(ctx), contract.LoadActionRun, in.RunID).Get(ctx, &plan)
+	if err == nil && plan.Ended != "" && workflow.GetVersion(ctx, exclusiveActionsChange, workflow.DefaultVersion, 1) == 1 {
+		out.Status, out.Error = plan.Ended, "the run ended before it started (see its record)"
+		return out, nil
+	}
 	st := status.JobSucceeded
 	for i := 0; err == nil && i < len(plan.Steps); i++ {
 		st, err = runActionStep(ctx, plan, i, wfID)

@@ -119,3 +119,60 @@ func TestCancellingAnActionRunRecordsItCancelled(t *testing.T) {
 		t.Fatalf("cancel reason %q, steps %+v, run %s, enqueued %v", cancelled, rec.steps, rec.runEnd, rec.keys)
 	}
 }
+
+// A scheduled exclusive run that found the install locked is recorded
+// failed by RecordActionRun; its workflow then queues no step and records
+// nothing more (its record, and the lock another holds, stay as they are).
+func TestARefusedScheduledRunRunsNothing(t *testing.T) {
+	env := newEnv()
+	registerActivities(env)
+	env.RegisterWorkflow(ActionRun)
+	env.OnActivity(contract.RecordActionRun, mockAny, "ins_1", "backup", "default-test-workflow-id").Return("act_9", nil)
+	env.OnActivity(contract.LoadActionRun, mockAny, "act_9").Return(contract.ActionRunPlan{RunID: "act_9", InstallID: "ins_1",
+		Action: "backup", Steps: []string{"dump"}, StepTimeoutMS: 1000, Ended: string(status.JobFailed)}, nil)
+	queued, finished := 0, 0
+	env.OnActivity(contract.EnqueueActionStepJob, mockAny, mockAny, mockAny, mockAny).Return(
+		func(context.Context, string, int, string) (contract.JobRef, error) {
+			queued++
+			return contract.JobRef{JobID: "job_a", Created: true}, nil
+		}).Maybe()
+	env.OnActivity(contract.FinishActionRun, mockAny, mockAny, mockAny, mockAny).Return(
+		func(context.Context, string, status.Job, string) error {
+			finished++
+			return nil
+		}).Maybe()
+	env.ExecuteWorkflow(ActionRun, contract.ActionRunInput{InstallID: "ins_1", Action: "backup"})
+	res := actionResult(t, env)
+	if res.RunID != "act_9" || res.Status != string(status.JobFailed) || queued != 0 || finished != 0 {
+		t.Fatalf("result %+v; %d step(s) queued, run finished %d time(s); want failed, none, none", res, queued, finished)
+	}
+}
+
+// Whatever way a run ends (a step failed, its plan unreadable, cancelled),
+// its end is recorded once: FinishActionRun is what releases the install's
+// lock an exclusive run holds.
+func TestEveryEndOfARunIsRecorded(t *testing.T) {
+	t.Run("plan unreadable", func(t *testing.T) {
+		env := newEnv()
+		registerActivities(env)
+		env.RegisterWorkflow(ActionRun)
+		env.OnActivity(contract.LoadActionRun, mockAny, "act_1").Return(contract.ActionRunPlan{}, errors.New("config gone"))
+		var ends []status.Job
+		env.OnActivity(contract.FinishActionRun, mockAny, "act_1", mockAny, mockAny).Return(
+			func(_ context.Context, _ string, st status.Job, _ string) error {
+				ends = append(ends, st)
+				return nil
+			})
+		env.ExecuteWorkflow(ActionRun, contract.ActionRunInput{RunID: "act_1"})
+		if len(ends) != 1 || ends[0] != status.JobFailed {
+			t.Fatalf("run ends recorded: %v, want one failed", ends)
+		}
+	})
+	t.Run("step failed", func(t *testing.T) {
+		env, rec := actionEnv(t, status.JobFailed)
+		env.ExecuteWorkflow(ActionRun, contract.ActionRunInput{RunID: "act_1"})
+		if rec.runEnd != status.JobFailed {
+			t.Fatalf("run end recorded %q, want failed", rec.runEnd)
+		}
+	})
+}

@@ -153,7 +153,7 @@ func FromStore(err error) *HTTPError {
 // wrapping adds, keeping the specific part.
 func trimPrefixes(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"create install: ", "create component: ", "create app: ", "claim job: ", "heartbeat: ", "complete job: "} {
+	for _, p := range []string{"create install: ", "create component: ", "create app: ", "create action run: ", "claim job: ", "heartbeat: ", "complete job: "} {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return msg

@@ -30,6 +30,8 @@ type ActionRun struct {
 	Inputs     map[string]string `json:"inputs" required:"true"`
 	WorkflowID string            `json:"workflow_id" required:"true"`
 	Status     string            `json:"status" required:"true" enum:"queued,running,succeeded,failed,cancelled"`
+	// the run holds (or held) the install's lock: no operation runs beside it
+	Exclusive bool `json:"exclusive,omitempty"`
 	// who started it ("" for a schedule)
 	StartedBy  string     `json:"started_by,omitempty"`
 	Error      string     `json:"error,omitempty"`

@@ -68,11 +68,14 @@ type ConfigAction struct {
 	Description string `json:"description,omitempty"`
 	// how long each step may run
 	TimeoutSeconds int `json:"timeout_seconds" required:"true"`
-	// a run takes the install's lock
+	// a run takes the install's lock, as an operation does
 	Exclusive bool `json:"exclusive" required:"true"`
-	// each run's result is the install's health check result
-	Health   bool                  `json:"health" required:"true"`
-	Triggers []ConfigActionTrigger `json:"triggers" required:"true"`
+	// each run's result is recorded as health: of the components it names,
+	// or of the install's check "action:<name>"
+	Health bool `json:"health" required:"true"`
+	// the components a health action checks (none: an install-level check)
+	Components []string              `json:"components,omitempty"`
+	Triggers   []ConfigActionTrigger `json:"triggers" required:"true"`
 	// the typed inputs a manual run is given
 	Inputs []ConfigInput `json:"inputs" required:"true"`
 	// the steps' names, in the order they run

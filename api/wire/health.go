@@ -15,8 +15,10 @@ type InstallHealthSummary struct {
 	Condition string `json:"condition,omitempty"`
 }
 
-// ComponentHealth is one helm component's health as its runner last read it
-// (unknown while the runner is offline).
+// ComponentHealth is one component's health as its runner last read it (a
+// helm release) or a health-check action last found it (a component the
+// action names, or the action's own check "action:<name>"); unknown while
+// the runner is offline, and an action's result once past stale_after.
 type ComponentHealth struct {
 	Component string    `json:"component" required:"true"`
 	State     string    `json:"state" required:"true" enum:"healthy,degraded,unhealthy,unknown"`
@@ -26,6 +28,12 @@ type ComponentHealth struct {
 	// why, as Type=Status (Reason): message, or what could not be read
 	Condition  string    `json:"condition,omitempty"`
 	ReportedAt time.Time `json:"reported_at" required:"true"`
+	// "" for the runner's reading of a helm release; "action:<name>" for a
+	// health-check action's result
+	Source string `json:"source,omitempty"`
+	// when an action's result reads unknown without a newer one (its
+	// third scheduled run after it, plus a step's timeout)
+	StaleAfter *time.Time `json:"stale_after,omitempty"`
 }
 
 // HealthTransition is one change of a component's state.

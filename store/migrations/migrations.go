@@ -49,6 +49,7 @@ var All = []Migration{
 	{31, "health-gated releases: soak, on_unhealthy, rollback operations", v31},
 	{32, "release keys per org, sealed", v32},
 	{33, "the notification outbox; runner_offline_minutes of subscriptions", v33},
+	{34, "exclusive action runs; health results of health-check actions", v34},
 }
 
 // reserved stands for another branch's migration until it is merged.

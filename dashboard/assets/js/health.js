@@ -1,5 +1,7 @@
 // An install's health (GET /installs/{id}/health): each helm component's
-// readiness as its runner last read it, why, and the latest changes.
+// readiness as its runner last read it, each health-check action's result
+// (a component it names, or its own check "action:<name>"), why, and the
+// latest changes.
 import { h, badge, when } from "./ui.js";
 
 // healthFact is the install's health in one line: its state and why.
@@ -13,7 +15,7 @@ export function healthFact(health) {
 // healthView lists the components' health and the latest transitions.
 export function healthView(d) {
   if (!d.components.length) {
-    return h("p", { class: "muted" }, "No component has reported health yet: the runner reads each chart's objects once it is deployed.");
+    return h("p", { class: "muted" }, "No component has reported health yet: the runner reads each chart's objects once it is deployed, and a health-check action reports when it has run.");
   }
   return h("div", { class: "health" },
     h("table", {},
