@@ -223,11 +223,13 @@ func isSensitiveOutput(act *appconfig.Action, name string) bool {
 
 // FinishActionRun records, for a health-check action, the run's result as
 // health, and then how the run ended (steps it did not reach are skipped,
-// the install's lock an exclusive run held is released): whoever sees the
-// run ended sees its health too.
+// the install's lock an exclusive run held is released), also when the
+// health could not be recorded (the activity is then retried): whoever sees
+// the run ended sees its health too.
 func (a *Actions) FinishActionRun(ctx context.Context, runID string, st status.Job, why string) error {
-	if err := a.recordHealth(ctx, runID, st); err != nil {
+	healthErr := a.recordHealth(ctx, runID, st) // its failure must not keep the run, or the install, held
+	if err := a.store.FinishActionRun(ctx, runID, st, why); err != nil {
 		return err
 	}
-	return a.store.FinishActionRun(ctx, runID, st, why)
+	return healthErr
 }

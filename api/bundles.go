@@ -49,6 +49,12 @@ func (s *Server) exportBundle(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// An admin makes the key (POST /v1/settings/release-key): an export,
+	// an operator's right, only uses it.
+	if _, err := s.store.ReleasePublicKey(ctx, org); errors.Is(err, store.ErrNotFound) {
+		return apierr.New(http.StatusConflict, protocol.CodeConflict, "",
+			"the org has no release key yet: an admin makes it (POST /v1/settings/release-key, outpostctl bundle release-key --create)")
+	}
 	key, _, err := s.store.ReleaseKey(ctx, org)
 	if err != nil {
 		return err
@@ -76,6 +82,7 @@ func (s *Server) exportBundle(c echo.Context) error {
 	w.WriteHeader(http.StatusOK)
 	if err := releasebundle.Tar(w, layout); err != nil {
 		s.log.Warn("streaming a release bundle failed", "app", app.ID, "config_version", ac.Version, "err", err)
+		panic(http.ErrAbortHandler) // cut the connection: a client must not take a cut tar for a whole one
 	}
 	return nil
 }

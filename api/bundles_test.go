@@ -94,14 +94,18 @@ func TestReleaseBundleExportVerifiesWithTheOrgsPublicKey(t *testing.T) {
 	}
 	e.call("GET", "/v1/settings/release-key", nil, 404, nil)
 	components := e.succeedBuilds(w.app.ID)
+	if res := e.send("GET", path, e.token, nil); res.status != http.StatusConflict || !strings.Contains(string(res.body), "no release key") {
+		t.Fatalf("export before the org has a release key: %s; want 409 saying so", res)
+	}
+	e.call("POST", "/v1/settings/release-key", nil, 200, nil)
 	res := e.call("GET", path, nil, 200, nil)
 	file := filepath.Join(t.TempDir(), "app-1.tar")
 	if err := os.WriteFile(file, res.body, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var key wire.ReleaseKey
-	e.call("GET", "/v1/settings/release-key", nil, 200, &key) // made by the export
-	e.call("POST", "/v1/settings/release-key", nil, 200, nil) // there already
+	e.call("GET", "/v1/settings/release-key", nil, 200, &key)
+	e.call("POST", "/v1/settings/release-key", nil, 200, nil) // there already: the same key
 	pub, err := releasebundle.ParsePublicKeyPEM([]byte(key.PublicKeyPEM))
 	if err != nil {
 		t.Fatal(err)

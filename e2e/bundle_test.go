@@ -27,8 +27,8 @@ func TestReleaseBundleOfRealBuilds(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bundle, key := filepath.Join(dir, "demo-1.tar"), filepath.Join(dir, "release-key.pem")
+	c.ok("", "bundle", "release-key", "--create", "--out", key)
 	c.ok("", "bundle", "export", "--app", "demo", "--config-version", "1", "--out", bundle)
-	c.ok("", "bundle", "release-key", "--out", key)
 	original, err := os.ReadFile(bundle)
 	if err != nil {
 		t.Fatal(err)

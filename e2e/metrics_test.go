@@ -40,6 +40,7 @@ func TestMetricsOnEveryProcess(t *testing.T) {
 		atLeast(t, url, m, "outpost_operations", map[string]string{"kind": "provision", "status": "succeeded"}, 1)
 		atLeast(t, url, m, "outpost_runners_online", nil, 1)
 		equal(t, url, m, "outpost_jobs_queued", nil, 0)
+		equal(t, url, m, "outpost_webhook_deliveries", map[string]string{"state": "failed"}, 0)
 		atLeast(t, url, m, "go_goroutines", nil, 1)
 		atLeast(t, url, m, "process_resident_memory_bytes", nil, 1)
 		if i == 0 { // the API process: its gateway saw the claims and completions

@@ -16,31 +16,36 @@ import (
 // then costs the gateway its long polls, not a heartbeat each per runner
 // every 30 s; the claims keep the runner seen.
 
-// lastBeat is what the gateway last accepted and when.
+// lastBeat is what the gateway last accepted, when, and how many jobs had
+// ended by then (a job that started and ended between two ticks is news: a
+// helm job may change the health spec).
 type lastBeat struct {
-	mu  sync.Mutex
-	key string
-	at  time.Time
+	mu    sync.Mutex
+	key   string
+	at    time.Time
+	ended int64
 }
 
 // due reports whether req must be sent now: it says something new, or the
 // quiet interval (0: none) has passed since the last accepted heartbeat.
-func (b *lastBeat) due(req protocol.RunnerHeartbeatRequest, quiet time.Duration, reports bool) bool {
-	if quiet <= 0 || reports || len(req.Health) > 0 || req.Update != nil || req.AskHealthCheck || req.EndRound != "" {
+func (b *lastBeat) due(req protocol.RunnerHeartbeatRequest, quiet time.Duration, reports bool, ended int64) bool {
+	paused := req.Customer != nil && req.Customer.PausedSince != nil // it claims nothing: its heartbeats keep it seen
+	if quiet <= 0 || reports || paused || len(req.Health) > 0 || req.Update != nil || req.AskHealthCheck || req.EndRound != "" {
 		return true
 	}
 	key := beatKey(req)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return key != b.key || time.Since(b.at) >= quiet
+	return key != b.key || ended != b.ended || time.Since(b.at) >= quiet
 }
 
-// accepted records req as the gateway's latest.
-func (b *lastBeat) accepted(req protocol.RunnerHeartbeatRequest) {
+// accepted records req, sent when ended jobs had ended, as the gateway's
+// latest.
+func (b *lastBeat) accepted(req protocol.RunnerHeartbeatRequest, ended int64) {
 	key := beatKey(req)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.key, b.at = key, time.Now()
+	b.key, b.at, b.ended = key, time.Now(), ended
 }
 
 // beatKey is what a heartbeat says of the runner, without its reports.

@@ -3,6 +3,8 @@ package runner
 import (
 	"testing"
 	"time"
+
+	"github.com/outpost-dev/outpost/protocol"
 )
 
 // An idle runner sends a heartbeat every QuietHeartbeat, not every
@@ -34,5 +36,37 @@ func TestQuietHeartbeatsSendOnlyNews(t *testing.T) {
 	defer g2.mu.Unlock()
 	if g2.heartbeats < 5 {
 		t.Errorf("with no quiet interval the runner sent %d heartbeats in 1 s at a 100 ms interval, want one each", g2.heartbeats)
+	}
+}
+
+// What makes an unchanged heartbeat due before its quiet interval: a paused
+// runner (it claims nothing, so only its heartbeats keep it seen), a job that
+// ended since, a report.
+func TestQuietHeartbeatIsDueWhenPausedOrAJobEnded(t *testing.T) {
+	idle := protocol.RunnerHeartbeatRequest{Version: "v1", Customer: &protocol.CustomerState{}}
+	var b lastBeat
+	b.accepted(idle, 3)
+	now := time.Now()
+	paused := idle
+	paused.Customer = &protocol.CustomerState{PausedSince: &now}
+	for _, tc := range []struct {
+		name    string
+		req     protocol.RunnerHeartbeatRequest
+		reports bool
+		ended   int64
+		want    bool
+	}{
+		{"unchanged", idle, false, 3, false},
+		{"paused", paused, false, 3, true},
+		{"a job ended", idle, false, 4, true},
+		{"failed calls to report", idle, true, 3, true},
+	} {
+		if got := b.due(tc.req, time.Hour, tc.reports, tc.ended); got != tc.want {
+			t.Errorf("%s: due %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	b.accepted(paused, 3)
+	if !b.due(paused, time.Hour, false, 3) {
+		t.Error("a paused runner's unchanged heartbeat is not due: it would look offline")
 	}
 }

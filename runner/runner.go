@@ -36,7 +36,8 @@ type Runner struct {
 	mu        sync.Mutex
 	intervals protocol.Intervals
 	running   atomic.Int64
-	ready     atomic.Bool // the gateway accepted the runner's token (ReadyPath)
+	ended     atomic.Int64 // jobs ended since the runner started (quietheartbeat.go)
+	ready     atomic.Bool  // the gateway accepted the runner's token (ReadyPath)
 	// checking: this version is on trial in a self-update; passed: a
 	// noop job succeeded on it (healthcheck.go).
 	checking, passed atomic.Bool
@@ -155,6 +156,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.running.Add(1)
 		jobs.Go(func() {
 			defer sl.release()
+			defer r.ended.Add(1) // after running drops (defers run last first)
 			defer r.running.Add(-1)
 			s.run(deliverCtx)
 		})
@@ -308,11 +310,12 @@ func (r *Runner) sendHeartbeat(ctx context.Context) error {
 }
 
 func (r *Runner) sendHeartbeatRequest(ctx context.Context, req protocol.RunnerHeartbeatRequest) error {
+	ended := r.ended.Load() // before the request: a job ending meanwhile is news for the next
 	resp, err := r.gw.RunnerHeartbeat(ctx, req)
 	if err != nil {
 		return err
 	}
-	r.beat.accepted(req)
+	r.beat.accepted(req, ended)
 	r.setIntervals(resp.Intervals)
 	healthCheck{r}.answered(req, resp, false)
 	r.health.answered(req, resp)
@@ -334,7 +337,7 @@ func (r *Runner) heartbeats(ctx context.Context, fail context.CancelCauseFunc) {
 			return
 		}
 		req := r.heartbeatRequest()
-		if !r.beat.due(req, iv.QuietHeartbeat(), r.gw.hasConnErrors()) {
+		if !r.beat.due(req, iv.QuietHeartbeat(), r.gw.hasConnErrors(), r.ended.Load()) {
 			continue
 		}
 		err := r.sendHeartbeatRequest(ctx, req)

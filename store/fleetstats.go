@@ -17,6 +17,8 @@ type FleetStats struct {
 	JobsQueued int64
 	// Operations: install operations by kind, then status.
 	Operations map[OpKey]int64
+	// Deliveries: notification deliveries by state (every state, 0 when none).
+	Deliveries map[string]int64
 }
 
 // OpKey is an operation's kind and status.
@@ -45,6 +47,17 @@ func (s *Store) CountFleet(ctx context.Context, onlineWindow time.Duration) (Fle
 	}
 	for _, o := range ops {
 		st.Operations[OpKey{o.Kind, o.Status}] = o.N
+	}
+	var dels []struct {
+		State string
+		N     int64
+	}
+	if err := db.Model(&NotificationDelivery{}).Select("state, count(*) AS n").Group("state").Scan(&dels).Error; err != nil {
+		return st, fmt.Errorf("count notification deliveries: %w", err)
+	}
+	st.Deliveries = map[string]int64{DeliveryPending: 0, DeliveryDelivered: 0, DeliveryFailed: 0}
+	for _, d := range dels {
+		st.Deliveries[d.State] = d.N
 	}
 	return st, nil
 }

@@ -23,8 +23,13 @@ func TestCountFleetAndCompleteJobRan(t *testing.T) {
 			}
 			return st
 		}
-		if st := count(); st.RunnersOnline != 0 || st.JobsQueued != 0 || len(st.Operations) != 0 {
-			t.Fatalf("an empty fleet: %+v", st)
+		if st := count(); st.RunnersOnline != 0 || st.JobsQueued != 0 || len(st.Operations) != 0 || len(st.Deliveries) != 3 ||
+			st.Deliveries[store.DeliveryPending]+st.Deliveries[store.DeliveryDelivered]+st.Deliveries[store.DeliveryFailed] != 0 {
+			t.Fatalf("an empty fleet: %+v; want every delivery state at 0", st)
+		}
+		if _, err := f.s.CreateDelivery(ctx, store.NotificationDelivery{ID: "del_fleet", OrgID: f.org.ID, SubscriptionID: "sub_x",
+			EventID: "ev_x", EventType: "operation.failed", Payload: "{}"}); err != nil {
+			t.Fatal(err)
 		}
 		j := f.enqueue(t, "wf/fleet")
 		if err := f.s.TouchRunners(ctx, []string{f.runner.ID}, time.Now().UTC()); err != nil {
@@ -35,8 +40,9 @@ func TestCountFleetAndCompleteJobRan(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := count()
-		if st.RunnersOnline != 1 || st.JobsQueued != 1 || st.Operations[store.OpKey{Kind: "provision", Status: string(status.OpRunning)}] != 1 {
-			t.Fatalf("one runner seen, one job queued, one provision running: %+v", st)
+		if st.RunnersOnline != 1 || st.JobsQueued != 1 || st.Operations[store.OpKey{Kind: "provision", Status: string(status.OpRunning)}] != 1 ||
+			st.Deliveries[store.DeliveryPending] != 1 {
+			t.Fatalf("one runner seen, one job queued, one provision running, one delivery pending: %+v", st)
 		}
 		if _, err := f.s.ClaimJob(ctx, f.runner.ID, time.Minute, store.Claimant{DeferredInputs: true}); err != nil {
 			t.Fatal(err)

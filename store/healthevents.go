@@ -53,14 +53,13 @@ func queueHealthChanged(tx *gorm.DB, orgID, installID string, before, after Comp
 	return queueEvent(tx, ev, 0, now)
 }
 
-// healthWhy says which component decides the health, and why.
+// healthWhy says which component decides the health and its object, not
+// the condition: a health-check action's condition quotes its script's output,
+// which an event must never carry (the install's health page shows it).
 func healthWhy(c ComponentHealth) string {
 	why := "component " + c.Component
 	if c.Object != "" {
 		why += ", " + c.Object
-	}
-	if c.Condition != "" {
-		why += ": " + c.Condition
 	}
 	return why
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/outpost-dev/outpost/protocol"
 )
@@ -29,7 +30,11 @@ func (s *Store) LastLogLine(ctx context.Context, jobID string, max int) (string,
 	lines := strings.Split(strings.TrimSpace(text.String()), "\n")
 	line := strings.TrimSpace(lines[len(lines)-1])
 	if len(line) > max {
-		line = line[:max] + "…"
+		cut := max
+		for cut > 0 && !utf8.RuneStart(line[cut]) {
+			cut-- // never inside a character: PostgreSQL refuses text that is not UTF-8
+		}
+		line = line[:cut] + "…"
 	}
 	return line, nil
 }

@@ -46,7 +46,9 @@ func TestNewEventsReachAReceiverOnce(t *testing.T) {
 	}
 
 	twice := func(f func()) { f(); f() }
-	twice(func() { reportHealth(t, s, tn, protocol.ComponentHealth{Component: "web", State: protocol.HealthHealthy}) })
+	twice(func() {
+		reportHealth(t, s, tn, protocol.ComponentHealth{Component: "web", State: protocol.HealthHealthy})
+	})
 	twice(func() {
 		reportHealth(t, s, tn, protocol.ComponentHealth{Component: "web", State: protocol.HealthUnhealthy,
 			Object: "Deployment/web", Condition: "Available=False"})
@@ -80,7 +82,7 @@ func TestNewEventsReachAReceiverOnce(t *testing.T) {
 	base := "https://outpost.example/ui/#/installs/" + tn.Install.ID
 	want := map[string]string{
 		"health.changed/healthy":   "Install customer-1 is healthy (was not reported): component web",
-		"health.changed/unhealthy": "Install customer-1 is unhealthy (was healthy): component web, Deployment/web: Available=False",
+		"health.changed/unhealthy": "Install customer-1 is unhealthy (was healthy): component web, Deployment/web",
 		"drift.found":              "Install customer-1: drift check found drift in web (1 to add, 0 to change, 0 to destroy)",
 		"policy.denied":            "Install customer-1: drift check plan of db denied by vendor policy outpost.no_public_bucket",
 		"runner.offline":           "Install customer-1: its runner has been offline for more than 5 minutes (last seen ",
@@ -95,6 +97,9 @@ func TestNewEventsReachAReceiverOnce(t *testing.T) {
 			t.Errorf("event %s: %+v", key, ev)
 		}
 		delete(want, key)
+		if strings.Contains(ev.Summary, "Available=False") {
+			t.Errorf("health.changed carries the condition, which may quote a check's output: %q", ev.Summary)
+		}
 		if ev.Type == contract.EventDriftFound || ev.Type == contract.EventPolicyDenied {
 			if ev.OperationID != op.ID || ev.Links["operation"] != base+"/operations/"+op.ID {
 				t.Errorf("event %s without its operation: %+v", key, ev)

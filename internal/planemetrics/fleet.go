@@ -39,6 +39,8 @@ var (
 		"Jobs waiting to be claimed by their runner.", nil, nil)
 	operationsDesc = prometheus.NewDesc("outpost_operations",
 		"Install operations in the database, by kind and status.", []string{"kind", "status"}, nil)
+	deliveriesDesc = prometheus.NewDesc("outpost_webhook_deliveries",
+		"Notification deliveries in the database, by state (pending, delivered, failed).", []string{"state"}, nil)
 )
 
 // Describe sends the fleet's descriptors.
@@ -46,6 +48,7 @@ func (f *Fleet) Describe(ch chan<- *prometheus.Desc) {
 	ch <- runnersOnlineDesc
 	ch <- jobsQueuedDesc
 	ch <- operationsDesc
+	ch <- deliveriesDesc
 }
 
 // Collect counts the fleet now. A failed query yields an invalid metric,
@@ -62,5 +65,8 @@ func (f *Fleet) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(jobsQueuedDesc, prometheus.GaugeValue, float64(st.JobsQueued))
 	for k, n := range st.Operations {
 		ch <- prometheus.MustNewConstMetric(operationsDesc, prometheus.GaugeValue, float64(n), k.Kind, k.Status)
+	}
+	for state, n := range st.Deliveries {
+		ch <- prometheus.MustNewConstMetric(deliveriesDesc, prometheus.GaugeValue, float64(n), state)
 	}
 }

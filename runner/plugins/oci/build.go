@@ -33,8 +33,9 @@ const moduleLayerTitle = "module.tar.gz"
 // the module's providers.
 const providersLayerTitle = "providers.tar.gz"
 
-// buildTerraformModule pushes the module archive as the one layer of a
-// terraform-module artifact.
+// buildTerraformModule pushes the module archive as the first layer of a
+// terraform-module artifact, and its vendored providers as the second when
+// the module needs any (providers.go).
 func (p *plugin) buildTerraformModule(ctx context.Context, log io.Writer, run plugins.Run, dst *ociclient.Target) (protocol.Artifact, error) {
 	m := &p.m
 	logf(log, "build terraform module of component %q (%d bytes) into %s", m.Component, len(m.Source), dst.Name)
