@@ -1,13 +1,21 @@
 package releasebundle_test
 
 import (
+	"archive/tar"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
 
 	"github.com/outpost-dev/outpost/releasebundle"
 	"github.com/outpost-dev/outpost/releasebundle/bundletest"
@@ -63,4 +71,68 @@ func TestOneChangedByteIsRefusedNamingWhatFailed(t *testing.T) {
 			t.Fatalf("refusal %v; want the signature refused", r)
 		}
 	})
+}
+
+func TestBundleFromTheRegistrysStorageIsTheOneOverHTTP(t *testing.T) {
+	f := bundletest.New(t, 256<<10)
+	local := tarFiles(t, f.Export(t, t.TempDir()))
+	remote := tarFiles(t, f.OverHTTP().Export(t, t.TempDir()))
+	if !slices.Equal(local, remote) {
+		t.Fatalf("the bundle read from storage differs from the one fetched over HTTP:\n%v\n%v", local, remote)
+	}
+}
+
+// tarFiles lists a tar's files in order, each as its name and its
+// content's digest; index.json's manifests sorted (oras-go writes those
+// it holds untagged in no set order).
+func tarFiles(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var files []string
+	for tr := tar.NewReader(f); ; {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hdr.Name == ocispec.ImageIndexFile {
+			var index ocispec.Index
+			if err := json.Unmarshal(raw, &index); err != nil {
+				t.Fatal(err)
+			}
+			slices.SortFunc(index.Manifests, func(a, b ocispec.Descriptor) int { return strings.Compare(string(a.Digest), string(b.Digest)) })
+			raw, _ = json.Marshal(index)
+		}
+		files = append(files, hdr.Name+" "+digest.FromBytes(raw).String())
+	}
+}
+
+func TestAMissingBlobIsWritesErrorNamingIt(t *testing.T) {
+	f := bundletest.New(t, 64<<10)
+	ctx := context.Background()
+	_, raw, err := oras.FetchBytes(ctx, f.Repo, f.Contents.Artifacts[1].Digest, oras.DefaultFetchBytesOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Repo.Blobs().Delete(ctx, m.Layers[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, err = releasebundle.Write(ctx, t.TempDir(), f.Contents, f.Key)
+	if err == nil || !strings.Contains(err.Error(), "component api") || !strings.Contains(err.Error(), m.Layers[0].Digest.String()) {
+		t.Fatalf("Write = %v; want an error naming component api and its layer %s", err, m.Layers[0].Digest)
+	}
 }
