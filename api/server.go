@@ -257,7 +257,7 @@ func (s *Server) Register(e *echo.Echo) {
 		if !r.doc.public {
 			mw = append(mw, s.authenticate, s.authorize(r))
 		}
-		if r.method == http.MethodGet && !r.doc.events {
+		if r.method == http.MethodGet && !r.doc.events && !r.doc.streamed {
 			mw = append(mw, etagged)
 		}
 		e.Add(r.method, "/v1"+r.path, r.handler, mw...)

@@ -117,7 +117,7 @@ func tarFiles(t *testing.T, path string) []string {
 	}
 }
 
-func TestAMissingBlobIsWritesErrorNamingIt(t *testing.T) {
+func TestBundleWriteNamesAMissingBlob(t *testing.T) {
 	f := bundletest.New(t, 64<<10)
 	ctx := context.Background()
 	_, raw, err := oras.FetchBytes(ctx, f.Repo, f.Contents.Artifacts[1].Digest, oras.DefaultFetchBytesOptions)
