@@ -2,6 +2,7 @@ package releasebundle_test
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -117,10 +118,12 @@ func tarFiles(t *testing.T, path string) []string {
 	}
 }
 
-func TestBundleWriteNamesAMissingBlob(t *testing.T) {
-	f := bundletest.New(t, 64<<10)
+// deleteLayer deletes the first layer of an artifact from the
+// registry's repository and returns it.
+func deleteLayer(t *testing.T, f bundletest.Fixture, artifact int) ocispec.Descriptor {
+	t.Helper()
 	ctx := context.Background()
-	_, raw, err := oras.FetchBytes(ctx, f.Repo, f.Contents.Artifacts[1].Digest, oras.DefaultFetchBytesOptions)
+	_, raw, err := oras.FetchBytes(ctx, f.Repo, f.Contents.Artifacts[artifact].Digest, oras.DefaultFetchBytesOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +134,34 @@ func TestBundleWriteNamesAMissingBlob(t *testing.T) {
 	if err := f.Repo.Blobs().Delete(ctx, m.Layers[0]); err != nil {
 		t.Fatal(err)
 	}
-	_, err = releasebundle.Write(ctx, t.TempDir(), f.Contents, f.Key)
-	if err == nil || !strings.Contains(err.Error(), "component api") || !strings.Contains(err.Error(), m.Layers[0].Digest.String()) {
-		t.Fatalf("Write = %v; want an error naming component api and its layer %s", err, m.Layers[0].Digest)
+	return m.Layers[0]
+}
+
+func TestBundleWriteNamesAMissingBlob(t *testing.T) {
+	f := bundletest.New(t, 64<<10)
+	layer := deleteLayer(t, f, 1)
+	_, err := releasebundle.Write(context.Background(), t.TempDir(), f.Contents, f.Key)
+	if err == nil || !strings.Contains(err.Error(), "component api") || !strings.Contains(err.Error(), layer.Digest.String()) {
+		t.Fatalf("Write = %v; want an error naming component api and its layer %s", err, layer.Digest)
+	}
+}
+
+// A blob gone between Write and Tar: Tar fails, having written less than
+// Size (an HTTP answer of that Content-Length is seen cut).
+func TestBundleTarOfABlobGoneSinceWriteIsCutShort(t *testing.T) {
+	f := bundletest.New(t, 64<<10).OverHTTP()
+	l, err := releasebundle.Write(context.Background(), t.TempDir(), f.Contents, f.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, err := l.Size()
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer := deleteLayer(t, f, 0)
+	var out bytes.Buffer
+	err = l.Tar(context.Background(), &out)
+	if err == nil || !strings.Contains(err.Error(), layer.Digest.Encoded()) || int64(out.Len()) >= size {
+		t.Fatalf("Tar = %v after %d of %d bytes; want an error naming %s, short of Size", err, out.Len(), size, layer.Digest)
 	}
 }
