@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -28,10 +29,11 @@ const releaseBundleArchive = rawBody("the release bundle: an OCI image layout as
 const bundleCredentialTTL = 30 * time.Minute
 
 // exportBundle lays a config version's release bundle out in a scratch
-// directory (every artifact copied by digest from the vendor registry, the
-// config version, the index, the signature), then streams it as a tar.
-// Laid out first, so that a missing build or registry error is an answer,
-// not a cut stream.
+// directory (every artifact's manifests copied by digest from the vendor
+// registry and its other blobs found there, the config version, the
+// index, the signature), then streams it as a tar of known length, the
+// blobs read from the registry. Laid out first, so that a missing build,
+// blob or registry error is an answer, not a cut stream.
 func (s *Server) exportBundle(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
 	app, err := s.store.GetApp(ctx, org, c.Param("id"))
@@ -68,19 +70,26 @@ func (s *Server) exportBundle(c echo.Context) error {
 		return fmt.Errorf("release bundle: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	layout := filepath.Join(dir, "layout")
-	index, err := releasebundle.Write(ctx, layout, contents, priv)
+	layout, err := releasebundle.Write(ctx, filepath.Join(dir, "layout"), contents, priv)
+	if err != nil {
+		return fmt.Errorf("release bundle of app %s config version %d: %w", app.ID, ac.Version, err)
+	}
+	size, err := layout.Size()
 	if err != nil {
 		return fmt.Errorf("release bundle of app %s config version %d: %w", app.ID, ac.Version, err)
 	}
 	w := c.Response()
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(time.Hour))
 	w.Header().Set(echo.HeaderContentType, "application/x-tar")
+	w.Header().Set(echo.HeaderContentLength, strconv.FormatInt(size, 10))
 	w.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s-%d.tar"`, app.Name, ac.Version))
-	w.Header().Set("Outpost-Bundle-Index", index.Digest.String())
+	w.Header().Set("Outpost-Bundle-Index", layout.Index.Digest.String())
 	w.Header().Set("Outpost-Release-Key", key.KeyID)
 	w.WriteHeader(http.StatusOK)
-	if err := releasebundle.Tar(w, layout); err != nil {
+	// net/http's own writer: it hands a blob's file to the kernel
+	// (sendfile) once the length is known.
+	if err := layout.Tar(ctx, w.Writer); err != nil {
+		// Fewer bytes than Content-Length: the client sees the answer cut.
 		s.log.Warn("streaming a release bundle failed", "app", app.ID, "config_version", ac.Version, "err", err)
 		panic(http.ErrAbortHandler) // cut the connection: a client must not take a cut tar for a whole one
 	}
@@ -118,7 +127,7 @@ func (s *Server) bundleContents(ctx context.Context, app store.App, ac store.App
 			return c, err
 		}
 		c.Artifacts = append(c.Artifacts, releasebundle.Artifact{Component: b.Component, ComponentType: b.ComponentType,
-			BuildID: b.ID, Digest: b.Digest, Source: repo})
+			BuildID: b.ID, Digest: b.Digest, Source: repo, Files: s.vendorBlobs})
 	}
 	return c, nil
 }

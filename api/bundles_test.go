@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,12 +32,14 @@ func (e *testEnv) vendorRegistry() {
 	if e.srv.registry.Address != "" {
 		return
 	}
-	srv, err := registry.Start(context.Background(), registry.Config{Auth: registry.Tokens{Keys: attemptcred.RegistryKeys(e.store)}})
+	srv, err := registry.Start(context.Background(), registry.Config{Dir: e.t.TempDir(),
+		Auth: registry.Tokens{Keys: attemptcred.RegistryKeys(e.store)}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { srv.Close() })
 	e.srv.registry = protocol.RegistryAccess{Address: srv.Addr(), PlainHTTP: true}
+	e.srv.vendorBlobs = srv // as cmd/outpost gives the registry it serves
 }
 
 // succeedBuilds pushes an artifact for each queued build of the app to the
@@ -99,6 +102,10 @@ func TestReleaseBundleExportVerifiesWithTheOrgsPublicKey(t *testing.T) {
 	}
 	e.call("POST", "/v1/settings/release-key", nil, 200, nil)
 	res := e.call("GET", path, nil, 200, nil)
+	// streamed with its length, not held whole for an ETag
+	if n := res.header.Get("Content-Length"); n != strconv.Itoa(len(res.body)) || res.header.Get("ETag") != "" {
+		t.Fatalf("Content-Length %q, ETag %q, body of %d bytes", n, res.header.Get("ETag"), len(res.body))
+	}
 	file := filepath.Join(t.TempDir(), "app-1.tar")
 	if err := os.WriteFile(file, res.body, 0o600); err != nil {
 		t.Fatal(err)

@@ -39,6 +39,7 @@ type operation struct {
 	result           any         // the success body: a wire type's zero value, or a rawBody; nil when there is none
 	resultType       string      // its media type; "" means application/json
 	events           bool        // may answer text/event-stream instead
+	streamed         bool        // written as it is read, too large to hold: no ETag (which digests the whole answer)
 	errors           []int       // statuses beyond those every route of its kind has
 	errorBodies      map[int]any // error bodies other than wire.Error, by status
 	otherResults     map[int]any // other success statuses, with their bodies
@@ -165,7 +166,7 @@ func (s *Server) routeTable() []route {
 				"Verified offline with outpost-runner offline verify. Every component with a build must have a succeeded " +
 				"build (409 naming the first that has not); 503 when this API process reaches no vendor registry. The " +
 				"Outpost-Bundle-Index header is the signed index's digest.",
-			status: 200, result: releaseBundleArchive, resultType: "application/x-tar", errors: []int{400, 409, 503}}},
+			status: 200, result: releaseBundleArchive, resultType: "application/x-tar", errors: []int{400, 409, 503}, streamed: true}},
 		{get, "/apps/:id/builds", s.listBuilds, operation{need: permRead, id: "listBuilds", tag: "builds",
 			summary: "List an app's builds, newest first",
 			description: "With config_version: the builds that version uses instead, one per component that has a build, in the " +

@@ -18,6 +18,7 @@ import (
 	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/releasebundle"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -58,8 +59,13 @@ type Config struct {
 	// which release bundles are exported from. When Address is empty, that
 	// route answers 503.
 	VendorRegistry protocol.RegistryAccess
-	// BundleDir is where a release bundle is laid out before it is
-	// streamed (default: the system's temporary directory).
+	// VendorBlobs, when this process serves the vendor registry, opens its
+	// blobs from its storage: a bundle export reads them from there rather
+	// than over HTTP (nil: over HTTP).
+	VendorBlobs releasebundle.BlobFiles
+	// BundleDir is where a release bundle's manifests, index and
+	// signature are laid out before it is streamed (default: the system's
+	// temporary directory).
 	BundleDir string
 }
 
@@ -131,6 +137,7 @@ type Server struct {
 	gatewayURL   string
 	runnerImage  string
 	registry     protocol.RegistryAccess
+	vendorBlobs  releasebundle.BlobFiles
 	bundleDir    string
 	limiter      *authlimit.Limiter
 	now          func() time.Time
@@ -172,6 +179,7 @@ func New(cfg Config) *Server {
 		gatewayURL:      cfg.GatewayURL,
 		runnerImage:     cfg.RunnerImage,
 		registry:        cfg.VendorRegistry,
+		vendorBlobs:     cfg.VendorBlobs,
 		bundleDir:       cfg.BundleDir,
 		limiter:         cfg.AuthLimiter,
 		followMax:       cfg.FollowMax,
@@ -249,7 +257,7 @@ func (s *Server) Register(e *echo.Echo) {
 		if !r.doc.public {
 			mw = append(mw, s.authenticate, s.authorize(r))
 		}
-		if r.method == http.MethodGet && !r.doc.events {
+		if r.method == http.MethodGet && !r.doc.events && !r.doc.streamed {
 			mw = append(mw, etagged)
 		}
 		e.Add(r.method, "/v1"+r.path, r.handler, mw...)

@@ -44,6 +44,7 @@ type Server struct {
 	http     *http.Server
 	cancel   context.CancelFunc
 	served   chan struct{}
+	dir      string // Config.Dir
 
 	mu    sync.Mutex
 	fresh map[net.Conn]struct{} // connections that have not sent a request yet
@@ -100,6 +101,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		listener: &onceCloseListener{Listener: ln},
 		cancel:   cancel,
 		served:   make(chan struct{}),
+		dir:      cfg.Dir,
 		fresh:    map[net.Conn]struct{}{},
 	}
 	s.http = &http.Server{

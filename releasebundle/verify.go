@@ -1,17 +1,10 @@
 package releasebundle
 
 import (
-	"archive/tar"
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -66,62 +59,6 @@ func Verify(ctx context.Context, path string, pub ed25519.PublicKey) (Report, er
 		return Report{}, refuse(ocispec.ImageIndexFile, "its %q tag does not name the signed index %s", RefBundle, sig.Index)
 	}
 	return walk(ctx, st, scan.blobs, sig)
-}
-
-// scanned is what one pass over the tar found.
-type scanned struct {
-	blobs     map[string]int64 // digest → size, each checked
-	signature []byte
-}
-
-// scanTar reads the bundle once, checking every blob against the digest
-// its name says.
-func scanTar(path string) (scanned, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return scanned{}, err
-	}
-	defer f.Close()
-	s := scanned{blobs: map[string]int64{}}
-	tr, buf := tar.NewReader(f), make([]byte, copyBuffer)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return scanned{}, refuse("the tar", "%v", err)
-		}
-		if err := s.entry(tr, hdr, buf); err != nil {
-			return scanned{}, err
-		}
-	}
-	if s.signature == nil {
-		return scanned{}, refuse("signature", "the bundle has no %s", SignatureFile)
-	}
-	return s, nil
-}
-
-func (s *scanned) entry(tr *tar.Reader, hdr *tar.Header, buf []byte) error {
-	name := hdr.Name
-	switch {
-	case name == SignatureFile:
-		raw, err := io.ReadAll(io.LimitReader(tr, 64<<10))
-		s.signature = raw
-		return err
-	case strings.HasPrefix(name, ocispec.ImageBlobsDir+"/sha256/"):
-		want := "sha256:" + strings.TrimPrefix(name, ocispec.ImageBlobsDir+"/sha256/")
-		h := sha256.New()
-		n, err := io.CopyBuffer(h, struct{ io.Reader }{tr}, buf)
-		if err != nil {
-			return refuse("blob "+want, "%v", err)
-		}
-		if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != want {
-			return refuse("blob "+want, "its content's digest is %s", got)
-		}
-		s.blobs[want] = n
-	}
-	return nil
 }
 
 // checkSignature checks the signature file against the release key.

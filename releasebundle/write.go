@@ -9,10 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
+	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
 )
@@ -24,6 +27,16 @@ type Artifact struct {
 	// app's repository in the vendor's registry).
 	Digest string
 	Source oras.ReadOnlyTarget
+	// Files, when set, opens Source's blobs from the storage of the
+	// registry this process serves, so that Tar reads them from disk
+	// rather than over HTTP (Source is still asked first that it holds
+	// each). nil: Tar fetches them from Source.
+	Files BlobFiles
+}
+
+// BlobFiles opens a registry's blobs from its storage (registry.Server).
+type BlobFiles interface {
+	OpenBlob(digest.Digest) (*os.File, error)
 }
 
 // Contents is what a bundle holds.
@@ -38,39 +51,61 @@ type Contents struct {
 // Concurrency is how many blobs an artifact's copy moves at a time.
 const Concurrency = 4
 
-// Write builds the bundle's OCI layout in dir (absent or empty), signs its
-// index with key, and returns the index's descriptor.
-func Write(ctx context.Context, dir string, c Contents, key ed25519.PrivateKey) (ocispec.Descriptor, error) {
+// Layout is a bundle ready to stream (Tar): its OCI layout in a directory,
+// less the artifacts' blobs other than manifests, which stay in their
+// sources until Tar copies them.
+type Layout struct {
+	// Index is the signed bundle index's descriptor.
+	Index ocispec.Descriptor
+	dir   string
+	// streamed are the blobs Tar copies from the artifacts' sources.
+	streamed map[digest.Digest]sourcedBlob
+}
+
+// sourcedBlob is a blob Tar copies from its source.
+type sourcedBlob struct {
+	desc  ocispec.Descriptor
+	src   content.Fetcher
+	files BlobFiles
+}
+
+// Write lays the bundle out in dir (absent or empty): every artifact's
+// manifests copied by digest, its other blobs found in its source (by
+// HEAD) but left there, the config version, the index and its signature
+// by key. A missing artifact or blob is Write's error, before Tar writes
+// a byte.
+func Write(ctx context.Context, dir string, c Contents, key ed25519.PrivateKey) (*Layout, error) {
 	st, err := oci.NewWithContext(ctx, dir)
 	if err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("bundle layout: %w", err)
+		return nil, fmt.Errorf("bundle layout: %w", err)
 	}
 	st.AutoSaveIndex = false
+	l := &Layout{dir: dir, streamed: map[digest.Digest]sourcedBlob{}}
 	entries := make([]ocispec.Descriptor, 0, len(c.Artifacts)+1)
 	for _, a := range c.Artifacts {
-		desc, err := copyArtifact(ctx, st, a)
+		desc, err := l.copyArtifact(ctx, st, a)
 		if err != nil {
-			return ocispec.Descriptor{}, err
+			return nil, err
 		}
 		entries = append(entries, desc)
 	}
 	cfg, err := packConfig(ctx, st, c)
 	if err != nil {
-		return ocispec.Descriptor{}, err
+		return nil, err
 	}
-	index, err := pushIndex(ctx, st, c, append(entries, cfg))
-	if err != nil {
-		return ocispec.Descriptor{}, err
+	if l.Index, err = pushIndex(ctx, st, c, append(entries, cfg)); err != nil {
+		return nil, err
 	}
 	if err := st.SaveIndex(); err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("bundle layout: %w", err)
+		return nil, fmt.Errorf("bundle layout: %w", err)
 	}
-	return index, writeSignature(dir, index, key)
+	return l, writeSignature(dir, l.Index, key)
 }
 
-// copyArtifact copies an artifact's graph by digest and returns its
+// copyArtifact copies an artifact's manifests by digest, records its
+// other blobs for Tar once its source has them, and returns its
 // manifest's descriptor, annotated with its component and build.
-func copyArtifact(ctx context.Context, st *oci.Store, a Artifact) (ocispec.Descriptor, error) {
+func (l *Layout) copyArtifact(ctx context.Context, st *oci.Store, a Artifact) (ocispec.Descriptor, error) {
 	desc, err := a.Source.Resolve(ctx, a.Digest)
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("component %s: artifact %s: %w", a.Component, a.Digest, err)
@@ -78,12 +113,42 @@ func copyArtifact(ctx context.Context, st *oci.Store, a Artifact) (ocispec.Descr
 	if desc.Digest.String() != a.Digest {
 		return ocispec.Descriptor{}, fmt.Errorf("component %s: the registry answered %s for %s", a.Component, desc.Digest, a.Digest)
 	}
-	if err := oras.CopyGraph(ctx, a.Source, st, desc, oras.CopyGraphOptions{Concurrency: Concurrency}); err != nil {
+	var mu sync.Mutex
+	leave := func(ctx context.Context, blob ocispec.Descriptor) error {
+		if isManifest(blob) {
+			return nil
+		}
+		ok, err := a.Source.Exists(ctx, blob)
+		if err == nil && !ok {
+			err = errdef.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("blob %s: %w", blob.Digest, err)
+		}
+		mu.Lock()
+		l.streamed[blob.Digest] = sourcedBlob{desc: blob, src: a.Source, files: a.Files}
+		mu.Unlock()
+		return oras.SkipNode
+	}
+	opts := oras.CopyGraphOptions{Concurrency: Concurrency, PreCopy: leave}
+	if err := oras.CopyGraph(ctx, a.Source, st, desc, opts); err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("component %s: copying %s: %w", a.Component, a.Digest, err)
 	}
 	desc.Annotations = map[string]string{AnnotationComponent: a.Component, AnnotationComponentType: a.ComponentType,
 		AnnotationBuild: a.BuildID}
 	return desc, nil
+}
+
+// isManifest tells the blobs Write copies (manifests and indexes, which
+// the layout's store reads to know the graph) from those Tar streams.
+func isManifest(desc ocispec.Descriptor) bool {
+	switch desc.MediaType {
+	case ocispec.MediaTypeImageManifest, ocispec.MediaTypeImageIndex,
+		"application/vnd.docker.distribution.manifest.v2+json", "application/vnd.docker.distribution.manifest.list.v2+json",
+		"application/vnd.oci.artifact.manifest.v1+json":
+		return true
+	}
+	return false
 }
 
 // packConfig stores the config version's archive as an artifact.

@@ -22,6 +22,7 @@ import (
 	"github.com/outpost-dev/outpost/internal/proxied"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/releasebundle"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/worker"
 )
@@ -118,7 +119,8 @@ func assemble(ctx context.Context, log *slog.Logger, cfg planeConfig) (_ *plane,
 		p.gateway = gateway.New(gateway.Config{Store: p.store, Logger: log, Intervals: cfg.serve.intervals, AuthLimiter: limiter,
 			AuditRetention: cfg.serve.auditRetention, Metrics: planemetrics.NewGateway(p.metrics)})
 		p.api = api.New(api.Config{Store: p.store, Ops: ops, Logger: log, GatewayURL: p.gatewayURL,
-			AuthLimiter: limiter, FollowMax: cfg.serve.abuse.followMax, VendorRegistry: p.vendorRegistry()})
+			AuthLimiter: limiter, FollowMax: cfg.serve.abuse.followMax, VendorRegistry: p.vendorRegistry(),
+			VendorBlobs: p.vendorBlobs()})
 	}
 	if cfg.work != nil {
 		oc := activities.OperationConfig{GatewayURL: p.gatewayURL,
@@ -145,6 +147,15 @@ func (p *plane) vendorRegistry() protocol.RegistryAccess {
 		return protocol.RegistryAccess{}
 	}
 	return protocol.RegistryAccess{Address: p.registry.Addr(), PlainHTTP: true}
+}
+
+// vendorBlobs opens the blobs of the vendor registry this process serves
+// from its storage (nil when another process serves it).
+func (p *plane) vendorBlobs() releasebundle.BlobFiles {
+	if p.registry == nil {
+		return nil
+	}
+	return p.registry
 }
 
 // listen starts the vendor registry and listens for the API and the

@@ -62,7 +62,8 @@ func (c *cli) exportBundle(ctx context.Context, a *api, appID, version, out stri
 		return fail(exitUsage, "writing %s: %v", out, err)
 	}
 	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, res.Body)
+	// 1 MiB at a time: io.Copy's 32 KiB writes were most of the CLI's time.
+	n, err := io.CopyBuffer(struct{ io.Writer }{tmp}, res.Body, make([]byte, 1<<20))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -26,10 +27,14 @@ type Fixture struct {
 	Contents releasebundle.Contents
 	Key      ed25519.PrivateKey
 	Pub      ed25519.PublicKey
+	// Repo is the app's repository in the registry.
+	Repo *remote.Repository
 }
 
 // New starts a registry and pushes two artifacts of one random layer of
-// layerSize bytes each (a terraform module's and a chart's).
+// layerSize bytes each (a terraform module's and a chart's). The artifacts'
+// blobs are read from the registry's storage, as by the API of a process
+// that serves the registry; OverHTTP reads them over HTTP.
 func New(t testing.TB, layerSize int) Fixture {
 	t.Helper()
 	srv, err := registry.Start(context.Background(), registry.Config{Dir: t.TempDir()})
@@ -45,12 +50,21 @@ func New(t testing.TB, layerSize int) Fixture {
 	pub, key, _ := ed25519.GenerateKey(rand.Reader)
 	c := releasebundle.Contents{Org: "org_1", App: "app_1", AppName: "shop", ConfigVersion: 3, ConfigArchive: []byte("a config archive"),
 		Artifacts: []releasebundle.Artifact{
-			{Component: "network", ComponentType: "terraform_module", BuildID: "bld_1", Source: repo,
+			{Component: "network", ComponentType: "terraform_module", BuildID: "bld_1", Source: repo, Files: srv,
 				Digest: push(t, repo, "application/vnd.outpost.terraform-module.v1", layerSize)},
-			{Component: "api", ComponentType: "helm_chart", BuildID: "bld_2", Source: repo,
+			{Component: "api", ComponentType: "helm_chart", BuildID: "bld_2", Source: repo, Files: srv,
 				Digest: push(t, repo, "application/vnd.cncf.helm.config.v1+json", layerSize)},
 		}}
-	return Fixture{Contents: c, Key: key, Pub: pub}
+	return Fixture{Contents: c, Key: key, Pub: pub, Repo: repo}
+}
+
+// OverHTTP is the fixture with its artifacts' blobs fetched over HTTP.
+func (f Fixture) OverHTTP() Fixture {
+	f.Contents.Artifacts = slices.Clone(f.Contents.Artifacts)
+	for i := range f.Contents.Artifacts {
+		f.Contents.Artifacts[i].Files = nil
+	}
+	return f
 }
 
 // push pushes an artifact of one random layer and returns its manifest's
@@ -72,12 +86,13 @@ func push(t testing.TB, repo *remote.Repository, artifactType string, size int) 
 	return desc.Digest.String()
 }
 
-// Export writes the bundle as dir/app-3.tar, laid out in dir/layout, and
-// returns the tar's path.
+// Export writes the bundle as dir/app-3.tar, laid out in dir/layout (the
+// artifacts' layers streamed from the registry), and returns the tar's
+// path.
 func (f Fixture) Export(t testing.TB, dir string) string {
 	t.Helper()
-	layout := filepath.Join(dir, "layout")
-	if _, err := releasebundle.Write(context.Background(), layout, f.Contents, f.Key); err != nil {
+	l, err := releasebundle.Write(context.Background(), filepath.Join(dir, "layout"), f.Contents, f.Key)
+	if err != nil {
 		t.Fatal(err)
 	}
 	out, err := os.Create(filepath.Join(dir, "app-3.tar"))
@@ -85,8 +100,15 @@ func (f Fixture) Export(t testing.TB, dir string) string {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	if err := releasebundle.Tar(out, layout); err != nil {
+	if err := l.Tar(context.Background(), out); err != nil {
 		t.Fatal(err)
+	}
+	size, err := l.Size()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := out.Stat(); err != nil || info.Size() != size {
+		t.Fatalf("the tar: %v (%v); Size said %d bytes", info, err, size)
 	}
 	return out.Name()
 }
