@@ -10,7 +10,13 @@ import (
 
 // unansweredSlack widens the time of a runner's unanswered claims: the
 // network's delay, and the clocks of the replica that claimed and this one.
-const unansweredSlack = 2 * time.Second
+// renewGrace is how old a claim must be for a lease never renewed to mean
+// that no process of the runner got it: each sends its first job heartbeat
+// as it starts the job.
+const (
+	unansweredSlack = time.Second
+	renewGrace      = 2 * time.Second
+)
 
 // checkUnanswered refuses times that are negative, past
 // protocol.MaxUnansweredMS, or a failure before the sending.
@@ -37,14 +43,32 @@ func (g *Gateway) releaseUnanswered(ctx context.Context, runnerID string, req pr
 	now := time.Now()
 	from := now.Add(-time.Duration(u.SentMSAgo)*time.Millisecond - unansweredSlack)
 	to := now.Add(-time.Duration(u.FailedMSAgo)*time.Millisecond + unansweredSlack)
+	if sleepCtx(ctx, time.Until(to.Add(renewGrace))) != nil { // every claim of the time renewGrace old
+		return
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	jobs, err := g.store.ReleaseUnanswered(rctx, runnerID, req.Version, from, to, u.Held)
+	jobs, err := g.store.ReleaseUnanswered(rctx, runnerID, req.Version, from, to, g.iv.Lease(), u.Held)
 	if err != nil {
 		g.log.Error("gateway: putting back jobs claimed for a runner that got no answer; they wait for their leases to end",
 			"runner", runnerID, "err", err)
 	}
 	if len(jobs) > 0 {
 		g.log.Info("gateway: a runner never got the answer to its claim; queued again", "runner", runnerID, "jobs", jobs)
+	}
+}
+
+// sleepCtx waits for d or until ctx ends, whichever comes first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
