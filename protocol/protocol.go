@@ -181,7 +181,28 @@ type ClaimRequest struct {
 	// Round names the runner's current run of claims, which a heartbeat's
 	// EndRound ends: at most MaxRoundLength bytes.
 	Round string `json:"round,omitempty"`
+	// Unanswered, when set, tells of the round's claims that got no answer
+	// (the connection broke or timed out) since its last answered one.
+	Unanswered *UnansweredClaims `json:"unanswered,omitempty"`
 }
+
+// UnansweredClaims are claims that got no answer: the gateway holding one
+// may have claimed a job for it and died before answering. The gateway puts
+// back a job claimed for the runner, at its version, in that time, that the
+// runner does not hold. Times are relative to the request carrying them, so
+// the runner's and the gateway's clocks need not agree.
+type UnansweredClaims struct {
+	// SentMSAgo is how long before this request the first of them was sent;
+	// FailedMSAgo how long before it the last one failed.
+	SentMSAgo   int64 `json:"sent_ms_ago"`
+	FailedMSAgo int64 `json:"failed_ms_ago"`
+	// Held are the attempts the runner runs (job id to attempt).
+	Held map[string]int `json:"held,omitempty"`
+}
+
+// MaxUnansweredMS bounds UnansweredClaims.SentMSAgo: older claims are left
+// to their leases.
+const MaxUnansweredMS = int64(time.Hour / time.Millisecond)
 
 // MaxRoundLength bounds a claim round's name (ClaimRequest.Round,
 // RunnerHeartbeatRequest.EndRound): the gateway keeps it per runner and

@@ -50,6 +50,12 @@ type testGateway struct {
 	// onEndRound is called, with mu held, when a heartbeat ends a claim round.
 	onEndRound func(round string)
 	onTrial    bool // heartbeats that ask are told the runner is on trial (HealthCheck)
+	// dropClaims: the next claims that bring a job take it and break the
+	// connection unanswered (a gateway killed as it answers); the next
+	// claim that tells of them puts it back unless the runner holds it.
+	dropClaims int
+	dropped    []protocol.Job
+	unanswered []protocol.UnansweredClaims // told by claims
 }
 
 func newTestGateway(t *testing.T) *testGateway {
@@ -197,6 +203,7 @@ func (g *testGateway) claim(w http.ResponseWriter, r *http.Request) {
 	}()
 	var req protocol.ClaimRequest
 	decode(g.t, r, &req)
+	g.putBackUnanswered(req.Unanswered)
 	// The first job it can run: one with deferred inputs only for a runner
 	// that says it takes them.
 	next := func() int {
@@ -217,7 +224,26 @@ func (g *testGateway) claim(w http.ResponseWriter, r *http.Request) {
 	job := g.queue[i]
 	g.queue = slices.Delete(g.queue, i, i+1)
 	job.LeaseExpiresAt = time.Now().Add(g.intervals.Lease())
+	if g.dropClaims > 0 {
+		g.dropClaims--
+		g.dropped = append(g.dropped, job)
+		panic(http.ErrAbortHandler) // the connection breaks, no answer
+	}
 	writeJSON(w, http.StatusOK, job)
+}
+
+// putBackUnanswered queues again the dropped jobs the runner does not hold.
+func (g *testGateway) putBackUnanswered(u *protocol.UnansweredClaims) {
+	if u == nil {
+		return
+	}
+	g.unanswered = append(g.unanswered, *u)
+	for _, j := range g.dropped {
+		if u.Held[j.ID] != j.Attempt {
+			g.queue = append(g.queue, j)
+		}
+	}
+	g.dropped = nil
 }
 
 // jobHandler serves a call about a job: it decodes the request and, unless

@@ -37,6 +37,7 @@ type Runner struct {
 	intervals protocol.Intervals
 	running   atomic.Int64
 	ended     atomic.Int64 // jobs ended since the runner started (quietheartbeat.go)
+	held      heldJobs     // the attempts running (unanswered.go)
 	ready     atomic.Bool  // the gateway accepted the runner's token (ReadyPath)
 	// checking: this version is on trial in a self-update; passed: a
 	// noop job succeeded on it (healthcheck.go).
@@ -154,10 +155,12 @@ func (r *Runner) Run(ctx context.Context) error {
 		s := r.newSupervisor(job, claimedAt, workDir, stopJobs)
 		s.slot, s.draining = sl, draining
 		r.running.Add(1)
+		r.held.add(job.ID, job.Attempt)
 		jobs.Go(func() {
 			defer sl.release()
 			defer r.ended.Add(1) // after running drops (defers run last first)
 			defer r.running.Add(-1)
+			defer r.held.remove(job.ID, job.Attempt)
 			s.run(deliverCtx)
 		})
 	}
@@ -394,6 +397,7 @@ func (r *Runner) claimJobs(rd *claimRound, fail context.CancelCauseFunc, start f
 		}
 	}
 	b := r.retry.backoff()
+	var lost unanswered
 	for ctx.Err() == nil {
 		if r.paused() { // the customer paused it: no claim until resumed
 			_ = sleep(ctx, customerWatch)
@@ -417,9 +421,11 @@ func (r *Runner) claimJobs(rd *claimRound, fail context.CancelCauseFunc, start f
 			req.Capabilities = slices.DeleteFunc(slices.Clone(req.Capabilities), func(c string) bool { return c == protocol.CapabilityDeferredInputs })
 			req.GivenInputs = len(req.Capabilities) < len(r.capabilities)
 		}
+		req.Unanswered = lost.report(&r.held)
 		asked := time.Now()
 		wait := r.currentIntervals().ClaimWait()
 		job, err := r.gw.Claim(rd.polls, req, wait) // a job the poll brought is started even as the round ends
+		lost.after(asked, err)
 		switch {
 		case job == nil && ctx.Err() != nil:
 			free()

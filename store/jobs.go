@@ -184,6 +184,11 @@ func (s *Store) ClaimJob(ctx context.Context, runnerID string, lease time.Durati
 // job's next claim is the attempt it would have been. It does nothing once
 // the attempt is no longer the running one.
 func (s *Store) ReleaseClaim(ctx context.Context, runnerID, jobID string, attempt int) error {
+	return s.releaseClaim(ctx, runnerID, jobID, attempt, "stopped waiting as the job was claimed")
+}
+
+// releaseClaim is ReleaseClaim, its event saying why the runner never got the job.
+func (s *Store) releaseClaim(ctx context.Context, runnerID, jobID string, attempt int, why string) error {
 	released := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := s.now()
@@ -201,7 +206,7 @@ func (s *Store) ReleaseClaim(ctx context.Context, runnerID, jobID string, attemp
 			return err
 		}
 		return addEvent(tx, jobID, attempt-1, status.JobQueued,
-			"queued again: runner "+runnerID+" stopped waiting as the job was claimed", now)
+			"queued again: runner "+runnerID+" "+why, now)
 	})
 	if err != nil {
 		return fmt.Errorf("release claim of job %s: %w", jobID, err)

@@ -34,8 +34,12 @@ func (g *Gateway) claim(c echo.Context) error {
 	if err := checkRound("round", req.Round); err != nil {
 		return err
 	}
+	if err := checkUnanswered(req.Unanswered); err != nil {
+		return err
+	}
 	r := runnerFrom(c)
 	ctx := c.Request().Context()
+	g.releaseUnanswered(ctx, r.ID, req)
 	keys, err := g.credentialKeys(ctx, r.OrgID) // before claiming: a claimed attempt must reach the runner
 	if err != nil {
 		return err
