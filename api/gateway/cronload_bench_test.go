@@ -29,6 +29,7 @@ import (
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
@@ -50,61 +51,67 @@ command = ["/bin/true"]
 `)},
 }
 
-// BenchmarkLoadCronRuns: after the installs, their runners and an idle
-// baseline of the worker, it creates the 1,000 schedules; the first minute
-// they all fire in is the warm-up. The window then covers the next
-// cronLoadMinutes minutes' runs (from 5 s before the first of them): the
-// runs recorded and finished per minute (1,000 scheduled), and each
-// process's CPU per finished run. Then it waits for every run of the
-// window's minutes to end and reports those that did not succeed.
+// BenchmarkLoadCronRuns runs benchCronRuns with 100 installs (to compare)
+// and 1,000.
 func BenchmarkLoadCronRuns(b *testing.B) {
 	bin := buildOutpost(b)
-	const n = 1000
-	b.Run(fmt.Sprintf("installs=%d", n), func(b *testing.B) {
-		raiseFileLimit(b, n+4096)
-		defer slog.SetDefault(slog.Default())
-		slog.SetDefault(slog.New(slog.DiscardHandler))
-		p := startPlane(b, bin)
-		e := p.env(b)
-		syncApp(b, e, tickApp)
-		runners := registerRunners(b, e, n)
-		worker := startProc(b, bin, append([]string{"worker", "-gateway-url", p.gwURL}, p.common...)...)
-		worker.waitOutput(b, "worker started")
-		var completed atomic.Int64
-		f := startFleet(b, e, runners, 5*time.Second, completeAtOnce(e, runners, &completed))
-		defer f.stop()
-		f.waitIdle(b)
-		procs := map[string]*proc{"worker": worker, "api": p.api, "temporal": p.temporal}
-		idle := cpuOver(b, procs, func() { time.Sleep(30 * time.Second) })
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("installs=%d", n), func(b *testing.B) { benchCronRuns(b, bin, n) })
+	}
+}
 
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		defer cancel()
-		created := createTickSchedules(ctx, b, p, runners)
-		b.ReportMetric(n/created.Seconds(), "schedules/s")
+// benchCronRuns: after n installs, their runners and an idle baseline of
+// the processes, it creates the n schedules; the first minute they all fire
+// in is the warm-up. The window then covers the next cronLoadMinutes
+// minutes' runs (from 5 s before the first of them): the runs recorded and
+// finished per minute (n scheduled), and each process's CPU per finished
+// run. Then it waits for every run of the window's minutes to end, reports
+// those not recorded (never started, or not yet) and those that did not
+// succeed, and logs what Temporal says 50 of the schedules did.
+func benchCronRuns(b *testing.B, bin string, n int) {
+	raiseFileLimit(b, uint64(n+4096))
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	p := startPlane(b, bin)
+	e := p.env(b)
+	syncApp(b, e, tickApp)
+	runners := registerRunners(b, e, n)
+	worker := startProc(b, bin, append([]string{"worker", "-gateway-url", p.gwURL}, p.common...)...)
+	worker.waitOutput(b, "worker started")
+	var completed atomic.Int64
+	f := startFleet(b, e, runners, 5*time.Second, completeAtOnce(e, runners, &completed))
+	defer f.stop()
+	f.waitIdle(b)
+	procs := map[string]*proc{"worker": worker, "api": p.api, "temporal": p.temporal}
+	idle := cpuOver(b, procs, func() { time.Sleep(30 * time.Second) })
 
-		first := time.Now().Truncate(time.Minute).Add(2 * time.Minute) // after the warm-up minute
-		from, to := first.Add(-5*time.Second), first.Add(cronLoadMinutes*time.Minute-5*time.Second)
-		time.Sleep(time.Until(from))
-		b.Logf("at the window's start, %d runs are unfinished", countRuns(b, e, `finished_at IS NULL`))
-		used := cpuOver(b, procs, func() { time.Sleep(time.Until(to)) })
-		finished := countRuns(b, e, `finished_at >= ? AND finished_at < ?`, from, to)
-		recorded := countRuns(b, e, `created_at >= ? AND created_at < ?`, from, to)
-		b.ReportMetric(float64(recorded)/cronLoadMinutes, "recorded-runs/min")
-		b.ReportMetric(float64(finished)/cronLoadMinutes, "finished-runs/min")
-		for _, name := range []string{"worker", "temporal", "api"} {
-			b.ReportMetric(float64(used[name].Milliseconds())/float64(max(finished, 1)), name+"-cpu-ms/run")
-			b.Logf("%s: %s CPU over the window, %s over the 30 s idle baseline before the schedules", name,
-				used[name], idle[name])
-		}
-		fired, notSucceeded := windowOutcomes(ctx, b, e, first)
-		b.ReportMetric(float64(fired)/cronLoadMinutes, "fired-runs/min")
-		b.ReportMetric(float64(n*cronLoadMinutes-fired), "not-recorded")
-		b.ReportMetric(float64(notSucceeded), "not-succeeded")
-		b.ReportMetric(0, "ns/op")
-		b.Logf("%d step jobs completed by the runners in all; window %s–%s", completed.Load(),
-			from.Format(time.TimeOnly), to.Format(time.TimeOnly))
-		f.check(b)
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	sc, created := createTickSchedules(ctx, b, p, runners)
+	b.ReportMetric(float64(n)/created.Seconds(), "schedules/s")
+
+	first := time.Now().Truncate(time.Minute).Add(2 * time.Minute) // after the warm-up minute
+	from, to := first.Add(-5*time.Second), first.Add(cronLoadMinutes*time.Minute-5*time.Second)
+	time.Sleep(time.Until(from))
+	b.Logf("at the window's start, %d runs are unfinished", countRuns(b, e, `finished_at IS NULL`))
+	used := cpuOver(b, procs, func() { time.Sleep(time.Until(to)) })
+	finished := countRuns(b, e, `finished_at >= ? AND finished_at < ?`, from, to)
+	recorded := countRuns(b, e, `created_at >= ? AND created_at < ?`, from, to)
+	b.ReportMetric(float64(recorded)/cronLoadMinutes, "recorded-runs/min")
+	b.ReportMetric(float64(finished)/cronLoadMinutes, "finished-runs/min")
+	for _, name := range []string{"worker", "temporal", "api"} {
+		b.ReportMetric(float64(used[name].Milliseconds())/float64(max(finished, 1)), name+"-cpu-ms/run")
+		b.Logf("%s: %s CPU over the window, %s over the 30 s idle baseline before the schedules", name,
+			used[name], idle[name])
+	}
+	fired, notSucceeded := windowOutcomes(ctx, b, e, first)
+	b.ReportMetric(float64(n*cronLoadMinutes-fired), "not-recorded")
+	b.ReportMetric(float64(notSucceeded), "not-succeeded")
+	b.ReportMetric(0, "ns/op")
+	b.Logf("%d step jobs completed by the runners in all; window %s–%s", completed.Load(),
+		from.Format(time.TimeOnly), to.Format(time.TimeOnly))
+	logScheduleInfo(ctx, b, sc, runners[:min(len(runners), 50)])
+	f.check(b)
 }
 
 // syncApp stores files as the app's next config version.
@@ -152,7 +159,7 @@ func cpuOver(b *testing.B, procs map[string]*proc, wait func()) map[string]time.
 // createTickSchedules gives every runner's install its schedule of tick,
 // as ReconcileActionSchedules does after a provision, 8 at a time; it
 // returns how long that took.
-func createTickSchedules(ctx context.Context, b *testing.B, p *plane, runners []runner) time.Duration {
+func createTickSchedules(ctx context.Context, b *testing.B, p *plane, runners []runner) (client.ScheduleClient, time.Duration) {
 	c, err := client.Dial(client.Options{HostPort: p.temporalAddr, Namespace: "default",
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -167,7 +174,22 @@ func createTickSchedules(ctx context.Context, b *testing.B, p *plane, runners []
 	}); err != nil {
 		b.Fatal(err)
 	}
-	return time.Since(start)
+	return sc, time.Since(start)
+}
+
+// logScheduleInfo logs what Temporal says the schedules of runners' installs
+// did since their creation: actions taken, and those missed or skipped.
+func logScheduleInfo(ctx context.Context, b *testing.B, sc client.ScheduleClient, runners []runner) {
+	var taken, missed, skipped int
+	for _, r := range runners {
+		d, err := sc.GetHandle(ctx, contract.ActionScheduleID(r.InstallID, "tick")).Describe(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		taken, missed, skipped = taken+d.Info.NumActions, missed+d.Info.NumActionsMissedCatchupWindow, skipped+d.Info.NumActionsSkippedOverlap
+	}
+	b.Logf("%d schedules described: %d actions taken since their creation, %d missed the catch-up window, %d skipped "+
+		"(the previous run still running)", len(runners), taken, missed, skipped)
 }
 
 // countRuns counts the action runs where cond holds.
