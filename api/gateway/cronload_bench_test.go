@@ -16,6 +16,7 @@ package gateway_test
 // docs/BENCHMARKS.md ("Cron runs at 1,000 installs") holds the figures.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -67,7 +68,7 @@ func BenchmarkLoadCronRuns(b *testing.B) {
 // finished per minute (n scheduled), and each process's CPU per finished
 // run. Then it waits for every run of the window's minutes to end, reports
 // those not recorded (never started, or not yet) and those that did not
-// succeed, and logs what Temporal says 50 of the schedules did.
+// succeed, and logs what Temporal says 20 of the schedules did.
 func benchCronRuns(b *testing.B, bin string, n int) {
 	raiseFileLimit(b, uint64(n+4096))
 	defer slog.SetDefault(slog.Default())
@@ -110,7 +111,7 @@ func benchCronRuns(b *testing.B, bin string, n int) {
 	b.ReportMetric(0, "ns/op")
 	b.Logf("%d step jobs completed by the runners in all; window %s–%s", completed.Load(),
 		from.Format(time.TimeOnly), to.Format(time.TimeOnly))
-	logScheduleInfo(ctx, b, sc, runners[:min(len(runners), 50)])
+	logScheduleInfo(ctx, b, sc, runners[:min(len(runners), 20)])
 	f.check(b)
 }
 
@@ -178,18 +179,24 @@ func createTickSchedules(ctx context.Context, b *testing.B, p *plane, runners []
 }
 
 // logScheduleInfo logs what Temporal says the schedules of runners' installs
-// did since their creation: actions taken, and those missed or skipped.
+// did since their creation: actions taken, and those missed or skipped. A
+// describe Temporal does not answer (it queries the schedule's workflow,
+// which may be busy) is counted, not fatal.
 func logScheduleInfo(ctx context.Context, b *testing.B, sc client.ScheduleClient, runners []runner) {
-	var taken, missed, skipped int
+	var taken, missed, skipped, failed int
+	var firstErr error
 	for _, r := range runners {
 		d, err := sc.GetHandle(ctx, contract.ActionScheduleID(r.InstallID, "tick")).Describe(ctx)
 		if err != nil {
-			b.Fatal(err)
+			failed++
+			firstErr = cmp.Or(firstErr, err)
+			continue
 		}
 		taken, missed, skipped = taken+d.Info.NumActions, missed+d.Info.NumActionsMissedCatchupWindow, skipped+d.Info.NumActionsSkippedOverlap
 	}
 	b.Logf("%d schedules described: %d actions taken since their creation, %d missed the catch-up window, %d skipped "+
-		"(the previous run still running)", len(runners), taken, missed, skipped)
+		"(the previous run still running); %d describes failed (the first: %v)", len(runners)-failed, taken, missed, skipped,
+		failed, firstErr)
 }
 
 // countRuns counts the action runs where cond holds.
