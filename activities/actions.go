@@ -221,12 +221,13 @@ func isSensitiveOutput(act *appconfig.Action, name string) bool {
 	return false
 }
 
-// FinishActionRun records how a run ended (steps it did not reach are
-// skipped, the install's lock an exclusive run held is released) and, for
-// a health-check action, its result as health.
+// FinishActionRun records, for a health-check action, the run's result as
+// health, and then how the run ended (steps it did not reach are skipped,
+// the install's lock an exclusive run held is released): whoever sees the
+// run ended sees its health too.
 func (a *Actions) FinishActionRun(ctx context.Context, runID string, st status.Job, why string) error {
-	if err := a.store.FinishActionRun(ctx, runID, st, why); err != nil {
+	if err := a.recordHealth(ctx, runID, st); err != nil {
 		return err
 	}
-	return a.recordHealth(ctx, runID, st)
+	return a.store.FinishActionRun(ctx, runID, st, why)
 }

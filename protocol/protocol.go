@@ -68,6 +68,10 @@ type Intervals struct {
 	LeaseMS int64 `json:"lease_ms"`
 	// RunnerHeartbeat is how often the runner reports version and capabilities.
 	RunnerHeartbeatMS int64 `json:"runner_heartbeat_ms"`
+	// QuietHeartbeat is the longest a runner goes without a heartbeat while
+	// it has nothing new to report (0: one every RunnerHeartbeat). Its claims
+	// and job heartbeats keep it seen meanwhile.
+	QuietHeartbeatMS int64 `json:"quiet_heartbeat_ms,omitempty"`
 	// LogBatch is how long a runner gathers a job's log lines before it
 	// sends them: at most one log request per job per LogBatch. A job's
 	// first lines, and its last (once the job has ended), are sent at once.
@@ -82,6 +86,9 @@ func (i Intervals) JobHeartbeat() time.Duration {
 func (i Intervals) Lease() time.Duration { return time.Duration(i.LeaseMS) * time.Millisecond }
 func (i Intervals) RunnerHeartbeat() time.Duration {
 	return time.Duration(i.RunnerHeartbeatMS) * time.Millisecond
+}
+func (i Intervals) QuietHeartbeat() time.Duration {
+	return time.Duration(i.QuietHeartbeatMS) * time.Millisecond
 }
 func (i Intervals) LogBatch() time.Duration { return time.Duration(i.LogBatchMS) * time.Millisecond }
 

@@ -132,6 +132,9 @@ func (c *client) RunnerHeartbeat(ctx context.Context, req protocol.RunnerHeartbe
 	return resp, err
 }
 
+// hasConnErrors reports whether failed calls wait for the next heartbeat.
+func (c *client) hasConnErrors() bool { return c.conn.pending() }
+
 // Claim long-polls for a job; it returns nil when the poll ended without one.
 func (c *client) Claim(ctx context.Context, req protocol.ClaimRequest, wait time.Duration) (*protocol.Job, error) {
 	var job protocol.Job

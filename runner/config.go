@@ -322,7 +322,7 @@ func (cfg Config) jobEnv(workDir string) ([]string, error) {
 
 // Intervals the runner falls back on when the gateway leaves one out.
 var defaultIntervals = protocol.Intervals{
-	ClaimWaitMS:       25_000,
+	ClaimWaitMS:       50_000,
 	JobHeartbeatMS:    10_000,
 	LeaseMS:           60_000,
 	RunnerHeartbeatMS: 30_000,

@@ -59,6 +59,12 @@ func (c *connErrors) take() []protocol.ConnectionError {
 	return l
 }
 
+func (c *connErrors) pending() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.list) > 0
+}
+
 func (c *connErrors) putBack(l []protocol.ConnectionError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

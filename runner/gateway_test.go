@@ -46,6 +46,7 @@ type testGateway struct {
 	onLog          func(jobID string, c protocol.LogChunk) // called with mu held
 	updates        []protocol.RunnerUpdateReport           // reported by runner heartbeats
 	heartbeat      protocol.RunnerHeartbeatRequest         // the last runner heartbeat
+	heartbeats     int                                     // runner heartbeats received
 	// onEndRound is called, with mu held, when a heartbeat ends a claim round.
 	onEndRound func(round string)
 	onTrial    bool // heartbeats that ask are told the runner is on trial (HealthCheck)
@@ -171,7 +172,7 @@ func (g *testGateway) register(w http.ResponseWriter, r *http.Request) {
 func (g *testGateway) runnerHeartbeat(w http.ResponseWriter, r *http.Request) {
 	var req protocol.RunnerHeartbeatRequest
 	decode(g.t, r, &req)
-	g.update(func() { g.heartbeat = req })
+	g.update(func() { g.heartbeat, g.heartbeats = req, g.heartbeats+1 })
 	if req.Update != nil {
 		g.update(func() { g.updates = append(g.updates, *req.Update) })
 	}

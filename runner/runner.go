@@ -56,6 +56,8 @@ type Runner struct {
 	recent *recentLog
 	// customer is what the customer decided (customer.go).
 	customer *customerSide
+	// beat is the heartbeat the gateway last accepted (quietheartbeat.go).
+	beat lastBeat
 	// metrics are served on the health address (metrics.go).
 	metrics *runnerMetrics
 	// health is component health (componenthealth.go).
@@ -302,11 +304,15 @@ func (r *Runner) heartbeatRequest() protocol.RunnerHeartbeatRequest {
 // sendHeartbeat reports the runner once; an accepted heartbeat delivered
 // the update report it carried.
 func (r *Runner) sendHeartbeat(ctx context.Context) error {
-	req := r.heartbeatRequest()
+	return r.sendHeartbeatRequest(ctx, r.heartbeatRequest())
+}
+
+func (r *Runner) sendHeartbeatRequest(ctx context.Context, req protocol.RunnerHeartbeatRequest) error {
 	resp, err := r.gw.RunnerHeartbeat(ctx, req)
 	if err != nil {
 		return err
 	}
+	r.beat.accepted(req)
 	r.setIntervals(resp.Intervals)
 	healthCheck{r}.answered(req, resp, false)
 	r.health.answered(req, resp)
@@ -318,14 +324,20 @@ func (r *Runner) sendHeartbeat(ctx context.Context) error {
 	return nil
 }
 
-// heartbeats reports the runner to the gateway every RunnerHeartbeat
-// interval and takes the intervals it answers with.
+// heartbeats reports the runner to the gateway, every RunnerHeartbeat
+// interval when it has news or else every QuietHeartbeat
+// (quietheartbeat.go), and takes the intervals it answers with.
 func (r *Runner) heartbeats(ctx context.Context, fail context.CancelCauseFunc) {
 	for {
-		if sleep(ctx, r.currentIntervals().RunnerHeartbeat()) != nil {
+		iv := r.currentIntervals()
+		if sleep(ctx, iv.RunnerHeartbeat()) != nil {
 			return
 		}
-		err := r.sendHeartbeat(ctx)
+		req := r.heartbeatRequest()
+		if !r.beat.due(req, iv.QuietHeartbeat(), r.gw.hasConnErrors()) {
+			continue
+		}
+		err := r.sendHeartbeatRequest(ctx, req)
 		switch {
 		case ctx.Err() != nil:
 			return

@@ -56,8 +56,7 @@ func (g *Gateway) claim(c echo.Context) error {
 	// "known empty" means.
 	claimant := store.Claimant{DeferredInputs: slices.Contains(req.Capabilities, protocol.CapabilityDeferredInputs),
 		GivenInputs: req.GivenInputs, Version: req.Version, OnlyType: req.OnlyType}
-	deadline := time.NewTimer(g.iv.ClaimWait())
-	defer deadline.Stop()
+	deadline := g.clock.after(g.iv.ClaimWait())
 	backoff := time.Duration(0) // while the jobs it could run are locked
 	for {
 		g.mu.Lock()
@@ -99,7 +98,7 @@ func (g *Gateway) claim(c echo.Context) error {
 		select {
 		case <-busy:
 		case <-wake:
-		case <-deadline.C:
+		case <-deadline:
 			return c.NoContent(http.StatusNoContent)
 		case <-ctx.Done():
 			return nil

@@ -23,10 +23,11 @@ import (
 
 // DefaultIntervals are what runners are told unless configured otherwise.
 var DefaultIntervals = protocol.Intervals{
-	ClaimWaitMS:       25_000,
+	ClaimWaitMS:       50_000,
 	JobHeartbeatMS:    10_000,
 	LeaseMS:           60_000,
 	RunnerHeartbeatMS: 30_000,
+	QuietHeartbeatMS:  300_000,
 	LogBatchMS:        250,
 }
 
@@ -107,6 +108,7 @@ type Gateway struct {
 	authGen  uint64               // bumped whenever auth is cleared
 	draining bool                 // Drain was called: claims answer 204 at once
 	credKeys map[string]*orgKeys  // signing keys by org (credentialKeys)
+	clock    *claimClock          // ends held claims (claimclock.go)
 }
 
 type authEntry struct {
@@ -184,7 +186,8 @@ func New(cfg Config) *Gateway {
 		cfg.Metrics = noMetrics{}
 	}
 	return &Gateway{cfg: cfg, store: cfg.Store, log: cfg.Logger, iv: iv,
-		runners: map[string]*runnerState{}, auth: map[string]authEntry{}, credKeys: map[string]*orgKeys{}}
+		runners: map[string]*runnerState{}, auth: map[string]authEntry{}, credKeys: map[string]*orgKeys{},
+		clock: newClaimClock(iv.ClaimWait())}
 }
 
 // Intervals are the intervals this gateway hands out.

@@ -61,9 +61,12 @@ func BenchmarkLoadClaimLatency(b *testing.B) {
 }
 
 // BenchmarkLoadIdleRunners measures what idle runners cost the gateway
-// process: its resident memory per runner and its CPU per second, over
-// 50 s (two claim waits) once every runner has polled, and the database
-// transactions committed meanwhile (every process's).
+// process: its resident memory per runner, and its CPU per second and the
+// database transactions committed (every process's) over two 60 s windows
+// once every runner has polled: the long polls alone, then with the
+// runners' quiet heartbeats (health spec held, nothing changed: one every
+// QuietHeartbeat), once every runner's first heartbeat was answered.
+// OUTPOST_LOAD_PERF_DIR keeps a perf profile of the gateway per window.
 func BenchmarkLoadIdleRunners(b *testing.B) {
 	bin := buildOutpost(b)
 	for _, n := range []int{1000, 10_000} {
@@ -78,20 +81,22 @@ func BenchmarkLoadIdleRunners(b *testing.B) {
 			})
 			defer f.stop()
 			f.waitIdle(b)
-			cpu0, _ := p.api.usage(b)
-			polls0, xact0, t0 := f.polls.Load(), dbStat(b, e, "xact_commit"), time.Now()
-			time.Sleep(2 * production.ClaimWait())
-			cpu1, rss1 := p.api.usage(b)
-			polls1, xact1, t1 := f.polls.Load(), dbStat(b, e, "xact_commit"), time.Now()
+			polls := idleWindow(b, p, e, f, nil, fmt.Sprintf("gateway-polls-%d", n))
+			hb := startHeartbeats(b, f, production)
+			hb.waitFirst(b, f)
+			both := idleWindow(b, p, e, f, hb, fmt.Sprintf("gateway-polls-heartbeats-%d", n))
 			f.check(b)
-			secs := t1.Sub(t0).Seconds()
 			b.ReportMetric(0, "ns/op")
-			b.ReportMetric(float64(cpu1-cpu0)/float64(time.Millisecond)/secs, "gw-cpu-ms/s")
-			b.ReportMetric((float64(rss1)-float64(rss0))/1024/float64(n), "gw-rss-KiB/runner")
-			b.ReportMetric(float64(polls1-polls0)/secs*60, "polls/min")
-			b.ReportMetric(float64(xact1-xact0)/secs*60, "db-xact/min")
-			b.Logf("%d idle runners over %s: gateway RSS %d MiB before the runners polled, %d MiB idle; CPU %s",
-				n, t1.Sub(t0).Round(time.Millisecond), rss0>>20, rss1>>20, cpu1-cpu0)
+			b.ReportMetric(polls.cpuPerSec, "gw-cpu-ms/s")
+			b.ReportMetric(both.cpuPerSec-polls.cpuPerSec, "hb-cpu-ms/s")
+			b.ReportMetric((float64(both.rss)-float64(rss0))/1024/float64(n), "gw-rss-KiB/runner")
+			b.ReportMetric(polls.polls, "polls/min")
+			b.ReportMetric(polls.xact, "db-xact/min")
+			b.ReportMetric(both.xact, "hb-db-xact/min")
+			b.ReportMetric(both.heartbeats, "heartbeats/min")
+			b.ReportMetric(both.hbBytes/float64(n), "hb-bytes/runner/min")
+			b.Logf("%d idle runners: gateway RSS %d MiB before the runners polled, %d MiB idle; CPU %.1f ms/s polling, %.1f ms/s with heartbeats",
+				n, rss0>>20, both.rss>>20, polls.cpuPerSec, both.cpuPerSec)
 		})
 	}
 }

@@ -111,7 +111,7 @@ func (c *common) openStore(ctx context.Context, log *slog.Logger, migrate bool) 
 // gatewayFlags are the intervals the gateway hands out, and how long its sweep keeps audit events.
 type gatewayFlags struct {
 	claimWait, jobHeartbeat, lease, runnerHeartbeat, logBatch time.Duration
-	auditRetention                                            time.Duration
+	quietHeartbeat, auditRetention                            time.Duration
 }
 
 func (g *gatewayFlags) register(fs *envflag.FlagSet) {
@@ -120,6 +120,7 @@ func (g *gatewayFlags) register(fs *envflag.FlagSet) {
 	fs.DurationVar(&g.jobHeartbeat, "job-heartbeat", d.JobHeartbeat(), "how often runners renew a running job's lease")
 	fs.DurationVar(&g.lease, "lease", d.Lease(), "how long a job lease lasts after each renewal")
 	fs.DurationVar(&g.runnerHeartbeat, "runner-heartbeat", d.RunnerHeartbeat(), "how often runners report version and capabilities")
+	fs.DurationVar(&g.quietHeartbeat, "quiet-heartbeat", d.QuietHeartbeat(), "the longest a runner with nothing new to report goes without a heartbeat (0: a heartbeat every -runner-heartbeat)")
 	fs.DurationVar(&g.logBatch, "log-batch", d.LogBatch(), "how long runners gather a job's log lines into one request (its first and last lines go at once)")
 	fs.DurationVar(&g.auditRetention, "audit-retention", store.DefaultAuditRetention, "how long audit events are kept (at least 24h)")
 }
@@ -128,7 +129,8 @@ func (g *gatewayFlags) register(fs *envflag.FlagSet) {
 // and returns the intervals it hands out to runners.
 func (g *gatewayFlags) intervals() (protocol.Intervals, error) {
 	iv := protocol.Intervals{ClaimWaitMS: g.claimWait.Milliseconds(), JobHeartbeatMS: g.jobHeartbeat.Milliseconds(),
-		LeaseMS: g.lease.Milliseconds(), RunnerHeartbeatMS: g.runnerHeartbeat.Milliseconds(), LogBatchMS: g.logBatch.Milliseconds()}
+		LeaseMS: g.lease.Milliseconds(), RunnerHeartbeatMS: g.runnerHeartbeat.Milliseconds(), LogBatchMS: g.logBatch.Milliseconds(),
+		QuietHeartbeatMS: g.quietHeartbeat.Milliseconds()}
 	switch {
 	case iv.ClaimWaitMS < 1000:
 		return iv, errors.New("-claim-wait must be at least 1s")
@@ -136,6 +138,8 @@ func (g *gatewayFlags) intervals() (protocol.Intervals, error) {
 		return iv, errors.New("-job-heartbeat must be at least 100ms")
 	case iv.LeaseMS < 2*iv.JobHeartbeatMS:
 		return iv, errors.New("-lease must be at least twice -job-heartbeat")
+	case iv.QuietHeartbeatMS != 0 && iv.QuietHeartbeatMS < iv.RunnerHeartbeatMS:
+		return iv, errors.New("-quiet-heartbeat must be 0 or at least -runner-heartbeat")
 	case iv.LogBatchMS < 1 || iv.LogBatchMS > iv.JobHeartbeatMS:
 		return iv, errors.New("-log-batch must be at least 1ms and at most -job-heartbeat")
 	case g.auditRetention < 24*time.Hour:
