@@ -109,11 +109,14 @@ func buildOutpost(b *testing.B) string {
 // plane is the control plane as processes on a fresh PostgreSQL database,
 // and a store of the benchmark's own on it.
 type plane struct {
-	apiArgs []string
-	bin     string
-	api     *proc
-	gwURL   string
-	store   *store.Store
+	apiArgs      []string
+	common       []string // the flags every process takes: database, Temporal, task queue, KEK
+	bin          string
+	temporalAddr string
+	api          *proc
+	temporal     *proc
+	gwURL        string
+	store        *store.Store
 }
 
 // startPlane migrates a fresh database and starts `outpost temporal` and
@@ -128,12 +131,13 @@ func startPlane(b *testing.B, bin string) *plane {
 	}
 	temporalAddr, apiAddr, gwAddr, regAddr := testutil.FreeAddr(b), testutil.FreeAddr(b), testutil.FreeAddr(b), testutil.FreeAddr(b)
 	common := []string{"-database-url", db, "-temporal-address", temporalAddr, "-task-queue", "load", "-kek-file", kekFile}
+	p.common, p.temporalAddr = common, temporalAddr
 	if out, err := exec.Command(p.bin, append([]string{"migrate"}, common...)...).CombinedOutput(); err != nil {
 		b.Fatalf("outpost migrate: %v\n%s", err, out)
 	}
 	_, port, _ := net.SplitHostPort(temporalAddr)
-	temporal := startProc(b, p.bin, "temporal", "-data-dir", b.TempDir(), "-temporal-port", port, "-temporal-ui-port", "-1")
-	temporal.waitOutput(b, "temporal ready")
+	p.temporal = startProc(b, p.bin, "temporal", "-data-dir", b.TempDir(), "-temporal-port", port, "-temporal-ui-port", "-1")
+	p.temporal.waitOutput(b, "temporal ready")
 	p.gwURL = "http://" + gwAddr
 	p.apiArgs = append(append([]string{"api", "-api-listen", apiAddr, "-gateway-listen", gwAddr, "-registry-listen", regAddr,
 		"-data-dir", b.TempDir()}, loadGatewayFlags...), common...)
