@@ -121,7 +121,7 @@ func listActionSchedules(ctx context.Context, sc client.ScheduleClient, installI
 	prefix, suffix := contract.ActionScheduleID(installID, ""), "/schedule"
 	prefix = strings.TrimSuffix(prefix, suffix) // "install/<id>/action/"
 	// Only the install's: visibility finds them by prefix, so reconciling costs
-	// the same at 10 installs or 10,000 (docs/BENCHMARKS.md, cron actions).
+	// the same at 10 installs or 10,000 (docs/benchmarks-day-two.md, cron actions).
 	it, err := sc.List(ctx, client.ScheduleListOptions{Query: fmt.Sprintf("ScheduleId STARTS_WITH %q", prefix)})
 	if err != nil {
 		return nil, fmt.Errorf("list schedules: %w", err)

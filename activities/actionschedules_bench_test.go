@@ -9,7 +9,7 @@ package activities_test
 //
 //	go test -run '^$' -bench BenchmarkCronActionsAt1000Installs -benchtime 1x -timeout 20m ./activities/
 //
-// docs/BENCHMARKS.md ("Cron actions at 1,000 installs") holds the figures.
+// docs/benchmarks-day-two.md ("Cron actions at 1,000 installs") holds the figures.
 
 import (
 	"context"

@@ -9,7 +9,7 @@ package e2e
 //	go test -c -o /tmp/act-bench.test ./e2e && (cd e2e && /tmp/act-bench.test -test.run '^$' \
 //	    -test.bench BenchmarkActionDispatchToFirstLog -test.benchtime 20x -test.v)
 //
-// docs/BENCHMARKS.md ("Actions: a run's first log line") holds the figures.
+// docs/benchmarks-day-two.md ("Actions: a run's first log line") holds the figures.
 
 import (
 	"net/http"

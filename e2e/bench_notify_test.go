@@ -9,7 +9,7 @@ package e2e
 //	go test -c -o /tmp/notify-bench.test ./e2e && (cd e2e && /tmp/notify-bench.test -test.run '^$' \
 //	    -test.bench BenchmarkWebhookDelivery -test.benchtime 30x -test.v)
 //
-// docs/BENCHMARKS.md ("Notifications: event to webhook") holds the figures.
+// docs/benchmarks-day-two.md ("Notifications: event to webhook") holds the figures.
 
 import (
 	"testing"

@@ -13,7 +13,7 @@ package gateway_test
 //
 //	go test -run '^$' -bench BenchmarkLoadCronRuns -benchtime 1x -timeout 40m ./api/gateway/
 //
-// docs/BENCHMARKS.md ("Cron runs at 1,000 installs") holds the figures.
+// docs/benchmarks-day-two.md ("Cron runs at 1,000 installs") holds the figures.
 
 import (
 	"cmp"
