@@ -74,6 +74,13 @@ func (s *Store) RecordComponentHealth(ctx context.Context, orgID, installID stri
 // the install's health (its worst component's state) changed,
 // health.changed to the notification outbox, in tx.
 func recordReadings(tx *gorm.DB, orgID, installID string, rows []ComponentHealth, now time.Time) error {
+	// The install's row first: the runner's readings (gateway) and the
+	// health-check actions' results (worker) must not interleave between the
+	// worst before and the worst after, or an event would name the wrong end.
+	var inst Install
+	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id").Where("id = ?", installID).Take(&inst).Error; err != nil {
+		return notFound(err, "install "+installID)
+	}
 	before, err := worstComponent(tx, installID)
 	if err != nil {
 		return err
