@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/outpost-dev/outpost/contract/status"
 )
@@ -30,14 +28,8 @@ func (s *Store) ListUnfinishedExclusiveRuns(ctx context.Context, createdBefore t
 func (s *Store) AbandonActionRun(ctx context.Context, runID, why string) (bool, error) {
 	done := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var run ActionRun
-		q := tx.Where("id = ? AND finished_at IS NULL", runID)
-		if s.dialect == Postgres {
-			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-		}
-		if err := q.First(&run).Error; errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil
-		} else if err != nil {
+		_, found, err := lockUnfinished[ActionRun](tx, s.dialect, runID)
+		if !found || err != nil {
 			return err
 		}
 		now := s.now()

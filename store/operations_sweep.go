@@ -32,14 +32,8 @@ func (s *Store) ListUnfinishedOperations(ctx context.Context, createdBefore time
 func (s *Store) AbandonOperation(ctx context.Context, opID, why string, installStatus status.Install) (bool, error) {
 	done := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var op InstallOperation
-		q := tx.Where("id = ? AND finished_at IS NULL", opID)
-		if s.dialect == Postgres {
-			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-		}
-		if err := q.First(&op).Error; errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil
-		} else if err != nil {
+		op, found, err := lockUnfinished[InstallOperation](tx, s.dialect, opID)
+		if !found || err != nil {
 			return err
 		}
 		now := s.now()
@@ -54,4 +48,20 @@ func (s *Store) AbandonOperation(ctx context.Context, opID, why string, installS
 		return false, fmt.Errorf("abandon operation %s: %w", opID, err)
 	}
 	return done, nil
+}
+
+// lockUnfinished reads the row of id not yet finished (finished_at NULL),
+// locked for the transaction on PostgreSQL; found is false when there is
+// none (finished meanwhile, or gone).
+func lockUnfinished[T any](tx *gorm.DB, dialect, id string) (row T, found bool, err error) {
+	q := tx.Where("id = ? AND finished_at IS NULL", id)
+	if dialect == Postgres {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	if err := q.First(&row).Error; errors.Is(err, gorm.ErrRecordNotFound) {
+		return row, false, nil
+	} else if err != nil {
+		return row, false, err
+	}
+	return row, true, nil
 }
