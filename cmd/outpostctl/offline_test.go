@@ -57,14 +57,7 @@ func writeResult(t *testing.T, r protocol.OfflineResult) string {
 // field or a file that is not JSON, naming them.
 func TestOfflineExportAndImportResult(t *testing.T) {
 	apiURL, tok := realAPI(t)
-	mustRun := func(args ...string) string {
-		t.Helper()
-		out, stderr, code := outpostctl(t, args...)
-		if code != 0 {
-			t.Fatalf("%q: exit %d %s", args, code, stderr)
-		}
-		return out
-	}
+	mustRun := mustRunner(t)
 	mustRun("context", "add", "admin", "--api", apiURL, "--token-file", secretFile(t, tok))
 	mustRun("apps", "create", "demo")
 	mustRun("apps", "sync", offlineApp(t), "--app", "demo")
