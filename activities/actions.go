@@ -69,22 +69,34 @@ func (a *Actions) load(ctx context.Context, runID string) (actionRun, error) {
 }
 
 // RecordActionRun records a run a schedule started, of the install's
-// current config version with the action's default inputs.
+// current config version with the action's default inputs. A retry finds
+// the run its first try recorded.
 func (a *Actions) RecordActionRun(ctx context.Context, installID, action, workflowID string) (string, error) {
-	if run, ok, err := a.store.FindActionRunByWorkflow(ctx, workflowID); err != nil || ok {
-		return run.ID, err
+	found, ok, err := a.store.FindActionRunByWorkflow(ctx, workflowID)
+	if err != nil || (ok && store.ActionRunDone(found)) {
+		return found.ID, err
 	}
 	inst, err := a.store.GetInstallByID(ctx, installID)
 	if err != nil {
 		return "", err
 	}
-	cfg, version, err := a.render.installConfig(ctx, inst.OrgID, inst.AppID, inst.ConfigVersion)
+	version := inst.ConfigVersion
+	if ok {
+		version = found.ConfigVersion
+	}
+	cfg, version, err := a.render.installConfig(ctx, inst.OrgID, inst.AppID, version)
 	if err != nil {
 		return "", err
 	}
-	act, ok := cfg.Action(action)
-	if !ok {
+	act, exists := cfg.Action(action)
+	if !exists {
 		return "", invalidConfig(fmt.Errorf("config version %d has no action %q", version, action))
+	}
+	if ok {
+		if act.Exclusive && !found.Exclusive { // refused, and the try that recorded it failed to end it
+			return found.ID, a.store.FinishActionRun(ctx, found.ID, status.JobFailed, refusedBusy)
+		}
+		return found.ID, nil
 	}
 	rec := store.ActionRun{OrgID: inst.OrgID, InstallID: inst.ID, Action: action, ConfigVersion: version,
 		Trigger: appconfig.TriggerCron, WorkflowID: workflowID, Exclusive: act.Exclusive}
@@ -94,6 +106,9 @@ func (a *Actions) RecordActionRun(ctx context.Context, installID, action, workfl
 	}
 	return run.ID, err
 }
+
+// refusedBusy ends a refused run whose first reason was lost with its try.
+const refusedBusy = "not started: the install was held by an operation or an exclusive run"
 
 // refuseRun records a scheduled exclusive run that could not take the
 // install's lock (err says what holds it) as failed before it ran: as an

@@ -34,8 +34,8 @@ func NewDispatcher(s dispatchStore, cfg NotifyConfig) *Dispatcher {
 // Dispatch delivers one queued event and marks it dispatched.
 func (d *Dispatcher) Dispatch(ctx context.Context, q store.QueuedEvent) error {
 	ev, err := q.Decode()
-	if err != nil {
-		return err
+	if err != nil { // never readable: set aside, so it does not hold the outbox's oldest places
+		return errors.Join(err, d.store.EventDispatched(ctx, q.ID))
 	}
 	var labels map[string]string
 	if ev.InstallID != "" {

@@ -37,7 +37,7 @@ type NotificationSubscription struct {
 	LabelSelector string   `gorm:"type:text;not null;default:''"`
 	Channel       string   `gorm:"size:20;not null"` // "webhook" or "slack"
 	URL           string   `gorm:"column:url;type:text;not null"`
-	Secret        string   `gorm:"type:text;not null;default:''"`
+	Secret        string   `gorm:"type:text;not null;default:''" json:"-"`
 	Enabled       bool     `gorm:"not null;default:true"`
 	// RunnerOfflineMinutes is how long an install's runner is offline
 	// before runner.offline is sent (0: contract.DefaultRunnerOfflineMinutes).

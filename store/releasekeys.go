@@ -25,7 +25,7 @@ type ReleaseKey struct {
 	KeyID     string `gorm:"size:40;not null"`
 	PublicKey string `gorm:"type:text;not null"` // base64, 32 bytes
 	// PrivateKey is the ed25519 seed, base64; sealed at rest.
-	PrivateKey string `gorm:"type:text;not null"`
+	PrivateKey string `gorm:"type:text;not null" json:"-"`
 	CreatedAt  time.Time
 }
 
