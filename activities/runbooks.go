@@ -92,7 +92,8 @@ func (a *Runbooks) LoadRunbookRun(ctx context.Context, runID string) (contract.R
 // step as its action run ended, a deploy or reprovision as its operation
 // did, a gate succeeded once approved. why, when set, is why the step
 // failed whatever else says (its workflow did not start, its gate timed
-// out, the run was cancelled).
+// out); a step whose run was cancelled ends cancelled, unless its child had
+// already succeeded.
 func (a *Runbooks) FinishRunbookStep(ctx context.Context, runID string, index int, why string) (contract.RunbookStepEnd, error) {
 	rr, err := a.load(ctx, runID)
 	if err != nil {
@@ -105,8 +106,11 @@ func (a *Runbooks) FinishRunbookStep(ctx context.Context, runID string, index in
 	if err != nil {
 		return contract.RunbookStepEnd{}, err
 	}
-	if st.Status == string(status.JobSucceeded) {
+	switch {
+	case st.Status == string(status.JobSucceeded):
 		st.Error = ""
+	case why == contract.RunbookStepCancelled:
+		st.Status = string(status.JobCancelled)
 	}
 	return st, a.store.FinishRunbookStep(ctx, runID, index, status.Job(st.Status), st.Error)
 }
@@ -127,7 +131,7 @@ func (a *Runbooks) stepOutcome(ctx context.Context, step store.RunbookRunStep, w
 			return contract.RunbookStepEnd{Status: string(status.JobSucceeded)}, nil
 		}
 	case step.OperationID != "":
-		if strings.HasPrefix(why, contract.RunbookChildNotStarted) { // else it runs on, abandoned by a cancelled run
+		if strings.HasPrefix(why, contract.RunbookChildNotStarted) { // else its workflow records its end
 			if err := a.store.FinishOperation(ctx, step.OperationID, status.OpFailed, why, ""); err != nil {
 				return failed, err
 			}

@@ -325,6 +325,12 @@ func (s *Server) routeTable() []route {
 			tag: "runbooks", summary: "Resume a failed runbook run from its failed step",
 			description: "Steps that succeeded are not run again. 409 when the run has not failed or been cancelled.",
 			status:      202, result: wire.RunbookRun{}, errors: []int{409, 503}}},
+		{post, "/installs/:id/runbook-runs/:runbook_run/cancel", s.cancelRunbookRun, operation{need: permOperate, id: "cancelRunbookRun",
+			tag: "runbooks", summary: "Cancel a runbook run",
+			description: "Cancels the run's workflow: its running step's action run or operation is cancelled (as their own cancel " +
+				"does), a gate stops waiting; that step ends cancelled, the steps after it skipped, the run cancelled (it can be " +
+				"resumed). Answers at once (poll the run); a run that has already finished is 409.",
+			status: 202, result: wire.RunbookRun{}, errors: []int{409, 503}}},
 		{get, "/installs/:id/commands", s.listCommands, operation{need: permRead, id: "listCommands", tag: "commands",
 			summary: "List an install's commands", query: []queryParam{limitParam}, status: 200, result: wire.CommandList{}}},
 		{get, "/installs/:id/commands/:cmd", s.getCommand, operation{need: permRead, id: "getCommand", tag: "commands",

@@ -5,7 +5,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -94,4 +96,26 @@ func (s *Server) resumeRunbookRun(c echo.Context) error {
 		return err
 	}
 	return s.answerRunbookRun(c, http.StatusAccepted, run)
+}
+
+// cancelRunbookRun cancels a run's workflow, which cancels its running step
+// and records the run's end (cancelled) itself; a run that has already
+// finished is a conflict.
+func (s *Server) cancelRunbookRun(c echo.Context) error {
+	run, err := s.installRunbookRun(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	asked, err := s.cancelWorkflow(ctx, "runbook run", run.WorkflowID, store.RunbookRunDone(run), func() (bool, error) {
+		run, err = s.store.GetRunbookRun(ctx, run.OrgID, run.ID)
+		return store.RunbookRunDone(run), err
+	})
+	switch {
+	case err != nil:
+		return err
+	case asked:
+		return s.answerRunbookRun(c, http.StatusAccepted, run)
+	}
+	return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "runbook run %s has already finished (%s)", run.ID, run.Status)
 }

@@ -810,6 +810,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/approve (the `ApproveRunbookRun` operationId).
 	ApproveRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CancelRunbookRun Cancel a runbook run
+	//
+	// Cancels the run's workflow: its running step's action run or operation is cancelled (as their own cancel does), a gate stops waiting; that step ends cancelled, the steps after it skipped, the run cancelled (it can be resumed). Answers at once (poll the run); a run that has already finished is 409.
+	//
+	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/cancel (the `CancelRunbookRun` operationId).
+	CancelRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ResumeRunbookRun Resume a failed runbook run from its failed step
 	//
 	// Steps that succeeded are not run again. 409 when the run has not failed or been cancelled.
@@ -2864,6 +2871,23 @@ func (c *Client) GetRunbookRun(ctx context.Context, id string, runbookRun string
 // Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/approve (the `ApproveRunbookRun` operationId).
 func (c *Client) ApproveRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewApproveRunbookRunRequest(c.Server, id, runbookRun)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelRunbookRun Cancel a runbook run
+//
+// Cancels the run's workflow: its running step's action run or operation is cancelled (as their own cancel does), a gate stops waiting; that step ends cancelled, the steps after it skipped, the run cancelled (it can be resumed). Answers at once (poll the run); a run that has already finished is 409.
+//
+// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/cancel (the `CancelRunbookRun` operationId).
+func (c *Client) CancelRunbookRun(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelRunbookRunRequest(c.Server, id, runbookRun)
 	if err != nil {
 		return nil, err
 	}
@@ -6940,6 +6964,47 @@ func NewApproveRunbookRunRequest(server string, id string, runbookRun string) (*
 	return req, nil
 }
 
+// NewCancelRunbookRunRequest constructs an http.Request for the CancelRunbookRun method
+func NewCancelRunbookRunRequest(server string, id string, runbookRun string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runbook_run", runbookRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/runbook-runs/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewResumeRunbookRunRequest constructs an http.Request for the ResumeRunbookRun method
 func NewResumeRunbookRunRequest(server string, id string, runbookRun string) (*http.Request, error) {
 	var err error
@@ -9664,6 +9729,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/approve (the `ApproveRunbookRun` operationId).
 	ApproveRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*ApproveRunbookRunResponse, error)
+
+	// CancelRunbookRunWithResponse Cancel a runbook run
+	//
+	// Cancels the run's workflow: its running step's action run or operation is cancelled (as their own cancel does), a gate stops waiting; that step ends cancelled, the steps after it skipped, the run cancelled (it can be resumed). Answers at once (poll the run); a run that has already finished is 409.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/cancel (the `CancelRunbookRun` operationId).
+	CancelRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*CancelRunbookRunResponse, error)
 
 	// ResumeRunbookRunWithResponse Resume a failed runbook run from its failed step
 	//
@@ -15200,6 +15274,82 @@ func (r ApproveRunbookRunResponse) ContentType() string {
 	return ""
 }
 
+type CancelRunbookRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *RunbookRun
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CancelRunbookRunResponse) GetJSON202() *RunbookRun {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelRunbookRunResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelRunbookRunResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelRunbookRunResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelRunbookRunResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelRunbookRunResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelRunbookRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelRunbookRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelRunbookRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelRunbookRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ResumeRunbookRunResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19561,6 +19711,21 @@ func (c *ClientWithResponses) ApproveRunbookRunWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseApproveRunbookRunResponse(rsp)
+}
+
+// CancelRunbookRunWithResponse Cancel a runbook run
+//
+// Cancels the run's workflow: its running step's action run or operation is cancelled (as their own cancel does), a gate stops waiting; that step ends cancelled, the steps after it skipped, the run cancelled (it can be resumed). Answers at once (poll the run); a run that has already finished is 409.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/runbook-runs/{runbook_run}/cancel (the `CancelRunbookRun` operationId).
+func (c *ClientWithResponses) CancelRunbookRunWithResponse(ctx context.Context, id string, runbookRun string, reqEditors ...RequestEditorFn) (*CancelRunbookRunResponse, error) {
+	rsp, err := c.CancelRunbookRun(ctx, id, runbookRun, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelRunbookRunResponse(rsp)
 }
 
 // ResumeRunbookRunWithResponse Resume a failed runbook run from its failed step
@@ -24376,6 +24541,67 @@ func ParseApproveRunbookRunResponse(rsp *http.Response) (*ApproveRunbookRunRespo
 	}
 
 	response := &ApproveRunbookRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest RunbookRun
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelRunbookRunResponse parses an HTTP response from a CancelRunbookRunWithResponse call
+func ParseCancelRunbookRunResponse(rsp *http.Response) (*CancelRunbookRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelRunbookRunResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}

@@ -73,3 +73,8 @@ type RunbookApproval struct {
 func RunbookRunWorkflowID(installID, runbook, runID string) string {
 	return installPrefix(installID) + "runbook/" + runbook + "/" + runID
 }
+
+// RunbookStepCancelled is why a step ended when its run was cancelled: the
+// step is recorded cancelled (its action run or operation was asked to
+// cancel, its gate stopped waiting).
+const RunbookStepCancelled = "cancelled"

@@ -89,3 +89,39 @@ func TestRunbookFailsIsFixedAndResumed(t *testing.T) {
 	}
 	s.replay(run.WorkflowID)
 }
+
+// Cancelled with the CLI while it waits at its gate, a run ends cancelled:
+// the gate cancelled, check skipped, approving and cancelling again
+// refused. Resumed, it does not run migrate or deploy_api again and waits
+// at the gate anew.
+func TestRunbookCancelledAtItsGateAndResumed(t *testing.T) {
+	s, c := newCLIStack(t)
+	s.startRunner()
+	s.syncConfig("testdata/runbook-app")
+	inst := s.install.ID
+	s.provisioned(inst, 5*time.Minute)
+	var run wire.RunbookRun
+	c.json("", &run, "runbooks", "run", inst, "release", "--input", "version=v8", "--input", "marker="+filepath.Join(t.TempDir(), "ready"), "--wait")
+	if run.Status != "waiting_approval" {
+		t.Fatalf("run %+v, want it waiting at the gate", run)
+	}
+	migrate := run.Steps[0].ActionRunID
+	c.fails(6, "runbook run "+run.ID+" cancelled", "runbooks", "cancel", inst, run.ID, "--wait")
+	c.json("", &run, "runbooks", "show", inst, run.ID)
+	if run.Status != "cancelled" || run.FinishedAt == nil || run.Steps[0].Status != "succeeded" || run.Steps[1].Status != "succeeded" ||
+		run.Steps[2].Status != "cancelled" || run.Steps[3].Status != "skipped" {
+		t.Fatalf("cancelled run %+v", run)
+	}
+	path := "/v1/installs/" + inst + "/runbook-runs/" + run.ID
+	for _, verb := range []string{"approve", "cancel"} {
+		if code := s.do("POST", path+"/"+verb, nil, nil); code != http.StatusConflict {
+			t.Errorf("%s a cancelled run: %d, want 409", verb, code)
+		}
+	}
+	s.replay(run.WorkflowID) // the cancelled execution
+
+	c.json("", &run, "runbooks", "resume", inst, run.ID, "--wait")
+	if run.Status != "waiting_approval" || run.Steps[0].ActionRunID != migrate || run.Steps[2].Status != "waiting_approval" {
+		t.Fatalf("resumed run %+v, want it at the gate again, migrate as it was", run)
+	}
+}

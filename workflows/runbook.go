@@ -16,9 +16,11 @@ import (
 // same ID, does not run again what succeeded), and stops at the first step
 // that fails. An action step runs its action run as a child ActionRun; a
 // deploy or reprovision step runs its operation as a child of the
-// operation's own workflow (abandoned, not killed, if the run ends: the
-// operation frees the install itself); an approval gate waits for
-// RunbookApproveSignal. Its inputs stay in the store.
+// operation's own workflow; an approval gate waits for
+// RunbookApproveSignal. Cancelling the run asks the running child to cancel
+// (an operation then ends cancelled and frees the install itself, as when
+// its own cancel is asked) or ends the gate's wait. Its inputs stay in the
+// store.
 func RunbookRun(ctx workflow.Context, in contract.RunbookRunInput) (contract.RunbookRunResult, error) {
 	out := contract.RunbookRunResult{RunID: in.RunID}
 	var plan contract.RunbookRunPlan
@@ -69,7 +71,7 @@ func runRunbookStep(ctx workflow.Context, plan contract.RunbookRunPlan, s contra
 		why = runStepWorkflow(ctx, start)
 	}
 	if ctx.Err() != nil {
-		why = "cancelled"
+		why = contract.RunbookStepCancelled
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var end contract.RunbookStepEnd

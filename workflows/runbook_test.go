@@ -25,6 +25,19 @@ type runbookRecord struct {
 	runError string
 	at       map[string]time.Duration // when a step began, since the start
 	approved bool                     // the store says the gate is approved
+	block    bool                     // the children run until cancelled
+}
+
+// child records a child workflow, and when r.block, runs it until it is
+// cancelled (recorded "cancelled <name>").
+func (r *runbookRecord) child(ctx workflow.Context, name string) error {
+	r.note(func() { r.children = append(r.children, name) })
+	if !r.block {
+		return nil
+	}
+	err := workflow.Await(ctx, func() bool { return false })
+	r.note(func() { r.children = append(r.children, "cancelled "+name) })
+	return err
 }
 
 func (r *runbookRecord) note(f func()) {
@@ -67,18 +80,18 @@ func runbookEnv(t *testing.T, done, fail map[int]bool, locked int) (*testsuite.T
 		}
 		return contract.RunbookStepStart{}, nil
 	})
-	env.RegisterWorkflowWithOptions(func(_ workflow.Context, in contract.ActionRunInput) (contract.ActionRunResult, error) {
-		rec.note(func() { rec.children = append(rec.children, "ActionRun "+in.RunID) })
-		return contract.ActionRunResult{RunID: in.RunID}, nil
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in contract.ActionRunInput) (contract.ActionRunResult, error) {
+		return contract.ActionRunResult{RunID: in.RunID}, rec.child(ctx, "ActionRun "+in.RunID)
 	}, workflow.RegisterOptions{Name: contract.WorkflowActionRun})
-	env.RegisterWorkflowWithOptions(func(_ workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
-		rec.note(func() { rec.children = append(rec.children, "DeployComponent "+in.OperationID) })
-		return contract.OperationResult{}, nil
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in contract.OperationInput) (contract.OperationResult, error) {
+		return contract.OperationResult{}, rec.child(ctx, "DeployComponent "+in.OperationID)
 	}, workflow.RegisterOptions{Name: contract.WorkflowDeployComponent})
 	env.OnActivity(contract.FinishRunbookStep, mockAny, "rbr_1", mockAny, mockAny).Return(
 		func(_ context.Context, _ string, i int, why string) (contract.RunbookStepEnd, error) {
 			end := contract.RunbookStepEnd{Status: string(status.JobSucceeded)}
 			switch {
+			case why == contract.RunbookStepCancelled:
+				end = contract.RunbookStepEnd{Status: string(status.JobCancelled), Error: why}
 			case why != "":
 				end = contract.RunbookStepEnd{Status: string(status.JobFailed), Error: why}
 			case i == locked:
@@ -199,7 +212,38 @@ func TestCancellingARunbookRunAtTheGateRecordsItCancelled(t *testing.T) {
 	env, rec := runbookEnv(t, nil, nil, -1)
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
 	env.ExecuteWorkflow(RunbookRun, contract.RunbookRunInput{RunID: "rbr_1"})
-	if rec.runEnd != status.JobCancelled || rec.ends[2] != string(status.JobFailed) || len(rec.begun) != 3 {
+	if rec.runEnd != status.JobCancelled || rec.ends[2] != string(status.JobCancelled) || len(rec.begun) != 3 {
 		t.Fatalf("run %s, ends %v, begun %v", rec.runEnd, rec.ends, rec.begun)
+	}
+}
+
+// Cancelling a run while its action step or its deploy step runs asks that
+// child workflow to cancel; the step ends cancelled, no later step begins,
+// and the run ends cancelled.
+func TestCancellingARunbookRunCancelsItsRunningStep(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		done  map[int]bool
+		step  int
+		child string
+	}{
+		{"action", nil, 0, "ActionRun act_0"},
+		{"deploy", map[int]bool{0: true}, 1, "DeployComponent op_1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, rec := runbookEnv(t, tc.done, nil, -1)
+			rec.block = true
+			env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+			env.ExecuteWorkflow(RunbookRun, contract.RunbookRunInput{RunID: "rbr_1"})
+			if rec.runEnd != status.JobCancelled || rec.runError != "cancelled" {
+				t.Fatalf("run %s %q, want cancelled", rec.runEnd, rec.runError)
+			}
+			if !reflect.DeepEqual(rec.begun, []int{tc.step}) || rec.ends[tc.step] != string(status.JobCancelled) {
+				t.Errorf("begun %v, ends %v: step %d must end cancelled, none after it begin", rec.begun, rec.ends, tc.step)
+			}
+			if !reflect.DeepEqual(rec.children, []string{tc.child, "cancelled " + tc.child}) {
+				t.Errorf("children %v: %s must be cancelled", rec.children, tc.child)
+			}
+		})
 	}
 }

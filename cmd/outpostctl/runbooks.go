@@ -12,10 +12,11 @@ import (
 )
 
 func (c *cli) runbooksCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "runbooks", Short: "List, run, approve and resume the vendor's runbooks on an install"}
+	cmd := &cobra.Command{Use: "runbooks", Short: "List, run, approve, resume and cancel the vendor's runbooks on an install"}
 	cmd.AddCommand(c.runbooksListCmd(), c.runbooksRunCmd(), c.runbooksRunsCmd(), c.runbooksShowCmd(),
 		c.runbookRunCmd("approve", "Approve the gate a runbook run waits at"),
-		c.runbookRunCmd("resume", "Resume a failed runbook run from its failed step (steps that succeeded are not run again)"))
+		c.runbookRunCmd("resume", "Resume a failed or cancelled runbook run from its failed step (steps that succeeded are not run again)"),
+		c.runbookRunCmd("cancel", "Cancel a runbook run: its running step's action run or operation is cancelled, a gate stops waiting"))
 	return cmd
 }
 
@@ -53,29 +54,46 @@ func (c *cli) runbooksRunCmd() *cobra.Command {
 		})
 }
 
-// runbookRunCmd is approve or resume: a POST on a run.
+// runbookRunCmd is approve, resume or cancel: a POST on a run.
 func (c *cli) runbookRunCmd(verb, short string) *cobra.Command {
 	var wait bool
 	cmd := c.installCmd(verb+" INSTALL RUN_ID [--wait]", short, 2,
 		func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
-			var run apiclient.RunbookRun
-			if verb == "approve" {
-				r, err := check(a.ApproveRunbookRunWithResponse(ctx, inst.Id, args[1]))
-				if err != nil {
-					return noRun(err, "runbook", args)
-				}
-				run = *r.JSON202
-			} else {
-				r, err := check(a.ResumeRunbookRunWithResponse(ctx, inst.Id, args[1]))
-				if err != nil {
-					return noRun(err, "runbook", args)
-				}
-				run = *r.JSON202
+			run, err := a.postRunbookRun(ctx, verb, inst.Id, args[1])
+			if err != nil {
+				return noRun(err, "runbook", args)
 			}
 			return waitAndShow(ctx, run, wait, a.awaitRunbookRun, c.showRunbookRun)
 		})
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the run has finished or waits for approval")
 	return cmd
+}
+
+// postRunbookRun approves, resumes or cancels a run.
+func (a *api) postRunbookRun(ctx context.Context, verb, installID, runID string) (apiclient.RunbookRun, error) {
+	var run *apiclient.RunbookRun
+	var err error
+	switch verb {
+	case "approve":
+		var r *apiclient.ApproveRunbookRunResponse
+		if r, err = check(a.ApproveRunbookRunWithResponse(ctx, installID, runID)); err == nil {
+			run = r.JSON202
+		}
+	case "resume":
+		var r *apiclient.ResumeRunbookRunResponse
+		if r, err = check(a.ResumeRunbookRunWithResponse(ctx, installID, runID)); err == nil {
+			run = r.JSON202
+		}
+	default:
+		var r *apiclient.CancelRunbookRunResponse
+		if r, err = check(a.CancelRunbookRunWithResponse(ctx, installID, runID)); err == nil {
+			run = r.JSON202
+		}
+	}
+	if err != nil {
+		return apiclient.RunbookRun{}, err
+	}
+	return *run, nil
 }
 
 // awaitRunbookRun reads the run again until it has finished or waits at a

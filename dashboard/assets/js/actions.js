@@ -95,7 +95,7 @@ function toggleForm(a, base, state, reload) {
 // field is one typed input: a password field when sensitive, a checkbox for
 // a bool, JSON text for a list or map. value() is its text, or undefined
 // (not sent: the default applies).
-function field(i) {
+export function field(i) {
   const id = `input-${i.name}`;
   let control;
   if (i.type === "bool") {
@@ -156,7 +156,7 @@ function runsView(runs, state, reload) {
 }
 
 // pairs are a name/value list's dt and dd, sensitive values masked.
-function pairs(values) {
+export function pairs(values) {
   return Object.keys(values).sort().map((k) => [h("dt", {}, k), values[k] === SENSITIVE
     ? h("dd", { class: "masked" }, "•••••• sensitive") : h("dd", { class: "mono" }, values[k])]);
 }

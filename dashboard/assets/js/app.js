@@ -6,6 +6,7 @@ import { signInView } from "./signin.js";
 import { installsView } from "./installs.js";
 import { installView } from "./install.js";
 import { operationView } from "./operation.js";
+import { runbookRunView } from "./runbookrun.js";
 import { appsView } from "./appsview.js";
 import { appView } from "./appview.js";
 import { releasesView } from "./releases.js";
@@ -19,6 +20,7 @@ let timer = 0;
 
 const routes = [
   [/^#\/installs\/([\w-]+)\/operations\/([\w-]+)$/, operationView],
+  [/^#\/installs\/([\w-]+)\/runbook-runs\/([\w-]+)$/, runbookRunView],
   [/^#\/installs\/([\w-]+)$/, installView],
   [/^#\/installs$/, installsView],
   [/^#\/apps\/([\w-]+)\/releases$/, releasesView],

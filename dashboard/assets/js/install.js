@@ -1,21 +1,24 @@
 // An install: its components and their status, outputs (sensitive ones
 // masked: the API never sends their values), inputs, operations with their
 // steps, the buttons the API allows, each confirmed first, and the app's
-// actions with their runs (actions.js), and its health (health.js).
+// actions with their runs (actions.js), its runbooks with their runs
+// (runbooks.js), and its health (health.js).
 import * as api from "./api.js";
 import { h, badge, when, duration, confirm, errorBox, opTitle } from "./ui.js";
 import { componentsView } from "./components.js";
 import { stepsTable, jobsOf } from "./steps.js";
 import { loadActions, actionsPanel } from "./actions.js";
+import { loadRunbooks, runbooksPanel } from "./runbooks.js";
 import { healthFact, healthView } from "./health.js";
 
 async function load([id], state) {
   state.open ||= new Set();
   const base = `/installs/${id}`;
-  const [inst, comps, outputs, ops, drift, windows, bundles, acts, health] = await Promise.all([
+  const [inst, comps, outputs, ops, drift, windows, bundles, acts, health, books] = await Promise.all([
     api.get(base), api.get(`${base}/components`), api.get(`${base}/outputs`), api.get(`${base}/operations?limit=10`),
     api.get(`${base}/drift`), api.get(`${base}/maintenance-windows`), api.get(`${base}/support-bundles?limit=10`),
-    loadActions(base, state.actions ||= {}), api.get(`${base}/health`)]);
+    loadActions(base, state.actions ||= {}), api.get(`${base}/health`),
+    loadRunbooks(base, state.runbooks ||= {})]);
   const [app, runner] = await Promise.all([
     api.get(`/apps/${inst.data.app_id}`),
     inst.data.runner ? api.get(`/runners/${inst.data.runner.id}`) : Promise.resolve({ data: null, changed: false })]);
@@ -25,10 +28,10 @@ async function load([id], state) {
   const wanted = list.filter((op, i) => i === 0 || state.open.has(op.id));
   const full = await Promise.all(wanted.map((op) => api.get(`${base}/operations/${op.id}`)));
   const detail = new Map(full.map((f) => [f.data.id, f.data]));
-  const changed = [inst, comps, outputs, ops, drift, windows, bundles, acts, health, app, runner, ...full].some((r) => r.changed);
+  const changed = [inst, comps, outputs, ops, drift, windows, bundles, acts, health, books, app, runner, ...full].some((r) => r.changed);
   return { changed, data: { inst: inst.data, app: app.data, runner: runner.data, components: comps.data.components,
     outputs: outputs.data.outputs, ops: list.map((op) => detail.get(op.id) || op), drift: drift.data.components,
-    windows: windows.data, bundles: bundles.data.support_bundles, actions: acts.data, health: health.data } };
+    windows: windows.data, bundles: bundles.data.support_bundles, actions: acts.data, health: health.data, runbooks: books.data } };
 }
 
 function render(d, _params, state, reload) {
@@ -63,6 +66,8 @@ function render(d, _params, state, reload) {
     operations(d.ops, state, reload),
     h("h2", {}, "Actions"),
     actionsPanel(d.actions, base, state.actions, reload),
+    h("h2", {}, "Runbooks"),
+    runbooksPanel(d.runbooks, base, state.runbooks, reload),
     h("h2", {}, "Support bundles"),
     bundlesView(inst, d.bundles, act));
 }
