@@ -50,6 +50,8 @@ var All = []Migration{
 	{32, "release keys per org, sealed", v32},
 	{33, "the notification outbox; runner_offline_minutes of subscriptions", v33},
 	{34, "exclusive action runs; health results of health-check actions", v34},
+	{35, "reserved", reserved},
+	{36, "runners' platforms", v36},
 }
 
 // reserved stands for another branch's migration until it is merged.
