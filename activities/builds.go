@@ -28,6 +28,7 @@ type buildStore interface {
 	FinishBuild(ctx context.Context, buildID string, art *store.BuildArtifact, errMsg string) error
 	SubscribeBuild(buildID string) (<-chan struct{}, func())
 	EnsureBuildRunner(ctx context.Context, orgID string) (store.Runner, error)
+	AppRunnerPlatforms(ctx context.Context, orgID, appID string) ([]string, error)
 	EnqueueJob(ctx context.Context, spec store.JobSpec) (store.Job, bool, error)
 	UpdateStep(ctx context.Context, opID, name string, change store.StepChange) error
 }
@@ -114,6 +115,10 @@ func (a *Builds) buildManifest(ctx context.Context, b store.Build) (protocol.OCI
 		m.Image = &protocol.OCIImageSource{Reference: in.Image, PlainHTTP: in.PlainHTTP}
 	case protocol.OCIBuildDockerImage:
 		m.Docker = dockerBuild(in)
+	case protocol.OCIBuildTerraformModule:
+		if m.Platforms, err = a.store.AppRunnerPlatforms(ctx, b.OrgID, b.AppID); err != nil {
+			return protocol.OCIManifest{}, err
+		}
 	}
 	return m, nil
 }

@@ -318,7 +318,7 @@ func (e *testEnv) badCredentials(a matrixIDs) map[string]string {
 	e.call("DELETE", "/v1/tokens/"+tok.ID, nil, 204, nil)
 	var reg wire.RegistrationToken
 	e.call("POST", "/v1/runners/"+a["runners"]+"/registration-token", nil, 200, &reg)
-	_, runnerTok, err := e.store.RegisterRunner(context.Background(), reg.RegistrationToken, "matrix", "1", nil)
+	_, runnerTok, err := e.store.RegisterRunner(context.Background(), reg.RegistrationToken, store.RunnerInfo{Name: "matrix", Version: "1"})
 	if err != nil {
 		e.t.Fatal(err)
 	}

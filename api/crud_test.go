@@ -122,7 +122,7 @@ func TestInstallShowsRegistrationTokenOnceAndHidesSensitiveInputs(t *testing.T) 
 	}
 
 	// The token shown is the one that works, once.
-	if _, _, err := e.store.RegisterRunner(ctx, created.Runner.RegistrationToken, "host-1", "1.0.0", []string{"terraform"}); err != nil {
+	if _, _, err := e.store.RegisterRunner(ctx, created.Runner.RegistrationToken, store.RunnerInfo{Name: "host-1", Version: "1.0.0", Capabilities: []string{"terraform"}}); err != nil {
 		t.Fatalf("register with the token from the create answer: %v", err)
 	}
 
@@ -164,13 +164,13 @@ func TestRunners(t *testing.T) {
 	if first.RunnerID != inst.Runner.ID || first.RegistrationToken == second.RegistrationToken {
 		t.Fatalf("rotated tokens: %+v %+v", first, second)
 	}
-	if _, _, err := e.store.RegisterRunner(ctx, first.RegistrationToken, "h", "1", nil); !errors.Is(err, store.ErrUnauthorized) {
+	if _, _, err := e.store.RegisterRunner(ctx, first.RegistrationToken, store.RunnerInfo{Name: "h", Version: "1"}); !errors.Is(err, store.ErrUnauthorized) {
 		t.Fatalf("a replaced registration token still works: %v", err)
 	}
-	if _, _, err := e.store.RegisterRunner(ctx, inst.Runner.RegistrationToken, "h", "1", nil); !errors.Is(err, store.ErrUnauthorized) {
+	if _, _, err := e.store.RegisterRunner(ctx, inst.Runner.RegistrationToken, store.RunnerInfo{Name: "h", Version: "1"}); !errors.Is(err, store.ErrUnauthorized) {
 		t.Fatalf("the original registration token still works: %v", err)
 	}
-	_, runnerToken, err := e.store.RegisterRunner(ctx, second.RegistrationToken, "host-1", "1.2.3", []string{"terraform", "helm"})
+	_, runnerToken, err := e.store.RegisterRunner(ctx, second.RegistrationToken, store.RunnerInfo{Name: "host-1", Version: "1.2.3", Capabilities: []string{"terraform", "helm"}})
 	if err != nil {
 		t.Fatalf("register with the rotated token: %v", err)
 	}

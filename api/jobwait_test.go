@@ -43,7 +43,7 @@ func TestQueuedJobSaysWhy(t *testing.T) {
 	want(first, waitRunnerOffline, 1, "has never connected")
 	want(second, waitRunnerOffline, 2, "has never connected")
 
-	if _, _, err := e.store.RegisterRunner(ctx, inst.Runner.RegistrationToken, "host-1", "1.2.3", nil); err != nil {
+	if _, _, err := e.store.RegisterRunner(ctx, inst.Runner.RegistrationToken, store.RunnerInfo{Name: "host-1", Version: "1.2.3"}); err != nil {
 		t.Fatal(err)
 	}
 	want(second, waitQueue, 2, "online with 0 job(s) running; this job is number 2")

@@ -24,7 +24,7 @@ func (s *Server) runnerView(r store.Runner, load store.RunnerLoad) wire.Runner {
 		status, since = runnerOnline, r.OnlineSince
 	}
 	return wire.Runner{ID: r.ID, OrgID: r.OrgID, Kind: r.Kind, InstallID: r.InstallID, Name: r.Name, Version: r.Version,
-		Capabilities: nonNil(r.Capabilities), RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status,
+		Platform: r.Platform, Capabilities: nonNil(r.Capabilities), RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status,
 		StatusSince: since, RunningJobs: load.Running, QueuedJobs: load.Queued,
 		ConnectionErrors: views(r.ConnectionErrors, connectionErrorView), CreatedAt: r.CreatedAt,
 		CustomerPolicy: customerPolicyView(r.CustomerPolicy), PausedSince: r.PausedSince, Consents: views(r.Consents, consentView)}

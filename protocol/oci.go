@@ -99,6 +99,10 @@ type OCIManifest struct {
 	Artifact *ArtifactRef `json:"artifact,omitempty"`
 	// Destination is where the artifact goes.
 	Destination OCIDestination `json:"destination"`
+	// Platforms are the "<os>_<arch>" platforms a terraform module's build
+	// vendors providers for besides the build runner's own: those the app's
+	// install runners reported (RegisterRequest.Platform), sorted.
+	Platforms []string `json:"platforms,omitempty"`
 }
 
 // OCIImageSource is an external container image.

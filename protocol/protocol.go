@@ -94,10 +94,14 @@ func (i Intervals) LogBatch() time.Duration { return time.Duration(i.LogBatchMS)
 
 // RegisterRequest exchanges a registration token for a runner token.
 type RegisterRequest struct {
-	RegistrationToken string   `json:"registration_token"`
-	Name              string   `json:"name,omitempty"` // e.g. the host name
-	Version           string   `json:"version,omitempty"`
-	Capabilities      []string `json:"capabilities,omitempty"`
+	RegistrationToken string `json:"registration_token"`
+	Name              string `json:"name,omitempty"` // e.g. the host name
+	Version           string `json:"version,omitempty"`
+	// Platform is the runner's "<os>_<arch>" (linux_amd64), as terraform
+	// names platforms: builds vendor providers for it. An older runner
+	// sends none: its platform is unknown.
+	Platform     string   `json:"platform,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // RegisterResponse carries the runner token (shown once) and the intervals.
@@ -109,7 +113,10 @@ type RegisterResponse struct {
 
 // RunnerHeartbeatRequest reports what the runner is and can do.
 type RunnerHeartbeatRequest struct {
-	Version      string   `json:"version,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Platform: as RegisterRequest.Platform (a runner's binary, so its
+	// platform, may change with an update).
+	Platform     string   `json:"platform,omitempty"`
 	Capabilities []string `json:"capabilities,omitempty"`
 	RunningJobs  int      `json:"running_jobs"`
 	// ConnectionErrors are the runner's failed calls to the gateway since

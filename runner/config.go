@@ -19,12 +19,18 @@ import (
 	"github.com/outpost-dev/outpost/runner/customer"
 	"github.com/outpost-dev/outpost/runner/plugins/runnerupdate"
 	"github.com/outpost-dev/outpost/runner/plugins/terraform"
+	"github.com/outpost-dev/outpost/runner/plugins/terraform/providers"
 	"github.com/outpost-dev/outpost/runner/plugins/toolpath"
 )
 
 // Version is the runner's version, set at build time with
 // -ldflags "-X github.com/outpost-dev/outpost/runner.Version=…".
 var Version = "dev"
+
+// Platform is the runner's "<os>_<arch>" as terraform names platforms
+// (linux_amd64), reported at registration and with heartbeats: builds
+// vendor terraform providers for the platforms of the install runners.
+var Platform = providers.Platform
 
 // Defaults of Config.
 const (

@@ -298,6 +298,7 @@ func (r *Runner) heartbeatRequest() protocol.RunnerHeartbeatRequest {
 		Policy:       &report,
 		Customer:     &state,
 		Version:      Version,
+		Platform:     Platform,
 		Capabilities: r.capabilities,
 		RunningJobs:  int(r.running.Load()),
 		Update:       r.report,

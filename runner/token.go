@@ -81,6 +81,7 @@ func (r *Runner) register(ctx context.Context, registrationToken string) error {
 			RegistrationToken: registrationToken,
 			Name:              r.cfg.Name,
 			Version:           Version,
+			Platform:          Platform,
 			Capabilities:      r.capabilities,
 		})
 	})

@@ -125,8 +125,11 @@ type Runner struct {
 	RegistrationTokenHash *string    `gorm:"size:64;uniqueIndex" json:"-"`
 	RegisteredAt          *time.Time `json:"registered_at,omitempty"`
 	Version               string     `gorm:"size:100" json:"version"`
-	Capabilities          []string   `gorm:"serializer:json;type:text" json:"capabilities"`
-	LastSeenAt            *time.Time `json:"last_seen_at,omitempty"`
+	// Platform is the runner's "<os>_<arch>" as it last reported it ("":
+	// unknown, a runner older than the field).
+	Platform     string     `gorm:"size:40;not null;default:''" json:"platform"`
+	Capabilities []string   `gorm:"serializer:json;type:text" json:"capabilities"`
+	LastSeenAt   *time.Time `json:"last_seen_at,omitempty"`
 	// OnlineSince is when the runner's current unbroken contact began:
 	// its first call after a gap longer than DefaultOnlineWindow.
 	OnlineSince *time.Time `json:"online_since,omitempty"`

@@ -41,7 +41,7 @@ func TestRunnerOnlineSince(t *testing.T) {
 		if got := since(); !got.Equal(back) {
 			t.Fatalf("online since %s after a gap longer than the window, want %s", got, back)
 		}
-		if err := f.s.UpdateRunnerInfo(ctx, f.runner.ID, "v2", nil); err != nil {
+		if err := f.s.UpdateRunnerInfo(ctx, f.runner.ID, store.RunnerInfo{Version: "v2"}); err != nil {
 			t.Fatal(err)
 		}
 		if got := since(); !got.Equal(back) {

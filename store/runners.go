@@ -54,8 +54,17 @@ func (s *Store) RotateRegistrationToken(ctx context.Context, orgID, runnerID str
 	return plain, nil
 }
 
+// RunnerInfo is what a runner reports about itself, at registration (all of
+// it) and with its heartbeats (all but Name).
+type RunnerInfo struct {
+	Name, Version string
+	// Platform is "<os>_<arch>"; "" from a runner that does not say.
+	Platform     string
+	Capabilities []string
+}
+
 // RegisterRunner exchanges a one-time registration token for a runner token.
-func (s *Store) RegisterRunner(ctx context.Context, regToken, name, version string, caps []string) (Runner, string, error) {
+func (s *Store) RegisterRunner(ctx context.Context, regToken string, info RunnerInfo) (Runner, string, error) {
 	if !strings.HasPrefix(regToken, protocol.RegistrationTokenPrefix) {
 		return Runner{}, "", ErrUnauthorized
 	}
@@ -71,8 +80,8 @@ func (s *Store) RegisterRunner(ctx context.Context, regToken, name, version stri
 		now := s.now()
 		// Consume the registration token only if nobody else did meanwhile.
 		res := tx.Model(&Runner{}).Where("id = ? AND registration_token_hash = ?", r.ID, HashToken(regToken)).
-			Updates(seen(now, map[string]any{"registration_token_hash": nil, "registered_at": now, "name": name,
-				"version": version, "capabilities": jsonList(caps)}))
+			Updates(seen(now, map[string]any{"registration_token_hash": nil, "registered_at": now, "name": info.Name,
+				"version": info.Version, "platform": info.Platform, "capabilities": jsonList(info.Capabilities)}))
 		if res.Error != nil {
 			return res.Error
 		}
@@ -141,9 +150,11 @@ func (s *Store) AuthenticateRunner(ctx context.Context, plain string) (Runner, e
 }
 
 // UpdateRunnerInfo records what a runner reported about itself.
-func (s *Store) UpdateRunnerInfo(ctx context.Context, runnerID, version string, caps []string) error {
+// (its Name is not changed).
+func (s *Store) UpdateRunnerInfo(ctx context.Context, runnerID string, info RunnerInfo) error {
 	err := s.db.WithContext(ctx).Model(&Runner{}).Where("id = ?", runnerID).
-		Updates(seen(s.now(), map[string]any{"version": version, "capabilities": jsonList(caps)})).Error
+		Updates(seen(s.now(), map[string]any{"version": info.Version, "platform": info.Platform,
+			"capabilities": jsonList(info.Capabilities)})).Error
 	if err != nil {
 		return fmt.Errorf("update runner: %w", err)
 	}
@@ -274,3 +285,18 @@ func (s *Store) RecordConnectionErrors(ctx context.Context, runnerID string, err
 
 // maxConnectionErrors is how many of a runner's connection errors are kept.
 const maxConnectionErrors = 5
+
+// AppRunnerPlatforms are the platforms the app's install runners reported,
+// distinct and sorted (runners that reported none are left out): those a
+// terraform module's build vendors providers for.
+func (s *Store) AppRunnerPlatforms(ctx context.Context, orgID, appID string) ([]string, error) {
+	var platforms []string
+	err := s.db.WithContext(ctx).Model(&Runner{}).
+		Joins("JOIN installs ON installs.id = runners.install_id").
+		Where("installs.org_id = ? AND installs.app_id = ? AND runners.platform <> ''", orgID, appID).
+		Distinct("runners.platform").Order("runners.platform").Pluck("runners.platform", &platforms).Error
+	if err != nil {
+		return nil, fmt.Errorf("app runner platforms: %w", err)
+	}
+	return platforms, nil
+}

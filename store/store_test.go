@@ -83,11 +83,11 @@ func TestTokensAreHashedAndRevocable(t *testing.T) {
 			t.Fatalf("revoked token authenticated: %v", err)
 		}
 		// Registration is one-time.
-		r, runTok, err := f.s.RegisterRunner(ctx, f.regTok, "host", "v1", []string{"noop"})
+		r, runTok, err := f.s.RegisterRunner(ctx, f.regTok, store.RunnerInfo{Name: "host", Version: "v1", Capabilities: []string{"noop"}})
 		if err != nil || r.ID != f.runner.ID {
 			t.Fatalf("register: %v", err)
 		}
-		if _, _, err := f.s.RegisterRunner(ctx, f.regTok, "host", "v1", nil); !errors.Is(err, store.ErrUnauthorized) {
+		if _, _, err := f.s.RegisterRunner(ctx, f.regTok, store.RunnerInfo{Name: "host", Version: "v1"}); !errors.Is(err, store.ErrUnauthorized) {
 			t.Fatalf("second registration with the same token: %v, want unauthorized", err)
 		}
 		got, err := f.s.AuthenticateRunner(ctx, runTok)

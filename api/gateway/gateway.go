@@ -126,6 +126,7 @@ type runnerState struct {
 	waiters   map[chan struct{}]struct{}
 	seen      bool // seen since the last touch flush
 	version   string
+	platform  string
 	caps      string
 	infoKnown bool
 	// customer is the policy digest, pause and consents last recorded;
@@ -405,7 +406,11 @@ func (g *Gateway) register(c echo.Context) error {
 	if req.RegistrationToken == "" {
 		return apierr.Invalid("registration_token", "is required")
 	}
-	r, tok, err := g.store.RegisterRunner(c.Request().Context(), req.RegistrationToken, req.Name, req.Version, req.Capabilities)
+	if err := checkPlatform(req.Platform); err != nil {
+		return err
+	}
+	r, tok, err := g.store.RegisterRunner(c.Request().Context(), req.RegistrationToken,
+		store.RunnerInfo{Name: req.Name, Version: req.Version, Platform: req.Platform, Capabilities: req.Capabilities})
 	if err != nil {
 		if errors.Is(err, store.ErrUnauthorized) {
 			att := g.cfg.AuthLimiter.Begin(c.Request(), protocol.RegistrationTokenPrefix, req.RegistrationToken)
@@ -415,7 +420,7 @@ func (g *Gateway) register(c echo.Context) error {
 		}
 		return apierr.FromStore(err)
 	}
-	g.log.Info("gateway: runner registered", "runner", r.ID, "kind", r.Kind, "name", req.Name, "version", req.Version)
+	g.log.Info("gateway: runner registered", "runner", r.ID, "kind", r.Kind, "name", req.Name, "version", req.Version, "platform", req.Platform)
 	return c.JSON(http.StatusOK, protocol.RegisterResponse{RunnerID: r.ID, Token: tok, Intervals: g.iv})
 }
 
@@ -427,6 +432,9 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 	if err := checkRound("end_round", req.EndRound); err != nil {
 		return err
 	}
+	if err := checkPlatform(req.Platform); err != nil {
+		return err
+	}
 	r := runnerFrom(c)
 	caps := strings.Join(req.Capabilities, ",")
 	g.mu.Lock()
@@ -434,7 +442,7 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 	// A heartbeat ending a round is the runner stopping its claims, often as
 	// it shuts down: during a rolling update, the old pod's. It says nothing
 	// new of the runner, so it does not record its version.
-	changed := req.EndRound == "" && (!st.infoKnown || st.version != req.Version || st.caps != caps)
+	changed := req.EndRound == "" && (!st.infoKnown || st.version != req.Version || st.platform != req.Platform || st.caps != caps)
 	st.seen = true
 	g.mu.Unlock()
 	if req.EndRound != "" {
@@ -450,11 +458,12 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 		g.log.Warn("gateway: runner update rolled back", "runner", r.ID, "update", req.Update.UpdateID, "reason", req.Update.Reason)
 	}
 	if changed {
-		if err := g.store.UpdateRunnerInfo(c.Request().Context(), r.ID, req.Version, req.Capabilities); err != nil {
+		if err := g.store.UpdateRunnerInfo(c.Request().Context(), r.ID,
+			store.RunnerInfo{Version: req.Version, Platform: req.Platform, Capabilities: req.Capabilities}); err != nil {
 			return err
 		}
 		g.mu.Lock()
-		st.version, st.caps, st.infoKnown = req.Version, caps, true
+		st.version, st.platform, st.caps, st.infoKnown = req.Version, req.Platform, caps, true
 		g.mu.Unlock()
 	}
 	if req.EndRound == "" {
@@ -567,4 +576,13 @@ func (g *Gateway) complete(c echo.Context) error {
 	}
 	g.helmJobDone(r.ID, ran.Type, req.Status)
 	return c.JSON(http.StatusOK, map[string]string{"status": req.Status})
+}
+
+// checkPlatform: a runner's platform is "" (an older runner: unknown) or
+// terraform's "<os>_<arch>".
+func checkPlatform(p string) error {
+	if p != "" && !protocol.ValidPlatform(p) {
+		return apierr.Invalid("platform", "must be <os>_<arch> as terraform names platforms, e.g. linux_amd64")
+	}
+	return nil
 }

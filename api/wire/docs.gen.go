@@ -367,6 +367,7 @@ var docs = map[string]string{
 	"Runner.CustomerPolicy":              "the customer's policy, as the runner last reported it (null: an older runner that reports none)",
 	"Runner.Kind":                        "install or build",
 	"Runner.PausedSince":                 "set while the customer has paused the runner: it claims no job, and operations wait",
+	"Runner.Platform":                    "\"<os>_<arch>\" as terraform names platforms (linux_amd64): builds vendor providers for it; \"\" when the runner reported none (an older runner)",
 	"Runner.QueuedJobs":                  "its jobs waiting to be claimed",
 	"Runner.RunningJobs":                 "its jobs under way",
 	"Runner.StatusSince":                 "online: since its first call after a gap; offline: its last call; null when never seen",

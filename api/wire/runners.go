@@ -8,10 +8,13 @@ type Runner struct {
 	ID    string `json:"id" required:"true"`
 	OrgID string `json:"org_id" required:"true"`
 	// install or build
-	Kind         string     `json:"kind" required:"true"`
-	InstallID    *string    `json:"install_id" required:"true" nullable:"true"`
-	Name         string     `json:"name"`
-	Version      string     `json:"version" required:"true"`
+	Kind      string  `json:"kind" required:"true"`
+	InstallID *string `json:"install_id" required:"true" nullable:"true"`
+	Name      string  `json:"name"`
+	Version   string  `json:"version" required:"true"`
+	// "<os>_<arch>" as terraform names platforms (linux_amd64): builds vendor providers for it; "" when the runner
+	// reported none (an older runner)
+	Platform     string     `json:"platform" required:"true"`
 	Capabilities []string   `json:"capabilities" required:"true"`
 	RegisteredAt *time.Time `json:"registered_at" nullable:"true"`
 	LastSeenAt   *time.Time `json:"last_seen_at" required:"true" nullable:"true"`

@@ -36,9 +36,9 @@ func (c *cli) runnersListCmd() *cobra.Command {
 					if rn.InstallId != nil {
 						install = *rn.InstallId
 					}
-					rows = append(rows, []string{rn.Id, rn.Kind, install, string(rn.Status), lastSeen(rn), rn.Version})
+					rows = append(rows, []string{rn.Id, rn.Kind, install, string(rn.Status), lastSeen(rn), rn.Version, orUnknown(rn.Platform)})
 				}
-				return table(c.stdout, "ID\tKIND\tINSTALL\tSTATUS\tLAST SEEN\tVERSION", rows)
+				return table(c.stdout, "ID\tKIND\tINSTALL\tSTATUS\tLAST SEEN\tVERSION\tPLATFORM", rows)
 			})
 		},
 	}
@@ -82,15 +82,11 @@ func (c *cli) showRunner(r apiclient.Runner) {
 		of = "install " + *r.InstallId
 	}
 	fmt.Fprintf(w, "runner %s (%s runner, %s): %s, %s\n", r.Id, r.Kind, of, r.Status, lastSeen(r))
-	version := r.Version
-	if version == "" {
-		version = "unknown"
-	}
 	registered := "not registered yet"
 	if r.RegisteredAt != nil {
 		registered = "registered " + stamp(*r.RegisteredAt)
 	}
-	fmt.Fprintf(w, "version %s, %s\n", version, registered)
+	fmt.Fprintf(w, "version %s, platform %s, %s\n", orUnknown(r.Version), orUnknown(r.Platform), registered)
 	if len(r.Capabilities) > 0 {
 		fmt.Fprintf(w, "capabilities: %s\n", strings.Join(r.Capabilities, ", "))
 	}
@@ -248,4 +244,12 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// orUnknown is a fact a runner reported, or "unknown" when it reported none.
+func orUnknown(fact string) string {
+	if fact == "" {
+		return "unknown"
+	}
+	return fact
 }

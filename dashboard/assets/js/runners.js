@@ -1,4 +1,4 @@
-// The runners: online or offline, last seen, version, capabilities, the
+// The runners: online or offline, last seen, version, platform, capabilities, the
 // install each serves and, for an install's runner, its helm install line
 // (the token stays a <TOKEN> placeholder: the API never sends one here).
 import * as api from "./api.js";
@@ -46,6 +46,7 @@ function card({ r, install, helm }, state, reload) {
       r.status_since ? [h("dt", {}, r.status === "online" ? "Online since" : "Offline since"),
         h("dd", { "data-status-since": "" }, when(r.status_since))] : null,
       [h("dt", {}, "Version"), h("dd", { class: "mono" }, r.version || "—")],
+      [h("dt", {}, "Platform"), h("dd", { class: "mono", "data-platform": "" }, r.platform || "unknown")],
       [h("dt", {}, "Capabilities"), h("dd", {}, (r.capabilities || []).join(", ") || "—")],
       [h("dt", {}, "Jobs"), h("dd", { "data-jobs": "" }, `${r.running_jobs} running, ${r.queued_jobs} queued`)],
       lastError(r)),

@@ -39,7 +39,9 @@ func (p *plugin) vendorProviders(ctx context.Context, log io.Writer, run plugins
 	}
 	tfEnv := providers.TerraformEnv(run.Env, empty)
 	logf(log, "resolving the module's providers: %s init, with the CLI configuration %s", bin, providers.CLIConfig(tfEnv))
-	v, err := providers.Vendor(ctx, bin, dir, tfEnv, log)
+	platforms := providers.Platforms(providers.Platform, p.m.Platforms)
+	logf(log, "vendoring providers for %s (this build runner's, then the install runners')", strings.Join(platforms, ", "))
+	v, err := providers.Vendor(ctx, bin, dir, tfEnv, platforms, log)
 	if err != nil {
 		return nil, err
 	}

@@ -235,7 +235,10 @@ func (p *plugin) terraformEnv(jobEnv map[string]string, run plugins.Run) (map[st
 // "outpost: terraform initialised".
 func (p *plugin) init(ctx context.Context, cmd cli, run plugins.Run, jobEnv, tfEnv map[string]string, bin, dir string) error {
 	args := []string{"init", "-input=false", "-no-color"}
-	pluginDir := p.vendoredProviders(run, dir)
+	pluginDir, err := p.vendoredProviders(run, dir)
+	if err != nil {
+		return err
+	}
 	if pluginDir != "" {
 		args = append(args, "-plugin-dir="+pluginDir)
 	}
@@ -248,7 +251,6 @@ func (p *plugin) init(ctx context.Context, cmd cli, run plugins.Run, jobEnv, tfE
 	var (
 		age    time.Duration
 		reused bool
-		err    error
 	)
 	if pluginDir != "" {
 		// The plugin directory is the job's: an init cache entry would

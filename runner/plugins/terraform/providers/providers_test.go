@@ -19,13 +19,18 @@ func mirrorConfig(t *testing.T) string {
 
 func vendor(t *testing.T, bin, rc, module string) providers.Vendored {
 	t.Helper()
+	return vendorFor(t, bin, rc, module, []string{providers.Platform})
+}
+
+func vendorFor(t *testing.T, bin, rc, module string, platforms []string) providers.Vendored {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(module), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
 	env := providers.TerraformEnv([]string{"PATH=" + os.Getenv("PATH"), "TF_CLI_CONFIG_FILE=" + rc}, "")
-	v, err := providers.Vendor(context.Background(), bin, dir, env, &log)
+	v, err := providers.Vendor(context.Background(), bin, dir, env, platforms, &log)
 	if err != nil {
 		t.Fatalf("Vendor: %v\n%s", err, log.String())
 	}

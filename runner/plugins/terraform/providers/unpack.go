@@ -19,8 +19,8 @@ var Platform = runtime.GOOS + "_" + runtime.GOARCH
 // Unpack extracts the providers layer into dir and copies its lock file
 // into moduleDir (replacing the module's own, which the build's init
 // started from). It returns the plugin directory for "init -plugin-dir".
-// A layer that holds no provider for platform is an error naming what it
-// holds: the caller then leaves providers to the runner.
+// A layer that holds no provider for platform is an error naming the
+// platforms it holds.
 func Unpack(layer []byte, dir, moduleDir, platform string) (string, error) {
 	if err := tarball.Extract(layer, dir, limits); err != nil {
 		return "", fmt.Errorf("providers layer: %w", err)

@@ -25,8 +25,10 @@ const EnvTerraform = "OUTPOST_TERRAFORM"
 const (
 	LockFile   = ".terraform.lock.hcl"
 	PluginsDir = "plugins"
-	// installed is where terraform init puts the providers in the module.
+	// installed is where terraform init puts the providers in the module;
+	// staged where Vendor gathers every platform's before packing them.
 	installed = ".terraform/providers"
+	staged    = ".terraform/outpost-vendored"
 )
 
 // Vendored is what Vendor packed.
@@ -37,25 +39,109 @@ type Vendored struct {
 
 // Vendor runs terraform (bin) init, without a backend, in moduleDir (the
 // module's files, extracted; terraform leaves its data directory there) with
-// env (TerraformEnv's) and packs the providers it installed and the lock
-// file it wrote. terraform's output goes to log. A module that requires no
-// provider gives an empty Vendored.
-func Vendor(ctx context.Context, bin, moduleDir string, env []string, log io.Writer) (Vendored, error) {
+// env (TerraformEnv's) and packs the providers it installed, for this
+// runner's Platform, and the same providers for the other platforms (from
+// the filesystem mirrors of env's CLI configuration), with a lock file
+// carrying the hashes of every platform's. terraform's output goes to log. A
+// module that requires no provider gives an empty Vendored.
+func Vendor(ctx context.Context, bin, moduleDir string, env, platforms []string, log io.Writer) (Vendored, error) {
 	cmd := exec.CommandContext(ctx, bin, "init", "-backend=false", "-input=false", "-no-color")
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = moduleDir, env, log, log
 	if err := cmd.Run(); err != nil {
 		return Vendored{}, fmt.Errorf("terraform init (resolving the module's providers): %w", err)
 	}
-	lock, err := os.ReadFile(filepath.Join(moduleDir, LockFile))
-	if errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(moduleDir, LockFile)); errors.Is(err, os.ErrNotExist) {
 		return Vendored{}, nil
 	}
+	stage := filepath.Join(moduleDir, staged)
+	provs, err := stageInstalled(moduleDir, stage)
 	if err != nil {
 		return Vendored{}, err
 	}
+	others := slices.DeleteFunc(slices.Clone(platforms), func(p string) bool { return p == Platform })
+	if len(others) > 0 {
+		if err := stageOthers(ctx, bin, moduleDir, env, stage, provs, others, log); err != nil {
+			return Vendored{}, err
+		}
+	}
+	return pack(moduleDir, stage)
+}
+
+// stageInstalled links what init installed into stage (terraform's unpacked
+// layout) and returns the providers, "<host>/<namespace>/<type>/<version>".
+func stageInstalled(moduleDir, stage string) ([]string, error) {
 	// <host>/<namespace>/<type>/<version>/<os>_<arch>: each may be a
 	// symlink (into a filesystem mirror or a plugin cache), followed here.
 	dirs, err := filepath.Glob(filepath.Join(moduleDir, installed, "*", "*", "*", "*", "*"))
+	if err != nil {
+		return nil, err
+	}
+	var provs []string
+	for _, d := range dirs {
+		rel, err := filepath.Rel(filepath.Join(moduleDir, installed), d)
+		if err != nil {
+			return nil, err
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", rel, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(stage, rel)), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.Symlink(real, filepath.Join(stage, rel)); err != nil {
+			return nil, err
+		}
+		if p := path.Dir(filepath.ToSlash(rel)); !slices.Contains(provs, p) {
+			provs = append(provs, p)
+		}
+	}
+	if len(provs) == 0 {
+		return nil, fmt.Errorf("terraform init wrote %s but installed no provider under %s", LockFile, installed)
+	}
+	return provs, nil
+}
+
+// stageOthers puts each provider for each of the other platforms into stage,
+// from the CLI configuration's filesystem mirrors, then has terraform add
+// their hashes to the lock file ("providers lock", from stage only).
+func stageOthers(ctx context.Context, bin, moduleDir string, env []string, stage string, provs, others []string, log io.Writer) error {
+	mirrors, err := MirrorDirs(CLIConfig(env))
+	if err != nil {
+		return err
+	}
+	for _, p := range provs {
+		for _, platform := range others {
+			ok, err := fromMirror(mirrors, p, platform, filepath.Join(stage, filepath.FromSlash(p), platform))
+			if err != nil {
+				return fmt.Errorf("provider %s for %s: %w", p, platform, err)
+			}
+			if !ok {
+				return fmt.Errorf("provider %s for %s (an install runner's platform) is in none of the build runner's filesystem mirrors %q: "+
+					"put its package there (terraform providers mirror -platform=%s DIR)", p, platform, mirrors, platform)
+			}
+		}
+	}
+	args := []string{"providers", "lock", "-no-color", "-fs-mirror=" + stage, "-platform=" + Platform}
+	for _, platform := range others {
+		args = append(args, "-platform="+platform)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = moduleDir, env, log, log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("terraform providers lock (the hashes of every platform's providers): %w", err)
+	}
+	return nil
+}
+
+// pack writes the layer: the lock file, then stage's providers in lexical
+// order.
+func pack(moduleDir, stage string) (Vendored, error) {
+	lock, err := os.ReadFile(filepath.Join(moduleDir, LockFile))
+	if err != nil {
+		return Vendored{}, err
+	}
+	dirs, err := filepath.Glob(filepath.Join(stage, "*", "*", "*", "*", "*"))
 	if err != nil {
 		return Vendored{}, err
 	}
@@ -70,7 +156,7 @@ func Vendor(ctx context.Context, bin, moduleDir string, env []string, log io.Wri
 	}
 	var v Vendored
 	for _, d := range dirs {
-		rel, err := filepath.Rel(filepath.Join(moduleDir, installed), d)
+		rel, err := filepath.Rel(stage, d)
 		if err != nil {
 			return Vendored{}, err
 		}
@@ -86,9 +172,6 @@ func Vendor(ctx context.Context, bin, moduleDir string, env []string, log io.Wri
 	}
 	if err := w.Close(); err != nil {
 		return Vendored{}, err
-	}
-	if len(v.Providers) == 0 {
-		return Vendored{}, fmt.Errorf("terraform init wrote %s but installed no provider under %s", LockFile, installed)
 	}
 	v.Layer = buf.Bytes()
 	return v, nil
