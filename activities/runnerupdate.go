@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/outpost-dev/outpost/contract"
@@ -117,6 +118,10 @@ func (a *RunnerUpdates) FinishRunnerUpdate(ctx context.Context, updateID string,
 		default:
 			reason = fmt.Sprintf("the health job %s: %s", end.Health.Status, end.Health.Error)
 		}
+	}
+	if held, ok := strings.CutPrefix(u.RunnerReason, protocol.UpdateHeld+": "); ok {
+		// The runner holds the verified release until its customer accepts it.
+		return string(status.RunnerUpdateAvailable), a.store.FinishRunnerUpdate(ctx, u.ID, status.RunnerUpdateAvailable, held)
 	}
 	if u.RunnerReason != "" {
 		reason = u.RunnerReason

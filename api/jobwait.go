@@ -36,7 +36,7 @@ func (s *Server) waiting(ctx context.Context, j store.Job) (*wire.JobWaiting, er
 	if err != nil {
 		return nil, err
 	}
-	v := s.runnerView(r, loads[r.ID])
+	v := s.runnerView(r, loads[r.ID], nil)
 	w := &wire.JobWaiting{Position: pos, RunnerStatus: v.Status, RunnerLastSeenAt: r.LastSeenAt, RunnerRunningJobs: v.RunningJobs}
 	switch {
 	case v.Status != runnerOnline && r.LastSeenAt == nil:

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/outpost-dev/outpost/api/wire"
+	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -18,7 +19,7 @@ const (
 
 // runnerView shows a runner, online or offline by when it was last seen;
 // never its token hashes.
-func (s *Server) runnerView(r store.Runner, load store.RunnerLoad) wire.Runner {
+func (s *Server) runnerView(r store.Runner, load store.RunnerLoad, available map[string]store.RunnerUpdate) wire.Runner {
 	status, since := runnerOffline, r.LastSeenAt
 	if r.LastSeenAt != nil && s.now().Sub(*r.LastSeenAt) <= s.onlineWindow {
 		status, since = runnerOnline, r.OnlineSince
@@ -27,7 +28,18 @@ func (s *Server) runnerView(r store.Runner, load store.RunnerLoad) wire.Runner {
 		Platform: r.Platform, Capabilities: nonNil(r.Capabilities), RegisteredAt: r.RegisteredAt, LastSeenAt: r.LastSeenAt, Status: status,
 		StatusSince: since, RunningJobs: load.Running, QueuedJobs: load.Queued,
 		ConnectionErrors: views(r.ConnectionErrors, connectionErrorView), CreatedAt: r.CreatedAt,
-		CustomerPolicy: customerPolicyView(r.CustomerPolicy), PausedSince: r.PausedSince, Consents: views(r.Consents, consentView)}
+		CustomerPolicy: customerPolicyView(r.CustomerPolicy), PausedSince: r.PausedSince, Consents: views(r.Consents, consentView),
+		UpdateAvailable: availableView(available, r.ID)}
+}
+
+// availableView is the runner's update waiting for its customer, or nil.
+func availableView(available map[string]store.RunnerUpdate, runnerID string) *wire.RunnerUpdate {
+	u, ok := available[runnerID]
+	if !ok {
+		return nil
+	}
+	v := runnerUpdateView(u)
+	return &v
 }
 
 func connectionErrorView(e protocol.ConnectionError) wire.ConnectionError {
@@ -47,9 +59,13 @@ func (s *Server) listRunners(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	available, err := s.store.AvailableRunnerUpdates(ctx, org)
+	if err != nil {
+		return err
+	}
 	out := make([]wire.Runner, len(runners))
 	for i, r := range runners {
-		out[i] = s.runnerView(r, loads[r.ID])
+		out[i] = s.runnerView(r, loads[r.ID], available)
 	}
 	return c.JSON(http.StatusOK, wire.RunnerList{Runners: out})
 }
@@ -64,11 +80,15 @@ func (s *Server) getRunner(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := s.runnerView(r, loads[r.ID])
 	updates, err := s.store.ListRunnerUpdates(ctx, r.OrgID, r.ID, 10)
 	if err != nil {
 		return err
 	}
+	available := map[string]store.RunnerUpdate{}
+	if len(updates) > 0 && updates[0].Status == status.RunnerUpdateAvailable {
+		available[r.ID] = updates[0]
+	}
+	v := s.runnerView(r, loads[r.ID], available)
 	v.Updates = views(updates, runnerUpdateView)
 	return c.JSON(http.StatusOK, v)
 }

@@ -57,6 +57,16 @@ const (
 	// UpdateRolledBack: the new binary was not healthy in time (or could not
 	// be started); the previous one runs again.
 	UpdateRolledBack = "rolled_back"
+	// UpdateHeld: the release verified, but the customer has not accepted
+	// it; the runner holds it until `outpost-runner update accept`.
+	UpdateHeld = "held"
+	// UpdateAccepting: the customer accepted a held update; the runner
+	// stopped claiming and hands over once the gateway queued the new
+	// version's health job.
+	UpdateAccepting = "accepting"
+	// UpdateAccepted: the customer accepted a held update and the runner
+	// now runs it (said by the new version).
+	UpdateAccepted = "accepted"
 )
 
 // RunnerUpdateReport is what the runner that ran a hand-over says of it,

@@ -95,6 +95,7 @@ func (r *Runner) paused() bool {
 func (r *Runner) watchCustomer(ctx context.Context) {
 	last := r.customer.report()
 	for sleep(ctx, customerWatch) == nil {
+		r.switchIfAccepted(ctx)
 		now := r.customer.report()
 		if reflect.DeepEqual(now, last) {
 			continue

@@ -42,6 +42,9 @@ type Runner struct {
 	// checking: this version is on trial in a self-update; passed: a
 	// noop job succeeded on it (healthcheck.go).
 	checking, passed atomic.Bool
+	// switching: the hand-over to a held update the customer accepted
+	// began (heldupdate.go).
+	switching atomic.Bool
 	// jobEnv is what every job's environment gets from the configuration
 	// (set by Run once the work directory is there).
 	jobEnv  []string
@@ -125,6 +128,11 @@ func (r *Runner) Run(ctx context.Context) error {
 		return err
 	}
 	r.ready.Store(true)
+	if rep := r.acceptedReport(); rep != nil {
+		r.mu.Lock()
+		r.report = rep
+		r.mu.Unlock()
+	}
 	r.log.Info("runner started", "name", r.cfg.Name, "version", Version, "gateway", r.cfg.GatewayURL,
 		"capabilities", r.capabilities, "concurrency", r.cfg.Concurrency, "work_dir", workDir, "on_trial", r.trial != nil,
 		"state_dir", r.cfg.StateDir, "debug_commands", r.cfg.Policy.DebugCommands, "paused", r.paused())

@@ -50,8 +50,14 @@ func (r *Runner) stopClaimsForUpdate(manifest, outputs json.RawMessage) {
 	}
 	var out protocol.RunnerUpdateOutputs
 	_ = json.Unmarshal(outputs, &out) // none: the release is unsigned, and refused
+	r.stopClaimsFor(m, out.Release)
+}
+
+// stopClaimsFor makes the current round of claims end for a hand-over to
+// the release of m, and waits for it.
+func (r *Runner) stopClaimsFor(m protocol.RunnerUpdateManifest, rel protocol.RunnerRelease) {
 	r.mu.Lock()
-	r.pending, r.release = &m, out.Release
+	r.pending, r.release = &m, rel
 	rd := r.round
 	r.mu.Unlock()
 	if rd != nil {
@@ -72,6 +78,9 @@ func (r *Runner) takePending() *protocol.RunnerUpdateManifest {
 // handOver runs the staged binary as a candidate; it returns only when the
 // hand-over failed (the old runner goes on) or ctx ended.
 func (r *Runner) handOver(ctx context.Context, m protocol.RunnerUpdateManifest) {
+	if r.holdsBack(ctx, m) {
+		return
+	}
 	r.log.Info("runner update: handing over", "from", Version, "to", m.Version)
 	reason := r.tryHandOver(ctx, m)
 	if ctx.Err() != nil {
@@ -100,8 +109,16 @@ func (r *Runner) drainTimedOut(ctx context.Context, m protocol.RunnerUpdateManif
 // claims again.
 func (r *Runner) rollBack(ctx context.Context, m protocol.RunnerUpdateManifest, reason string) {
 	r.log.Error("runner update rolled back: the previous runner goes on", "version", m.Version, "reason", reason)
+	if h, ok, _ := r.customer.state.Held(); ok && h.Manifest.UpdateID == m.UpdateID {
+		_ = r.customer.state.DropHeld() // accepted, and failed: its staged binary is gone
+	}
+	r.reportUpdate(ctx, protocol.RunnerUpdateReport{UpdateID: m.UpdateID, Version: m.Version, Status: protocol.UpdateRolledBack, Reason: reason})
+}
+
+// reportUpdate says rep with a heartbeat before the runner claims again.
+func (r *Runner) reportUpdate(ctx context.Context, rep protocol.RunnerUpdateReport) {
 	r.mu.Lock()
-	r.report = &protocol.RunnerUpdateReport{UpdateID: m.UpdateID, Version: m.Version, Status: protocol.UpdateRolledBack, Reason: reason}
+	r.report = &rep
 	r.mu.Unlock()
 	// Say so before claiming again, so the control plane has the reason
 	// when the health job comes back to this (old) runner.
@@ -172,12 +189,11 @@ func (r *Runner) tryHandOver(ctx context.Context, m protocol.RunnerUpdateManifes
 // staging job read ("" when it will): the customer did not consent to the
 // update, or its signature does not verify with the runner's release keys.
 func (r *Runner) refuseRelease(m protocol.RunnerUpdateManifest, rel protocol.RunnerRelease) string {
-	if !r.cfg.AutoUpdate && r.cfg.AcceptUpdate != m.Version {
-		return fmt.Sprintf("runner %s is available, but the customer has not accepted it: this runner updates only when "+
-			"run with --auto-update, or with --accept-update %s (chart: update.auto, update.accept)", m.Version, m.Version)
-	}
 	if err := verifyRelease(r.cfg.releaseKeys, m, rel); err != nil {
 		return "refused: " + err.Error()
+	}
+	if !r.accepted(m.Version) {
+		return notAccepted(m.Version)
 	}
 	if r.cfg.Deployment != "" && rel.ImageDigest == "" {
 		return fmt.Sprintf("refused: the signed release of runner %s names no image digest, and this runner rolls its Deployment only to an image pinned by digest", m.Version)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -136,6 +137,25 @@ func (s *Store) ListRunnerUpdates(ctx context.Context, orgID, runnerID string, l
 	return list[RunnerUpdate](s.db.WithContext(ctx).Limit(limit), "created_at DESC, id DESC", "org_id = ? AND runner_id = ?", orgID, runnerID)
 }
 
+// AvailableRunnerUpdates are, by runner, the org's runners' latest updates
+// when they wait for the customer (status available): the runner holds the
+// verified release until its customer accepts it.
+func (s *Store) AvailableRunnerUpdates(ctx context.Context, orgID string) (map[string]RunnerUpdate, error) {
+	var latest []RunnerUpdate
+	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT ON (runner_id) * FROM runner_updates WHERE org_id = ?
+		ORDER BY runner_id, created_at DESC, id DESC`, orgID).Scan(&latest).Error
+	if err != nil {
+		return nil, fmt.Errorf("available runner updates: %w", err)
+	}
+	out := map[string]RunnerUpdate{}
+	for _, u := range latest {
+		if u.Status == status.RunnerUpdateAvailable {
+			out[u.RunnerID] = u
+		}
+	}
+	return out, nil
+}
+
 // FinishRunnerUpdate records how an update ended.
 func (s *Store) FinishRunnerUpdate(ctx context.Context, id string, st status.RunnerUpdate, reason string) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -185,18 +205,28 @@ const afterHealthCheck = " (after the new version had passed its health check)"
 
 // RecordRunnerUpdateReport keeps what a runner said of its hand-over, on
 // the update of that runner it names (a report naming another runner's
-// update changes nothing). A rollback reported after the update was
+// update changes nothing). An update the customer accepted after it was
+// available is succeeded. A rollback reported after the update was
 // recorded succeeded — the new binary passed its health check, then could
 // not be put in place or executed — makes it failed: the old one runs.
 func (s *Store) RecordRunnerUpdateReport(ctx context.Context, runnerID string, rep protocol.RunnerUpdateReport) error {
 	said := rep.Status + ": " + rep.Reason
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if rep.Status == protocol.UpdateAccepted { // the customer accepted the update that was available
+			now := s.now()
+			return update(tx.Where("id = ? AND runner_id = ? AND status = ?", rep.UpdateID, runnerID, status.RunnerUpdateAvailable),
+				&RunnerUpdate{Status: status.RunnerUpdateSucceeded, Reason: rep.Reason, FinishedAt: &now}, "Status", "Reason", "FinishedAt").Error
+		}
 		mine := tx.Model(&RunnerUpdate{}).Where("id = ? AND runner_id = ?", rep.UpdateID, runnerID)
 		if err := mine.Update("runner_reason", said).Error; err != nil {
 			return err
 		}
 		if rep.Status != protocol.UpdateRolledBack {
 			return nil
+		}
+		if err := update(tx.Where("id = ? AND runner_id = ? AND status = ?", rep.UpdateID, runnerID, status.RunnerUpdateAvailable),
+			&RunnerUpdate{Status: status.RunnerUpdateFailed, Reason: said}, "Status", "Reason").Error; err != nil {
+			return err // accepted by the customer, then rolled back
 		}
 		return update(tx.Where("id = ? AND runner_id = ? AND status = ?", rep.UpdateID, runnerID, status.RunnerUpdateSucceeded),
 			&RunnerUpdate{Status: status.RunnerUpdateFailed, Reason: said + afterHealthCheck}, "Status", "Reason").Error
@@ -205,6 +235,27 @@ func (s *Store) RecordRunnerUpdateReport(ctx context.Context, runnerID string, r
 		return fmt.Errorf("record runner update report: %w", err)
 	}
 	return nil
+}
+
+// EnqueueAcceptedUpdateHealthJob queues the noop job the new version must
+// run to be healthy when the runner's customer accepted update id, which
+// was available (the update's workflow had ended); nothing otherwise.
+func (s *Store) EnqueueAcceptedUpdateHealthJob(ctx context.Context, runnerID, id string) error {
+	var u RunnerUpdate
+	err := s.db.WithContext(ctx).Where("id = ? AND runner_id = ? AND status = ?", id, runnerID, status.RunnerUpdateAvailable).Take(&u).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("accepted runner update %s: %w", id, err)
+	}
+	m, err := json.Marshal(protocol.NoopManifest{Lines: []string{"health check of runner " + u.Version + " (update " + u.ID + ", accepted by the customer)"}})
+	if err != nil {
+		return err
+	}
+	_, _, err = s.EnqueueJob(ctx, JobSpec{Key: "runner-update/" + u.ID + "/accepted-health", OrgID: u.OrgID, RunnerID: runnerID,
+		InstallID: &u.InstallID, Type: protocol.JobTypeNoop, Manifest: m, TimeoutMS: time.Minute.Milliseconds()})
+	return err
 }
 
 // RunnerHealthCheckPending says whether the runner, reporting version, is

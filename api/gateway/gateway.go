@@ -452,10 +452,9 @@ func (g *Gateway) runnerHeartbeat(c echo.Context) error {
 		return err
 	}
 	if req.Update != nil {
-		if err := g.store.RecordRunnerUpdateReport(c.Request().Context(), r.ID, *req.Update); err != nil {
+		if err := g.runnerUpdateReport(c.Request().Context(), r.ID, *req.Update); err != nil {
 			return err
 		}
-		g.log.Warn("gateway: runner update rolled back", "runner", r.ID, "update", req.Update.UpdateID, "reason", req.Update.Reason)
 	}
 	if changed {
 		if err := g.store.UpdateRunnerInfo(c.Request().Context(), r.ID,

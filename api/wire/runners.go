@@ -34,6 +34,9 @@ type Runner struct {
 	PausedSince *time.Time `json:"paused_since,omitempty"`
 	// the customer's consents that held when the runner last reported them
 	Consents []Consent `json:"consents,omitempty"`
+	// an update the runner holds back, its release verified, until its customer accepts it on the runner
+	// (`outpost-runner update accept VERSION`): its latest update, when that is available
+	UpdateAvailable *RunnerUpdate `json:"update_available,omitempty" nullable:"true"`
 	// GET /runners/{id} only: its latest updates, newest first
 	Updates   []RunnerUpdate `json:"updates,omitempty"`
 	CreatedAt time.Time      `json:"created_at" required:"true"`
@@ -121,8 +124,9 @@ type RunnerUpdate struct {
 	Version     string `json:"version" required:"true"`
 	Digest      string `json:"digest" required:"true"`
 	WorkflowID  string `json:"workflow_id" required:"true"`
-	Status      string `json:"status" required:"true" enum:"running,succeeded,failed"`
-	// why it failed: the runner's own report of its rollback when there is one
+	Status      string `json:"status" required:"true" enum:"running,succeeded,failed,available"`
+	// why it failed (the runner's own report of its rollback when there is one); when available, that the
+	// runner waits for its customer to accept the version
 	Reason     string     `json:"reason,omitempty"`
 	CreatedAt  time.Time  `json:"created_at" required:"true"`
 	FinishedAt *time.Time `json:"finished_at,omitempty" nullable:"true"`

@@ -4,7 +4,7 @@
 //
 //	outpost-runner run --gateway-url URL --token T [flags]   run the runner
 //	outpost-runner job --dir DIR                        run one job (internal)
-//	outpost-runner pause|resume|consent|history   the customer's side (customer.go)
+//	outpost-runner pause|resume|consent|history|update   the customer's side (customer.go, update.go)
 //	outpost-runner offline verify BUNDLE --release-key KEY   check a release bundle (offline.go)
 //	outpost-runner version
 //
@@ -40,6 +40,9 @@ const usage = `Usage:
       Consent to a deprovision or a teardown (a runner run with --destroy consent).
   outpost-runner history [--since 24h] [-o table|json]
       The jobs this runner ran, from its state directory.
+  outpost-runner update [accept VERSION]
+      Show the runner update waiting for the customer, or accept it: the
+      running runner switches to it (a runner without --auto-update).
       These take --state-dir or --work-dir, as run was given them.
   outpost-runner offline verify BUNDLE.tar --release-key KEY.pem
       Check a signed release bundle against the vendor's release key.
@@ -62,6 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"resume":  func(args []string) int { return resumeCommand(args, stdout, stderr) },
 		"consent": func(args []string) int { return consentCommand(args, stdout, stderr) },
 		"history": func(args []string) int { return historyCommand(args, stdout, stderr) },
+		"update":  func(args []string) int { return updateCommand(args, stdout, stderr) },
 		"offline": func(args []string) int { return offlineCommand(args, stdout, stderr) },
 	})
 }

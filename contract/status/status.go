@@ -166,4 +166,8 @@ const (
 	RunnerUpdateRunning   RunnerUpdate = "running"
 	RunnerUpdateSucceeded RunnerUpdate = "succeeded"
 	RunnerUpdateFailed    RunnerUpdate = "failed"
+	// RunnerUpdateAvailable: the runner holds the verified release until
+	// its customer accepts it (`outpost-runner update accept`); it then
+	// switches and the update is succeeded.
+	RunnerUpdateAvailable RunnerUpdate = "available"
 )
