@@ -18,12 +18,7 @@ func (a *Actions) stepManifest(ctx context.Context, ar actionRun, index int) (pr
 	if err != nil {
 		return protocol.ActionManifest{}, err
 	}
-	given := maps.Clone(ar.run.Inputs)
-	if given == nil {
-		given = map[string]string{}
-	}
-	maps.Copy(given, ar.run.SensitiveInputs)
-	typed, err := ar.action.CheckRunInputs(given)
+	typed, err := ar.action.CheckRunInputs(mergedInputs(ar.run.Inputs, ar.run.SensitiveInputs))
 	if err != nil {
 		return protocol.ActionManifest{}, nonRetryable("action inputs", err)
 	}

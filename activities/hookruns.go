@@ -3,9 +3,12 @@ package activities
 import (
 	"context"
 	"fmt"
+	"maps"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
@@ -13,7 +16,8 @@ import (
 
 // RecordHookRun records the action run of an operation's hook step (once:
 // a retried call finds it), of the operation's config version, with the
-// action's default inputs, its trigger the hook's (before or after), and
+// inputs its trigger gives (hookInputs) and the action's defaults for the
+// others, its trigger the hook's (before or after), and
 // gives the workflow its plan; the run's workflow is
 // contract.ActionRunWorkflowID of it.
 func (a *Actions) RecordHookRun(ctx context.Context, opID, step string) (contract.ActionRunPlan, error) {
@@ -76,8 +80,56 @@ func (a *Actions) createHookRun(ctx context.Context, opID, step string) (store.A
 	if !ok {
 		return store.ActionRun{}, invalidConfig(fmt.Errorf("config version %d has no action %q", version, action))
 	}
+	plain, secret, err := a.hookInputs(ctx, cfg, inst, act, op.Kind, step)
+	if err != nil {
+		return store.ActionRun{}, err
+	}
 	id := store.NewID("act")
 	return a.store.CreateActionRun(ctx, store.ActionRun{ID: id, OrgID: op.OrgID, InstallID: op.InstallID, Action: action,
 		ConfigVersion: version, Trigger: trigger, WorkflowID: contract.ActionRunWorkflowID(op.InstallID, action, id),
-		OperationID: opID, OperationStep: step, StartedBy: op.StartedBy}, stepNames(act))
+		OperationID: opID, OperationStep: step, StartedBy: op.StartedBy, Inputs: plain, SensitiveInputs: secret}, stepNames(act))
+}
+
+// hookInputs renders the inputs the trigger of hook step gives its action
+// (appconfig.Config.RenderHookInputs), with the install's data as it is
+// now: an after-hook's templates see the outputs of what it follows. A
+// template that cannot render, or a value the action's input does not take,
+// fails the hook.
+func (a *Actions) hookInputs(ctx context.Context, cfg *appconfig.Config, inst store.Install, act *appconfig.Action, kind, step string) (plain, secret map[string]string, err error) {
+	trigger, _, _ := contract.ParseHookStep(step)
+	component := ""
+	if parts := strings.SplitN(step, ":", 3); len(parts) == 3 {
+		component = parts[2]
+	}
+	i, ok := act.HookTrigger(trigger, kind, component)
+	if !ok || len(act.Triggers[i].Inputs) == 0 {
+		return nil, nil, nil
+	}
+	data, err := a.render.renderData(ctx, cfg, inst)
+	if err != nil {
+		return nil, nil, err
+	}
+	if plain, secret, err = cfg.RenderHookInputs(act.Name, i, data); err != nil {
+		return nil, nil, nonRetryable("hook inputs", err)
+	}
+	if _, err := act.CheckRunInputs(mergedInputs(plain, secret)); err != nil {
+		msg := err.Error()
+		for _, v := range secret {
+			if v != "" {
+				msg = strings.ReplaceAll(msg, v, appconfig.RedactedValue)
+			}
+		}
+		return nil, nil, temporal.NewNonRetryableApplicationError("hook inputs: "+msg, "InvalidInput", nil)
+	}
+	return plain, secret, nil
+}
+
+// mergedInputs is a run's plain and sensitive inputs together.
+func mergedInputs(plain, secret map[string]string) map[string]string {
+	out := maps.Clone(plain)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, secret)
+	return out
 }

@@ -82,7 +82,7 @@ func configActionView(a *appconfig.Action) wire.ConfigAction {
 		Exclusive: a.Exclusive, Health: a.Health, Components: a.Components, Inputs: views(a.Inputs, configInputView), Steps: []string{}}
 	v.Triggers = views(a.Triggers, func(t appconfig.Trigger) wire.ConfigActionTrigger {
 		return wire.ConfigActionTrigger{Type: t.Type, Schedule: t.Schedule, Operation: t.Operation, Component: t.Component,
-			When: t.When, ContinueOnFailure: t.ContinueOnFailure}
+			When: t.When, ContinueOnFailure: t.ContinueOnFailure, Inputs: t.Inputs}
 	})
 	for _, st := range a.Steps {
 		v.Steps = append(v.Steps, st.Name)

@@ -1153,6 +1153,9 @@ type ConfigActionTrigger struct {
 	// ContinueOnFailure a failing before hook does not stop the operation
 	ContinueOnFailure *bool `json:"continue_on_failure,omitempty"`
 
+	// Inputs a hook's values for its action's inputs: input name → value or template, rendered when the hook runs
+	Inputs *map[string]string `json:"inputs,omitempty"`
+
 	// Operation the operation a before or after hook guards
 	Operation *ConfigActionTriggerOperation `json:"operation,omitempty"`
 

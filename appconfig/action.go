@@ -73,4 +73,8 @@ type Trigger struct {
 	When string `json:"when,omitempty"`
 	// ContinueOnFailure: a failing before-hook does not stop the operation.
 	ContinueOnFailure bool `json:"continue_on_failure,omitempty"`
+	// Inputs are what a hook gives its action's inputs: name → template,
+	// rendered with the install's data when the hook runs (see
+	// Config.RenderHookInputs); the action's other inputs take their defaults.
+	Inputs map[string]string `json:"inputs,omitempty"`
 }

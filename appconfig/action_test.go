@@ -55,8 +55,10 @@ func TestActionsLoad(t *testing.T) {
 		t.Errorf("migrate inputs = %+v", m.Inputs)
 	}
 	wantTriggers := []Trigger{{Type: TriggerManual},
-		{Type: TriggerBefore, Operation: "deploy_component", Component: "db", ContinueOnFailure: true},
-		{Type: TriggerAfter, Operation: "provision", When: WhenSuccess}}
+		{Type: TriggerBefore, Operation: "deploy_component", Component: "db", ContinueOnFailure: true,
+			Inputs: map[string]string{"token": "{{ .install.inputs.region }}-token", "steps": "3"}},
+		{Type: TriggerAfter, Operation: "provision", When: WhenSuccess,
+			Inputs: map[string]string{"token": "{{ .components.db.outputs.url }}", "target": "{{ .components.db.outputs.host }}"}}}
 	if !reflect.DeepEqual(m.Triggers, wantTriggers) {
 		t.Errorf("migrate triggers = %+v, want %+v", m.Triggers, wantTriggers)
 	}
@@ -153,6 +155,24 @@ func TestActionProblems(t *testing.T) {
 			ping, "triggers[1].when", `"sometimes" is not one of success, failure, always`},
 		{"continue_on_failure on an after hook", func(f fstest.MapFS) { replace(f, ping, `when = "always"`, "continue_on_failure = true") },
 			ping, "triggers[1].continue_on_failure", "only a before trigger takes continue_on_failure"},
+		{"hook input the action does not declare", func(f fstest.MapFS) { replace(f, mig, `steps = "3"`, `stpes = "3"`) },
+			mig, "triggers[1].inputs.stpes", `action "migrate" has no input "stpes" (inputs: "target", "steps", "token")`},
+		{"hook input of the wrong type", func(f fstest.MapFS) { replace(f, mig, `steps = "3"`, `steps = "three"`) },
+			mig, "triggers[1].inputs.steps", `input "steps" is a number: "three" is not a number`},
+		{"hook without a required input", func(f fstest.MapFS) { replace(f, mig, `token = "{{ .install.inputs.region }}-token", `, "") },
+			mig, "triggers[1].inputs", `action "migrate" requires input "token"`},
+		{"hook input reading an unknown output", func(f fstest.MapFS) {
+			replace(f, mig, `target = "{{ .components.db.outputs.host }}"`, `target = "{{ .components.db.outputs.hots }}"`)
+		},
+			mig, "triggers[2].inputs.target", `has no output "hots"`},
+		{"hook input reading the run's inputs", func(f fstest.MapFS) {
+			replace(f, mig, `target = "{{ .components.db.outputs.host }}"`, `target = "{{ .action.inputs.steps }}"`)
+		},
+			mig, "triggers[2].inputs.target", "a hook's inputs are what makes the run's inputs"},
+		{"inputs on a cron trigger", func(f fstest.MapFS) {
+			replace(f, ping, `schedule = "*/5 * * * *"`, "schedule = \"*/5 * * * *\"\ninputs = { a = \"b\" }")
+		},
+			ping, "triggers[0].inputs", "only a before or after trigger takes inputs"},
 		{"bad timeout", func(f fstest.MapFS) { replace(f, mig, `timeout = "15m"`, `timeout = "15"`) },
 			mig, "timeout", `"15" is not a duration`},
 		{"timeout over 2h", func(f fstest.MapFS) { replace(f, mig, `timeout = "15m"`, `timeout = "3h"`) },
@@ -266,4 +286,57 @@ func TestRenderActionEnv(t *testing.T) {
 	if _, err := c.RenderActionEnv("nope", d, in); err == nil {
 		t.Error("RenderActionEnv(nope) rendered")
 	}
+}
+
+// TestRenderHookInputs: a hook's inputs render with the install's data
+// when it runs; one that reads a sensitive value, or that the action
+// declares sensitive, is given apart; the trigger of a hook step is found
+// by its type, operation and component.
+func TestRenderHookInputs(t *testing.T) {
+	c := load(t, withActions())
+	d := Data{InstallID: "ins_1", InstallName: "acme", Inputs: map[string]Value{"region": {Value: "us"}},
+		Components: map[string]map[string]Value{"db": {"url": {Value: "postgres://pw@db", Sensitive: true}, "host": {Value: "db.internal"}}}}
+	m, _ := c.Action("migrate")
+	before, ok := m.HookTrigger(TriggerBefore, "deploy_config", "db")
+	after, ok2 := m.HookTrigger(TriggerAfter, "provision", "")
+	if !ok || !ok2 || before != 1 || after != 2 {
+		t.Fatalf("HookTrigger = %d %v, %d %v; want triggers 1 and 2", before, ok, after, ok2)
+	}
+	if i, ok := m.HookTrigger(TriggerAfter, "deprovision", ""); ok {
+		t.Errorf("HookTrigger(after deprovision) = %d; migrate has no such hook", i)
+	}
+	plain, secret, err := c.RenderHookInputs("migrate", before, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"steps": "3"}; !reflect.DeepEqual(plain, want) || !reflect.DeepEqual(secret, map[string]string{"token": "us-token"}) {
+		t.Errorf("before hook inputs = %v and sensitive %v; want %v and the token (a sensitive input)", plain, secret, want)
+	}
+	plain, secret, err = c.RenderHookInputs("migrate", after, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(plain, map[string]string{"target": "db.internal"}) || !reflect.DeepEqual(secret, map[string]string{"token": "postgres://pw@db"}) {
+		t.Errorf("after hook inputs = %v and sensitive %v", plain, secret)
+	}
+	typed, err := m.CheckRunInputs(mergeInputs(plain, secret))
+	if err != nil || typed["target"] != "db.internal" || typed["token"] != "postgres://pw@db" {
+		t.Errorf("the rendered inputs checked = %v, %v", typed, err)
+	}
+	delete(d.Components, "db")
+	if _, _, err := c.RenderHookInputs("migrate", after, d); err == nil ||
+		!strings.Contains(err.Error(), `actions/migrate.toml: triggers[2].inputs.target: component "db" has no output "host"`) {
+		t.Errorf("without db's outputs: %v", err)
+	}
+}
+
+func mergeInputs(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }

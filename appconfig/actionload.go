@@ -52,6 +52,7 @@ var (
 		{key: "component", kind: kString},
 		{key: "when", kind: kString},
 		{key: "continue_on_failure", kind: kBool},
+		{key: "inputs", kind: kStringMap},
 	}
 	stepFields = []field{
 		{key: "name", kind: kString, required: true},
@@ -179,6 +180,7 @@ func readTrigger(ps *problems, file, key string, m map[string]any) Trigger {
 	t.Component, _ = m["component"].(string)
 	t.When, _ = m["when"].(string)
 	t.ContinueOnFailure, _ = m["continue_on_failure"].(bool)
+	t.Inputs, _ = m["inputs"].(map[string]string)
 	_, typed := m["type"]
 	if typed && !slices.Contains(triggerTypes, t.Type) {
 		ps.add(file, key+"type", "unknown trigger type %q (one of %s)", t.Type, strings.Join(triggerTypes, ", "))
@@ -195,6 +197,7 @@ func readTrigger(ps *problems, file, key string, m map[string]any) Trigger {
 	onlyFor("component", "a before or after trigger", TriggerBefore, TriggerAfter)
 	onlyFor("when", "an after trigger", TriggerAfter)
 	onlyFor("continue_on_failure", "a before trigger", TriggerBefore)
+	onlyFor("inputs", "a before or after trigger", TriggerBefore, TriggerAfter)
 	switch t.Type {
 	case TriggerCron:
 		if _, given := m["schedule"]; !given {
@@ -302,6 +305,7 @@ func (c *Config) checkActions(ps *problems) {
 			settings = append(settings, templated{"env_vars." + k, a.EnvVars[k]})
 		}
 		c.checkTemplates(ps, owner{file: a.File, action: a}, settings)
+		c.checkHookInputs(ps, a)
 	}
 }
 

@@ -221,14 +221,10 @@ func (c *Config) render(o owner, tm *TerraformModule, d Data) (*Rendered, error)
 		if !ok {
 			continue
 		}
-		s, isString := v.(string)
-		if !isString {
-			b, err := json.Marshal(v)
-			if err != nil {
-				ps.add(o.file, o.prefix+key, "cannot encode the rendered value: %v", err)
-				continue
-			}
-			s = string(b)
+		s, err := asText(v)
+		if err != nil {
+			ps.add(o.file, o.prefix+key, "cannot encode the rendered value: %v", err)
+			continue
 		}
 		out.EnvVars[name] = s
 		if secret {
@@ -365,4 +361,14 @@ func evalPipe(key string, pipe *parse.PipeNode, data map[string]any) (any, error
 		return nil, err
 	}
 	return got, nil
+}
+
+// asText is a rendered value as text: a string as it is, any other value as
+// JSON.
+func asText(v any) (string, error) {
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
 }

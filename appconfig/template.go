@@ -154,6 +154,7 @@ type owner struct {
 	prefix string  // of its keys: "sandbox." or ""
 	self   *string // the component's name; nil for the sandbox and an action
 	action *Action // the action; nil for the sandbox and a component
+	hook   bool    // the inputs a hook trigger of action gives it: no .action.inputs
 }
 
 // sandbox reports whether the templates are the sandbox's.
@@ -246,6 +247,9 @@ func (c *Config) classifyAction(o owner, p []string) (ref, string) {
 	shown := "." + strings.Join(p, ".")
 	if o.action == nil {
 		return ref{}, fmt.Sprintf("unknown reference %s: only an action's templates can use .action.inputs.<name>", shown)
+	}
+	if o.hook {
+		return ref{}, fmt.Sprintf("unknown reference %s: a hook's inputs are what makes the run's inputs; use .install, .sandbox, .components or .actions", shown)
 	}
 	if len(p) != 3 || p[1] != "inputs" {
 		return ref{}, fmt.Sprintf("%s must name an input of the action: .action.inputs.<name>", shown)

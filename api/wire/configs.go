@@ -95,6 +95,9 @@ type ConfigActionTrigger struct {
 	When string `json:"when,omitempty" enum:"success,failure,always"`
 	// a failing before hook does not stop the operation
 	ContinueOnFailure bool `json:"continue_on_failure,omitempty"`
+	// a hook's values for its action's inputs: input name → value or
+	// template, rendered when the hook runs
+	Inputs map[string]string `json:"inputs,omitempty"`
 }
 
 // SyncedAppConfig is a sync's answer: the config version and the builds it

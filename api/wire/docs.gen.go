@@ -71,6 +71,7 @@ var docs = map[string]string{
 	"ConfigActionTrigger":                   "ConfigActionTrigger is what starts an action.",
 	"ConfigActionTrigger.Component":         "the component of a deploy_component or teardown_component hook",
 	"ConfigActionTrigger.ContinueOnFailure": "a failing before hook does not stop the operation",
+	"ConfigActionTrigger.Inputs":            "a hook's values for its action's inputs: input name → value or template, rendered when the hook runs",
 	"ConfigActionTrigger.Operation":         "the operation a before or after hook guards",
 	"ConfigActionTrigger.Schedule":          "a cron trigger's cron expression",
 	"ConfigActionTrigger.When":              "when an after hook runs",
