@@ -62,7 +62,7 @@ func (s *Server) auditFilter(c echo.Context) (store.AuditFilter, error) {
 func (s *Server) auditedActions() []string {
 	var out []string
 	for _, r := range s.routes {
-		if r.method != http.MethodGet {
+		if r.method != http.MethodGet || r.doc.audited {
 			out = append(out, r.doc.id)
 		}
 	}

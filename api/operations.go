@@ -294,6 +294,7 @@ func operationView(op store.InstallOperation) wire.Operation {
 		WithDependents: op.WithDependents, PlanOnly: op.PlanOnly, ApprovalMode: string(op.ApprovalMode),
 		ConfigVersion: op.ConfigVersion, WorkflowID: op.WorkflowID, Status: string(op.Status),
 		Forget: op.Forget, InMaintenanceWindow: op.InMaintenanceWindow, WaitingUntil: op.WaitingUntil, TriggeredBy: op.TriggeredBy,
+		Source: op.Source, BundleIndex: op.BundleIndex,
 		StartedBy: op.StartedBy, WaitingReason: op.WaitingReason, Error: op.Error, CreatedAt: op.CreatedAt, FinishedAt: op.FinishedAt, Steps: views(op.Steps, stepView)}
 }
 

@@ -30,6 +30,7 @@ type operation struct {
 	id, tag, summary string
 	description      string
 	public           bool // no API token needed
+	audited          bool // a GET recorded in the audit log (every other method is)
 	need             perm // the permission a non-public route needs (authz.go)
 	query            []queryParam
 	body             any         // the request body: a wire type's zero value, or a rawBody; nil when it takes none
@@ -431,6 +432,23 @@ func (s *Server) routeTable() []route {
 			description: "In the same batches and pacing (rollback_of names the release). A release of the app that has not ended is 409; " +
 				"one that deployed no install, 422.",
 			status: 202, result: wire.Release{}, errors: []int{409, 422, 503}}},
+		{get, "/installs/:id/offline-install", s.exportOfflineInstall, operation{need: permOperate, id: "exportOfflineInstall", tag: "operations",
+			audited: true, summary: "The install file an offline deploy reads (outpost-runner offline deploy --install-file)",
+			description: "Who the install is (org, app, install, labels) and its non-sensitive inputs with their values; " +
+				"sensitive inputs (set as sensitive, or declared so by the app's latest config) by name only, never valued: " +
+				"the customer enters them on the machine. Recorded in the audit log.",
+			status: 200, result: wire.OfflineInstall{}}},
+		{post, "/installs/:id/offline-results", s.importOfflineResult, operation{need: permOperate, id: "importOfflineResult", tag: "operations",
+			summary: "Import an offline deploy's result",
+			description: "Records it as a finished operation of kind offline_deploy, source offline (no workflow): its steps " +
+				"with their statuses, times, errors and policy results, each step's log as a job's (GET /jobs/{id}/logs of the " +
+				"step's apply_job_id), a succeeded sandbox's or component's outputs as the install's, and, when it succeeded, the " +
+				"install at its config_version, active. The same result again (bundle_index and started_at) answers the " +
+				"operation it made (200). A field missing or wrong is 422 naming it (format, install_id: a result of another " +
+				"install, app_id, config_version: not a version of the install's app, bundle_index, started_at, status, " +
+				"steps[i].name, steps[i].kind, steps[i].status, steps[i].component); another operation holding the install, 409.",
+			body: wire.OfflineResult{}, maxBody: maxOfflineResultBytes, status: 201, result: wire.Operation{},
+			otherResults: map[int]any{200: wire.Operation{}}, errors: []int{409, 422}}},
 		{get, "/installs/:id/operations", s.listOperations, operation{need: permRead, id: "listOperations", tag: "operations",
 			summary: "List an install's operations", query: []queryParam{limitParam}, status: 200, result: wire.OperationList{}}},
 		{get, "/installs/:id/operations/:op", s.getOperation, operation{need: permRead, id: "getOperation", tag: "operations",

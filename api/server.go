@@ -243,14 +243,14 @@ func (s *Server) Handler() *echo.Echo {
 // The caller should use apierr.Handler as the echo's HTTPErrorHandler so
 // errors answer JSON.
 //
-// Every route but a GET is audited (audit.go).
+// Every route but a GET is audited (audit.go), and the GETs marked audited.
 //
 // Middleware is per route, not per group: an echo group with middleware
 // catches every path below it, which would answer 404 where 405 is right.
 func (s *Server) Register(e *echo.Echo) {
 	for _, r := range s.routes {
 		var mw []echo.MiddlewareFunc
-		if r.method != http.MethodGet {
+		if r.method != http.MethodGet || r.doc.audited {
 			mw = append(mw, s.audited(r)) // outermost: it sees the refusals below too
 		}
 		mw = append(mw, limitBody(r.bodyLimit()))

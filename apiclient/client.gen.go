@@ -693,6 +693,31 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/installs/{id}/maintenance-windows (the `SetMaintenanceWindows` operationId).
 	SetMaintenanceWindows(ctx context.Context, id string, body SetMaintenanceWindowsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportOfflineInstall The install file an offline deploy reads (outpost-runner offline deploy --install-file)
+	//
+	// Who the install is (org, app, install, labels) and its non-sensitive inputs with their values; sensitive inputs (set as sensitive, or declared so by the app's latest config) by name only, never valued: the customer enters them on the machine. Recorded in the audit log.
+	//
+	// Corresponds with GET /v1/installs/{id}/offline-install (the `ExportOfflineInstall` operationId).
+	ExportOfflineInstall(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportOfflineResultWithBody Import an offline deploy's result
+	//
+	// Records it as a finished operation of kind offline_deploy, source offline (no workflow): its steps with their statuses, times, errors and policy results, each step's log as a job's (GET /jobs/{id}/logs of the step's apply_job_id), a succeeded sandbox's or component's outputs as the install's, and, when it succeeded, the install at its config_version, active. The same result again (bundle_index and started_at) answers the operation it made (200). A field missing or wrong is 422 naming it (format, install_id: a result of another install, app_id, config_version: not a version of the install's app, bundle_index, started_at, status, steps[i].name, steps[i].kind, steps[i].status, steps[i].component); another operation holding the install, 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/offline-results (the `ImportOfflineResult` operationId).
+	ImportOfflineResultWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportOfflineResult Import an offline deploy's result
+	//
+	// Records it as a finished operation of kind offline_deploy, source offline (no workflow): its steps with their statuses, times, errors and policy results, each step's log as a job's (GET /jobs/{id}/logs of the step's apply_job_id), a succeeded sandbox's or component's outputs as the install's, and, when it succeeded, the install at its config_version, active. The same result again (bundle_index and started_at) answers the operation it made (200). A field missing or wrong is 422 naming it (format, install_id: a result of another install, app_id, config_version: not a version of the install's app, bundle_index, started_at, status, steps[i].name, steps[i].kind, steps[i].status, steps[i].component); another operation holding the install, 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/installs/{id}/offline-results (the `ImportOfflineResult` operationId).
+	ImportOfflineResult(ctx context.Context, id string, body ImportOfflineResultJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListOperations List an install's operations
 	//
 	// List an install's operations.
@@ -2572,6 +2597,61 @@ func (c *Client) SetMaintenanceWindowsWithBody(ctx context.Context, id string, c
 // Corresponds with PUT /v1/installs/{id}/maintenance-windows (the `SetMaintenanceWindows` operationId).
 func (c *Client) SetMaintenanceWindows(ctx context.Context, id string, body SetMaintenanceWindowsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetMaintenanceWindowsRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportOfflineInstall The install file an offline deploy reads (outpost-runner offline deploy --install-file)
+//
+// Who the install is (org, app, install, labels) and its non-sensitive inputs with their values; sensitive inputs (set as sensitive, or declared so by the app's latest config) by name only, never valued: the customer enters them on the machine. Recorded in the audit log.
+//
+// Corresponds with GET /v1/installs/{id}/offline-install (the `ExportOfflineInstall` operationId).
+func (c *Client) ExportOfflineInstall(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportOfflineInstallRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportOfflineResultWithBody Import an offline deploy's result
+//
+// Records it as a finished operation of kind offline_deploy, source offline (no workflow): its steps with their statuses, times, errors and policy results, each step's log as a job's (GET /jobs/{id}/logs of the step's apply_job_id), a succeeded sandbox's or component's outputs as the install's, and, when it succeeded, the install at its config_version, active. The same result again (bundle_index and started_at) answers the operation it made (200). A field missing or wrong is 422 naming it (format, install_id: a result of another install, app_id, config_version: not a version of the install's app, bundle_index, started_at, status, steps[i].name, steps[i].kind, steps[i].status, steps[i].component); another operation holding the install, 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/installs/{id}/offline-results (the `ImportOfflineResult` operationId).
+func (c *Client) ImportOfflineResultWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportOfflineResultRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportOfflineResult Import an offline deploy's result
+//
+// Records it as a finished operation of kind offline_deploy, source offline (no workflow): its steps with their statuses, times, errors and policy results, each step's log as a job's (GET /jobs/{id}/logs of the step's apply_job_id), a succeeded sandbox's or component's outputs as the install's, and, when it succeeded, the install at its config_version, active. The same result again (bundle_index and started_at) answers the operation it made (200). A field missing or wrong is 422 naming it (format, install_id: a result of another install, app_id, config_version: not a version of the install's app, bundle_index, started_at, status, steps[i].name, steps[i].kind, steps[i].status, steps[i].component); another operation holding the install, 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/installs/{id}/offline-results (the `ImportOfflineResult` operationId).
+func (c *Client) ImportOfflineResult(ctx context.Context, id string, body ImportOfflineResultJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportOfflineResultRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6303,6 +6383,87 @@ func NewSetMaintenanceWindowsRequestWithBody(server string, id string, contentTy
 	return req, nil
 }
 
+// NewExportOfflineInstallRequest constructs an http.Request for the ExportOfflineInstall method
+func NewExportOfflineInstallRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/offline-install", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewImportOfflineResultRequest calls the generic ImportOfflineResult builder with application/json body
+func NewImportOfflineResultRequest(server string, id string, body ImportOfflineResultJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewImportOfflineResultRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewImportOfflineResultRequestWithBody constructs an http.Request for the ImportOfflineResult method, with any body, and a specified content type
+func NewImportOfflineResultRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/installs/%s/offline-results", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListOperationsRequest constructs an http.Request for the ListOperations method
 func NewListOperationsRequest(server string, id string, params *ListOperationsParams) (*http.Request, error) {
 	var err error
@@ -9368,6 +9529,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/installs/{id}/maintenance-windows (the `SetMaintenanceWindows` operationId).
 	SetMaintenanceWindowsWithResponse(ctx context.Context, id string, body SetMaintenanceWindowsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetMaintenanceWindowsResponse, error)
+
+	// ExportOfflineInstallWithResponse The install file an offline deploy reads (outpost-runner offline deploy --install-file)
+	//
+	// Who the install is (org, app, install, labels) and its non-sensitive inputs with their values; sensitive inputs (set as sensitive, or declared so by the app's latest config) by name only, never valued: the customer enters them on the machine. Recorded in the audit log.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/installs/{id}/offline-install (the `ExportOfflineInstall` operationId).
+	ExportOfflineInstallWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ExportOfflineInstallResponse, error)
+
+	// ImportOfflineResultWithBodyWithResponse Import an offline deploy's result
+	//
+	// Records it as a finished operation of kind offline_deploy, source offline (no workflow): its steps with their statuses, times, errors and policy results, each step's log as a job's (GET /jobs/{id}/logs of the step's apply_job_id), a succeeded sandbox's or component's outputs as the install's, and, when it succeeded, the install at its config_version, active. The same result again (bundle_index and started_at) answers the operation it made (200). A field missing or wrong is 422 naming it (format, install_id: a result of another install, app_id, config_version: not a version of the install's app, bundle_index, started_at, status, steps[i].name, steps[i].kind, steps[i].status, steps[i].component); another operation holding the install, 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/offline-results (the `ImportOfflineResult` operationId).
+	ImportOfflineResultWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportOfflineResultResponse, error)
+
+	// ImportOfflineResultWithResponse Import an offline deploy's result
+	//
+	// Records it as a finished operation of kind offline_deploy, source offline (no workflow): its steps with their statuses, times, errors and policy results, each step's log as a job's (GET /jobs/{id}/logs of the step's apply_job_id), a succeeded sandbox's or component's outputs as the install's, and, when it succeeded, the install at its config_version, active. The same result again (bundle_index and started_at) answers the operation it made (200). A field missing or wrong is 422 naming it (format, install_id: a result of another install, app_id, config_version: not a version of the install's app, bundle_index, started_at, status, steps[i].name, steps[i].kind, steps[i].status, steps[i].component); another operation holding the install, 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/installs/{id}/offline-results (the `ImportOfflineResult` operationId).
+	ImportOfflineResultWithResponse(ctx context.Context, id string, body ImportOfflineResultJSONRequestBody, reqEditors ...RequestEditorFn) (*ImportOfflineResultResponse, error)
 
 	// ListOperationsWithResponse List an install's operations
 	//
@@ -14101,6 +14289,165 @@ func (r SetMaintenanceWindowsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetMaintenanceWindowsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ExportOfflineInstallResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OfflineInstall
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ExportOfflineInstallResponse) GetJSON200() *OfflineInstall {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportOfflineInstallResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportOfflineInstallResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportOfflineInstallResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportOfflineInstallResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportOfflineInstallResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportOfflineInstallResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportOfflineInstallResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ImportOfflineResultResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Operation
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Operation
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ImportOfflineResultResponse) GetJSON200() *Operation {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r ImportOfflineResultResponse) GetJSON201() *Operation {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ImportOfflineResultResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ImportOfflineResultResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ImportOfflineResultResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ImportOfflineResultResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ImportOfflineResultResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ImportOfflineResultResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ImportOfflineResultResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ImportOfflineResultResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ImportOfflineResultResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ImportOfflineResultResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ImportOfflineResultResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18991,6 +19338,51 @@ func (c *ClientWithResponses) SetMaintenanceWindowsWithResponse(ctx context.Cont
 	return ParseSetMaintenanceWindowsResponse(rsp)
 }
 
+// ExportOfflineInstallWithResponse The install file an offline deploy reads (outpost-runner offline deploy --install-file)
+//
+// Who the install is (org, app, install, labels) and its non-sensitive inputs with their values; sensitive inputs (set as sensitive, or declared so by the app's latest config) by name only, never valued: the customer enters them on the machine. Recorded in the audit log.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/installs/{id}/offline-install (the `ExportOfflineInstall` operationId).
+func (c *ClientWithResponses) ExportOfflineInstallWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ExportOfflineInstallResponse, error) {
+	rsp, err := c.ExportOfflineInstall(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportOfflineInstallResponse(rsp)
+}
+
+// ImportOfflineResultWithBodyWithResponse Import an offline deploy's result
+//
+// Records it as a finished operation of kind offline_deploy, source offline (no workflow): its steps with their statuses, times, errors and policy results, each step's log as a job's (GET /jobs/{id}/logs of the step's apply_job_id), a succeeded sandbox's or component's outputs as the install's, and, when it succeeded, the install at its config_version, active. The same result again (bundle_index and started_at) answers the operation it made (200). A field missing or wrong is 422 naming it (format, install_id: a result of another install, app_id, config_version: not a version of the install's app, bundle_index, started_at, status, steps[i].name, steps[i].kind, steps[i].status, steps[i].component); another operation holding the install, 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/offline-results (the `ImportOfflineResult` operationId).
+func (c *ClientWithResponses) ImportOfflineResultWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportOfflineResultResponse, error) {
+	rsp, err := c.ImportOfflineResultWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportOfflineResultResponse(rsp)
+}
+
+// ImportOfflineResultWithResponse Import an offline deploy's result
+//
+// Records it as a finished operation of kind offline_deploy, source offline (no workflow): its steps with their statuses, times, errors and policy results, each step's log as a job's (GET /jobs/{id}/logs of the step's apply_job_id), a succeeded sandbox's or component's outputs as the install's, and, when it succeeded, the install at its config_version, active. The same result again (bundle_index and started_at) answers the operation it made (200). A field missing or wrong is 422 naming it (format, install_id: a result of another install, app_id, config_version: not a version of the install's app, bundle_index, started_at, status, steps[i].name, steps[i].kind, steps[i].status, steps[i].component); another operation holding the install, 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/installs/{id}/offline-results (the `ImportOfflineResult` operationId).
+func (c *ClientWithResponses) ImportOfflineResultWithResponse(ctx context.Context, id string, body ImportOfflineResultJSONRequestBody, reqEditors ...RequestEditorFn) (*ImportOfflineResultResponse, error) {
+	rsp, err := c.ImportOfflineResult(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportOfflineResultResponse(rsp)
+}
+
 // ListOperationsWithResponse List an install's operations
 //
 // List an install's operations.
@@ -23298,6 +23690,135 @@ func ParseSetMaintenanceWindowsResponse(rsp *http.Response) (*SetMaintenanceWind
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseExportOfflineInstallResponse parses an HTTP response from a ExportOfflineInstallWithResponse call
+func ParseExportOfflineInstallResponse(rsp *http.Response) (*ExportOfflineInstallResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportOfflineInstallResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OfflineInstall
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseImportOfflineResultResponse parses an HTTP response from a ImportOfflineResultWithResponse call
+func ParseImportOfflineResultResponse(rsp *http.Response) (*ImportOfflineResultResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ImportOfflineResultResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Operation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Operation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error

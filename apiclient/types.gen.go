@@ -2101,12 +2101,84 @@ type OIDCSettings struct {
 	Scopes *[]string `json:"scopes,omitempty"`
 }
 
+// OfflineInstall OfflineInstall is what an air-gapped runner's offline deploy needs of an install beyond the bundle. Sensitive inputs are named, never valued: the customer enters them on the machine.
+type OfflineInstall struct {
+	AppId      string    `json:"app_id"`
+	AppName    string    `json:"app_name"`
+	ExportedAt time.Time `json:"exported_at"`
+
+	// Format outpost.offline-install/v1
+	Format string `json:"format"`
+
+	// Inputs the install's non-sensitive input values, by name
+	Inputs      map[string]string  `json:"inputs"`
+	InstallId   string             `json:"install_id"`
+	InstallName string             `json:"install_name"`
+	Labels      *map[string]string `json:"labels,omitempty"`
+	OrgId       string             `json:"org_id"`
+
+	// SensitiveInputs the inputs the customer must give on the machine (set on the install, or declared sensitive by the app's latest config)
+	SensitiveInputs *[]string `json:"sensitive_inputs,omitempty"`
+}
+
+// OfflineResult OfflineResult is what an offline deploy did (outpost-runner offline deploy writes it), to import.
+type OfflineResult struct {
+	AppId *string `json:"app_id,omitempty"`
+
+	// BundleIndex the digest of the signed bundle index deployed; with started_at it names the result (importing it again answers the operation it made)
+	BundleIndex *string `json:"bundle_index,omitempty"`
+
+	// ConfigVersion the config version deployed: one of the install's app's
+	ConfigVersion *int       `json:"config_version,omitempty"`
+	Error         *string    `json:"error,omitempty"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+
+	// Format outpost.offline-result/v1
+	Format    *string `json:"format,omitempty"`
+	InstallId *string `json:"install_id,omitempty"`
+
+	// RunnerVersion the offline runner's version
+	RunnerVersion *string    `json:"runner_version,omitempty"`
+	StartedAt     *time.Time `json:"started_at,omitempty"`
+
+	// Status succeeded or failed
+	Status *string        `json:"status,omitempty"`
+	Steps  *[]OfflineStep `json:"steps,omitempty"`
+}
+
+// OfflineStep OfflineStep is one step of an offline deploy, in the order it ran.
+type OfflineStep struct {
+	Component  *string    `json:"component,omitempty"`
+	Error      *string    `json:"error,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+
+	// Kind sandbox, sync or component
+	Kind *string `json:"kind,omitempty"`
+
+	// Log the step's log, scrubbed of sensitive values
+	Log  *string `json:"log,omitempty"`
+	Name *string `json:"name,omitempty"`
+
+	// Outputs the step's non-sensitive outputs: a succeeded sandbox's or component's become the install's
+	Outputs *map[string]interface{} `json:"outputs,omitempty"`
+
+	// Policy the plan policies' results
+	Policy    *PolicyResult `json:"policy,omitempty"`
+	StartedAt *time.Time    `json:"started_at,omitempty"`
+
+	// Status succeeded, failed or skipped
+	Status *string `json:"status,omitempty"`
+}
+
 // OpenAPIDocument OpenAPIDocument is this API's OpenAPI 3.0 document.
 type OpenAPIDocument map[string]interface{}
 
 // Operation Operation is one mutating operation on an install (a workflow), with its steps.
 type Operation struct {
-	ApprovalMode  *string    `json:"approval_mode,omitempty"`
+	ApprovalMode *string `json:"approval_mode,omitempty"`
+
+	// BundleIndex an offline deploy: the digest of the signed bundle index it deployed
+	BundleIndex   *string    `json:"bundle_index,omitempty"`
 	Component     *string    `json:"component,omitempty"`
 	ConfigVersion *int       `json:"config_version,omitempty"`
 	CreatedAt     *time.Time `json:"created_at,omitempty"`
@@ -2121,10 +2193,13 @@ type Operation struct {
 	InMaintenanceWindow *bool  `json:"in_maintenance_window,omitempty"`
 	InstallId           string `json:"install_id"`
 
-	// Kind provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config, drift_check, reconcile_drift
+	// Kind provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config, drift_check, reconcile_drift, offline_deploy (an offline deploy's result, imported)
 	Kind     string  `json:"kind"`
 	OrgId    *string `json:"org_id,omitempty"`
 	PlanOnly *bool   `json:"plan_only,omitempty"`
+
+	// Source where it ran: offline for an offline deploy imported from its result (no workflow ran it: workflow_id is empty); left out for the install's runner
+	Source *string `json:"source,omitempty"`
 
 	// StartedBy who started it: the user's name (a token's, for a token made before users); empty for the platform
 	StartedBy *string `json:"started_by,omitempty"`
@@ -2967,6 +3042,9 @@ type CreateLogsRequestJSONRequestBody = CreateLogsRequest
 
 // SetMaintenanceWindowsJSONRequestBody defines body for SetMaintenanceWindows for application/json ContentType.
 type SetMaintenanceWindowsJSONRequestBody = MaintenanceWindowsRequest
+
+// ImportOfflineResultJSONRequestBody defines body for ImportOfflineResult for application/json ContentType.
+type ImportOfflineResultJSONRequestBody = OfflineResult
 
 // ProvisionInstallJSONRequestBody defines body for ProvisionInstall for application/json ContentType.
 type ProvisionInstallJSONRequestBody = OperationRequest

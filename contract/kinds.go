@@ -16,6 +16,9 @@ const (
 	// OpReconcileDrift applies what a drift check (its TriggeredBy) found
 	// drifted, and what follows from it (docs: Drift).
 	OpReconcileDrift = "reconcile_drift"
+	// OpOfflineDeploy is an offline deploy's result, imported: it ran on an
+	// air-gapped runner, no workflow runs it (docs/bundles.md).
+	OpOfflineDeploy = "offline_deploy"
 )
 
 // Component types.

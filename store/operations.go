@@ -58,6 +58,11 @@ type InstallOperation struct {
 	// TriggeredBy is the operation that started this one: a reconcile_drift's
 	// drift check.
 	TriggeredBy string `gorm:"size:32;not null;default:''" json:"triggered_by,omitempty"`
+	// Source is where it ran: "" on the install's runner, SourceOffline for
+	// an offline deploy imported from its result (no workflow ran it);
+	// BundleIndex is then the signed bundle it deployed.
+	Source      string `gorm:"size:20;not null;default:''" json:"source,omitempty"`
+	BundleIndex string `gorm:"size:100;not null;default:''" json:"bundle_index,omitempty"`
 	// StartedBy is who started it: the user's name (or, for a token made
 	// before users, the token's); StartedByUser the user's ID ("" for the
 	// platform or such a token). WaitingReason is why it waits, while it does

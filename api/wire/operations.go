@@ -42,7 +42,7 @@ type Operation struct {
 	OrgID     string `json:"org_id"`
 	InstallID string `json:"install_id" required:"true"`
 	// provision, deprovision, reprovision, deploy_component, teardown_component, update_inputs, deploy_config,
-	// drift_check, reconcile_drift
+	// drift_check, reconcile_drift, offline_deploy (an offline deploy's result, imported)
 	Kind      string `json:"kind" required:"true"`
 	Component string `json:"component,omitempty"`
 	// a component's deploy or teardown: the components that depend on it too
@@ -61,6 +61,11 @@ type Operation struct {
 	WaitingUntil *time.Time `json:"waiting_until,omitempty"`
 	// the operation that started this one: a reconcile_drift's drift check
 	TriggeredBy string `json:"triggered_by,omitempty"`
+	// where it ran: offline for an offline deploy imported from its result (no workflow ran it: workflow_id is
+	// empty); left out for the install's runner
+	Source string `json:"source,omitempty"`
+	// an offline deploy: the digest of the signed bundle index it deployed
+	BundleIndex string `json:"bundle_index,omitempty"`
 	// who started it: the user's name (a token's, for a token made before users); empty for the platform
 	StartedBy string `json:"started_by,omitempty"`
 	// while it waits: why, e.g. "runner paused by the customer since …"

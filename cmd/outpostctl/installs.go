@@ -10,9 +10,9 @@ import (
 )
 
 func (c *cli) installsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "installs", Short: "Create, list, show and delete installs; set their approval mode"}
+	cmd := &cobra.Command{Use: "installs", Short: "Create, list, show and delete installs; set their approval mode; export and import offline deploys"}
 	cmd.AddCommand(c.installsCreateCmd(), c.installsListCmd(), c.installsShowCmd(), c.installsDeleteCmd(), c.installsApprovalModeCmd(),
-		c.installsLabelsCmd(), c.windowsCmd())
+		c.installsLabelsCmd(), c.windowsCmd(), c.installsExportCmd(), c.installsImportResultCmd())
 	return cmd
 }
 

@@ -42,6 +42,19 @@ func outpostctl(t *testing.T, args ...string) (stdout, stderr string, code int) 
 	return out.String(), errOut.String(), code
 }
 
+// mustRunner runs outpostctl, failing the test unless it exits 0, and
+// answers its stdout.
+func mustRunner(t *testing.T) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, stderr, code := outpostctl(t, args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d %s", args, code, stderr)
+		}
+		return out
+	}
+}
+
 func TestContextsNeverShowTheToken(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	tok := filepath.Join(t.TempDir(), "token")

@@ -12,14 +12,7 @@ import (
 // refused beyond it (403, naming the scope); revoked, it is refused (401).
 func TestUsersAndScopedTokens(t *testing.T) {
 	apiURL, tok := realAPI(t)
-	mustRun := func(args ...string) string {
-		t.Helper()
-		out, stderr, code := outpostctl(t, args...)
-		if code != 0 {
-			t.Fatalf("%q: exit %d %s", args, code, stderr)
-		}
-		return out
-	}
+	mustRun := mustRunner(t)
 	mustRun("context", "add", "admin", "--api", apiURL, "--token-file", secretFile(t, tok))
 	mustRun("apps", "create", "demo")
 

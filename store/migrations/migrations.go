@@ -50,6 +50,7 @@ var All = []Migration{
 	{32, "release keys per org, sealed", v32},
 	{33, "the notification outbox; runner_offline_minutes of subscriptions", v33},
 	{34, "exclusive action runs; health results of health-check actions", v34},
+	{35, "imported offline deploys: an operation's source and bundle; offline results", v35},
 }
 
 // reserved stands for another branch's migration until it is merged.

@@ -3,7 +3,7 @@
 // steps, the buttons the API allows, each confirmed first, and the app's
 // actions with their runs (actions.js), and its health (health.js).
 import * as api from "./api.js";
-import { h, badge, when, duration, confirm, errorBox } from "./ui.js";
+import { h, badge, when, duration, confirm, errorBox, opTitle } from "./ui.js";
 import { componentsView } from "./components.js";
 import { stepsTable, jobsOf } from "./steps.js";
 import { loadActions, actionsPanel } from "./actions.js";
@@ -154,7 +154,7 @@ function operations(ops, state, reload) {
   if (ops.length === 0) return h("p", { class: "muted" }, "No operations yet: Provision starts the first.");
   return h("div", { class: "ops" }, ...ops.map((op, i) => {
     const d = h("details", { "data-key": op.id, "data-operation": op.kind, open: i === 0 || state.open.has(op.id) },
-      h("summary", {}, op.kind.replaceAll("_", " "), " ", badge(op.status), " ", when(op.created_at),
+      h("summary", {}, opTitle(op), " ", when(op.created_at),
         h("span", { class: "muted" }, " ", duration(op.created_at, op.finished_at)), " ",
         h("a", { href: `#/installs/${op.install_id}/operations/${op.id}`, class: "op-link" }, "Open the operation")),
       op.error ? h("p", { class: "error" }, op.error) : null,

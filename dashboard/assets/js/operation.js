@@ -1,7 +1,7 @@
 // One operation: its step timeline, the plans waiting for approval, each
 // step's jobs with their times, and the log of the job the viewer picks.
 import * as api from "./api.js";
-import { h, badge, when, duration, errorBox } from "./ui.js";
+import { h, badge, when, duration, errorBox, opTitle } from "./ui.js";
 import { timeline } from "./timeline.js";
 import { stepsTable, jobsOf } from "./steps.js";
 import { approvals } from "./approval.js";
@@ -25,11 +25,12 @@ function render({ inst, op, jobs }, _params, state, reload) {
   return h("section", { class: "operation" },
     h("p", { class: "crumbs" }, h("a", { href: "#/installs" }, "Installs"), " / ",
       h("a", { href: `#/installs/${inst.id}` }, inst.name), " / ", op.kind.replaceAll("_", " ")),
-    h("h1", {}, op.kind.replaceAll("_", " "), " ", badge(op.status)),
+    h("h1", {}, opTitle(op)),
     h("dl", { class: "facts" },
       fact("Started", when(op.created_at)),
       op.finished_at ? fact("Took", duration(op.created_at, op.finished_at)) : null,
       fact("Config version", op.config_version ? `v${op.config_version}` : "—"),
+      op.source === "offline" ? fact("Bundle index", h("span", { class: "mono" }, op.bundle_index)) : null,
       fact("Approval mode", op.approval_mode || inst.approval_mode)),
     op.error ? h("p", { class: "error" }, op.error) : null,
     state.message,

@@ -44,6 +44,26 @@ export function badge(status) {
   return h("span", { class: "badge " + tone(status) }, (status || "unknown").replaceAll("_", " "));
 }
 
+// opTitle is an operation's kind and status, and the offline mark of an
+// imported offline deploy: what the install's list and the operation's page
+// head it with.
+export function opTitle(op) {
+  return [op.kind.replaceAll("_", " "), " ", badge(op.status), offlineMark(op)];
+}
+
+// offlineMark marks an offline deploy imported from its result (it ran on an
+// air-gapped machine, not through the install's runner), with the digest of
+// the bundle index it deployed, short (the full one is its title); null for
+// any other operation.
+export function offlineMark(op) {
+  if (op.source !== "offline") return null;
+  const index = op.bundle_index || "";
+  const short = index.replace(/^sha256:/, "").slice(0, 12);
+  return [" ", h("span", { class: "badge plain offline-mark", "data-offline": index,
+    title: `Deployed offline from the release bundle whose signed index is ${index}; imported from its result` },
+    "offline · bundle ", short)];
+}
+
 // tone is a status's colour class: good, bad, warn, busy or plain.
 export function tone(s) {
   if (["failed", "denied", "offline", "lost", "cancelled", "unhealthy"].includes(s)) return "bad";
