@@ -8,7 +8,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/attemptcred"
