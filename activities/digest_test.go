@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/jobmanifest"
 )
 
 // The digests a step's render is compared by are those recorded before
