@@ -9,6 +9,7 @@ import (
 
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 )
@@ -84,7 +85,7 @@ func TestRenderReadsActionOutputs(t *testing.T) {
 		t.Errorf("rendered %s, env %v", rendered.Variables["version"], rendered.EnvVars)
 	}
 	shown, _ := json.Marshal(rendered.Redacted())
-	if strings.Contains(string(shown), secret) || !strings.Contains(strings.Join(scrubList(data, rendered), " "), secret) {
+	if strings.Contains(string(shown), secret) || !strings.Contains(strings.Join(jobmanifest.Scrub(data, rendered), " "), secret) {
 		t.Errorf("the sealed output is shown (%s) or not scrubbed", shown)
 	}
 }

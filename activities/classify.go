@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -70,6 +71,21 @@ func nonRetryable(what string, err error) error {
 		return temporal.NewNonRetryableApplicationError(what+": "+err.Error(), "InvalidInput", err)
 	}
 	return temporal.NewNonRetryableApplicationError(what+": "+err.Error(), "RenderFailed", err)
+}
+
+// manifestError classifies an error of package jobmanifest: none is fixed
+// by a retry.
+func manifestError(err error) error {
+	var e *jobmanifest.Error
+	switch {
+	case !errors.As(err, &e):
+		return err
+	case e.Kind == jobmanifest.KindRender && e.Step == "inputs":
+		return nonRetryable("render", e.Err)
+	case e.Kind == jobmanifest.KindRender:
+		return nonRetryable("render "+e.Step, e.Err)
+	}
+	return temporal.NewNonRetryableApplicationError(e.Error(), e.Kind, nil)
 }
 
 // invalidConfig marks an app config version that cannot be run (it does

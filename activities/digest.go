@@ -5,10 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"strings"
 
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/jobmanifest"
 )
 
 // An update_inputs operation runs only the steps whose rendered job (the
@@ -58,7 +58,7 @@ func (r *renderer) renderDigest(ctx context.Context, oc operationContext, step s
 // environment, and of its module's source when given (the sandbox's: a
 // component's module is its build).
 func terraformDigest(r *appconfig.Rendered, source string) string {
-	vars, env := variablesFromEnv(r.Variables, r.EnvVars)
+	vars, env := jobmanifest.Variables(r.Variables, r.EnvVars)
 	// Fields in name order: the JSON a map of them was, so that digests recorded before still match.
 	return digestOf(struct {
 		Env       map[string]string          `json:"env"`
@@ -96,27 +96,4 @@ func digestOf(v any) string {
 	b, _ := json.Marshal(v)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// variablesFromEnv moves TF_VAR_<name> environment variables into the
-// variables (terraform-exec passes variables itself and refuses them in the
-// environment). A variable set directly wins, as it would in terraform.
-func variablesFromEnv(vars map[string]json.RawMessage, env map[string]string) (map[string]json.RawMessage, map[string]string) {
-	outVars := map[string]json.RawMessage{}
-	for k, v := range vars {
-		outVars[k] = v
-	}
-	outEnv := map[string]string{}
-	for k, v := range env {
-		name, ok := strings.CutPrefix(k, "TF_VAR_")
-		if !ok {
-			outEnv[k] = v
-			continue
-		}
-		if _, set := outVars[name]; !set {
-			b, _ := json.Marshal(v)
-			outVars[name] = b
-		}
-	}
-	return outVars, outEnv
 }

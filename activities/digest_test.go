@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/outpost-dev/outpost/appconfig"
+	"github.com/outpost-dev/outpost/jobmanifest"
 )
 
 // The digests a step's render is compared by are those recorded before
@@ -13,7 +14,7 @@ import (
 func TestRenderDigestsAreThoseRecordedBefore(t *testing.T) {
 	r := &appconfig.Rendered{Variables: map[string]json.RawMessage{"cidr": json.RawMessage(`"10.0.0.0/16"`)},
 		EnvVars: map[string]string{"TF_VAR_region": "eu", "AWS_PROFILE": "x"}}
-	vars, env := variablesFromEnv(r.Variables, r.EnvVars)
+	vars, env := jobmanifest.Variables(r.Variables, r.EnvVars)
 	for _, source := range []string{"", "sha256:abc"} {
 		before := map[string]any{"variables": vars, "env": env}
 		if source != "" {

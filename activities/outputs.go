@@ -3,21 +3,23 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
 // Outputs of an install's sandbox that name the install's own registry.
 const (
-	OutputRegistryAddress   = "registry_address"
-	OutputRegistryUsername  = "registry_username"
-	OutputRegistryPassword  = "registry_password"
-	OutputRegistryPlainHTTP = "registry_plain_http"
+	OutputRegistryAddress   = jobmanifest.OutputRegistryAddress
+	OutputRegistryUsername  = jobmanifest.OutputRegistryUsername
+	OutputRegistryPassword  = jobmanifest.OutputRegistryPassword
+	OutputRegistryPlainHTTP = jobmanifest.OutputRegistryPlainHTTP
 )
 
 // OutputKubeconfig is the sandbox output holding a kubeconfig for the
@@ -26,15 +28,10 @@ const OutputKubeconfig = "kubeconfig"
 
 // installRepositoryPrefix is where an install's registry keeps the app's
 // artifacts: "outpost/<component>".
-const installRepositoryPrefix = "outpost/"
+const installRepositoryPrefix = jobmanifest.RepositoryPrefix
 
 // Workspace is the terraform state workspace of an install's step.
-func Workspace(installID, step string) string {
-	if step == status.SandboxStep {
-		return installID + ".sandbox"
-	}
-	return installID + ".component." + step
-}
+func Workspace(installID, step string) string { return jobmanifest.Workspace(installID, step) }
 
 // sandboxOutputs are the outputs of the install's sandbox (none before it
 // is applied).
@@ -64,26 +61,16 @@ func (r *renderer) sandboxOutput(ctx context.Context, installID, name string) (j
 
 // installRegistry is the install's own registry, from its sandbox's outputs.
 func (r *renderer) installRegistry(ctx context.Context, installID string) (protocol.RegistryAccess, error) {
-	var acc protocol.RegistryAccess
 	outputs, err := r.sandboxOutputs(ctx, installID)
 	if err != nil {
-		return acc, err
+		return protocol.RegistryAccess{}, err
 	}
-	for _, o := range []struct {
-		name string
-		into any
-	}{{OutputRegistryAddress, &acc.Address}, {OutputRegistryUsername, &acc.Username},
-		{OutputRegistryPassword, &acc.Password}, {OutputRegistryPlainHTTP, &acc.PlainHTTP}} {
-		if out, ok := outputs[o.name]; ok {
-			if err := json.Unmarshal(out.Value, o.into); err != nil {
-				return acc, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the sandbox's %s output: %v", o.name, err), "BadOutput", err)
-			}
-		}
-	}
-	if acc.Address == "" {
-		return acc, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"the install's sandbox has no %q output: an install deploys only from its own registry, which its sandbox provides (see docs/APP_CONFIG.md)",
-			OutputRegistryAddress), "NoInstallRegistry", nil)
+	acc, err := jobmanifest.InstallRegistry(outputs)
+	switch {
+	case errors.Is(err, jobmanifest.ErrNoInstallRegistry):
+		return acc, temporal.NewNonRetryableApplicationError(err.Error(), "NoInstallRegistry", nil)
+	case err != nil:
+		return acc, temporal.NewNonRetryableApplicationError(err.Error(), "BadOutput", err)
 	}
 	return acc, nil
 }

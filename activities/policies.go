@@ -2,8 +2,8 @@ package activities
 
 import (
 	"context"
-	"maps"
 
+	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -12,10 +12,9 @@ import (
 // The install's registry is left out while the sandbox has none (its own
 // plan, or a first provision).
 func (r *renderer) planPolicies(ctx context.Context, oc operationContext, step string) *protocol.PlanPolicies {
-	pp := &protocol.PlanPolicies{Modules: oc.cfg.Policies(), Step: step,
-		Install: protocol.PolicyInstall{ID: oc.inst.ID, Name: oc.inst.Name, Labels: maps.Clone(oc.inst.Labels)}}
+	var registry string
 	if reg, err := r.installRegistry(ctx, oc.inst.ID); err == nil {
-		pp.Install.Registry = reg.Address
+		registry = reg.Address
 	}
-	return pp
+	return jobmanifest.PlanPolicies(oc.cfg, jobmanifest.Install{ID: oc.inst.ID, Name: oc.inst.Name, Labels: oc.inst.Labels}, step, registry)
 }

@@ -2,12 +2,11 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract/status"
-	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -135,30 +134,13 @@ func (r *renderer) renderData(ctx context.Context, cfg *appconfig.Config, inst s
 		given[in.Name] = in.Value
 		sensitive[in.Name] = in.Sensitive
 	}
-	inputs, err := cfg.ResolveInputs(given, sensitive)
-	if err != nil {
-		return appconfig.Data{}, nonRetryable("render", err)
-	}
-	d := appconfig.Data{InstallID: inst.ID, InstallName: inst.Name, Inputs: inputs,
-		SandboxOutputs: map[string]appconfig.Value{}, Components: map[string]map[string]appconfig.Value{}}
 	rows, err := r.store.ListOutputs(ctx, inst.ID)
 	if err != nil {
 		return appconfig.Data{}, err
 	}
-	for name, raw := range rows {
-		var o protocol.TerraformApplyOutputs
-		if err := json.Unmarshal([]byte(raw), &o); err != nil {
-			return appconfig.Data{}, nonRetryable("render", fmt.Errorf("outputs of %s: %w", name, err))
-		}
-		vals, err := appconfig.OutputValues(o.Outputs)
-		if err != nil {
-			return appconfig.Data{}, nonRetryable("render", err)
-		}
-		if name == status.SandboxStep {
-			d.SandboxOutputs = vals
-		} else {
-			d.Components[name] = vals
-		}
+	d, err := jobmanifest.Data(cfg, jobmanifest.Install{ID: inst.ID, Name: inst.Name, Inputs: given, Sensitive: sensitive}, rows)
+	if err != nil {
+		return appconfig.Data{}, manifestError(err)
 	}
 	d.Actions, err = r.actionOutputs(ctx, cfg, inst.ID)
 	return d, err

@@ -3,16 +3,15 @@ package activities
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/internal/attemptcred"
+	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -54,9 +53,9 @@ func (a *Terraform) EnqueueTerraformJob(ctx context.Context, in contract.Terrafo
 	if err != nil {
 		return contract.JobRef{}, err
 	}
-	rendered, source, err := renderTerraform(oc.cfg, data, in)
+	rendered, source, err := jobmanifest.Terraform(oc.cfg, data, in.Step, in.DeferInputs)
 	if err != nil {
-		return contract.JobRef{}, err
+		return contract.JobRef{}, manifestError(err)
 	}
 	m := protocol.TerraformManifest{Operation: in.Operation, Destroy: in.Destroy, Workspace: Workspace(oc.op.InstallID, in.Step), NoLock: in.NoLock}
 	if err := a.module(ctx, oc, in, source, &m); err != nil {
@@ -65,8 +64,8 @@ func (a *Terraform) EnqueueTerraformJob(ctx context.Context, in contract.Terrafo
 	if m.Backend, err = a.backend(ctx, oc.op.OrgID, m.Workspace); err != nil {
 		return contract.JobRef{}, err
 	}
-	m.Variables, m.Env = variablesFromEnv(rendered.Variables, rendered.EnvVars)
-	m.Scrub = scrubList(data, rendered)
+	m.Variables, m.Env = jobmanifest.Variables(rendered.Variables, rendered.EnvVars)
+	m.Scrub = jobmanifest.Scrub(data, rendered)
 	if in.Operation != protocol.TerraformOutputs {
 		m.Policies = a.render.planPolicies(ctx, oc, in.Step)
 	}
@@ -91,47 +90,6 @@ func (a *Terraform) EnqueueTerraformJob(ctx context.Context, in contract.Terrafo
 		}
 		return stepJobChange(*change, in, jobID)
 	})
-}
-
-// scrubList is what a terraform job's runner scrubs from its logs and plans:
-// the install's sensitive values, and the job's sensitive variables as
-// rendered.
-func scrubList(data appconfig.Data, rendered *appconfig.Rendered) []string {
-	out := append(data.Sensitive(), rendered.Secrets()...)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// renderTerraform renders the step's variables and environment (the
-// environment only, when its inputs are deferred), and names its module's
-// source.
-func renderTerraform(cfg *appconfig.Config, data appconfig.Data, in contract.TerraformJobInput) (*appconfig.Rendered, string, error) {
-	var (
-		rendered *appconfig.Rendered
-		err      error
-	)
-	source := cfg.Sandbox.Source
-	switch {
-	case in.Step == status.SandboxStep && in.DeferInputs:
-		return nil, "", temporal.NewNonRetryableApplicationError("the sandbox's inputs cannot be deferred", "InvalidInput", nil)
-	case in.Step == status.SandboxStep:
-		rendered, err = cfg.RenderSandbox(data)
-	default:
-		c, ok := cfg.Component(in.Step)
-		if !ok || c.Terraform == nil {
-			return nil, "", temporal.NewNonRetryableApplicationError("no terraform component "+in.Step+" in the app config", "InvalidConfig", nil)
-		}
-		source = c.Terraform.Source
-		if in.DeferInputs {
-			rendered, err = cfg.RenderComponentEnv(in.Step, data)
-		} else {
-			rendered, err = cfg.RenderComponent(in.Step, data)
-		}
-	}
-	if err != nil {
-		return nil, "", nonRetryable("render "+in.Step, err)
-	}
-	return rendered, source, nil
 }
 
 // module sets where the job's module comes from. A component's comes from
@@ -243,8 +201,8 @@ func (a *Terraform) ProvideTerraformInputs(ctx context.Context, in contract.Terr
 	if err != nil {
 		return nonRetryable("render "+in.Step, err)
 	}
-	vars, _ := variablesFromEnv(rendered.Variables, rendered.EnvVars)
-	inputs := protocol.TerraformInputs{Variables: vars, Scrub: scrubList(data, rendered)}
+	vars, _ := jobmanifest.Variables(rendered.Variables, rendered.EnvVars)
+	inputs := protocol.TerraformInputs{Variables: vars, Scrub: jobmanifest.Scrub(data, rendered)}
 	if in.DeferRegistry {
 		reg, err := a.render.installRegistry(ctx, oc.op.InstallID)
 		if err != nil {

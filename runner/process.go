@@ -29,12 +29,18 @@ type jobProcess struct {
 	stdin  *os.File // write end of stdin, for a job whose inputs are deferred
 }
 
+// lineSink takes a job's output, line by line: the spool, or an offline
+// deploy's log (LocalJob).
+type lineSink interface {
+	Append(stream, data string) (int64, error)
+}
+
 // startJobProcess starts the job process, through start (which calls the
 // function it is given: priorities.startLowered, or directly). With
 // deferredInputs its standard input is a pipe that giveInputs writes the
 // inputs to; otherwise it is /dev/null. cred, when set, is the uid the
 // job runs as.
-func startJobProcess(exe, dir string, env []string, cred *syscall.Credential, spool *spool, deferredInputs bool, start func(func() error) error) (*jobProcess, error) {
+func startJobProcess(exe, dir string, env []string, cred *syscall.Credential, spool lineSink, deferredInputs bool, start func(func() error) error) (*jobProcess, error) {
 	p := &jobProcess{exited: make(chan struct{})}
 	p.cmd = exec.Command(exe, "job", "--dir", dir)
 	p.cmd.Dir = dir

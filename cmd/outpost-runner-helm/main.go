@@ -13,7 +13,11 @@
 //
 //	outpost-runner-helm job --dir DIR
 //	outpost-runner-helm deployment-image --deployment NAMESPACE/NAME [--set IMAGE]
+//	outpost-runner-helm offline-deploy ARGS (outpost-runner offline deploy execs it)
 //	outpost-runner-helm version
+//
+// And it runs offline deploys (runner/offline), which render manifests from
+// the bundle's app config (appconfig, which outpost-runner must not link).
 package main
 
 import (
@@ -25,6 +29,7 @@ import (
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner"
 	"github.com/outpost-dev/outpost/runner/dockerbuild/engine"
+	"github.com/outpost-dev/outpost/runner/offline"
 	"github.com/outpost-dev/outpost/runner/plugins"
 	"github.com/outpost-dev/outpost/runner/plugins/helm"
 	"github.com/outpost-dev/outpost/runner/plugins/oci"
@@ -39,6 +44,8 @@ const usage = `Usage:
       (internal: the runner's self-update in helm mode).
   outpost-runner-helm health < TARGETS.json
       Print the health of each helm release on stdin (internal: component health).
+  outpost-runner-helm offline-deploy ARGS
+      An offline deploy (internal: "outpost-runner offline deploy" runs it).
   outpost-runner-helm version
       Print the version.
 `
@@ -60,5 +67,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		},
 		"deployment-image": func(args []string) int { return deploymentImage(args, stdout, stderr) },
 		"health":           func([]string) int { return health(os.Stdin, stdout, stderr) },
+		"offline-deploy":   func(args []string) int { return offline.Command(args, os.Stdin, stdout, stderr) },
 	})
 }

@@ -6,6 +6,7 @@
 //	outpost-runner job --dir DIR                        run one job (internal)
 //	outpost-runner pause|resume|consent|history|update   the customer's side (customer.go, update.go)
 //	outpost-runner offline verify BUNDLE --release-key KEY   check a release bundle (offline.go)
+//	outpost-runner offline deploy BUNDLE --install-file F …  deploy it with no network (runs outpost-runner-helm)
 //	outpost-runner version
 //
 // Helm jobs run in outpost-runner-helm (see there), found next to this
@@ -46,6 +47,8 @@ const usage = `Usage:
       These take --state-dir or --work-dir, as run was given them.
   outpost-runner offline verify BUNDLE.tar --release-key KEY.pem
       Check a signed release bundle against the vendor's release key.
+  outpost-runner offline deploy BUNDLE.tar --install-file install.json --release-key KEY.pem --result result.json
+      Verify a release bundle and deploy it with no network (docs/bundles.md).
   outpost-runner version
       Print the version.
 

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/outpost-dev/outpost/releasebundle"
+	"github.com/outpost-dev/outpost/runner"
 )
 
 const offlineUsage = `Usage:
@@ -20,15 +23,54 @@ const offlineUsage = `Usage:
       signature over its index, every blob against its digest, and that every
       artifact the index lists is whole. Exit 0 when it verifies, 1 naming
       what failed, 2 for bad usage.
+  outpost-runner offline deploy BUNDLE.tar --install-file install.json --release-key KEY.pem
+      [--state-dir DIR] [--input NAME=VALUE ...] --result result.json
+      Verify the bundle and deploy it with no network (needs outpost-runner-helm
+      beside this binary); "offline deploy -h" says more.
 `
 
 // offlineCommand runs `outpost-runner offline …`.
 func offlineCommand(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprint(stderr, offlineUsage)
-		return 2
+	switch {
+	case len(args) > 0 && args[0] == "verify":
+		return verifyCommand(args[1:], stdout, stderr)
+	case len(args) > 0 && args[0] == "deploy":
+		return deployCommand(args[1:], stdout, stderr)
 	}
-	return verifyCommand(args[1:], stdout, stderr)
+	fmt.Fprint(stderr, offlineUsage)
+	return 2
+}
+
+// deployCommand is `outpost-runner offline deploy`: it renders manifests
+// from the bundle's app config, which links what this binary must not
+// (appconfig, BuildKit: the dependency fence), so outpost-runner-helm runs
+// it (runner/offline), found as for helm jobs, with this binary for the
+// terraform jobs and the terminal for sensitive inputs.
+func deployCommand(args []string, stdout, stderr io.Writer) int {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "outpost-runner offline deploy: %v\n", err)
+		return 1
+	}
+	helm := filepath.Join(filepath.Dir(self), runner.HelmJobBinary)
+	if _, err := os.Stat(helm); err != nil {
+		if helm, err = exec.LookPath(runner.HelmJobBinary); err != nil {
+			fmt.Fprintf(stderr, "outpost-runner offline deploy: needs %s next to outpost-runner or on PATH\n", runner.HelmJobBinary)
+			return 1
+		}
+	}
+	cmd := exec.Command(helm, append([]string{"offline-deploy"}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	cmd.Env = append(os.Environ(), offlineRunnerEnv+"="+self)
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		fmt.Fprintf(stderr, "outpost-runner offline deploy: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 func verifyCommand(args []string, stdout, stderr io.Writer) int {
@@ -78,3 +120,7 @@ func verifyCommand(args []string, stdout, stderr io.Writer) int {
 		files[0], r.KeyID, r.AppName, r.App, r.ConfigVersion, strings.Join(r.Components, ", "), r.Blobs, r.Bytes, r.Index)
 	return 0
 }
+
+// offlineRunnerEnv is runner/offline.EnvRunnerBinary (a package this binary
+// must not link).
+const offlineRunnerEnv = "OUTPOST_OFFLINE_RUNNER_BIN"

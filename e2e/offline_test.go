@@ -1,0 +1,195 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/protocol"
+)
+
+// offlineSecret is the offline app's sensitive input: given on the
+// command line, it must be in no file the deploy writes but the state.
+const offlineSecret = "offline-s3cret-pa55"
+
+// writeOfflineApp is the time app (a module whose build vendors
+// hashicorp/time) with a sensitive input its sandbox echoes.
+func writeOfflineApp(t *testing.T) string {
+	dir := writeTimeApp(t)
+	toml := "[app]\nname = \"demo\"\n\n[sandbox]\nsource = \"sandbox\"\n\n[sandbox.variables]\ninstall_id = \"{{ .install.id }}\"\n" +
+		"token = \"{{ .install.inputs.token }}\"\n\n[[inputs]]\nname = \"token\"\ntype = \"string\"\nrequired = true\nsensitive = true\n"
+	writeTestFile(t, filepath.Join(dir, "outpost.toml"), toml)
+	writeTestFile(t, filepath.Join(dir, "sandbox", "main.tf"), `variable "token" {
+  type = string
+}
+
+resource "terraform_data" "sandbox" {
+  input = "sandbox"
+
+  provisioner "local-exec" {
+    command = "echo the token is $TOKEN"
+    environment = {
+      TOKEN = var.token
+    }
+  }
+}
+`)
+	return dir
+}
+
+// netns is a network namespace with loopback only: no route anywhere else.
+type netns string
+
+func newNetns(t *testing.T) netns {
+	t.Helper()
+	n := netns(fmt.Sprintf("outpost-offline-%d", os.Getpid()))
+	if out, err := exec.Command("ip", "netns", "add", string(n)).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", string(n)).Run() })
+	if out, err := n.command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("lo up: %v\n%s", err, out)
+	}
+	return n
+}
+
+// command runs a command in the namespace.
+func (n netns) command(name string, args ...string) *exec.Cmd {
+	return exec.Command("ip", append([]string{"netns", "exec", string(n), name}, args...)...)
+}
+
+// A module needing hashicorp/time is built (its provider from a filesystem
+// mirror only the build runner sees), exported in a signed bundle, and
+// deployed by `outpost-runner offline deploy` in a network namespace that
+// reaches nothing but its own loopback: the sandbox (which starts the
+// install's registry there), the bundle's build loaded into that registry,
+// and the component, whose providers come from its build. A bundle with one
+// byte changed is refused before anything runs; the sensitive input given
+// on the command line is in neither the result nor the output; a second
+// deploy keeps the first's state (the time it recorded is the same).
+func TestOfflineDeployOfABundle(t *testing.T) {
+	mirror := timeProviderMirror(t)
+	s := newStack(t, stackOptions{})
+	dir := t.TempDir()
+	buildRC := filepath.Join(dir, "build.tfrc")
+	writeTestFile(t, buildRC, "provider_installation {\n  filesystem_mirror {\n    path = \""+mirror+"\"\n  }\n}\n")
+	s.buildRunner = s.launchRunner("OUTPOST_TOKEN="+s.buildTok, "OUTPOST_TERRAFORM_CLI_CONFIG="+buildRC)
+	c := newCLI(t, s)
+	s.syncConfig(writeOfflineApp(t))
+	s.waitBuildsEnded()
+
+	var created struct {
+		ID string `json:"id"`
+	}
+	if code := s.do("POST", "/v1/installs", map[string]any{"app_id": s.install.AppID, "name": "air-gapped",
+		"inputs": []map[string]any{{"name": "token", "value": "vendor-side-placeholder", "sensitive": true}}}, &created); code != http.StatusCreated {
+		t.Fatalf("create install: %d", code)
+	}
+	s.stopSandboxRegistries(created.ID)
+	installFile := filepath.Join(dir, "install.json")
+	writeInstallFile(t, installFile, protocol.OfflineInstall{Format: protocol.OfflineInstallFormat, AppID: s.install.AppID,
+		AppName: "demo", InstallID: created.ID, InstallName: "air-gapped", SensitiveInputs: []string{"token"}, ExportedAt: time.Now().UTC()})
+
+	bundle, key := filepath.Join(dir, "demo-1.tar"), filepath.Join(dir, "release-key.pem")
+	c.ok("", "bundle", "release-key", "--create", "--out", key)
+	c.ok("", "bundle", "export", "--app", "demo", "--config-version", "1", "--out", bundle)
+
+	ns := newNetns(t)
+	if out, err := ns.command("ip", "route", "get", "1.1.1.1").CombinedOutput(); err == nil {
+		t.Fatalf("the namespace has a route out: %s", out)
+	}
+	t.Cleanup(func() {
+		_ = ns.command(filepath.Join(binDir, "outpost-registry"), "down", "-dir", "/tmp/outpost-sandboxes/"+created.ID+"/registry").Run()
+	})
+	stateDir, result := filepath.Join(dir, "state"), filepath.Join(dir, "result.json")
+	deploy := func(bundle string) (string, int) {
+		cmd := ns.command(runnerBin, "offline", "deploy", bundle, "--install-file", installFile, "--release-key", key,
+			"--state-dir", stateDir, "--input", "token="+offlineSecret, "--result", result)
+		cmd.Env = []string{"PATH=" + binDir + ":" + os.Getenv("PATH"), "HOME=" + dir}
+		out, err := cmd.CombinedOutput()
+		if _, ok := err.(*exec.ExitError); err != nil && !ok {
+			t.Fatal(err)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+
+	changed := filepath.Join(dir, "changed.tar")
+	data, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Clone(data)
+	i := bytes.Index(data, []byte(`"signature": "`))
+	data[i+len(`"signature": "`)+8] ^= 0x01
+	writeTestFile(t, changed, string(data))
+	if out, code := deploy(changed); code != 1 || !strings.Contains(out, "bundle refused: signature: ") {
+		t.Fatalf("deploy of a changed bundle: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(stateDir); !os.IsNotExist(err) {
+		t.Fatalf("a refused bundle left the state dir %s (%v)", stateDir, err)
+	}
+
+	out, code := deploy(bundle)
+	res := readResult(t, result)
+	if code != 0 || res.Status != "succeeded" {
+		t.Fatalf("offline deploy: exit %d\n%s\nresult: %+v", code, out, res)
+	}
+	var names []string
+	for _, st := range res.Steps {
+		names = append(names, st.Name+" "+st.Status)
+	}
+	if got := strings.Join(names, ", "); got != "sandbox succeeded, sync succeeded, clock succeeded" {
+		t.Errorf("steps: %s", got)
+	}
+	started, _ := res.Steps[2].Outputs["started"].(string)
+	if _, err := time.Parse(time.RFC3339, started); err != nil {
+		t.Errorf("clock's output started = %q: want time_static's RFC 3339 time", started)
+	}
+	for _, want := range []string{"those the module's build vendored", "Installed hashicorp/time v" + timeProviderVersion} {
+		if !strings.Contains(res.Steps[2].Log, want) {
+			t.Errorf("clock's log has no %q:\n%s", want, res.Steps[2].Log)
+		}
+	}
+	raw, _ := os.ReadFile(result)
+	if strings.Contains(string(raw), offlineSecret) || strings.Contains(out, offlineSecret) {
+		t.Errorf("the sensitive input is in the result or the output")
+	}
+	if !strings.Contains(res.Steps[0].Log, "the token is (sensitive value)") {
+		t.Errorf("the sandbox's log does not show the token scrubbed:\n%s", res.Steps[0].Log)
+	}
+
+	if out, code := deploy(bundle); code != 0 {
+		t.Fatalf("second offline deploy: exit %d\n%s", code, out)
+	}
+	if again, _ := readResult(t, result).Steps[2].Outputs["started"].(string); again != started {
+		t.Errorf("second deploy: started = %q, want the first's %q (the state kept)", again, started)
+	}
+}
+
+func writeInstallFile(t *testing.T, path string, f protocol.OfflineInstall) {
+	raw, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, path, string(raw))
+}
+
+func readResult(t *testing.T, path string) protocol.OfflineResult {
+	t.Helper()
+	var r protocol.OfflineResult
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("result: %v", err)
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("result: %v", err)
+	}
+	return r
+}

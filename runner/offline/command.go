@@ -1,0 +1,226 @@
+package offline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/outpost-dev/outpost/planpolicy"
+	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/releasebundle"
+	"github.com/outpost-dev/outpost/runner"
+	"github.com/outpost-dev/outpost/runner/plugins/terraform"
+)
+
+// EnvRunnerBinary names outpost-runner to the deploy (outpost-runner sets
+// it when it execs outpost-runner-helm): the binary of terraform jobs.
+const EnvRunnerBinary = "OUTPOST_OFFLINE_RUNNER_BIN"
+
+// Usage is `offline deploy`'s.
+const Usage = `Usage:
+  outpost-runner offline deploy BUNDLE.tar --install-file install.json --release-key KEY.pem
+      [--state-dir DIR] [--input NAME=VALUE ...] [--plan-policies DIR]
+      [--terraform BIN] [--terraform-cli-config FILE] --result result.json
+      Verify a release bundle, then deploy it to the install the install file
+      (outpostctl installs export) names, with no network: the sandbox, the
+      bundle's builds loaded into the install's registry, then each component.
+      Terraform state stays in --state-dir. Sensitive inputs come from --input
+      or are asked on the terminal. The result (outpostctl installs
+      import-result) is written also when a step fails. Exit 0 when every step
+      succeeded, 1 when the bundle is refused or a step failed, 2 for bad usage
+      or an install file that does not fit.
+`
+
+// inputFlags are --input NAME=VALUE, repeated.
+type inputFlags map[string]string
+
+func (f inputFlags) String() string { return "" }
+func (f inputFlags) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=VALUE")
+	}
+	f[name] = value
+	return nil
+}
+
+// Command is "offline deploy ARGS" (without "deploy"); it returns the exit
+// code.
+func Command(args []string, stdin *os.File, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("outpost-runner offline deploy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, Usage) }
+	installFile := fs.String("install-file", "", "the install file (required)")
+	keyFile := fs.String("release-key", "", "the vendor's release public key, PEM (required)")
+	stateDir := fs.String("state-dir", "outpost-offline-state", "directory keeping terraform state between deploys")
+	resultFile := fs.String("result", "", "where to write the result (required)")
+	policies := fs.String("plan-policies", "", "directory of the customer's plan policies (*.rego), as for outpost-runner run")
+	var tf terraform.Options
+	fs.StringVar(&tf.Binary, "terraform", "", "the terraform binary (default: terraform on PATH)")
+	fs.StringVar(&tf.CLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
+	inputs := inputFlags{}
+	fs.Var(inputs, "input", "an input's value, NAME=VALUE (repeatable); sensitive ones not given are asked on the terminal")
+	var files []string
+	for { // flags before and after the bundle
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files, args = append(files, fs.Arg(0)), fs.Args()[1:]
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "outpost-runner offline deploy: "+format+"\n", a...)
+		return 2
+	}
+	switch {
+	case len(files) != 1:
+		return usage("name one bundle (got %d)", len(files))
+	case *installFile == "":
+		return usage("--install-file: required")
+	case *keyFile == "":
+		return usage("--release-key: required")
+	case *resultFile == "":
+		return usage("--result: required")
+	}
+	o := Options{Bundle: files[0], Progress: stderr, Version: runner.Version}
+	var err error
+	if o.ReleaseKey, err = readKey(*keyFile); err != nil {
+		return usage("--release-key %s: %v", *keyFile, err)
+	}
+	if o.Install, err = readInstall(*installFile); err != nil {
+		return usage("--install-file %s: %v", *installFile, err)
+	}
+	if o.Sensitive, err = sensitiveInputs(o.Install, inputs, stdin, stderr); err != nil {
+		return usage("%v", err)
+	}
+	if o.StateDir, err = filepath.Abs(*stateDir); err != nil {
+		return usage("--state-dir: %v", err)
+	}
+	if err := o.jobs(tf, *policies); err != nil {
+		return usage("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := Deploy(ctx, o)
+	switch {
+	case errors.Is(err, ErrBadInstall):
+		return usage("--install-file %s: %v", *installFile, err)
+	case err != nil:
+		fmt.Fprintf(stderr, "outpost-runner offline deploy: %s: %v\n", o.Bundle, err)
+		return 1
+	}
+	if err := writeResult(*resultFile, res); err != nil {
+		fmt.Fprintf(stderr, "outpost-runner offline deploy: --result: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: %s (config version %d); result in %s\n", o.Install.InstallID, res.Status, res.ConfigVersion, *resultFile)
+	if res.Status != "succeeded" {
+		return 1
+	}
+	return 0
+}
+
+func readKey(path string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return releasebundle.ParsePublicKeyPEM(raw)
+}
+
+// readInstall reads and checks an install file.
+func readInstall(path string) (protocol.OfflineInstall, error) {
+	var f protocol.OfflineInstall
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return f, err
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return f, err
+	}
+	return f, f.Check()
+}
+
+// sensitiveInputs are the install's sensitive inputs' values: --input's,
+// else asked on the terminal (not echoed).
+func sensitiveInputs(f protocol.OfflineInstall, given inputFlags, stdin *os.File, stderr io.Writer) (map[string]string, error) {
+	out := map[string]string{}
+	for _, name := range f.SensitiveInputs {
+		if v, ok := given[name]; ok {
+			out[name] = v
+			continue
+		}
+		if stdin == nil || !term.IsTerminal(int(stdin.Fd())) {
+			return nil, fmt.Errorf("input %s: sensitive, give it with --input %s=VALUE (no terminal to ask on)", name, name)
+		}
+		fmt.Fprintf(stderr, "%s (sensitive, not echoed): ", name)
+		v, err := term.ReadPassword(int(stdin.Fd()))
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return nil, fmt.Errorf("input %s: %w", name, err)
+		}
+		out[name] = string(v)
+	}
+	for name := range given {
+		if _, ok := out[name]; !ok {
+			if _, ok := f.Inputs[name]; !ok {
+				return nil, fmt.Errorf("--input %s: the install file has no such input", name)
+			}
+			f.Inputs[name] = given[name]
+		}
+	}
+	return out, nil
+}
+
+// jobs finds the job binaries and makes the jobs' environment, as
+// outpost-runner run does.
+func (o *Options) jobs(tf terraform.Options, policies string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	o.HelmExe = self
+	if o.RunnerExe = os.Getenv(EnvRunnerBinary); o.RunnerExe == "" {
+		o.RunnerExe = filepath.Join(filepath.Dir(self), "outpost-runner")
+	}
+	cwd, _ := os.Getwd()
+	tf.NoInitCache = true
+	if tf, _, err = tf.Resolve(os.Getenv("PATH"), cwd); err != nil {
+		return err
+	}
+	o.JobEnv = tf.Env("")
+	if policies != "" {
+		if policies, err = filepath.Abs(policies); err != nil {
+			return err
+		}
+		o.JobEnv = append(o.JobEnv, planpolicy.EnvDir+"="+policies)
+	}
+	return nil
+}
+
+// writeResult writes the result whole or not at all.
+func writeResult(path string, res *protocol.OfflineResult) error {
+	if err := res.Check(); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(raw, '\n'))
+}

@@ -1,0 +1,81 @@
+package offline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/jobmanifest"
+	"github.com/outpost-dev/outpost/protocol"
+)
+
+// terraform plans and applies a terraform step in one job (plan_apply, as
+// an install that approves every plan does), its state in the state
+// directory, and records its outputs.
+func (d *deployment) terraform(ctx context.Context, st *protocol.OfflineStep, step string) error {
+	data, err := d.data()
+	if err != nil {
+		return err
+	}
+	rendered, source, err := jobmanifest.Terraform(d.cfg, data, step, false)
+	if err != nil {
+		return err
+	}
+	ws := jobmanifest.Workspace(d.inst.ID, step)
+	m := protocol.TerraformManifest{Operation: protocol.TerraformPlanApply, Workspace: ws, Backend: d.state.backend(ws),
+		Scrub: jobmanifest.Scrub(data, rendered)}
+	m.Variables, m.Env = jobmanifest.Variables(rendered.Variables, rendered.EnvVars)
+	var registry string
+	if d.registry != nil {
+		registry = d.registry.Address
+	}
+	m.Policies = jobmanifest.PlanPolicies(d.cfg, d.inst, step, registry)
+	if err := d.module(step, source, &m); err != nil {
+		return err
+	}
+	res, err := d.runJob(ctx, st, protocol.JobTypeTerraform, m)
+	if err != nil {
+		return err
+	}
+	var out protocol.TerraformPlanApplyOutputs
+	_ = json.Unmarshal(res.Outputs, &out)
+	for i, p := range out.Plan.Policies { // the first that denies, else the first
+		if st.Policy == nil || (len(st.Policy.Deny) == 0 && st.Policy.Error == "" && (len(p.Deny) > 0 || p.Error != "")) {
+			st.Policy = &out.Plan.Policies[i]
+		}
+	}
+	if res.Status != protocol.StatusSucceeded {
+		return errors.New(res.Error)
+	}
+	outs, _, err := d.stateOutputs(step)
+	if err != nil {
+		return err
+	}
+	d.record(step, outs)
+	st.Outputs = map[string]any{}
+	for name, o := range outs {
+		if !o.Sensitive {
+			st.Outputs[name] = o.Value
+		}
+	}
+	return nil
+}
+
+// module is where the step's module comes from: a component's artifact in
+// the install's registry (loaded from the bundle by the sync step), else the
+// config version's directory, as the control plane does for the sandbox
+// and a component without a build.
+func (d *deployment) module(step, source string, m *protocol.TerraformManifest) error {
+	if desc, ok := d.b.artifacts[step]; ok && step != status.SandboxStep {
+		if d.registry == nil {
+			return fmt.Errorf("component %s: its build is in the bundle but the install has no registry", step)
+		}
+		m.ModuleArtifact = &protocol.ArtifactRef{Registry: *d.registry, Repository: jobmanifest.RepositoryPrefix + step, Digest: desc.Digest.String()}
+		return nil
+	}
+	var err error
+	m.Module, err = d.cfg.ModuleArchive(source)
+	return err
+}
