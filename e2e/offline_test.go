@@ -94,8 +94,10 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	}
 	s.stopSandboxRegistries(created.ID)
 	installFile := filepath.Join(dir, "install.json")
-	writeInstallFile(t, installFile, protocol.OfflineInstall{Format: protocol.OfflineInstallFormat, AppID: s.install.AppID,
-		AppName: "demo", InstallID: created.ID, InstallName: "air-gapped", SensitiveInputs: []string{"token"}, ExportedAt: time.Now().UTC()})
+	c.ok("", "installs", "export", created.ID, "--out", installFile)
+	if raw, _ := os.ReadFile(installFile); strings.Contains(string(raw), "vendor-side-placeholder") {
+		t.Fatalf("the install file holds the sensitive input's value:\n%s", raw)
+	}
 
 	bundle, key := filepath.Join(dir, "demo-1.tar"), filepath.Join(dir, "release-key.pem")
 	c.ok("", "bundle", "release-key", "--create", "--out", key)
@@ -171,14 +173,27 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	if again, _ := readResult(t, result).Steps[2].Outputs["started"].(string); again != started {
 		t.Errorf("second deploy: started = %q, want the first's %q (the state kept)", again, started)
 	}
+	checkImported(t, c, created.ID, result)
 }
 
-func writeInstallFile(t *testing.T, path string, f protocol.OfflineInstall) {
-	raw, err := json.Marshal(f)
-	if err != nil {
-		t.Fatal(err)
+// checkImported imports an offline deploy's result with the vendor's CLI:
+// the install shows it as an offline operation with the deploy's steps.
+func checkImported(t *testing.T, c *cli, installID, result string) {
+	t.Helper()
+	var op struct {
+		Kind, Status, Source string
+		BundleIndex          string `json:"bundle_index"`
+		Steps                []struct{ Name, Status string }
 	}
-	writeTestFile(t, path, string(raw))
+	c.json("", &op, "installs", "import-result", installID, result)
+	var steps []string
+	for _, st := range op.Steps {
+		steps = append(steps, st.Name+" "+st.Status)
+	}
+	if op.Kind != "offline_deploy" || op.Status != "succeeded" || op.Source != "offline" || op.BundleIndex == "" ||
+		strings.Join(steps, ", ") != "sandbox succeeded, sync succeeded, clock succeeded" {
+		t.Errorf("imported: %+v", op)
+	}
 }
 
 func readResult(t *testing.T, path string) protocol.OfflineResult {
