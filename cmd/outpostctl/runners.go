@@ -36,7 +36,11 @@ func (c *cli) runnersListCmd() *cobra.Command {
 					if rn.InstallId != nil {
 						install = *rn.InstallId
 					}
-					rows = append(rows, []string{rn.Id, rn.Kind, install, string(rn.Status), lastSeen(rn), rn.Version, orUnknown(rn.Platform)})
+					version := rn.Version
+					if rn.UpdateAvailable != nil {
+						version += " (" + rn.UpdateAvailable.Version + " available, waiting for the customer)"
+					}
+					rows = append(rows, []string{rn.Id, rn.Kind, install, string(rn.Status), lastSeen(rn), version, orUnknown(rn.Platform)})
 				}
 				return table(c.stdout, "ID\tKIND\tINSTALL\tSTATUS\tLAST SEEN\tVERSION\tPLATFORM", rows)
 			})
@@ -87,6 +91,10 @@ func (c *cli) showRunner(r apiclient.Runner) {
 		registered = "registered " + stamp(*r.RegisteredAt)
 	}
 	fmt.Fprintf(w, "version %s, platform %s, %s\n", orUnknown(r.Version), orUnknown(r.Platform), registered)
+	if u := r.UpdateAvailable; u != nil {
+		fmt.Fprintf(w, "update available, waiting for the customer: runner %s (update %s); the customer accepts it on the runner "+
+			"with `outpost-runner update accept %s`\n", u.Version, u.Id, u.Version)
+	}
 	if len(r.Capabilities) > 0 {
 		fmt.Fprintf(w, "capabilities: %s\n", strings.Join(r.Capabilities, ", "))
 	}

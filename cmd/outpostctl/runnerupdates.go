@@ -50,6 +50,9 @@ func (c *cli) runnersUpdateCmd() *cobra.Command {
 				return c.printJSON(u)
 			}
 			c.showRunnerUpdate(u)
+			if u.Status == apiclient.RunnerUpdateStatusAvailable {
+				fmt.Fprintf(c.stdout, "update available, waiting for the customer: the runner runs %s until its customer accepts %s\n", deref(u.FromVersion), u.Version)
+			}
 			if u.Status == apiclient.RunnerUpdateStatusFailed {
 				return fail(exitOperation, "the runner update failed; the previous runner runs")
 			}
