@@ -7,7 +7,6 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/store"
@@ -44,13 +43,7 @@ func TestRenderReadsActionOutputs(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Open(t, store.Postgres)
 	tn := storetest.NewTenant(t, s)
-	archive, err := appconfig.ArchiveDir(actionOutputsApp, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.SyncAppConfig(ctx, tn.Org.ID, tn.App.ID, store.NewAppConfig{Archive: archive}); err != nil {
-		t.Fatal(err)
-	}
+	storetest.SyncConfig(t, s, tn, actionOutputsApp)
 	r := &renderer{store: s}
 	_, cfg, data, err := r.installData(ctx, tn.Install.ID)
 	if err != nil {

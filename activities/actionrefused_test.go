@@ -33,13 +33,7 @@ func TestRetriedRecordEndsARefusedRun(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Open(t, store.Postgres)
 	tn := storetest.NewTenant(t, s)
-	archive, err := appconfig.ArchiveDir(exclusiveCronApp, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.SyncAppConfig(ctx, tn.Org.ID, tn.App.ID, store.NewAppConfig{Archive: archive}); err != nil {
-		t.Fatal(err)
-	}
+	storetest.SyncConfig(t, s, tn, exclusiveCronApp)
 	a := &Actions{store: s, render: &renderer{store: s}}
 	// What refuseRun's first try left: the run recorded without the lock, not ended.
 	half, err := s.CreateActionRun(ctx, store.ActionRun{OrgID: tn.Org.ID, InstallID: tn.Install.ID, Action: "backup",

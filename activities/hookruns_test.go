@@ -8,7 +8,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
@@ -58,14 +57,7 @@ func TestHookRunGetsItsTriggersInputs(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Open(t, store.Postgres)
 	tn := storetest.NewTenant(t, s)
-	archive, err := appconfig.ArchiveDir(hookInputsApp, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, _, err := s.SyncAppConfig(ctx, tn.Org.ID, tn.App.ID, store.NewAppConfig{Archive: archive})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := storetest.SyncConfig(t, s, tn, hookInputsApp)
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	activities.Register(env, activities.Deps{Store: s})
