@@ -86,14 +86,8 @@ func offlineResultFor(inst installAnswer, appID string) protocol.OfflineResult {
 // steps, logs, policies and outputs, and the install at its version; the
 // same result again answers the same operation.
 func TestImportOfflineResult(t *testing.T) {
-	e := newTestEnv(t)
-	var app struct{ ID string }
-	e.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
-	e.syncBuilds(app.ID, exampleFiles(t), 201)
-	var inst installAnswer
-	e.call("POST", "/v1/installs", map[string]any{"app_id": app.ID, "name": "acme",
-		"inputs": []map[string]any{{"name": "db_password", "value": "pw"}, {"name": "region", "value": "eu-west-3"}}}, 201, &inst)
-	r := offlineResultFor(inst, app.ID)
+	e, appID, inst := offlineInstall(t)
+	r := offlineResultFor(inst, appID)
 	var op wire.Operation
 	e.call("POST", "/v1/installs/"+inst.ID+"/offline-results", r, 201, &op)
 	if op.Kind != "offline_deploy" || op.Source != "offline" || op.Status != "succeeded" || op.ConfigVersion != 1 ||
@@ -147,13 +141,7 @@ func TestImportOfflineResult(t *testing.T) {
 // A bad result is a 4xx naming the field, and changes nothing; so is one
 // imported while another operation holds the install.
 func TestImportOfflineResultRefused(t *testing.T) {
-	e := newTestEnv(t)
-	var app struct{ ID string }
-	e.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
-	e.syncBuilds(app.ID, exampleFiles(t), 201)
-	var inst installAnswer
-	e.call("POST", "/v1/installs", map[string]any{"app_id": app.ID, "name": "acme",
-		"inputs": []map[string]any{{"name": "db_password", "value": "pw"}, {"name": "region", "value": "eu-west-3"}}}, 201, &inst)
+	e, appID, inst := offlineInstall(t)
 	before := e.snapshot()
 	for field, change := range map[string]func(r *protocol.OfflineResult){
 		"format":             func(r *protocol.OfflineResult) { r.Format = "outpost.offline-result/v0" },
@@ -167,7 +155,7 @@ func TestImportOfflineResultRefused(t *testing.T) {
 		"steps[0].kind":      func(r *protocol.OfflineResult) { r.Steps[0].Kind = "apply" },
 		"steps[2].component": func(r *protocol.OfflineResult) { r.Steps[2].Component = "" },
 	} {
-		r := offlineResultFor(inst, app.ID)
+		r := offlineResultFor(inst, appID)
 		change(&r)
 		res := e.call("POST", "/v1/installs/"+inst.ID+"/offline-results", r, 422, nil)
 		if got := res.apiError(t).Field; got != field {
@@ -179,7 +167,7 @@ func TestImportOfflineResultRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := e.call("POST", "/v1/installs/"+inst.ID+"/offline-results", offlineResultFor(inst, app.ID), 409, nil)
+	res := e.call("POST", "/v1/installs/"+inst.ID+"/offline-results", offlineResultFor(inst, appID), 409, nil)
 	if !strings.Contains(res.apiError(t).Message, op.ID) {
 		t.Errorf("refused while busy without naming the operation: %s", res.body)
 	}
@@ -196,4 +184,18 @@ func TestImportOfflineResultRefused(t *testing.T) {
 	if len(list.Operations) != 1 || list.Operations[0].ID != op.ID {
 		t.Errorf("operations after refused imports: %+v", list.Operations)
 	}
+}
+
+// offlineInstall is a test env with the example app, its builds, and an
+// install of it (acme) whose offline result the tests import.
+func offlineInstall(t *testing.T) (*testEnv, string, installAnswer) {
+	t.Helper()
+	e := newTestEnv(t)
+	var app struct{ ID string }
+	e.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
+	e.syncBuilds(app.ID, exampleFiles(t), 201)
+	var inst installAnswer
+	e.call("POST", "/v1/installs", map[string]any{"app_id": app.ID, "name": "acme",
+		"inputs": []map[string]any{{"name": "db_password", "value": "pw"}, {"name": "region", "value": "eu-west-3"}}}, 201, &inst)
+	return e, app.ID, inst
 }
