@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	digest "github.com/opencontainers/go-digest"
 
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
@@ -119,12 +120,20 @@ func offlineResult(req wire.OfflineResult, inst store.Install) (protocol.Offline
 		return r, unprocessable("app_id", "the result is of app %s; install %s is of app %s", r.AppID, inst.Name, inst.AppID)
 	case r.BundleIndex == "":
 		return r, unprocessable("bundle_index", "missing: the digest of the bundle index deployed")
-	case len(r.BundleIndex) > 100:
-		return r, unprocessable("bundle_index", "longer than 100 characters: not a digest")
+	case !isSHA256(r.BundleIndex):
+		return r, unprocessable("bundle_index", "%q is not a sha256 digest (sha256:<64 hex digits>)", r.BundleIndex)
 	case r.StartedAt.IsZero():
 		return r, unprocessable("started_at", "missing")
+	case r.FinishedAt.Before(r.StartedAt):
+		return r, unprocessable("finished_at", "missing or before started_at")
 	}
 	return r, checkOfflineSteps(r.Steps)
+}
+
+// isSHA256 says whether s is a well-formed sha256 digest.
+func isSHA256(s string) bool {
+	d, err := digest.Parse(s)
+	return err == nil && d.Algorithm() == digest.SHA256
 }
 
 // checkOfflineSteps refuses a step of an unknown kind, a name too long, or

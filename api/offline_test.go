@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -148,7 +149,8 @@ func TestImportOfflineResultRefused(t *testing.T) {
 		"install_id":         func(r *protocol.OfflineResult) { r.InstallID = "ins_other" },
 		"app_id":             func(r *protocol.OfflineResult) { r.AppID = "app_other" },
 		"config_version":     func(r *protocol.OfflineResult) { r.ConfigVersion = 9 },
-		"bundle_index":       func(r *protocol.OfflineResult) { r.BundleIndex = "" },
+		"bundle_index":       func(r *protocol.OfflineResult) { r.BundleIndex = "sha256:not-hex" },
+		"finished_at":        func(r *protocol.OfflineResult) { r.FinishedAt = time.Time{} },
 		"status":             func(r *protocol.OfflineResult) { r.Status = "done" },
 		"steps[1].status":    func(r *protocol.OfflineResult) { r.Steps[1].Status = "ok" },
 		"steps[2].name":      func(r *protocol.OfflineResult) { r.Steps[2].Name = "sandbox" },
@@ -198,4 +200,39 @@ func offlineInstall(t *testing.T) (*testEnv, string, installAnswer) {
 	e.call("POST", "/v1/installs", map[string]any{"app_id": app.ID, "name": "acme",
 		"inputs": []map[string]any{{"name": "db_password", "value": "pw"}, {"name": "region", "value": "eu-west-3"}}}, 201, &inst)
 	return e, app.ID, inst
+}
+
+// An import keeps the component's sensitive outputs stored before (a result
+// carries none) and seals what it writes; a result that started before one
+// already imported is recorded but leaves the install's outputs alone.
+func TestOfflineImportKeepsTheLatestAndSensitiveOutputs(t *testing.T) {
+	e, appID, inst := offlineInstall(t)
+	ctx := context.Background()
+	if err := e.store.SaveOutputs(ctx, inst.ID, "db", `{"outputs":{"password":{"value":"\"pw-kept\"","sensitive":true}}}`); err != nil {
+		t.Fatal(err)
+	}
+	e.call("POST", "/v1/installs/"+inst.ID+"/offline-results", offlineResultFor(inst, appID), 201, nil)
+	older := offlineResultFor(inst, appID)
+	older.StartedAt, older.BundleIndex = older.StartedAt.Add(-time.Hour), "sha256:"+strings.Repeat("cd", 32)
+	older.Steps[2].Outputs = map[string]any{"endpoint": "old.internal:5432"}
+	e.call("POST", "/v1/installs/"+inst.ID+"/offline-results", older, 201, nil)
+
+	outs, err := e.store.ListOutputs(ctx, inst.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var db protocol.TerraformApplyOutputs
+	if err := json.Unmarshal([]byte(outs["db"]), &db); err != nil {
+		t.Fatal(err)
+	}
+	if string(db.Outputs["endpoint"].Value) != `"db.internal:5432"` || !db.Outputs["password"].Sensitive {
+		t.Errorf("db's outputs after both imports: %s", outs["db"])
+	}
+	var raw string
+	if err := e.store.DB().Raw("SELECT outputs FROM install_outputs WHERE install_id = ? AND name = 'db'", inst.ID).Scan(&raw).Error; err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(raw, "db.internal") || strings.Contains(raw, "pw-kept") {
+		t.Errorf("db's outputs are stored in clear: %s", raw)
+	}
 }

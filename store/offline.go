@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
@@ -78,7 +79,11 @@ func (s *Store) ImportOfflineResult(ctx context.Context, in OfflineImport) (op I
 		if err := s.lockInstall(tx, inst, op.ID); err != nil {
 			return err
 		}
-		if err := s.recordOffline(tx, inst, op, r); err != nil {
+		current, err := offlineIsCurrent(tx, inst, started)
+		if err != nil {
+			return err
+		}
+		if err := s.recordOffline(tx, inst, op, r, current); err != nil {
 			return err
 		}
 		created = true
@@ -105,18 +110,31 @@ func offlineOperation(in OfflineImport, inst Install, started time.Time) Install
 		CreatedAt: started, FinishedAt: &finished}
 }
 
-// recordOffline writes op, its steps, their logs and outputs, the install's
-// version and the result's name, in tx.
-func (s *Store) recordOffline(tx *gorm.DB, inst Install, op InstallOperation, r protocol.OfflineResult) error {
+// offlineIsCurrent says whether a result started at started is the
+// install's latest word: no result imported before started later, and the
+// install not deprovisioned (or being). Only then do its outputs and version
+// become the install's; an older or late one is recorded, and that is all.
+func offlineIsCurrent(tx *gorm.DB, inst Install, started time.Time) (bool, error) {
+	if inst.Status == status.InstallDeprovisioning || inst.Status == status.InstallDeprovisioned {
+		return false, nil
+	}
+	var later int64
+	err := tx.Model(&OfflineResult{}).Where("install_id = ? AND started_at > ?", inst.ID, started).Count(&later).Error
+	return later == 0, err
+}
+
+// recordOffline writes op, its steps, their logs and (when current) outputs,
+// the install's version and the result's name, in tx.
+func (s *Store) recordOffline(tx *gorm.DB, inst Install, op InstallOperation, r protocol.OfflineResult, current bool) error {
 	if err := tx.Omit("Steps").Create(&op).Error; err != nil {
 		return err
 	}
 	for i, st := range r.Steps {
-		if err := s.recordOfflineStep(tx, op, i, st); err != nil {
+		if err := s.recordOfflineStep(tx, op, i, st, current); err != nil {
 			return fmt.Errorf("steps[%d]: %w", i, err)
 		}
 	}
-	if op.Status == status.OpSucceeded {
+	if op.Status == status.OpSucceeded && current {
 		if err := update(tx.Where("id = ?", inst.ID), &Install{Status: status.InstallActive, ConfigVersion: op.ConfigVersion},
 			"Status", "ConfigVersion").Error; err != nil {
 			return err
@@ -128,7 +146,7 @@ func (s *Store) recordOffline(tx *gorm.DB, inst Install, op InstallOperation, r 
 
 // recordOfflineStep writes one step, its log (as a finished job's) and, for
 // the sandbox or a component that succeeded, its outputs.
-func (s *Store) recordOfflineStep(tx *gorm.DB, op InstallOperation, i int, st protocol.OfflineStep) error {
+func (s *Store) recordOfflineStep(tx *gorm.DB, op InstallOperation, i int, st protocol.OfflineStep, current bool) error {
 	start, end := st.StartedAt.UTC(), st.FinishedAt.UTC()
 	row := InstallStep{ID: NewID("stp"), OperationID: op.ID, Name: st.Name, Status: status.Step(st.Status),
 		Error: st.Error, StartedAt: &start, FinishedAt: &end}
@@ -149,7 +167,7 @@ func (s *Store) recordOfflineStep(tx *gorm.DB, op InstallOperation, i int, st pr
 	if st.Kind == protocol.OfflineStepSandbox {
 		name = status.SandboxStep
 	}
-	if name == "" || st.Status != "succeeded" || len(st.Outputs) == 0 {
+	if !current || name == "" || st.Status != "succeeded" || len(st.Outputs) == 0 {
 		return nil
 	}
 	outs := protocol.TerraformApplyOutputs{Outputs: map[string]protocol.TerraformOutput{}}
@@ -160,11 +178,35 @@ func (s *Store) recordOfflineStep(tx *gorm.DB, op InstallOperation, i int, st pr
 		}
 		outs.Outputs[k] = protocol.TerraformOutput{Value: raw}
 	}
+	return s.mergeOfflineOutputs(tx, op.InstallID, name, outs)
+}
+
+// mergeOfflineOutputs makes an offline step's outputs the install's, keeping
+// the sensitive ones stored before (an offline result carries none), sealed
+// at rest as every install output is (a create, for BeforeCreate to seal).
+func (s *Store) mergeOfflineOutputs(tx *gorm.DB, installID, name string, outs protocol.TerraformApplyOutputs) error {
+	var old InstallOutput
+	err := tx.Where("install_id = ? AND name = ?", installID, name).First(&old).Error
+	switch {
+	case err == nil:
+		var prev protocol.TerraformApplyOutputs
+		if err := json.Unmarshal([]byte(old.Outputs), &prev); err != nil {
+			return fmt.Errorf("outputs of %s: %w", name, err)
+		}
+		for k, o := range prev.Outputs {
+			if _, set := outs.Outputs[k]; o.Sensitive && !set {
+				outs.Outputs[k] = o
+			}
+		}
+	case !errors.Is(err, gorm.ErrRecordNotFound):
+		return err
+	}
 	b, err := json.Marshal(outs)
 	if err != nil {
 		return err
 	}
-	return tx.Save(&InstallOutput{InstallID: op.InstallID, Name: name, Outputs: string(b), UpdatedAt: s.now()}).Error
+	row := InstallOutput{InstallID: installID, Name: name, Outputs: string(b), UpdatedAt: s.now()}
+	return tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error
 }
 
 // offlineLog keeps a step's log as a finished job's log (not sealed, like

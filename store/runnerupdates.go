@@ -142,16 +142,16 @@ func (s *Store) ListRunnerUpdates(ctx context.Context, orgID, runnerID string, l
 // verified release until its customer accepts it.
 func (s *Store) AvailableRunnerUpdates(ctx context.Context, orgID string) (map[string]RunnerUpdate, error) {
 	var latest []RunnerUpdate
-	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT ON (runner_id) * FROM runner_updates WHERE org_id = ?
-		ORDER BY runner_id, created_at DESC, id DESC`, orgID).Scan(&latest).Error
+	err := s.db.WithContext(ctx).Where("org_id = ? AND status = ?", orgID, status.RunnerUpdateAvailable).
+		Where(`NOT EXISTS (SELECT 1 FROM runner_updates n WHERE n.runner_id = runner_updates.runner_id
+			AND (n.created_at > runner_updates.created_at OR (n.created_at = runner_updates.created_at AND n.id > runner_updates.id)))`).
+		Find(&latest).Error // SQL both dialects speak (no DISTINCT ON)
 	if err != nil {
 		return nil, fmt.Errorf("available runner updates: %w", err)
 	}
 	out := map[string]RunnerUpdate{}
 	for _, u := range latest {
-		if u.Status == status.RunnerUpdateAvailable {
-			out[u.RunnerID] = u
-		}
+		out[u.RunnerID] = u
 	}
 	return out, nil
 }
