@@ -30,6 +30,10 @@ func writeOfflineApp(t *testing.T) string {
   type = string
 }
 
+output "dsn" {
+  value = "app:${var.token}@db.internal"
+}
+
 resource "terraform_data" "sandbox" {
   input = "sandbox"
 
@@ -162,6 +166,9 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	raw, _ := os.ReadFile(result)
 	if strings.Contains(string(raw), offlineSecret) || strings.Contains(out, offlineSecret) {
 		t.Errorf("the sensitive input is in the result or the output")
+	}
+	if !strings.Contains(res.Steps[0].Log, "output dsn left out of the result") {
+		t.Errorf("the sandbox's output holding the token is not said to be left out:\n%s", res.Steps[0].Log)
 	}
 	if !strings.Contains(res.Steps[0].Log, "the token is (sensitive value)") {
 		t.Errorf("the sandbox's log does not show the token scrubbed:\n%s", res.Steps[0].Log)

@@ -56,7 +56,11 @@ func (d *deployment) terraform(ctx context.Context, st *protocol.OfflineStep, st
 	d.record(step, outs)
 	st.Outputs = map[string]any{}
 	for name, o := range outs {
-		if !o.Sensitive {
+		switch {
+		case o.Sensitive:
+		case d.scrub.Replace(string(o.Value)) != string(o.Value): // holds a sensitive value terraform did not mark
+			st.Log += fmt.Sprintf("outpost: output %s left out of the result: it holds a sensitive value\n", name)
+		default:
 			st.Outputs[name] = o.Value
 		}
 	}
