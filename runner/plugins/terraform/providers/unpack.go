@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,9 @@ import (
 // limits bound a providers layer once extracted: provider binaries are
 // large (tens to hundreds of MB each).
 var limits = tarball.Limits{Files: 10_000, Bytes: 4 << 30, Root: "the providers layer"}
+
+// ErrNoPlatform: the layer holds no provider build for the platform asked.
+var ErrNoPlatform = errors.New("not vendored for this platform")
 
 // Platform is this runner's terraform platform ("linux_amd64").
 var Platform = runtime.GOOS + "_" + runtime.GOARCH
@@ -55,7 +59,7 @@ func hasPlatform(plugins, platform string) error {
 			held[i] = filepath.Base(h)
 		}
 		rel, _ := filepath.Rel(plugins, v)
-		return fmt.Errorf("the build vendored provider %s for %v, not for this runner's platform %s", filepath.ToSlash(rel), held, platform)
+		return fmt.Errorf("the build vendored provider %s for %v, not for this runner's platform %s: %w", filepath.ToSlash(rel), held, platform, ErrNoPlatform)
 	}
 	return nil
 }

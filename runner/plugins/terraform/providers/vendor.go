@@ -104,26 +104,30 @@ func stageInstalled(moduleDir, stage string) ([]string, error) {
 
 // stageOthers puts each provider for each of the other platforms into stage,
 // from the CLI configuration's filesystem mirrors, then has terraform add
-// their hashes to the lock file ("providers lock", from stage only).
+// their hashes to the lock file ("providers lock", from stage only). A
+// platform some provider is in no mirror for is left out, said in log: its
+// runners install providers as their own configuration says.
 func stageOthers(ctx context.Context, bin, moduleDir string, env []string, stage string, provs, others []string, log io.Writer) error {
 	mirrors, err := MirrorDirs(CLIConfig(env))
 	if err != nil {
 		return err
 	}
-	for _, p := range provs {
-		for _, platform := range others {
-			ok, err := fromMirror(mirrors, p, platform, filepath.Join(stage, filepath.FromSlash(p), platform))
-			if err != nil {
-				return fmt.Errorf("provider %s for %s: %w", p, platform, err)
-			}
-			if !ok {
-				return fmt.Errorf("provider %s for %s (an install runner's platform) is in none of the build runner's filesystem mirrors %q: "+
-					"put its package there (terraform providers mirror -platform=%s DIR)", p, platform, mirrors, platform)
-			}
+	var held []string
+	for _, platform := range others {
+		missing, err := stagePlatform(mirrors, provs, platform, stage)
+		if err != nil {
+			return err
 		}
+		if missing != "" {
+			fmt.Fprintf(log, "outpost: providers not vendored for %s (an install runner's platform): %s is in none of the build runner's "+
+				"filesystem mirrors %q; its runners install providers as configured (add it: terraform providers mirror -platform=%s DIR)\n",
+				platform, missing, mirrors, platform)
+			continue
+		}
+		held = append(held, platform)
 	}
 	args := []string{"providers", "lock", "-no-color", "-fs-mirror=" + stage, "-platform=" + Platform}
-	for _, platform := range others {
+	for _, platform := range held {
 		args = append(args, "-platform="+platform)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -132,6 +136,24 @@ func stageOthers(ctx context.Context, bin, moduleDir string, env []string, stage
 		return fmt.Errorf("terraform providers lock (the hashes of every platform's providers): %w", err)
 	}
 	return nil
+}
+
+// stagePlatform stages every provider for platform from the mirrors, or
+// names the first no mirror holds (and stages none for it).
+func stagePlatform(mirrors, provs []string, platform, stage string) (missing string, err error) {
+	for _, p := range provs {
+		ok, err := fromMirror(mirrors, p, platform, filepath.Join(stage, filepath.FromSlash(p), platform))
+		if err != nil {
+			return "", fmt.Errorf("provider %s for %s: %w", p, platform, err)
+		}
+		if !ok {
+			for _, q := range provs {
+				_ = os.RemoveAll(filepath.Join(stage, filepath.FromSlash(q), platform))
+			}
+			return p, nil
+		}
+	}
+	return "", nil
 }
 
 // pack writes the layer: the lock file, then stage's providers in lexical
