@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/outpost-dev/outpost/internal/envflag"
 	"github.com/outpost-dev/outpost/releasebundle"
 	"github.com/outpost-dev/outpost/runner"
 )
@@ -78,18 +79,9 @@ func verifyCommand(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	keyFile := fs.String("release-key", "", "the vendor's release public key, PEM (required)")
 	output := fs.String("o", "text", "output: text or json")
-	var files []string
-	for { // flags before and after the bundle
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files, args = append(files, fs.Arg(0)), fs.Args()[1:]
+	files, exit, ok := envflag.Interspersed(fs, args) // flags before and after the bundle
+	if !ok {
+		return exit
 	}
 	if len(files) != 1 || *keyFile == "" || (*output != "text" && *output != "json") {
 		fmt.Fprint(stderr, offlineUsage)

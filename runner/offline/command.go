@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/outpost-dev/outpost/internal/envflag"
 	"github.com/outpost-dev/outpost/planpolicy"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/releasebundle"
@@ -70,18 +71,9 @@ func Command(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	fs.StringVar(&tf.CLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
 	inputs := inputFlags{}
 	fs.Var(inputs, "input", "an input's value, NAME=VALUE (repeatable); sensitive ones not given are asked on the terminal")
-	var files []string
-	for { // flags before and after the bundle
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files, args = append(files, fs.Arg(0)), fs.Args()[1:]
+	files, exit, ok := envflag.Interspersed(fs, args) // flags before and after the bundle
+	if !ok {
+		return exit
 	}
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "outpost-runner offline deploy: "+format+"\n", a...)
