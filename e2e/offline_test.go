@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,7 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/registry"
 )
 
 // offlineSecret is the offline app's sensitive input: given on the
@@ -20,9 +27,20 @@ import (
 const offlineSecret = "offline-s3cret-pa55"
 
 // writeOfflineApp is the time app (a module whose build vendors
-// hashicorp/time) with a sensitive input its sandbox echoes.
-func writeOfflineApp(t *testing.T) string {
+// hashicorp/time) with a sensitive input its sandbox echoes, the example's
+// local cluster, an image (upstream, copied by its build) and the example's
+// web chart running that image in that cluster.
+func writeOfflineApp(t *testing.T, upstream string) string {
 	dir := writeTimeApp(t)
+	copyDir(t, filepath.Join(exampleDir, "modules", "cluster"), filepath.Join(dir, "modules", "cluster"))
+	copyDir(t, filepath.Join(exampleDir, "charts", "web"), filepath.Join(dir, "charts", "web"))
+	writeTestFile(t, filepath.Join(dir, "components", "cluster.toml"), "name = \"cluster\"\ntype = \"terraform_module\"\nsource = \"modules/cluster\"\n\n"+
+		"[variables]\ninstall_id = \"{{ .install.id }}\"\nlocal_dir = \"/tmp/outpost-sandboxes\"\n")
+	writeTestFile(t, filepath.Join(dir, "components", "api_image.toml"), "name = \"api_image\"\ntype = \"container_image\"\n"+
+		"image = \""+upstream+"\"\nplain_http = true\n")
+	writeTestFile(t, filepath.Join(dir, "components", "web.toml"), "name = \"web\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\n"+
+		"namespace = \"demo\"\ncreate_namespace = true\nkubeconfig = \"{{ .components.cluster.outputs.kubeconfig }}\"\nrelocate_images = true\n\n"+
+		"[values]\nimage = \"{{ .components.api_image.outputs.image }}\"\napiURL = \"{{ .components.clock.outputs.started }}\"\n")
 	toml := "[app]\nname = \"demo\"\n\n[sandbox]\nsource = \"sandbox\"\n\n[sandbox.variables]\ninstall_id = \"{{ .install.id }}\"\n" +
 		"token = \"{{ .install.inputs.token }}\"\n\n[[inputs]]\nname = \"token\"\ntype = \"string\"\nrequired = true\nsensitive = true\n"
 	writeTestFile(t, filepath.Join(dir, "outpost.toml"), toml)
@@ -86,7 +104,8 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	writeTestFile(t, buildRC, "provider_installation {\n  filesystem_mirror {\n    path = \""+mirror+"\"\n  }\n}\n")
 	s.buildRunner = s.launchRunner("OUTPOST_TOKEN="+s.buildTok, "OUTPOST_TERRAFORM_CLI_CONFIG="+buildRC)
 	c := newCLI(t, s)
-	s.syncConfig(writeOfflineApp(t))
+	upstream, digest := publicImage(t, "library/api:1.0")
+	s.syncConfig(writeOfflineApp(t, upstream))
 	s.waitBuildsEnded()
 
 	var created struct {
@@ -113,12 +132,14 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		_ = ns.command(filepath.Join(binDir, "outpost-registry"), "down", "-dir", "/tmp/outpost-sandboxes/"+created.ID+"/registry").Run()
+		_ = exec.Command("sh", "-c", `pid=$(cat "$0/pid") && kill $pid && while kill -0 $pid; do sleep 0.1; done; rm -rf "$0"`,
+			"/tmp/outpost-sandboxes/"+created.ID+"/cluster").Run()
 	})
 	stateDir, result := filepath.Join(dir, "state"), filepath.Join(dir, "result.json")
 	deploy := func(bundle string) (string, int) {
 		cmd := ns.command(runnerBin, "offline", "deploy", bundle, "--install-file", installFile, "--release-key", key,
 			"--state-dir", stateDir, "--input", "token="+offlineSecret, "--result", result)
-		cmd.Env = []string{"PATH=" + binDir + ":" + os.Getenv("PATH"), "HOME=" + dir}
+		cmd.Env = []string{"PATH=" + binDir + ":" + os.Getenv("PATH"), "HOME=" + dir, "OUTPOST_KUBE_ASSETS=" + kubeAssets}
 		out, err := cmd.CombinedOutput()
 		if _, ok := err.(*exec.ExitError); err != nil && !ok {
 			t.Fatal(err)
@@ -147,20 +168,18 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	if code != 0 || res.Status != "succeeded" {
 		t.Fatalf("offline deploy: exit %d\n%s\nresult: %+v", code, out, res)
 	}
-	var names []string
-	for _, st := range res.Steps {
-		names = append(names, st.Name+" "+st.Status)
+	if got := offlineSteps(res); got != offlineStepsWant {
+		t.Errorf("steps: %s, want %s", got, offlineStepsWant)
 	}
-	if got := strings.Join(names, ", "); got != "sandbox succeeded, sync succeeded, clock succeeded" {
-		t.Errorf("steps: %s", got)
-	}
-	started, _ := res.Steps[2].Outputs["started"].(string)
+	checkOfflineImageAndChart(t, res, digest.String())
+	clock := offlineStep(t, res, "clock")
+	started, _ := clock.Outputs["started"].(string)
 	if _, err := time.Parse(time.RFC3339, started); err != nil {
 		t.Errorf("clock's output started = %q: want time_static's RFC 3339 time", started)
 	}
 	for _, want := range []string{"those the module's build vendored", "Installed hashicorp/time v" + timeProviderVersion} {
-		if !strings.Contains(res.Steps[2].Log, want) {
-			t.Errorf("clock's log has no %q:\n%s", want, res.Steps[2].Log)
+		if !strings.Contains(clock.Log, want) {
+			t.Errorf("clock's log has no %q:\n%s", want, clock.Log)
 		}
 	}
 	raw, _ := os.ReadFile(result)
@@ -177,7 +196,7 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	if out, code := deploy(bundle); code != 0 {
 		t.Fatalf("second offline deploy: exit %d\n%s", code, out)
 	}
-	if again, _ := readResult(t, result).Steps[2].Outputs["started"].(string); again != started {
+	if again, _ := offlineStep(t, readResult(t, result), "clock").Outputs["started"].(string); again != started {
 		t.Errorf("second deploy: started = %q, want the first's %q (the state kept)", again, started)
 	}
 	checkImported(t, c, created.ID, result)
@@ -198,7 +217,7 @@ func checkImported(t *testing.T, c *cli, installID, result string) {
 		steps = append(steps, st.Name+" "+st.Status)
 	}
 	if op.Kind != "offline_deploy" || op.Status != "succeeded" || op.Source != "offline" || op.BundleIndex == "" ||
-		strings.Join(steps, ", ") != "sandbox succeeded, sync succeeded, clock succeeded" {
+		strings.Join(steps, ", ") != offlineStepsWant {
 		t.Errorf("imported: %+v", op)
 	}
 }
@@ -214,4 +233,64 @@ func readResult(t *testing.T, path string) protocol.OfflineResult {
 		t.Fatalf("result: %v", err)
 	}
 	return r
+}
+
+// offlineStepsWant are the offline app's steps, all succeeded, in order.
+const offlineStepsWant = "sandbox succeeded, sync succeeded, api_image succeeded, clock succeeded, cluster succeeded, web succeeded"
+
+// offlineSteps is "name status, …" of a result's steps.
+func offlineSteps(r protocol.OfflineResult) string {
+	var s []string
+	for _, st := range r.Steps {
+		s = append(s, st.Name+" "+st.Status)
+	}
+	return strings.Join(s, ", ")
+}
+
+func offlineStep(t *testing.T, r protocol.OfflineResult, name string) protocol.OfflineStep {
+	t.Helper()
+	for _, st := range r.Steps {
+		if st.Name == name {
+			return st
+		}
+	}
+	t.Fatalf("no step %s in the result: %s", name, offlineSteps(r))
+	return protocol.OfflineStep{}
+}
+
+// checkOfflineImageAndChart checks the image's and the chart's steps: the
+// image runs by digest from the install's registry (the sandbox's), and the
+// chart's release was deployed with its objects.
+func checkOfflineImageAndChart(t *testing.T, r protocol.OfflineResult, digest string) {
+	t.Helper()
+	reg, _ := offlineStep(t, r, "sandbox").Outputs["registry_address"].(string)
+	if img := offlineStep(t, r, "api_image").Outputs["image"]; reg == "" || img != reg+"/outpost/api_image@"+digest {
+		t.Errorf("api_image's image output %v, want it in the install's registry %q by digest %s", img, reg, digest)
+	}
+	web := offlineStep(t, r, "web")
+	objects, _ := json.Marshal(web.Outputs["objects"])
+	if web.Outputs["release_name"] != "web" || web.Outputs["status"] != "deployed" || !strings.Contains(string(objects), `"Deployment/demo/web"`) {
+		t.Errorf("web's outputs %v: want release web deployed, with its Deployment", web.Outputs)
+	}
+}
+
+// publicImage pushes a random image to a stand-in public registry on
+// loopback (closed when t ends) and returns its reference and digest.
+func publicImage(t *testing.T, repoTag string) (string, v1.Hash) {
+	t.Helper()
+	public, err := registry.Start(context.Background(), registry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { public.Close() })
+	img, err := random.Image(1<<10, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := name.ParseReference(public.Addr()+"/"+repoTag, name.Insecure)
+	if err := remote.Write(src, img); err != nil {
+		t.Fatal(err)
+	}
+	digest, _ := img.Digest()
+	return src.String(), digest
 }

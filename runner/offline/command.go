@@ -31,7 +31,7 @@ const EnvRunnerBinary = "OUTPOST_OFFLINE_RUNNER_BIN"
 const Usage = `Usage:
   outpost-runner offline deploy BUNDLE.tar --install-file install.json --release-key KEY.pem
       [--state-dir DIR] [--input NAME=VALUE ...] [--plan-policies DIR]
-      [--terraform BIN] [--terraform-cli-config FILE] [--kubeconfig FILE]
+      [--terraform BIN] [--terraform-cli-config FILE] [--kubeconfig FILE] [--kube-assets DIR]
       --result result.json
       Verify a release bundle, then deploy it to the install the install file
       (outpostctl installs export) names, with no network: the sandbox, the
@@ -73,6 +73,8 @@ func Command(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	var tf terraform.Options
 	fs.StringVar(&tf.Binary, "terraform", "", "the terraform binary (default: terraform on PATH)")
 	fs.StringVar(&tf.CLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
+	fs.StringVar(&tf.KubeAssets, "kube-assets", os.Getenv(terraform.EnvKubeAssets),
+		"directory holding etcd and kube-apiserver, for local sandboxes that start a cluster, as for outpost-runner run (default: "+terraform.EnvKubeAssets+")")
 	inputs := inputFlags{}
 	fs.Var(inputs, "input", "an input's value, NAME=VALUE (repeatable); sensitive ones not given are asked on the terminal")
 	files, exit, ok := envflag.Interspersed(fs, args) // flags before and after the bundle
