@@ -108,38 +108,24 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	s.syncConfig(writeOfflineApp(t, upstream))
 	s.waitBuildsEnded()
 
-	var created struct {
-		ID string `json:"id"`
-	}
-	if code := s.do("POST", "/v1/installs", map[string]any{"app_id": s.install.AppID, "name": "air-gapped",
-		"inputs": []map[string]any{{"name": "token", "value": "vendor-side-placeholder", "sensitive": true}}}, &created); code != http.StatusCreated {
-		t.Fatalf("create install: %d", code)
-	}
-	s.stopSandboxRegistries(created.ID)
-	installFile := filepath.Join(dir, "install.json")
-	c.ok("", "installs", "export", created.ID, "--out", installFile)
+	installID, installFile := s.offlineInstall(c, "air-gapped", dir, map[string]any{"name": "token", "value": "vendor-side-placeholder", "sensitive": true})
 	if raw, _ := os.ReadFile(installFile); strings.Contains(string(raw), "vendor-side-placeholder") {
 		t.Fatalf("the install file holds the sensitive input's value:\n%s", raw)
 	}
 
-	bundle, key := filepath.Join(dir, "demo-1.tar"), filepath.Join(dir, "release-key.pem")
-	c.ok("", "bundle", "release-key", "--create", "--out", key)
-	c.ok("", "bundle", "export", "--app", "demo", "--config-version", "1", "--out", bundle)
+	bundle, key := exportBundle(c, dir)
 
 	ns := newNetns(t)
 	if out, err := ns.command("ip", "route", "get", "1.1.1.1").CombinedOutput(); err == nil {
 		t.Fatalf("the namespace has a route out: %s", out)
 	}
 	t.Cleanup(func() {
-		_ = ns.command(filepath.Join(binDir, "outpost-registry"), "down", "-dir", "/tmp/outpost-sandboxes/"+created.ID+"/registry").Run()
-		_ = exec.Command("sh", "-c", `pid=$(cat "$0/pid") && kill $pid && while kill -0 $pid; do sleep 0.1; done; rm -rf "$0"`,
-			"/tmp/outpost-sandboxes/"+created.ID+"/cluster").Run()
+		_ = ns.command(filepath.Join(binDir, "outpost-registry"), "down", "-dir", "/tmp/outpost-sandboxes/"+installID+"/registry").Run()
 	})
 	stateDir, result := filepath.Join(dir, "state"), filepath.Join(dir, "result.json")
 	deploy := func(bundle string) (string, int) {
-		cmd := ns.command(runnerBin, "offline", "deploy", bundle, "--install-file", installFile, "--release-key", key,
-			"--state-dir", stateDir, "--input", "token="+offlineSecret, "--result", result)
-		cmd.Env = []string{"PATH=" + binDir + ":" + os.Getenv("PATH"), "HOME=" + dir, "OUTPOST_KUBE_ASSETS=" + kubeAssets}
+		cmd := ns.command(runnerBin, offlineDeployArgs(bundle, installFile, key, stateDir, result, "token="+offlineSecret)...)
+		cmd.Env = offlineDeployEnv(dir)
 		out, err := cmd.CombinedOutput()
 		if _, ok := err.(*exec.ExitError); err != nil && !ok {
 			t.Fatal(err)
@@ -199,7 +185,7 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	if again, _ := offlineStep(t, readResult(t, result), "clock").Outputs["started"].(string); again != started {
 		t.Errorf("second deploy: started = %q, want the first's %q (the state kept)", again, started)
 	}
-	checkImported(t, c, created.ID, result)
+	checkImported(t, c, installID, result)
 }
 
 // checkImported imports an offline deploy's result with the vendor's CLI:
@@ -293,4 +279,46 @@ func publicImage(t *testing.T, repoTag string) (string, v1.Hash) {
 	}
 	digest, _ := img.Digest()
 	return src.String(), digest
+}
+
+// offlineInstall creates an install of the stack's app, with no runner, and
+// exports its install file into dir; it returns the install's ID and the
+// file's path.
+func (s *stack) offlineInstall(c *cli, name, dir string, inputs ...map[string]any) (string, string) {
+	s.t.Helper()
+	var created struct {
+		ID string `json:"id"`
+	}
+	if code := s.do("POST", "/v1/installs", map[string]any{"app_id": s.install.AppID, "name": name, "inputs": inputs}, &created); code != http.StatusCreated {
+		s.t.Fatalf("create install %s: %d", name, code)
+	}
+	s.stopSandboxRegistries(created.ID)
+	installFile := filepath.Join(dir, name+".json")
+	c.ok("", "installs", "export", created.ID, "--out", installFile)
+	return created.ID, installFile
+}
+
+// offlineDeployArgs are outpost-runner's arguments for an offline deploy.
+func offlineDeployArgs(bundle, installFile, key, stateDir, result string, inputs ...string) []string {
+	args := []string{"offline", "deploy", bundle, "--install-file", installFile, "--release-key", key, "--state-dir", stateDir, "--result", result}
+	for _, in := range inputs {
+		args = append(args, "--input", in)
+	}
+	return args
+}
+
+// offlineDeployEnv is an offline deploy's environment: the binaries, and
+// the Kubernetes ones for local clusters.
+func offlineDeployEnv(home string) []string {
+	return []string{"PATH=" + binDir + ":" + os.Getenv("PATH"), "HOME=" + home, "OUTPOST_KUBE_ASSETS=" + kubeAssets}
+}
+
+// exportBundle makes the org's release key and exports the demo app's
+// config version 1 with it, into dir; it returns the bundle's and the
+// public key's paths.
+func exportBundle(c *cli, dir string) (string, string) {
+	bundle, key := filepath.Join(dir, "demo-1.tar"), filepath.Join(dir, "release-key.pem")
+	c.ok("", "bundle", "release-key", "--create", "--out", key)
+	c.ok("", "bundle", "export", "--app", "demo", "--config-version", "1", "--out", bundle)
+	return bundle, key
 }
