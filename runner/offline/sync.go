@@ -34,23 +34,33 @@ func (d *deployment) sync(ctx context.Context, st *protocol.OfflineStep) error {
 	d.registry = &reg
 	st.Outputs = map[string]any{}
 	for _, c := range slices.Sorted(maps.Keys(d.b.artifacts)) {
-		desc := d.b.artifacts[c]
-		t, err := ociclient.NewTarget(protocol.OCIDestination{Registry: reg, Repository: jobmanifest.RepositoryPrefix + c})
+		name, a, err := d.b.load(ctx, reg, c)
 		if err != nil {
 			return err
 		}
-		if err := t.Copy(ctx, d.b.store, desc); err != nil {
-			return fmt.Errorf("component %s: %w", c, err)
-		}
-		a, err := t.Finish(ctx, desc.Digest.String(), "")
-		if err != nil {
-			return fmt.Errorf("component %s: %w", c, err)
-		}
-		st.Log += fmt.Sprintf("outpost: loaded %s (%s, %d bytes) into %s\n", c, a.Digest, a.Size, t.Name)
-		st.Outputs[c] = t.Name + "@" + a.Digest
-		d.loaded[c] = t.Name
+		st.Log += fmt.Sprintf("outpost: loaded %s (%s, %d bytes) into %s\n", c, a.Digest, a.Size, name)
+		st.Outputs[c] = name + "@" + a.Digest
+		d.loaded[c] = name
 	}
 	return nil
+}
+
+// load copies component c's artifact into reg's outpost/<c> and returns
+// the repository's name and the artifact as the registry serves it.
+func (b *bundle) load(ctx context.Context, reg protocol.RegistryAccess, c string) (string, protocol.Artifact, error) {
+	desc := b.artifacts[c]
+	t, err := ociclient.NewTarget(protocol.OCIDestination{Registry: reg, Repository: jobmanifest.RepositoryPrefix + c})
+	if err != nil {
+		return "", protocol.Artifact{}, err
+	}
+	if err := t.Copy(ctx, b.store, desc); err != nil {
+		return "", protocol.Artifact{}, fmt.Errorf("component %s: %w", c, err)
+	}
+	a, err := t.Finish(ctx, desc.Digest.String(), "")
+	if err != nil {
+		return "", protocol.Artifact{}, fmt.Errorf("component %s: %w", c, err)
+	}
+	return t.Name, a, nil
 }
 
 // sandboxOutputs are the sandbox's outputs as recorded (none before it ran).
