@@ -60,13 +60,13 @@ func loadAll(b *testing.B, path string, pub ed25519.PublicKey, reg protocol.Regi
 	if len(bun.artifacts) != 2 {
 		b.Fatalf("the bundle holds %d artifacts, want 2", len(bun.artifacts))
 	}
-	for c, desc := range bun.artifacts {
-		_, a, err := bun.load(ctx, reg, c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if a.Digest != desc.Digest.String() || a.Size < bundletest.BenchLayer {
-			b.Fatalf("%s: loaded %s (%d bytes), want %s of at least %d bytes", c, a.Digest, a.Size, desc.Digest, bundletest.BenchLayer)
+	all, err := bun.loadAll(ctx, reg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range all {
+		if want := bun.artifacts[l.component].Digest.String(); l.artifact.Digest != want || l.artifact.Size < bundletest.BenchLayer {
+			b.Fatalf("%s: loaded %s (%d bytes), want %s of at least %d bytes", l.component, l.artifact.Digest, l.artifact.Size, want, bundletest.BenchLayer)
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/protocol"
@@ -32,17 +34,41 @@ func (d *deployment) sync(ctx context.Context, st *protocol.OfflineStep) error {
 		return err
 	}
 	d.registry = &reg
+	loaded, err := d.b.loadAll(ctx, reg)
+	if err != nil {
+		return err
+	}
 	st.Outputs = map[string]any{}
-	for _, c := range slices.Sorted(maps.Keys(d.b.artifacts)) {
-		name, a, err := d.b.load(ctx, reg, c)
-		if err != nil {
-			return err
-		}
-		st.Log += fmt.Sprintf("outpost: loaded %s (%s, %d bytes) into %s\n", c, a.Digest, a.Size, name)
-		st.Outputs[c] = name + "@" + a.Digest
-		d.loaded[c] = name
+	for _, l := range loaded {
+		st.Log += fmt.Sprintf("outpost: loaded %s (%s, %d bytes) into %s\n", l.component, l.artifact.Digest, l.artifact.Size, l.name)
+		st.Outputs[l.component] = l.name + "@" + l.artifact.Digest
+		d.loaded[l.component] = l.name
 	}
 	return nil
+}
+
+// loaded is one artifact of the bundle as the install's registry serves it.
+type loaded struct {
+	component, name string
+	artifact        protocol.Artifact
+}
+
+// loadAll loads every artifact into reg, several at once (each blob is
+// hashed by the registry as it arrives, which one core alone makes the
+// bound), and answers them in the components' order.
+func (b *bundle) loadAll(ctx context.Context, reg protocol.RegistryAccess) ([]loaded, error) {
+	components := slices.Sorted(maps.Keys(b.artifacts))
+	out := make([]loaded, len(components))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(ociclient.Concurrency)
+	for i, c := range components {
+		g.Go(func() error {
+			name, a, err := b.load(ctx, reg, c)
+			out[i] = loaded{component: c, name: name, artifact: a}
+			return err
+		})
+	}
+	return out, g.Wait()
 }
 
 // load copies component c's artifact into reg's outpost/<c> and returns
