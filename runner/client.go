@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,9 +165,10 @@ func (c *client) Complete(ctx context.Context, jobID string, req protocol.Comple
 	return err
 }
 
-// UploadBundle sends a support job's archive (the file at path).
+// UploadBundle sends a support job's archive (the file at path, in the
+// job's directory: openJobFile).
 func (c *client) UploadBundle(ctx context.Context, jobID string, attempt int, path string) error {
-	f, err := os.Open(path)
+	f, err := openJobFile(path)
 	if err != nil {
 		return fmt.Errorf("reading the support bundle: %w", err)
 	}

@@ -151,7 +151,8 @@ func failed(err error) Result {
 	return Result{Status: protocol.StatusFailed, Error: err.Error()}
 }
 
-// ReadResult reads the Result the job process wrote in dir.
+// ReadResult reads the Result the job process wrote in dir (never through
+// a link the job put in its place: openJobFile).
 func ReadResult(dir string) (Result, error) {
 	var res Result
 	err := readJSONFile(filepath.Join(dir, resultFile), &res)
@@ -159,7 +160,12 @@ func ReadResult(dir string) (Result, error) {
 }
 
 func readJSONFile(path string, v any) error {
-	b, err := os.ReadFile(path)
+	f, err := openJobFile(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return err
 	}

@@ -24,13 +24,15 @@ import (
 // jobUsers hands out the uids jobs run as.
 type jobUsers struct {
 	first, last, gid uint32
-	mu               sync.Mutex
-	next             uint32
-	taken            map[uint32]bool
+	// ownGroups: each job of a range runs with its uid as its gid (no :GID given).
+	ownGroups bool
+	mu        sync.Mutex
+	next      uint32
+	taken     map[uint32]bool
 }
 
 // parseJobUsers reads "UID", "FIRST-LAST", either with ":GID" (default: the
-// first uid); its errors name the setting.
+// uid, each job's with a range); its errors name the setting.
 func parseJobUsers(s string) (*jobUsers, error) {
 	bad := fmt.Errorf("job user %q: want UID, FIRST-LAST or either with :GID (numbers above 0)", s)
 	ids, gidText, hasGID := strings.Cut(s, ":")
@@ -54,7 +56,7 @@ func parseJobUsers(s string) (*jobUsers, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("job user %q: running jobs as another uid needs the runner to run as root", s)
 	}
-	return &jobUsers{first: first, last: last, gid: gid, next: first, taken: map[uint32]bool{}}, nil
+	return &jobUsers{first: first, last: last, gid: gid, ownGroups: !hasGID && last > first, next: first, taken: map[uint32]bool{}}, nil
 }
 
 // isRange says whether each job gets a uid of its own.
@@ -76,7 +78,11 @@ func (u *jobUsers) take() (*syscall.Credential, error) {
 		}
 		if !u.taken[uid] && !busy[uid] {
 			u.taken[uid] = true
-			return &syscall.Credential{Uid: uid, Gid: u.gid, Groups: []uint32{}}, nil
+			gid := u.gid
+			if u.ownGroups {
+				gid = uid
+			}
+			return &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}, nil
 		}
 	}
 	return nil, fmt.Errorf("no free job uid in %d-%d: every one runs a job or is held by a process left behind", u.first, u.last)
@@ -148,6 +154,23 @@ func keepStateFromJobs(dir string) error {
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return fmt.Errorf("state dir: %w", err)
+	}
+	return nil
+}
+
+// stickTempDir sets the sticky bit of a world-writable temporary directory
+// that lacks it (an emptyDir at /tmp is 0777), so that jobs of other uids
+// cannot remove or replace each other's files there; a host's /tmp has it.
+func stickTempDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("temporary directory: %w", err)
+	}
+	if m := fi.Mode(); m.Perm()&0o002 == 0 || m&os.ModeSticky != 0 {
+		return nil
+	}
+	if err := os.Chmod(dir, fi.Mode().Perm()|os.ModeSticky); err != nil {
+		return fmt.Errorf("temporary directory: %w", err)
 	}
 	return nil
 }

@@ -279,6 +279,9 @@ func (r *Runner) prepareWorkDir() (string, error) {
 		if err := keepStateFromJobs(r.cfg.StateDir); err != nil {
 			return "", err
 		}
+		if err := stickTempDir(os.TempDir()); err != nil {
+			return "", err
+		}
 	}
 	return dir, nil
 }
