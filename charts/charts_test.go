@@ -214,6 +214,9 @@ func TestRequiredValuesAreNamed(t *testing.T) {
 	}{
 		"outpost-no-gateway": {map[string]any{"token": map[string]any{"existingSecret": "s"}}, "gateway.url is required"},
 		"outpost-no-token":   {map[string]any{"gateway": map[string]any{"url": "https://gw"}}, "token.value or token.existingSecret is required"},
+		// The chart sets both security contexts itself with a job user: it refuses, rather than drops, one given.
+		"outpost-root-and-context": {map[string]any{"gateway": map[string]any{"url": "https://gw"}, "token": map[string]any{"value": "oprn_x"},
+			"securityContext": map[string]any{"runAsUser": 1000}}, "podSecurityContext and securityContext are not used with runner.jobUser"},
 	} {
 		if err := e.install(ns, tc.vals); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("install without it: %v; want %q", err, tc.want)

@@ -1,6 +1,7 @@
 package charts_test
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"testing"
@@ -12,8 +13,9 @@ import (
 // By default the runner runs as root with only the capabilities running
 // jobs as other uids needs, its jobs as uids of their own (--job-user), and
 // the pod's service-account token is mounted where only the runner reads it
-// (0600, the runAsUser's: root's). With runner.jobUser "" it is the
-// non-root runner of before: uid 65532, no capabilities, no --job-user.
+// (0400 root's, whatever uid a sidecar has). With runner.jobUser "" it is
+// the non-root runner of before: uid 65532, no capabilities, no --job-user,
+// and a podSecurityContext given is laid over that.
 func TestJobsRunAsOtherUIDsThanTheRunner(t *testing.T) {
 	e := newEnv(t)
 	base := map[string]any{"gateway": map[string]any{"url": "https://outpost.example.com"}, "token": map[string]any{"value": "oprg_chart-test-token"}}
@@ -46,6 +48,9 @@ func TestJobsRunAsOtherUIDsThanTheRunner(t *testing.T) {
 	for _, v := range pod.Volumes {
 		if p := v.Projected; v.Name == "kube-api-access" && p != nil && len(p.Sources) == 3 && p.Sources[0].ServiceAccountToken != nil {
 			projected = p.Sources[0].ServiceAccountToken.Path == "token"
+			if p.DefaultMode == nil || *p.DefaultMode != 0o400 {
+				t.Errorf("the service-account token volume's default mode is not 0400 (nil or %#o): the kubelet uses it beside a sidecar of another uid", *cmp.Or(p.DefaultMode, new(int32)))
+			}
 		}
 	}
 	for _, m := range c.VolumeMounts {
@@ -56,12 +61,14 @@ func TestJobsRunAsOtherUIDsThanTheRunner(t *testing.T) {
 	}
 
 	base["runner"] = map[string]any{"jobUser": ""}
+	base["podSecurityContext"] = map[string]any{"fsGroup": 2000}
 	if err := e.install("outpost-nonroot", base); err != nil {
 		t.Fatalf("helm install: %v", err)
 	}
 	pod, c = e.podSpec("outpost-nonroot")
-	if psc := pod.SecurityContext; psc == nil || psc.RunAsUser == nil || *psc.RunAsUser != 65532 || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot {
-		t.Errorf("without a job user, pod security context %+v; want uid 65532, non-root", psc)
+	if psc := pod.SecurityContext; psc == nil || psc.RunAsUser == nil || *psc.RunAsUser != 65532 || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot ||
+		psc.FSGroup == nil || *psc.FSGroup != 2000 {
+		t.Errorf("without a job user, pod security context %+v; want uid 65532, non-root, the fsGroup given", psc)
 	}
 	if sc := c.SecurityContext; sc == nil || sc.Capabilities == nil || len(sc.Capabilities.Add) != 0 || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 		t.Errorf("without a job user, container security context %+v; want every capability dropped", sc)

@@ -46,22 +46,24 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/* The pod's security context: root, so the runner can run jobs as other
-uids (runner.jobUser), else podSecurityContext. */}}
+uids (runner.jobUser), else podSecurityContext over the non-root default. */}}
 {{- define "outpost-runner.podSecurityContext" -}}
 {{- if .Values.runner.jobUser }}
+{{- include "outpost-runner.noSecurityContexts" . }}
 runAsNonRoot: false
 runAsUser: 0
 runAsGroup: 0
 seccompProfile:
   type: RuntimeDefault
 {{- else }}
-{{- toYaml .Values.podSecurityContext }}
+{{- $nonRoot := dict "runAsNonRoot" true "runAsUser" 65532 "runAsGroup" 65532 "fsGroup" 65532 "seccompProfile" (dict "type" "RuntimeDefault") }}
+{{- toYaml (mergeOverwrite $nonRoot (deepCopy .Values.podSecurityContext)) }}
 {{- end }}
 {{- end }}
 
 {{/* The runner container's: with runner.jobUser, only what switching to a
 job's uid, giving it its directory, cleaning up after it and stopping it
-needs; else securityContext. */}}
+needs; else securityContext over the default (no capability). */}}
 {{- define "outpost-runner.securityContext" -}}
 {{- if .Values.runner.jobUser }}
 allowPrivilegeEscalation: false
@@ -70,6 +72,15 @@ capabilities:
   drop: ["ALL"]
   add: ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID"]
 {{- else }}
-{{- toYaml .Values.securityContext }}
+{{- $none := dict "allowPrivilegeEscalation" false "readOnlyRootFilesystem" true "capabilities" (dict "drop" (list "ALL")) }}
+{{- toYaml (mergeOverwrite $none (deepCopy .Values.securityContext)) }}
+{{- end }}
+{{- end }}
+
+{{/* With runner.jobUser the chart sets both security contexts itself: it
+refuses ones the user set rather than drop them unsaid. */}}
+{{- define "outpost-runner.noSecurityContexts" -}}
+{{- if or .Values.podSecurityContext .Values.securityContext }}
+{{- fail "podSecurityContext and securityContext are not used with runner.jobUser (the runner then runs as root with only the capabilities running jobs as other uids needs): unset them, or set runner.jobUser to \"\" to run the runner and its jobs under them" }}
 {{- end }}
 {{- end }}
