@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/outpost-dev/outpost/charts"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/localcluster"
 	"github.com/outpost-dev/outpost/localcluster/localclustertest"
@@ -24,8 +26,9 @@ import (
 // runner runs as root with six capabilities, its jobs as uids of their own
 // (runner.jobUser). It registers with a one-time token and keeps the runner
 // token in its token file. A job that reads the runner's
-// /proc/<pid>/environ, the token file and the pod's service-account token,
-// and lists and writes the work and state directories, gets nothing; a job
+// /proc/<pid>/environ, the token file and the pod's service-account token
+// (0600 root's; 0400 beside a sidecar of another uid), and lists and writes
+// the work and state directories, gets nothing; /tmp is sticky; a job
 // that hangs past its timeout is stopped (the runner may signal other uids).
 func TestChartJobsCannotReadTheRunnersToken(t *testing.T) {
 	cluster := localclustertest.StartWithNode(t, localcluster.NodeOptions{Bridge: "opst32", Subnet: "10.244.32.0/24"})
@@ -71,7 +74,7 @@ func TestChartJobsCannotReadTheRunnersToken(t *testing.T) {
 	})
 
 	const saToken = "/var/run/secrets/kubernetes.io/serviceaccount/token"
-	out := s.runJobArgs(t, "probe", "/secretprobe", "read:/proc/self/environ", "read:"+work+"/runner-token", "read:"+saToken,
+	out := s.runJobArgs(t, "probe", "/secretprobe", "read:/proc/self/environ", "read:"+work+"/runner-token", "read:"+saToken, "stat:"+saToken, "stat:/tmp",
 		"list:"+work, "write:"+work, "list:"+work+"/state", "write:"+work+"/state", "list:"+work+"/jobs")
 	t.Logf("the job's output:\n%s", out)
 	pid := regexp.MustCompile(`RUNNER pid (\d+)`).FindStringSubmatch(out)
@@ -79,7 +82,7 @@ func TestChartJobsCannotReadTheRunnersToken(t *testing.T) {
 		t.Fatalf("the job found no `outpost-runner run` process:\n%s", out)
 	}
 	for _, want := range []string{"DENIED read /proc/" + pid[1] + "/environ (exists)", "DENIED read " + work + "/runner-token (exists)",
-		"DENIED read " + saToken + " (exists)", "DENIED list " + work + " (exists)", "DENIED write " + work + " (exists)",
+		"DENIED read " + saToken + " (exists)", "MODE " + saToken + " -rw------- uid 0", "MODE /tmp dtrwxrwxrwx", "DENIED list " + work + " (exists)", "DENIED write " + work + " (exists)",
 		"DENIED list " + work + "/state (exists)", "DENIED write " + work + "/state (exists)", "DENIED list " + work + "/jobs (exists)",
 		"READ /proc/self/environ", "OUTPOST_JOB_ID="} {
 		if !strings.Contains(out, want) {
@@ -93,6 +96,11 @@ func TestChartJobsCannotReadTheRunnersToken(t *testing.T) {
 		if strings.Contains(out, secret) {
 			t.Errorf("the job's output holds %q:\n%s", secret, out)
 		}
+	}
+
+	if side := sidecarPodJob(t, cs, ns, saToken); !strings.Contains(side, "DENIED read "+saToken+" (exists)") ||
+		!strings.Contains(side, "MODE "+saToken+" -r-------- uid 0") {
+		t.Error("with a sidecar of another uid in the pod, the service-account token is not root's alone (0400)")
 	}
 
 	// Stopping a job of another uid takes the KILL capability.
@@ -126,4 +134,46 @@ func logPodsIfFailed(t *testing.T, cs kubernetes.Interface, ns string) {
 		log, err := cs.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
 		t.Logf("its log (%v):\n%s", err, log)
 	}
+}
+
+// sidecarPodJob runs the chart's pod spec with a sidecar of its own uid (as
+// Istio injects, 1337), so that the kubelet no longer writes the
+// service-account token 0600 for one runAsUser but with the volume's
+// default mode; in the runner's container a job's uid (10500) reads it and
+// stats it. It returns what that job printed.
+func sidecarPodJob(t *testing.T, cs kubernetes.Interface, ns, saToken string) string {
+	ctx := context.Background()
+	d, err := cs.AppsV1().Deployments(ns).Get(ctx, charts.DefaultRunnerRelease, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := d.Spec.Template.Spec.DeepCopy()
+	runner := spec.Containers[0]
+	job, sidecar := runner, runner
+	uid := func(n int64) *corev1.SecurityContext {
+		return &corev1.SecurityContext{RunAsUser: &n, AllowPrivilegeEscalation: new(bool), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+	}
+	job.Name, job.Command, job.Args, job.SecurityContext = "job", []string{"/secretprobe"}, []string{"read:" + saToken, "stat:" + saToken}, uid(10500)
+	sidecar.Name, sidecar.Command, sidecar.Args, sidecar.SecurityContext = "sidecar", []string{"/secretprobe"}, []string{"hang"}, uid(1337)
+	for _, c := range []*corev1.Container{&job, &sidecar} {
+		c.Env, c.Ports, c.LivenessProbe, c.ReadinessProbe = nil, nil, nil, nil
+	}
+	spec.Containers, spec.RestartPolicy = []corev1.Container{job, sidecar}, corev1.RestartPolicyNever
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "sidecar-probe", Namespace: ns}, Spec: *spec}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Minute, "the job beside a sidecar ending", func() bool {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		return err == nil && len(p.Status.ContainerStatuses) == 2 && slices.ContainsFunc(p.Status.ContainerStatuses, func(s corev1.ContainerStatus) bool {
+			return s.Name == "job" && s.State.Terminated != nil
+		})
+	})
+	out, err := cs.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{Container: "job"}).DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the job beside a sidecar:\n%s", out)
+	_ = cs.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+	return string(out)
 }

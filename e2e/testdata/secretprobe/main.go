@@ -1,9 +1,9 @@
 // Command secretprobe is a hostile job in the runner chart's pod
 // (runner_secrets_node_test.go): it reads the environment of every
-// `outpost-runner run` process, then each "read:PATH", "list:PATH" or
-// "write:DIR" of its arguments, and prints what it got: "READ PATH" and the
-// content, "LISTED PATH" and the names, "WROTE DIR", or "DENIED OP PATH"
-// with whether the file is there. With "hang" it then waits to be stopped.
+// `outpost-runner run` process, then each "read:PATH", "list:PATH",
+// "write:DIR" or "stat:PATH" of its arguments, and prints what it got: "READ
+// PATH" and the content, "LISTED PATH" and the names, "WROTE DIR", "MODE PATH
+// -rw------- uid N", or "DENIED OP PATH" with whether the file is there. With "hang" it then waits to be stopped.
 package main
 
 import (
@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -65,6 +66,11 @@ func try(arg string) {
 		f := filepath.Join(path, "planted-by-a-job")
 		if err = os.WriteFile(f, []byte("forged\n"), 0o644); err == nil {
 			fmt.Printf("WROTE %s\n", path)
+		}
+	case "stat":
+		var fi os.FileInfo
+		if fi, err = os.Stat(path); err == nil {
+			fmt.Printf("MODE %s %s uid %d\n", path, fi.Mode(), fi.Sys().(*syscall.Stat_t).Uid)
 		}
 	default:
 		err = fmt.Errorf("unknown operation %q", op)
