@@ -1,10 +1,7 @@
 #!/bin/sh
-# Warms the cache for the API just deployed (the demo's cache is a stand-in:
-# this says what it would do) and writes the URL it warmed as an output.
+# Asks the API just deployed to warm its cache, as a real one would with
+# curl -fsS -X POST "$API_URL/admin/cache/warm" (the demo's API is a
+# stand-in that serves nothing: this says so), and writes the URL as an output.
 set -eu
-if [ -z "$CACHE" ]; then
-  echo "no cache for $API_URL (cache_enabled is false): nothing to warm"
-else
-  echo "warming $CACHE for $API_URL (schema version $SCHEMA_VERSION)"
-fi
+echo "warming the cache of $API_URL (schema version $SCHEMA_VERSION)"
 echo "warmed=$API_URL" >>"$OUTPOST_OUTPUTS"
