@@ -17,7 +17,8 @@ import (
 // api's outputs); a manual migrate with an input feeds api's
 // schema_version through its template; the upgrade runbook migrates,
 // deploys api, waits at its gate, is approved and checks the API, whose
-// health check result is api's health, and the install's once it fails.
+// health check result is api's health, and the install's once it says
+// unhealthy.
 func TestDemoActionsAndRunbook(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	s.syncConfig(exampleDir)
@@ -45,7 +46,7 @@ func TestDemoActionsAndRunbook(t *testing.T) {
 
 	s.checkDemoUpgrade(c, inst)
 
-	// No replicas: the check fails the API, and api's health is the install's.
+	// No replicas: the check says unhealthy, and api's health is the install's.
 	if code, raw, ans := s.patchInputs(inst, map[string]any{"set": []map[string]any{{"name": "api_replicas", "value": "0"}}, "apply": true}); code != 200 || ans.Operation == nil {
 		t.Fatalf("PATCH api_replicas=0: %d %s", code, raw)
 	} else if op := s.waitOp(inst, ans.Operation.ID, 5*time.Minute); op.Status != status.OpSucceeded {
