@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -234,5 +235,34 @@ func TestOfflineImportKeepsTheLatestAndSensitiveOutputs(t *testing.T) {
 	}
 	if strings.Contains(raw, "db.internal") || strings.Contains(raw, "pw-kept") {
 		t.Errorf("db's outputs are stored in clear: %s", raw)
+	}
+}
+
+// The same result imported several times at once is recorded once: one
+// answer 201, the others 200 with the same operation (none an error).
+func TestSameResultImportedAtOnce(t *testing.T) {
+	e, appID, inst := offlineInstall(t)
+	r := offlineResultFor(inst, appID)
+	answers := make([]response, 4)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() { answers[i] = e.send("POST", "/v1/installs/"+inst.ID+"/offline-results", e.token, r) })
+	}
+	wg.Wait()
+	created, ids := 0, map[string]bool{}
+	for _, a := range answers {
+		var op wire.Operation
+		if (a.status != 200 && a.status != 201) || json.Unmarshal(a.body, &op) != nil {
+			t.Fatalf("an import at once answered %s", a)
+		}
+		if a.status == 201 {
+			created++
+		}
+		ids[op.ID] = true
+	}
+	var list wire.OperationList
+	e.call("GET", "/v1/installs/"+inst.ID+"/operations", nil, 200, &list)
+	if created != 1 || len(ids) != 1 || len(list.Operations) != 1 {
+		t.Fatalf("4 imports at once: %d created, operations answered %v, listed %d", created, ids, len(list.Operations))
 	}
 }

@@ -42,7 +42,8 @@ COPY --from=terraform /out/terraform /usr/local/bin/terraform
 COPY --from=terraform /out/terraform.LICENSE /usr/share/doc/terraform/LICENSE
 COPY --from=build /out/outpost-runner /out/outpost-runner-helm /usr/local/bin/
 COPY --from=build /src/LICENSE /usr/share/doc/outpost/LICENSE
-# A user of its own (the chart's runAsUser), whose home is the work directory the chart mounts.
+# A user of its own (the chart's runAsUser when runner.jobUser is ""; by default the chart runs it as root to
+# run jobs as other uids), whose home is the work directory the chart mounts.
 RUN echo 'outpost:x:65532:65532:outpost runner:/var/lib/outpost-runner:/usr/sbin/nologin' >>/etc/passwd \
  && echo 'outpost:x:65532:' >>/etc/group \
  && mkdir -p /var/lib/outpost-runner \

@@ -161,9 +161,15 @@ func openDir(t *testing.T) string {
 // API's debug commands do.
 func (s *stack) enqueueCommand(t *testing.T, name string, args []string) string {
 	t.Helper()
+	return s.enqueueCommandWithin(t, name, args, time.Minute)
+}
+
+// enqueueCommandWithin is enqueueCommand with the job's timeout.
+func (s *stack) enqueueCommandWithin(t *testing.T, name string, args []string, timeout time.Duration) string {
+	t.Helper()
 	m, _ := json.Marshal(protocol.CommandManifest{Args: args})
 	j, _, err := s.store.EnqueueJob(context.Background(), store.JobSpec{Key: t.Name() + "/" + name, OrgID: s.orgID,
-		RunnerID: s.runnerID, InstallID: &s.install.ID, Type: protocol.JobTypeCommand, Manifest: m, TimeoutMS: 60_000})
+		RunnerID: s.runnerID, InstallID: &s.install.ID, Type: protocol.JobTypeCommand, Manifest: m, TimeoutMS: timeout.Milliseconds()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +179,13 @@ func (s *stack) enqueueCommand(t *testing.T, name string, args []string) string 
 // runJobCommand runs script with sh in a command job and returns its log.
 func (s *stack) runJobCommand(t *testing.T, name, script string) string {
 	t.Helper()
-	id := s.enqueueCommand(t, name, []string{"sh", "-c", script})
+	return s.runJobArgs(t, name, "sh", "-c", script)
+}
+
+// runJobArgs runs args in a command job, which must succeed, and returns its log.
+func (s *stack) runJobArgs(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	id := s.enqueueCommand(t, name, args)
 	if j := s.waitJob(id); j.Status != status.JobSucceeded {
 		t.Fatalf("job %s: %s\n%s", name, j.Status, s.jobLogText(id))
 	}

@@ -39,15 +39,15 @@ func notAccepted(version string) string {
 		"chart: update.auto, update.accept)", version, version, version)
 }
 
-// holdsBack keeps the update of m, whose release verifies, for the
-// customer to accept, and reports it held; false when the customer
-// accepted it already or it does not verify (the hand-over goes on and
-// refuses it).
+// holdsBack keeps the update of m, whose release this runner could switch
+// to, for the customer to accept, and reports it held; false when the
+// customer accepted it already or the release is unusable (the hand-over
+// goes on and refuses it, saying why, before any consent is asked).
 func (r *Runner) holdsBack(ctx context.Context, m protocol.RunnerUpdateManifest) bool {
 	r.mu.Lock()
 	rel := r.release
 	r.mu.Unlock()
-	if r.accepted(m.Version) || verifyRelease(r.cfg.releaseKeys, m, rel) != nil {
+	if r.unusable(m, rel) != "" || r.accepted(m.Version) {
 		return false
 	}
 	reason := notAccepted(m.Version)

@@ -139,6 +139,19 @@ func chownJob(dir string, c *syscall.Credential, files ...string) error {
 	return errors.Join(errs...)
 }
 
+// keepStateFromJobs makes the customer's state directory the runner's alone
+// (0700), though a volume mounted there came more open: a job that wrote
+// there could forge a consent or a resume.
+func keepStateFromJobs(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	return nil
+}
+
 // giveInitCache gives a single job uid the terraform init cache of the work
 // directory (with a range it is off: Config.withDefaults).
 func (r *Runner) giveInitCache(workDir string) error {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"strings"
@@ -66,5 +67,26 @@ func TestParseJobUsers(t *testing.T) {
 		if _, err := parseJobUsers(bad); err == nil {
 			t.Errorf("%q: accepted", bad)
 		}
+	}
+}
+
+// A runner that rolls its Deployment refuses a signed release without an
+// image digest at once, saying so, instead of holding it for the customer
+// and failing only once accepted.
+func TestDeploymentRunnerRefusesAReleaseWithoutImageDigestBeforeHoldingIt(t *testing.T) {
+	pub, key, _ := ed25519.GenerateKey(nil)
+	digest := "sha256:" + strings.Repeat("a", 64)
+	m := protocol.RunnerUpdateManifest{Version: "1.4.0", BinaryDigest: digest}
+	r := &Runner{cfg: Config{Deployment: "outpost/outpost-runner", releaseKeys: []ed25519.PublicKey{pub}},
+		release: signRelease(protocol.RunnerRelease{Version: "1.4.0", BinaryDigest: digest}, key)}
+	if r.holdsBack(context.Background(), m) {
+		t.Fatal("the release without an image digest was held for the customer")
+	}
+	if why := r.refuseRelease(m, r.release); !strings.Contains(why, "names no image digest") {
+		t.Errorf("refused: %q, want the missing image digest named", why)
+	}
+	r.release.ImageDigest = "sha256:" + strings.Repeat("c", 64)
+	if why := r.unusable(m, signRelease(r.release, key)); why != "" {
+		t.Errorf("a release with its image digest: %q", why)
 	}
 }

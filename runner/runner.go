@@ -276,6 +276,9 @@ func (r *Runner) prepareWorkDir() (string, error) {
 		if err := r.giveInitCache(dir); err != nil {
 			return "", fmt.Errorf("work dir: %w", err)
 		}
+		if err := keepStateFromJobs(r.cfg.StateDir); err != nil {
+			return "", err
+		}
 	}
 	return dir, nil
 }

@@ -189,11 +189,21 @@ func (r *Runner) tryHandOver(ctx context.Context, m protocol.RunnerUpdateManifes
 // staging job read ("" when it will): the customer did not consent to the
 // update, or its signature does not verify with the runner's release keys.
 func (r *Runner) refuseRelease(m protocol.RunnerUpdateManifest, rel protocol.RunnerRelease) string {
-	if err := verifyRelease(r.cfg.releaseKeys, m, rel); err != nil {
-		return "refused: " + err.Error()
+	if why := r.unusable(m, rel); why != "" {
+		return why
 	}
 	if !r.accepted(m.Version) {
 		return notAccepted(m.Version)
+	}
+	return ""
+}
+
+// unusable says why this runner could never switch to the release, even
+// with the customer's consent ("" when it could): its signature does not
+// verify, or a Deployment would roll to an image not pinned by digest.
+func (r *Runner) unusable(m protocol.RunnerUpdateManifest, rel protocol.RunnerRelease) string {
+	if err := verifyRelease(r.cfg.releaseKeys, m, rel); err != nil {
+		return "refused: " + err.Error()
 	}
 	if r.cfg.Deployment != "" && rel.ImageDigest == "" {
 		return fmt.Sprintf("refused: the signed release of runner %s names no image digest, and this runner rolls its Deployment only to an image pinned by digest", m.Version)

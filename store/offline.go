@@ -66,13 +66,9 @@ func (s *Store) ImportOfflineResult(ctx context.Context, in OfflineImport) (op I
 		if err := tx.Where("org_id = ? AND id = ?", in.OrgID, in.InstallID).First(&inst).Error; err != nil {
 			return notFound(err, "install "+in.InstallID)
 		}
-		var seen OfflineResult
-		err := tx.Where("install_id = ? AND bundle_index = ? AND started_at = ?", inst.ID, r.BundleIndex, started).First(&seen).Error
-		if err == nil {
-			op.ID = seen.OperationID
-			return nil
-		}
-		if !errors.Is(err, gorm.ErrRecordNotFound) {
+		seen, err := offlineSeen(tx, inst.ID, r.BundleIndex, started)
+		if err != nil || seen != "" {
+			op.ID = seen
 			return err
 		}
 		op = offlineOperation(in, inst, started)
@@ -89,11 +85,26 @@ func (s *Store) ImportOfflineResult(ctx context.Context, in OfflineImport) (op I
 		created = true
 		return unlockInstall(tx, op.ID)
 	})
-	if err != nil {
-		return InstallOperation{}, false, fmt.Errorf("import offline result: %w", err)
+	if err != nil { // the same result imported at the same instant: the one that won answers
+		seen, again := offlineSeen(s.db.WithContext(ctx), in.InstallID, r.BundleIndex, started)
+		if again != nil || seen == "" {
+			return InstallOperation{}, false, fmt.Errorf("import offline result: %w", err)
+		}
+		op.ID, created = seen, false
 	}
 	op, err = s.GetOperation(ctx, in.OrgID, op.ID)
 	return op, created, err
+}
+
+// offlineSeen is the operation an offline result (bundle index and start)
+// was recorded as, or "" when it was not.
+func offlineSeen(db *gorm.DB, installID, bundleIndex string, started time.Time) (string, error) {
+	var seen OfflineResult
+	err := db.Where("install_id = ? AND bundle_index = ? AND started_at = ?", installID, bundleIndex, started).First(&seen).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return "", nil
+	}
+	return seen.OperationID, err
 }
 
 // offlineOperation is the finished operation an offline result becomes.

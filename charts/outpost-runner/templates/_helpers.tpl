@@ -44,3 +44,32 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 {{- end }}
+
+{{/* The pod's security context: root, so the runner can run jobs as other
+uids (runner.jobUser), else podSecurityContext. */}}
+{{- define "outpost-runner.podSecurityContext" -}}
+{{- if .Values.runner.jobUser }}
+runAsNonRoot: false
+runAsUser: 0
+runAsGroup: 0
+seccompProfile:
+  type: RuntimeDefault
+{{- else }}
+{{- toYaml .Values.podSecurityContext }}
+{{- end }}
+{{- end }}
+
+{{/* The runner container's: with runner.jobUser, only what switching to a
+job's uid, giving it its directory, cleaning up after it and stopping it
+needs; else securityContext. */}}
+{{- define "outpost-runner.securityContext" -}}
+{{- if .Values.runner.jobUser }}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: ["ALL"]
+  add: ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID"]
+{{- else }}
+{{- toYaml .Values.securityContext }}
+{{- end }}
+{{- end }}
