@@ -11,6 +11,7 @@ import (
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -60,8 +61,10 @@ func (a *Helm) EnqueueHelmJob(ctx context.Context, in contract.HelmJobInput) (co
 	if err != nil {
 		return contract.JobRef{}, err
 	}
-	m := protocol.HelmManifest{Operation: in.Operation, Kubeconfig: kubeconfig, Release: c.Helm.ReleaseName,
-		Namespace: c.Helm.Namespace, CreateNamespace: c.Helm.CreateNamespace, TimeoutMS: c.Helm.Timeout.Milliseconds(), Wait: c.Helm.Wait}
+	m, err := jobmanifest.HelmRelease(oc.cfg, in.Step, in.Operation, kubeconfig)
+	if err != nil {
+		return contract.JobRef{}, manifestError(err)
+	}
 	if in.Operation != protocol.HelmUninstall {
 		m.Policies = a.render.planPolicies(ctx, oc, in.Step)
 	}
@@ -88,24 +91,16 @@ func (a *Helm) EnqueueHelmJob(ctx context.Context, in contract.HelmJobInput) (co
 // the install's registry) and its values; it returns the digest of what it
 // rendered.
 func (a *Helm) chart(ctx context.Context, oc operationContext, st store.InstallStep, data appconfig.Data, m *protocol.HelmManifest) (string, error) {
-	values, err := oc.cfg.RenderHelmValues(st.Name, data)
+	chart, _, err := a.installed.deployedArtifact(ctx, oc.op.InstallID, st.Name, st.BuildID)
 	if err != nil {
-		return "", nonRetryable("render "+st.Name, err)
-	}
-	if m.ValuesFiles, err = oc.cfg.HelmValuesFiles(st.Name); err != nil {
-		return "", nonRetryable("values files of "+st.Name, err)
-	}
-	m.Values, m.SensitiveValues = values.Values, values.Sensitive
-	if m.Chart, _, err = a.installed.deployedArtifact(ctx, oc.op.InstallID, st.Name, st.BuildID); err != nil {
 		return "", err
 	}
-	if m.Chart == nil {
+	if chart == nil {
 		return "", temporal.NewNonRetryableApplicationError("step "+st.Name+" has no synced build to deploy", "NoBuild", nil)
 	}
-	if c, _ := oc.cfg.Component(st.Name); c.Helm.RelocateImages {
-		// The images go beside the chart, into the install's registry.
-		m.Images = &protocol.HelmImages{Registry: m.Chart.Registry, Repository: installRepositoryPrefix + st.Name + "/images",
-			Images: c.Helm.Images}
+	values, err := jobmanifest.HelmChart(oc.cfg, data, st.Name, *chart, m)
+	if err != nil {
+		return "", manifestError(err)
 	}
 	return helmDigest(values, m.ValuesFiles, m.Kubeconfig), nil
 }
@@ -187,14 +182,7 @@ func (a *Helm) RecordHelmRelease(ctx context.Context, opID, step, jobID string) 
 	if failed, err := a.steps.outputs(ctx, opID, step, jobID, &out); err != nil || failed != "" {
 		return contract.ApplySummary{Failed: failed != "", Error: failed}, err
 	}
-	objects := make([]string, len(out.Objects))
-	for i, o := range out.Objects {
-		objects[i] = o.Kind + "/" + o.Name
-		if o.Namespace != "" {
-			objects[i] = o.Kind + "/" + o.Namespace + "/" + o.Name
-		}
-	}
-	if err := a.installed.saveOutputs(ctx, op.InstallID, step, appconfig.HelmOutputValues(out.Release, out.Namespace, out.Revision, out.Status, objects)); err != nil {
+	if err := a.installed.saveOutputs(ctx, op.InstallID, step, jobmanifest.HelmOutputs(out)); err != nil {
 		return contract.ApplySummary{}, err
 	}
 	return contract.ApplySummary{}, a.installed.recordDeployedBuild(ctx, opID, op.InstallID, step)

@@ -24,7 +24,7 @@ const (
 
 // OutputKubeconfig is the sandbox output holding a kubeconfig for the
 // install's cluster, where helm_chart components deploy.
-const OutputKubeconfig = "kubeconfig"
+const OutputKubeconfig = jobmanifest.OutputKubeconfig
 
 // installRepositoryPrefix is where an install's registry keeps the app's
 // artifacts: "outpost/<component>".
@@ -78,18 +78,15 @@ func (r *renderer) installRegistry(ctx context.Context, installID string) (proto
 // kubeconfig is the kubeconfig of the cluster a helm_chart component
 // deploys to: its kubeconfig template rendered, or the sandbox's output.
 func (r *renderer) kubeconfig(ctx context.Context, cfg *appconfig.Config, step, installID string, data appconfig.Data) (string, error) {
-	kc, err := cfg.RenderHelmKubeconfig(step, data)
-	if err != nil {
-		return "", nonRetryable("render the kubeconfig of "+step, err)
-	}
-	if kc != "" {
-		return kc, nil
-	}
-	raw, ok, err := r.sandboxOutput(ctx, installID, OutputKubeconfig)
+	sandbox, err := r.sandboxOutputs(ctx, installID)
 	if err != nil {
 		return "", err
 	}
-	if !ok || json.Unmarshal(raw, &kc) != nil || kc == "" {
+	kc, err := jobmanifest.Kubeconfig(cfg, data, step, sandbox)
+	if err != nil {
+		return "", manifestError(err)
+	}
+	if kc == "" {
 		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"the install's sandbox has no %q output, and component %s sets no kubeconfig: helm_chart components deploy into the cluster the sandbox provides, or the one their kubeconfig names (see docs/APP_CONFIG.md)",
 			OutputKubeconfig, step), "NoCluster", nil)

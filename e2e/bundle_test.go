@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -26,9 +25,7 @@ func TestReleaseBundleOfRealBuilds(t *testing.T) {
 		t.Fatalf("builds of version 1: %+v", list)
 	}
 	dir := t.TempDir()
-	bundle, key := filepath.Join(dir, "demo-1.tar"), filepath.Join(dir, "release-key.pem")
-	c.ok("", "bundle", "release-key", "--create", "--out", key)
-	c.ok("", "bundle", "export", "--app", "demo", "--config-version", "1", "--out", bundle)
+	bundle, key := exportBundle(c, dir)
 	original, err := os.ReadFile(bundle)
 	if err != nil {
 		t.Fatal(err)

@@ -17,12 +17,12 @@ import (
 // cli runs outpostctl, built once per test, with a config directory of its
 // own.
 type cli struct {
-	t   *testing.T
+	t   testing.TB
 	bin string
 	env []string
 }
 
-func newCLI(t *testing.T, s *stack) *cli {
+func newCLI(t testing.TB, s *stack) *cli {
 	t.Helper()
 	c := &cli{t: t, bin: filepath.Join(testutil.Build(t, "../cmd/outpostctl"), "outpostctl"),
 		env: []string{"PATH=" + os.Getenv("PATH"), "XDG_CONFIG_HOME=" + t.TempDir()}}

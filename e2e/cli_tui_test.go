@@ -17,7 +17,7 @@ import (
 // server, 120x40, that shows "CLI exit code N" once the CLI ends (a job's
 // log line may say "exit code" too).
 type pane struct {
-	t    *testing.T
+	t    testing.TB
 	sock string
 	env  []string
 }

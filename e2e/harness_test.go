@@ -255,18 +255,22 @@ func (s *stack) stepOutputs(installID, step string) protocol.TerraformApplyOutpu
 func (s *stack) stopSandboxRegistries(installID string) { stopSandboxRegistry(s.t, installID) }
 
 func stopSandboxRegistry(tb testing.TB, installID string) {
-	tb.Cleanup(func() {
-		dir := filepath.Join("/tmp/outpost-sandboxes", installID)
-		if _, err := os.Stat(dir); err != nil {
-			return
-		}
-		down := exec.Command(filepath.Join(binDir, "outpost-registry"), "down", "-dir", filepath.Join(dir, "registry"))
-		if out, err := down.CombinedOutput(); err != nil {
-			tb.Logf("stop the install registry of %s: %v\n%s", installID, err, out)
-		}
-		stopPidFile(filepath.Join(dir, "cluster", "pid"))
-		os.RemoveAll(dir)
-	})
+	tb.Cleanup(func() { stopSandbox(tb, installID) })
+}
+
+// stopSandbox stops the install registry and cluster an install's sandbox
+// started, and removes their data.
+func stopSandbox(tb testing.TB, installID string) {
+	dir := filepath.Join("/tmp/outpost-sandboxes", installID)
+	if _, err := os.Stat(dir); err != nil {
+		return
+	}
+	down := exec.Command(filepath.Join(binDir, "outpost-registry"), "down", "-dir", filepath.Join(dir, "registry"))
+	if out, err := down.CombinedOutput(); err != nil {
+		tb.Logf("stop the install registry of %s: %v\n%s", installID, err, out)
+	}
+	stopPidFile(filepath.Join(dir, "cluster", "pid"))
+	os.RemoveAll(dir)
 }
 
 // stopPidFile stops the process a pid file names (the example sandbox's

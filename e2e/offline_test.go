@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,7 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"github.com/outpost-dev/outpost/protocol"
+	"github.com/outpost-dev/outpost/registry"
 )
 
 // offlineSecret is the offline app's sensitive input: given on the
@@ -20,9 +27,20 @@ import (
 const offlineSecret = "offline-s3cret-pa55"
 
 // writeOfflineApp is the time app (a module whose build vendors
-// hashicorp/time) with a sensitive input its sandbox echoes.
-func writeOfflineApp(t *testing.T) string {
+// hashicorp/time) with a sensitive input its sandbox echoes, the example's
+// local cluster, an image (upstream, copied by its build) and the example's
+// web chart running that image in that cluster.
+func writeOfflineApp(t *testing.T, upstream string) string {
 	dir := writeTimeApp(t)
+	copyDir(t, filepath.Join(exampleDir, "modules", "cluster"), filepath.Join(dir, "modules", "cluster"))
+	copyDir(t, filepath.Join(exampleDir, "charts", "web"), filepath.Join(dir, "charts", "web"))
+	writeTestFile(t, filepath.Join(dir, "components", "cluster.toml"), "name = \"cluster\"\ntype = \"terraform_module\"\nsource = \"modules/cluster\"\n\n"+
+		"[variables]\ninstall_id = \"{{ .install.id }}\"\nlocal_dir = \"/tmp/outpost-sandboxes\"\n")
+	writeTestFile(t, filepath.Join(dir, "components", "api_image.toml"), "name = \"api_image\"\ntype = \"container_image\"\n"+
+		"image = \""+upstream+"\"\nplain_http = true\n")
+	writeTestFile(t, filepath.Join(dir, "components", "web.toml"), "name = \"web\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\n"+
+		"namespace = \"demo\"\ncreate_namespace = true\nkubeconfig = \"{{ .components.cluster.outputs.kubeconfig }}\"\nrelocate_images = true\n\n"+
+		"[values]\nimage = \"{{ .components.api_image.outputs.image }}\"\napiURL = \"{{ .components.clock.outputs.started }}\"\n")
 	toml := "[app]\nname = \"demo\"\n\n[sandbox]\nsource = \"sandbox\"\n\n[sandbox.variables]\ninstall_id = \"{{ .install.id }}\"\n" +
 		"token = \"{{ .install.inputs.token }}\"\n\n[[inputs]]\nname = \"token\"\ntype = \"string\"\nrequired = true\nsensitive = true\n"
 	writeTestFile(t, filepath.Join(dir, "outpost.toml"), toml)
@@ -86,39 +104,28 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	writeTestFile(t, buildRC, "provider_installation {\n  filesystem_mirror {\n    path = \""+mirror+"\"\n  }\n}\n")
 	s.buildRunner = s.launchRunner("OUTPOST_TOKEN="+s.buildTok, "OUTPOST_TERRAFORM_CLI_CONFIG="+buildRC)
 	c := newCLI(t, s)
-	s.syncConfig(writeOfflineApp(t))
+	upstream, digest := publicImage(t, "library/api:1.0")
+	s.syncConfig(writeOfflineApp(t, upstream))
 	s.waitBuildsEnded()
 
-	var created struct {
-		ID string `json:"id"`
-	}
-	if code := s.do("POST", "/v1/installs", map[string]any{"app_id": s.install.AppID, "name": "air-gapped",
-		"inputs": []map[string]any{{"name": "token", "value": "vendor-side-placeholder", "sensitive": true}}}, &created); code != http.StatusCreated {
-		t.Fatalf("create install: %d", code)
-	}
-	s.stopSandboxRegistries(created.ID)
-	installFile := filepath.Join(dir, "install.json")
-	c.ok("", "installs", "export", created.ID, "--out", installFile)
+	installID, installFile := s.offlineInstall(c, "air-gapped", dir, map[string]any{"name": "token", "value": "vendor-side-placeholder", "sensitive": true})
 	if raw, _ := os.ReadFile(installFile); strings.Contains(string(raw), "vendor-side-placeholder") {
 		t.Fatalf("the install file holds the sensitive input's value:\n%s", raw)
 	}
 
-	bundle, key := filepath.Join(dir, "demo-1.tar"), filepath.Join(dir, "release-key.pem")
-	c.ok("", "bundle", "release-key", "--create", "--out", key)
-	c.ok("", "bundle", "export", "--app", "demo", "--config-version", "1", "--out", bundle)
+	bundle, key := exportBundle(c, dir)
 
 	ns := newNetns(t)
 	if out, err := ns.command("ip", "route", "get", "1.1.1.1").CombinedOutput(); err == nil {
 		t.Fatalf("the namespace has a route out: %s", out)
 	}
 	t.Cleanup(func() {
-		_ = ns.command(filepath.Join(binDir, "outpost-registry"), "down", "-dir", "/tmp/outpost-sandboxes/"+created.ID+"/registry").Run()
+		_ = ns.command(filepath.Join(binDir, "outpost-registry"), "down", "-dir", "/tmp/outpost-sandboxes/"+installID+"/registry").Run()
 	})
 	stateDir, result := filepath.Join(dir, "state"), filepath.Join(dir, "result.json")
 	deploy := func(bundle string) (string, int) {
-		cmd := ns.command(runnerBin, "offline", "deploy", bundle, "--install-file", installFile, "--release-key", key,
-			"--state-dir", stateDir, "--input", "token="+offlineSecret, "--result", result)
-		cmd.Env = []string{"PATH=" + binDir + ":" + os.Getenv("PATH"), "HOME=" + dir}
+		cmd := ns.command(runnerBin, offlineDeployArgs(bundle, installFile, key, stateDir, result, "token="+offlineSecret)...)
+		cmd.Env = offlineDeployEnv(dir)
 		out, err := cmd.CombinedOutput()
 		if _, ok := err.(*exec.ExitError); err != nil && !ok {
 			t.Fatal(err)
@@ -147,20 +154,18 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	if code != 0 || res.Status != "succeeded" {
 		t.Fatalf("offline deploy: exit %d\n%s\nresult: %+v", code, out, res)
 	}
-	var names []string
-	for _, st := range res.Steps {
-		names = append(names, st.Name+" "+st.Status)
+	if got := offlineSteps(res); got != offlineStepsWant {
+		t.Errorf("steps: %s, want %s", got, offlineStepsWant)
 	}
-	if got := strings.Join(names, ", "); got != "sandbox succeeded, sync succeeded, clock succeeded" {
-		t.Errorf("steps: %s", got)
-	}
-	started, _ := res.Steps[2].Outputs["started"].(string)
+	checkOfflineImageAndChart(t, res, digest.String())
+	clock := offlineStep(t, res, "clock")
+	started, _ := clock.Outputs["started"].(string)
 	if _, err := time.Parse(time.RFC3339, started); err != nil {
 		t.Errorf("clock's output started = %q: want time_static's RFC 3339 time", started)
 	}
 	for _, want := range []string{"those the module's build vendored", "Installed hashicorp/time v" + timeProviderVersion} {
-		if !strings.Contains(res.Steps[2].Log, want) {
-			t.Errorf("clock's log has no %q:\n%s", want, res.Steps[2].Log)
+		if !strings.Contains(clock.Log, want) {
+			t.Errorf("clock's log has no %q:\n%s", want, clock.Log)
 		}
 	}
 	raw, _ := os.ReadFile(result)
@@ -177,10 +182,10 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	if out, code := deploy(bundle); code != 0 {
 		t.Fatalf("second offline deploy: exit %d\n%s", code, out)
 	}
-	if again, _ := readResult(t, result).Steps[2].Outputs["started"].(string); again != started {
+	if again, _ := offlineStep(t, readResult(t, result), "clock").Outputs["started"].(string); again != started {
 		t.Errorf("second deploy: started = %q, want the first's %q (the state kept)", again, started)
 	}
-	checkImported(t, c, created.ID, result)
+	checkImported(t, c, installID, result)
 }
 
 // checkImported imports an offline deploy's result with the vendor's CLI:
@@ -198,7 +203,7 @@ func checkImported(t *testing.T, c *cli, installID, result string) {
 		steps = append(steps, st.Name+" "+st.Status)
 	}
 	if op.Kind != "offline_deploy" || op.Status != "succeeded" || op.Source != "offline" || op.BundleIndex == "" ||
-		strings.Join(steps, ", ") != "sandbox succeeded, sync succeeded, clock succeeded" {
+		strings.Join(steps, ", ") != offlineStepsWant {
 		t.Errorf("imported: %+v", op)
 	}
 }
@@ -214,4 +219,106 @@ func readResult(t *testing.T, path string) protocol.OfflineResult {
 		t.Fatalf("result: %v", err)
 	}
 	return r
+}
+
+// offlineStepsWant are the offline app's steps, all succeeded, in order.
+const offlineStepsWant = "sandbox succeeded, sync succeeded, api_image succeeded, clock succeeded, cluster succeeded, web succeeded"
+
+// offlineSteps is "name status, …" of a result's steps.
+func offlineSteps(r protocol.OfflineResult) string {
+	var s []string
+	for _, st := range r.Steps {
+		s = append(s, st.Name+" "+st.Status)
+	}
+	return strings.Join(s, ", ")
+}
+
+func offlineStep(t *testing.T, r protocol.OfflineResult, name string) protocol.OfflineStep {
+	t.Helper()
+	for _, st := range r.Steps {
+		if st.Name == name {
+			return st
+		}
+	}
+	t.Fatalf("no step %s in the result: %s", name, offlineSteps(r))
+	return protocol.OfflineStep{}
+}
+
+// checkOfflineImageAndChart checks the image's and the chart's steps: the
+// image runs by digest from the install's registry (the sandbox's), and the
+// chart's release was deployed with its objects.
+func checkOfflineImageAndChart(t *testing.T, r protocol.OfflineResult, digest string) {
+	t.Helper()
+	reg, _ := offlineStep(t, r, "sandbox").Outputs["registry_address"].(string)
+	if img := offlineStep(t, r, "api_image").Outputs["image"]; reg == "" || img != reg+"/outpost/api_image@"+digest {
+		t.Errorf("api_image's image output %v, want it in the install's registry %q by digest %s", img, reg, digest)
+	}
+	web := offlineStep(t, r, "web")
+	objects, _ := json.Marshal(web.Outputs["objects"])
+	if web.Outputs["release_name"] != "web" || web.Outputs["status"] != "deployed" || !strings.Contains(string(objects), `"Deployment/demo/web"`) {
+		t.Errorf("web's outputs %v: want release web deployed, with its Deployment", web.Outputs)
+	}
+}
+
+// publicImage pushes a random image to a stand-in public registry on
+// loopback (closed when t ends) and returns its reference and digest.
+func publicImage(t *testing.T, repoTag string) (string, v1.Hash) {
+	t.Helper()
+	public, err := registry.Start(context.Background(), registry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { public.Close() })
+	img, err := random.Image(1<<10, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := name.ParseReference(public.Addr()+"/"+repoTag, name.Insecure)
+	if err := remote.Write(src, img); err != nil {
+		t.Fatal(err)
+	}
+	digest, _ := img.Digest()
+	return src.String(), digest
+}
+
+// offlineInstall creates an install of the stack's app, with no runner, and
+// exports its install file into dir; it returns the install's ID and the
+// file's path.
+func (s *stack) offlineInstall(c *cli, name, dir string, inputs ...map[string]any) (string, string) {
+	s.t.Helper()
+	var created struct {
+		ID string `json:"id"`
+	}
+	if code := s.do("POST", "/v1/installs", map[string]any{"app_id": s.install.AppID, "name": name, "inputs": inputs}, &created); code != http.StatusCreated {
+		s.t.Fatalf("create install %s: %d", name, code)
+	}
+	s.stopSandboxRegistries(created.ID)
+	installFile := filepath.Join(dir, name+".json")
+	c.ok("", "installs", "export", created.ID, "--out", installFile)
+	return created.ID, installFile
+}
+
+// offlineDeployArgs are outpost-runner's arguments for an offline deploy.
+func offlineDeployArgs(bundle, installFile, key, stateDir, result string, inputs ...string) []string {
+	args := []string{"offline", "deploy", bundle, "--install-file", installFile, "--release-key", key, "--state-dir", stateDir, "--result", result}
+	for _, in := range inputs {
+		args = append(args, "--input", in)
+	}
+	return args
+}
+
+// offlineDeployEnv is an offline deploy's environment: the binaries, and
+// the Kubernetes ones for local clusters.
+func offlineDeployEnv(home string) []string {
+	return []string{"PATH=" + binDir + ":" + os.Getenv("PATH"), "HOME=" + home, "OUTPOST_KUBE_ASSETS=" + kubeAssets}
+}
+
+// exportBundle makes the org's release key and exports the demo app's
+// config version 1 with it, into dir; it returns the bundle's and the
+// public key's paths.
+func exportBundle(c *cli, dir string) (string, string) {
+	bundle, key := filepath.Join(dir, "demo-1.tar"), filepath.Join(dir, "release-key.pem")
+	c.ok("", "bundle", "release-key", "--create", "--out", key)
+	c.ok("", "bundle", "export", "--app", "demo", "--config-version", "1", "--out", bundle)
+	return bundle, key
 }

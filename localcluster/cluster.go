@@ -133,6 +133,12 @@ func Start(opts Options) (*Cluster, error) {
 		// resolves nowhere.
 		api.Configure().Set("kubelet-preferred-address-types", "InternalIP")
 	}
+	if opts.Node == nil && !hasDefaultRoute() {
+		// kube-apiserver advertises the default route's address, and stops
+		// without one (a network namespace of loopback only); with no node
+		// nothing reaches it there, so a documentation address does.
+		api.Configure().Set("advertise-address", noRouteAdvertiseAddress)
+	}
 	c.env.ControlPlane.KubectlPath = filepath.Join(assets, "kubectl") // never run
 
 	// The Environment makes a user in system:masters (cluster-admin) and
@@ -294,4 +300,29 @@ func (t *tail) quote(name string) string {
 		return ""
 	}
 	return fmt.Sprintf("\n--- %s's last output:\n%s", name, t.buf)
+}
+
+// noRouteAdvertiseAddress is advertised when there is no default route
+// (TEST-NET-1: routed nowhere).
+const noRouteAdvertiseAddress = "192.0.2.1"
+
+// hasDefaultRoute says whether the kernel has an IPv4 or IPv6 default route,
+// where kube-apiserver looks for one (assumed so when it cannot tell).
+func hasDefaultRoute() bool {
+	v4, err4 := os.ReadFile("/proc/net/route")
+	v6, err6 := os.ReadFile("/proc/net/ipv6_route")
+	if err4 != nil && err6 != nil {
+		return true
+	}
+	for _, l := range strings.Split(string(v4), "\n")[1:] {
+		if f := strings.Fields(l); len(f) > 1 && f[1] == "00000000" {
+			return true
+		}
+	}
+	for _, l := range strings.Split(string(v6), "\n") {
+		if f := strings.Fields(l); len(f) > 9 && f[0] == strings.Repeat("0", 32) && f[1] == "00" && f[9] != "lo" {
+			return true
+		}
+	}
+	return false
 }

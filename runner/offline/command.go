@@ -31,11 +31,14 @@ const EnvRunnerBinary = "OUTPOST_OFFLINE_RUNNER_BIN"
 const Usage = `Usage:
   outpost-runner offline deploy BUNDLE.tar --install-file install.json --release-key KEY.pem
       [--state-dir DIR] [--input NAME=VALUE ...] [--plan-policies DIR]
-      [--terraform BIN] [--terraform-cli-config FILE] --result result.json
+      [--terraform BIN] [--terraform-cli-config FILE] [--kubeconfig FILE] [--kube-assets DIR]
+      --result result.json
       Verify a release bundle, then deploy it to the install the install file
       (outpostctl installs export) names, with no network: the sandbox, the
       bundle's builds loaded into the install's registry, then each component.
-      Terraform state stays in --state-dir. Sensitive inputs come from --input
+      Terraform state stays in --state-dir. Charts deploy to the cluster the
+      app names (a component's kubeconfig, the sandbox's kubeconfig output),
+      else to --kubeconfig's (default: KUBECONFIG's). Sensitive inputs come from --input
       or are asked on the terminal. The result (outpostctl installs
       import-result) is written also when a step fails. Exit 0 when every step
       succeeded, 1 when the bundle is refused or a step failed, 2 for bad usage
@@ -65,10 +68,13 @@ func Command(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	keyFile := fs.String("release-key", "", "the vendor's release public key, PEM (required)")
 	stateDir := fs.String("state-dir", "outpost-offline-state", "directory keeping terraform state between deploys")
 	resultFile := fs.String("result", "", "where to write the result (required)")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster charts deploy to when the app names none (default: KUBECONFIG)")
 	policies := fs.String("plan-policies", "", "directory of the customer's plan policies (*.rego), as for outpost-runner run")
 	var tf terraform.Options
 	fs.StringVar(&tf.Binary, "terraform", "", "the terraform binary (default: terraform on PATH)")
 	fs.StringVar(&tf.CLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
+	fs.StringVar(&tf.KubeAssets, "kube-assets", os.Getenv(terraform.EnvKubeAssets),
+		"directory holding etcd and kube-apiserver, for local sandboxes that start a cluster, as for outpost-runner run (default: "+terraform.EnvKubeAssets+")")
 	inputs := inputFlags{}
 	fs.Var(inputs, "input", "an input's value, NAME=VALUE (repeatable); sensitive ones not given are asked on the terminal")
 	files, exit, ok := envflag.Interspersed(fs, args) // flags before and after the bundle
@@ -99,6 +105,9 @@ func Command(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	}
 	if o.Sensitive, err = sensitiveInputs(o.Install, inputs, stdin, stderr); err != nil {
 		return usage("%v", err)
+	}
+	if o.Kubeconfig, err = machineKubeconfig(*kubeconfig); err != nil {
+		return usage("%s: %v", kubeconfigSource(*kubeconfig), err)
 	}
 	if o.StateDir, err = filepath.Abs(*stateDir); err != nil {
 		return usage("--state-dir: %v", err)
@@ -215,4 +224,12 @@ func writeResult(path string, res *protocol.OfflineResult) error {
 		return err
 	}
 	return writeFileAtomic(path, append(raw, '\n'))
+}
+
+// kubeconfigSource names where the machine's kubeconfig came from.
+func kubeconfigSource(flag string) string {
+	if flag != "" {
+		return "--kubeconfig " + flag
+	}
+	return "KUBECONFIG " + os.Getenv("KUBECONFIG")
 }

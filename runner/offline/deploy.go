@@ -28,6 +28,9 @@ type Options struct {
 	// RunnerExe and HelmExe are the job binaries (outpost-runner,
 	// outpost-runner-helm).
 	RunnerExe, HelmExe string
+	// Kubeconfig is the machine's kubeconfig (its content): where charts
+	// deploy when the app names no cluster (see deployment.kubeconfig).
+	Kubeconfig string
 	// JobEnv is added to every job's environment: the terraform options'
 	// and the customer's plan policies directory, as the runner adds them.
 	JobEnv []string
@@ -125,8 +128,13 @@ func (d *deployment) step(ctx context.Context, st *protocol.OfflineStep) error {
 		return d.sync(ctx, st)
 	}
 	c, _ := d.cfg.Component(st.Component)
-	if c.Terraform != nil {
+	switch {
+	case c.Terraform != nil:
 		return d.terraform(ctx, st, st.Component)
+	case c.Helm != nil:
+		return d.helm(ctx, st)
+	case c.Image != nil, c.Docker != nil:
+		return d.image(st)
 	}
-	return fmt.Errorf("component %s: a %s component is not deployed offline yet (only terraform modules are)", st.Component, c.Type)
+	return fmt.Errorf("component %s: a %s component is not deployed offline", st.Component, c.Type)
 }

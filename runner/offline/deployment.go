@@ -36,7 +36,10 @@ type deployment struct {
 	// deploy until the step runs again.
 	outputs  map[string]string
 	registry *protocol.RegistryAccess
-	jobs     int
+	// loaded are the repositories the sync step loaded each build into
+	// ("<registry>/outpost/<component>"), by component.
+	loaded map[string]string
+	jobs   int
 }
 
 // newDeployment takes the state directory (one deploy at a time), starts
@@ -68,7 +71,8 @@ func newDeployment(ctx context.Context, o Options, b *bundle) (*deployment, erro
 		inst.Inputs[name], inst.Sensitive[name] = v, true
 		secrets = append(secrets, v)
 	}
-	d := &deployment{o: o, b: b, cfg: b.cfg, inst: inst, lock: lock, progress: o.Progress, outputs: map[string]string{}}
+	d := &deployment{o: o, b: b, cfg: b.cfg, inst: inst, lock: lock, progress: o.Progress, outputs: map[string]string{},
+		loaded: map[string]string{}}
 	if d.progress == nil {
 		d.progress = io.Discard
 	}
@@ -82,7 +86,7 @@ func newDeployment(ctx context.Context, o Options, b *bundle) (*deployment, erro
 			d.close()
 			return nil, err
 		} else if ok {
-			d.record(step, outs)
+			d.record(nil, step, outs)
 		}
 	}
 	return d, nil
@@ -113,13 +117,42 @@ func (d *deployment) data() (appconfig.Data, error) {
 }
 
 // record keeps a step's outputs for the templates after it, and adds its
-// sensitive ones to what is scrubbed.
-func (d *deployment) record(step string, outs map[string]protocol.TerraformOutput) {
+// sensitive ones to what is scrubbed; st (nil for an earlier deploy's)
+// gets those the result may hold.
+func (d *deployment) record(st *protocol.OfflineStep, step string, outs map[string]protocol.TerraformOutput) {
 	raw, _ := json.Marshal(protocol.TerraformApplyOutputs{Outputs: outs})
 	d.outputs[step] = string(raw)
 	if data, err := d.data(); err == nil {
 		d.setScrub(data.Sensitive())
 	}
+	if st == nil {
+		return
+	}
+	st.Outputs = map[string]any{}
+	for name, o := range outs {
+		switch {
+		case o.Sensitive:
+		case d.scrub.Replace(string(o.Value)) != string(o.Value): // holds a sensitive value not marked so
+			st.Log += fmt.Sprintf("outpost: output %s left out of the result: it holds a sensitive value\n", name)
+		default:
+			st.Outputs[name] = o.Value
+		}
+	}
+}
+
+// recordValues records a step's outputs made by the deploy (a chart's
+// release, an image's place), as record does terraform's.
+func (d *deployment) recordValues(st *protocol.OfflineStep, vals map[string]appconfig.Value) error {
+	outs := make(map[string]protocol.TerraformOutput, len(vals))
+	for name, v := range vals {
+		raw, err := json.Marshal(v.Value)
+		if err != nil {
+			return fmt.Errorf("output %s: %w", name, err)
+		}
+		outs[name] = protocol.TerraformOutput{Value: raw, Sensitive: v.Sensitive}
+	}
+	d.record(st, st.Component, outs)
+	return nil
 }
 
 // stateOutputs are the outputs in a step's state file (false: none yet).

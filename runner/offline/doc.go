@@ -3,7 +3,9 @@
 // deploy"). It verifies the bundle, renders each step's manifest as the
 // control plane would (package jobmanifest), loads the bundle's artifacts into
 // the install's registry, runs each job as the runner does (runner.LocalJob:
-// a process of its own, the same plugins and plan policies), keeps terraform
+// a process of its own, the same plugins and plan policies: a terraform
+// plan_apply per module, a helm deploy per chart; an image's deploy is its
+// copy into the install's registry, as connected), keeps terraform
 // state in a directory behind a loopback http backend (state.go), and writes
 // a protocol.OfflineResult.
 //

@@ -23,13 +23,11 @@ func (d *deployment) sync(ctx context.Context, st *protocol.OfflineStep) error {
 		st.Log = "outpost: the bundle holds no build\n"
 		return nil
 	}
-	var sb protocol.TerraformApplyOutputs
-	if raw, ok := d.outputs[status.SandboxStep]; ok {
-		if err := json.Unmarshal([]byte(raw), &sb); err != nil {
-			return err
-		}
+	sandbox, err := d.sandboxOutputs()
+	if err != nil {
+		return err
 	}
-	reg, err := jobmanifest.InstallRegistry(sb.Outputs)
+	reg, err := jobmanifest.InstallRegistry(sandbox)
 	if err != nil {
 		return err
 	}
@@ -50,6 +48,18 @@ func (d *deployment) sync(ctx context.Context, st *protocol.OfflineStep) error {
 		}
 		st.Log += fmt.Sprintf("outpost: loaded %s (%s, %d bytes) into %s\n", c, a.Digest, a.Size, t.Name)
 		st.Outputs[c] = t.Name + "@" + a.Digest
+		d.loaded[c] = t.Name
 	}
 	return nil
+}
+
+// sandboxOutputs are the sandbox's outputs as recorded (none before it ran).
+func (d *deployment) sandboxOutputs() (map[string]protocol.TerraformOutput, error) {
+	var sb protocol.TerraformApplyOutputs
+	if raw, ok := d.outputs[status.SandboxStep]; ok {
+		if err := json.Unmarshal([]byte(raw), &sb); err != nil {
+			return nil, fmt.Errorf("the sandbox's outputs: %w", err)
+		}
+	}
+	return sb.Outputs, nil
 }

@@ -53,17 +53,7 @@ func (d *deployment) terraform(ctx context.Context, st *protocol.OfflineStep, st
 	if err != nil {
 		return err
 	}
-	d.record(step, outs)
-	st.Outputs = map[string]any{}
-	for name, o := range outs {
-		switch {
-		case o.Sensitive:
-		case d.scrub.Replace(string(o.Value)) != string(o.Value): // holds a sensitive value terraform did not mark
-			st.Log += fmt.Sprintf("outpost: output %s left out of the result: it holds a sensitive value\n", name)
-		default:
-			st.Outputs[name] = o.Value
-		}
-	}
+	d.record(st, step, outs)
 	return nil
 }
 
@@ -72,14 +62,25 @@ func (d *deployment) terraform(ctx context.Context, st *protocol.OfflineStep, st
 // config version's directory, as the control plane does for the sandbox
 // and a component without a build.
 func (d *deployment) module(step, source string, m *protocol.TerraformManifest) error {
-	if desc, ok := d.b.artifacts[step]; ok && step != status.SandboxStep {
-		if d.registry == nil {
-			return fmt.Errorf("component %s: its build is in the bundle but the install has no registry", step)
-		}
-		m.ModuleArtifact = &protocol.ArtifactRef{Registry: *d.registry, Repository: jobmanifest.RepositoryPrefix + step, Digest: desc.Digest.String()}
-		return nil
+	if _, ok := d.b.artifacts[step]; ok && step != status.SandboxStep {
+		var err error
+		m.ModuleArtifact, err = d.artifact(step)
+		return err
 	}
 	var err error
 	m.Module, err = d.cfg.ModuleArchive(source)
 	return err
+}
+
+// artifact is where a component's build is in the install's registry: the
+// sync step loaded it there from the bundle.
+func (d *deployment) artifact(component string) (*protocol.ArtifactRef, error) {
+	desc, ok := d.b.artifacts[component]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("component %s: the bundle holds no build of it", component)
+	case d.registry == nil:
+		return nil, fmt.Errorf("component %s: its build is in the bundle but the install has no registry", component)
+	}
+	return &protocol.ArtifactRef{Registry: *d.registry, Repository: jobmanifest.RepositoryPrefix + component, Digest: desc.Digest.String()}, nil
 }
