@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/protocol"
@@ -32,25 +34,59 @@ func (d *deployment) sync(ctx context.Context, st *protocol.OfflineStep) error {
 		return err
 	}
 	d.registry = &reg
+	loaded, err := d.b.loadAll(ctx, reg)
+	if err != nil {
+		return err
+	}
 	st.Outputs = map[string]any{}
-	for _, c := range slices.Sorted(maps.Keys(d.b.artifacts)) {
-		desc := d.b.artifacts[c]
-		t, err := ociclient.NewTarget(protocol.OCIDestination{Registry: reg, Repository: jobmanifest.RepositoryPrefix + c})
-		if err != nil {
-			return err
-		}
-		if err := t.Copy(ctx, d.b.store, desc); err != nil {
-			return fmt.Errorf("component %s: %w", c, err)
-		}
-		a, err := t.Finish(ctx, desc.Digest.String(), "")
-		if err != nil {
-			return fmt.Errorf("component %s: %w", c, err)
-		}
-		st.Log += fmt.Sprintf("outpost: loaded %s (%s, %d bytes) into %s\n", c, a.Digest, a.Size, t.Name)
-		st.Outputs[c] = t.Name + "@" + a.Digest
-		d.loaded[c] = t.Name
+	for _, l := range loaded {
+		st.Log += fmt.Sprintf("outpost: loaded %s (%s, %d bytes) into %s\n", l.component, l.artifact.Digest, l.artifact.Size, l.name)
+		st.Outputs[l.component] = l.name + "@" + l.artifact.Digest
+		d.loaded[l.component] = l.name
 	}
 	return nil
+}
+
+// loaded is one artifact of the bundle as the install's registry serves it.
+type loaded struct {
+	component, name string
+	artifact        protocol.Artifact
+}
+
+// loadAll loads every artifact into reg, several at once (each blob is
+// hashed by the registry as it arrives, which one core alone makes the
+// bound), and answers them in the components' order.
+func (b *bundle) loadAll(ctx context.Context, reg protocol.RegistryAccess) ([]loaded, error) {
+	components := slices.Sorted(maps.Keys(b.artifacts))
+	out := make([]loaded, len(components))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(ociclient.Concurrency)
+	for i, c := range components {
+		g.Go(func() error {
+			name, a, err := b.load(ctx, reg, c)
+			out[i] = loaded{component: c, name: name, artifact: a}
+			return err
+		})
+	}
+	return out, g.Wait()
+}
+
+// load copies component c's artifact into reg's outpost/<c> and returns
+// the repository's name and the artifact as the registry serves it.
+func (b *bundle) load(ctx context.Context, reg protocol.RegistryAccess, c string) (string, protocol.Artifact, error) {
+	desc := b.artifacts[c]
+	t, err := ociclient.NewTarget(protocol.OCIDestination{Registry: reg, Repository: jobmanifest.RepositoryPrefix + c})
+	if err != nil {
+		return "", protocol.Artifact{}, err
+	}
+	if err := t.Copy(ctx, b.store, desc); err != nil {
+		return "", protocol.Artifact{}, fmt.Errorf("component %s: %w", c, err)
+	}
+	a, err := t.Finish(ctx, desc.Digest.String(), "")
+	if err != nil {
+		return "", protocol.Artifact{}, fmt.Errorf("component %s: %w", c, err)
+	}
+	return t.Name, a, nil
 }
 
 // sandboxOutputs are the sandbox's outputs as recorded (none before it ran).
