@@ -74,15 +74,14 @@ func chartDeployment(t *testing.T, output string) *deployment {
 		"components/web.toml":   {Data: []byte("name = \"web\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\nnamespace = \"shop\"\n")},
 		"charts/web/Chart.yaml": {Data: []byte("apiVersion: v2\nname: web\nversion: 0.1.0\n")},
 	}
+	d := &deployment{inst: jobmanifest.Install{ID: "inst_1", Inputs: map[string]string{}}, outputs: map[string]string{}}
 	archive, err := appconfig.ArchiveDir(fsys, ".")
+	if err == nil {
+		d.cfg, err = appconfig.FromArchive(archive)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := appconfig.FromArchive(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &deployment{cfg: cfg, inst: jobmanifest.Install{ID: "inst_1", Inputs: map[string]string{}}, outputs: map[string]string{}}
 	if output != "" {
 		raw, _ := json.Marshal(protocol.TerraformApplyOutputs{Outputs: map[string]protocol.TerraformOutput{
 			jobmanifest.OutputKubeconfig: {Value: json.RawMessage(output)}}})
