@@ -46,6 +46,14 @@ func (a *Steps) SetStepStatus(ctx context.Context, opID, step string, stepStatus
 	switch stepStatus {
 	case status.StepPlanning:
 		change.StartedAt = &now
+	case status.StepApplying: // a step with no plan (a hook's action) starts here
+		st, err := a.store.GetStep(ctx, opID, step)
+		if err != nil {
+			return err
+		}
+		if st.StartedAt == nil {
+			change.StartedAt = &now
+		}
 	case status.StepSucceeded, status.StepNoChanges, status.StepFailed, status.StepSkipped, status.StepDenied,
 		status.StepCancelled, status.StepPlanned, status.StepUnchanged, status.StepDrifted:
 		change.FinishedAt = &now

@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -58,7 +60,8 @@ func TestListActions(t *testing.T) {
 		byName[a.Name] = a
 	}
 	rotate, hello := byName["rotate"], byName["hello"]
-	if list.ConfigVersion != 1 || len(list.Actions) != 3 || len(rotate.Inputs) != 2 || !rotate.Inputs[0].Sensitive ||
+	names := slices.Sorted(maps.Keys(byName))
+	if list.ConfigVersion != 1 || !slices.Equal(names, []string{"health", "hello", "migrate", "nightly", "rotate", "warm_cache"}) || len(rotate.Inputs) != 2 || !rotate.Inputs[0].Sensitive ||
 		rotate.Triggers[0].Type != "manual" || len(rotate.Steps) != 2 || hello.Steps[0] != "greet" ||
 		byName["nightly"].Triggers[0].Schedule != "@daily" {
 		t.Fatalf("actions %+v", list)

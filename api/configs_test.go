@@ -152,12 +152,19 @@ func TestSyncExampleConfig(t *testing.T) {
 		}
 	}
 
-	// The demo's action: its trigger, input and step.
+	// The demo's actions (by name: health, hello, migrate, warm_cache): hello's
+	// trigger, input and step; migrate's hook before api's deploy; the runbook.
 	wantAction := wire.ConfigAction{Name: "hello", File: "actions/hello.toml", Description: "Greet someone, and say where the API is",
 		TimeoutSeconds: 60, Triggers: []wire.ConfigActionTrigger{{Type: "manual"}},
 		Inputs: []wire.ConfigInput{{Name: "name", Type: "string", Default: "world", Description: "Who to greet"}}, Steps: []string{"greet"}}
-	if len(byNumber.Actions) != 1 || !reflect.DeepEqual(byNumber.Actions[0], wantAction) {
-		t.Errorf("actions = %+v, want %+v", byNumber.Actions, wantAction)
+	if len(byNumber.Actions) != 4 || !reflect.DeepEqual(byNumber.Actions[1], wantAction) {
+		t.Errorf("actions = %+v, want 4, hello %+v", byNumber.Actions, wantAction)
+	} else if hook := byNumber.Actions[2].Triggers[1]; byNumber.Actions[2].Name != "migrate" || hook.Type != "before" ||
+		hook.Operation != "deploy_component" || hook.Component != "api" {
+		t.Errorf("migrate = %+v, want a hook before api's deploy", byNumber.Actions[2])
+	}
+	if len(byNumber.Runbooks) != 1 || byNumber.Runbooks[0].Name != "upgrade" || len(byNumber.Runbooks[0].Steps) != 4 {
+		t.Errorf("runbooks = %+v, want upgrade's four steps", byNumber.Runbooks)
 	}
 
 	// The same config again: no new version.
@@ -267,7 +274,7 @@ func TestSyncInvalidConfig(t *testing.T) {
 		}, "components/api.toml", "variables.cache_endpoint", `no component "redis"`},
 		{"unknown component output", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(t, f, "components/api.toml", ".components.database.outputs.url", ".components.database.outputs.dsn")
-		}, "components/api.toml", "variables.database_url", `component "database" (module modules/database) has no output "dsn" (outputs: "host", "port", "url")`},
+		}, "components/api.toml", "variables.database_url", `component "database" (module modules/database) has no output "dsn" (outputs: "data_dir", "host", "port", "url")`},
 		{"unknown sandbox output", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(t, f, "components/network.toml", ".sandbox.outputs.vpc_cidr", ".sandbox.outputs.cidr")
 		}, "components/network.toml", "variables.vpc_cidr", `the sandbox module (sandbox) has no output "cidr"`},
@@ -287,8 +294,8 @@ func TestSyncInvalidConfig(t *testing.T) {
 			replaceIn(t, f, "components/web.toml", "create_namespace = true", "create_namespace = true\nrelocate_image = true")
 		}, "components/web.toml", "relocate_image", `unknown key "relocate_image" (did you mean "relocate_images"?)`},
 		{"unknown action in a template", func(t *testing.T, f fstest.MapFS) {
-			replaceIn(t, f, "components/api.toml", "[env_vars]", "[env_vars]\nSCHEMA = \"{{ .actions.migrate.outputs.version }}\"")
-		}, "components/api.toml", "env_vars.SCHEMA", `.actions.migrate.outputs.version: no action "migrate" (actions: "hello")`},
+			replaceIn(t, f, "components/api.toml", "[env_vars]", "[env_vars]\nSCHEMA = \"{{ .actions.migrations.outputs.version }}\"")
+		}, "components/api.toml", "env_vars.SCHEMA", `.actions.migrations.outputs.version: no action "migrations" (actions: "health", "hello", "migrate", "warm_cache")`},
 		{"another app's config", func(t *testing.T, f fstest.MapFS) {
 			replaceIn(t, f, "outpost.toml", `name = "demo"`, `name = "shop"`)
 		}, "outpost.toml", "app.name", `the config is for app "shop", but app ` + app.ID + ` is "demo"`},

@@ -243,7 +243,7 @@ func TestOfflineImportKeepsTheLatestAndSensitiveOutputs(t *testing.T) {
 func TestSameResultImportedAtOnce(t *testing.T) {
 	e, appID, inst := offlineInstall(t)
 	r := offlineResultFor(inst, appID)
-	answers := make([]response, 4)
+	answers := make([]response, 16)
 	var wg sync.WaitGroup
 	for i := range answers {
 		wg.Go(func() { answers[i] = e.send("POST", "/v1/installs/"+inst.ID+"/offline-results", e.token, r) })
@@ -263,6 +263,6 @@ func TestSameResultImportedAtOnce(t *testing.T) {
 	var list wire.OperationList
 	e.call("GET", "/v1/installs/"+inst.ID+"/operations", nil, 200, &list)
 	if created != 1 || len(ids) != 1 || len(list.Operations) != 1 {
-		t.Fatalf("4 imports at once: %d created, operations answered %v, listed %d", created, ids, len(list.Operations))
+		t.Fatalf("16 imports at once: %d created, operations answered %v, listed %d", created, ids, len(list.Operations))
 	}
 }

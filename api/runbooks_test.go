@@ -70,7 +70,7 @@ func TestListRunbooksAndTheConfigShowsThem(t *testing.T) {
 	e, inst := runbooksEnv(t)
 	var list wire.RunbookList
 	e.call("GET", "/v1/installs/"+inst.ID+"/runbooks", nil, 200, &list)
-	if list.ConfigVersion != 1 || len(list.Runbooks) != 1 {
+	if list.ConfigVersion != 1 || len(list.Runbooks) != 2 || list.Runbooks[1].Name != "upgrade" { // the demo's, and release
 		t.Fatalf("runbooks %+v", list)
 	}
 	rb := list.Runbooks[0]
@@ -80,7 +80,7 @@ func TestListRunbooksAndTheConfigShowsThem(t *testing.T) {
 	}
 	var cfg wire.AppConfig
 	e.call("GET", "/v1/apps/"+inst.AppID+"/configs/1", nil, 200, &cfg)
-	if len(cfg.Runbooks) != 1 || cfg.Runbooks[0].Steps[2].Kind != "approval" {
+	if len(cfg.Runbooks) != 2 || cfg.Runbooks[0].Steps[2].Kind != "approval" {
 		t.Errorf("the config's runbooks %+v", cfg.Runbooks)
 	}
 }

@@ -168,6 +168,9 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 		if cmp.Terraform == nil {
 			continue // the helm chart: deployed by the runner's helm plugin (e2e)
 		}
+		if name == "api" {
+			d = migrateExample(t, c, d) // its before-hook
+		}
 		r, err := c.RenderComponent(name, d)
 		if err != nil {
 			t.Fatalf("render %s: %v", name, err)
@@ -175,6 +178,7 @@ func TestExampleProvisionsWithTerraform(t *testing.T) {
 		rendered[name] = r
 		d.Components[name] = apply(name, cmp.Terraform, r)
 	}
+	checkExampleAfterAPI(t, c, d)
 
 	// The chart's kubeconfig is the cluster component's (sensitive) output.
 	if kc := d.Components["cluster"]["kubeconfig"]; !strings.Contains(fmt.Sprint(kc.Value), "server: ") || !kc.Sensitive {

@@ -103,3 +103,26 @@ func TestLifecycleHooksRunInTheOperation(t *testing.T) {
 		t.Fatalf("refused gate's run %+v, want failed saying why, no job", run)
 	}
 }
+
+// actionJobs are the jobs of the install's action runs: those the hooks of
+// operation opID ran, and the others (cron, manual, runbook runs).
+func (s *stack) actionJobs(inst, opID string) (ofOp, others map[string]bool) {
+	s.t.Helper()
+	ofOp, others = map[string]bool{}, map[string]bool{}
+	var actions wire.ActionList
+	s.do("GET", "/v1/installs/"+inst+"/actions", nil, &actions)
+	for _, a := range actions.Actions {
+		for _, r := range s.actionRuns(inst, a.Name) {
+			var full wire.ActionRun
+			s.do("GET", "/v1/installs/"+inst+"/action-runs/"+r.ID, nil, &full)
+			for _, st := range full.Steps {
+				if st.JobID != nil && r.OperationID == opID {
+					ofOp[*st.JobID] = true
+				} else if st.JobID != nil {
+					others[*st.JobID] = true
+				}
+			}
+		}
+	}
+	return ofOp, others
+}

@@ -74,11 +74,14 @@ func TestSweeperFinishesAnExclusiveRunWhoseWorkflowClosed(t *testing.T) {
 	}
 }
 
-// installHealth reads GET /installs/{id}/health.
-func (s *stack) installHealth() wire.InstallHealth {
+// installHealth reads GET /installs/{id}/health of the stack's install.
+func (s *stack) installHealth() wire.InstallHealth { return s.healthOf(s.install.ID) }
+
+// healthOf reads GET /installs/{id}/health.
+func (s *stack) healthOf(inst string) wire.InstallHealth {
 	s.t.Helper()
 	var h wire.InstallHealth
-	if code := s.do("GET", "/v1/installs/"+s.install.ID+"/health", nil, &h); code != http.StatusOK {
+	if code := s.do("GET", "/v1/installs/"+inst+"/health", nil, &h); code != http.StatusOK {
 		s.t.Fatalf("GET health: %d", code)
 	}
 	return h

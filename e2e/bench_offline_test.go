@@ -4,7 +4,8 @@ package e2e
 // (`outpost-runner offline deploy`) against a connected provision of the
 // same app on the same machine: the example demo app (a sandbox starting
 // the install's registry, four terraform components, a local cluster and a
-// chart in it), its builds made once by the stack's build runner.
+// chart in it) without its actions, its builds made once by the stack's
+// build runner.
 //
 //	go test -c -o /tmp/e2e.test ./e2e && (cd e2e && /tmp/e2e.test -test.run '^$' -test.bench BenchmarkOfflineDeploy -test.benchtime 1x -test.timeout 30m)
 //
@@ -17,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,7 +34,7 @@ func BenchmarkOfflineDeploy(b *testing.B) {
 	s := newStack(b, stackOptions{})
 	s.buildRunner = s.startBuildRunner()
 	c := newCLI(b, s)
-	s.syncConfig(exampleDir)
+	s.syncConfig(demoWithoutActions(b))
 	s.waitBuildsEnded()
 	dir := b.TempDir()
 	bundle, key := exportBundle(c, dir)
@@ -98,4 +100,31 @@ func benchOfflineDeploy(b *testing.B, s *stack, c *cli, name, bundle, key string
 		b.Fatalf("offline deploy of %s: %v\n%s", name, err, out)
 	}
 	return d
+}
+
+// demoWithoutActions is a copy of the demo app without its actions and
+// runbook, which an offline deploy does not run (docs/bundles.md), api's
+// schema_version given as migrate's hook writes it: the same seven steps
+// connected and offline.
+func demoWithoutActions(tb testing.TB) string {
+	dir := filepath.Join(tb.TempDir(), "demo")
+	copyDir(tb, exampleDir, dir)
+	for _, sub := range []string{"actions", "runbooks"} {
+		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	api := filepath.Join(dir, "components", "api.toml")
+	b, err := os.ReadFile(api)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	literal := strings.Replace(string(b), `"{{ .actions.migrate.outputs.schema_version }}"`, `"2"`, 1)
+	if literal == string(b) {
+		tb.Fatal("api's schema_version does not read migrate's output")
+	}
+	if err := os.WriteFile(api, []byte(literal), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
 }

@@ -27,9 +27,11 @@ func TestDeployConfigVersions(t *testing.T) {
 	const secret = "d3ploy-s3cret-pa55word"
 	inst, _ := s.newInstall("cust-v", map[string]any{"name": "db_password", "value": secret, "sensitive": true})
 	prov := s.provisioned(inst, 5*time.Minute)
-	// Each step names the steps it ran after: the app's dependencies.
+	// Each step names the steps it ran after: the app's dependencies, and
+	// api's hooks (migrate before it, warm_cache after it).
 	checkAfter(t, prov, map[string][]string{"sandbox": {}, "network": {"sandbox"}, "cache": {"network", "sandbox"},
-		"api": {"cache", "database", "network", "sandbox"}})
+		"before:migrate:api": {"cache", "database", "network", "sandbox"}, "api": {"before:migrate:api", "cache", "database", "network", "sandbox"},
+		"after:warm_cache:api": {"api"}})
 	v1 := s.installComponents(inst)
 	if len(v1) != 6 || v1["cache"].ConfigVersion != 1 || s.installVersions(inst).ConfigVersion != 1 {
 		t.Fatalf("after the provision: components %+v, config version %d", v1, s.installVersions(inst).ConfigVersion)

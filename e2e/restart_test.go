@@ -69,8 +69,9 @@ func (s *stack) restartWhileRunning(pg *storetest.Server, opID string) int {
 }
 
 // checkJobsRanOnce checks the operation's steps succeeded and that no job
-// was queued twice, nor run twice: the install's jobs (debug commands
-// aside) are the steps' jobs, each with one attempt.
+// was queued twice, nor run twice: the install's jobs (debug commands and
+// action runs of no operation aside) are the steps' jobs and those of the
+// operation's hooks, each with one attempt.
 func (s *stack) checkJobsRanOnce(inst string, op operation, steps ...string) {
 	s.t.Helper()
 	stepJobs := map[string]bool{}
@@ -85,9 +86,13 @@ func (s *stack) checkJobsRanOnce(inst string, op operation, steps ...string) {
 			}
 		}
 	}
+	hooks, others := s.actionJobs(inst, op.ID)
+	for id := range hooks {
+		stepJobs[id] = true
+	}
 	var jobs []installJob
 	for _, j := range s.installJobs(inst) {
-		if j.Type != protocol.JobTypeCommand {
+		if j.Type != protocol.JobTypeCommand && !others[j.ID] {
 			jobs = append(jobs, j)
 		}
 	}

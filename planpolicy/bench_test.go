@@ -19,11 +19,12 @@ import (
 
 // demoVars are values for the demo app's modules (examples/demo-app).
 var demoVars = map[string]map[string]any{
-	"network":  {"cluster_name": "demo", "vpc_cidr": "10.42.0.0/16"},
-	"database": {"name": "demo", "subnet_cidr": "10.42.1.0/24", "password": "bench-only", "tags": map[string]string{"env": "prod"}},
-	"cache":    {"subnet_cidr": "10.42.2.0/24"},
+	"network": {"cluster_name": "demo", "vpc_cidr": "10.42.0.0/16"},
+	"database": {"name": "demo", "subnet_cidr": "10.42.1.0/24", "password": "bench-only", "tags": map[string]string{"env": "prod"},
+		"data_dir": "/tmp/outpost-sandboxes/bench/database"},
+	"cache": {"subnet_cidr": "10.42.2.0/24"},
 	"api": {"replicas": 3, "database_url": "postgres://db", "cache_endpoint": "cache:6379", "allowed_cidrs": []string{"10.0.0.0/8"},
-		"public_url": "https://demo.example", "network_id": "net-1"},
+		"public_url": "https://demo.example", "network_id": "net-1", "schema_version": "2"},
 }
 
 // demoPlans plans each demo module named (all of them without names) with

@@ -85,12 +85,16 @@ func (s *Store) ImportOfflineResult(ctx context.Context, in OfflineImport) (op I
 		created = true
 		return unlockInstall(tx, op.ID)
 	})
-	if err != nil { // the same result imported at the same instant: the one that won answers
+	if errors.Is(err, gorm.ErrDuplicatedKey) || errors.Is(err, ErrConflict) {
+		// The same result imported at the same instant (the install was found
+		// in the org before either failure): the one that won answers.
 		seen, again := offlineSeen(s.db.WithContext(ctx), in.InstallID, r.BundleIndex, started)
 		if again != nil || seen == "" {
 			return InstallOperation{}, false, fmt.Errorf("import offline result: %w", err)
 		}
 		op.ID, created = seen, false
+	} else if err != nil {
+		return InstallOperation{}, false, fmt.Errorf("import offline result: %w", err)
 	}
 	op, err = s.GetOperation(ctx, in.OrgID, op.ID)
 	return op, created, err

@@ -21,6 +21,11 @@ variable "public_url" {
   type = string
 }
 
+variable "schema_version" {
+  type        = string
+  description = "The database schema version the API runs against: the migrate action's output"
+}
+
 variable "network_id" {
   type        = string
   description = "Set through TF_VAR_network_id, to show env_vars"
@@ -33,6 +38,7 @@ resource "terraform_data" "api" {
     allowed_cidrs  = var.allowed_cidrs
     url            = var.public_url
     network_id     = var.network_id
+    schema_version = var.schema_version
   }
 
   # Changes when the database URL does, without storing it in the input.
@@ -53,4 +59,8 @@ output "url" {
 
 output "replicas" {
   value = terraform_data.api.output.replicas
+}
+
+output "schema_version" {
+  value = terraform_data.api.output.schema_version
 }

@@ -13,6 +13,11 @@ variable "password" {
   sensitive = true
 }
 
+variable "data_dir" {
+  type        = string
+  description = "Where the stand-in keeps its data: the schema version the migrate action writes"
+}
+
 variable "tags" {
   type    = map(string)
   default = {}
@@ -33,6 +38,26 @@ resource "terraform_data" "database" {
       HOST = self.input.host
     }
   }
+}
+
+# The data directory, gone with the database.
+resource "terraform_data" "data_dir" {
+  input = var.data_dir
+
+  provisioner "local-exec" {
+    command     = "mkdir -p \"$DIR\""
+    environment = { DIR = self.input }
+  }
+
+  provisioner "local-exec" {
+    when        = destroy
+    command     = "rm -rf \"$DIR\" && { rmdir \"$(dirname \"$DIR\")\" 2>/dev/null || true; }"
+    environment = { DIR = self.input }
+  }
+}
+
+output "data_dir" {
+  value = terraform_data.data_dir.output
 }
 
 output "host" {
