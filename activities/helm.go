@@ -45,10 +45,6 @@ func (a *Helm) EnqueueHelmJob(ctx context.Context, in contract.HelmJobInput) (co
 	if err != nil {
 		return contract.JobRef{}, err
 	}
-	c, ok := oc.cfg.Component(in.Step)
-	if !ok || c.Helm == nil {
-		return contract.JobRef{}, temporal.NewNonRetryableApplicationError("no helm_chart component "+in.Step+" in the app config", "InvalidConfig", nil)
-	}
 	data, err := a.render.renderData(ctx, oc.cfg, oc.inst)
 	if err != nil {
 		return contract.JobRef{}, err

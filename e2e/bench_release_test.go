@@ -2,20 +2,14 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"github.com/outpost-dev/outpost/api/gateway"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
-	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/api/gateway"
 )
 
 // BenchmarkRelease: a release of a 5-component app (testdata/bench-release-app:
@@ -65,24 +59,12 @@ func BenchmarkRelease(b *testing.B) {
 // benchReleaseApp copies testdata/bench-release-app into a directory of its
 // own, with web's image pushed to a stand-in public registry.
 func benchReleaseApp(b *testing.B) string {
-	public, err := registry.Start(context.Background(), registry.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { public.Close() })
-	img, err := random.Image(1<<20, 3)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ref, _ := name.ParseReference(public.Addr()+"/library/web:1.0", name.Insecure)
-	if err := remote.Write(ref, img); err != nil {
-		b.Fatal(err)
-	}
+	ref, _ := publicImage(b, "library/web:1.0", 1<<20, 3)
 	dir := b.TempDir()
 	copyDir(b, "testdata/bench-release-app", dir)
 	web := filepath.Join(dir, "components", "web.toml")
 	toml, _ := os.ReadFile(web)
-	if err := os.WriteFile(web, bytes.ReplaceAll(toml, []byte("IMAGE"), []byte(ref.String())), 0o644); err != nil {
+	if err := os.WriteFile(web, bytes.ReplaceAll(toml, []byte("IMAGE"), []byte(ref)), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	return dir

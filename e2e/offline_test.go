@@ -20,6 +20,7 @@ import (
 
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
+	"github.com/outpost-dev/outpost/releasebundle/bundletest"
 )
 
 // offlineSecret is the offline app's sensitive input: given on the
@@ -97,22 +98,9 @@ func (n netns) command(name string, args ...string) *exec.Cmd {
 // on the command line is in neither the result nor the output; a second
 // deploy keeps the first's state (the time it recorded is the same).
 func TestOfflineDeployOfABundle(t *testing.T) {
-	mirror := timeProviderMirror(t)
 	s := newStack(t, stackOptions{})
 	dir := t.TempDir()
-	buildRC := filepath.Join(dir, "build.tfrc")
-	writeTestFile(t, buildRC, "provider_installation {\n  filesystem_mirror {\n    path = \""+mirror+"\"\n  }\n}\n")
-	s.buildRunner = s.launchRunner("OUTPOST_TOKEN="+s.buildTok, "OUTPOST_TERRAFORM_CLI_CONFIG="+buildRC)
-	c := newCLI(t, s)
-	upstream, digest := publicImage(t, "library/api:1.0")
-	s.syncConfig(writeOfflineApp(t, upstream))
-	s.waitBuildsEnded()
-
-	installID, installFile := s.offlineInstall(c, "air-gapped", dir, map[string]any{"name": "token", "value": "vendor-side-placeholder", "sensitive": true})
-	if raw, _ := os.ReadFile(installFile); strings.Contains(string(raw), "vendor-side-placeholder") {
-		t.Fatalf("the install file holds the sensitive input's value:\n%s", raw)
-	}
-
+	c, installID, installFile, digest := offlineBundleApp(t, s, dir)
 	bundle, key := exportBundle(c, dir)
 
 	ns := newNetns(t)
@@ -132,15 +120,58 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 		}
 		return string(out), cmd.ProcessState.ExitCode()
 	}
+	checkChangedBundleRefused(t, bundle, stateDir, deploy)
 
-	changed := filepath.Join(dir, "changed.tar")
+	out, code := deploy(bundle)
+	res := bundletest.ReadResult(t, result)
+	if code != 0 || res.Status != "succeeded" {
+		t.Fatalf("offline deploy: exit %d\n%s\nresult: %+v", code, out, res)
+	}
+	started := checkOfflineResult(t, res, digest.String())
+	if raw, _ := os.ReadFile(result); strings.Contains(string(raw), offlineSecret) || strings.Contains(out, offlineSecret) {
+		t.Errorf("the sensitive input is in the result or the output")
+	}
+
+	if out, code := deploy(bundle); code != 0 {
+		t.Fatalf("second offline deploy: exit %d\n%s", code, out)
+	}
+	if again, _ := offlineStep(t, bundletest.ReadResult(t, result), "clock").Outputs["started"].(string); again != started {
+		t.Errorf("second deploy: started = %q, want the first's %q (the state kept)", again, started)
+	}
+	checkImported(t, c, installID, result)
+}
+
+// offlineBundleApp has the offline app built (the time provider from a
+// mirror only the build runner sees) and an install of it exported into
+// dir, its sensitive input not in the file; it returns the CLI, the
+// install's ID and file, and the digest of its image.
+func offlineBundleApp(t *testing.T, s *stack, dir string) (*cli, string, string, v1.Hash) {
+	t.Helper()
+	buildRC := filepath.Join(dir, "build.tfrc")
+	writeTestFile(t, buildRC, "provider_installation {\n  filesystem_mirror {\n    path = \""+timeProviderMirror(t)+"\"\n  }\n}\n")
+	s.buildRunner = s.launchRunner("OUTPOST_TOKEN="+s.buildTok, "OUTPOST_TERRAFORM_CLI_CONFIG="+buildRC)
+	c := newCLI(t, s)
+	upstream, digest := publicImage(t, "library/api:1.0", 1<<10, 1)
+	s.syncConfig(writeOfflineApp(t, upstream))
+	s.waitBuildsEnded()
+	installID, installFile := s.offlineInstall(c, "air-gapped", dir, map[string]any{"name": "token", "value": "vendor-side-placeholder", "sensitive": true})
+	if raw, _ := os.ReadFile(installFile); strings.Contains(string(raw), "vendor-side-placeholder") {
+		t.Fatalf("the install file holds the sensitive input's value:\n%s", raw)
+	}
+	return c, installID, installFile, digest
+}
+
+// checkChangedBundleRefused deploys the bundle with one byte of its
+// signature changed: refused, before the state directory is made.
+func checkChangedBundleRefused(t *testing.T, bundle, stateDir string, deploy func(string) (string, int)) {
+	t.Helper()
 	data, err := os.ReadFile(bundle)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data = bytes.Clone(data)
 	i := bytes.Index(data, []byte(`"signature": "`))
 	data[i+len(`"signature": "`)+8] ^= 0x01
+	changed := filepath.Join(filepath.Dir(bundle), "changed.tar")
 	writeTestFile(t, changed, string(data))
 	if out, code := deploy(changed); code != 1 || !strings.Contains(out, "bundle refused: signature: ") {
 		t.Fatalf("deploy of a changed bundle: exit %d\n%s", code, out)
@@ -148,16 +179,17 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	if _, err := os.Stat(stateDir); !os.IsNotExist(err) {
 		t.Fatalf("a refused bundle left the state dir %s (%v)", stateDir, err)
 	}
+}
 
-	out, code := deploy(bundle)
-	res := readResult(t, result)
-	if code != 0 || res.Status != "succeeded" {
-		t.Fatalf("offline deploy: exit %d\n%s\nresult: %+v", code, out, res)
-	}
-	if got := offlineSteps(res); got != offlineStepsWant {
+// checkOfflineResult checks the first deploy's result: every step, the
+// image's and the chart's, the module's from its build's providers, the
+// sandbox's token left out and scrubbed. It returns clock's time.
+func checkOfflineResult(t *testing.T, res protocol.OfflineResult, digest string) string {
+	t.Helper()
+	if got := bundletest.Steps(res); got != offlineStepsWant {
 		t.Errorf("steps: %s, want %s", got, offlineStepsWant)
 	}
-	checkOfflineImageAndChart(t, res, digest.String())
+	checkOfflineImageAndChart(t, res, digest)
 	clock := offlineStep(t, res, "clock")
 	started, _ := clock.Outputs["started"].(string)
 	if _, err := time.Parse(time.RFC3339, started); err != nil {
@@ -168,24 +200,13 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 			t.Errorf("clock's log has no %q:\n%s", want, clock.Log)
 		}
 	}
-	raw, _ := os.ReadFile(result)
-	if strings.Contains(string(raw), offlineSecret) || strings.Contains(out, offlineSecret) {
-		t.Errorf("the sensitive input is in the result or the output")
-	}
 	if !strings.Contains(res.Steps[0].Log, "output dsn left out of the result") {
 		t.Errorf("the sandbox's output holding the token is not said to be left out:\n%s", res.Steps[0].Log)
 	}
 	if !strings.Contains(res.Steps[0].Log, "the token is (sensitive value)") {
 		t.Errorf("the sandbox's log does not show the token scrubbed:\n%s", res.Steps[0].Log)
 	}
-
-	if out, code := deploy(bundle); code != 0 {
-		t.Fatalf("second offline deploy: exit %d\n%s", code, out)
-	}
-	if again, _ := offlineStep(t, readResult(t, result), "clock").Outputs["started"].(string); again != started {
-		t.Errorf("second deploy: started = %q, want the first's %q (the state kept)", again, started)
-	}
-	checkImported(t, c, installID, result)
+	return started
 }
 
 // checkImported imports an offline deploy's result with the vendor's CLI:
@@ -195,43 +216,17 @@ func checkImported(t *testing.T, c *cli, installID, result string) {
 	var op struct {
 		Kind, Status, Source string
 		BundleIndex          string `json:"bundle_index"`
-		Steps                []struct{ Name, Status string }
+		Steps                []protocol.OfflineStep
 	}
 	c.json("", &op, "installs", "import-result", installID, result)
-	var steps []string
-	for _, st := range op.Steps {
-		steps = append(steps, st.Name+" "+st.Status)
-	}
 	if op.Kind != "offline_deploy" || op.Status != "succeeded" || op.Source != "offline" || op.BundleIndex == "" ||
-		strings.Join(steps, ", ") != offlineStepsWant {
+		bundletest.Steps(protocol.OfflineResult{Steps: op.Steps}) != offlineStepsWant {
 		t.Errorf("imported: %+v", op)
 	}
 }
 
-func readResult(t *testing.T, path string) protocol.OfflineResult {
-	t.Helper()
-	var r protocol.OfflineResult
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("result: %v", err)
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("result: %v", err)
-	}
-	return r
-}
-
 // offlineStepsWant are the offline app's steps, all succeeded, in order.
 const offlineStepsWant = "sandbox succeeded, sync succeeded, api_image succeeded, clock succeeded, cluster succeeded, web succeeded"
-
-// offlineSteps is "name status, …" of a result's steps.
-func offlineSteps(r protocol.OfflineResult) string {
-	var s []string
-	for _, st := range r.Steps {
-		s = append(s, st.Name+" "+st.Status)
-	}
-	return strings.Join(s, ", ")
-}
 
 func offlineStep(t *testing.T, r protocol.OfflineResult, name string) protocol.OfflineStep {
 	t.Helper()
@@ -240,7 +235,7 @@ func offlineStep(t *testing.T, r protocol.OfflineResult, name string) protocol.O
 			return st
 		}
 	}
-	t.Fatalf("no step %s in the result: %s", name, offlineSteps(r))
+	t.Fatalf("no step %s in the result: %s", name, bundletest.Steps(r))
 	return protocol.OfflineStep{}
 }
 
@@ -260,16 +255,17 @@ func checkOfflineImageAndChart(t *testing.T, r protocol.OfflineResult, digest st
 	}
 }
 
-// publicImage pushes a random image to a stand-in public registry on
-// loopback (closed when t ends) and returns its reference and digest.
-func publicImage(t *testing.T, repoTag string) (string, v1.Hash) {
+// publicImage pushes a random image of layers layers of layerSize bytes to
+// a stand-in public registry on loopback (closed when t ends) and returns
+// its reference and digest.
+func publicImage(t testing.TB, repoTag string, layerSize, layers int64) (string, v1.Hash) {
 	t.Helper()
 	public, err := registry.Start(context.Background(), registry.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { public.Close() })
-	img, err := random.Image(1<<10, 1)
+	img, err := random.Image(layerSize, layers)
 	if err != nil {
 		t.Fatal(err)
 	}

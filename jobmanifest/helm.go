@@ -23,15 +23,20 @@ func helmChart(cfg *appconfig.Config, step string) (*appconfig.HelmChart, error)
 
 // Kubeconfig is the kubeconfig of the cluster a helm_chart step deploys
 // to: its kubeconfig template rendered, else the sandbox's kubeconfig
-// output (sandbox: the sandbox's outputs); "" when neither names one.
+// output (sandbox: the sandbox's outputs); "" when neither names one. An
+// output that is not a non-empty string is an error naming it.
 func Kubeconfig(cfg *appconfig.Config, data appconfig.Data, step string, sandbox map[string]protocol.TerraformOutput) (string, error) {
+	if _, err := helmChart(cfg, step); err != nil {
+		return "", err
+	}
 	kc, err := cfg.RenderHelmKubeconfig(step, data)
 	if err != nil {
 		return "", &Error{Kind: KindRender, Step: "the kubeconfig of " + step, Err: err}
 	}
-	if kc == "" {
-		if o, ok := sandbox[OutputKubeconfig]; ok {
-			_ = json.Unmarshal(o.Value, &kc) // not a string: none
+	if o, ok := sandbox[OutputKubeconfig]; ok && kc == "" {
+		if err := json.Unmarshal(o.Value, &kc); err != nil || kc == "" {
+			return "", &Error{Kind: KindBadOutput, Step: step, Err: fmt.Errorf(
+				"component %s: the sandbox's %q output is not a kubeconfig (want a non-empty string)", step, OutputKubeconfig)}
 		}
 	}
 	return kc, nil

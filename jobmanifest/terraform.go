@@ -16,6 +16,7 @@ const (
 	KindInvalidInput  = "InvalidInput"
 	KindInvalidConfig = "InvalidConfig"
 	KindRender        = "Render"
+	KindBadOutput     = "BadOutput" // a step's output a manifest needs is not what it must be
 )
 
 // Error is a manifest that cannot be built: Kind says whether the request,

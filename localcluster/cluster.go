@@ -76,70 +76,20 @@ var quietControllerRuntime sync.Once
 // the API server serves the "default" namespace. A missing binary is an error
 // naming where Start looked and how to build the binaries.
 func Start(opts Options) (*Cluster, error) {
-	configured := opts.BinaryAssetsDir
-	if configured == "" {
-		configured = os.Getenv(EnvAssets)
-	}
-	wd, err := os.Getwd()
+	assets, err := opts.prepare()
 	if err != nil {
 		return nil, err
 	}
-	assets, err := FindAssets(configured, wd)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Node != nil {
-		if err := CheckNode(assets); err != nil {
-			return nil, err
-		}
-	}
-	if opts.StartTimeout <= 0 {
-		opts.StartTimeout = DefaultStartTimeout
-	}
-	if opts.StopTimeout <= 0 {
-		opts.StopTimeout = DefaultStopTimeout
-	}
-
 	c, err := newCluster(opts.Dir)
 	if err != nil {
 		return nil, err
 	}
-
 	quietControllerRuntime.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 	etcdOut, apiOut := &tail{}, &tail{}
 	if opts.Output != nil {
 		opts.Output = &syncio.Writer{W: opts.Output} // the four streams write into one writer
 	}
-	useExisting := false
-	c.env = &envtest.Environment{
-		// Only what this package found: KUBEBUILDER_ASSETS, TEST_ASSET_*
-		// and USE_EXISTING_CLUSTER, which envtest reads, change nothing.
-		BinaryAssetsDirectory:    assets,
-		UseExistingCluster:       &useExisting,
-		ControlPlaneStartTimeout: opts.StartTimeout,
-		ControlPlaneStopTimeout:  opts.StopTimeout,
-	}
-	etcd := &envtest.Etcd{}
-	c.env.ControlPlane.Etcd = etcd
-	etcd.Path = filepath.Join(assets, "etcd")
-	etcd.DataDir = filepath.Join(c.dir, etcdDir)
-	etcd.Out, etcd.Err = output(etcdOut, opts.Output), output(etcdOut, opts.Output)
-	api := c.env.ControlPlane.GetAPIServer()
-	api.Path = filepath.Join(assets, "kube-apiserver")
-	api.CertDir = filepath.Join(c.dir, certsDir)
-	api.Out, api.Err = output(apiOut, opts.Output), output(apiOut, opts.Output)
-	if opts.Node != nil {
-		// The node's address is its InternalIP; the kubelet's host name
-		// resolves nowhere.
-		api.Configure().Set("kubelet-preferred-address-types", "InternalIP")
-	}
-	if opts.Node == nil && !hasDefaultRoute() {
-		// kube-apiserver advertises the default route's address, and stops
-		// without one (a network namespace of loopback only); with no node
-		// nothing reaches it there, so a documentation address does.
-		api.Configure().Set("advertise-address", noRouteAdvertiseAddress)
-	}
-	c.env.ControlPlane.KubectlPath = filepath.Join(assets, "kubectl") // never run
+	c.environment(assets, opts, etcdOut, apiOut)
 
 	// The Environment makes a user in system:masters (cluster-admin) and
 	// its kubeconfig.
@@ -162,6 +112,74 @@ func Start(opts Options) (*Cluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// prepare finds the binaries (it returns their directory), checks those a
+// node needs, and fills in the default timeouts.
+func (opts *Options) prepare() (string, error) {
+	configured := opts.BinaryAssetsDir
+	if configured == "" {
+		configured = os.Getenv(EnvAssets)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	assets, err := FindAssets(configured, wd)
+	if err != nil {
+		return "", err
+	}
+	if opts.Node != nil {
+		if err := CheckNode(assets); err != nil {
+			return "", err
+		}
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = DefaultStopTimeout
+	}
+	return assets, nil
+}
+
+// environment sets up the envtest Environment that runs etcd and
+// kube-apiserver from assets, their output kept in etcdOut and apiOut.
+func (c *Cluster) environment(assets string, opts Options, etcdOut, apiOut *tail) {
+	useExisting := false
+	c.env = &envtest.Environment{
+		// Only what this package found: KUBEBUILDER_ASSETS, TEST_ASSET_*
+		// and USE_EXISTING_CLUSTER, which envtest reads, change nothing.
+		BinaryAssetsDirectory:    assets,
+		UseExistingCluster:       &useExisting,
+		ControlPlaneStartTimeout: opts.StartTimeout,
+		ControlPlaneStopTimeout:  opts.StopTimeout,
+	}
+	etcd := &envtest.Etcd{}
+	c.env.ControlPlane.Etcd = etcd
+	etcd.Path = filepath.Join(assets, "etcd")
+	etcd.DataDir = filepath.Join(c.dir, etcdDir)
+	etcd.Out, etcd.Err = output(etcdOut, opts.Output), output(etcdOut, opts.Output)
+	api := c.env.ControlPlane.GetAPIServer()
+	api.Path = filepath.Join(assets, "kube-apiserver")
+	api.CertDir = filepath.Join(c.dir, certsDir)
+	api.Out, api.Err = output(apiOut, opts.Output), output(apiOut, opts.Output)
+	advertise(api, opts.Node != nil)
+	c.env.ControlPlane.KubectlPath = filepath.Join(assets, "kubectl") // never run
+}
+
+// advertise sets the addresses kube-apiserver uses: a node's InternalIP
+// (the kubelet's host name resolves nowhere); with no node and no default
+// route (a network namespace of loopback only), where kube-apiserver would
+// stop for want of an address to advertise, a documentation address, since
+// nothing reaches it there.
+func advertise(api *envtest.APIServer, node bool) {
+	switch {
+	case node:
+		api.Configure().Set("kubelet-preferred-address-types", "InternalIP")
+	case !hasDefaultRoute():
+		api.Configure().Set("advertise-address", noRouteAdvertiseAddress)
+	}
 }
 
 // newCluster makes the cluster's directory (a temporary one when dir is

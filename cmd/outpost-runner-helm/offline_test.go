@@ -24,6 +24,7 @@ import (
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/registry"
 	"github.com/outpost-dev/outpost/releasebundle"
+	"github.com/outpost-dev/outpost/releasebundle/bundletest"
 	"github.com/outpost-dev/outpost/runner/ociclient"
 )
 
@@ -155,13 +156,25 @@ func startRegistry(t *testing.T) protocol.RegistryAccess {
 	return protocol.RegistryAccess{Address: srv.Addr(), PlainHTTP: true}
 }
 
+// shopPolicy is a customer's plan policy that warns of each Deployment a
+// chart makes.
+const shopPolicy = `package customer.deployments
+
+warn contains msg if {
+	some obj in input.manifests
+	obj.kind == "Deployment"
+	msg := sprintf("Deployment %s", [obj.metadata.name])
+}
+`
+
 // An app of a container_image and a chart running it, built by the
 // runner's build jobs and exported in a signed bundle, deployed by
 // `outpost-runner offline deploy` into a real API server: with no
 // kubeconfig the chart's step fails naming the component and what to give;
 // with KUBECONFIG set the image's step gives its place in the install's
-// registry, by digest, and the chart is deployed from the bundle running
-// that image, its sensitive value in the cluster but not in the result.
+// registry, by digest, and the chart is planned (the customer's policy's
+// warning in its result) and deployed from the bundle running that image,
+// its sensitive value in the cluster but not in the result.
 func TestOfflineDeployOfAChartAndAnImage(t *testing.T) {
 	cluster := localclustertest.Start(t)
 	bins := testutil.Build(t, ".", "../outpost-runner")
@@ -175,7 +188,83 @@ func TestOfflineDeployOfAChartAndAnImage(t *testing.T) {
 	if err := ggcr.Write(ref, img); err != nil {
 		t.Fatal(err)
 	}
-	archive, err := appconfig.ArchiveDir(shopApp(upstream), ".")
+	d := newOfflineDeploy(t, bins, shopApp(upstream), func(cfg *appconfig.Config) []releasebundle.Artifact {
+		return vendorBuilds(t, bins, vendor, cfg)
+	}, map[string]string{"registry": install.Address}, "greeting")
+	d.args = append(d.args, "--input", "greeting="+offlineGreeting, "--plan-policies", d.file("policies/warn.rego", shopPolicy))
+
+	out, code := d.run()
+	res := bundletest.ReadResult(t, d.result)
+	if code != 1 || bundletest.Steps(res) != "sandbox succeeded, sync succeeded, api_image succeeded, web failed" ||
+		!strings.Contains(res.Error, "step web: component web: no cluster to deploy to: ") || !strings.Contains(res.Error, "--kubeconfig nor KUBECONFIG") {
+		t.Fatalf("deploy with no kubeconfig: exit %d, steps %s, error %q\n%s", code, bundletest.Steps(res), res.Error, out)
+	}
+
+	out, code = d.run("KUBECONFIG=" + d.file("kubeconfig", string(cluster.Kubeconfig())))
+	res = bundletest.ReadResult(t, d.result)
+	if code != 0 || bundletest.Steps(res) != "sandbox succeeded, sync succeeded, api_image succeeded, web succeeded" {
+		t.Fatalf("deploy with KUBECONFIG: exit %d, steps %s, error %q\n%s", code, bundletest.Steps(res), res.Error, out)
+	}
+	digest, _ := img.Digest()
+	runs := install.Address + "/outpost/api_image@" + digest.String()
+	if got := res.Steps[2].Outputs; got["image"] != runs || got["digest"] != digest.String() || got["repository"] != install.Address+"/outpost/api_image" {
+		t.Errorf("api_image's outputs %v, want its image at %s", got, runs)
+	}
+	checkShopStep(t, res.Steps[3])
+	checkShopCluster(t, kubernetes.NewForConfigOrDie(cluster.RESTConfig()), runs)
+	if raw, _ := os.ReadFile(d.result); strings.Contains(string(raw), offlineGreeting) || strings.Contains(out, offlineGreeting) {
+		t.Errorf("the sensitive input is in the result or the output")
+	}
+}
+
+// An app of a sandbox alone deploys offline whatever KUBECONFIG names: the
+// machine's kubeconfig is read only for a chart that needs it.
+func TestOfflineDeployOfTerraformOnly(t *testing.T) {
+	bins := testutil.Build(t, ".", "../outpost-runner")
+	app := fstest.MapFS{
+		"outpost.toml":    {Data: []byte("[app]\nname = \"shop\"\n\n[sandbox]\nsource = \"sandbox\"\n")},
+		"sandbox/main.tf": {Data: []byte("output \"greeting\" {\n  value = \"hello\"\n}\n")},
+	}
+	d := newOfflineDeploy(t, bins, app, nil, nil)
+	out, code := d.run("KUBECONFIG=/nonexistent")
+	res := bundletest.ReadResult(t, d.result)
+	if code != 0 || bundletest.Steps(res) != "sandbox succeeded, sync succeeded" || res.Steps[0].Outputs["greeting"] != "hello" {
+		t.Fatalf("deploy with KUBECONFIG=/nonexistent: exit %d, steps %s, outputs %v\n%s", code, bundletest.Steps(res), res.Steps[0].Outputs, out)
+	}
+}
+
+// checkShopStep checks the chart's step: its release's outputs, and its
+// plan's diff and policy verdict.
+func checkShopStep(t *testing.T, web protocol.OfflineStep) {
+	t.Helper()
+	out := web.Outputs
+	if out["release_name"] != "web" || out["namespace"] != "shop" || out["revision"] != float64(1) || out["status"] != "deployed" ||
+		!strings.Contains(toJSON(out["objects"]), `"Deployment/shop/web"`) {
+		t.Errorf("web's outputs %v: want release web in shop, revision 1, deployed, its Deployment among its objects", out)
+	}
+	if p := web.Policy; p == nil || p.Source != protocol.PolicyCustomer || p.Policy != "customer.deployments" || strings.Join(p.Warn, ",") != "Deployment web" {
+		t.Errorf("web's policy verdict %+v: want customer.deployments warning of Deployment web", p)
+	}
+	if !strings.Contains(web.Log, "outpost: plan: ") || !strings.Contains(web.Log, "+++ b/Deployment/shop/web") {
+		t.Errorf("web's log has no plan of its Deployment:\n%s", web.Log)
+	}
+}
+
+// offlineDeploy is an app's signed bundle, an install file, and
+// `outpost-runner offline deploy` of them.
+type offlineDeploy struct {
+	t                                       *testing.T
+	bins, dir, bundle, key, install, result string
+	args                                    []string
+}
+
+// newOfflineDeploy writes app's config version 1, with the builds builds
+// makes (nil: none), in a signed bundle, and an install file of inputs
+// (sensitive: the names of those given on the command line).
+func newOfflineDeploy(t *testing.T, bins string, app fstest.MapFS, builds func(*appconfig.Config) []releasebundle.Artifact,
+	inputs map[string]string, sensitive ...string) *offlineDeploy {
+	t.Helper()
+	archive, err := appconfig.ArchiveDir(app, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,56 +272,43 @@ func TestOfflineDeployOfAChartAndAnImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	bundle, key := writeBundle(t, dir, archive, vendorBuilds(t, bins, vendor, cfg))
-	installFile := filepath.Join(dir, "install.json")
+	var artifacts []releasebundle.Artifact
+	if builds != nil {
+		artifacts = builds(cfg)
+	}
+	d := &offlineDeploy{t: t, bins: bins, dir: t.TempDir()}
+	d.bundle, d.key = writeBundle(t, d.dir, archive, artifacts)
 	raw, _ := json.Marshal(protocol.OfflineInstall{Format: protocol.OfflineInstallFormat, OrgID: "org_1", AppID: "app_1", AppName: "shop",
-		InstallID: "inst_1", InstallName: "acme", Inputs: map[string]string{"registry": install.Address}, SensitiveInputs: []string{"greeting"}})
-	if err := os.WriteFile(installFile, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, cluster.Kubeconfig(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	result := filepath.Join(dir, "result.json")
-	deploy := func(env ...string) (string, int) {
-		cmd := exec.Command(filepath.Join(bins, "outpost-runner"), "offline", "deploy", bundle, "--install-file", installFile,
-			"--release-key", key, "--state-dir", filepath.Join(dir, "state"), "--input", "greeting="+offlineGreeting, "--result", result)
-		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, env...)
-		out, err := cmd.CombinedOutput()
-		if _, ok := err.(*exec.ExitError); err != nil && !ok {
-			t.Fatal(err)
-		}
-		return string(out), cmd.ProcessState.ExitCode()
-	}
+		InstallID: "inst_1", InstallName: "acme", Inputs: inputs, SensitiveInputs: sensitive})
+	d.install, d.result = d.file("install.json", string(raw)), filepath.Join(d.dir, "result.json")
+	d.args = []string{"offline", "deploy", d.bundle, "--install-file", d.install, "--release-key", d.key,
+		"--state-dir", filepath.Join(d.dir, "state"), "--result", d.result}
+	return d
+}
 
-	out, code := deploy()
-	res := readOfflineResult(t, result)
-	if code != 1 || offlineSteps(res) != "sandbox succeeded, sync succeeded, api_image succeeded, web failed" ||
-		!strings.Contains(res.Error, "step web: component web: no cluster to deploy to: ") || !strings.Contains(res.Error, "--kubeconfig nor KUBECONFIG") {
-		t.Fatalf("deploy with no kubeconfig: exit %d, steps %s, error %q\n%s", code, offlineSteps(res), res.Error, out)
+// file writes a file of content in the deploy's directory; it returns its
+// path.
+func (d *offlineDeploy) file(name, content string) string {
+	path := filepath.Join(d.dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		d.t.Fatal(err)
 	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		d.t.Fatal(err)
+	}
+	return path
+}
 
-	out, code = deploy("KUBECONFIG=" + kubeconfig)
-	res = readOfflineResult(t, result)
-	if code != 0 || offlineSteps(res) != "sandbox succeeded, sync succeeded, api_image succeeded, web succeeded" {
-		t.Fatalf("deploy with KUBECONFIG: exit %d, steps %s, error %q\n%s", code, offlineSteps(res), res.Error, out)
+// run deploys, env added to a clean environment; it returns the output and
+// the exit code.
+func (d *offlineDeploy) run(env ...string) (string, int) {
+	cmd := exec.Command(filepath.Join(d.bins, "outpost-runner"), d.args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + d.dir}, env...)
+	out, err := cmd.CombinedOutput()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		d.t.Fatal(err)
 	}
-	digest, _ := img.Digest()
-	runs := install.Address + "/outpost/api_image@" + digest.String()
-	if got := res.Steps[2].Outputs; got["image"] != runs || got["digest"] != digest.String() || got["repository"] != install.Address+"/outpost/api_image" {
-		t.Errorf("api_image's outputs %v, want its image at %s", got, runs)
-	}
-	web := res.Steps[3].Outputs
-	if web["release_name"] != "web" || web["namespace"] != "shop" || web["revision"] != float64(1) || web["status"] != "deployed" ||
-		!strings.Contains(toJSON(web["objects"]), `"Deployment/shop/web"`) {
-		t.Errorf("web's outputs %v: want release web in shop, revision 1, deployed, its Deployment among its objects", web)
-	}
-	checkShopCluster(t, kubernetes.NewForConfigOrDie(cluster.RESTConfig()), runs)
-	if raw, _ := os.ReadFile(result); strings.Contains(string(raw), offlineGreeting) || strings.Contains(out, offlineGreeting) {
-		t.Errorf("the sensitive input is in the result or the output")
-	}
+	return string(out), cmd.ProcessState.ExitCode()
 }
 
 // checkShopCluster checks what the chart made: the Deployment runs image,
@@ -250,25 +326,6 @@ func checkShopCluster(t *testing.T, cs kubernetes.Interface, image string) {
 	if err != nil || cm.Data["GREETING"] != offlineGreeting {
 		t.Errorf("ConfigMap shop/web-config: %v %v; want GREETING the sensitive input", cm.Data, err)
 	}
-}
-
-func readOfflineResult(t *testing.T, path string) protocol.OfflineResult {
-	t.Helper()
-	var r protocol.OfflineResult
-	raw, err := os.ReadFile(path)
-	if err != nil || json.Unmarshal(raw, &r) != nil {
-		t.Fatalf("result %s: %v\n%s", path, err, raw)
-	}
-	return r
-}
-
-// offlineSteps is "name status, …" of a result's steps.
-func offlineSteps(r protocol.OfflineResult) string {
-	var s []string
-	for _, st := range r.Steps {
-		s = append(s, st.Name+" "+st.Status)
-	}
-	return strings.Join(s, ", ")
 }
 
 func toJSON(v any) string {

@@ -1,6 +1,7 @@
 // Package bundletest makes release bundles for tests and benchmarks: the
 // real embedded registry (on disk) holding an app's artifacts of random
-// layers, and a release key.
+// layers, and a release key; and reads what an offline deploy of one
+// wrote (its result).
 package bundletest
 
 import (

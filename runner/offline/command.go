@@ -58,82 +58,101 @@ func (f inputFlags) Set(s string) error {
 	return nil
 }
 
-// Command is "offline deploy ARGS" (without "deploy"); it returns the exit
-// code.
-func Command(args []string, stdin *os.File, stdout, stderr io.Writer) int {
+// commandFlags are offline deploy's flags.
+type commandFlags struct {
+	installFile, keyFile, stateDir, resultFile, kubeconfig, policies string
+	tf                                                               terraform.Options
+	inputs                                                           inputFlags
+}
+
+// newFlagSet defines offline deploy's flags.
+func newFlagSet(stderr io.Writer) (*flag.FlagSet, *commandFlags) {
+	f := &commandFlags{inputs: inputFlags{}}
 	fs := flag.NewFlagSet("outpost-runner offline deploy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, Usage) }
-	installFile := fs.String("install-file", "", "the install file (required)")
-	keyFile := fs.String("release-key", "", "the vendor's release public key, PEM (required)")
-	stateDir := fs.String("state-dir", "outpost-offline-state", "directory keeping terraform state between deploys")
-	resultFile := fs.String("result", "", "where to write the result (required)")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster charts deploy to when the app names none (default: KUBECONFIG)")
-	policies := fs.String("plan-policies", "", "directory of the customer's plan policies (*.rego), as for outpost-runner run")
-	var tf terraform.Options
-	fs.StringVar(&tf.Binary, "terraform", "", "the terraform binary (default: terraform on PATH)")
-	fs.StringVar(&tf.CLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
-	fs.StringVar(&tf.KubeAssets, "kube-assets", os.Getenv(terraform.EnvKubeAssets),
+	fs.StringVar(&f.installFile, "install-file", "", "the install file (required)")
+	fs.StringVar(&f.keyFile, "release-key", "", "the vendor's release public key, PEM (required)")
+	fs.StringVar(&f.stateDir, "state-dir", "outpost-offline-state", "directory keeping terraform state between deploys")
+	fs.StringVar(&f.resultFile, "result", "", "where to write the result (required)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster charts deploy to when the app names none (default: KUBECONFIG)")
+	fs.StringVar(&f.policies, "plan-policies", "", "directory of the customer's plan policies (*.rego), as for outpost-runner run")
+	fs.StringVar(&f.tf.Binary, "terraform", "", "the terraform binary (default: terraform on PATH)")
+	fs.StringVar(&f.tf.CLIConfig, "terraform-cli-config", "", "terraform CLI configuration file for jobs (default: an empty one)")
+	fs.StringVar(&f.tf.KubeAssets, "kube-assets", os.Getenv(terraform.EnvKubeAssets),
 		"directory holding etcd and kube-apiserver, for local sandboxes that start a cluster, as for outpost-runner run (default: "+terraform.EnvKubeAssets+")")
-	inputs := inputFlags{}
-	fs.Var(inputs, "input", "an input's value, NAME=VALUE (repeatable); sensitive ones not given are asked on the terminal")
+	fs.Var(f.inputs, "input", "an input's value, NAME=VALUE (repeatable); sensitive ones not given are asked on the terminal")
+	return fs, f
+}
+
+// Command is "offline deploy ARGS" (without "deploy"); it returns the exit
+// code.
+func Command(args []string, stdin *os.File, stdout, stderr io.Writer) int {
+	fs, f := newFlagSet(stderr)
 	files, exit, ok := envflag.Interspersed(fs, args) // flags before and after the bundle
 	if !ok {
 		return exit
 	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "outpost-runner offline deploy: "+format+"\n", a...)
-		return 2
-	}
-	switch {
-	case len(files) != 1:
-		return usage("name one bundle (got %d)", len(files))
-	case *installFile == "":
-		return usage("--install-file: required")
-	case *keyFile == "":
-		return usage("--release-key: required")
-	case *resultFile == "":
-		return usage("--result: required")
-	}
-	o := Options{Bundle: files[0], Progress: stderr, Version: runner.Version}
-	var err error
-	if o.ReleaseKey, err = readKey(*keyFile); err != nil {
-		return usage("--release-key %s: %v", *keyFile, err)
-	}
-	if o.Install, err = readInstall(*installFile); err != nil {
-		return usage("--install-file %s: %v", *installFile, err)
-	}
-	if o.Sensitive, err = sensitiveInputs(o.Install, inputs, stdin, stderr); err != nil {
-		return usage("%v", err)
-	}
-	if o.Kubeconfig, err = machineKubeconfig(*kubeconfig); err != nil {
-		return usage("%s: %v", kubeconfigSource(*kubeconfig), err)
-	}
-	if o.StateDir, err = filepath.Abs(*stateDir); err != nil {
-		return usage("--state-dir: %v", err)
-	}
-	if err := o.jobs(tf, *policies); err != nil {
-		return usage("%v", err)
+	o, err := f.options(files, stdin, stderr)
+	if err != nil {
+		return usage(stderr, err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := Deploy(ctx, o)
 	switch {
 	case errors.Is(err, ErrBadInstall):
-		return usage("--install-file %s: %v", *installFile, err)
+		return usage(stderr, fmt.Errorf("--install-file %s: %w", f.installFile, err))
 	case err != nil:
 		fmt.Fprintf(stderr, "outpost-runner offline deploy: %s: %v\n", o.Bundle, err)
 		return 1
 	}
-	if err := writeResult(*resultFile, res); err != nil {
+	if err := writeResult(f.resultFile, res); err != nil {
 		fmt.Fprintf(stderr, "outpost-runner offline deploy: --result: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s: %s (config version %d); result in %s\n", o.Install.InstallID, res.Status, res.ConfigVersion, *resultFile)
+	fmt.Fprintf(stdout, "%s: %s (config version %d); result in %s\n", o.Install.InstallID, res.Status, res.ConfigVersion, f.resultFile)
 	if res.Status != "succeeded" {
 		return 1
 	}
 	return 0
+}
+
+// usage reports a usage error; it returns exit code 2.
+func usage(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "outpost-runner offline deploy: %v\n", err)
+	return 2
+}
+
+// options checks the flags and reads the files they name: a usage error
+// when one does not fit.
+func (f *commandFlags) options(files []string, stdin *os.File, stderr io.Writer) (Options, error) {
+	o := Options{Progress: stderr, Version: runner.Version, KubeconfigFile: f.kubeconfig}
+	switch {
+	case len(files) != 1:
+		return o, fmt.Errorf("name one bundle (got %d)", len(files))
+	case f.installFile == "":
+		return o, errors.New("--install-file: required")
+	case f.keyFile == "":
+		return o, errors.New("--release-key: required")
+	case f.resultFile == "":
+		return o, errors.New("--result: required")
+	}
+	o.Bundle = files[0]
+	var err error
+	if o.ReleaseKey, err = readKey(f.keyFile); err != nil {
+		return o, fmt.Errorf("--release-key %s: %w", f.keyFile, err)
+	}
+	if o.Install, err = readInstall(f.installFile); err != nil {
+		return o, fmt.Errorf("--install-file %s: %w", f.installFile, err)
+	}
+	if o.Sensitive, err = sensitiveInputs(o.Install, f.inputs, stdin, stderr); err != nil {
+		return o, err
+	}
+	if o.StateDir, err = filepath.Abs(f.stateDir); err != nil {
+		return o, fmt.Errorf("--state-dir: %w", err)
+	}
+	return o, o.jobs(f.tf, f.policies)
 }
 
 func readKey(path string) ([]byte, error) {
@@ -224,12 +243,4 @@ func writeResult(path string, res *protocol.OfflineResult) error {
 		return err
 	}
 	return writeFileAtomic(path, append(raw, '\n'))
-}
-
-// kubeconfigSource names where the machine's kubeconfig came from.
-func kubeconfigSource(flag string) string {
-	if flag != "" {
-		return "--kubeconfig " + flag
-	}
-	return "KUBECONFIG " + os.Getenv("KUBECONFIG")
 }

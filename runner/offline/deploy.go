@@ -28,9 +28,10 @@ type Options struct {
 	// RunnerExe and HelmExe are the job binaries (outpost-runner,
 	// outpost-runner-helm).
 	RunnerExe, HelmExe string
-	// Kubeconfig is the machine's kubeconfig (its content): where charts
-	// deploy when the app names no cluster (see deployment.kubeconfig).
-	Kubeconfig string
+	// KubeconfigFile is the machine's kubeconfig file ("": those KUBECONFIG
+	// lists), where charts deploy when the app names no cluster: read only
+	// then (see deployment.kubeconfig).
+	KubeconfigFile string
 	// JobEnv is added to every job's environment: the terraform options'
 	// and the customer's plan policies directory, as the runner adds them.
 	JobEnv []string

@@ -5,102 +5,88 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
-	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
-// helm deploys a helm_chart component as the connected runner does, in a
-// helm deploy job: its chart from its build in the install's registry (the
-// sync step loaded it there), its values and images as jobmanifest renders
-// them for the control plane, into the cluster kubeconfig names.
+// helm deploys a helm_chart component as the connected runner does: a helm
+// plan job (its diff in the step's log, its plan policies' verdict in the
+// step's result; a denial stops the step), then a deploy job. Both install
+// its chart from its build in the install's registry (the sync step loaded
+// it there), its values and images as jobmanifest renders them for the
+// control plane, into the cluster kubeconfig names.
 func (d *deployment) helm(ctx context.Context, st *protocol.OfflineStep) error {
-	name := st.Component
-	chart, err := d.artifact(name)
+	m, err := d.helmManifest(st.Component)
 	if err != nil {
 		return err
 	}
-	data, err := d.data()
+	m.Operation = protocol.HelmPlan
+	if _, err := d.helmJob(ctx, st, m); err != nil {
+		return err
+	}
+	m.Operation = protocol.HelmDeploy
+	raw, err := d.helmJob(ctx, st, m)
 	if err != nil {
 		return err
-	}
-	kubeconfig, err := d.kubeconfig(data, name)
-	if err != nil {
-		return err
-	}
-	m, err := jobmanifest.HelmRelease(d.cfg, name, protocol.HelmDeploy, kubeconfig)
-	if err != nil {
-		return err
-	}
-	if _, err := jobmanifest.HelmChart(d.cfg, data, name, *chart, &m); err != nil {
-		return err
-	}
-	m.Policies = jobmanifest.PlanPolicies(d.cfg, d.inst, name, chart.Registry.Address)
-	res, err := d.runJob(ctx, st, protocol.JobTypeHelm, m)
-	if err != nil {
-		return err
-	}
-	if res.Status != protocol.StatusSucceeded {
-		return errors.New(res.Error)
 	}
 	var out protocol.HelmReleaseOutputs
-	if err := json.Unmarshal(res.Outputs, &out); err != nil {
-		return fmt.Errorf("component %s: the deploy's outputs: %w", name, err)
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return fmt.Errorf("component %s: the deploy's outputs: %w", st.Component, err)
 	}
 	return d.recordValues(st, jobmanifest.HelmOutputs(out))
 }
 
-// kubeconfig is the cluster a chart deploys to: the one the app names (the
-// component's kubeconfig, else the sandbox's output), as connected, else
-// the machine's (--kubeconfig, KUBECONFIG).
-func (d *deployment) kubeconfig(data appconfig.Data, component string) (string, error) {
-	sandbox, err := d.sandboxOutputs()
+// helmManifest is a helm_chart component's job manifest, but for its
+// operation.
+func (d *deployment) helmManifest(name string) (protocol.HelmManifest, error) {
+	chart, err := d.artifact(name)
 	if err != nil {
-		return "", err
+		return protocol.HelmManifest{}, err
 	}
-	kc, err := jobmanifest.Kubeconfig(d.cfg, data, component, sandbox)
-	switch {
-	case err != nil:
-		return "", err
-	case kc == "":
-		kc = d.o.Kubeconfig
+	data, err := d.data()
+	if err != nil {
+		return protocol.HelmManifest{}, err
 	}
-	if kc == "" {
-		return "", fmt.Errorf("component %s: no cluster to deploy to: the component sets no kubeconfig, the sandbox has no %q output, "+
-			"and neither --kubeconfig nor KUBECONFIG names a kubeconfig file on this machine", component, jobmanifest.OutputKubeconfig)
+	kubeconfig, err := d.kubeconfig(data, name)
+	if err != nil {
+		return protocol.HelmManifest{}, err
 	}
-	return kc, nil
+	m, err := jobmanifest.HelmRelease(d.cfg, name, "", kubeconfig)
+	if err != nil {
+		return m, err
+	}
+	if _, err := jobmanifest.HelmChart(d.cfg, data, name, *chart, &m); err != nil {
+		return m, err
+	}
+	m.Policies = jobmanifest.PlanPolicies(d.cfg, d.inst, name, chart.Registry.Address)
+	return m, nil
 }
 
-// machineKubeconfig reads the kubeconfig file path names, else those
-// KUBECONFIG lists (merged as kubectl merges them), with the files it
-// refers to inlined, since a job runs in a directory of its own; "" when
-// neither is set.
-func machineKubeconfig(path string) (string, error) {
-	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
-	if path == "" {
-		env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar)
-		if env == "" {
-			return "", nil
-		}
-		rules.Precedence = filepath.SplitList(env)
-	}
-	cfg, err := rules.Load()
+// helmJob runs a helm job; it returns its outputs when it succeeded. A
+// plan's policy results go in the step's result, also when they deny.
+func (d *deployment) helmJob(ctx context.Context, st *protocol.OfflineStep, m protocol.HelmManifest) (json.RawMessage, error) {
+	res, err := d.runJob(ctx, st, protocol.JobTypeHelm, m)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	if cfg.CurrentContext == "" || cfg.Contexts[cfg.CurrentContext] == nil {
-		return "", errors.New("no current context (a kubeconfig file whose current-context names one of its contexts)")
+	if m.Operation == protocol.HelmPlan {
+		var plan protocol.HelmPlanOutputs
+		_ = json.Unmarshal(res.Outputs, &plan) // none when it failed
+		setPolicy(st, plan.Policies)
 	}
-	if err := clientcmdapi.FlattenConfig(cfg); err != nil {
-		return "", err
+	if res.Status != protocol.StatusSucceeded {
+		return nil, errors.New(res.Error)
 	}
-	raw, err := clientcmd.Write(*cfg)
-	return string(raw), err
+	return res.Outputs, nil
+}
+
+// setPolicy sets the step's policy result from a plan's: the first that
+// denies (or could not be evaluated), else the first.
+func setPolicy(st *protocol.OfflineStep, policies []protocol.PolicyResult) {
+	for i, p := range policies {
+		if st.Policy == nil || (st.Policy.Passed() && !p.Passed()) {
+			st.Policy = &policies[i]
+		}
+	}
 }

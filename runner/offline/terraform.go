@@ -41,11 +41,7 @@ func (d *deployment) terraform(ctx context.Context, st *protocol.OfflineStep, st
 	}
 	var out protocol.TerraformPlanApplyOutputs
 	_ = json.Unmarshal(res.Outputs, &out)
-	for i, p := range out.Plan.Policies { // the first that denies, else the first
-		if st.Policy == nil || (len(st.Policy.Deny) == 0 && st.Policy.Error == "" && (len(p.Deny) > 0 || p.Error != "")) {
-			st.Policy = &out.Plan.Policies[i]
-		}
-	}
+	setPolicy(st, out.Plan.Policies)
 	if res.Status != protocol.StatusSucceeded {
 		return errors.New(res.Error)
 	}
