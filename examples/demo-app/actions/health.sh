@@ -16,3 +16,5 @@ else
 fi
 echo "$reason"
 printf 'health=%s\nhealth_reason=%s\n' "$state" "$reason" >>"$OUTPOST_OUTPUTS"
+# No replica at all fails the check: the upgrade runbook then stops at it.
+[ "$state" != unhealthy ] || exit 1
