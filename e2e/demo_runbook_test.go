@@ -74,9 +74,10 @@ func (s *stack) checkDemoCheckFailed(inst string, run wire.RunbookRun) {
 		t.Fatalf("check's action run %+v, want health failed saying %q", ar, why)
 	}
 	h := s.healthOf(inst).Health
+	// The health action's own schedule (every five minutes) may have recorded the same check since.
 	if h.State != protocol.HealthUnhealthy || h.Component != "api" || !strings.Contains(h.Condition, why) ||
-		h.Object != "action health (run "+ar.ID+")" {
-		t.Fatalf("install's health after the failed check %+v, want api unhealthy from run %s", h, ar.ID)
+		!strings.HasPrefix(h.Object, "action health (run act_") {
+		t.Fatalf("install's health after the failed check %+v, want api unhealthy from a health run", h)
 	}
 }
 
@@ -101,7 +102,7 @@ func (s *stack) checkDemoResumedAtCheck(inst string, failed, done wire.RunbookRu
 	s.do("GET", "/v1/installs/"+inst+"/action-runs/"+done.Steps[3].ActionRunID, nil, &check)
 	api := s.componentHealth(inst, "api")
 	if check.Status != "succeeded" || check.Steps[0].Outputs["health"] != "healthy" || api == nil || api.State != protocol.HealthHealthy ||
-		api.Object != "action health (run "+check.ID+")" || !strings.HasPrefix(api.Condition, "2 API replicas at https://cust-resume.") {
+		!strings.HasPrefix(api.Object, "action health (run act_") || !strings.HasPrefix(api.Condition, "2 API replicas at https://cust-resume.") {
 		t.Fatalf("the resumed check %+v; api's health %+v, want healthy from it", check, api)
 	}
 	// The install's health is no longer api's (web's, read from a cluster with no nodes, is not healthy).

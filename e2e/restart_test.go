@@ -86,12 +86,13 @@ func (s *stack) checkJobsRanOnce(inst string, op operation, steps ...string) {
 			}
 		}
 	}
+	all := s.installJobs(inst) // before the action jobs: a scheduled run's job made between is then in neither
 	hooks, others := s.actionJobs(inst, op.ID)
 	for id := range hooks {
 		stepJobs[id] = true
 	}
 	var jobs []installJob
-	for _, j := range s.installJobs(inst) {
+	for _, j := range all {
 		if j.Type != protocol.JobTypeCommand && !others[j.ID] {
 			jobs = append(jobs, j)
 		}

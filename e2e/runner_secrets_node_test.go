@@ -76,17 +76,17 @@ func TestChartJobsCannotReadTheRunnersToken(t *testing.T) {
 	const saToken = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 	out := s.runJobArgs(t, "probe", "/secretprobe", "read:/proc/self/environ", "read:"+work+"/runner-token", "read:"+saToken, "stat:"+saToken, "stat:/tmp",
 		"list:"+work, "write:"+work, "list:"+work+"/state", "write:"+work+"/state", "list:"+work+"/jobs")
-	t.Logf("the job's output:\n%s", out)
+	t.Logf("the job's output:\n%s", masked(out))
 	pid := regexp.MustCompile(`RUNNER pid (\d+)`).FindStringSubmatch(out)
 	if pid == nil {
-		t.Fatalf("the job found no `outpost-runner run` process:\n%s", out)
+		t.Fatalf("the job found no `outpost-runner run` process:\n%s", masked(out))
 	}
 	for _, want := range []string{"DENIED read /proc/" + pid[1] + "/environ (exists)", "DENIED read " + work + "/runner-token (exists)",
 		"DENIED read " + saToken + " (exists)", "MODE " + saToken + " -rw------- uid 0", "MODE /tmp dtrwxrwxrwx", "DENIED list " + work + " (exists)", "DENIED write " + work + " (exists)",
 		"DENIED list " + work + "/state (exists)", "DENIED write " + work + "/state (exists)", "DENIED list " + work + "/jobs (exists)",
 		"READ /proc/self/environ", "OUTPOST_JOB_ID="} {
 		if !strings.Contains(out, want) {
-			t.Errorf("the job's output lacks %q:\n%s", want, out)
+			t.Errorf("the job's output lacks %q:\n%s", want, masked(out))
 		}
 	}
 	if uid := regexp.MustCompile(`uid (\d+) gid`).FindStringSubmatch(out); uid == nil || !inJobUsers(uid[1]) {
@@ -94,7 +94,7 @@ func TestChartJobsCannotReadTheRunnersToken(t *testing.T) {
 	}
 	for _, secret := range []string{"oprn_", regTok, "OUTPOST_TOKEN", "eyJ"} { // eyJ: a JWT, the service-account token
 		if strings.Contains(out, secret) {
-			t.Errorf("the job's output holds %q:\n%s", secret, out)
+			t.Errorf("the job's output holds %q:\n%s", secret, masked(out))
 		}
 	}
 
@@ -173,7 +173,14 @@ func sidecarPodJob(t *testing.T, cs kubernetes.Interface, ns, saToken string) st
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("the job beside a sidecar:\n%s", out)
+	t.Logf("the job beside a sidecar:\n%s", masked(string(out)))
 	_ = cs.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 	return string(out)
 }
+
+// tokenLike matches a runner token or a JWT (a service-account token).
+var tokenLike = regexp.MustCompile(`oprn_[A-Za-z0-9_-]+|eyJ[A-Za-z0-9_.-]+`)
+
+// masked is a probe's output fit for the test log: were the protection
+// broken, the tokens it read are not printed.
+func masked(out string) string { return tokenLike.ReplaceAllString(out, "<token>") }

@@ -7,6 +7,9 @@ case "$API_URL" in
   https://?*) ;;
   *) echo "the API's URL \"$API_URL\" is not an https URL"; exit 1 ;;
 esac
+case "$REPLICAS" in
+  '' | *[!0-9]*) echo "the API's replica count \"$REPLICAS\" is not a whole number"; exit 1 ;;
+esac
 if [ "$REPLICAS" -lt 1 ]; then
   state=unhealthy reason="no API replicas run at $API_URL"
 elif [ "$REPLICAS" -lt 2 ]; then

@@ -11,6 +11,9 @@ file="$DATA_DIR/schema_version"
 mkdir -p "$DATA_DIR"
 current=0
 if [ -s "$file" ]; then current=$(cat "$file"); fi
+case "$current" in
+  *[!0-9]*) echo "$file holds \"$current\", not a schema version" >&2; exit 1 ;;
+esac
 if [ "$current" -ge "$TARGET" ]; then
   echo "schema of $DB_HOST at version $current: nothing to migrate for version $TARGET"
 fi
