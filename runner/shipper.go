@@ -42,10 +42,7 @@ type shipper struct {
 // it. It stops early, with an error, when ctx ends or on an answer that a
 // retry cannot change (see permanent; attemptGone tells a stale attempt).
 func (sh *shipper) run(ctx context.Context) error {
-	f, err := os.Open(sh.spool.path)
-	if err != nil {
-		return fmt.Errorf("opening log spool: %w", err)
-	}
+	f := sh.spool.reader
 	defer f.Close()
 
 	var (
@@ -54,6 +51,7 @@ func (sh *shipper) run(ctx context.Context) error {
 		b       = sh.retry.backoff()
 		failing bool
 		sent    time.Time // when the last request that went through was sent
+		err     error
 	)
 	for {
 		size, closed, changed := sh.spool.state()

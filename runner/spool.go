@@ -19,7 +19,9 @@ var errSpoolClosed = errors.New("log spool is closed")
 // anything is sent, and the shipper sends from that file. A gateway outage
 // therefore costs no memory and loses no line.
 type spool struct {
-	path string
+	// reader is the shipper's, opened with the file: a job that replaces
+	// the file's path in its directory cannot point the runner elsewhere.
+	reader *os.File
 
 	mu      sync.Mutex
 	file    *os.File
@@ -36,7 +38,12 @@ func createSpool(path string) (*spool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating log spool: %w", err)
 	}
-	return &spool{path: path, file: f, failed: make(chan struct{}), changed: make(chan struct{})}, nil
+	r, err := os.Open(path)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("opening log spool: %w", err)
+	}
+	return &spool{reader: r, file: f, failed: make(chan struct{}), changed: make(chan struct{})}, nil
 }
 
 // Append adds one chunk of the given stream and returns its sequence number.
