@@ -97,7 +97,7 @@ func runRunner(args []string, stderr io.Writer) int {
 	fs.BoolVar(&cfg.AutoUpdate, "auto-update", false, "let the control plane update this runner to any release signed with its release key (default: an update waits until accepted with --accept-update)")
 	fs.StringVar(&cfg.AcceptUpdate, "accept-update", "", "the runner version the customer accepts an update to, when not --auto-update")
 	fs.StringVar(&cfg.ReleaseKeys, "release-key", "", "base64 ed25519 public keys (comma-separated) that sign the runner releases this runner accepts (default: the key built into the runner)")
-	fs.StringVar(&cfg.JobUsers, "job-user", "", "run jobs as another uid, UID or FIRST-LAST (each job its own uid), with :GID; the runner must run as root (default: jobs run as the runner's uid)")
+	fs.StringVar(&cfg.JobUsers, "job-user", "", "run jobs as another uid, UID or FIRST-LAST (each job its own uid, and its own gid unless :GID is given), with :GID; the runner must run as root (default: jobs run as the runner's uid)")
 	applyPolicy := policyFlags(fs, &cfg)
 	fs.StringVar(&cfg.Helm.JobBinary, "helm-job-bin", "", "the binary that runs helm jobs and helm chart builds (default: "+runner.HelmJobBinary+" next to this binary, then on PATH; without one the runner does not run them)")
 
