@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"oras.land/oras-go/v2/registry"
@@ -32,13 +33,13 @@ var transport = func() http.RoundTripper {
 	return rt
 }()
 
-// retryPolicy is oras-go's default, which also retries a request whose
+// retryPolicy is oras-go's default, which also retries what a client sees
+// while the registry, or the replica a load balancer gave it, restarts: a
 // connection closed before any answer (io.EOF on a fresh connection, which
-// net/http does not retry): what a client sees when the registry replica a
-// load balancer gave it dies.
+// net/http does not retry), refused, or every idle one closed by the server.
 var retryPolicy = &retry.GenericPolicy{
 	Retryable: func(resp *http.Response, err error) (bool, error) {
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED) || closedIdle(err) {
 			return true, nil
 		}
 		return retry.DefaultPredicate(resp, err)
@@ -84,4 +85,11 @@ func CheckAddress(address string) error {
 		return fmt.Errorf("must be host[:port], got %q", address)
 	}
 	return nil
+}
+
+// closedIdle says whether err is net/http's "server closed idle
+// connection" (unexported), which it returns once no pooled connection
+// is left alive to retry on.
+func closedIdle(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "http: server closed idle connection")
 }
