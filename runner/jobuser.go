@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -23,12 +24,11 @@ import (
 
 // jobUsers hands out the uids jobs run as.
 type jobUsers struct {
-	first, last, gid uint32
-	// ownGroups: each job of a range runs with its uid as its gid (no :GID given).
-	ownGroups bool
-	mu        sync.Mutex
-	next      uint32
-	taken     map[uint32]bool
+	first, last uint32
+	gid         uint32 // every job's (:GID); 0: each job's uid
+	mu          sync.Mutex
+	next        uint32
+	taken       map[uint32]bool
 }
 
 // parseJobUsers reads "UID", "FIRST-LAST", either with ":GID" (default: the
@@ -46,7 +46,8 @@ func parseJobUsers(s string) (*jobUsers, error) {
 	}
 	first, ok1 := num(firstText)
 	last, ok2 := num(lastText)
-	gid, ok3 := first, true
+	var gid uint32
+	ok3 := true
 	if hasGID {
 		gid, ok3 = num(gidText)
 	}
@@ -56,8 +57,11 @@ func parseJobUsers(s string) (*jobUsers, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("job user %q: running jobs as another uid needs the runner to run as root", s)
 	}
-	return &jobUsers{first: first, last: last, gid: gid, ownGroups: !hasGID && last > first, next: first, taken: map[uint32]bool{}}, nil
+	return &jobUsers{first: first, last: last, gid: gid, next: first, taken: map[uint32]bool{}}, nil
 }
+
+// gidOf is the group a job of uid runs with.
+func (u *jobUsers) gidOf(uid uint32) uint32 { return cmp.Or(u.gid, uid) }
 
 // isRange says whether each job gets a uid of its own.
 func (u *jobUsers) isRange() bool { return u.last > u.first }
@@ -66,7 +70,7 @@ func (u *jobUsers) isRange() bool { return u.last > u.first }
 // one no running job and no live process holds.
 func (u *jobUsers) take() (*syscall.Credential, error) {
 	if !u.isRange() {
-		return &syscall.Credential{Uid: u.first, Gid: u.gid, Groups: []uint32{}}, nil
+		return &syscall.Credential{Uid: u.first, Gid: u.gidOf(u.first), Groups: []uint32{}}, nil
 	}
 	busy := uidsInUse()
 	u.mu.Lock()
@@ -78,11 +82,7 @@ func (u *jobUsers) take() (*syscall.Credential, error) {
 		}
 		if !u.taken[uid] && !busy[uid] {
 			u.taken[uid] = true
-			gid := u.gid
-			if u.ownGroups {
-				gid = uid
-			}
-			return &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}, nil
+			return &syscall.Credential{Uid: uid, Gid: u.gidOf(uid), Groups: []uint32{}}, nil
 		}
 	}
 	return nil, fmt.Errorf("no free job uid in %d-%d: every one runs a job or is held by a process left behind", u.first, u.last)
@@ -189,5 +189,5 @@ func (r *Runner) giveInitCache(workDir string) error {
 	if err := os.Chmod(cache, 0o711); err != nil {
 		return err
 	}
-	return os.Chown(filepath.Join(cache, "terraform-init"), int(u.first), int(u.gid))
+	return os.Chown(filepath.Join(cache, "terraform-init"), int(u.first), int(u.gidOf(u.first)))
 }

@@ -25,21 +25,8 @@ func TestJobUsersCannotWriteTheRunnersDirectories(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("running jobs as another uid needs root")
 	}
-	work, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
-	if err := os.Mkdir(state, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(state, 0o777); err != nil { // past the umask
-		t.Fatal(err)
-	}
-	r, err := New(Config{GatewayURL: "http://127.0.0.1:1", Token: "oprn_x", WorkDir: work, StateDir: state,
-		JobUsers: "100700-100709", Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.prepareWorkDir(); err != nil {
-		t.Fatal(err)
-	}
+	work, state := t.TempDir(), worldWritableDir(t, "state")
+	prepareWithJobUsers(t, work, state)
 	for dir, want := range map[string]os.FileMode{work: 0o711, filepath.Join(work, "jobs"): 0o711, state: 0o700} {
 		fi, err := os.Stat(dir)
 		if err != nil {
@@ -81,22 +68,9 @@ func TestJobUsersGetAStickyTempDir(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("running jobs as another uid needs root")
 	}
-	tmp := filepath.Join(t.TempDir(), "tmp")
-	if err := os.Mkdir(tmp, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(tmp, 0o777); err != nil { // past the umask
-		t.Fatal(err)
-	}
+	tmp := worldWritableDir(t, "tmp")
 	t.Setenv("TMPDIR", tmp)
-	r, err := New(Config{GatewayURL: "http://127.0.0.1:1", Token: "oprn_x", WorkDir: t.TempDir(), StateDir: filepath.Join(t.TempDir(), "state"),
-		JobUsers: "100700-100709", Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.prepareWorkDir(); err != nil {
-		t.Fatal(err)
-	}
+	prepareWithJobUsers(t, t.TempDir(), filepath.Join(t.TempDir(), "state"))
 	if fi, err := os.Stat(tmp); err != nil || fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o777 {
 		t.Errorf("the temporary directory after the start: %v, %v; want drwxrwxrwt", fi.Mode(), err)
 	}
@@ -149,5 +123,33 @@ func TestResultAndBundleAreNotReadThroughALink(t *testing.T) {
 	}
 	if res, err := ReadResult(dir); err != nil || res.Status != protocol.StatusSucceeded {
 		t.Errorf("a plain result: %+v, %v", res, err)
+	}
+}
+
+// worldWritableDir makes a directory name, mode 0777 past the umask, as a
+// volume may come.
+func worldWritableDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// prepareWithJobUsers prepares the work directory of a runner with a job
+// user range, as its start does.
+func prepareWithJobUsers(t *testing.T, work, state string) {
+	t.Helper()
+	r, err := New(Config{GatewayURL: "http://127.0.0.1:1", Token: "oprn_x", WorkDir: work, StateDir: state,
+		JobUsers: "100700-100709", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.prepareWorkDir(); err != nil {
+		t.Fatal(err)
 	}
 }
