@@ -36,10 +36,7 @@ type deployment struct {
 	// deploy until the step runs again.
 	outputs  map[string]string
 	registry *protocol.RegistryAccess
-	// loaded are the repositories the sync step loaded each build into
-	// ("<registry>/outpost/<component>"), by component.
-	loaded map[string]string
-	jobs   int
+	jobs     int
 }
 
 // newDeployment takes the state directory (one deploy at a time), starts
@@ -71,8 +68,7 @@ func newDeployment(ctx context.Context, o Options, b *bundle) (*deployment, erro
 		inst.Inputs[name], inst.Sensitive[name] = v, true
 		secrets = append(secrets, v)
 	}
-	d := &deployment{o: o, b: b, cfg: b.cfg, inst: inst, lock: lock, progress: o.Progress, outputs: map[string]string{},
-		loaded: map[string]string{}}
+	d := &deployment{o: o, b: b, cfg: b.cfg, inst: inst, lock: lock, progress: o.Progress, outputs: map[string]string{}}
 	if d.progress == nil {
 		d.progress = io.Discard
 	}

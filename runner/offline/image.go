@@ -11,11 +11,11 @@ import (
 // its build's copy into the install's registry (the sync step's) is the
 // deploy, and its outputs say where it is, by digest.
 func (d *deployment) image(st *protocol.OfflineStep) error {
-	repo, ok := d.loaded[st.Component]
-	if !ok {
-		return fmt.Errorf("component %s: the bundle holds no build of it", st.Component)
+	a, err := d.artifact(st.Component)
+	if err != nil {
+		return err
 	}
-	digest := d.b.artifacts[st.Component].Digest.String()
-	st.Log += fmt.Sprintf("outpost: %s runs %s@%s\n", st.Component, repo, digest)
-	return d.recordValues(st, appconfig.ImageOutputValues(repo, digest))
+	repo := a.Registry.Address + "/" + a.Repository
+	st.Log += fmt.Sprintf("outpost: %s runs %s@%s\n", st.Component, repo, a.Digest)
+	return d.recordValues(st, appconfig.ImageOutputValues(repo, a.Digest))
 }

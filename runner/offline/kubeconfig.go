@@ -71,5 +71,5 @@ func kubeconfigSource(flag string) string {
 	if flag != "" {
 		return "--kubeconfig " + flag
 	}
-	return "KUBECONFIG " + os.Getenv("KUBECONFIG")
+	return clientcmd.RecommendedConfigPathEnvVar + " " + os.Getenv(clientcmd.RecommendedConfigPathEnvVar)
 }

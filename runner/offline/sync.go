@@ -34,15 +34,14 @@ func (d *deployment) sync(ctx context.Context, st *protocol.OfflineStep) error {
 		return err
 	}
 	d.registry = &reg
-	loaded, err := d.b.loadAll(ctx, reg)
+	all, err := d.b.loadAll(ctx, reg)
 	if err != nil {
 		return err
 	}
 	st.Outputs = map[string]any{}
-	for _, l := range loaded {
+	for _, l := range all {
 		st.Log += fmt.Sprintf("outpost: loaded %s (%s, %d bytes) into %s\n", l.component, l.artifact.Digest, l.artifact.Size, l.name)
 		st.Outputs[l.component] = l.name + "@" + l.artifact.Digest
-		d.loaded[l.component] = l.name
 	}
 	return nil
 }
