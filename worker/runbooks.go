@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -14,16 +11,7 @@ import (
 // StartRunbookRun starts the workflow of a recorded runbook run, or of a
 // resumed one again under the same ID (its previous workflow has closed).
 func (o *Operations) StartRunbookRun(ctx context.Context, run store.RunbookRun) error {
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       run.WorkflowID,
-		TaskQueue:                o.queue(),
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-	}, contract.WorkflowRunbookRun, contract.RunbookRunInput{RunID: run.ID})
-	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", run.WorkflowID, err)
-	}
-	return nil
+	return o.start(ctx, run.WorkflowID, idReused, contract.WorkflowRunbookRun, contract.RunbookRunInput{RunID: run.ID})
 }
 
 // SignalRunbookApproval tells a runbook run that its gate (step) was

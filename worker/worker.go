@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
@@ -140,46 +139,19 @@ func (o *Operations) StartOperation(ctx context.Context, op store.InstallOperati
 	if !ok {
 		return fmt.Errorf("no workflow for operation kind %q", op.Kind)
 	}
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       op.WorkflowID,
-		TaskQueue:                o.queue(),
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-	}, wf, contract.OperationInput{OperationID: op.ID})
-	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", op.WorkflowID, err)
-	}
-	return nil
+	return o.start(ctx, op.WorkflowID, idReused, wf, contract.OperationInput{OperationID: op.ID})
 }
 
 // StartBuild starts a build's workflow. Its ID names the build, so a second
 // start of the same build is refused rather than run twice; that refusal is
 // not an error here (the build is under way).
 func (o *Operations) StartBuild(ctx context.Context, b store.Build) error {
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       b.WorkflowID,
-		TaskQueue:                o.queue(),
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-	}, contract.WorkflowBuildComponent, contract.BuildInput{BuildID: b.ID})
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if err != nil && !errors.As(err, &started) {
-		return fmt.Errorf("start workflow %s: %w", b.WorkflowID, err)
-	}
-	return nil
+	return o.start(ctx, b.WorkflowID, idNamesWork, contract.WorkflowBuildComponent, contract.BuildInput{BuildID: b.ID})
 }
 
 // StartRelease starts a release's workflow (its ID names the release).
 func (o *Operations) StartRelease(ctx context.Context, r store.Release) error {
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                    r.WorkflowID,
-		TaskQueue:             o.queue(),
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, contract.WorkflowRelease, contract.ReleaseInput{ReleaseID: r.ID})
-	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", r.WorkflowID, err)
-	}
-	return nil
+	return o.start(ctx, r.WorkflowID, idNew, contract.WorkflowRelease, contract.ReleaseInput{ReleaseID: r.ID})
 }
 
 // SignalRelease pauses, resumes or cancels a release (contract.ReleasePause…);
@@ -219,64 +191,30 @@ func (o *Operations) queue() string {
 
 // StartInstallCommand starts the workflow that runs a debug command.
 func (o *Operations) StartInstallCommand(ctx context.Context, cmd store.InstallCommand) error {
-	return o.startOnce(ctx, cmd.WorkflowID, contract.WorkflowInstallCommand,
+	return o.start(ctx, cmd.WorkflowID, idNew, contract.WorkflowInstallCommand,
 		contract.InstallCommandInput{InstallID: cmd.InstallID, CommandID: cmd.ID, TimeoutMS: cmd.TimeoutMS})
-}
-
-// startOnce starts workflow under id, which no other run may have had.
-func (o *Operations) startOnce(ctx context.Context, id, workflow string, input any) error {
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                    id,
-		TaskQueue:             o.queue(),
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, workflow, input)
-	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", id, err)
-	}
-	return nil
 }
 
 // StartRunnerUpdate starts the workflow that updates an install's runner;
 // while one runs for the install, it is store.ErrConflict.
 func (o *Operations) StartRunnerUpdate(ctx context.Context, u store.RunnerUpdate, deadline, drain time.Duration) error {
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       u.WorkflowID,
-		TaskQueue:                o.queue(),
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-	}, contract.WorkflowUpdateRunner, contract.RunnerUpdateInput{UpdateID: u.ID, HealthDeadline: deadline, DrainTimeout: drain})
+	err := o.start(ctx, u.WorkflowID, idReused, contract.WorkflowUpdateRunner,
+		contract.RunnerUpdateInput{UpdateID: u.ID, HealthDeadline: deadline, DrainTimeout: drain})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return fmt.Errorf("a runner update of install %s is under way: %w", u.InstallID, store.ErrConflict)
 	}
-	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", u.WorkflowID, err)
-	}
-	return nil
+	return err
 }
 
 // StartSupportBundle starts the workflow that collects a support bundle.
 func (o *Operations) StartSupportBundle(ctx context.Context, b store.SupportBundle) error {
-	return o.startNew(ctx, b.WorkflowID, contract.WorkflowSupportBundle, contract.SupportBundleInput{InstallID: b.InstallID, BundleID: b.ID})
+	return o.start(ctx, b.WorkflowID, idNew, contract.WorkflowSupportBundle, contract.SupportBundleInput{InstallID: b.InstallID, BundleID: b.ID})
 }
 
 // StartKubeLogs starts the workflow of a logs request.
 func (o *Operations) StartKubeLogs(ctx context.Context, workflowID string, req contract.KubeLogsRequest) error {
-	return o.startNew(ctx, workflowID, contract.WorkflowKubeLogs, req)
-}
-
-// startNew starts a workflow under the ID of a new request, which no
-// workflow has had before.
-func (o *Operations) startNew(ctx context.Context, workflowID, wf string, arg any) error {
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                    workflowID,
-		TaskQueue:             o.queue(),
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, wf, arg)
-	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", workflowID, err)
-	}
-	return nil
+	return o.start(ctx, workflowID, idNew, contract.WorkflowKubeLogs, req)
 }
 
 // CancelWorkflow requests cancellation of a running workflow.
@@ -307,6 +245,6 @@ func (o *Operations) AwaitWorkflow(ctx context.Context, workflowID string) error
 
 // StartActionRun starts the workflow that runs a recorded action run.
 func (o *Operations) StartActionRun(ctx context.Context, run store.ActionRun) error {
-	return o.startOnce(ctx, run.WorkflowID, contract.WorkflowActionRun,
+	return o.start(ctx, run.WorkflowID, idNew, contract.WorkflowActionRun,
 		contract.ActionRunInput{RunID: run.ID, InstallID: run.InstallID, Action: run.Action})
 }

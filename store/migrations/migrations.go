@@ -57,13 +57,46 @@ var All = []Migration{
 // reserved stands for another branch's migration until it is merged.
 func reserved(*gorm.DB) error { return nil }
 
-// addColumns adds the snapshot's fields to an existing table, in order.
-func addColumns(tx *gorm.DB, table string, snapshot any, fields ...string) error {
-	m := tx.Table(table).Migrator()
-	for _, f := range fields {
-		if err := m.AddColumn(snapshot, f); err != nil {
-			return fmt.Errorf("add %s.%s: %w", table, f, err)
+// change is one step of a migration.
+type change func(tx *gorm.DB) error
+
+// steps is a migration that makes its changes in order, stopping at the
+// first that fails.
+func steps(changes ...change) func(tx *gorm.DB) error {
+	return func(tx *gorm.DB) error {
+		for _, c := range changes {
+			if err := c(tx); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	return nil
+}
+
+// create creates the snapshots' tables.
+func create(snapshots ...any) change {
+	return func(tx *gorm.DB) error { return tx.Migrator().CreateTable(snapshots...) }
+}
+
+// add adds the snapshot's fields to an existing table, in order.
+func add(table string, snapshot any, fields ...string) change {
+	return func(tx *gorm.DB) error {
+		m := tx.Table(table).Migrator()
+		for _, f := range fields {
+			if err := m.AddColumn(snapshot, f); err != nil {
+				return fmt.Errorf("add %s.%s: %w", table, f, err)
+			}
+		}
+		return nil
+	}
+}
+
+// index creates the snapshot's index name on an existing table.
+func index(table string, snapshot any, name string) change {
+	return func(tx *gorm.DB) error { return tx.Table(table).Migrator().CreateIndex(snapshot, name) }
+}
+
+// exec runs a statement (a data change).
+func exec(sql string) change {
+	return func(tx *gorm.DB) error { return tx.Exec(sql).Error }
 }

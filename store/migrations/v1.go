@@ -2,16 +2,14 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v1 creates the initial schema: the tables as they were at version 1.
-func v1(tx *gorm.DB) error {
-	return tx.Migrator().CreateTable(&v1Org{}, &v1APIToken{}, &v1App{}, &v1AppConfig{}, &v1Component{},
+var v1 = steps(
+	create(&v1Org{}, &v1APIToken{}, &v1App{}, &v1AppConfig{}, &v1Component{},
 		&v1Install{}, &v1InstallInput{}, &v1Runner{}, &v1RunnerToken{}, &v1Job{}, &v1JobAttempt{}, &v1JobEvent{},
-		&v1JobLogChunk{}, &v1InstallCommand{})
-}
+		&v1JobLogChunk{}, &v1InstallCommand{}),
+)
 
 type v1Org struct {
 	ID        string `gorm:"primaryKey;size:32"`

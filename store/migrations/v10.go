@@ -1,12 +1,10 @@
 package migrations
 
-import "gorm.io/gorm"
-
 // v10 names, on an operation the platform started, the operation that
 // started it (a reconcile_drift's drift check).
-func v10(tx *gorm.DB) error {
-	return addColumns(tx, "install_operations", &v10Operation{}, "TriggeredBy")
-}
+var v10 = steps(
+	add("install_operations", &v10Operation{}, "TriggeredBy"),
+)
 
 // v10Operation is the column v10 adds to install_operations.
 type v10Operation struct {

@@ -1,12 +1,10 @@
 package migrations
 
-import "gorm.io/gorm"
-
 // v11 records each step's dependencies (the steps it runs after), so the
 // API can show an operation as the graph it runs.
-func v11(tx *gorm.DB) error {
-	return addColumns(tx, "install_steps", &v11Step{}, "After")
-}
+var v11 = steps(
+	add("install_steps", &v11Step{}, "After"),
+)
 
 // v11Step is the column v11 adds to install_steps.
 type v11Step struct {

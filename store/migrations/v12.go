@@ -1,12 +1,10 @@
 package migrations
 
-import "gorm.io/gorm"
-
 // v12 records how a docker_build image was made (source digest, build
 // arguments, builder) on its build.
-func v12(tx *gorm.DB) error {
-	return addColumns(tx, "builds", &v12Build{}, "Provenance")
-}
+var v12 = steps(
+	add("builds", &v12Build{}, "Provenance"),
+)
 
 // v12Build is the column v12 adds to builds.
 type v12Build struct {

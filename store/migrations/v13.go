@@ -1,12 +1,10 @@
 package migrations
 
-import "gorm.io/gorm"
-
 // v13 keeps the failed calls to the gateway a runner reported, so the API
 // can say why it was offline.
-func v13(tx *gorm.DB) error {
-	return addColumns(tx, "runners", &v13Runner{}, "ConnectionErrors")
-}
+var v13 = steps(
+	add("runners", &v13Runner{}, "ConnectionErrors"),
+)
 
 // v13Runner is the column v13 adds to runners (JSON, protocol.ConnectionError).
 type v13Runner struct {

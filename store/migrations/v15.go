@@ -2,14 +2,12 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v15 adds the audit log: one row per changing call to the control API.
-func v15(tx *gorm.DB) error {
-	return tx.Migrator().CreateTable(&v15AuditEvent{})
-}
+var v15 = steps(
+	create(&v15AuditEvent{}),
+)
 
 // v15AuditEvent is an audit_events row; idx_audit_events_org_time lists an
 // org's events newest first.

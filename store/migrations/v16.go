@@ -2,16 +2,14 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v16 keeps the data keys that seal secrets at rest, wrapped by a
 // key-encryption key. (Existing plaintext values are sealed after the
 // migrations, by the store, which holds the keys.)
-func v16(tx *gorm.DB) error {
-	return tx.Migrator().CreateTable(&v16DataKey{})
-}
+var v16 = steps(
+	create(&v16DataKey{}),
+)
 
 // v16DataKey is the data_keys table.
 type v16DataKey struct {

@@ -2,15 +2,13 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v17 adds support bundles: one row per bundle an install's runner collects, and its archive in a
 // table of its own, so that listing bundles never reads an archive.
-func v17(tx *gorm.DB) error {
-	return tx.Migrator().CreateTable(&v17SupportBundle{}, &v17SupportBundleArchive{})
-}
+var v17 = steps(
+	create(&v17SupportBundle{}, &v17SupportBundleArchive{}),
+)
 
 // v17SupportBundle is a support_bundles row; expires_at is swept.
 type v17SupportBundle struct {

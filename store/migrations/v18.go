@@ -2,21 +2,15 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v18 is the runner's self-update: published runner versions, the version
 // an org (or an install) wants, each update attempt, and the runner
 // version that claimed each job attempt.
-func v18(tx *gorm.DB) error {
-	for _, t := range []any{&v18RunnerVersion{}, &v18RunnerPolicy{}, &v18RunnerUpdate{}} {
-		if err := tx.Migrator().CreateTable(t); err != nil {
-			return err
-		}
-	}
-	return addColumns(tx, "job_attempts", &v18JobAttempt{}, "RunnerVersion")
-}
+var v18 = steps(
+	create(&v18RunnerVersion{}, &v18RunnerPolicy{}, &v18RunnerUpdate{}),
+	add("job_attempts", &v18JobAttempt{}, "RunnerVersion"),
+)
 
 type v18RunnerVersion struct {
 	Version      string `gorm:"primaryKey;size:100"`

@@ -2,26 +2,18 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v19 is the customer's side of a runner: the policy, pause and consents it
 // reports; who started an operation or a command (the runner keeps it in
 // the customer's history); why an operation waits; and each job attempt's
 // log bytes, for the log quota.
-func v19(tx *gorm.DB) error {
-	if err := addColumns(tx, "runners", &v19Runner{}, "CustomerPolicy", "PausedSince", "Consents"); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "install_operations", &v19Operation{}, "StartedBy", "WaitingReason"); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "install_commands", &v19Command{}, "StartedBy"); err != nil {
-		return err
-	}
-	return addColumns(tx, "job_attempts", &v19JobAttempt{}, "LogBytes", "LogTruncated")
-}
+var v19 = steps(
+	add("runners", &v19Runner{}, "CustomerPolicy", "PausedSince", "Consents"),
+	add("install_operations", &v19Operation{}, "StartedBy", "WaitingReason"),
+	add("install_commands", &v19Command{}, "StartedBy"),
+	add("job_attempts", &v19JobAttempt{}, "LogBytes", "LogTruncated"),
+)
 
 type v19Runner struct {
 	CustomerPolicy string `gorm:"type:text"`

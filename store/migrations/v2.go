@@ -2,15 +2,13 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v2 adds the terraform state backend: job state credentials, state
 // versions and workspace locks.
-func v2(tx *gorm.DB) error {
-	return tx.Migrator().CreateTable(&v2JobStateCredential{}, &v2TerraformStateVersion{}, &v2TerraformStateLock{})
-}
+var v2 = steps(
+	create(&v2JobStateCredential{}, &v2TerraformStateVersion{}, &v2TerraformStateLock{}),
+)
 
 type v2JobStateCredential struct {
 	JobID     string `gorm:"primaryKey;size:32"`

@@ -1,14 +1,12 @@
 package migrations
 
-import (
-	"gorm.io/gorm"
-)
+import ()
 
 // v22 records the API's decision on a step's plan: the workflow applies a
 // plan only when the store holds an approval.
-func v22(tx *gorm.DB) error {
-	return addColumns(tx, "install_steps", &v22InstallStep{}, "Decision")
-}
+var v22 = steps(
+	add("install_steps", &v22InstallStep{}, "Decision"),
+)
 
 // v22InstallStep is the column v22 adds to install_steps.
 type v22InstallStep struct {

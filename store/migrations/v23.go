@@ -1,16 +1,12 @@
 package migrations
 
-import "gorm.io/gorm"
-
 // v23 records a deprovision that forgets what it cannot destroy (forget on
 // the operation) and, on each step it could not destroy, what that step
 // left behind (JSON list of resources; empty when nothing was).
-func v23(tx *gorm.DB) error {
-	if err := addColumns(tx, "install_operations", &v23InstallOperation{}, "Forget"); err != nil {
-		return err
-	}
-	return addColumns(tx, "install_steps", &v23InstallStep{}, "LeftBehind")
-}
+var v23 = steps(
+	add("install_operations", &v23InstallOperation{}, "Forget"),
+	add("install_steps", &v23InstallStep{}, "LeftBehind"),
+)
 
 // v23InstallOperation is the column v23 adds to install_operations.
 type v23InstallOperation struct {

@@ -2,8 +2,6 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v24 keeps the keys that sign the vendor registry's credentials and the
@@ -12,12 +10,10 @@ import (
 // shared before, settings.registry_signing_key, is moved here and sealed
 // after the migrations, by the store, which holds the key-encryption keys.)
 // It also marks the log chunks it seals (a debug command's output).
-func v24(tx *gorm.DB) error {
-	if err := tx.Migrator().CreateTable(&v24RegistryKey{}); err != nil {
-		return err
-	}
-	return addColumns(tx, "job_log_chunks", &v24JobLogChunk{}, "Sealed")
-}
+var v24 = steps(
+	create(&v24RegistryKey{}),
+	add("job_log_chunks", &v24JobLogChunk{}, "Sealed"),
+)
 
 // v24JobLogChunk is the column v24 adds to job_log_chunks.
 type v24JobLogChunk struct {

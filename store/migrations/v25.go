@@ -2,8 +2,6 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v25 adds people: users (and service accounts) with roles, sessions held by
@@ -12,29 +10,15 @@ import (
 // step, beside v22's decision), the app's four-eyes rule, and the user in
 // each audit event. Tokens made before it keep working as admin tokens
 // (scopes "admin", no owner).
-func v25(tx *gorm.DB) error {
-	for _, t := range []any{&v25User{}, &v25RoleBinding{}, &v25Session{}} {
-		if err := tx.Migrator().CreateTable(t); err != nil {
-			return err
-		}
-	}
-	if err := addColumns(tx, "api_tokens", &v25APIToken{}, "UserID", "Scopes", "ExpiresAt", "LastUsedAt"); err != nil {
-		return err
-	}
-	if err := tx.Exec("UPDATE api_tokens SET scopes = 'admin'").Error; err != nil {
-		return err
-	}
-	if err := addColumns(tx, "install_operations", &v25Operation{}, "StartedByUser"); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "install_steps", &v25InstallStep{}, "DecidedBy", "DecidedByUser", "DecidedAt"); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "apps", &v25App{}, "FourEyes"); err != nil {
-		return err
-	}
-	return addColumns(tx, "audit_events", &v25AuditEvent{}, "UserID", "UserName")
-}
+var v25 = steps(
+	create(&v25User{}, &v25RoleBinding{}, &v25Session{}),
+	add("api_tokens", &v25APIToken{}, "UserID", "Scopes", "ExpiresAt", "LastUsedAt"),
+	exec("UPDATE api_tokens SET scopes = 'admin'"),
+	add("install_operations", &v25Operation{}, "StartedByUser"),
+	add("install_steps", &v25InstallStep{}, "DecidedBy", "DecidedByUser", "DecidedAt"),
+	add("apps", &v25App{}, "FourEyes"),
+	add("audit_events", &v25AuditEvent{}, "UserID", "UserName"),
+)
 
 type v25User struct {
 	ID           string `gorm:"primaryKey;size:32"`

@@ -2,22 +2,15 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v26 adds action runs: one run of an install's action (actions/<name>.toml),
 // manual, cron or a hook's, with its inputs (the sensitive ones sealed), and
 // its steps, each one job of type action, with its outputs (the sensitive
 // ones sealed).
-func v26(tx *gorm.DB) error {
-	for _, t := range []any{&v26ActionRun{}, &v26ActionRunStep{}} {
-		if err := tx.Migrator().CreateTable(t); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+var v26 = steps(
+	create(&v26ActionRun{}, &v26ActionRunStep{}),
+)
 
 type v26ActionRun struct {
 	ID              string `gorm:"primaryKey;size:32"`

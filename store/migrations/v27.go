@@ -2,21 +2,14 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v27 adds notifications: an org's subscriptions (which events, for which
 // apps and installs, to which webhook or Slack URL, with a sealed signing
 // secret), each delivery of an event to a subscription, and its attempts.
-func v27(tx *gorm.DB) error {
-	for _, t := range []any{&v27Subscription{}, &v27Delivery{}, &v27Attempt{}} {
-		if err := tx.Migrator().CreateTable(t); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+var v27 = steps(
+	create(&v27Subscription{}, &v27Delivery{}, &v27Attempt{}),
+)
 
 type v27Subscription struct {
 	ID            string `gorm:"primaryKey;size:32"`

@@ -2,21 +2,14 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v29 adds runbook runs: one run of an install's runbook
 // (runbooks/<name>.toml) with its inputs (the sensitive ones sealed), and
 // its steps, each an action run, an operation or an approval gate.
-func v29(tx *gorm.DB) error {
-	for _, t := range []any{&v29RunbookRun{}, &v29RunbookRunStep{}} {
-		if err := tx.Migrator().CreateTable(t); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+var v29 = steps(
+	create(&v29RunbookRun{}, &v29RunbookRunStep{}),
+)
 
 type v29RunbookRun struct {
 	ID              string `gorm:"primaryKey;size:32"`

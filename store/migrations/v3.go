@@ -2,18 +2,14 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v3 adds the installs' approval mode, and install operations, steps,
 // outputs and the install lock.
-func v3(tx *gorm.DB) error {
-	if err := addColumns(tx, "installs", &v3Install{}, "ApprovalMode"); err != nil {
-		return err
-	}
-	return tx.Migrator().CreateTable(&v3InstallOperation{}, &v3InstallStep{}, &v3InstallOutput{}, &v3InstallLock{})
-}
+var v3 = steps(
+	add("installs", &v3Install{}, "ApprovalMode"),
+	create(&v3InstallOperation{}, &v3InstallStep{}, &v3InstallOutput{}, &v3InstallLock{}),
+)
 
 // v3Install is the column v3 adds to installs.
 type v3Install struct {

@@ -2,20 +2,13 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v30 adds component health: each install component's current health as
 // its runner last reported it, and the history of its changes of state.
-func v30(tx *gorm.DB) error {
-	for _, t := range []any{&v30ComponentHealth{}, &v30HealthTransition{}} {
-		if err := tx.Migrator().CreateTable(t); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+var v30 = steps(
+	create(&v30ComponentHealth{}, &v30HealthTransition{}),
+)
 
 type v30ComponentHealth struct {
 	InstallID  string    `gorm:"primaryKey;size:32"`

@@ -1,16 +1,12 @@
 package migrations
 
-import "gorm.io/gorm"
-
 // v31 adds health-gated releases: a release's soak (how long a batch must
 // stay healthy after its deploys) and what an unhealthy batch does (halt or
 // rollback), and the operation that rolled a release's install back.
-func v31(tx *gorm.DB) error {
-	if err := addColumns(tx, "releases", &v31Release{}, "SoakMS", "OnUnhealthy"); err != nil {
-		return err
-	}
-	return addColumns(tx, "release_installs", &v31ReleaseInstall{}, "RollbackOperationID")
-}
+var v31 = steps(
+	add("releases", &v31Release{}, "SoakMS", "OnUnhealthy"),
+	add("release_installs", &v31ReleaseInstall{}, "RollbackOperationID"),
+)
 
 type v31Release struct {
 	SoakMS      int64  `gorm:"not null;default:0"`

@@ -2,15 +2,13 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v32 keeps each org's release key: the ed25519 key that signs its release
 // bundles, its private key sealed at rest with the org's data key.
-func v32(tx *gorm.DB) error {
-	return tx.Migrator().CreateTable(&v32ReleaseKey{})
-}
+var v32 = steps(
+	create(&v32ReleaseKey{}),
+)
 
 // v32ReleaseKey is the release_keys table.
 type v32ReleaseKey struct {

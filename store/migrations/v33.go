@@ -2,20 +2,16 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v33 adds the notification outbox: events written beside their cause (a
 // health transition, a runner found offline, a drift check's or a policy's
 // verdict) and dispatched to subscriptions by the worker; and how long a
 // subscription waits before it hears of a runner offline.
-func v33(tx *gorm.DB) error {
-	if err := tx.Migrator().CreateTable(&v33Event{}); err != nil {
-		return err
-	}
-	return addColumns(tx, "notification_subscriptions", &v33Subscription{}, "RunnerOfflineMinutes")
-}
+var v33 = steps(
+	create(&v33Event{}),
+	add("notification_subscriptions", &v33Subscription{}, "RunnerOfflineMinutes"),
+)
 
 type v33Event struct {
 	ID             string     `gorm:"primaryKey;size:32"`

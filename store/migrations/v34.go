@@ -2,19 +2,15 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v34 adds exclusive action runs (a run that holds the install's lock says
 // so) and health results of health-check actions beside the runner's
 // readings: a component health row's source, and when it stops counting.
-func v34(tx *gorm.DB) error {
-	if err := addColumns(tx, "action_runs", &v34ActionRun{}, "Exclusive"); err != nil {
-		return err
-	}
-	return addColumns(tx, "component_health", &v34ComponentHealth{}, "Source", "StaleAfter")
-}
+var v34 = steps(
+	add("action_runs", &v34ActionRun{}, "Exclusive"),
+	add("component_health", &v34ComponentHealth{}, "Source", "StaleAfter"),
+)
 
 type v34ActionRun struct {
 	Exclusive bool `gorm:"not null;default:false"`

@@ -2,8 +2,6 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v35 records imported offline deploys (docs/bundles.md, "Offline deploy"):
@@ -11,12 +9,10 @@ import (
 // it deployed; each imported result is kept by what names it (the bundle
 // index and when it started), so importing it again finds the operation it
 // made.
-func v35(tx *gorm.DB) error {
-	if err := addColumns(tx, "install_operations", &v35Operation{}, "Source", "BundleIndex"); err != nil {
-		return err
-	}
-	return tx.Migrator().CreateTable(&v35OfflineResult{})
-}
+var v35 = steps(
+	add("install_operations", &v35Operation{}, "Source", "BundleIndex"),
+	create(&v35OfflineResult{}),
+)
 
 type v35Operation struct {
 	Source      string `gorm:"size:20;not null;default:''"`

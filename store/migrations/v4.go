@@ -2,18 +2,14 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v4 adds builds, install components and settings, and the build and sync
 // job of install steps.
-func v4(tx *gorm.DB) error {
-	if err := addColumns(tx, "install_steps", &v4InstallStep{}, "BuildID", "SyncJobID"); err != nil {
-		return err
-	}
-	return tx.Migrator().CreateTable(&v4Build{}, &v4InstallComponent{}, &v4Setting{})
-}
+var v4 = steps(
+	add("install_steps", &v4InstallStep{}, "BuildID", "SyncJobID"),
+	create(&v4Build{}, &v4InstallComponent{}, &v4Setting{}),
+)
 
 // v4InstallStep is the columns v4 adds to install_steps.
 type v4InstallStep struct {

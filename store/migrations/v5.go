@@ -2,14 +2,12 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v5 adds the jobs' deferred inputs.
-func v5(tx *gorm.DB) error {
-	return addColumns(tx, "jobs", &v5Job{}, "InputsDeferred", "Inputs", "InputsAt", "InputsWaitMS")
-}
+var v5 = steps(
+	add("jobs", &v5Job{}, "InputsDeferred", "Inputs", "InputsAt", "InputsWaitMS"),
+)
 
 // v5Job is the columns v5 adds to jobs.
 type v5Job struct {

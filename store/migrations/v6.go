@@ -2,21 +2,15 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v6 adds input updates: the inputs' version, its history, the digest of
 // what each step rendered and of what each install's step was applied with.
-func v6(tx *gorm.DB) error {
-	if err := addColumns(tx, "installs", &v6Install{}, "InputsVersion"); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "install_steps", &v6InstallStep{}, "RenderDigest"); err != nil {
-		return err
-	}
-	return tx.Migrator().CreateTable(&v6InputVersion{}, &v6AppliedRender{})
-}
+var v6 = steps(
+	add("installs", &v6Install{}, "InputsVersion"),
+	add("install_steps", &v6InstallStep{}, "RenderDigest"),
+	create(&v6InputVersion{}, &v6AppliedRender{}),
+)
 
 // v6Install is the column v6 adds to installs.
 type v6Install struct {

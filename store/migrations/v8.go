@@ -2,22 +2,16 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v8 adds maintenance windows and drift: an install's windows, drift
 // schedule and reconcile setting; an operation that waits for a window; the
 // drift each check found per sandbox and component.
-func v8(tx *gorm.DB) error {
-	if err := addColumns(tx, "installs", &v8Install{}, "MaintenanceWindows", "DriftEvery", "DriftReconcile"); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "install_operations", &v8Operation{}, "InMaintenanceWindow", "WaitingUntil"); err != nil {
-		return err
-	}
-	return tx.Migrator().CreateTable(&v8Drift{})
-}
+var v8 = steps(
+	add("installs", &v8Install{}, "MaintenanceWindows", "DriftEvery", "DriftReconcile"),
+	add("install_operations", &v8Operation{}, "InMaintenanceWindow", "WaitingUntil"),
+	create(&v8Drift{}),
+)
 
 // v8Install is the columns v8 adds to installs.
 type v8Install struct {

@@ -2,18 +2,14 @@ package migrations
 
 import (
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // v9 adds releases across installs: install labels, releases and the
 // installs each one deploys.
-func v9(tx *gorm.DB) error {
-	if err := addColumns(tx, "installs", &v9Install{}, "Labels"); err != nil {
-		return err
-	}
-	return tx.Migrator().CreateTable(&v9Release{}, &v9ReleaseInstall{})
-}
+var v9 = steps(
+	add("installs", &v9Install{}, "Labels"),
+	create(&v9Release{}, &v9ReleaseInstall{}),
+)
 
 // v9Install is the column v9 adds to installs.
 type v9Install struct {
