@@ -67,20 +67,12 @@ var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month 
 
 // Action returns an action by name.
 func (c *Config) Action(name string) (*Action, bool) {
-	i := slices.IndexFunc(c.Actions, func(a *Action) bool { return a.Name == name })
-	if i < 0 {
-		return nil, false
-	}
-	return c.Actions[i], true
+	return byName(c.Actions, name)
 }
 
 // ActionNames lists the actions' names, sorted.
 func (c *Config) ActionNames() []string {
-	out := make([]string, len(c.Actions))
-	for i, a := range c.Actions {
-		out[i] = a.Name
-	}
-	return out
+	return namesOf(c.Actions)
 }
 
 // readActions reads actions/*.toml. Triggers naming components and

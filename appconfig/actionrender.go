@@ -7,20 +7,12 @@ import (
 
 // input returns an input of the action by name.
 func (a *Action) input(name string) (Input, bool) {
-	i := slices.IndexFunc(a.Inputs, func(in Input) bool { return in.Name == name })
-	if i < 0 {
-		return Input{}, false
-	}
-	return a.Inputs[i], true
+	return byName(a.Inputs, name)
 }
 
 // InputNames lists the action's inputs' names, in file order.
 func (a *Action) InputNames() []string {
-	out := make([]string, len(a.Inputs))
-	for i, in := range a.Inputs {
-		out[i] = in.Name
-	}
-	return out
+	return namesOf(a.Inputs)
 }
 
 // CheckRunInputs turns the inputs a run is given (name → value as

@@ -131,20 +131,11 @@ func (c *Config) Component(name string) (*Component, bool) {
 
 // ComponentNames lists the components' names, sorted.
 func (c *Config) ComponentNames() []string {
-	out := make([]string, len(c.Components))
-	for i, cmp := range c.Components {
-		out[i] = cmp.Name
-	}
-	return out
+	return namesOf(c.Components)
 }
 
 func (c *Config) input(name string) (Input, bool) {
-	for _, in := range c.Inputs {
-		if in.Name == name {
-			return in, true
-		}
-	}
-	return Input{}, false
+	return byName(c.Inputs, name)
 }
 
 // Graph is the components' dependency graph (effective dependencies).

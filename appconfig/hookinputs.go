@@ -86,13 +86,8 @@ func (c *Config) RenderHookInputs(action string, trigger int, d Data) (plain, se
 	inputs := a.Triggers[trigger].Inputs
 	for _, name := range sortedKeys(inputs) {
 		key := "inputs." + name
-		v, secret, ok := c.renderString(&ps, o, key, inputs[name], d, data)
+		s, secret, ok := c.renderText(&ps, o, key, inputs[name], d, data)
 		if !ok {
-			continue
-		}
-		s, err := asText(v)
-		if err != nil {
-			ps.add(o.file, o.prefix+key, "cannot encode the rendered value: %v", err)
 			continue
 		}
 		if decl, _ := a.input(name); secret || decl.Sensitive {

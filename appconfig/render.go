@@ -217,13 +217,8 @@ func (c *Config) render(o owner, tm *TerraformModule, d Data) (*Rendered, error)
 	}
 	for _, name := range sortedKeys(tm.EnvVars) {
 		key := "env_vars." + name
-		v, secret, ok := c.renderValue(&ps, o, key, tm.EnvVars[name], d, data, nil)
+		s, secret, ok := c.renderText(&ps, o, key, tm.EnvVars[name], d, data)
 		if !ok {
-			continue
-		}
-		s, err := asText(v)
-		if err != nil {
-			ps.add(o.file, o.prefix+key, "cannot encode the rendered value: %v", err)
 			continue
 		}
 		out.EnvVars[name] = s
@@ -267,6 +262,21 @@ func (c *Config) renderValue(ps *problems, o owner, key string, v any, d Data, d
 		return out, secret, good
 	}
 	return v, false, true
+}
+
+// renderText renders one template as text (asText), and reports whether it
+// reads a sensitive value.
+func (c *Config) renderText(ps *problems, o owner, key, s string, d Data, data map[string]any) (string, bool, bool) {
+	v, secret, ok := c.renderString(ps, o, key, s, d, data)
+	if !ok {
+		return "", false, false
+	}
+	text, err := asText(v)
+	if err != nil {
+		ps.add(o.file, o.prefix+key, "cannot encode the rendered value: %v", err)
+		return "", false, false
+	}
+	return text, secret, true
 }
 
 // renderString renders one template. A template that is a single action

@@ -2,7 +2,6 @@ package appconfig
 
 import (
 	"fmt"
-	"slices"
 )
 
 // RunbooksDir holds one <name>.toml file per runbook.
@@ -48,20 +47,12 @@ type RunbookStep struct {
 
 // Runbook returns a runbook by name.
 func (c *Config) Runbook(name string) (*Runbook, bool) {
-	i := slices.IndexFunc(c.Runbooks, func(r *Runbook) bool { return r.Name == name })
-	if i < 0 {
-		return nil, false
-	}
-	return c.Runbooks[i], true
+	return byName(c.Runbooks, name)
 }
 
 // RunbookNames lists the runbooks' names, sorted.
 func (c *Config) RunbookNames() []string {
-	out := make([]string, len(c.Runbooks))
-	for i, r := range c.Runbooks {
-		out[i] = r.Name
-	}
-	return out
+	return namesOf(c.Runbooks)
 }
 
 // CheckRunInputs checks the inputs a run is given against the runbook's, as

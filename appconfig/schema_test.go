@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/BurntSushi/toml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -267,20 +268,8 @@ func toStrings(v any) []string {
 // mixed() are valid against the schema; mistakes the schema can see in them
 // are refused by both the schema and Load.
 func TestNewTypesAgainstSchema(t *testing.T) {
-	root, componentFile := compileSchema(t, ""), compileSchema(t, "#/$defs/component_file")
-	for _, name := range []string{"components/frontend.toml", "components/api_image.toml"} {
-		v := asJSON(t, mixed()[name].Data)
-		if err := componentFile.Validate(v); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
-		if err := root.Validate(v); err != nil {
-			t.Errorf("%s against the root schema: %v", name, err)
-		}
-	}
 	const fe, img = "components/frontend.toml", "components/api_image.toml"
-	cases := []struct {
-		name, file, old, new string
-	}{
+	checkAgainstSchema(t, "#/$defs/component_file", mixed, []string{fe, img}, []schemaMistake{
 		{"helm: missing source", fe, `source = "charts/web"`, ""},
 		{"helm: source outside the config", fe, `source = "charts/web"`, `source = "../web"`},
 		{"helm: remote source", fe, `source = "charts/web"`, `source = "oci://ghcr.io/acme/web"`},
@@ -301,39 +290,15 @@ func TestNewTypesAgainstSchema(t *testing.T) {
 		{"image: no tag", img, `"ghcr.io/acme/api:1.4.2"`, `"ghcr.io/acme/api"`},
 		{"image: unknown key", img, `name = "api_image"`, "name = \"api_image\"\nsource = \"x\""},
 		{"image: plain_http not a bool", img, `name = "api_image"`, "name = \"api_image\"\nplain_http = \"yes\""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			files := mixed()
-			replace(files, tc.file, tc.old, tc.new)
-			if err := root.Validate(asJSON(t, files[tc.file].Data)); err == nil {
-				t.Errorf("the schema accepts it")
-			}
-			if _, err := Load(files); err == nil {
-				t.Errorf("Load accepts it")
-			}
-		})
-	}
+	})
 }
 
 // TestActionsAgainstSchema: testdata/actions-app's action files are valid
 // against the schema; mistakes the schema can see in them are refused by
 // both the schema and Load.
 func TestActionsAgainstSchema(t *testing.T) {
-	root, actionFile := compileSchema(t, ""), compileSchema(t, "#/$defs/action_file")
 	const mig, ping = "actions/migrate.toml", "actions/ping.toml"
-	for _, name := range []string{mig, ping} {
-		v := asJSON(t, withActions()[name].Data)
-		if err := actionFile.Validate(v); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
-		if err := root.Validate(v); err != nil {
-			t.Errorf("%s against the root schema: %v", name, err)
-		}
-	}
-	cases := []struct {
-		name, file, old, new string
-	}{
+	checkAgainstSchema(t, "#/$defs/action_file", withActions, []string{mig, ping}, []schemaMistake{
 		{"unknown key", ping, "health = true", "health = true\nretries = 3"},
 		{"unknown trigger type", ping, `type = "after"`, `type = "webhook"`},
 		{"cron without a schedule", ping, "schedule = \"*/5 * * * *\"\n", ""},
@@ -343,10 +308,32 @@ func TestActionsAgainstSchema(t *testing.T) {
 		{"neither script nor command", mig, "script = \"migrate.sh\"\n", ""},
 		{"timeout without a unit", mig, `timeout = "15m"`, `timeout = "15"`},
 		{"bad step name", mig, `name = "check"`, `name = "Check"`},
+	})
+}
+
+// schemaMistake is a change to one file of a valid config (old replaced by
+// new) that the schema can see.
+type schemaMistake struct {
+	name, file, old, new string
+}
+
+// checkAgainstSchema: the files valid of config() are valid against the
+// schema's kind (a $defs reference) and its root; each mistake is refused by
+// both the schema and Load.
+func checkAgainstSchema(t *testing.T, kind string, config func() fstest.MapFS, valid []string, mistakes []schemaMistake) {
+	root, kindSchema := compileSchema(t, ""), compileSchema(t, kind)
+	for _, name := range valid {
+		v := asJSON(t, config()[name].Data)
+		if err := kindSchema.Validate(v); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err := root.Validate(v); err != nil {
+			t.Errorf("%s against the root schema: %v", name, err)
+		}
 	}
-	for _, tc := range cases {
+	for _, tc := range mistakes {
 		t.Run(tc.name, func(t *testing.T) {
-			files := withActions()
+			files := config()
 			replace(files, tc.file, tc.old, tc.new)
 			if err := root.Validate(asJSON(t, files[tc.file].Data)); err == nil {
 				t.Errorf("the schema accepts it")

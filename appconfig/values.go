@@ -192,11 +192,7 @@ func OutputValues(outs map[string]protocol.TerraformOutput) (map[string]Value, e
 
 // InputNames lists the declared inputs' names, in file order.
 func (c *Config) InputNames() []string {
-	out := make([]string, len(c.Inputs))
-	for i, in := range c.Inputs {
-		out[i] = in.Name
-	}
-	return out
+	return namesOf(c.Inputs)
 }
 
 func quotedList(names []string) string {
