@@ -35,26 +35,16 @@ type Outbox struct {
 
 // Run dispatches and sweeps until ctx is done.
 func (o *Outbox) Run(ctx context.Context) error {
-	every, sweepEvery := orDefault(o.Every, 500*time.Millisecond), orDefault(o.SweepEvery, time.Minute)
-	t := time.NewTicker(every)
-	defer t.Stop()
+	sweepEvery := orDefault(o.SweepEvery, time.Minute)
 	var swept time.Time
-	for {
+	return loop(ctx, orDefault(o.Every, 500*time.Millisecond), func() {
 		if time.Since(swept) >= sweepEvery {
 			swept = time.Now()
-			if err := o.Sweep(ctx, swept); err != nil && ctx.Err() == nil {
-				o.logger().Warn("notifications: sweeping offline runners", "err", err)
-			}
+			warn(ctx, o.Logger, "notifications: sweeping offline runners", o.Sweep(ctx, swept))
 		}
-		if _, err := o.Dispatch(ctx); err != nil && ctx.Err() == nil {
-			o.logger().Warn("notifications: dispatching events", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+		_, err := o.Dispatch(ctx)
+		warn(ctx, o.Logger, "notifications: dispatching events", err)
+	})
 }
 
 // Dispatch dispatches the pending events, oldest first; it returns how
@@ -81,13 +71,6 @@ func (o *Outbox) Dispatch(ctx context.Context) (int, error) {
 func (o *Outbox) Sweep(ctx context.Context, now time.Time) error {
 	err := queueOfflineRunners(ctx, o.Store, now)
 	return errors.Join(err, o.Store.PruneEvents(ctx, now.Add(-orDefault(o.Keep, 30*24*time.Hour))))
-}
-
-func (o *Outbox) logger() *slog.Logger {
-	if o.Logger == nil {
-		return slog.Default()
-	}
-	return o.Logger
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -44,22 +44,10 @@ type Sweeper struct {
 
 // Run sweeps every s.Every until ctx is done.
 func (s *Sweeper) Run(ctx context.Context) error {
-	every := s.Every
-	if every <= 0 {
-		every = time.Minute
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-			s.logger().Warn("sweeping operations whose workflow closed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	return loop(ctx, orDefault(s.Every, time.Minute), func() {
+		_, err := s.Sweep(ctx)
+		warn(ctx, s.Logger, "sweeping operations whose workflow closed", err)
+	})
 }
 
 // Sweep finishes each unfinished operation and exclusive action run older
@@ -133,7 +121,7 @@ func (s *Sweeper) sweepOne(ctx context.Context, u unfinished) (bool, error) {
 	if err != nil || !done {
 		return false, err
 	}
-	s.logger().Warn("finished an "+u.what+" its workflow left unfinished", u.what, u.id, "install", u.installID, "why", why)
+	orDefaultLogger(s.Logger).Warn("finished an "+u.what+" its workflow left unfinished", u.what, u.id, "install", u.installID, "why", why)
 	return true, nil
 }
 
@@ -180,11 +168,4 @@ func (s *Sweeper) runsIt(ctx context.Context, u unfinished, runID string) (bool,
 		return false, fmt.Errorf("input of workflow %s: %w", u.workflowID, err)
 	}
 	return ok, nil
-}
-
-func (s *Sweeper) logger() *slog.Logger {
-	if s.Logger == nil {
-		return slog.Default()
-	}
-	return s.Logger
 }

@@ -51,9 +51,7 @@ func ActionRun(ctx workflow.Context, in contract.ActionRunInput) (contract.Actio
 		st, out.Error = status.JobCancelled, "cancelled"
 	}
 	out.Status = string(st)
-	// Record the end even when cancelled.
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	if ferr := call(shortActivity(dctx), contract.FinishActionRun, in.RunID, st, out.Error).Get(dctx, nil); ferr != nil && err == nil {
+	if ferr := record(ctx, nil, contract.FinishActionRun, in.RunID, st, out.Error); ferr != nil && err == nil {
 		err = ferr
 	}
 	return out, err
@@ -67,17 +65,13 @@ func runActionStep(ctx workflow.Context, plan contract.ActionRunPlan, i int, wfI
 		return call(c, contract.EnqueueActionStepJob, plan.RunID, i, key)
 	}, JobPolicy{MaxAttempts: 3, Wait: time.Duration(plan.StepTimeoutMS)*time.Millisecond + 15*time.Minute})
 	if err != nil {
-		res.Status, res.Error = status.JobFailed, err.Error()
-		if ctx.Err() != nil {
-			res.Status, res.Error = status.JobCancelled, "cancelled"
-		}
+		res.Status, res.Error = failure(ctx, err)
 	}
 	if res.JobID == "" && err != nil {
 		res.Error = "the step's job could not be queued: " + res.Error
 	}
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var st status.Job
-	if ferr := call(shortActivity(dctx), contract.FinishActionStep, plan.RunID, i, res).Get(dctx, &st); ferr != nil {
+	if ferr := record(ctx, &st, contract.FinishActionStep, plan.RunID, i, res); ferr != nil {
 		return status.JobFailed, ferr
 	}
 	return st, nil

@@ -53,14 +53,7 @@ func actionEnv(t *testing.T, ends ...status.Job) (*testsuite.TestWorkflowEnviron
 
 func actionResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) contract.ActionRunResult {
 	t.Helper()
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res contract.ActionRunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return workflowResult[contract.ActionRunResult](t, env)
 }
 
 func TestActionRunRunsEveryStepInOrder(t *testing.T) {
@@ -104,19 +97,11 @@ func TestActionRunFromAScheduleIsRecordedFirst(t *testing.T) {
 
 func TestCancellingAnActionRunRecordsItCancelled(t *testing.T) {
 	env, rec := actionEnv(t)
-	env.OnActivity(contract.AwaitJob, mockAny, "job_a", false).Return(func(_ context.Context, _ string, _ bool) (contract.JobResult, error) {
-		time.Sleep(50 * time.Millisecond)
-		return contract.JobResult{}, errors.New("still waiting")
-	})
-	cancelled := ""
-	env.OnActivity(contract.CancelJob, mockAny, "job_a", mockAny).Return(func(_ context.Context, _ string, reason string) error {
-		cancelled = reason
-		return nil
-	})
+	cancelled := mockJobUntilCancelled(env, "job_a", false)
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
 	env.ExecuteWorkflow(ActionRun, contract.ActionRunInput{RunID: "act_1"})
-	if cancelled != "workflow cancelled" || rec.steps[0].Status != status.JobCancelled || rec.runEnd != status.JobCancelled || len(rec.keys) != 1 {
-		t.Fatalf("cancel reason %q, steps %+v, run %s, enqueued %v", cancelled, rec.steps, rec.runEnd, rec.keys)
+	if *cancelled != "workflow cancelled" || rec.steps[0].Status != status.JobCancelled || rec.runEnd != status.JobCancelled || len(rec.keys) != 1 {
+		t.Fatalf("cancel reason %q, steps %+v, run %s, enqueued %v", *cancelled, rec.steps, rec.runEnd, rec.keys)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/contract"
+	"github.com/outpost-dev/outpost/contract/status"
 )
 
 // Workflows call activities by their contract names: they link none of the
@@ -28,6 +29,23 @@ func callLocal(ctx workflow.Context, name string, args ...any) workflow.Future {
 		return failed(ctx, err)
 	}
 	return workflow.ExecuteLocalActivity(ctx, name, args...)
+}
+
+// record calls activity name (a record of how something ended) with args,
+// on a context disconnected from ctx, so that the end is recorded even when
+// the workflow is cancelled; its result goes to valuePtr (nil: none).
+func record(ctx workflow.Context, valuePtr any, name string, args ...any) error {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	return call(shortActivity(dctx), name, args...).Get(dctx, valuePtr)
+}
+
+// failure is how a run or step that failed with err ends: failed with err's
+// message, or cancelled when ctx is.
+func failure(ctx workflow.Context, err error) (status.Job, string) {
+	if ctx.Err() != nil {
+		return status.JobCancelled, "cancelled"
+	}
+	return status.JobFailed, err.Error()
 }
 
 // runLocal runs one of the quick store activities as a local activity.

@@ -7,7 +7,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/contract"
-	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -21,14 +20,9 @@ func InstallCommand(ctx workflow.Context, in contract.InstallCommandInput) (cont
 	out := contract.InstallCommandResult{CommandID: in.CommandID, JobID: res.JobID, Attempts: res.Attempt,
 		CommandResult: commandResultOf(res)}
 	if err != nil {
-		out.Status, out.Error = status.JobFailed, err.Error()
-		if ctx.Err() != nil {
-			out.Status, out.Error = status.JobCancelled, "cancelled"
-		}
+		out.Status, out.Error = failure(ctx, err)
 	}
-	// Record the outcome even when cancelled.
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	if ferr := call(shortActivity(dctx), contract.FinishCommand, in.CommandID, out.CommandResult).Get(dctx, nil); ferr != nil && err == nil {
+	if ferr := record(ctx, nil, contract.FinishCommand, in.CommandID, out.CommandResult); ferr != nil && err == nil {
 		err = ferr
 	}
 	return out, err

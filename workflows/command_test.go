@@ -3,7 +3,6 @@ package workflows
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
@@ -102,15 +101,7 @@ func TestInstallCommandGivesUpAfterThreeLostAttempts(t *testing.T) {
 
 func TestCancellingTheWorkflowCancelsTheJob(t *testing.T) {
 	env := commandEnv(t)
-	env.OnActivity(contract.AwaitJob, mockAny, "job_1", true).Return(func(_ context.Context, _ string, _ bool) (contract.JobResult, error) {
-		time.Sleep(50 * time.Millisecond)
-		return contract.JobResult{}, errors.New("still waiting")
-	})
-	cancelled := ""
-	env.OnActivity(contract.CancelJob, mockAny, "job_1", mockAny).Return(func(_ context.Context, _ string, reason string) error {
-		cancelled = reason
-		return nil
-	})
+	cancelled := mockJobUntilCancelled(env, "job_1", true)
 	var finished contract.CommandResult
 	env.OnActivity(contract.FinishCommand, mockAny, "cmd_1", mockAny).Return(func(_ context.Context, _ string, r contract.CommandResult) error {
 		finished = r
@@ -118,7 +109,7 @@ func TestCancellingTheWorkflowCancelsTheJob(t *testing.T) {
 	})
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
 	env.ExecuteWorkflow(InstallCommand, contract.InstallCommandInput{InstallID: "ins_1", CommandID: "cmd_1"})
-	if cancelled != "workflow cancelled" || finished.Status != status.JobCancelled {
-		t.Fatalf("cancel reason %q, recorded %+v", cancelled, finished)
+	if *cancelled != "workflow cancelled" || finished.Status != status.JobCancelled {
+		t.Fatalf("cancel reason %q, recorded %+v", *cancelled, finished)
 	}
 }

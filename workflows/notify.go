@@ -20,8 +20,7 @@ func DeliverNotification(ctx workflow.Context, in contract.DeliveryInput) error 
 			MaximumInterval: r.MaxGap, MaximumAttempts: r.Attempts},
 	})
 	err := call(post, contract.DeliverNotification, in.DeliveryID).Get(ctx, nil)
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	if ferr := call(shortActivity(dctx), contract.FinishNotification, in.DeliveryID, err == nil).Get(dctx, nil); ferr != nil {
+	if ferr := record(ctx, nil, contract.FinishNotification, in.DeliveryID, err == nil); ferr != nil {
 		return ferr
 	}
 	return err

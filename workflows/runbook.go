@@ -46,8 +46,7 @@ func RunbookRun(ctx workflow.Context, in contract.RunbookRunInput) (contract.Run
 		st, out.Error = status.JobCancelled, "cancelled"
 	}
 	out.Status = string(st)
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	if ferr := call(shortActivity(dctx), contract.FinishRunbookRun, in.RunID, st, out.Error).Get(dctx, nil); ferr != nil && err == nil {
+	if ferr := record(ctx, nil, contract.FinishRunbookRun, in.RunID, st, out.Error); ferr != nil && err == nil {
 		err = ferr
 	}
 	return out, err
@@ -73,9 +72,8 @@ func runRunbookStep(ctx workflow.Context, plan contract.RunbookRunPlan, s contra
 	if ctx.Err() != nil {
 		why = contract.RunbookStepCancelled
 	}
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var end contract.RunbookStepEnd
-	err := call(shortActivity(dctx), contract.FinishRunbookStep, plan.RunID, s.Index, why).Get(dctx, &end)
+	err := record(ctx, &end, contract.FinishRunbookStep, plan.RunID, s.Index, why)
 	return end, err
 }
 

@@ -122,14 +122,7 @@ func approveAfter(env *testsuite.TestWorkflowEnvironment, rec *runbookRecord, d 
 
 func runbookResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) contract.RunbookRunResult {
 	t.Helper()
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res contract.RunbookRunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return workflowResult[contract.RunbookRunResult](t, env)
 }
 
 func TestRunbookRunRunsEveryStepWaitingAtTheGate(t *testing.T) {

@@ -69,8 +69,7 @@ func RunJob(ctx workflow.Context, enqueue func(workflow.Context) workflow.Future
 	}
 	cancelJob := func(reason string) {
 		// Tell the runner even though this context may be done.
-		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		if err := call(shortActivity(dctx), contract.CancelJob, ref.JobID, reason).Get(dctx, nil); err != nil {
+		if err := record(ctx, nil, contract.CancelJob, ref.JobID, reason); err != nil {
 			// The job may go on: its wait's error is what the workflow returns.
 			workflow.GetLogger(ctx).Error("cancelling the job failed", "job", ref.JobID, "reason", reason, "error", err)
 		}

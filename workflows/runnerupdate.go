@@ -53,8 +53,7 @@ func UpdateRunner(ctx workflow.Context, in contract.RunnerUpdateInput) (string, 
 			end.Failure = "health: no runner ran the health job: " + rootMessage(err)
 		}
 	}
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var outcome string
-	err := call(shortActivity(dctx), contract.FinishRunnerUpdate, in.UpdateID, end).Get(dctx, &outcome)
+	err := record(ctx, &outcome, contract.FinishRunnerUpdate, in.UpdateID, end)
 	return outcome, err
 }
