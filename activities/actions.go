@@ -53,11 +53,7 @@ func (a *Actions) load(ctx context.Context, runID string) (actionRun, error) {
 	if err != nil {
 		return actionRun{}, err
 	}
-	inst, err := a.store.GetInstallByID(ctx, run.InstallID)
-	if err != nil {
-		return actionRun{}, err
-	}
-	cfg, _, err := a.render.installConfig(ctx, run.OrgID, inst.AppID, run.ConfigVersion)
+	inst, cfg, _, err := a.render.installAt(ctx, run.InstallID, run.ConfigVersion)
 	if err != nil {
 		return actionRun{}, err
 	}

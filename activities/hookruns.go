@@ -68,11 +68,7 @@ func (a *Actions) createHookRun(ctx context.Context, opID, step string) (store.A
 	if !ok {
 		return store.ActionRun{}, invalidConfig(fmt.Errorf("step %q of operation %s is not a hook", step, opID))
 	}
-	inst, err := a.store.GetInstallByID(ctx, op.InstallID)
-	if err != nil {
-		return store.ActionRun{}, err
-	}
-	cfg, version, err := a.render.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
+	inst, cfg, version, err := a.render.installAt(ctx, op.InstallID, op.ConfigVersion)
 	if err != nil {
 		return store.ActionRun{}, err
 	}

@@ -177,11 +177,7 @@ func (p *planner) byKind(ctx context.Context, op store.InstallOperation, steps [
 // installGraph is the component graph of the config version an operation
 // runs, in deployment order.
 func (p *planner) installGraph(ctx context.Context, installID string, version int) (installGraph, error) {
-	inst, err := p.store.GetInstallByID(ctx, installID)
-	if err != nil {
-		return installGraph{}, err
-	}
-	cfg, v, err := p.render.installConfig(ctx, inst.OrgID, inst.AppID, version)
+	_, cfg, v, err := p.render.installAt(ctx, installID, version)
 	if err != nil {
 		return installGraph{}, err
 	}

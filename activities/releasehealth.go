@@ -77,19 +77,6 @@ func (a *Releases) BeginReleaseRollback(ctx context.Context, releaseID, installI
 // operation whose workflow never started (startErr) is recorded failed
 // first.
 func (a *Releases) FinishReleaseRollback(ctx context.Context, releaseID, installID, opID, startErr string) (string, error) {
-	op, err := a.endedOperation(ctx, opID, startErr)
-	if err != nil {
-		return "", err
-	}
-	ri, _, err := a.releaseInstall(ctx, releaseID, installID)
-	if err != nil {
-		return "", err
-	}
-	change := store.ReleaseInstallChange{Status: status.ReleaseInstallRolledBack}
-	why := ""
-	if op.Status != status.OpSucceeded {
-		why = fmt.Sprintf("install %s: rollback operation %s %s: %s", ri.InstallName, op.ID, op.Status, op.Error)
-		change.Status, change.Error = status.ReleaseInstallFailed, &why
-	}
-	return why, a.store.UpdateReleaseInstall(ctx, releaseID, installID, change)
+	return a.finishOperation(ctx, releaseID, installID, opID, startErr, "rollback operation",
+		store.ReleaseInstallChange{Status: status.ReleaseInstallRolledBack})
 }

@@ -86,6 +86,15 @@ func (a *Releases) BeginReleaseDeploy(ctx context.Context, releaseID, installID 
 // why it failed ("" when it succeeded). An operation whose workflow never
 // started (startErr) is recorded failed first.
 func (a *Releases) FinishReleaseDeploy(ctx context.Context, releaseID, installID, opID, startErr string) (string, error) {
+	return a.finishOperation(ctx, releaseID, installID, opID, startErr, "operation",
+		store.ReleaseInstallChange{Status: status.ReleaseInstallSucceeded, Error: new("")})
+}
+
+// finishOperation records how an install's operation (what: "operation",
+// "rollback operation") ended: succeeded as the change says, or failed with
+// why (returned; "" when it succeeded).
+func (a *Releases) finishOperation(ctx context.Context, releaseID, installID, opID, startErr, what string,
+	succeeded store.ReleaseInstallChange) (string, error) {
 	op, err := a.endedOperation(ctx, opID, startErr)
 	if err != nil {
 		return "", err
@@ -94,12 +103,12 @@ func (a *Releases) FinishReleaseDeploy(ctx context.Context, releaseID, installID
 	if err != nil {
 		return "", err
 	}
-	change := store.ReleaseInstallChange{Status: status.ReleaseInstallSucceeded, Error: new("")}
+	change, why := succeeded, ""
 	if op.Status != status.OpSucceeded {
-		why := fmt.Sprintf("install %s: operation %s %s: %s", ri.InstallName, op.ID, op.Status, op.Error)
+		why = fmt.Sprintf("install %s: %s %s %s: %s", ri.InstallName, what, op.ID, op.Status, op.Error)
 		change.Status, change.Error = status.ReleaseInstallFailed, &why
 	}
-	return *change.Error, a.store.UpdateReleaseInstall(ctx, releaseID, installID, change)
+	return why, a.store.UpdateReleaseInstall(ctx, releaseID, installID, change)
 }
 
 // endedOperation reads a release's operation once its workflow ended; one

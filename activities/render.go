@@ -69,6 +69,17 @@ func (r *renderer) installConfig(ctx context.Context, orgID, appID string, versi
 	return cfg, ac.Version, nil
 }
 
+// installAt loads an install and its app's config version (0: the latest),
+// and says which version that is.
+func (r *renderer) installAt(ctx context.Context, installID string, version int) (store.Install, *appconfig.Config, int, error) {
+	inst, err := r.store.GetInstallByID(ctx, installID)
+	if err != nil {
+		return store.Install{}, nil, 0, err
+	}
+	cfg, v, err := r.installConfig(ctx, inst.OrgID, inst.AppID, version)
+	return inst, cfg, v, err
+}
+
 // loadOperation loads an operation, its install and the config version it
 // runs for step ("": the operation's): a component the operation's version
 // does not have (one a deploy_config tears down) is read from the version
@@ -78,11 +89,7 @@ func (r *renderer) loadOperation(ctx context.Context, opID, step string) (operat
 	if err != nil {
 		return operationContext{}, err
 	}
-	inst, err := r.store.GetInstallByID(ctx, op.InstallID)
-	if err != nil {
-		return operationContext{}, err
-	}
-	cfg, version, err := r.installConfig(ctx, op.OrgID, inst.AppID, op.ConfigVersion)
+	inst, cfg, version, err := r.installAt(ctx, op.InstallID, op.ConfigVersion)
 	if err != nil {
 		return operationContext{}, err
 	}

@@ -58,11 +58,7 @@ func (a *Runbooks) load(ctx context.Context, runID string) (runbookRun, error) {
 	if err != nil {
 		return runbookRun{}, err
 	}
-	inst, err := a.store.GetInstallByID(ctx, run.InstallID)
-	if err != nil {
-		return runbookRun{}, err
-	}
-	cfg, _, err := a.render.installConfig(ctx, run.OrgID, inst.AppID, run.ConfigVersion)
+	inst, cfg, _, err := a.render.installAt(ctx, run.InstallID, run.ConfigVersion)
 	if err != nil {
 		return runbookRun{}, err
 	}
