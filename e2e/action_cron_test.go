@@ -32,9 +32,7 @@ command = ["/bin/sh", "-c", "echo ticking; echo \"beat=tock\" >> \"$OUTPOST_OUTP
 func (s *stack) actionRuns(inst, action string) []wire.ActionRun {
 	s.t.Helper()
 	var list wire.ActionRunList
-	if code := s.do("GET", "/v1/installs/"+inst+"/actions/"+action+"/runs", nil, &list); code != http.StatusOK {
-		s.t.Fatalf("list runs of %s: %d", action, code)
-	}
+	s.get("/v1/installs/"+inst+"/actions/"+action+"/runs", &list)
 	return list.Runs
 }
 

@@ -27,9 +27,7 @@ func (s *stack) waitActionRun(id string, within time.Duration) wire.ActionRun {
 	deadline := time.Now().Add(within)
 	for {
 		var run wire.ActionRun
-		if code := s.do("GET", "/v1/installs/"+s.install.ID+"/action-runs/"+id, nil, &run); code != http.StatusOK {
-			s.t.Fatalf("get action run %s: %d", id, code)
-		}
+		s.get("/v1/installs/"+s.install.ID+"/action-runs/"+id, &run)
 		if run.FinishedAt != nil {
 			return run
 		}

@@ -81,9 +81,7 @@ func (s *stack) installHealth() wire.InstallHealth { return s.healthOf(s.install
 func (s *stack) healthOf(inst string) wire.InstallHealth {
 	s.t.Helper()
 	var h wire.InstallHealth
-	if code := s.do("GET", "/v1/installs/"+inst+"/health", nil, &h); code != http.StatusOK {
-		s.t.Fatalf("GET health: %d", code)
-	}
+	s.get("/v1/installs/"+inst+"/health", &h)
 	return h
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/outpost-dev/outpost/contract/status"
@@ -67,22 +66,9 @@ func TestBuildSyncDeploy(t *testing.T) {
 	ctx := context.Background()
 
 	// The stand-in public registry, with an image the test pushes.
-	public, err := registry.Start(ctx, registry.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer public.Close()
-	img, err := random.Image(1<<20, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, _ := name.ParseReference(public.Addr()+"/library/app:1.0", name.Insecure)
-	if err := remote.Write(src, img); err != nil {
-		t.Fatal(err)
-	}
-	srcDigest, _ := img.Digest()
+	publicRef, srcDigest := publicImage(t, "library/app:1.0", 1<<20, 3)
 
-	s.syncConfig(writeArtifactsApp(t, public.Addr()+"/library/app:1.0"))
+	s.syncConfig(writeArtifactsApp(t, publicRef))
 	inst, _ := s.newInstall("cust-art")
 	s.waitRunnerOnline(inst) // so the operation need not wait for it (checked below)
 	op := s.provisioned(inst, 3*time.Minute)
@@ -142,7 +128,7 @@ func TestBuildSyncDeploy(t *testing.T) {
 
 	// A new build whose module changes nothing terraform manages: the plan
 	// is a no-op, and the install now runs the new build.
-	app := writeArtifactsApp(t, public.Addr()+"/library/app:1.0")
+	app := writeArtifactsApp(t, publicRef)
 	mainTF := filepath.Join(app, "modules", "api", "main.tf")
 	src2, err := os.ReadFile(mainTF)
 	if err != nil {

@@ -20,10 +20,7 @@ import (
 // gone.
 func TestDashboardRunbookRunPage(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	s.startRunner()
-	s.syncConfig("testdata/runbook-app")
-	inst := s.install.ID
-	s.provisioned(inst, 5*time.Minute)
+	inst := s.provisionedRunbookApp()
 	marker := filepath.Join(t.TempDir(), "ready")
 	if err := os.WriteFile(marker, []byte("ok"), 0o644); err != nil {
 		t.Fatal(err)

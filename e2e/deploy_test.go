@@ -175,13 +175,7 @@ func (s *stack) installComponents(inst string) map[string]installComponent {
 // installComponentList is what the install runs, as the API lists it.
 func (s *stack) installComponentList(inst string) []installComponent {
 	s.t.Helper()
-	var list struct {
-		Components []installComponent `json:"components"`
-	}
-	if code := s.do("GET", "/v1/installs/"+inst+"/components", nil, &list); code != http.StatusOK {
-		s.t.Fatalf("GET components: %d", code)
-	}
-	return list.Components
+	return getList[installComponent](s, "/v1/installs/"+inst+"/components", "components")
 }
 
 // checkAfter asserts the named steps' dependencies as the API shows them

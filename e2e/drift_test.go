@@ -92,9 +92,7 @@ func (s *stack) drift(inst string) map[string]driftRow {
 	var got struct {
 		Components []driftRow `json:"components"`
 	}
-	if code := s.do("GET", "/v1/installs/"+inst+"/drift", nil, &got); code != http.StatusOK {
-		s.t.Fatalf("GET drift: %d", code)
-	}
+	s.get("/v1/installs/"+inst+"/drift", &got)
 	out := map[string]driftRow{}
 	for _, r := range got.Components {
 		out[r.Name] = r

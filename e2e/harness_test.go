@@ -394,6 +394,22 @@ func (p *process) restart(t testing.TB, sig syscall.Signal) *process {
 	return startProcess(t, cmd)
 }
 
+// get GETs path into out; an answer other than 200 fails the test.
+func (s *stack) get(path string, out any) {
+	s.t.Helper()
+	if code := s.do("GET", path, nil, out); code != http.StatusOK {
+		s.t.Fatalf("GET %s: %d", path, code)
+	}
+}
+
+// getList GETs path, a list the API answers as {"<key>": [...]}.
+func getList[T any](s *stack, path, key string) []T {
+	s.t.Helper()
+	var answer map[string][]T
+	s.get(path, &answer)
+	return answer[key]
+}
+
 // do calls the API with the org's token and decodes a JSON answer into out.
 func (s *stack) do(method, path string, body any, out any) int {
 	s.t.Helper()
@@ -486,9 +502,7 @@ func (s *stack) logs(jobID string) []logChunk {
 		if after != "" {
 			path += "?after=" + after
 		}
-		if code := s.do("GET", path, nil, &page); code != http.StatusOK {
-			s.t.Fatalf("GET %s: %d", path, code)
-		}
+		s.get(path, &page)
 		all = append(all, page.Chunks...)
 		if len(page.Chunks) == 0 || page.NextCursor == "" || page.NextCursor == after {
 			return all

@@ -10,14 +10,12 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/outpost-dev/outpost/contract/status"
-	"github.com/outpost-dev/outpost/registry"
 )
 
 // kube is a client of the install's cluster, with the kubeconfig its
@@ -136,27 +134,15 @@ func (s *stack) checkWebChart(inst string, op operation, apiURL string) {
 func (s *stack) checkRelocatedChartImage(inst, toml string, orig []byte) {
 	t := s.t
 	t.Helper()
-	public, err := registry.Start(context.Background(), registry.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer public.Close()
-	img, err := random.Image(1<<10, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, _ := name.ParseReference(public.Addr()+"/demo/web:2.0", name.Insecure)
-	if err := remote.Write(src, img); err != nil {
-		t.Fatal(err)
-	}
-	digest, _ := img.Digest()
-	relocated := strings.Replace(string(orig), "\n[values]", "\nrelocate_images = true\n\n[values]", 1) + "image = \"" + src.String() + "\"\n"
+	src, digest := publicImage(t, "demo/web:2.0", 1<<10, 2)
+	publicAddr, _, _ := strings.Cut(src, "/")
+	relocated := strings.Replace(string(orig), "\n[values]", "\nrelocate_images = true\n\n[values]", 1) + "image = \"" + src + "\"\n"
 	if err := os.WriteFile(toml, []byte(relocated), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s.syncConfig(filepath.Dir(filepath.Dir(toml)))
 	addr, auth := s.installRegistryAuth(inst)
-	want := addr + "/outpost/web/images/" + strings.ReplaceAll(public.Addr(), ":", "-") + "/demo/web@" + digest.String()
+	want := addr + "/outpost/web/images/" + strings.ReplaceAll(publicAddr, ":", "-") + "/demo/web@" + digest.String()
 	op := s.waitOp(inst, s.startOp(inst, "/components/web/deploy", nil).ID, 3*time.Minute)
 	if op.Status != status.OpSucceeded || !strings.Contains(op.step(t, "web").Plan, want) {
 		t.Fatalf("redeploy web with relocated images: %s %q; plan %q; want it to show %s", op.Status, op.Error, op.step(t, "web").Plan, want)

@@ -59,9 +59,7 @@ func (s *stack) installVersions(inst string) installVersions {
 // nothing. Under prompt approval each changed step waits for its approval.
 func TestUpdateInputsExampleApp(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	s.syncConfig(exampleDir)
-	inst, _ := s.newInstall("cust-u", map[string]any{"name": "db_password", "value": "first-pa55word", "sensitive": true},
-		map[string]any{"name": "region", "value": "eu-central-1"})
+	inst := s.newDemoInstall("cust-u", "first-pa55word")
 	s.provisioned(inst, 5*time.Minute)
 
 	// Rejected changes: 422 naming the input, nothing changed.

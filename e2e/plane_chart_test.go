@@ -218,9 +218,7 @@ type runnerView struct {
 func (s *stack) installRunner(inst string) runnerView {
 	s.t.Helper()
 	var list struct{ Runners []runnerView }
-	if code := s.do("GET", "/v1/runners", nil, &list); code != http.StatusOK {
-		s.t.Fatalf("GET /v1/runners: %d", code)
-	}
+	s.get("/v1/runners", &list)
 	for _, r := range list.Runners {
 		if r.InstallID != nil && *r.InstallID == inst {
 			return r

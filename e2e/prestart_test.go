@@ -22,13 +22,7 @@ type installJob struct {
 
 func (s *stack) installJobs(inst string) []installJob {
 	s.t.Helper()
-	var list struct {
-		Jobs []installJob `json:"jobs"`
-	}
-	if code := s.do("GET", "/v1/installs/"+inst+"/jobs?limit=200", nil, &list); code != http.StatusOK {
-		s.t.Fatalf("GET the install's jobs: %d", code)
-	}
-	return list.Jobs
+	return getList[installJob](s, "/v1/installs/"+inst+"/jobs?limit=200", "jobs")
 }
 
 // logTimes is when the job's log first held each of the texts (zero when

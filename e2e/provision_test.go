@@ -130,6 +130,16 @@ func sandboxHasRegistry(tb testing.TB, dir string) bool {
 	return false
 }
 
+// newDemoInstall syncs the example app and creates an install of it with
+// the database password password, in eu-central-1.
+func (s *stack) newDemoInstall(name, password string) string {
+	s.t.Helper()
+	s.syncConfig(exampleDir)
+	inst, _ := s.newInstall(name, map[string]any{"name": "db_password", "value": password, "sensitive": true},
+		map[string]any{"name": "region", "value": "eu-central-1"})
+	return inst
+}
+
 // newInstall creates an install through the API and starts its runner with
 // the registration token the API answered (the runner registers itself).
 func (s *stack) newInstall(name string, inputs ...map[string]any) (string, *process) {
@@ -181,9 +191,7 @@ func (s *stack) startOp(installID, path string, body any) operation {
 func (s *stack) getOp(installID, opID string, wait int) operation {
 	s.t.Helper()
 	var op operation
-	if code := s.do("GET", fmt.Sprintf("/v1/installs/%s/operations/%s?wait=%d", installID, opID, wait), nil, &op); code != http.StatusOK {
-		s.t.Fatalf("GET operation: %d", code)
-	}
+	s.get(fmt.Sprintf("/v1/installs/%s/operations/%s?wait=%d", installID, opID, wait), &op)
 	return op
 }
 
@@ -234,9 +242,7 @@ func (j jobTimes) workFrom() time.Time {
 func (s *stack) job(id string) jobTimes {
 	s.t.Helper()
 	var j jobTimes
-	if code := s.do("GET", "/v1/jobs/"+id, nil, &j); code != http.StatusOK {
-		s.t.Fatalf("GET job %s: %d", id, code)
-	}
+	s.get("/v1/jobs/"+id, &j)
 	return j
 }
 
@@ -248,10 +254,8 @@ const exampleDir = "../examples/demo-app"
 // in reverse order, leaving no state.
 func TestProvisionExampleAppEndToEnd(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	s.syncConfig(exampleDir)
 	const secret = "s3cret-pa55word-xyz"
-	inst, _ := s.newInstall("cust-a", map[string]any{"name": "db_password", "value": secret, "sensitive": true},
-		map[string]any{"name": "region", "value": "eu-central-1"})
+	inst := s.newDemoInstall("cust-a", secret)
 
 	op := s.provisioned(inst, 5*time.Minute)
 	if op.WorkflowID != "install/"+inst+"/provision" {

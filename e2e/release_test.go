@@ -213,9 +213,7 @@ func (s *stack) startRelease(body any) release {
 func (s *stack) getRelease(id string) release {
 	s.t.Helper()
 	var r release
-	if code := s.do("GET", "/v1/apps/"+s.install.AppID+"/releases/"+id, nil, &r); code != http.StatusOK {
-		s.t.Fatalf("GET release: %d", code)
-	}
+	s.get("/v1/apps/"+s.install.AppID+"/releases/"+id, &r)
 	return r
 }
 

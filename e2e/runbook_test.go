@@ -20,10 +20,7 @@ import (
 // the run succeeds.
 func TestRunbookFailsIsFixedAndResumed(t *testing.T) {
 	s, c := newCLIStack(t)
-	s.startRunner()
-	s.syncConfig("testdata/runbook-app")
-	inst := s.install.ID
-	s.provisioned(inst, 5*time.Minute)
+	inst := s.provisionedRunbookApp()
 	if out := c.ok("", "runbooks", "list", inst); !strings.Contains(out, "migrate(action) → deploy_api(deploy) → gate(approval) → check(action)") {
 		t.Fatalf("runbooks list:\n%s", out)
 	}
@@ -90,16 +87,23 @@ func TestRunbookFailsIsFixedAndResumed(t *testing.T) {
 	s.replay(run.WorkflowID)
 }
 
+// provisionedRunbookApp starts the stack's runner, syncs
+// testdata/runbook-app and provisions the stack's install of it.
+func (s *stack) provisionedRunbookApp() string {
+	s.t.Helper()
+	s.startRunner()
+	s.syncConfig("testdata/runbook-app")
+	s.provisioned(s.install.ID, 5*time.Minute)
+	return s.install.ID
+}
+
 // Cancelled with the CLI while it waits at its gate, a run ends cancelled:
 // the gate cancelled, check skipped, approving and cancelling again
 // refused. Resumed, it does not run migrate or deploy_api again and waits
 // at the gate anew.
 func TestRunbookCancelledAtItsGateAndResumed(t *testing.T) {
 	s, c := newCLIStack(t)
-	s.startRunner()
-	s.syncConfig("testdata/runbook-app")
-	inst := s.install.ID
-	s.provisioned(inst, 5*time.Minute)
+	inst := s.provisionedRunbookApp()
 	var run wire.RunbookRun
 	c.json("", &run, "runbooks", "run", inst, "release", "--input", "version=v8", "--input", "marker="+filepath.Join(t.TempDir(), "ready"), "--wait")
 	if run.Status != "waiting_approval" {

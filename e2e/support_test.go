@@ -39,10 +39,8 @@ type supportBundle struct {
 // bundles and a logs request of the release's namespace.
 func TestSupportBundleOfTheDemoInstall(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	s.syncConfig(exampleDir)
 	const secret = "s3cret-bundle-pa55word"
-	inst, _ := s.newInstall("cust-sb", map[string]any{"name": "db_password", "value": secret, "sensitive": true},
-		map[string]any{"name": "region", "value": "eu-central-1"})
+	inst := s.newDemoInstall("cust-sb", secret)
 	s.provisioned(inst, 5*time.Minute)
 	t.Cleanup(func() { s.waitOp(inst, s.startOp(inst, "/deprovision", nil).ID, 5*time.Minute) })
 
