@@ -34,6 +34,24 @@ func newEvents(s eventStore, cfg NotifyConfig) *events {
 // operationEvent emits an operation's event: detail tells one happening of
 // it from another (a step's name).
 func (e *events) operationEvent(ctx context.Context, opID, typ, detail, what string) error {
+	return e.sendOperationEvent(ctx, opID, typ, detail, what, func(ev contract.NotificationEvent, labels map[string]string) error {
+		return e.n.emit(ctx, ev, labels)
+	})
+}
+
+// queueOperationEvent writes an operation's event to the outbox, which the
+// worker's dispatcher delivers: the activity that reports it waits for no
+// delivery to start.
+func (e *events) queueOperationEvent(ctx context.Context, opID, typ, detail, what string) error {
+	return e.sendOperationEvent(ctx, opID, typ, detail, what, func(ev contract.NotificationEvent, _ map[string]string) error {
+		return e.store.QueueEvent(ctx, ev, 0)
+	})
+}
+
+// sendOperationEvent gives an operation's event and its install's labels to
+// send, when notifications are on.
+func (e *events) sendOperationEvent(ctx context.Context, opID, typ, detail, what string,
+	send func(contract.NotificationEvent, map[string]string) error) error {
 	if e == nil || e.n.cfg.Deliveries == nil {
 		return nil
 	}
@@ -41,21 +59,7 @@ func (e *events) operationEvent(ctx context.Context, opID, typ, detail, what str
 	if err != nil {
 		return err
 	}
-	return e.n.emit(ctx, ev, labels)
-}
-
-// queueOperationEvent writes an operation's event to the outbox, which the
-// worker's dispatcher delivers: the activity that reports it waits for no
-// delivery to start.
-func (e *events) queueOperationEvent(ctx context.Context, opID, typ, detail, what string) error {
-	if e == nil || e.n.cfg.Deliveries == nil {
-		return nil
-	}
-	ev, _, err := e.ofOperation(ctx, opID, typ, detail, what)
-	if err != nil {
-		return err
-	}
-	return e.store.QueueEvent(ctx, ev, 0)
+	return send(ev, labels)
 }
 
 // ofOperation is an operation's event, "Install NAME: KIND WHAT", and its

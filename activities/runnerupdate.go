@@ -36,25 +36,26 @@ type RunnerUpdates struct {
 // runnerUpdateJobTimeout bounds the staging job (a download).
 const runnerUpdateJobTimeout = 15 * time.Minute
 
-// runnerRelease reads an update and the version it goes to.
-func (a *RunnerUpdates) runnerRelease(ctx context.Context, updateID string) (store.RunnerUpdate, store.RunnerVersion, error) {
+// runnerRelease reads an update, the version it goes to and the install's
+// own registry.
+func (a *RunnerUpdates) runnerRelease(ctx context.Context, updateID string) (store.RunnerUpdate, store.RunnerVersion, protocol.RegistryAccess, error) {
 	u, err := a.store.GetRunnerUpdateByID(ctx, updateID)
 	if err != nil {
-		return u, store.RunnerVersion{}, err
+		return u, store.RunnerVersion{}, protocol.RegistryAccess{}, err
 	}
 	v, err := a.store.GetRunnerVersion(ctx, u.Version)
-	return u, v, err
+	if err != nil {
+		return u, v, protocol.RegistryAccess{}, err
+	}
+	reg, err := a.render.installRegistry(ctx, u.InstallID)
+	return u, v, reg, err
 }
 
 // EnqueueRunnerSyncJob queues, on the install's runner, the copy of the
 // runner binary by digest from the vendor's registry into the install's own
 // registry: the runner updates from there, as an install deploys builds.
 func (a *RunnerUpdates) EnqueueRunnerSyncJob(ctx context.Context, updateID, key string) (contract.JobRef, error) {
-	u, v, err := a.runnerRelease(ctx, updateID)
-	if err != nil {
-		return contract.JobRef{}, err
-	}
-	dst, err := a.render.installRegistry(ctx, u.InstallID)
+	u, v, dst, err := a.runnerRelease(ctx, updateID)
 	if err != nil {
 		return contract.JobRef{}, err
 	}
@@ -71,11 +72,7 @@ func (a *RunnerUpdates) EnqueueRunnerSyncJob(ctx context.Context, updateID, key 
 // EnqueueRunnerUpdateJob queues the job that stages the binary, from the
 // install's registry, next to the runner.
 func (a *RunnerUpdates) EnqueueRunnerUpdateJob(ctx context.Context, updateID, key string, deadline, drain time.Duration) (contract.JobRef, error) {
-	u, v, err := a.runnerRelease(ctx, updateID)
-	if err != nil {
-		return contract.JobRef{}, err
-	}
-	src, err := a.render.installRegistry(ctx, u.InstallID)
+	u, v, src, err := a.runnerRelease(ctx, updateID)
 	if err != nil {
 		return contract.JobRef{}, err
 	}

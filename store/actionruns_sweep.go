@@ -26,13 +26,7 @@ func (s *Store) ListUnfinishedExclusiveRuns(ctx context.Context, createdBefore t
 // (those pending skipped), and the install's lock it held released. One
 // that has finished meanwhile is left as it is (false).
 func (s *Store) AbandonActionRun(ctx context.Context, runID, why string) (bool, error) {
-	done := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		_, found, err := lockUnfinished[ActionRun](tx, s.dialect, runID)
-		if !found || err != nil {
-			return err
-		}
-		now := s.now()
+	return abandon(s, ctx, "action run", runID, func(tx *gorm.DB, _ ActionRun, now time.Time) error {
 		if err := update(tx.Where("run_id = ? AND status NOT IN ? AND finished_at IS NULL", runID, []status.Job{ActionStepPending, ActionStepSkipped}),
 			&ActionRunStep{Status: status.JobFailed, Error: why, FinishedAt: &now}, "Status", "Error", "FinishedAt").Error; err != nil {
 			return err
@@ -44,11 +38,6 @@ func (s *Store) AbandonActionRun(ctx context.Context, runID, why string) (bool, 
 			"Status", "Error", "FinishedAt").Error; err != nil {
 			return err
 		}
-		done = true
 		return unlockInstall(tx, runID)
 	})
-	if err != nil {
-		return false, fmt.Errorf("abandon action run %s: %w", runID, err)
-	}
-	return done, nil
 }

@@ -155,26 +155,25 @@ func (s *Store) RecordCheckHealth(ctx context.Context, orgID, installID, source 
 // actions whose check is not in keep (the action is gone, no longer a
 // health check, or names other components).
 func (s *Store) ForgetCheckHealth(ctx context.Context, installID string, keep []string) error {
-	q := s.db.WithContext(ctx).Where("install_id = ? AND source <> ''", installID)
-	if len(keep) > 0 {
-		q = q.Where("component NOT IN ?", keep)
-	}
-	if err := q.Delete(&ComponentHealth{}).Error; err != nil {
-		return fmt.Errorf("store: forget check health of %s: %w", installID, err)
-	}
-	return nil
+	return s.forgetHealth(ctx, "check", "source <> ''", installID, keep)
 }
 
 // ForgetComponentHealth drops the health the runner read of an install's
 // components not in keep (no longer deployed by helm); health-check
 // actions' results stay (ForgetCheckHealth).
 func (s *Store) ForgetComponentHealth(ctx context.Context, installID string, keep []string) error {
-	q := s.db.WithContext(ctx).Where("install_id = ? AND source = ''", installID)
+	return s.forgetHealth(ctx, "component", "source = ''", installID, keep)
+}
+
+// forgetHealth drops the install's health of one kind (which, its rows
+// those matching cond) of the components not in keep.
+func (s *Store) forgetHealth(ctx context.Context, which, cond, installID string, keep []string) error {
+	q := s.db.WithContext(ctx).Where("install_id = ? AND "+cond, installID)
 	if len(keep) > 0 {
 		q = q.Where("component NOT IN ?", keep)
 	}
 	if err := q.Delete(&ComponentHealth{}).Error; err != nil {
-		return fmt.Errorf("store: forget component health of %s: %w", installID, err)
+		return fmt.Errorf("store: forget %s health of %s: %w", which, installID, err)
 	}
 	return nil
 }

@@ -150,21 +150,13 @@ func (s *Store) SetAppliedRender(ctx context.Context, r AppliedRender) error {
 
 // DeleteAppliedRender forgets the digest of a torn-down sandbox or component.
 func (s *Store) DeleteAppliedRender(ctx context.Context, installID, name string) error {
-	return s.db.WithContext(ctx).Where("install_id = ? AND name = ?", installID, name).Delete(&AppliedRender{}).Error
+	return deleteInstallRow[AppliedRender](s.db.WithContext(ctx), installID, name)
 }
 
 // AppliedRenders are the install's applied digests, by sandbox or component
 // name.
 func (s *Store) AppliedRenders(ctx context.Context, installID string) (map[string]string, error) {
-	var rows []AppliedRender
-	if err := s.db.WithContext(ctx).Where("install_id = ?", installID).Find(&rows).Error; err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, r := range rows {
-		out[r.Name] = r.Digest
-	}
-	return out, nil
+	return installRowsByName(s.db.WithContext(ctx), installID, func(r AppliedRender) (string, string) { return r.Name, r.Digest })
 }
 
 // MarkInputsSensitive makes the install's inputs of these names sensitive,

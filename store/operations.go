@@ -325,20 +325,12 @@ func (s *Store) SaveOutputs(ctx context.Context, installID, name, outputs string
 
 // DeleteOutputs forgets the outputs of a torn-down sandbox or component.
 func (s *Store) DeleteOutputs(ctx context.Context, installID, name string) error {
-	return s.db.WithContext(ctx).Where("install_id = ? AND name = ?", installID, name).Delete(&InstallOutput{}).Error
+	return deleteInstallRow[InstallOutput](s.db.WithContext(ctx), installID, name)
 }
 
 // ListOutputs returns the install's outputs by name.
 func (s *Store) ListOutputs(ctx context.Context, installID string) (map[string]string, error) {
-	var rows []InstallOutput
-	if err := s.db.WithContext(ctx).Where("install_id = ?", installID).Find(&rows).Error; err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, r := range rows {
-		out[r.Name] = r.Outputs
-	}
-	return out, nil
+	return installRowsByName(s.db.WithContext(ctx), installID, func(r InstallOutput) (string, string) { return r.Name, r.Outputs })
 }
 
 // SetApprovalMode sets how an install's plans are approved.

@@ -30,22 +30,32 @@ func (s *Store) ListUnfinishedOperations(ctx context.Context, createdBefore time
 // failed too (those pending skipped), the install given installStatus ("" leaves it) and freed. One
 // that has finished meanwhile is left as it is (false).
 func (s *Store) AbandonOperation(ctx context.Context, opID, why string, installStatus status.Install) (bool, error) {
-	done := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		op, found, err := lockUnfinished[InstallOperation](tx, s.dialect, opID)
-		if !found || err != nil {
-			return err
-		}
-		now := s.now()
+	return abandon(s, ctx, "operation", opID, func(tx *gorm.DB, op InstallOperation, now time.Time) error {
 		if err := update(tx.Where("operation_id = ? AND status <> ? AND finished_at IS NULL", opID, status.StepPending),
 			&InstallStep{Status: status.StepFailed, Error: why, FinishedAt: &now}, "Status", "Error", "FinishedAt").Error; err != nil {
 			return err
 		}
-		done = true
 		return s.finishOperation(tx, op, status.OpFailed, why, installStatus)
 	})
+}
+
+// abandon finishes, in a transaction, the row of T of id (what: "operation")
+// with finish, unless it has finished meanwhile (false).
+func abandon[T any](s *Store, ctx context.Context, what, id string, finish func(tx *gorm.DB, row T, now time.Time) error) (bool, error) {
+	done := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		row, found, err := lockUnfinished[T](tx, s.dialect, id)
+		if !found || err != nil {
+			return err
+		}
+		if err := finish(tx, row, s.now()); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	})
 	if err != nil {
-		return false, fmt.Errorf("abandon operation %s: %w", opID, err)
+		return false, fmt.Errorf("abandon %s %s: %w", what, id, err)
 	}
 	return done, nil
 }

@@ -22,6 +22,27 @@ func list[T any](db *gorm.DB, order, cond string, args ...any) ([]T, error) {
 	return out, err
 }
 
+// installRowsByName reads the install's rows of T, one per sandbox or
+// component name, as name → value (kv gives both of a row).
+func installRowsByName[T any](db *gorm.DB, installID string, kv func(T) (string, string)) (map[string]string, error) {
+	var rows []T
+	if err := db.Where("install_id = ?", installID).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, r := range rows {
+		k, v := kv(r)
+		out[k] = v
+	}
+	return out, nil
+}
+
+// deleteInstallRow deletes the install's row of T of a sandbox or component.
+func deleteInstallRow[T any](db *gorm.DB, installID, name string) error {
+	var row T
+	return db.Where("install_id = ? AND name = ?", installID, name).Delete(&row).Error
+}
+
 // deleteOrgRow deletes one of the org's rows of T (what: "app", …) in a
 // transaction, once before, given the row, has checked or cleared what
 // depends on it.

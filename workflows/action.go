@@ -47,13 +47,8 @@ func ActionRun(ctx workflow.Context, in contract.ActionRunInput) (contract.Actio
 	if err != nil {
 		st, out.Error = status.JobFailed, err.Error()
 	}
-	if ctx.Err() != nil {
-		st, out.Error = status.JobCancelled, "cancelled"
-	}
+	st, out.Error, err = endRun(ctx, contract.FinishActionRun, in.RunID, st, out.Error, err)
 	out.Status = string(st)
-	if ferr := record(ctx, nil, contract.FinishActionRun, in.RunID, st, out.Error); ferr != nil && err == nil {
-		err = ferr
-	}
 	return out, err
 }
 

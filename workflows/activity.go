@@ -39,6 +39,19 @@ func record(ctx workflow.Context, valuePtr any, name string, args ...any) error 
 	return call(shortActivity(dctx), name, args...).Get(dctx, valuePtr)
 }
 
+// endRun records how a run ended (finish: its activity): st with msg, or
+// cancelled when ctx is. It returns what it recorded, and err, or the
+// record's error when err is nil.
+func endRun(ctx workflow.Context, finish, runID string, st status.Job, msg string, err error) (status.Job, string, error) {
+	if ctx.Err() != nil {
+		st, msg = status.JobCancelled, "cancelled"
+	}
+	if ferr := record(ctx, nil, finish, runID, st, msg); ferr != nil && err == nil {
+		err = ferr
+	}
+	return st, msg, err
+}
+
 // failure is how a run or step that failed with err ends: failed with err's
 // message, or cancelled when ctx is.
 func failure(ctx workflow.Context, err error) (status.Job, string) {

@@ -42,13 +42,8 @@ func RunbookRun(ctx workflow.Context, in contract.RunbookRunInput) (contract.Run
 	if err != nil {
 		st, out.Error = status.JobFailed, rootMessage(err)
 	}
-	if ctx.Err() != nil {
-		st, out.Error = status.JobCancelled, "cancelled"
-	}
+	st, out.Error, err = endRun(ctx, contract.FinishRunbookRun, in.RunID, st, out.Error, err)
 	out.Status = string(st)
-	if ferr := record(ctx, nil, contract.FinishRunbookRun, in.RunID, st, out.Error); ferr != nil && err == nil {
-		err = ferr
-	}
 	return out, err
 }
 
