@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -54,19 +53,11 @@ func entries(t *testing.T, archive []byte) []entry {
 	if !gz.ModTime.IsZero() || gz.Name != "" {
 		t.Errorf("gzip header has a time or name: %v %q", gz.ModTime, gz.Name)
 	}
-	tr := tar.NewReader(gz)
 	var out []entry
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(tr)
-		out = append(out, entry{h.Name, h.Mode, h.ModTime, h.Uid, string(body)})
-	}
+	testutil.ReadTar(t, gz, func(h *tar.Header, body string) {
+		out = append(out, entry{h.Name, h.Mode, h.ModTime, h.Uid, body})
+	})
+	return out
 }
 
 func TestArchiveDirIsDeterministic(t *testing.T) {

@@ -18,6 +18,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/outpost-dev/outpost/internal/testutil"
 )
 
 type supportBundle struct {
@@ -235,17 +237,6 @@ func untar(t *testing.T, archive []byte) (map[string]string, []byte) {
 		t.Fatal(err)
 	}
 	files := map[string]string{}
-	tr := tar.NewReader(bytes.NewReader(raw))
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(tr)
-		files[h.Name] = string(body)
-	}
+	testutil.ReadTar(t, bytes.NewReader(raw), func(h *tar.Header, body string) { files[h.Name] = body })
 	return files, raw
 }

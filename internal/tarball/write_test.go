@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 
 	"github.com/outpost-dev/outpost/internal/tarball"
+	"github.com/outpost-dev/outpost/internal/testutil"
 )
 
 func TestAddFSIsDeterministic(t *testing.T) {
@@ -44,21 +45,13 @@ func TestAddFSIsDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := tar.NewReader(zr)
 	var got []string
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	testutil.ReadTar(t, zr, func(h *tar.Header, _ string) {
 		if h.ModTime.Unix() != 0 || h.Uid != 0 || h.Gid != 0 || h.Uname != "" {
 			t.Errorf("%s: time %v, owner %d:%d %q", h.Name, h.ModTime, h.Uid, h.Gid, h.Uname)
 		}
 		got = append(got, fmt.Sprintf("%s %o", h.Name, h.Mode))
-	}
+	})
 	want := []string{"p/a.tf 644", "p/b/ 755", "p/b/run.sh 755"}
 	if len(got) != len(want) {
 		t.Fatalf("got %q, want %q", got, want)

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"io"
 	"maps"
 	"slices"
 	"testing"
@@ -66,4 +67,24 @@ func TarGzEntries(t testing.TB, entries ...TarEntry) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// ReadTar calls each with every entry of the tar r and its body, in order.
+func ReadTar(t testing.TB, r io.Reader, each func(h *tar.Header, body string)) {
+	t.Helper()
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		each(h, string(body))
+	}
 }
