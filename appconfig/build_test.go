@@ -44,11 +44,7 @@ func buildInputs(t *testing.T, dir string) map[string]BuildInput {
 	}
 	out := map[string]BuildInput{}
 	for _, name := range c.ComponentNames() {
-		in, err := c.BuildInput(name)
-		if err != nil {
-			t.Fatalf("build input of %s: %v", name, err)
-		}
-		out[name] = in
+		out[name] = buildInput(t, c, name)
 	}
 	return out
 }
@@ -164,14 +160,7 @@ func TestBuildInputDigestNamesType(t *testing.T) {
 	f["charts/web/main.tf"] = file("output \"x\" { value = 1 }\n")
 	f["components/web_tf.toml"] = file("name = \"web_tf\"\ntype = \"terraform_module\"\nsource = \"charts/web\"\n")
 	c := load(t, f)
-	tf, err := c.BuildInput("web_tf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	helm, err := c.BuildInput("frontend")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tf, helm := buildInput(t, c, "web_tf"), buildInput(t, c, "frontend")
 	if !bytes.Equal(tf.Source, helm.Source) || tf.Digest == helm.Digest {
 		t.Errorf("same source: %v; digests %s %s", bytes.Equal(tf.Source, helm.Source), tf.Digest, helm.Digest)
 	}
@@ -190,10 +179,7 @@ func TestBuildInputDigestIsStable(t *testing.T) {
 	f["charts/web/run.sh"] = &fstest.MapFile{Data: []byte("#!/bin/sh\n"), Mode: 0o755, ModTime: time.Now()}
 	f["components/web2.toml"] = file("name = \"web2\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\n")
 	c := load(t, f)
-	in, err := c.BuildInput("web2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := buildInput(t, c, "web2")
 	const want = "sha256:3d4e15fcffaca156a6ddc219647418cda52648039b472f9c0455095b361687bc"
 	if in.Digest != want {
 		t.Errorf("digest = %s, want %s", in.Digest, want)
@@ -249,10 +235,7 @@ func TestBuildKey(t *testing.T) {
 	f["components/web2.toml"] = file("name = \"web2\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\n")
 	f["components/web3.toml"] = file("name = \"web3\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\n")
 	c := load(t, f)
-	in, err := c.BuildInput("web2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := buildInput(t, c, "web2")
 	key, err := c.BuildKey("web2")
 	if err != nil {
 		t.Fatal(err)
@@ -273,4 +256,14 @@ func TestBuildKey(t *testing.T) {
 	if _, err := c.BuildKey("nope"); err == nil || !strings.Contains(err.Error(), `no component "nope"`) {
 		t.Errorf("build key of a component that does not exist: %v", err)
 	}
+}
+
+// buildInput is the build input of component name of c.
+func buildInput(t *testing.T, c *Config, name string) BuildInput {
+	t.Helper()
+	in, err := c.BuildInput(name)
+	if err != nil {
+		t.Fatalf("build input of %s: %v", name, err)
+	}
+	return in
 }
