@@ -16,49 +16,28 @@ func (c *cli) appsCmd() *cobra.Command {
 }
 
 func (c *cli) appsListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the org's apps",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListAppsWithResponse(cmd.Context()))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, app := range r.JSON200.Apps {
-					rows = append(rows, []string{app.Name, app.Id, app.Description})
-				}
-				return table(c.stdout, "NAME\tID\tDESCRIPTION", rows)
-			})
-		},
-	}
+	return c.withAPI(&cobra.Command{Use: "list", Short: "List the org's apps", Args: cobra.NoArgs},
+		func(ctx context.Context, a *api, _ []string) error {
+			r, err := check(a.ListAppsWithResponse(ctx))
+			return printRows(c, r, err, "NAME\tID\tDESCRIPTION", func() []apiclient.App { return r.JSON200.Apps },
+				func(app apiclient.App) []string { return []string{app.Name, app.Id, app.Description} })
+		})
 }
 
 func (c *cli) appsCreateCmd() *cobra.Command {
 	var description string
-	cmd := &cobra.Command{
-		Use:   "create NAME [--description TEXT]",
-		Short: "Create an app",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
+	cmd := c.withAPI(&cobra.Command{Use: "create NAME [--description TEXT]", Short: "Create an app", Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, a *api, args []string) error {
 			body := apiclient.CreateAppRequest{Name: args[0]}
 			if description != "" {
 				body.Description = &description
 			}
-			r, err := check(a.CreateAppWithResponse(cmd.Context(), body))
+			r, err := check(a.CreateAppWithResponse(ctx, body))
 			return c.printAnswer(r, err, func() error {
 				fmt.Fprintf(c.stdout, "app %s created: %s\n", r.JSON201.Name, r.JSON201.Id)
 				return nil
 			})
-		},
-	}
+		})
 	cmd.Flags().StringVar(&description, "description", "", "what the app is")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -16,7 +17,7 @@ func (c *cli) driftCmd() *cobra.Command {
 }
 
 func (c *cli) driftCheckCmd() *cobra.Command {
-	return &cobra.Command{
+	return c.withInstall(&cobra.Command{
 		Use:   "check INSTALL",
 		Short: "Check the install for drift now (a drift_check operation)",
 		Long: "Plan the install's sandbox and every component, without locks (it never holds up an operation):\n" +
@@ -24,37 +25,24 @@ func (c *cli) driftCheckCmd() *cobra.Command {
 			"behind helm's back); images checked in the install's registry. A plan that is not empty is drift\n" +
 			"(outpostctl drift show). Follow it with outpostctl wait INSTALL OPERATION.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.CheckDriftWithResponse(cmd.Context(), inst.Id))
-			return c.printAnswer(r, err, func() error {
-				fmt.Fprintf(c.stdout, "drift check %s of install %s started\n", r.JSON202.Id, inst.Name)
-				return nil
-			})
-		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		r, err := check(a.CheckDriftWithResponse(ctx, inst.Id))
+		return c.printAnswer(r, err, func() error {
+			fmt.Fprintf(c.stdout, "drift check %s of install %s started\n", r.JSON202.Id, inst.Name)
+			return nil
+		})
+	})
 }
 
 func (c *cli) driftShowCmd() *cobra.Command {
 	var plans bool
-	cmd := &cobra.Command{
-		Use:   "show INSTALL [--plans]",
-		Short: "What the drift checks found: per sandbox and component, drifted and since when",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.GetDriftWithResponse(cmd.Context(), inst.Id))
+	cmd := c.installCmd("show INSTALL [--plans]", "What the drift checks found: per sandbox and component, drifted and since when", 1,
+		func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+			r, err := check(a.GetDriftWithResponse(ctx, inst.Id))
 			return c.printAnswer(r, err, func() error {
 				return c.printDrift(*r.JSON200, plans)
 			})
-		},
-	}
+		})
 	cmd.Flags().BoolVar(&plans, "plans", false, "print the plan of each drifted component")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -100,24 +101,13 @@ func describeInputsChange(install string, u apiclient.UpdatedInputs) string {
 }
 
 func (c *cli) inputsVersionsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "versions INSTALL",
-		Short: "List an install's inputs versions, newest first: which inputs each set or removed (never values)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListInputVersionsWithResponse(cmd.Context(), inst.Id))
-			return c.printAnswer(r, err, func() error {
-				rows := [][]string{}
-				for _, v := range r.JSON200.Versions {
-					rows = append(rows, []string{strconv.Itoa(v.Version), v.CreatedAt.Local().Format(time.DateTime),
-						strings.Join(v.Set, ","), strings.Join(v.Removed, ",")})
-				}
-				return table(c.stdout, "VERSION\tCREATED\tSET\tREMOVED", rows)
-			})
-		},
-	}
+	return c.installCmd("versions INSTALL", "List an install's inputs versions, newest first: which inputs each set or removed (never values)", 1,
+		func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+			r, err := check(a.ListInputVersionsWithResponse(ctx, inst.Id))
+			return printRows(c, r, err, "VERSION\tCREATED\tSET\tREMOVED", func() []apiclient.InputVersion { return r.JSON200.Versions },
+				func(v apiclient.InputVersion) []string {
+					return []string{strconv.Itoa(v.Version), v.CreatedAt.Local().Format(time.DateTime),
+						strings.Join(v.Set, ","), strings.Join(v.Removed, ",")}
+				})
+		})
 }

@@ -32,21 +32,13 @@ func (c *cli) jobsListCmd() *cobra.Command {
 }
 
 func (c *cli) jobsShowCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "show JOB",
-		Short: "Show a job: its attempts and the history of its status",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.GetJobWithResponse(cmd.Context(), args[0]))
+	return c.withAPI(&cobra.Command{Use: "show JOB", Short: "Show a job: its attempts and the history of its status", Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, a *api, args []string) error {
+			r, err := check(a.GetJobWithResponse(ctx, args[0]))
 			return c.printAnswer(r, err, func() error {
 				return c.showJob(*r.JSON200)
 			})
-		},
-	}
+		})
 }
 
 func (c *cli) showJob(j apiclient.JobDetail) error {

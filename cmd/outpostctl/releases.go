@@ -111,74 +111,39 @@ func (f releaseFlags) request(cmd *cobra.Command) (apiclient.CreateReleaseReques
 }
 
 func (c *cli) releasesListCmd() *cobra.Command {
-	var appRef string
-	cmd := &cobra.Command{
-		Use:   "list --app APP",
-		Short: "List an app's releases, newest first",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListReleasesWithResponse(cmd.Context(), app.Id))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, rel := range r.JSON200.Releases {
-					rows = append(rows, []string{rel.Id, releaseVersion(rel), string(rel.Status), releaseCounts(rel), stamp(rel.CreatedAt)})
-				}
-				return table(c.stdout, "ID\tCONFIG\tSTATUS\tINSTALLS\tCREATED", rows)
-			})
-		},
-	}
-	appFlag(cmd, &appRef)
-	return cmd
+	return c.withApp(&cobra.Command{Use: "list --app APP", Short: "List an app's releases, newest first", Args: cobra.NoArgs},
+		func(ctx context.Context, a *api, app apiclient.App, _ []string) error {
+			r, err := check(a.ListReleasesWithResponse(ctx, app.Id))
+			return printRows(c, r, err, "ID\tCONFIG\tSTATUS\tINSTALLS\tCREATED", func() []apiclient.Release { return r.JSON200.Releases },
+				func(rel apiclient.Release) []string {
+					return []string{rel.Id, releaseVersion(rel), string(rel.Status), releaseCounts(rel), stamp(rel.CreatedAt)}
+				})
+		})
 }
 
 func (c *cli) releasesShowCmd() *cobra.Command {
-	var appRef string
-	cmd := &cobra.Command{
-		Use:   "show --app APP RELEASE",
-		Short: "Show a release: its status and each batch's installs",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			r, err := check(a.GetReleaseWithResponse(cmd.Context(), app.Id, args[0]))
+	return c.withApp(&cobra.Command{Use: "show --app APP RELEASE", Short: "Show a release: its status and each batch's installs", Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, a *api, app apiclient.App, args []string) error {
+			r, err := check(a.GetReleaseWithResponse(ctx, app.Id, args[0]))
 			return c.printAnswer(r, notFound(err, "app %s has no release %q (`outpostctl releases list --app %s` shows them)", app.Name, args[0], app.Name), func() error {
 				c.showRelease(*r.JSON200)
 				return nil
 			})
-		},
-	}
-	appFlag(cmd, &appRef)
-	return cmd
+		})
 }
 
 // releaseActionCmd is pause, resume, cancel or rollback (resume and
 // rollback, with --wait, follow the release: for a rollback, the new one).
 func (c *cli) releaseActionCmd(action, short string) *cobra.Command {
-	var appRef string
 	var wait bool
-	cmd := &cobra.Command{
-		Use:   action + " --app APP RELEASE",
-		Short: short,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			rel, body, err := a.releaseAction(cmd.Context(), action, app.Id, args[0])
+	cmd := c.withApp(&cobra.Command{Use: action + " --app APP RELEASE", Short: short, Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, a *api, app apiclient.App, args []string) error {
+			rel, body, err := a.releaseAction(ctx, action, app.Id, args[0])
 			if err = notFound(err, "app %s has no release %q", app.Name, args[0]); err != nil {
 				return err
 			}
-			return c.releaseStarted(cmd.Context(), a, app, rel, body, wait)
-		},
-	}
-	appFlag(cmd, &appRef)
+			return c.releaseStarted(ctx, a, app, rel, body, wait)
+		})
 	if action == "rollback" || action == "resume" {
 		cmd.Flags().BoolVar(&wait, "wait", false, "follow the release until it ends or halts")
 	}

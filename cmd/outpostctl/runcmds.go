@@ -6,29 +6,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/outpost-dev/outpost/apiclient"
 )
 
 // The parts the commands on an install's action runs and runbook runs share.
-
-// installCmd is a command whose first of nargs arguments is an install (ID
-// or name): do runs with the API and that install.
-func (c *cli) installCmd(use, short string, nargs int,
-	do func(ctx context.Context, a *api, inst apiclient.Install, args []string) error) *cobra.Command {
-	return &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ExactArgs(nargs),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return do(cmd.Context(), a, inst, args)
-		},
-	}
-}
 
 // startRunCmd is `run INSTALL NAME [--input NAME=VALUE]... [--wait]`: start
 // starts a run of the install's action or runbook (what names which) with
@@ -63,18 +43,6 @@ func (c *cli) startRunCmd(use, short, long, what, waitUsage string,
 // INSTALL` for args INSTALL RUN_ID; any other error is itself.
 func noRun(err error, kind string, args []string) error {
 	return notFound(err, "no %s run %s on install %s", kind, args[1], args[0])
-}
-
-// printRows prints an answer: its JSON body with -o json, else a table of
-// a row per item (items is read only when the answer came).
-func printRows[T any](c *cli, r answer, err error, header string, items func() []T, row func(T) []string) error {
-	return c.printAnswer(r, err, func() error {
-		var rows [][]string
-		for _, it := range items() {
-			rows = append(rows, row(it))
-		}
-		return table(c.stdout, header, rows)
-	})
 }
 
 // pollRun reads a run again (get) every half second until done says it is.

@@ -19,33 +19,26 @@ func (c *cli) runnersCmd() *cobra.Command {
 }
 
 func (c *cli) runnersListCmd() *cobra.Command {
-	return &cobra.Command{
+	return c.withAPI(&cobra.Command{
 		Use:   "list",
 		Short: "List the org's runners: one per install, and the build runner",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListRunnersWithResponse(cmd.Context()))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, rn := range r.JSON200.Runners {
-					install := "-"
-					if rn.InstallId != nil {
-						install = *rn.InstallId
-					}
-					version := rn.Version
-					if rn.UpdateAvailable != nil {
-						version += " (" + rn.UpdateAvailable.Version + " available, waiting for the customer)"
-					}
-					rows = append(rows, []string{rn.Id, rn.Kind, install, string(rn.Status), lastSeen(rn), version, orUnknown(rn.Platform)})
+	}, func(ctx context.Context, a *api, _ []string) error {
+		r, err := check(a.ListRunnersWithResponse(ctx))
+		return printRows(c, r, err, "ID\tKIND\tINSTALL\tSTATUS\tLAST SEEN\tVERSION\tPLATFORM",
+			func() []apiclient.Runner { return r.JSON200.Runners },
+			func(rn apiclient.Runner) []string {
+				install := "-"
+				if rn.InstallId != nil {
+					install = *rn.InstallId
 				}
-				return table(c.stdout, "ID\tKIND\tINSTALL\tSTATUS\tLAST SEEN\tVERSION\tPLATFORM", rows)
+				version := rn.Version
+				if rn.UpdateAvailable != nil {
+					version += " (" + rn.UpdateAvailable.Version + " available, waiting for the customer)"
+				}
+				return []string{rn.Id, rn.Kind, install, string(rn.Status), lastSeen(rn), version, orUnknown(rn.Platform)}
 			})
-		},
-	}
+	})
 }
 
 func (c *cli) runnersShowCmd() *cobra.Command {
@@ -188,26 +181,19 @@ func (a *api) buildRunner(ctx context.Context) (string, error) {
 
 func (c *cli) runnersHelmInstallCmd() *cobra.Command {
 	var namespace, secret, image, chart, version string
-	cmd := &cobra.Command{
-		Use:   "helm-install INSTALL [--namespace NS] [--token-secret NAME] [--image REF] [--chart REF] [--version V]",
-		Short: "Print the commands that install the install's runner in a Kubernetes cluster with helm",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
+	cmd := c.installCmd("helm-install INSTALL [--namespace NS] [--token-secret NAME] [--image REF] [--chart REF] [--version V]",
+		"Print the commands that install the install's runner in a Kubernetes cluster with helm", 1,
+		func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
 			p := apiclient.GetRunnerHelmInstallParams{Namespace: optional(namespace), TokenSecret: optional(secret),
 				Image: optional(image), Chart: optional(chart), Version: optional(version)}
-			r, err := check(a.GetRunnerHelmInstallWithResponse(cmd.Context(), inst.Id, &p))
+			r, err := check(a.GetRunnerHelmInstallWithResponse(ctx, inst.Id, &p))
 			return c.printAnswer(r, err, func() error {
 				h := r.JSON200
 				fmt.Fprintf(c.stdout, "%s\n# Replace <TOKEN> with a registration token (`outpostctl runners token %s` issues one):\n%s\n%s\n",
 					h.NamespaceCommand, inst.Name, h.SecretCommand, h.Command)
 				return nil
 			})
-		},
-	}
+		})
 	f := cmd.Flags()
 	f.StringVar(&namespace, "namespace", "", "the runner's namespace (default outpost-runner)")
 	f.StringVar(&secret, "token-secret", "", "the Secret holding the runner's token (default outpost-runner-token)")
@@ -218,32 +204,27 @@ func (c *cli) runnersHelmInstallCmd() *cobra.Command {
 }
 
 func (c *cli) runnersRevokeCmd() *cobra.Command {
-	return &cobra.Command{
+	return c.withAPI(&cobra.Command{
 		Use:   "revoke-tokens RUNNER_ID",
 		Short: "Revoke every access token of a runner",
 		Long: "Revoke every access token the runner holds: it stops working at once, until it registers again\n" +
 			"with a new registration token (`outpostctl runners token INSTALL`). With -o json, the runner.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
+	}, func(ctx context.Context, a *api, args []string) error {
+		_, err := check(a.RevokeRunnerTokensWithResponse(ctx, args[0]))
+		if err = notFound(err, "no runner %q (`outpostctl runners list` shows them)", args[0]); err != nil {
+			return err
+		}
+		if c.output == "json" {
+			r, err := check(a.GetRunnerWithResponse(ctx, args[0]))
 			if err != nil {
 				return err
 			}
-			_, err = check(a.RevokeRunnerTokensWithResponse(cmd.Context(), args[0]))
-			if err = notFound(err, "no runner %q (`outpostctl runners list` shows them)", args[0]); err != nil {
-				return err
-			}
-			if c.output == "json" {
-				r, err := check(a.GetRunnerWithResponse(cmd.Context(), args[0]))
-				if err != nil {
-					return err
-				}
-				return c.printBody(r.Body)
-			}
-			fmt.Fprintf(c.stdout, "runner %s: every access token revoked\n", args[0])
-			return nil
-		},
-	}
+			return c.printBody(r.Body)
+		}
+		fmt.Fprintf(c.stdout, "runner %s: every access token revoked\n", args[0])
+		return nil
+	})
 }
 
 // optional is nil for a flag left empty, so the API applies its default.

@@ -162,41 +162,28 @@ func (c *cli) runnersPolicyCmd() *cobra.Command {
 }
 
 func (c *cli) runnersOrgVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	return c.withAPI(&cobra.Command{
 		Use:   "org-version VERSION",
 		Short: "Set the runner version the org's installs should run (\"\" for none)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.PutOrgRunnerPolicyWithResponse(cmd.Context(), apiclient.RunnerPolicyRequest{Version: &args[0]}))
-			return c.printAnswer(r, err, func() error {
-				fmt.Fprintf(c.stdout, "the org's runners should run %q\n", r.JSON200.OrgVersion)
-				return nil
-			})
-		},
-	}
+	}, func(ctx context.Context, a *api, args []string) error {
+		r, err := check(a.PutOrgRunnerPolicyWithResponse(ctx, apiclient.RunnerPolicyRequest{Version: &args[0]}))
+		return c.printAnswer(r, err, func() error {
+			fmt.Fprintf(c.stdout, "the org's runners should run %q\n", r.JSON200.OrgVersion)
+			return nil
+		})
+	})
 }
 
 func (c *cli) runnersVersionsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "versions",
-		Short: "List the published runner versions, newest first",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListRunnerVersionsWithResponse(cmd.Context()))
+	return c.withAPI(&cobra.Command{Use: "versions", Short: "List the published runner versions, newest first", Args: cobra.NoArgs},
+		func(ctx context.Context, a *api, _ []string) error {
+			r, err := check(a.ListRunnerVersionsWithResponse(ctx))
 			return c.printAnswer(r, err, func() error {
 				for _, v := range r.JSON200.Versions {
 					fmt.Fprintf(c.stdout, "%s\t%s\t%d bytes\t%s\n", v.Version, v.BinaryDigest, v.Size, stamp(v.CreatedAt))
 				}
 				return nil
 			})
-		},
-	}
+		})
 }
