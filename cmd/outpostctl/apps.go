@@ -58,11 +58,18 @@ func (a *api) app(ctx context.Context, ref string) (apiclient.App, error) {
 	if err != nil {
 		return apiclient.App{}, err
 	}
-	for _, app := range r.JSON200.Apps {
-		if app.Id == ref || app.Name == ref {
-			return app, nil
+	return findIn(r.JSON200.Apps, func(app apiclient.App) bool { return app.Id == ref || app.Name == ref },
+		"no app %q (`outpostctl apps list` shows them; `outpostctl apps create %s` makes it)", ref, ref)
+}
+
+// findIn is the first of items that is says is the one sought, else a
+// not-found error (exit code 4) saying format.
+func findIn[T any](items []T, is func(T) bool, format string, args ...any) (T, error) {
+	for _, it := range items {
+		if is(it) {
+			return it, nil
 		}
 	}
-	return apiclient.App{}, fail(exitNotFound, "no app %q (`outpostctl apps list` shows them; `outpostctl apps create %s` makes it)",
-		ref, ref)
+	var none T
+	return none, fail(exitNotFound, format, args...)
 }

@@ -112,47 +112,39 @@ const buildPoll = time.Second
 // waitBuild polls the build (queued or reused) until it finishes, printing
 // each status change.
 func (c *cli) waitBuild(ctx context.Context, a *api, app apiclient.App, b apiclient.Build, how string) error {
-	progress := c.stdout
-	if c.output == "json" {
-		progress = c.stderr
-	}
+	progress := c.progressOut()
 	fmt.Fprintf(progress, "build %s of %s %s\n", b.Id, b.Component, how)
-	seen := apiclient.BuildStatus("")
-	for {
+	seen, body := apiclient.BuildStatus(""), []byte(nil)
+	err := pollUntil(ctx, buildPoll, func() (bool, error) {
 		r, err := check(a.GetBuildWithResponse(ctx, b.AppId, b.Id))
 		if err != nil {
-			return err
+			return false, err
 		}
-		b = *r.JSON200
+		b, body = *r.JSON200, r.Body
 		if b.Status != seen {
 			seen = b.Status
 			fmt.Fprintf(progress, "%s build %s of %s: %s\n", time.Now().Format("15:04:05"), b.Id, b.Component, b.Status)
 		}
-		if b.Status == apiclient.BuildStatusSucceeded || b.Status == apiclient.BuildStatusFailed {
-			return c.builtOrFailed(app, b, r.Body)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(buildPoll):
-		}
+		return b.Status == apiclient.BuildStatusSucceeded || b.Status == apiclient.BuildStatusFailed, nil
+	})
+	if err != nil {
+		return err
 	}
+	return c.builtOrFailed(app, b, body)
 }
 
 func (c *cli) builtOrFailed(app apiclient.App, b apiclient.Build, body []byte) error {
-	if c.output == "json" {
-		if err := c.printBody(body); err != nil {
-			return err
-		}
-	} else if b.Digest != nil {
-		fmt.Fprintf(c.stdout, "artifact %s:%s@%s\n", b.Repository, b.Tag, *b.Digest)
-	}
+	var failed error
 	if b.Status == apiclient.BuildStatusFailed {
 		msg := ""
 		if b.Error != nil {
 			msg = ": " + strings.Join(strings.Fields(*b.Error), " ") // on the error's one line
 		}
-		return fail(exitOperation, "build %s of %s failed%s (`outpostctl builds show --app %s %s`)", b.Id, b.Component, msg, app.Name, b.Id)
+		failed = fail(exitOperation, "build %s of %s failed%s (`outpostctl builds show --app %s %s`)", b.Id, b.Component, msg, app.Name, b.Id)
 	}
-	return nil
+	return c.printEnded(body, func() {
+		if b.Digest != nil {
+			fmt.Fprintf(c.stdout, "artifact %s:%s@%s\n", b.Repository, b.Tag, *b.Digest)
+		}
+	}, failed)
 }

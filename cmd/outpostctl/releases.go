@@ -196,17 +196,13 @@ const releasePoll = time.Second
 // waitRelease polls the release until it ends or halts, printing each
 // change of an install's progress.
 func (c *cli) waitRelease(ctx context.Context, a *api, app apiclient.App, rel apiclient.Release) error {
-	progress := c.stdout
-	if c.output == "json" {
-		progress = c.stderr
-	}
-	seen := map[string]bool{}
-	for {
+	progress, seen, body := c.progressOut(), map[string]bool{}, []byte(nil)
+	err := pollUntil(ctx, releasePoll, func() (bool, error) {
 		r, err := check(a.GetReleaseWithResponse(ctx, app.Id, rel.Id))
 		if err != nil {
-			return err
+			return false, err
 		}
-		rel = *r.JSON200
+		rel, body = *r.JSON200, r.Body
 		for _, b := range rel.Batches {
 			for _, line := range b.Progress {
 				if !seen[line] {
@@ -215,33 +211,24 @@ func (c *cli) waitRelease(ctx context.Context, a *api, app apiclient.App, rel ap
 				}
 			}
 		}
-		if rel.FinishedAt != nil || rel.Status == apiclient.ReleaseStatus("halted") {
-			return c.releaseEnded(app, rel, r.Body)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(releasePoll):
-		}
+		return rel.FinishedAt != nil || rel.Status == apiclient.ReleaseStatus("halted"), nil
+	})
+	if err != nil {
+		return err
 	}
+	return c.releaseEnded(app, rel, body)
 }
 
 func (c *cli) releaseEnded(app apiclient.App, rel apiclient.Release, body []byte) error {
-	if c.output == "json" {
-		if err := c.printBody(body); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(c.stdout, "release %s: %s\n", rel.Id, rel.Status)
-	}
+	var failed error
 	switch rel.Status {
 	case "halted":
-		return fail(exitOperation, "release %s halted: %s (fix it, then `outpostctl releases resume --app %s %s`)",
+		failed = fail(exitOperation, "release %s halted: %s (fix it, then `outpostctl releases resume --app %s %s`)",
 			rel.Id, strings.Join(strings.Fields(deref(rel.Error)), " "), app.Name, rel.Id)
 	case "cancelled":
-		return fail(exitOperation, "release %s was cancelled", rel.Id)
+		failed = fail(exitOperation, "release %s was cancelled", rel.Id)
 	}
-	return nil
+	return c.printEnded(body, func() { fmt.Fprintf(c.stdout, "release %s: %s\n", rel.Id, rel.Status) }, failed)
 }
 
 func (c *cli) showRelease(rel apiclient.Release) {

@@ -171,12 +171,8 @@ func (a *api) buildRunner(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, rn := range r.JSON200.Runners {
-		if rn.Kind == "build" {
-			return rn.Id, nil
-		}
-	}
-	return "", fail(exitNotFound, "the org has no build runner")
+	rn, err := findIn(r.JSON200.Runners, func(rn apiclient.Runner) bool { return rn.Kind == "build" }, "the org has no build runner")
+	return rn.Id, err
 }
 
 func (c *cli) runnersHelmInstallCmd() *cobra.Command {

@@ -78,20 +78,19 @@ func optionalSeconds(d time.Duration) *int {
 
 // awaitRunnerUpdate polls the update until it ended.
 func (a *api) awaitRunnerUpdate(ctx context.Context, installID, id string) (apiclient.RunnerUpdate, error) {
-	for {
+	var u apiclient.RunnerUpdate
+	err := pollUntil(ctx, time.Second, func() (bool, error) {
 		r, err := check(a.GetRunnerUpdateWithResponse(ctx, installID, id))
 		if err != nil {
-			return apiclient.RunnerUpdate{}, err
+			return false, err
 		}
-		if r.JSON200.Status != apiclient.RunnerUpdateStatusRunning {
-			return *r.JSON200, nil
-		}
-		select {
-		case <-ctx.Done():
-			return apiclient.RunnerUpdate{}, ctx.Err()
-		case <-time.After(time.Second):
-		}
+		u = *r.JSON200
+		return u.Status != apiclient.RunnerUpdateStatusRunning, nil
+	})
+	if err != nil {
+		return apiclient.RunnerUpdate{}, err
 	}
+	return u, nil
 }
 
 func (c *cli) showRunnerUpdate(u apiclient.RunnerUpdate) {

@@ -118,10 +118,6 @@ func (a *api) token(ctx context.Context, id string) (apiclient.Token, error) {
 	if err != nil {
 		return apiclient.Token{}, err
 	}
-	for _, t := range r.JSON200.Tokens {
-		if t.Id == id {
-			return t, nil
-		}
-	}
-	return apiclient.Token{}, fail(exitNotFound, "no token %q (`outpostctl tokens list` shows them)", id)
+	return findIn(r.JSON200.Tokens, func(t apiclient.Token) bool { return t.Id == id },
+		"no token %q (`outpostctl tokens list` shows them)", id)
 }

@@ -146,10 +146,6 @@ func (a *api) user(ctx context.Context, ref string) (apiclient.User, error) {
 	if err != nil {
 		return apiclient.User{}, err
 	}
-	for _, u := range r.JSON200.Users {
-		if u.Id == ref || u.Name == ref {
-			return u, nil
-		}
-	}
-	return apiclient.User{}, fail(exitNotFound, "no user %q (`outpostctl users list` shows them)", ref)
+	return findIn(r.JSON200.Users, func(u apiclient.User) bool { return u.Id == ref || u.Name == ref },
+		"no user %q (`outpostctl users list` shows them)", ref)
 }
