@@ -258,12 +258,8 @@ func loadConfig(ac store.AppConfig) (*appconfig.Config, error) {
 // workflow started (202).
 func (s *Server) rebuild(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
-	app, err := s.store.GetApp(ctx, org, c.Param("id"))
+	app, req, err := pathRequest[wire.RebuildRequest](c, s.store.GetApp)
 	if err != nil {
-		return err
-	}
-	var req wire.RebuildRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	if req.Component == "" {

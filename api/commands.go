@@ -70,12 +70,8 @@ func commandFinished(c store.InstallCommand) bool {
 
 func (s *Server) createCommand(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	inst, req, err := pathRequest[wire.CreateCommandRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.CreateCommandRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	if err := validCommand(req); err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/labstack/echo/v4"
 	digest "github.com/opencontainers/go-digest"
 
-	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
@@ -68,12 +67,8 @@ func (s *Server) exportOfflineInstall(c echo.Context) error {
 // same result made before (200).
 func (s *Server) importOfflineResult(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	inst, req, err := pathRequest[wire.OfflineResult](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.OfflineResult
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	r, err := offlineResult(req, inst)

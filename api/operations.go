@@ -22,13 +22,9 @@ const maxOperationWait = 60
 // startOperation records an operation of kind on the path's install (and
 // component), takes the install's lock and starts its workflow.
 func (s *Server) startOperation(c echo.Context, kind string) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	ctx := c.Request().Context()
+	inst, req, err := pathRequest[wire.OperationRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.OperationRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	component := c.Param("name")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/outpost-dev/outpost/api/apierr"
+
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -21,6 +23,17 @@ func getByID[T, W any](c echo.Context, get byID[T], view func(T) W) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, view(obj))
+}
+
+// pathRequest reads the object the path's id names with get (in the token's
+// org), then binds the request body into a T.
+func pathRequest[T, P any](c echo.Context, get byID[P]) (P, T, error) {
+	var req T
+	obj, err := get(c.Request().Context(), orgID(c), c.Param("id"))
+	if err != nil {
+		return obj, req, err
+	}
+	return obj, req, apierr.Bind(c, &req)
 }
 
 // deleteByID deletes the path's id (in the token's org) with del.

@@ -106,12 +106,8 @@ func (s *Server) getInstallRunnerPolicy(c echo.Context) error {
 
 func (s *Server) putInstallRunnerPolicy(c echo.Context) error {
 	ctx := c.Request().Context()
-	inst, err := s.store.GetInstall(ctx, orgID(c), c.Param("id"))
+	inst, req, err := pathRequest[wire.RunnerPolicyRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.RunnerPolicyRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	org, ip, err := s.store.RunnerPolicies(ctx, inst.OrgID, inst.ID)
@@ -145,13 +141,9 @@ func seconds(field string, v *int, def, lo, hi int) (time.Duration, error) {
 }
 
 func (s *Server) createRunnerUpdate(c echo.Context) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	ctx := c.Request().Context()
+	inst, req, err := pathRequest[wire.CreateRunnerUpdateRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.CreateRunnerUpdateRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	deadline, err := seconds("health_deadline_seconds", req.HealthDeadlineSeconds, defaultHealthDeadline, minHealthDeadline, maxHealthDeadline)

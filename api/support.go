@@ -162,12 +162,8 @@ func validLogsRequest(r wire.CreateLogsRequest) error {
 // follows (GET /v1/jobs/{id}/logs?follow=true).
 func (s *Server) createLogsRequest(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	inst, req, err := pathRequest[wire.CreateLogsRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.CreateLogsRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	if err := validLogsRequest(req); err != nil {
