@@ -169,24 +169,22 @@ func (c *cli) decide(ctx context.Context, a *api, inst apiclient.Install, op api
 }
 
 func (c *cli) installsApprovalModeCmd() *cobra.Command {
-	return &cobra.Command{
+	return c.withInstall(&cobra.Command{
 		Use:   "approval-mode INSTALL MODE",
 		Short: "Set how the install's plans are approved: approve-all, or prompt (each plan waits for `outpostctl approve`)",
 		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			mode := apiclient.ApprovalModeApprovalMode(args[1])
-			if !mode.Valid() {
+		PreRunE: func(_ *cobra.Command, args []string) error {
+			if !apiclient.ApprovalModeApprovalMode(args[1]).Valid() {
 				return fail(exitUsage, "MODE %q: want %s or %s", args[1], apiclient.ApproveAll, apiclient.Prompt)
 			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.SetApprovalModeWithResponse(cmd.Context(), inst.Id, apiclient.ApprovalMode{ApprovalMode: mode}))
-			return c.printAnswer(r, err, func() error {
-				fmt.Fprintf(c.stdout, "install %s: approval mode %s (for the operations started from now on)\n", inst.Name, mode)
-				return nil
-			})
+			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+		mode := apiclient.ApprovalModeApprovalMode(args[1])
+		r, err := check(a.SetApprovalModeWithResponse(ctx, inst.Id, apiclient.ApprovalMode{ApprovalMode: mode}))
+		return c.printAnswer(r, err, func() error {
+			fmt.Fprintf(c.stdout, "install %s: approval mode %s (for the operations started from now on)\n", inst.Name, mode)
+			return nil
+		})
+	})
 }

@@ -78,32 +78,29 @@ func (c *cli) printDrift(d apiclient.Drift, plans bool) error {
 func (c *cli) driftScheduleCmd() *cobra.Command {
 	var every string
 	var reconcile, off bool
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "schedule INSTALL (--every DURATION [--reconcile] | --off)",
 		Short: "Check the install for drift on a schedule",
 		Long: "--every 6h checks every six hours; --reconcile (under approve-all) applies the drift a check\n" +
 			"finds, waiting for the install's maintenance window; --off deletes the schedule.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(*cobra.Command, []string) error {
 			if (every == "") == !off {
 				return fail(exitUsage, "give --every DURATION or --off")
 			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.SetDriftScheduleWithResponse(cmd.Context(), inst.Id,
-				apiclient.DriftScheduleRequest{Every: every, Reconcile: &reconcile}))
-			return c.printAnswer(r, err, func() error {
-				if every == "" {
-					fmt.Fprintf(c.stdout, "install %s: no drift schedule\n", inst.Name)
-					return nil
-				}
-				fmt.Fprintf(c.stdout, "install %s: drift checked every %s, reconcile %v\n", inst.Name, every, reconcile)
-				return nil
-			})
+			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		r, err := check(a.SetDriftScheduleWithResponse(ctx, inst.Id, apiclient.DriftScheduleRequest{Every: every, Reconcile: &reconcile}))
+		return c.printAnswer(r, err, func() error {
+			if every == "" {
+				fmt.Fprintf(c.stdout, "install %s: no drift schedule\n", inst.Name)
+				return nil
+			}
+			fmt.Fprintf(c.stdout, "install %s: drift checked every %s, reconcile %v\n", inst.Name, every, reconcile)
+			return nil
+		})
+	})
 	f := cmd.Flags()
 	f.StringVar(&every, "every", "", "the interval between checks, e.g. 30m, 6h")
 	f.BoolVar(&reconcile, "reconcile", false, "apply drift found (approve-all), in the install's maintenance window")

@@ -17,9 +17,11 @@ func (c *cli) installsCmd() *cobra.Command {
 }
 
 func (c *cli) installsCreateCmd() *cobra.Command {
-	var appRef, name, inputFile string
+	var name, inputFile string
 	var inputs, labels []string
-	cmd := &cobra.Command{
+	var in map[string]string
+	var lab *apiclient.Labels
+	cmd := c.withApp(&cobra.Command{
 		Use:   "create --app APP --name NAME [--input name=value]... [--input-file FILE] [--label key=value]...",
 		Short: "Create an install and its runner",
 		Long: "Create an install of an app, and its runner. Inputs come from --input-file (a YAML or JSON map\n" +
@@ -27,40 +29,31 @@ func (c *cli) installsCreateCmd() *cobra.Command {
 			"sensitive are sent as sensitive. The runner's registration token is printed once: start the\n" +
 			"runner with it (outpost-runner run --token ...).",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := parseInputs(inputs, inputFile)
-			if err != nil {
+		PreRunE: func(*cobra.Command, []string) (err error) {
+			if in, err = parseInputs(inputs, inputFile); err != nil {
 				return err
 			}
-			lab, err := newLabels(labels)
-			if err != nil {
-				return err
-			}
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			reqs, err := a.inputRequests(cmd.Context(), app.Id, in)
-			if err != nil {
-				return err
-			}
-			r, err := check(a.CreateInstallWithResponse(cmd.Context(),
-				apiclient.CreateInstallRequest{AppId: app.Id, Name: name, Inputs: &reqs, Labels: lab}))
-			return c.printAnswer(r, err, func() error {
-				n := r.JSON201
-				fmt.Fprintf(c.stdout, "install %s created: %s\nrunner %s, registration token (shown only now): %s\n",
-					n.Name, n.Id, n.Runner.Id, n.Runner.RegistrationToken)
-				return nil
-			})
+			lab, err = newLabels(labels)
+			return err
 		},
-	}
+	}, func(ctx context.Context, a *api, app apiclient.App, _ []string) error {
+		reqs, err := a.inputRequests(ctx, app.Id, in)
+		if err != nil {
+			return err
+		}
+		r, err := check(a.CreateInstallWithResponse(ctx, apiclient.CreateInstallRequest{AppId: app.Id, Name: name, Inputs: &reqs, Labels: lab}))
+		return c.printAnswer(r, err, func() error {
+			n := r.JSON201
+			fmt.Fprintf(c.stdout, "install %s created: %s\nrunner %s, registration token (shown only now): %s\n",
+				n.Name, n.Id, n.Runner.Id, n.Runner.RegistrationToken)
+			return nil
+		})
+	})
 	f := cmd.Flags()
-	f.StringVar(&appRef, "app", "", "the app, by name or ID")
 	f.StringVar(&name, "name", "", "the install's name")
 	f.StringArrayVar(&inputs, "input", nil, "an input, name=value (repeat for more)")
 	f.StringVar(&inputFile, "input-file", "", "a YAML or JSON file mapping input names to values")
 	f.StringArrayVar(&labels, "label", nil, "a label, key=value, that selects the install in a release (repeat for more)")
-	_ = cmd.MarkFlagRequired("app")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
 }

@@ -25,7 +25,7 @@ func (c *cli) releasesCmd() *cobra.Command {
 
 // releaseFlags are the flags of `releases create`.
 type releaseFlags struct {
-	app, selector, pause, soak     string
+	selector, pause, soak          string
 	onUnhealthy                    string
 	version, size, percent, thresh int
 	all, wait                      bool
@@ -34,7 +34,8 @@ type releaseFlags struct {
 
 func (c *cli) releasesCreateCmd() *cobra.Command {
 	var f releaseFlags
-	cmd := &cobra.Command{
+	var req apiclient.CreateReleaseRequest
+	cmd := c.withApp(&cobra.Command{
 		Use: "create --app APP [--config-version N] [--all | --install NAME... | --selector S] [--batch-size N | --batch-percent P] " +
 			"[--pause D] [--failure-threshold N] [--soak D [--on-unhealthy halt|rollback]] [--wait]",
 		Short: "Deploy a config version (default: the latest) to some of an app's installs, in batches",
@@ -46,23 +47,17 @@ func (c *cli) releasesCreateCmd() *cobra.Command {
 			"`releases resume` goes on with the next batch. With --wait, follow it until it ends or\n" +
 			"halts: exit code 6 if it halted or was cancelled.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := f.request(cmd)
-			if err != nil {
-				return err
-			}
-			a, app, err := c.apiForApp(cmd.Context(), f.app)
-			if err != nil {
-				return err
-			}
-			r, err := check(a.CreateReleaseWithResponse(cmd.Context(), app.Id, req))
-			if err != nil {
-				return err
-			}
-			return c.releaseStarted(cmd.Context(), a, app, *r.JSON202, r.Body, f.wait)
+		PreRunE: func(cmd *cobra.Command, _ []string) (err error) {
+			req, err = f.request(cmd)
+			return err
 		},
-	}
-	appFlag(cmd, &f.app)
+	}, func(ctx context.Context, a *api, app apiclient.App, _ []string) error {
+		r, err := check(a.CreateReleaseWithResponse(ctx, app.Id, req))
+		if err != nil {
+			return err
+		}
+		return c.releaseStarted(ctx, a, app, *r.JSON202, r.Body, f.wait)
+	})
 	fl := cmd.Flags()
 	fl.IntVar(&f.version, "config-version", 0, "the config version to deploy (default: the latest)")
 	fl.BoolVar(&f.all, "all", false, "every install of the app")
@@ -272,30 +267,26 @@ func releaseCounts(rel apiclient.Release) string {
 }
 
 func (c *cli) installsLabelsCmd() *cobra.Command {
-	return &cobra.Command{
+	var req apiclient.PatchLabelsRequest
+	return c.withInstall(&cobra.Command{
 		Use:   "labels INSTALL [key=value]... [key-]...",
 		Short: "Show, set (key=value) and remove (key-) an install's labels, which select it in a release",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := labelChanges(args[1:])
-			if err != nil {
-				return err
-			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			labels, body := inst.Labels, []byte(nil)
-			if len(args) > 1 {
-				r, err := check(a.PatchInstallLabelsWithResponse(cmd.Context(), inst.Id, req))
-				if err != nil {
-					return err
-				}
-				labels, body = r.JSON200.Labels, r.Body
-			}
-			return c.printLabels(labels, body)
+		PreRunE: func(_ *cobra.Command, args []string) (err error) {
+			req, err = labelChanges(args[1:])
+			return err
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+		labels, body := inst.Labels, []byte(nil)
+		if len(args) > 1 {
+			r, err := check(a.PatchInstallLabelsWithResponse(ctx, inst.Id, req))
+			if err != nil {
+				return err
+			}
+			labels, body = r.JSON200.Labels, r.Body
+		}
+		return c.printLabels(labels, body)
+	})
 }
 
 // labelChanges parses key=value (set) and key- (remove) arguments.

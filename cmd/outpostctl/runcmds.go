@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/outpost-dev/outpost/apiclient"
 )
 
 // The parts the commands on an install's action runs and runbook runs share.
@@ -16,24 +18,20 @@ import (
 func (c *cli) startRunCmd(use, short, long, what, waitUsage string,
 	start func(ctx context.Context, a *api, installID, name string, given map[string]string, wait bool) error) *cobra.Command {
 	var inputs []string
+	var given map[string]string
 	var wait bool
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   use,
 		Short: short,
 		Long:  long,
 		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			given, err := parseInputs(inputs, "")
-			if err != nil {
-				return err
-			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return start(cmd.Context(), a, inst.Id, args[1], given, wait)
+		PreRunE: func(*cobra.Command, []string) (err error) {
+			given, err = parseInputs(inputs, "")
+			return err
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+		return start(ctx, a, inst.Id, args[1], given, wait)
+	})
 	cmd.Flags().StringArrayVar(&inputs, "input", nil, "an input of the "+what+", NAME=VALUE (repeatable)")
 	cmd.Flags().BoolVar(&wait, "wait", false, waitUsage)
 	return cmd

@@ -43,31 +43,30 @@ func (c *cli) runnersListCmd() *cobra.Command {
 
 func (c *cli) runnersShowCmd() *cobra.Command {
 	var installRef string
-	cmd := &cobra.Command{
+	cmd := c.withAPI(&cobra.Command{
 		Use:   "show RUNNER_ID | --install INSTALL",
 		Short: "Show a runner: online or offline, when last seen, its version and capabilities",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(_ *cobra.Command, args []string) error {
 			if (len(args) == 1) == (installRef != "") {
 				return fail(exitUsage, "name the runner by its ID or by --install INSTALL, one of the two")
 			}
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			id := ""
-			if len(args) == 1 {
-				id = args[0]
-			} else if id, err = a.installRunner(cmd.Context(), installRef); err != nil {
-				return err
-			}
-			r, err := check(a.GetRunnerWithResponse(cmd.Context(), id))
-			return c.printAnswer(r, notFound(err, "no runner %q (`outpostctl runners list` shows them)", id), func() error {
-				c.showRunner(*r.JSON200)
-				return nil
-			})
+			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, args []string) error {
+		var id string
+		var err error
+		if len(args) == 1 {
+			id = args[0]
+		} else if id, err = a.installRunner(ctx, installRef); err != nil {
+			return err
+		}
+		r, err := check(a.GetRunnerWithResponse(ctx, id))
+		return c.printAnswer(r, notFound(err, "no runner %q (`outpostctl runners list` shows them)", id), func() error {
+			c.showRunner(*r.JSON200)
+			return nil
+		})
+	})
 	cmd.Flags().StringVar(&installRef, "install", "", "the runner of this install (name or ID)")
 	return cmd
 }
@@ -130,37 +129,36 @@ func (a *api) installRunner(ctx context.Context, ref string) (string, error) {
 
 func (c *cli) runnersTokenCmd() *cobra.Command {
 	var build bool
-	cmd := &cobra.Command{
+	cmd := c.withAPI(&cobra.Command{
 		Use:   "token INSTALL | --build",
 		Short: "Issue a new one-time registration token for the install's runner (or the org's build runner), and print it once",
 		Long: "Issue a new one-time registration token for the install's runner, or with --build for the org's\n" +
 			"build runner; the previous one stops working, the tokens the runner already holds stay valid.\n" +
 			"It is printed only now.",
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(_ *cobra.Command, args []string) error {
 			if (len(args) == 1) == build {
 				return fail(exitUsage, "name the install, or give --build for the org's build runner, one of the two")
 			}
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			var id string
-			if build {
-				id, err = a.buildRunner(cmd.Context())
-			} else {
-				id, err = a.installRunner(cmd.Context(), args[0])
-			}
-			if err != nil {
-				return err
-			}
-			r, err := check(a.RotateRegistrationTokenWithResponse(cmd.Context(), id))
-			return c.printAnswer(r, err, func() error {
-				fmt.Fprintf(c.stdout, "runner %s, registration token (shown only now): %s\n", id, r.JSON200.RegistrationToken)
-				return nil
-			})
+			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, args []string) error {
+		var id string
+		var err error
+		if build {
+			id, err = a.buildRunner(ctx)
+		} else {
+			id, err = a.installRunner(ctx, args[0])
+		}
+		if err != nil {
+			return err
+		}
+		r, err := check(a.RotateRegistrationTokenWithResponse(ctx, id))
+		return c.printAnswer(r, err, func() error {
+			fmt.Fprintf(c.stdout, "runner %s, registration token (shown only now): %s\n", id, r.JSON200.RegistrationToken)
+			return nil
+		})
+	})
 	cmd.Flags().BoolVar(&build, "build", false, "the org's build runner")
 	return cmd
 }

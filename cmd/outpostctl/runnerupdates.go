@@ -19,46 +19,44 @@ func (c *cli) runnersUpdateCmd() *cobra.Command {
 	var version string
 	var deadline, drain time.Duration
 	var wait bool
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "update INSTALL [--version V] [--deadline 2m] [--drain-timeout 1h] [--wait]",
 		Short: "Update the install's runner to a version (default: its target), rolled back unless healthy within the deadline",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(*cobra.Command, []string) error {
 			if deadline != 0 && (deadline < 5*time.Second || deadline > time.Hour) {
 				return fail(exitUsage, "--deadline must be between 5s and 1h, got %s", deadline)
 			}
 			if drain != 0 && (drain < 5*time.Second || drain > 24*time.Hour) {
 				return fail(exitUsage, "--drain-timeout must be between 5s and 24h, got %s", drain)
 			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			body := apiclient.CreateRunnerUpdateRequest{Version: optional(version)}
-			body.HealthDeadlineSeconds, body.DrainTimeoutSeconds = optionalSeconds(deadline), optionalSeconds(drain)
-			r, err := check(a.CreateRunnerUpdateWithResponse(cmd.Context(), inst.Id, body))
-			if err != nil {
-				return err
-			}
-			u := *r.JSON202
-			if wait {
-				if u, err = a.awaitRunnerUpdate(cmd.Context(), inst.Id, u.Id); err != nil {
-					return err
-				}
-			}
-			if c.output == "json" {
-				return c.printJSON(u)
-			}
-			c.showRunnerUpdate(u)
-			if u.Status == apiclient.RunnerUpdateStatusAvailable {
-				fmt.Fprintf(c.stdout, "update available, waiting for the customer: the runner runs %s until its customer accepts %s\n", deref(u.FromVersion), u.Version)
-			}
-			if u.Status == apiclient.RunnerUpdateStatusFailed {
-				return fail(exitOperation, "the runner update failed; the previous runner runs")
-			}
 			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		body := apiclient.CreateRunnerUpdateRequest{Version: optional(version)}
+		body.HealthDeadlineSeconds, body.DrainTimeoutSeconds = optionalSeconds(deadline), optionalSeconds(drain)
+		r, err := check(a.CreateRunnerUpdateWithResponse(ctx, inst.Id, body))
+		if err != nil {
+			return err
+		}
+		u := *r.JSON202
+		if wait {
+			if u, err = a.awaitRunnerUpdate(ctx, inst.Id, u.Id); err != nil {
+				return err
+			}
+		}
+		if c.output == "json" {
+			return c.printJSON(u)
+		}
+		c.showRunnerUpdate(u)
+		if u.Status == apiclient.RunnerUpdateStatusAvailable {
+			fmt.Fprintf(c.stdout, "update available, waiting for the customer: the runner runs %s until its customer accepts %s\n", deref(u.FromVersion), u.Version)
+		}
+		if u.Status == apiclient.RunnerUpdateStatusFailed {
+			return fail(exitOperation, "the runner update failed; the previous runner runs")
+		}
+		return nil
+	})
 	f := cmd.Flags()
 	f.StringVar(&version, "version", "", "the runner version (default: the install's target: its own version, else its org's)")
 	f.DurationVar(&deadline, "deadline", 0, "how long the new runner has to report healthy (default 2m)")
@@ -106,53 +104,52 @@ func (c *cli) showRunnerUpdate(u apiclient.RunnerUpdate) {
 
 func (c *cli) runnersPolicyCmd() *cobra.Command {
 	var version string
-	var pin, unpin bool
-	cmd := &cobra.Command{
+	var pin, unpin, setVersion bool
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "policy INSTALL [--version V | --version ''] [--pin | --unpin]",
 		Short: "Show or set the install's runner version: its own (overriding the org's), or pinned (never updated)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(cmd *cobra.Command, _ []string) error {
 			if pin && unpin {
 				return fail(exitUsage, "--pin and --unpin: one of the two")
 			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
+			setVersion = cmd.Flags().Changed("version")
+			return nil
+		},
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		var p apiclient.RunnerPolicy
+		if setVersion || pin || unpin {
+			body := apiclient.RunnerPolicyRequest{}
+			if setVersion {
+				body.Version = &version
+			}
+			if pin || unpin {
+				body.Pinned = &pin
+			}
+			r, err := check(a.PutInstallRunnerPolicyWithResponse(ctx, inst.Id, body))
 			if err != nil {
 				return err
 			}
-			var p apiclient.RunnerPolicy
-			if cmd.Flags().Changed("version") || pin || unpin {
-				body := apiclient.RunnerPolicyRequest{}
-				if cmd.Flags().Changed("version") {
-					body.Version = &version
-				}
-				if pin || unpin {
-					body.Pinned = &pin
-				}
-				r, err := check(a.PutInstallRunnerPolicyWithResponse(cmd.Context(), inst.Id, body))
-				if err != nil {
-					return err
-				}
-				p = *r.JSON200
-			} else {
-				r, err := check(a.GetInstallRunnerPolicyWithResponse(cmd.Context(), inst.Id))
-				if err != nil {
-					return err
-				}
-				p = *r.JSON200
+			p = *r.JSON200
+		} else {
+			r, err := check(a.GetInstallRunnerPolicyWithResponse(ctx, inst.Id))
+			if err != nil {
+				return err
 			}
-			if c.output == "json" {
-				return c.printJSON(p)
-			}
-			target := p.Target
-			if p.Pinned {
-				target = "none (pinned)"
-			} else if target == "" {
-				target = "none (no version wanted)"
-			}
-			fmt.Fprintf(c.stdout, "org version %q, install version %q, pinned %t: target %s\n", p.OrgVersion, p.Version, p.Pinned, target)
-			return nil
-		},
-	}
+			p = *r.JSON200
+		}
+		if c.output == "json" {
+			return c.printJSON(p)
+		}
+		target := p.Target
+		if p.Pinned {
+			target = "none (pinned)"
+		} else if target == "" {
+			target = "none (no version wanted)"
+		}
+		fmt.Fprintf(c.stdout, "org version %q, install version %q, pinned %t: target %s\n", p.OrgVersion, p.Version, p.Pinned, target)
+		return nil
+	})
 	f := cmd.Flags()
 	f.StringVar(&version, "version", "", "the install's own runner version (\"\" follows the org's)")
 	f.BoolVar(&pin, "pin", false, "pin the install's runner: it is not updated")

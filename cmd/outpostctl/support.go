@@ -154,48 +154,45 @@ func (c *cli) supportLogsCmd() *cobra.Command {
 	var namespace, workload string
 	var since time.Duration
 	var tail int64
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "logs INSTALL --namespace NS [--workload NAME] [--since D] [--tail N]",
 		Short: "Stream one namespace's (or workload's) events and container logs from the install's cluster",
 		Long: "The install's runner reads the events and container logs of the namespace (or of the pods whose name\n" +
 			"starts with --workload) since --since ago, redacted as a support bundle is, and they stream back as\n" +
 			"its job's log.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(*cobra.Command, []string) error {
 			if namespace == "" {
 				return fail(exitUsage, "--namespace: required")
 			}
 			if since < time.Second {
 				return fail(exitUsage, "--since %s: want at least 1s", since)
 			}
-			ctx := cmd.Context()
-			a, inst, err := c.apiForInstall(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			secs := int(since.Seconds())
-			req := apiclient.CreateLogsRequest{Namespace: namespace, SinceSeconds: &secs}
-			if workload != "" {
-				req.Workload = &workload
-			}
-			if tail > 0 {
-				n := int(tail)
-				req.TailLines = &n
-			}
-			r, err := check(a.CreateLogsRequestWithResponse(ctx, inst.Id, req))
-			if err != nil {
-				return err
-			}
-			end, err := a.followLogs(ctx, r.JSON202.JobId, c.chunkPrinter(true))
-			if err != nil {
-				return err
-			}
-			if end.Status != "" && end.Status != "succeeded" {
-				return fail(exitOperation, "logs request %s: job %s %s: %s", r.JSON202.Id, r.JSON202.JobId, end.Status, end.Error)
-			}
 			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		secs := int(since.Seconds())
+		req := apiclient.CreateLogsRequest{Namespace: namespace, SinceSeconds: &secs}
+		if workload != "" {
+			req.Workload = &workload
+		}
+		if tail > 0 {
+			n := int(tail)
+			req.TailLines = &n
+		}
+		r, err := check(a.CreateLogsRequestWithResponse(ctx, inst.Id, req))
+		if err != nil {
+			return err
+		}
+		end, err := a.followLogs(ctx, r.JSON202.JobId, c.chunkPrinter(true))
+		if err != nil {
+			return err
+		}
+		if end.Status != "" && end.Status != "succeeded" {
+			return fail(exitOperation, "logs request %s: job %s %s: %s", r.JSON202.Id, r.JSON202.JobId, end.Status, end.Error)
+		}
+		return nil
+	})
 	f := cmd.Flags()
 	f.StringVarP(&namespace, "namespace", "n", "", "the namespace (required)")
 	f.StringVar(&workload, "workload", "", "only the pods whose name starts with this")
