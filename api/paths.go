@@ -18,11 +18,22 @@ type byID[T any] func(ctx context.Context, orgID, id string) (T, error)
 // getByID answers the object get reads for the path's id (in the token's
 // org), as view shows it.
 func getByID[T, W any](c echo.Context, get byID[T], view func(T) W) error {
-	obj, err := get(c.Request().Context(), orgID(c), c.Param("id"))
+	return answerByID(c, get, func(_ context.Context, obj T) (W, error) { return view(obj), nil })
+}
+
+// answerByID answers what view reads of the object get reads for the
+// path's id (in the token's org).
+func answerByID[T, W any](c echo.Context, get byID[T], view func(ctx context.Context, obj T) (W, error)) error {
+	ctx := c.Request().Context()
+	obj, err := get(ctx, orgID(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, view(obj))
+	w, err := view(ctx, obj)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, w)
 }
 
 // pathRequest reads the object the path's id names with get (in the token's

@@ -92,16 +92,10 @@ func (s *Server) putOrgRunnerPolicy(c echo.Context) error {
 }
 
 func (s *Server) getInstallRunnerPolicy(c echo.Context) error {
-	ctx := c.Request().Context()
-	inst, err := s.store.GetInstall(ctx, orgID(c), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	org, ip, err := s.store.RunnerPolicies(ctx, inst.OrgID, inst.ID)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, policyView(org, ip))
+	return answerByID(c, s.store.GetInstall, func(ctx context.Context, inst store.Install) (wire.RunnerPolicy, error) {
+		org, ip, err := s.store.RunnerPolicies(ctx, inst.OrgID, inst.ID)
+		return policyView(org, ip), err
+	})
 }
 
 func (s *Server) putInstallRunnerPolicy(c echo.Context) error {
