@@ -16,18 +16,14 @@ func (c *cli) jobsCmd() *cobra.Command {
 }
 
 func (c *cli) jobsListCmd() *cobra.Command {
-	return c.installListCmd("List the jobs of an install's runner, newest first", "ID\tTYPE\tSTATUS\tATTEMPT\tCREATED\tTOOK\tEXIT",
-		func(ctx context.Context, a *api, inst string, limit *int) (answer, [][]string, error) {
+	return c.installListCmd("List the jobs of an install's runner, newest first",
+		func(ctx context.Context, a *api, inst string, limit *int) error {
 			r, err := check(a.ListInstallJobsWithResponse(ctx, inst, &apiclient.ListInstallJobsParams{Limit: limit}))
-			if err != nil {
-				return nil, nil, err
-			}
-			var rows [][]string
-			for _, j := range r.JSON200.Jobs {
-				rows = append(rows, []string{j.Id, j.Type, string(j.Status), fmt.Sprint(j.Attempt), clock(&j.CreatedAt),
-					took(j.StartedAt, j.FinishedAt), exitText(j.ExitCode)})
-			}
-			return r, rows, nil
+			return printRows(c, r, err, "ID\tTYPE\tSTATUS\tATTEMPT\tCREATED\tTOOK\tEXIT", func() []apiclient.Job { return r.JSON200.Jobs },
+				func(j apiclient.Job) []string {
+					return []string{j.Id, j.Type, string(j.Status), fmt.Sprint(j.Attempt), clock(&j.CreatedAt),
+						took(j.StartedAt, j.FinishedAt), exitText(j.ExitCode)}
+				})
 		})
 }
 

@@ -17,33 +17,26 @@ func (c *cli) operationsCmd() *cobra.Command {
 }
 
 func (c *cli) operationsListCmd() *cobra.Command {
-	return c.installListCmd("List an install's operations, newest first", "ID\tKIND\tSTATUS\tSTARTED\tTOOK",
-		func(ctx context.Context, a *api, inst string, limit *int) (answer, [][]string, error) {
+	return c.installListCmd("List an install's operations, newest first",
+		func(ctx context.Context, a *api, inst string, limit *int) error {
 			r, err := check(a.ListOperationsWithResponse(ctx, inst, &apiclient.ListOperationsParams{Limit: limit}))
-			if err != nil {
-				return nil, nil, err
-			}
-			var rows [][]string
-			for _, op := range r.JSON200.Operations {
-				rows = append(rows, []string{op.Id, opTitle(op), op.Status, clock(op.CreatedAt), took(op.CreatedAt, op.FinishedAt)})
-			}
-			return r, rows, nil
+			return printRows(c, r, err, "ID\tKIND\tSTATUS\tSTARTED\tTOOK", func() []apiclient.Operation { return r.JSON200.Operations },
+				func(op apiclient.Operation) []string {
+					return []string{op.Id, opTitle(op), op.Status, clock(op.CreatedAt), took(op.CreatedAt, op.FinishedAt)}
+				})
 		})
 }
 
-// installListCmd is `list INSTALL [--limit N]`: list's rows as a table
-// under header, or with -o json the API's answer.
-func (c *cli) installListCmd(short, header string, list func(ctx context.Context, a *api, inst string, limit *int) (answer, [][]string, error)) *cobra.Command {
+// installListCmd is `list INSTALL [--limit N]`: list prints what it lists
+// of the install (its ID), newest first.
+func (c *cli) installListCmd(short string, list func(ctx context.Context, a *api, inst string, limit *int) error) *cobra.Command {
 	var limit int
 	cmd := c.withInstall(&cobra.Command{
 		Use:   "list INSTALL [--limit N]",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-	}, func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
-		r, rows, err := list(ctx, a, inst.Id, &limit)
-		return c.printAnswer(r, err, func() error {
-			return table(c.stdout, header, rows)
-		})
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		return list(ctx, a, inst.Id, &limit)
 	})
 	cmd.Flags().IntVar(&limit, "limit", 50, "how many to list, newest first (1-200)")
 	return cmd
