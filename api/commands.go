@@ -95,14 +95,14 @@ func (s *Server) createCommand(c echo.Context) error {
 		return err
 	}
 	noteObject(ctx, "command_id", cmd.ID)
-	if err := s.ops.StartInstallCommand(ctx, cmd); err != nil {
-		// Nothing will run it: record that, so the command does not stay queued.
-		now := s.now()
-		cmd.Status, cmd.Error, cmd.FinishedAt = status.JobFailed, "the command's workflow could not be started", &now
-		if uerr := s.store.UpdateInstallCommand(context.WithoutCancel(ctx), cmd); uerr != nil {
-			s.log.Error("recording a command that did not start failed", "command", cmd.ID, "err", uerr)
-		}
-		return opsFailed("starting the command", err)
+	err = s.startRecorded(ctx, "command", cmd.ID, func(ctx context.Context) error { return s.ops.StartInstallCommand(ctx, cmd) },
+		func(ctx context.Context, _ error) error {
+			now := s.now()
+			cmd.Status, cmd.Error, cmd.FinishedAt = status.JobFailed, "the command's workflow could not be started", &now
+			return s.store.UpdateInstallCommand(ctx, cmd)
+		})
+	if err != nil {
+		return err
 	}
 	return c.JSON(http.StatusAccepted, commandView(cmd))
 }

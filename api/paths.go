@@ -36,6 +36,15 @@ func answerByID[T, W any](c echo.Context, get byID[T], view func(ctx context.Con
 	return c.JSON(http.StatusOK, w)
 }
 
+// listOfOrg answers what list reads of the token's org, as answer shows it.
+func listOfOrg[T, L any](c echo.Context, list func(ctx context.Context, orgID string) ([]T, error), answer func([]T) L) error {
+	items, err := list(c.Request().Context(), orgID(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, answer(items))
+}
+
 // pathRequest reads the object the path's id names with get (in the token's
 // org), then binds the request body into a T.
 func pathRequest[T, P any](c echo.Context, get byID[P]) (P, T, error) {

@@ -160,15 +160,16 @@ func (s *Server) createRunnerUpdate(c echo.Context) error {
 		return err
 	}
 	noteObject(ctx, "runner_update_id", u.ID)
-	if err := ops.StartRunnerUpdate(ctx, u, deadline, drain); err != nil {
-		reason := "the update's workflow could not be started"
-		if errors.Is(err, store.ErrConflict) {
-			reason = "another update of this install's runner was under way"
-		}
-		if ferr := s.store.FinishRunnerUpdate(context.WithoutCancel(ctx), u.ID, status.RunnerUpdateFailed, reason); ferr != nil {
-			s.log.Error("recording a runner update that did not start failed", "update", u.ID, "err", ferr)
-		}
-		return opsFailed("starting the runner update", err)
+	err = s.startRecorded(ctx, "runner update", u.ID, func(ctx context.Context) error { return ops.StartRunnerUpdate(ctx, u, deadline, drain) },
+		func(ctx context.Context, err error) error {
+			reason := "the update's workflow could not be started"
+			if errors.Is(err, store.ErrConflict) {
+				reason = "another update of this install's runner was under way"
+			}
+			return s.store.FinishRunnerUpdate(ctx, u.ID, status.RunnerUpdateFailed, reason)
+		})
+	if err != nil {
+		return err
 	}
 	return c.JSON(http.StatusAccepted, runnerUpdateView(u))
 }

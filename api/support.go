@@ -57,13 +57,14 @@ func (s *Server) createSupportBundle(c echo.Context) error {
 		return err
 	}
 	noteObject(ctx, "support_bundle_id", b.ID)
-	if err := s.ops.StartSupportBundle(ctx, b); err != nil {
-		now := s.now()
-		b.Status, b.Error, b.FinishedAt = status.JobFailed, "the support bundle's workflow could not be started", &now
-		if uerr := s.store.UpdateSupportBundle(context.WithoutCancel(ctx), b); uerr != nil {
-			s.log.Error("recording a support bundle that did not start failed", "bundle", b.ID, "err", uerr)
-		}
-		return opsFailed("starting the support bundle", err)
+	err = s.startRecorded(ctx, "support bundle", b.ID, func(ctx context.Context) error { return s.ops.StartSupportBundle(ctx, b) },
+		func(ctx context.Context, _ error) error {
+			now := s.now()
+			b.Status, b.Error, b.FinishedAt = status.JobFailed, "the support bundle's workflow could not be started", &now
+			return s.store.UpdateSupportBundle(ctx, b)
+		})
+	if err != nil {
+		return err
 	}
 	return c.JSON(http.StatusAccepted, supportBundleView(b))
 }
