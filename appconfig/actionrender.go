@@ -29,10 +29,7 @@ func (a *Action) CheckRunInputs(in map[string]string) (map[string]any, error) {
 // "migrate"`); see Action.CheckRunInputs.
 func checkRunInputs(what string, decls []Input, in map[string]string) (map[string]any, error) {
 	var ps problems
-	names := make([]string, len(decls))
-	for i, d := range decls {
-		names[i] = d.Name
-	}
+	names := namesOf(decls)
 	for _, name := range sortedKeys(in) {
 		if !slices.Contains(names, name) {
 			ps.add("", "inputs."+name, "%s has no input %q (inputs: %s)", what, name, quotedList(names))
@@ -40,21 +37,8 @@ func checkRunInputs(what string, decls []Input, in map[string]string) (map[strin
 	}
 	out := make(map[string]any, len(decls))
 	for _, decl := range decls {
-		s, given := in[decl.Name]
-		switch {
-		case given:
-			v, err := ParseInput(decl.Type, s)
-			if err != nil {
-				ps.add("", "inputs."+decl.Name, "input %q (%s): %v", decl.Name, decl.Type, err)
-				continue
-			}
+		if v, ok := decl.resolve(&ps, in); ok {
 			out[decl.Name] = v
-		case decl.Required:
-			ps.add("", "inputs."+decl.Name, "input %q is required", decl.Name)
-		case decl.Default != nil:
-			out[decl.Name] = decl.Default
-		default:
-			out[decl.Name] = zeroValue(decl.Type)
 		}
 	}
 	if err := ps.err(); err != nil {

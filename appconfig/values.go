@@ -152,27 +152,34 @@ func (c *Config) ResolveInputs(given map[string]string, sensitive map[string]boo
 	var ps problems
 	out := make(map[string]Value, len(c.Inputs))
 	for _, in := range c.Inputs {
-		v := Value{Sensitive: in.Sensitive || sensitive[in.Name]}
-		s, ok := given[in.Name]
-		switch {
-		case ok:
-			val, err := ParseInput(in.Type, s)
-			if err != nil {
-				ps.add("", "inputs."+in.Name, "input %q (%s): %v", in.Name, in.Type, err)
-				continue
-			}
-			v.Value = val
-		case in.Required:
-			ps.add("", "inputs."+in.Name, "input %q is required", in.Name)
-			continue
-		case in.Default != nil:
-			v.Value = in.Default
-		default:
-			v.Value = zeroValue(in.Type)
+		if v, ok := in.resolve(&ps, given); ok {
+			out[in.Name] = Value{Value: v, Sensitive: in.Sensitive || sensitive[in.Name]}
 		}
-		out[in.Name] = v
 	}
 	return out, ps.err()
+}
+
+// resolve is the input's value in given (name → value as ParseInput reads
+// it): parsed, else its default, else its type's zero value when optional.
+// A value of the wrong type or a required input not given is a problem
+// (false).
+func (in Input) resolve(ps *problems, given map[string]string) (any, bool) {
+	s, ok := given[in.Name]
+	switch {
+	case ok:
+		v, err := ParseInput(in.Type, s)
+		if err != nil {
+			ps.add("", "inputs."+in.Name, "input %q (%s): %v", in.Name, in.Type, err)
+			return nil, false
+		}
+		return v, true
+	case in.Required:
+		ps.add("", "inputs."+in.Name, "input %q is required", in.Name)
+		return nil, false
+	case in.Default != nil:
+		return in.Default, true
+	}
+	return zeroValue(in.Type), true
 }
 
 // OutputValues turns a terraform job's outputs into the values templates

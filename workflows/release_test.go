@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/outpost-dev/outpost/contract"
@@ -57,14 +58,7 @@ func TestReleaseHaltsAtTheThresholdUntilResumed(t *testing.T) {
 		}
 		return nil
 	})
-	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(contract.ReleaseSignal, contract.ReleaseControl{Action: contract.ReleaseResume})
-	}, time.Hour)
-	env.ExecuteWorkflow(Release, contract.ReleaseInput{ReleaseID: "rel_1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	env.AssertExpectations(t)
+	runReleaseSignalledAfterAnHour(t, env, contract.ReleaseResume)
 	want := []string{"halted: apply failed", "running: ",
 		"succeeded: not recorded: the release's status running (database is down)"}
 	if !slices.Equal(statuses, want) {
@@ -91,15 +85,23 @@ func TestReleaseCancelledWhileHalted(t *testing.T) {
 		return nil
 	})
 	env.OnActivity(contract.SkipReleaseInstalls, mockAny, "rel_1").Return(nil)
+	runReleaseSignalledAfterAnHour(t, env, contract.ReleaseCancel)
+	if want := []string{"halted: no config version", "cancelled: "}; !slices.Equal(statuses, want) {
+		t.Fatalf("statuses %q, want %q", statuses, want)
+	}
+}
+
+// runReleaseSignalledAfterAnHour runs release rel_1, which is sent action
+// (contract.ReleaseResume…) an hour in; it must succeed and run every
+// activity mocked.
+func runReleaseSignalledAfterAnHour(t *testing.T, env *testsuite.TestWorkflowEnvironment, action string) {
+	t.Helper()
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(contract.ReleaseSignal, contract.ReleaseControl{Action: contract.ReleaseCancel})
+		env.SignalWorkflow(contract.ReleaseSignal, contract.ReleaseControl{Action: action})
 	}, time.Hour)
 	env.ExecuteWorkflow(Release, contract.ReleaseInput{ReleaseID: "rel_1"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
 	env.AssertExpectations(t)
-	if want := []string{"halted: no config version", "cancelled: "}; !slices.Equal(statuses, want) {
-		t.Fatalf("statuses %q, want %q", statuses, want)
-	}
 }

@@ -53,6 +53,17 @@ func dial(t *testing.T, srv *httptest.Server) net.Conn {
 	return c
 }
 
+// startRegister dials srv and writes a register request's line, its Host
+// header, then rest (more headers, a body: as much as the test sends at once).
+func startRegister(t *testing.T, srv *httptest.Server, rest string) net.Conn {
+	t.Helper()
+	c := dial(t, srv)
+	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\n%s", protocol.PathRegister, rest); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // trickle sends data one byte at a time, a byte every 20ms (repeating it),
 // until a write fails: the server closed the connection. It fails the test
 // if the server is still reading at giveUp.
@@ -103,10 +114,7 @@ func assertServes(t *testing.T, srv *httptest.Server) {
 func TestSlowHeadersAreCut(t *testing.T) {
 	t.Parallel()
 	srv := newGateway(t)
-	c := dial(t, srv)
-	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\n", protocol.PathRegister); err != nil {
-		t.Fatal(err)
-	}
+	c := startRegister(t, srv, "")
 	done := make(chan struct{})
 	go func() { defer close(done); assertServes(t, srv) }()
 	trickle(t, c, "X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaa\r\n")
@@ -120,11 +128,7 @@ func TestSlowHeadersAreCut(t *testing.T) {
 func TestSlowBodyIsCut(t *testing.T) {
 	t.Parallel()
 	srv := newGateway(t)
-	c := dial(t, srv)
-	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{\"name\":\"",
-		protocol.PathRegister); err != nil {
-		t.Fatal(err)
-	}
+	c := startRegister(t, srv, "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{\"name\":\"")
 	trickle(t, c, "a")
 	assertClosed(t, c)
 	assertServes(t, srv)
@@ -134,10 +138,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 func TestIdleConnectionIsClosed(t *testing.T) {
 	t.Parallel()
 	srv := newGateway(t)
-	c := dial(t, srv)
-	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}", protocol.PathRegister); err != nil {
-		t.Fatal(err)
-	}
+	c := startRegister(t, srv, "Content-Length: 2\r\n\r\n{}")
 	res, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -153,10 +154,7 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 func TestHugeHeadersAreRefused(t *testing.T) {
 	t.Parallel()
 	srv := newGateway(t)
-	c := dial(t, srv)
-	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n", protocol.PathRegister, strings.Repeat("a", 64<<10)); err != nil {
-		t.Fatal(err)
-	}
+	c := startRegister(t, srv, "X-Big: "+strings.Repeat("a", 64<<10)+"\r\n\r\n")
 	if got := assertClosed(t, c); !strings.HasPrefix(got, "HTTP/1.1 431") {
 		t.Fatalf("got %.60q, want a 431", got)
 	}
