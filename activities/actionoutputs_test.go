@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/jobmanifest"
@@ -15,34 +14,31 @@ import (
 
 // actionOutputsApp: component web's variable and environment read outputs
 // of action migrate, which writes version and (sealed) token.
-var actionOutputsApp = fstest.MapFS{
-	"outpost.toml":        {Data: []byte("[app]\nname = \"demo\"\n[sandbox]\nsource = \"sandbox\"\n")},
-	"sandbox/main.tf":     {Data: []byte("output \"id\" { value = \"s\" }\n")},
-	"modules/web/main.tf": {Data: []byte("variable \"version\" {}\noutput \"version\" { value = var.version }\n")},
-	"components/web.toml": {Data: []byte(`name = "web"
+var actionOutputsApp = storetest.MinimalApp(map[string]string{
+	"modules/web/main.tf": "variable \"version\" {}\noutput \"version\" { value = var.version }\n",
+	"components/web.toml": `name = "web"
 type = "terraform_module"
 source = "modules/web"
 [variables]
 version = "{{ .actions.migrate.outputs.version }}"
 [env_vars]
 TOKEN = "{{ .actions.migrate.outputs.token }}"
-`)},
-	"actions/migrate.toml": {Data: []byte(`sensitive_outputs = ["token"]
+`,
+	"actions/migrate.toml": `sensitive_outputs = ["token"]
 [[triggers]]
 type = "manual"
 [[steps]]
 name = "migrate"
 command = ["/bin/true"]
-`)},
-}
+`,
+})
 
 // A component's templates read the install's latest succeeded run of an
 // action, from the store: before it has one, rendering fails naming the
 // action; after, the sealed output is sensitive (redacted, scrubbed).
 func TestRenderReadsActionOutputs(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
+	s, tn := storetest.PostgresTenant(t)
 	storetest.SyncConfig(t, s, tn, actionOutputsApp)
 	r := &renderer{store: s}
 	_, cfg, data, err := r.installData(ctx, tn.Install.ID)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract/status"
@@ -12,18 +11,16 @@ import (
 	"github.com/outpost-dev/outpost/store/storetest"
 )
 
-var exclusiveCronApp = fstest.MapFS{
-	"outpost.toml":    {Data: []byte("[app]\nname = \"demo\"\n[sandbox]\nsource = \"sandbox\"\n")},
-	"sandbox/main.tf": {Data: []byte("output \"id\" { value = \"s\" }\n")},
-	"actions/backup.toml": {Data: []byte(`exclusive = true
+var exclusiveCronApp = storetest.MinimalApp(map[string]string{
+	"actions/backup.toml": `exclusive = true
 [[triggers]]
 type = "cron"
 schedule = "0 * * * *"
 [[steps]]
 name = "backup"
 command = ["/bin/true"]
-`)},
-}
+`,
+})
 
 // A scheduled exclusive run refused while the install was held is recorded,
 // then ended; when the try that recorded it failed before ending it, the
@@ -31,8 +28,7 @@ command = ["/bin/true"]
 // without the install's lock.
 func TestRetriedRecordEndsARefusedRun(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
+	s, tn := storetest.PostgresTenant(t)
 	storetest.SyncConfig(t, s, tn, exclusiveCronApp)
 	a := &Actions{store: s, render: &renderer{store: s}}
 	// What refuseRun's first try left: the run recorded without the lock, not ended.

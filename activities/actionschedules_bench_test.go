@@ -26,7 +26,7 @@ const cronBenchInstalls = 1000
 func BenchmarkCronActionsAt1000Installs(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	sc := scheduleClient(ctx, b, "cron-bench")
+	sc := scheduleClient(b, "cron-bench")
 	every := map[string][]string{"ping": {"0 3 * * *"}}
 	for b.Loop() {
 		start := time.Now()

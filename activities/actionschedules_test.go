@@ -2,7 +2,6 @@ package activities_test
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"reflect"
 	"slices"
@@ -13,12 +12,12 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/outpost-dev/outpost/activities"
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/worker/devserver"
+	"github.com/outpost-dev/outpost/worker/devserver/devservertest"
 )
 
 // TestReconcileActionSchedules, on a real Temporal server: an install's
@@ -28,7 +27,7 @@ import (
 func TestReconcileActionSchedules(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	sc := scheduleClient(ctx, t, "actions-test")
+	sc := scheduleClient(t, "actions-test")
 	reconcile := func(install string, want map[string][]string) {
 		t.Helper()
 		if err := activities.ReconcileActionSchedules(ctx, sc, "outpost-q", install, want); err != nil {
@@ -128,18 +127,7 @@ func TestCronActions(t *testing.T) {
 
 // scheduleClient is a schedule client of a Temporal dev server of its own,
 // stopped when the test ends.
-func scheduleClient(ctx context.Context, tb testing.TB, namespace string) client.ScheduleClient {
+func scheduleClient(tb testing.TB, namespace string) client.ScheduleClient {
 	tb.Helper()
-	srv, err := devserver.Start(ctx, devserver.Options{DataDir: tb.TempDir(), UIPort: -1, Namespace: namespace})
-	if err != nil {
-		tb.Fatalf("start Temporal: %v", err)
-	}
-	tb.Cleanup(func() { _ = srv.Stop() })
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(c.Close)
-	return c.ScheduleClient()
+	return devservertest.Client(tb, devserver.Options{DataDir: tb.TempDir(), UIPort: -1, Namespace: namespace}).ScheduleClient()
 }

@@ -3,7 +3,6 @@ package activities_test
 import (
 	"context"
 	"testing"
-	"testing/fstest"
 
 	"go.temporal.io/sdk/testsuite"
 
@@ -18,10 +17,8 @@ import (
 // inputs by the hook: a literal, a template of the install's name, and a
 // sensitive input from the sandbox's outputs; its level input keeps its
 // default.
-var hookInputsApp = fstest.MapFS{
-	"outpost.toml":    {Data: []byte("[app]\nname = \"demo\"\n[sandbox]\nsource = \"sandbox\"\n")},
-	"sandbox/main.tf": {Data: []byte("output \"id\" { value = \"s\" }\n")},
-	"actions/gate.toml": {Data: []byte(`[[inputs]]
+var hookInputsApp = storetest.MinimalApp(map[string]string{
+	"actions/gate.toml": `[[inputs]]
 name = "mode"
 type = "string"
 required = true
@@ -47,16 +44,15 @@ inputs = { mode = "strict", who = "{{ .install.name }}", key = "k-{{ .install.id
 [[steps]]
 name = "check"
 command = ["/bin/true"]
-`)},
-}
+`,
+})
 
 // TestHookRunGetsItsTriggersInputs: the run a before-provision hook
 // records has the inputs its trigger gives, rendered with the install's
 // data, the sensitive one apart; a retried call finds the same run.
 func TestHookRunGetsItsTriggersInputs(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
+	s, tn := storetest.PostgresTenant(t)
 	cfg := storetest.SyncConfig(t, s, tn, hookInputsApp)
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()

@@ -36,8 +36,7 @@ func (r *startedDeliveries) StartDelivery(_ context.Context, _, id string) error
 // twice.
 func TestApprovalAndReleaseEventsReachMatchingSubscriptions(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
+	s, tn := storetest.PostgresTenant(t)
 	if _, err := s.SetInstallLabels(ctx, tn.Org.ID, tn.Install.ID, map[string]string{"tier": "gold"}); err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,7 @@ import (
 // them. Before, the next step failed: `component "network" has no output`.
 func TestUnchangedPlanApplyRecordsOutputsFromState(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
+	s, tn := storetest.PostgresTenant(t)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

@@ -21,8 +21,7 @@ import (
 // reported), in the order asked, named.
 func TestReleaseBatchHealthReadsEachInstall(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
+	s, tn := storetest.PostgresTenant(t)
 	insts := []store.Install{tn.Install}
 	runners := []store.Runner{tn.Runner}
 	for _, name := range []string{"customer-2", "customer-3", "customer-4"} {
@@ -85,8 +84,7 @@ func TestReleaseBatchHealthReadsEachInstall(t *testing.T) {
 // the release (rolled_back); one that ran none before is not, saying why.
 func TestReleaseRollbackBringsTheInstallBack(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
+	s, tn := storetest.PostgresTenant(t)
 	other, _, _, err := s.CreateInstall(ctx, tn.Org.ID, tn.App.ID, "customer-2", nil)
 	if err != nil {
 		t.Fatal(err)

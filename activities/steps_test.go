@@ -17,8 +17,7 @@ import (
 // start time then; a planned step keeps the time its plan started.
 func TestStepStartsWhenItAppliesWithoutAPlan(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
+	s, tn := storetest.PostgresTenant(t)
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	activities.Register(env, activities.Deps{Store: s})

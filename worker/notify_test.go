@@ -7,18 +7,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -29,6 +25,7 @@ import (
 	"github.com/outpost-dev/outpost/store/storetest"
 	"github.com/outpost-dev/outpost/worker"
 	"github.com/outpost-dev/outpost/worker/devserver"
+	"github.com/outpost-dev/outpost/worker/devserver/devservertest"
 )
 
 // receiver is a webhook receiver on loopback: it checks each request's
@@ -172,19 +169,8 @@ func TestFailedOperationIsDeliveredSignedAfterRetries(t *testing.T) {
 // notifications, on PostgreSQL with an org, app and install.
 func notifyPlane(t *testing.T) (worker.Config, *store.Store, storetest.Tenant) {
 	t.Helper()
-	srv, err := devserver.Start(context.Background(), devserver.Options{UIPort: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
-		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
+	c := devservertest.Client(t, devserver.Options{UIPort: -1})
+	s, tn := storetest.PostgresTenant(t)
 	cfg := worker.Config{Client: c, Store: s, TaskQueue: "notify-test", Notify: activities.NotifyConfig{DashboardURL: "https://outpost.example/"}}
 	w := worker.New(cfg)
 	if err := w.Start(); err != nil {
@@ -220,8 +206,7 @@ func eventIDOf(t *testing.T, _ *receiver, s *store.Store, orgID, subID string) s
 // policy's tries (backoff skipped by the test environment's clock) the
 // delivery is failed, every try recorded with its error.
 func TestUnansweredDeliveryFailsAfterItsAttempts(t *testing.T) {
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
+	s, tn := storetest.PostgresTenant(t)
 	recv := newReceiver(t, 0, true)
 	sub := subscribe(t, s, store.NotificationSubscription{OrgID: tn.Org.ID, Name: "slow", URL: recv.URL,
 		EventTypes: []string{contract.EventOperationFailed}})

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/activities"
-	"github.com/outpost-dev/outpost/store"
 	"github.com/outpost-dev/outpost/store/storetest"
 	"github.com/outpost-dev/outpost/worker"
 )
@@ -16,8 +15,7 @@ import (
 // stay first in line, where enough of them would stop every later event.
 func TestAnUnreadableEventDoesNotHoldTheOutbox(t *testing.T) {
 	ctx := context.Background()
-	s := storetest.Open(t, store.Postgres)
-	tn := storetest.NewTenant(t, s)
+	s, tn := storetest.PostgresTenant(t)
 	err := s.DB().Exec(`INSERT INTO notification_events (id, org_id, type, offline_minutes, event, created_at)
 		VALUES ('nev_broken', ?, 'health.changed', 0, '{not json', ?)`, tn.Org.ID, time.Now()).Error
 	if err != nil {

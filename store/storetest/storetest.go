@@ -134,6 +134,14 @@ type Tenant struct {
 	RegistrationToken string
 }
 
+// PostgresTenant opens a PostgreSQL store (Open) with a new tenant in it
+// (NewTenant).
+func PostgresTenant(t testing.TB) (*store.Store, Tenant) {
+	t.Helper()
+	s := Open(t, store.Postgres)
+	return s, NewTenant(t, s)
+}
+
 // NewTenant creates an org "acme", its app "demo" and an install of it,
 // "customer-1", with the given inputs.
 func NewTenant(t testing.TB, s *store.Store, inputs ...store.InstallInput) Tenant {
