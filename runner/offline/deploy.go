@@ -102,6 +102,7 @@ func (d *deployment) run(ctx context.Context, specs []contract.StepSpec) []proto
 		st := &steps[i]
 		if why := o.skip(spec); why != "" {
 			st.Status, st.Error, o.status[st.Name] = "skipped", why, "skipped"
+			fmt.Fprintf(d.progress, "outpost: %s: %s\n", st.Name, why)
 			continue
 		}
 		st.StartedAt = time.Now().UTC()
