@@ -13,6 +13,7 @@ import (
 	"github.com/outpost-dev/outpost/appconfig"
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/jobmanifest"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
 )
@@ -54,7 +55,7 @@ func (a *Operations) BeginOperation(ctx context.Context, opID string) (contract.
 	if err != nil {
 		return contract.OperationPlan{}, err
 	}
-	p.Steps = withHooks(op.Kind, op.PlanOnly, p.Steps, cfg.Actions)
+	p.Steps = jobmanifest.WithHooks(op.Kind, op.PlanOnly, p.Steps, cfg.Actions)
 	p.RunnerTimeout, p.JobWait = a.cfg.RunnerTimeout, a.cfg.JobWait
 	p.Forget = op.Forget && op.Kind == contract.OpDeprovision
 	rows := make([]store.NewStep, len(p.Steps))

@@ -135,7 +135,7 @@ func isSHA256(s string) bool {
 // checkOfflineSteps refuses a step of an unknown kind, a name too long, or
 // a name given twice.
 func checkOfflineSteps(steps []protocol.OfflineStep) error {
-	kinds := []string{protocol.OfflineStepSandbox, protocol.OfflineStepSync, protocol.OfflineStepComponent}
+	kinds := []string{protocol.OfflineStepSandbox, protocol.OfflineStepSync, protocol.OfflineStepComponent, protocol.OfflineStepHook}
 	seen := map[string]bool{}
 	for i, st := range steps {
 		switch {

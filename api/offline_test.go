@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -141,6 +142,28 @@ func TestImportOfflineResult(t *testing.T) {
 }
 
 // A bad result is a 4xx naming the field, and changes nothing; so is one
+// A hook step (an action's lifecycle hook the offline deploy ran) imports
+// as a step of the operation; its outputs are its action's, not the
+// install's.
+func TestImportOfflineResultWithAHookStep(t *testing.T) {
+	e, appID, inst := offlineInstall(t)
+	r := offlineResultFor(inst, appID)
+	t0 := r.Steps[2].StartedAt
+	r.Steps = append(r.Steps[:2], protocol.OfflineStep{Name: "before:migrate:db", Kind: protocol.OfflineStepHook, Status: "succeeded",
+		StartedAt: t0, FinishedAt: t0.Add(time.Second), Outputs: map[string]any{"schema_version": "7"}, Log: "migrated to 7\n"}, r.Steps[2])
+	var op wire.Operation
+	e.call("POST", "/v1/installs/"+inst.ID+"/offline-results", r, 201, &op)
+	i := slices.IndexFunc(op.Steps, func(st wire.Step) bool { return st.Name == "before:migrate:db" })
+	if op.Status != "succeeded" || len(op.Steps) != 4 || i < 0 || op.Steps[i].Status != "succeeded" || op.Steps[i].ApplyJobID == nil {
+		t.Fatalf("imported operation %+v", op)
+	}
+	var outs wire.Outputs
+	e.call("GET", "/v1/installs/"+inst.ID+"/outputs", nil, 200, &outs)
+	if len(outs.Outputs) != 2 || outs.Outputs["db"]["schema_version"].Value != nil {
+		t.Fatalf("outputs %+v: want the sandbox's and db's only", outs.Outputs)
+	}
+}
+
 // imported while another operation holds the install.
 func TestImportOfflineResultRefused(t *testing.T) {
 	e, appID, inst := offlineInstall(t)

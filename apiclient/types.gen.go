@@ -2158,7 +2158,7 @@ type OfflineStep struct {
 	Error      *string    `json:"error,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 
-	// Kind sandbox, sync or component
+	// Kind sandbox, sync, component or hook (an action's lifecycle hook: before:<action>[:<component>], after:…)
 	Kind *string `json:"kind,omitempty"`
 
 	// Log the step's log, scrubbed of sensitive values

@@ -2,10 +2,10 @@ package e2e
 
 // BenchmarkOfflineDeploy measures a provision from a signed release bundle
 // (`outpost-runner offline deploy`) against a connected provision of the
-// same app on the same machine: the example demo app (a sandbox starting
-// the install's registry, four terraform components, a local cluster and a
-// chart in it) without its actions, its builds made once by the stack's
-// build runner.
+// same app on the same machine: the example demo app as it is (a sandbox
+// starting the install's registry, four terraform components, a local
+// cluster and a chart in it, migrate's hook before api and warm_cache's
+// after it), its builds made once by the stack's build runner.
 //
 //	go test -c -o /tmp/e2e.test ./e2e && (cd e2e && /tmp/e2e.test -test.run '^$' -test.bench BenchmarkOfflineDeploy -test.benchtime 1x -test.timeout 30m)
 //
@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -34,7 +33,7 @@ func BenchmarkOfflineDeploy(b *testing.B) {
 	s := newStack(b, stackOptions{})
 	s.buildRunner = s.startBuildRunner()
 	c := newCLI(b, s)
-	s.syncConfig(demoWithoutActions(b))
+	s.syncConfig(exampleDir)
 	s.waitBuildsEnded()
 	dir := b.TempDir()
 	bundle, key := exportBundle(c, dir)
@@ -67,7 +66,7 @@ func BenchmarkOfflineDeploy(b *testing.B) {
 	b.ReportMetric(con.Seconds(), "connected-s")
 	b.ReportMetric(off.Seconds(), "offline-s")
 	b.ReportMetric(off.Seconds()/con.Seconds(), "x-offline-vs-connected")
-	b.Logf("demo app (7 steps), bundle %d bytes, medians of %d: connected provision %.2fs, offline deploy %.2fs (%.2f×)",
+	b.Logf("demo app (9 steps), bundle %d bytes, medians of %d: connected provision %.2fs, offline deploy %.2fs (%.2f×)",
 		info.Size(), reps, con.Seconds(), off.Seconds(), off.Seconds()/con.Seconds())
 	b.Logf("runs (s): connected %s; offline %s", provBenchSeconds(connected), provBenchSeconds(offline))
 }
@@ -100,31 +99,4 @@ func benchOfflineDeploy(b *testing.B, s *stack, c *cli, name, bundle, key string
 		b.Fatalf("offline deploy of %s: %v\n%s", name, err, out)
 	}
 	return d
-}
-
-// demoWithoutActions is a copy of the demo app without its actions and
-// runbook, which an offline deploy does not run (docs/bundles.md), api's
-// schema_version given as migrate's hook writes it: the same seven steps
-// connected and offline.
-func demoWithoutActions(tb testing.TB) string {
-	dir := filepath.Join(tb.TempDir(), "demo")
-	copyDir(tb, exampleDir, dir)
-	for _, sub := range []string{"actions", "runbooks"} {
-		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	api := filepath.Join(dir, "components", "api.toml")
-	b, err := os.ReadFile(api)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	literal := strings.Replace(string(b), `"{{ .actions.migrate.outputs.schema_version }}"`, `"2"`, 1)
-	if literal == string(b) {
-		tb.Fatal("api's schema_version does not read migrate's output")
-	}
-	if err := os.WriteFile(api, []byte(literal), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	return dir
 }

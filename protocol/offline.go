@@ -51,6 +51,7 @@ const (
 	OfflineStepSandbox   = "sandbox"
 	OfflineStepSync      = "sync"
 	OfflineStepComponent = "component"
+	OfflineStepHook      = "hook" // an action's lifecycle hook (Name: before:<action>[:<component>], after:…)
 )
 
 // OfflineResult is what an offline deploy did, for the vendor to import. It

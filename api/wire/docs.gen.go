@@ -270,7 +270,7 @@ var docs = map[string]string{
 	"OfflineResult.RunnerVersion":                                "the offline runner's version",
 	"OfflineResult.Status":                                       "succeeded or failed",
 	"OfflineStep":                                                "OfflineStep is one step of an offline deploy, in the order it ran.",
-	"OfflineStep.Kind":                                           "sandbox, sync or component",
+	"OfflineStep.Kind":                                           "sandbox, sync, component or hook (an action's lifecycle hook: before:<action>[:<component>], after:…)",
 	"OfflineStep.Log":                                            "the step's log, scrubbed of sensitive values",
 	"OfflineStep.Outputs":                                        "the step's non-sensitive outputs: a succeeded sandbox's or component's become the install's",
 	"OfflineStep.Policy":                                         "the plan policies' results",

@@ -50,7 +50,7 @@ type OfflineResult struct {
 // OfflineStep is one step of an offline deploy, in the order it ran.
 type OfflineStep struct {
 	Name string `json:"name"`
-	// sandbox, sync or component
+	// sandbox, sync, component or hook (an action's lifecycle hook: before:<action>[:<component>], after:…)
 	Kind      string `json:"kind"`
 	Component string `json:"component,omitempty"`
 	// succeeded, failed or skipped

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/releasebundle"
@@ -70,10 +71,14 @@ func Deploy(ctx context.Context, o Options) (*protocol.OfflineResult, error) {
 	defer d.close()
 	res := &protocol.OfflineResult{Format: protocol.OfflineResultFormat, InstallID: o.Install.InstallID, AppID: o.Install.AppID,
 		ConfigVersion: version, BundleIndex: report.Index, StartedAt: started, RunnerVersion: o.Version}
-	res.Steps = d.run(ctx)
+	specs, err := d.plan()
+	if err != nil {
+		return nil, err
+	}
+	res.Steps = d.run(ctx, specs)
 	res.Status = "succeeded"
-	for _, st := range res.Steps {
-		if st.Status == "failed" {
+	for i, st := range res.Steps {
+		if h := specs[i].Hook; st.Status == "failed" && (h == nil || !h.ContinueOnFailure) {
 			res.Status, res.Error = "failed", "step "+st.Name+": "+st.Error
 			break
 		}
@@ -82,35 +87,51 @@ func Deploy(ctx context.Context, o Options) (*protocol.OfflineResult, error) {
 	return res, nil
 }
 
-// run runs the steps in order: the sandbox, the bundle's artifacts loaded
-// into the install's registry, then the components in dependency order.
-// After a failed step the rest are skipped.
-func (d *deployment) run(ctx context.Context) []protocol.OfflineStep {
-	order, err := d.cfg.Graph().Order()
-	steps := []protocol.OfflineStep{{Name: status.SandboxStep, Kind: protocol.OfflineStepSandbox},
-		{Name: "sync", Kind: protocol.OfflineStepSync}}
-	for _, name := range order {
-		steps = append(steps, protocol.OfflineStep{Name: name, Kind: protocol.OfflineStepComponent, Component: name})
+// run runs the steps in order (plan's), each once the steps it follows
+// allow it (outcomes.skip): a step that failed stops those that follow it
+// (a hook with continue_on_failure stops none); an after-hook runs by its
+// when. A hook that failed with continue_on_failure does not fail the deploy.
+func (d *deployment) run(ctx context.Context, specs []contract.StepSpec) []protocol.OfflineStep {
+	o := outcomes{specs: map[string]contract.StepSpec{}, status: map[string]string{}}
+	steps := make([]protocol.OfflineStep, len(specs))
+	for i, spec := range specs {
+		o.specs[spec.Name] = spec
+		steps[i] = offlineStep(spec)
 	}
-	failed := err != nil
-	for i := range steps {
+	for i, spec := range specs {
 		st := &steps[i]
-		if failed {
-			st.Status = "skipped"
+		if why := o.skip(spec); why != "" {
+			st.Status, st.Error, o.status[st.Name] = "skipped", why, "skipped"
+			fmt.Fprintf(d.progress, "outpost: %s: %s\n", st.Name, why)
 			continue
 		}
 		st.StartedAt = time.Now().UTC()
 		fmt.Fprintf(d.progress, "outpost: %s: running\n", st.Name)
-		err := d.step(ctx, st)
+		err := d.step(ctx, st, spec.Hook)
 		st.FinishedAt = time.Now().UTC()
 		st.Status = "succeeded"
 		if err != nil {
-			st.Status, st.Error, failed = "failed", d.scrub.Replace(err.Error()), true
+			st.Status, st.Error = "failed", d.scrub.Replace(err.Error())
 		}
+		o.status[st.Name] = st.Status
 		st.Log = d.scrub.Replace(st.Log)
 		fmt.Fprintf(d.progress, "outpost: %s: %s%s\n", st.Name, st.Status, prefixed(": ", st.Error))
 	}
 	return steps
+}
+
+// offlineStep is how the result shows a step: a hook's names no component
+// (its outputs are its action's, not the component's).
+func offlineStep(spec contract.StepSpec) protocol.OfflineStep {
+	switch {
+	case spec.Hook != nil:
+		return protocol.OfflineStep{Name: spec.Name, Kind: protocol.OfflineStepHook}
+	case spec.Name == status.SandboxStep:
+		return protocol.OfflineStep{Name: spec.Name, Kind: protocol.OfflineStepSandbox}
+	case spec.Name == syncStep:
+		return protocol.OfflineStep{Name: spec.Name, Kind: protocol.OfflineStepSync}
+	}
+	return protocol.OfflineStep{Name: spec.Name, Kind: protocol.OfflineStepComponent, Component: spec.Name}
 }
 
 func prefixed(p, s string) string {
@@ -121,8 +142,10 @@ func prefixed(p, s string) string {
 }
 
 // step runs one step.
-func (d *deployment) step(ctx context.Context, st *protocol.OfflineStep) error {
+func (d *deployment) step(ctx context.Context, st *protocol.OfflineStep, hook *contract.Hook) error {
 	switch st.Kind {
+	case protocol.OfflineStepHook:
+		return d.hook(ctx, st, hook)
 	case protocol.OfflineStepSandbox:
 		return d.terraform(ctx, st, status.SandboxStep)
 	case protocol.OfflineStepSync:

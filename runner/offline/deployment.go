@@ -34,7 +34,10 @@ type deployment struct {
 	// outputs are the steps' outputs as recorded (TerraformApplyOutputs
 	// JSON, by step), read from the state directory: those of an earlier
 	// deploy until the step runs again.
-	outputs  map[string]string
+	outputs map[string]string
+	// actions are the outputs of the actions the hooks of this deploy ran,
+	// as templates read them (.actions.<action>.outputs).
+	actions  map[string]appconfig.ActionOutputs
 	registry *protocol.RegistryAccess
 	jobs     int
 }
@@ -68,7 +71,8 @@ func newDeployment(ctx context.Context, o Options, b *bundle) (*deployment, erro
 		inst.Inputs[name], inst.Sensitive[name] = v, true
 		secrets = append(secrets, v)
 	}
-	d := &deployment{o: o, b: b, cfg: b.cfg, inst: inst, lock: lock, progress: o.Progress, outputs: map[string]string{}}
+	d := &deployment{o: o, b: b, cfg: b.cfg, inst: inst, lock: lock, progress: o.Progress, outputs: map[string]string{},
+		actions: map[string]appconfig.ActionOutputs{}}
 	if d.progress == nil {
 		d.progress = io.Discard
 	}
@@ -109,7 +113,9 @@ func (d *deployment) setScrub(values []string) {
 
 // data is what templates read now.
 func (d *deployment) data() (appconfig.Data, error) {
-	return jobmanifest.Data(d.cfg, d.inst, d.outputs)
+	data, err := jobmanifest.Data(d.cfg, d.inst, d.outputs)
+	data.Actions = d.actions
+	return data, err
 }
 
 // record keeps a step's outputs for the templates after it, and adds its
@@ -126,13 +132,19 @@ func (d *deployment) record(st *protocol.OfflineStep, step string, outs map[stri
 	}
 	st.Outputs = map[string]any{}
 	for name, o := range outs {
-		switch {
-		case o.Sensitive:
-		case d.scrub.Replace(string(o.Value)) != string(o.Value): // holds a sensitive value not marked so
-			st.Log += fmt.Sprintf("outpost: output %s left out of the result: it holds a sensitive value\n", name)
-		default:
-			st.Outputs[name] = o.Value
-		}
+		d.showOutput(st, name, string(o.Value), o.Value, o.Sensitive)
+	}
+}
+
+// showOutput puts an output in the step's result unless it is sensitive or
+// its text holds a sensitive value.
+func (d *deployment) showOutput(st *protocol.OfflineStep, name, text string, value any, sensitive bool) {
+	switch {
+	case sensitive:
+	case d.scrub.Replace(text) != text: // holds a sensitive value not marked so
+		st.Log += fmt.Sprintf("outpost: output %s left out of the result: it holds a sensitive value\n", name)
+	default:
+		st.Outputs[name] = value
 	}
 }
 

@@ -5,7 +5,9 @@
 // the install's registry, runs each job as the runner does (runner.LocalJob:
 // a process of its own, the same plugins and plan policies: a terraform
 // plan_apply per module, a helm deploy per chart; an image's deploy is its
-// copy into the install's registry, as connected), keeps terraform
+// copy into the install's registry, as connected) and the app's lifecycle
+// hooks where the connected provision runs them (plan.go, hook.go: an
+// action job per step), keeps terraform
 // state in a directory behind a loopback http backend (state.go), and writes
 // a protocol.OfflineResult.
 //

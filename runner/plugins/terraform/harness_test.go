@@ -4,21 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/outpost-dev/outpost/api/gateway"
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/internal/testutil/jobproctest"
 	"github.com/outpost-dev/outpost/internal/testutil/terraformtest"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/runner"
@@ -30,19 +28,7 @@ import (
 // TestMain lets the test binary be the runner's job process too: the runner
 // under test re-executes it as "job --dir DIR", as outpost-runner
 // re-executes itself.
-func TestMain(m *testing.M) {
-	if len(os.Args) == 4 && os.Args[1] == "job" && os.Args[2] == "--dir" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := runner.RunJobProcess(ctx, os.Args[3], os.Stdout, os.Stderr)
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { os.Exit(jobproctest.Main(m)) }
 
 // harness is the whole path of a terraform job: a store on PostgreSQL, the
 // gateway over real HTTP (with its state backend and lease reaper), and a

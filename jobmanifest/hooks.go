@@ -1,4 +1,4 @@
-package activities
+package jobmanifest
 
 import (
 	"slices"
@@ -8,7 +8,7 @@ import (
 	"github.com/outpost-dev/outpost/contract/status"
 )
 
-// withHooks adds the lifecycle hooks of the config's actions to an
+// WithHooks adds the lifecycle hooks of the config's actions to an
 // operation's steps (docs/architecture/action-runs.md, Hooks):
 //   - a component's hooks (deploy_component or teardown_component of C)
 //     around C's step when it is planned to run (not Unchanged): a
@@ -18,7 +18,7 @@ import (
 //     before every other step, "after:<action>" after every other step.
 //
 // A plan-only operation and a drift check run no hooks.
-func withHooks(kind string, planOnly bool, steps []contract.StepSpec, actions []*appconfig.Action) []contract.StepSpec {
+func WithHooks(kind string, planOnly bool, steps []contract.StepSpec, actions []*appconfig.Action) []contract.StepSpec {
 	if planOnly || kind == contract.OpDriftCheck || len(actions) == 0 {
 		return steps
 	}

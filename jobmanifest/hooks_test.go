@@ -1,4 +1,4 @@
-package activities
+package jobmanifest
 
 import (
 	"strings"
@@ -57,7 +57,7 @@ func TestWithHooks(t *testing.T) {
 			"before:drain:api api<before:drain:api"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := describe(withHooks(tc.kind, tc.planOnly, tc.steps, actions)); got != tc.want {
+			if got := describe(WithHooks(tc.kind, tc.planOnly, tc.steps, actions)); got != tc.want {
 				t.Errorf("steps\n got %s\nwant %s", got, tc.want)
 			}
 		})
