@@ -24,11 +24,7 @@ func (s *Server) createApp(c echo.Context) error {
 }
 
 func (s *Server) listApps(c echo.Context) error {
-	apps, err := s.store.ListApps(c.Request().Context(), orgID(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, wire.AppList{Apps: views(apps, appView)})
+	return listOfOrg(c, s.store.ListApps, func(apps []store.App) wire.AppList { return wire.AppList{Apps: views(apps, appView)} })
 }
 
 func (s *Server) getApp(c echo.Context) error { return getByID(c, s.store.GetApp, appView) }

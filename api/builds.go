@@ -267,12 +267,8 @@ func loadConfig(ac store.AppConfig) (*appconfig.Config, error) {
 // workflow started (202).
 func (s *Server) rebuild(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
-	app, err := s.store.GetApp(ctx, org, c.Param("id"))
+	app, req, err := pathRequest[wire.RebuildRequest](c, s.store.GetApp)
 	if err != nil {
-		return err
-	}
-	var req wire.RebuildRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	if req.Component == "" {
@@ -323,17 +319,11 @@ func (s *Server) rebuild(c echo.Context) error {
 // listInstallComponents shows which build each of the install's components
 // runs, and where the install's registry holds it.
 func (s *Server) listInstallComponents(c echo.Context) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	list, err := s.store.ListInstallComponents(ctx, inst.ID)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, wire.InstallComponentList{Components: views(list, func(ic store.InstallComponent) wire.InstallComponent {
-		return wire.InstallComponent{Component: ic.Component, BuildID: ic.BuildID, Digest: ic.Digest, Reference: ic.Reference,
-			ConfigVersion: ic.ConfigVersion, UpdatedAt: ic.UpdatedAt}
-	})})
+	return answerByID(c, s.store.GetInstall, func(ctx context.Context, inst store.Install) (wire.InstallComponentList, error) {
+		list, err := s.store.ListInstallComponents(ctx, inst.ID)
+		return wire.InstallComponentList{Components: views(list, func(ic store.InstallComponent) wire.InstallComponent {
+			return wire.InstallComponent{Component: ic.Component, BuildID: ic.BuildID, Digest: ic.Digest, Reference: ic.Reference,
+				ConfigVersion: ic.ConfigVersion, UpdatedAt: ic.UpdatedAt}
+		})}, err
+	})
 }

@@ -70,12 +70,8 @@ func commandFinished(c store.InstallCommand) bool {
 
 func (s *Server) createCommand(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	inst, req, err := pathRequest[wire.CreateCommandRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.CreateCommandRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	if err := validCommand(req); err != nil {
@@ -99,14 +95,14 @@ func (s *Server) createCommand(c echo.Context) error {
 		return err
 	}
 	noteObject(ctx, "command_id", cmd.ID)
-	if err := s.ops.StartInstallCommand(ctx, cmd); err != nil {
-		// Nothing will run it: record that, so the command does not stay queued.
-		now := s.now()
-		cmd.Status, cmd.Error, cmd.FinishedAt = status.JobFailed, "the command's workflow could not be started", &now
-		if uerr := s.store.UpdateInstallCommand(context.WithoutCancel(ctx), cmd); uerr != nil {
-			s.log.Error("recording a command that did not start failed", "command", cmd.ID, "err", uerr)
-		}
-		return opsFailed("starting the command", err)
+	err = s.startRecorded(ctx, "command", cmd.ID, func(ctx context.Context) error { return s.ops.StartInstallCommand(ctx, cmd) },
+		func(ctx context.Context, _ error) error {
+			now := s.now()
+			cmd.Status, cmd.Error, cmd.FinishedAt = status.JobFailed, "the command's workflow could not be started", &now
+			return s.store.UpdateInstallCommand(ctx, cmd)
+		})
+	if err != nil {
+		return err
 	}
 	return c.JSON(http.StatusAccepted, commandView(cmd))
 }

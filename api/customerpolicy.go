@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/outpost-dev/outpost/api/apierr"
@@ -16,14 +15,9 @@ import (
 // command's program) or of an operation of opKind. A runner that reported
 // no policy yet is given the work: it checks every job itself.
 func (s *Server) refusedByRunner(ctx context.Context, inst store.Install, jobType, program, opKind string) error {
-	r, err := s.store.GetInstallRunner(ctx, inst.OrgID, inst.ID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil
-	case err != nil:
+	r, err := s.installRunner(ctx, inst)
+	if err != nil || r == nil || r.CustomerPolicy == nil {
 		return err
-	case r.CustomerPolicy == nil:
-		return nil
 	}
 	if why := r.CustomerPolicy.Refusal(jobType, program, opKind, r.Consents, s.now()); why != "" {
 		return apierr.New(http.StatusConflict, protocol.CodeConflict, "", "%s", why)

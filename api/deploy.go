@@ -17,13 +17,9 @@ import (
 // the version asked for. An unknown version, or one the install's inputs do
 // not satisfy, is a 422 naming config_version.
 func (s *Server) deployConfig(c echo.Context) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	ctx := c.Request().Context()
+	inst, req, err := pathRequest[wire.DeployConfigRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.DeployConfigRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	version, err := s.deployVersion(ctx, inst, req.ConfigVersion)

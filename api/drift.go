@@ -64,17 +64,11 @@ func driftEvery(v string) (time.Duration, error) {
 
 // getDrift shows the install's drift schedule and what the checks found.
 func (s *Server) getDrift(c echo.Context) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	rows, err := s.store.ListDrift(ctx, inst.ID)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, wire.Drift{DriftSchedule: wire.DriftSchedule{Every: inst.DriftEvery, Reconcile: inst.DriftReconcile},
-		Components: views(rows, driftedPartView)})
+	return answerByID(c, s.store.GetInstall, func(ctx context.Context, inst store.Install) (wire.Drift, error) {
+		rows, err := s.store.ListDrift(ctx, inst.ID)
+		return wire.Drift{DriftSchedule: wire.DriftSchedule{Every: inst.DriftEvery, Reconcile: inst.DriftReconcile},
+			Components: views(rows, driftedPartView)}, err
+	})
 }
 
 // driftCheck starts a drift check now: it takes no lock, so it runs beside

@@ -1,8 +1,7 @@
 package api
 
 import (
-	"errors"
-	"net/http"
+	"context"
 
 	"github.com/labstack/echo/v4"
 
@@ -16,25 +15,21 @@ const healthTransitionsShown = 50
 // getInstallHealth is an install's health, its components' and their
 // latest transitions (docs/architecture/health.md).
 func (s *Server) getInstallHealth(c echo.Context) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	return answerByID(c, s.store.GetInstall, s.installHealthView)
+}
+
+func (s *Server) installHealthView(ctx context.Context, inst store.Install) (wire.InstallHealth, error) {
+	runner, err := s.installRunner(ctx, inst)
 	if err != nil {
-		return err
-	}
-	var runner *store.Runner
-	switch r, err := s.store.GetInstallRunner(ctx, org, inst.ID); {
-	case err == nil:
-		runner = &r
-	case !errors.Is(err, store.ErrNotFound):
-		return err
+		return wire.InstallHealth{}, err
 	}
 	comps, err := s.store.ComponentHealthOf(ctx, inst.ID)
 	if err != nil {
-		return err
+		return wire.InstallHealth{}, err
 	}
 	trans, err := s.store.HealthTransitions(ctx, inst.ID, healthTransitionsShown)
 	if err != nil {
-		return err
+		return wire.InstallHealth{}, err
 	}
 	now := s.now()
 	out := wire.InstallHealth{InstallID: inst.ID, Health: healthView(store.SummarizeHealth(comps[inst.ID], runner, now, s.onlineWindow)),
@@ -48,7 +43,7 @@ func (s *Server) getInstallHealth(c echo.Context) error {
 		out.Transitions[i] = wire.HealthTransition{Component: t.Component, From: t.FromState, To: t.ToState, Object: t.Object,
 			Condition: t.Condition, At: t.At}
 	}
-	return c.JSON(http.StatusOK, out)
+	return out, nil
 }
 
 func healthView(h store.InstallHealth) wire.InstallHealthSummary {

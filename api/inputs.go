@@ -22,12 +22,8 @@ import (
 // starts the update_inputs operation that applies it.
 func (s *Server) patchInputs(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	inst, req, err := pathRequest[wire.UpdateInputsRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.UpdateInputsRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	if req.PlanOnly && !req.Apply {

@@ -120,19 +120,25 @@ func (s *Server) listInstalls(c echo.Context) error {
 }
 
 func (s *Server) getInstall(c echo.Context) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	var ref *wire.RunnerRef
-	switch r, err := s.store.GetInstallRunner(ctx, org, inst.ID); {
+	return answerByID(c, s.store.GetInstall, func(ctx context.Context, inst store.Install) (wire.Install, error) {
+		r, err := s.installRunner(ctx, inst)
+		if err != nil || r == nil {
+			return installView(inst, nil), err
+		}
+		return installView(inst, &wire.RunnerRef{ID: r.ID}), nil
+	})
+}
+
+// installRunner is the install's runner, nil when it has none.
+func (s *Server) installRunner(ctx context.Context, inst store.Install) (*store.Runner, error) {
+	r, err := s.store.GetInstallRunner(ctx, inst.OrgID, inst.ID)
+	switch {
 	case err == nil:
-		ref = &wire.RunnerRef{ID: r.ID}
-	case !errors.Is(err, store.ErrNotFound):
-		return err
+		return &r, nil
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
 	}
-	return c.JSON(http.StatusOK, installView(inst, ref))
+	return nil, err
 }
 
 func (s *Server) deleteInstall(c echo.Context) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/maintenance"
+	"github.com/outpost-dev/outpost/store"
 )
 
 // windowsView shows an install's maintenance windows and the one open now
@@ -26,11 +27,9 @@ func windowView(w maintenance.Window) wire.MaintenanceWindow {
 }
 
 func (s *Server) getMaintenanceWindows(c echo.Context) error {
-	inst, err := s.store.GetInstall(c.Request().Context(), orgID(c), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, windowsView(inst.MaintenanceWindows, time.Now()))
+	return getByID(c, s.store.GetInstall, func(inst store.Install) wire.MaintenanceWindows {
+		return windowsView(inst.MaintenanceWindows, time.Now())
+	})
 }
 
 // putMaintenanceWindows replaces the install's windows; a window that

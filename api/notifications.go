@@ -111,19 +111,13 @@ func checkHookURL(raw string) error {
 }
 
 func (s *Server) listSubscriptions(c echo.Context) error {
-	subs, err := s.store.ListSubscriptions(c.Request().Context(), orgID(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, wire.NotificationSubscriptionList{Subscriptions: views(subs, subscriptionView)})
+	return listOfOrg(c, s.store.ListSubscriptions, func(subs []store.NotificationSubscription) wire.NotificationSubscriptionList {
+		return wire.NotificationSubscriptionList{Subscriptions: views(subs, subscriptionView)}
+	})
 }
 
 func (s *Server) getSubscription(c echo.Context) error {
-	sub, err := s.store.GetSubscription(c.Request().Context(), orgID(c), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, subscriptionView(sub))
+	return getByID(c, s.store.GetSubscription, subscriptionView)
 }
 
 func (s *Server) patchSubscription(c echo.Context) error {

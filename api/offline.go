@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 	digest "github.com/opencontainers/go-digest"
 
-	"github.com/outpost-dev/outpost/api/apierr"
 	"github.com/outpost-dev/outpost/api/wire"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
@@ -31,18 +31,18 @@ const maxStepName = 200
 // exportOfflineInstall answers the install file: who the install is, its
 // labels and non-sensitive inputs; sensitive inputs by name only.
 func (s *Server) exportOfflineInstall(c echo.Context) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
-	if err != nil {
-		return err
-	}
+	return answerByID(c, s.store.GetInstall, s.offlineInstall)
+}
+
+func (s *Server) offlineInstall(ctx context.Context, inst store.Install) (wire.OfflineInstall, error) {
+	org := inst.OrgID
 	app, err := s.store.GetApp(ctx, org, inst.AppID)
 	if err != nil {
-		return err
+		return wire.OfflineInstall{}, err
 	}
 	declared, err := s.declaredSensitive(ctx, org, inst.AppID)
 	if err != nil {
-		return err
+		return wire.OfflineInstall{}, err
 	}
 	f := wire.OfflineInstall{Format: protocol.OfflineInstallFormat, OrgID: org, AppID: app.ID, AppName: app.Name,
 		InstallID: inst.ID, InstallName: inst.Name, Labels: inst.Labels, Inputs: map[string]string{},
@@ -60,7 +60,7 @@ func (s *Server) exportOfflineInstall(c echo.Context) error {
 		}
 	}
 	slices.Sort(f.SensitiveInputs)
-	return c.JSON(http.StatusOK, f)
+	return f, nil
 }
 
 // importOfflineResult records an offline deploy's result as a finished
@@ -68,12 +68,8 @@ func (s *Server) exportOfflineInstall(c echo.Context) error {
 // same result made before (200).
 func (s *Server) importOfflineResult(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	inst, req, err := pathRequest[wire.OfflineResult](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.OfflineResult
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	r, err := offlineResult(req, inst)

@@ -22,13 +22,9 @@ const maxOperationWait = 60
 // startOperation records an operation of kind on the path's install (and
 // component), takes the install's lock and starts its workflow.
 func (s *Server) startOperation(c echo.Context, kind string) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	ctx := c.Request().Context()
+	inst, req, err := pathRequest[wire.OperationRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.OperationRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	component := c.Param("name")
@@ -259,20 +255,20 @@ func (s *Server) setApprovalMode(c echo.Context) error {
 // getOutputs shows the install's sandbox and component outputs; sensitive
 // values are never shown.
 func (s *Server) getOutputs(c echo.Context) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
-	if err != nil {
-		return err
-	}
+	return answerByID(c, s.store.GetInstall, s.outputsView)
+}
+
+// outputsView reads the install's outputs, sensitive values masked.
+func (s *Server) outputsView(ctx context.Context, inst store.Install) (wire.Outputs, error) {
 	rows, err := s.store.ListOutputs(ctx, inst.ID)
 	if err != nil {
-		return err
+		return wire.Outputs{}, err
 	}
 	out := map[string]map[string]wire.Output{}
 	for name, raw := range rows {
 		var o protocol.TerraformApplyOutputs
 		if err := json.Unmarshal([]byte(raw), &o); err != nil {
-			return fmt.Errorf("outputs of %s: %w", name, err)
+			return wire.Outputs{}, fmt.Errorf("outputs of %s: %w", name, err)
 		}
 		shown := map[string]wire.Output{}
 		for k, v := range o.Outputs {
@@ -284,7 +280,7 @@ func (s *Server) getOutputs(c echo.Context) error {
 		}
 		out[name] = shown
 	}
-	return c.JSON(http.StatusOK, wire.Outputs{Outputs: out})
+	return wire.Outputs{Outputs: out}, nil
 }
 
 // operationView shows an operation and its steps; a step's rendering

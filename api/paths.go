@@ -7,6 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/outpost-dev/outpost/api/apierr"
+
 	"github.com/outpost-dev/outpost/store"
 )
 
@@ -16,11 +18,42 @@ type byID[T any] func(ctx context.Context, orgID, id string) (T, error)
 // getByID answers the object get reads for the path's id (in the token's
 // org), as view shows it.
 func getByID[T, W any](c echo.Context, get byID[T], view func(T) W) error {
-	obj, err := get(c.Request().Context(), orgID(c), c.Param("id"))
+	return answerByID(c, get, func(_ context.Context, obj T) (W, error) { return view(obj), nil })
+}
+
+// answerByID answers what view reads of the object get reads for the
+// path's id (in the token's org).
+func answerByID[T, W any](c echo.Context, get byID[T], view func(ctx context.Context, obj T) (W, error)) error {
+	ctx := c.Request().Context()
+	obj, err := get(ctx, orgID(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, view(obj))
+	w, err := view(ctx, obj)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, w)
+}
+
+// listOfOrg answers what list reads of the token's org, as answer shows it.
+func listOfOrg[T, L any](c echo.Context, list func(ctx context.Context, orgID string) ([]T, error), answer func([]T) L) error {
+	items, err := list(c.Request().Context(), orgID(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, answer(items))
+}
+
+// pathRequest reads the object the path's id names with get (in the token's
+// org), then binds the request body into a T.
+func pathRequest[T, P any](c echo.Context, get byID[P]) (P, T, error) {
+	var req T
+	obj, err := get(c.Request().Context(), orgID(c), c.Param("id"))
+	if err != nil {
+		return obj, req, err
+	}
+	return obj, req, apierr.Bind(c, &req)
 }
 
 // deleteByID deletes the path's id (in the token's org) with del.

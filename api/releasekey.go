@@ -34,20 +34,18 @@ func (s *Server) getReleaseKey(c echo.Context) error {
 		return apierr.New(http.StatusNotFound, protocol.CodeNotFound, "",
 			"the org has no release key yet: POST /v1/settings/release-key makes it (so does the first bundle export)")
 	}
-	if err != nil {
-		return err
-	}
-	v, err := releaseKeyView(k)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, v)
+	return answerReleaseKey(c, k, err)
 }
 
 // createReleaseKey makes the org's release key unless it has one, and
 // answers its public half.
 func (s *Server) createReleaseKey(c echo.Context) error {
 	k, _, err := s.store.ReleaseKey(c.Request().Context(), orgID(c))
+	return answerReleaseKey(c, k, err)
+}
+
+// answerReleaseKey answers the public half of the key read (unless err).
+func answerReleaseKey(c echo.Context, k store.ReleaseKey, err error) error {
 	if err != nil {
 		return err
 	}

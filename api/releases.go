@@ -24,12 +24,8 @@ func (s *Server) createRelease(c echo.Context) error {
 	if s.ops == nil {
 		return errNoOps()
 	}
-	app, err := s.store.GetApp(ctx, org, c.Param("id"))
+	app, req, err := pathRequest[wire.CreateReleaseRequest](c, s.store.GetApp)
 	if err != nil {
-		return err
-	}
-	var req wire.CreateReleaseRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	version, cfg, err := s.appVersion(ctx, org, app.ID, req.ConfigVersion)

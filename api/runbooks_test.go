@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -178,36 +177,8 @@ func TestCancelRunbookRun(t *testing.T) {
 	e, inst := runbooksEnv(t)
 	var run wire.RunbookRun
 	e.call("POST", "/v1/installs/"+inst.ID+"/runbooks/release/runs", map[string]any{"inputs": map[string]string{"password": "pw"}}, 201, &run)
+	checkCancelRun(t, e, inst, "runbook run", "runbook-runs", "rbr_missing", run.ID, run.WorkflowID, 4, e.store.FinishRunbookRun)
 	path := "/v1/installs/" + inst.ID + "/runbook-runs/" + run.ID
-
-	var other installAnswer
-	e.call("POST", "/v1/installs", map[string]any{"app_id": inst.AppID, "name": "customer-2"}, 201, &other)
-	e.call("POST", "/v1/installs/"+other.ID+"/runbook-runs/"+run.ID+"/cancel", nil, 404, nil)
-	e.call("POST", "/v1/installs/"+inst.ID+"/runbook-runs/rbr_missing/cancel", nil, 404, nil)
-	if c := e.ops.cancelledWorkflows(); len(c) != 0 {
-		t.Fatalf("cancelled %v through the wrong install", c)
-	}
-
-	var asked wire.RunbookRun
-	e.call("POST", path+"/cancel", nil, 202, &asked)
-	if asked.ID != run.ID || asked.Status != "queued" || len(asked.Steps) != 4 {
-		t.Fatalf("answer %+v, want the run with its steps", asked)
-	}
-	if c := e.ops.cancelledWorkflows(); !reflect.DeepEqual(c, []string{run.WorkflowID}) {
-		t.Fatalf("cancelled %v, want %s", c, run.WorkflowID)
-	}
-
-	// The workflow records the end; a second cancel is then a conflict.
-	if err := e.store.FinishRunbookRun(context.Background(), run.ID, status.JobCancelled, "cancelled"); err != nil {
-		t.Fatal(err)
-	}
-	res := e.send("POST", path+"/cancel", e.token, nil)
-	if res.status != 409 || !strings.Contains(res.apiError(t).Message, "runbook run "+run.ID+" has already finished (cancelled)") {
-		t.Fatalf("a second cancel: %s, want 409", res)
-	}
-	if c := e.ops.cancelledWorkflows(); len(c) != 1 {
-		t.Fatalf("cancelled a finished run: %v", c)
-	}
 	var got wire.RunbookRun
 	e.call("POST", path+"/resume", nil, 202, &got)
 	if got.Status != "queued" || got.Steps[0].Status != "pending" {

@@ -92,26 +92,16 @@ func (s *Server) putOrgRunnerPolicy(c echo.Context) error {
 }
 
 func (s *Server) getInstallRunnerPolicy(c echo.Context) error {
-	ctx := c.Request().Context()
-	inst, err := s.store.GetInstall(ctx, orgID(c), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	org, ip, err := s.store.RunnerPolicies(ctx, inst.OrgID, inst.ID)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, policyView(org, ip))
+	return answerByID(c, s.store.GetInstall, func(ctx context.Context, inst store.Install) (wire.RunnerPolicy, error) {
+		org, ip, err := s.store.RunnerPolicies(ctx, inst.OrgID, inst.ID)
+		return policyView(org, ip), err
+	})
 }
 
 func (s *Server) putInstallRunnerPolicy(c echo.Context) error {
 	ctx := c.Request().Context()
-	inst, err := s.store.GetInstall(ctx, orgID(c), c.Param("id"))
+	inst, req, err := pathRequest[wire.RunnerPolicyRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.RunnerPolicyRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	org, ip, err := s.store.RunnerPolicies(ctx, inst.OrgID, inst.ID)
@@ -145,13 +135,9 @@ func seconds(field string, v *int, def, lo, hi int) (time.Duration, error) {
 }
 
 func (s *Server) createRunnerUpdate(c echo.Context) error {
-	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	ctx := c.Request().Context()
+	inst, req, err := pathRequest[wire.CreateRunnerUpdateRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.CreateRunnerUpdateRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	deadline, err := seconds("health_deadline_seconds", req.HealthDeadlineSeconds, defaultHealthDeadline, minHealthDeadline, maxHealthDeadline)
@@ -174,15 +160,16 @@ func (s *Server) createRunnerUpdate(c echo.Context) error {
 		return err
 	}
 	noteObject(ctx, "runner_update_id", u.ID)
-	if err := ops.StartRunnerUpdate(ctx, u, deadline, drain); err != nil {
-		reason := "the update's workflow could not be started"
-		if errors.Is(err, store.ErrConflict) {
-			reason = "another update of this install's runner was under way"
-		}
-		if ferr := s.store.FinishRunnerUpdate(context.WithoutCancel(ctx), u.ID, status.RunnerUpdateFailed, reason); ferr != nil {
-			s.log.Error("recording a runner update that did not start failed", "update", u.ID, "err", ferr)
-		}
-		return opsFailed("starting the runner update", err)
+	err = s.startRecorded(ctx, "runner update", u.ID, func(ctx context.Context) error { return ops.StartRunnerUpdate(ctx, u, deadline, drain) },
+		func(ctx context.Context, err error) error {
+			reason := "the update's workflow could not be started"
+			if errors.Is(err, store.ErrConflict) {
+				reason = "another update of this install's runner was under way"
+			}
+			return s.store.FinishRunnerUpdate(ctx, u.ID, status.RunnerUpdateFailed, reason)
+		})
+	if err != nil {
+		return err
 	}
 	return c.JSON(http.StatusAccepted, runnerUpdateView(u))
 }

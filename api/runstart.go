@@ -154,16 +154,28 @@ func checkedInputs(check func(map[string]string) (map[string]any, error), decls 
 // so the run does not stay queued.
 func (s *Server) startRecordedRun(ctx context.Context, what, runID string, start func(context.Context) error,
 	finish func(ctx context.Context, runID string, st status.Job, why string) error) error {
+	return s.startRecorded(ctx, what, runID, start, func(ctx context.Context, _ error) error {
+		return finish(ctx, runID, status.JobFailed, "the run's workflow could not be started")
+	})
+}
+
+// startRecorded starts the workflow of a row just recorded (what: "command",
+// "action run"…; id); when it cannot start, failed records the row failed
+// (why it could not, from the start's error), so it does not stay queued,
+// and the answer is a 503.
+func (s *Server) startRecorded(ctx context.Context, what, id string, start func(context.Context) error,
+	failed func(ctx context.Context, err error) error) error {
 	err := start(ctx)
 	if err == nil {
 		return nil
 	}
-	if ferr := finish(context.WithoutCancel(ctx), runID, status.JobFailed, "the run's workflow could not be started"); ferr != nil {
+	if ferr := failed(context.WithoutCancel(ctx), err); ferr != nil {
 		article := "a "
-		if strings.HasPrefix(what, "a") {
+		if strings.ContainsRune("aeiou", rune(what[0])) {
 			article = "an "
 		}
-		s.log.Error("recording "+article+what+" that did not start failed", "run", runID, "err", ferr)
+		key := what[strings.LastIndex(what, " ")+1:] // "run", "command", "bundle"
+		s.log.Error("recording "+article+what+" that did not start failed", key, id, "err", ferr)
 	}
 	return opsFailed("starting the "+what, err)
 }

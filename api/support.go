@@ -57,13 +57,14 @@ func (s *Server) createSupportBundle(c echo.Context) error {
 		return err
 	}
 	noteObject(ctx, "support_bundle_id", b.ID)
-	if err := s.ops.StartSupportBundle(ctx, b); err != nil {
-		now := s.now()
-		b.Status, b.Error, b.FinishedAt = status.JobFailed, "the support bundle's workflow could not be started", &now
-		if uerr := s.store.UpdateSupportBundle(context.WithoutCancel(ctx), b); uerr != nil {
-			s.log.Error("recording a support bundle that did not start failed", "bundle", b.ID, "err", uerr)
-		}
-		return opsFailed("starting the support bundle", err)
+	err = s.startRecorded(ctx, "support bundle", b.ID, func(ctx context.Context) error { return s.ops.StartSupportBundle(ctx, b) },
+		func(ctx context.Context, _ error) error {
+			now := s.now()
+			b.Status, b.Error, b.FinishedAt = status.JobFailed, "the support bundle's workflow could not be started", &now
+			return s.store.UpdateSupportBundle(ctx, b)
+		})
+	if err != nil {
+		return err
 	}
 	return c.JSON(http.StatusAccepted, supportBundleView(b))
 }
@@ -162,12 +163,8 @@ func validLogsRequest(r wire.CreateLogsRequest) error {
 // follows (GET /v1/jobs/{id}/logs?follow=true).
 func (s *Server) createLogsRequest(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	inst, req, err := pathRequest[wire.CreateLogsRequest](c, s.store.GetInstall)
 	if err != nil {
-		return err
-	}
-	var req wire.CreateLogsRequest
-	if err := apierr.Bind(c, &req); err != nil {
 		return err
 	}
 	if err := validLogsRequest(req); err != nil {

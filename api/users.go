@@ -25,11 +25,7 @@ func (s *Server) createUser(c echo.Context) error {
 }
 
 func (s *Server) listUsers(c echo.Context) error {
-	users, err := s.store.ListUsers(c.Request().Context(), orgID(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, wire.UserList{Users: views(users, userView)})
+	return listOfOrg(c, s.store.ListUsers, func(users []store.User) wire.UserList { return wire.UserList{Users: views(users, userView)} })
 }
 
 func (s *Server) getUser(c echo.Context) error { return getByID(c, s.store.GetUser, userView) }

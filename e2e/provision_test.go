@@ -640,10 +640,14 @@ func TestEmbeddedSQLiteStack(t *testing.T) {
 		t.Fatalf("command on SQLite: %+v", done)
 	}
 	// The provision runs api's two hooks too (before:migrate:api, after:warm_cache:api).
-	for path, steps := range map[string]int{"/provision": 9, "/deprovision": 7} {
-		op := s.waitOp(inst, s.startOp(inst, path, nil).ID, 5*time.Minute)
-		if op.Status != status.OpSucceeded || len(op.Steps) != steps {
-			t.Fatalf("%s on SQLite: %s %q %+v", path, op.Status, op.Error, op.Steps)
+	// In this order: a map's would sometimes deprovision first.
+	for _, o := range []struct {
+		path  string
+		steps int
+	}{{"/provision", 9}, {"/deprovision", 7}} {
+		op := s.waitOp(inst, s.startOp(inst, o.path, nil).ID, 5*time.Minute)
+		if op.Status != status.OpSucceeded || len(op.Steps) != o.steps {
+			t.Fatalf("%s on SQLite: %s %q %+v", o.path, op.Status, op.Error, op.Steps)
 		}
 	}
 }

@@ -27,7 +27,7 @@ func (c *cli) approveCmd(approve bool) *cobra.Command {
 	var opRef string
 	var yes, wait bool
 	var timeout time.Duration
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   verb + " INSTALL [STEP] [--operation OP] [--yes]",
 		Short: strings.ToUpper(verb[:1]) + verb[1:] + " the plan of a step waiting for approval (approval mode prompt)",
 		Long: "Find the step waiting for approval in the operation (default: the install's latest) — STEP names\n" +
@@ -35,35 +35,29 @@ func (c *cli) approveCmd(approve bool) *cobra.Command {
 			"Without a terminal, --yes is needed. A step that does not wait (any more) is exit code 5; with --wait,\n" +
 			"a step of a running operation that does not wait yet is waited for (up to --timeout).",
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			a, inst, err := c.apiForInstall(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			op, _, err := a.operation(ctx, inst, opRef)
-			if err != nil {
-				return err
-			}
-			name := ""
-			if len(args) == 2 {
-				name = args[1]
-			}
-			if wait {
-				var cancel context.CancelFunc
-				ctx, cancel = withTimeout(ctx, timeout)
-				defer cancel()
-			}
-			step, op, err := a.awaitStep(ctx, op, inst, name, verb, wait)
-			if err != nil {
-				return err
-			}
-			if err := c.confirm(verb, op, step, yes); err != nil {
-				return err
-			}
-			return c.decide(ctx, a, inst, op, step.name, approve)
-		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+		op, _, err := a.operation(ctx, inst, opRef)
+		if err != nil {
+			return err
+		}
+		name := ""
+		if len(args) == 2 {
+			name = args[1]
+		}
+		if wait {
+			var cancel context.CancelFunc
+			ctx, cancel = withTimeout(ctx, timeout)
+			defer cancel()
+		}
+		step, op, err := a.awaitStep(ctx, op, inst, name, verb, wait)
+		if err != nil {
+			return err
+		}
+		if err := c.confirm(verb, op, step, yes); err != nil {
+			return err
+		}
+		return c.decide(ctx, a, inst, op, step.name, approve)
+	})
 	cmd.Flags().StringVar(&opRef, "operation", "", "the operation (default: the install's latest)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, verb+" without asking")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the step to wait for approval while the operation runs")
@@ -175,24 +169,22 @@ func (c *cli) decide(ctx context.Context, a *api, inst apiclient.Install, op api
 }
 
 func (c *cli) installsApprovalModeCmd() *cobra.Command {
-	return &cobra.Command{
+	return c.withInstall(&cobra.Command{
 		Use:   "approval-mode INSTALL MODE",
 		Short: "Set how the install's plans are approved: approve-all, or prompt (each plan waits for `outpostctl approve`)",
 		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			mode := apiclient.ApprovalModeApprovalMode(args[1])
-			if !mode.Valid() {
+		PreRunE: func(_ *cobra.Command, args []string) error {
+			if !apiclient.ApprovalModeApprovalMode(args[1]).Valid() {
 				return fail(exitUsage, "MODE %q: want %s or %s", args[1], apiclient.ApproveAll, apiclient.Prompt)
 			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.SetApprovalModeWithResponse(cmd.Context(), inst.Id, apiclient.ApprovalMode{ApprovalMode: mode}))
-			return c.printAnswer(r, err, func() error {
-				fmt.Fprintf(c.stdout, "install %s: approval mode %s (for the operations started from now on)\n", inst.Name, mode)
-				return nil
-			})
+			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+		mode := apiclient.ApprovalModeApprovalMode(args[1])
+		r, err := check(a.SetApprovalModeWithResponse(ctx, inst.Id, apiclient.ApprovalMode{ApprovalMode: mode}))
+		return c.printAnswer(r, err, func() error {
+			fmt.Fprintf(c.stdout, "install %s: approval mode %s (for the operations started from now on)\n", inst.Name, mode)
+			return nil
+		})
+	})
 }

@@ -16,49 +16,28 @@ func (c *cli) appsCmd() *cobra.Command {
 }
 
 func (c *cli) appsListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the org's apps",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListAppsWithResponse(cmd.Context()))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, app := range r.JSON200.Apps {
-					rows = append(rows, []string{app.Name, app.Id, app.Description})
-				}
-				return table(c.stdout, "NAME\tID\tDESCRIPTION", rows)
-			})
-		},
-	}
+	return c.withAPI(&cobra.Command{Use: "list", Short: "List the org's apps", Args: cobra.NoArgs},
+		func(ctx context.Context, a *api, _ []string) error {
+			r, err := check(a.ListAppsWithResponse(ctx))
+			return printRows(c, r, err, "NAME\tID\tDESCRIPTION", func() []apiclient.App { return r.JSON200.Apps },
+				func(app apiclient.App) []string { return []string{app.Name, app.Id, app.Description} })
+		})
 }
 
 func (c *cli) appsCreateCmd() *cobra.Command {
 	var description string
-	cmd := &cobra.Command{
-		Use:   "create NAME [--description TEXT]",
-		Short: "Create an app",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
+	cmd := c.withAPI(&cobra.Command{Use: "create NAME [--description TEXT]", Short: "Create an app", Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, a *api, args []string) error {
 			body := apiclient.CreateAppRequest{Name: args[0]}
 			if description != "" {
 				body.Description = &description
 			}
-			r, err := check(a.CreateAppWithResponse(cmd.Context(), body))
+			r, err := check(a.CreateAppWithResponse(ctx, body))
 			return c.printAnswer(r, err, func() error {
 				fmt.Fprintf(c.stdout, "app %s created: %s\n", r.JSON201.Name, r.JSON201.Id)
 				return nil
 			})
-		},
-	}
+		})
 	cmd.Flags().StringVar(&description, "description", "", "what the app is")
 	return cmd
 }
@@ -79,11 +58,18 @@ func (a *api) app(ctx context.Context, ref string) (apiclient.App, error) {
 	if err != nil {
 		return apiclient.App{}, err
 	}
-	for _, app := range r.JSON200.Apps {
-		if app.Id == ref || app.Name == ref {
-			return app, nil
+	return findIn(r.JSON200.Apps, func(app apiclient.App) bool { return app.Id == ref || app.Name == ref },
+		"no app %q (`outpostctl apps list` shows them; `outpostctl apps create %s` makes it)", ref, ref)
+}
+
+// findIn is the first of items that is says is the one sought, else a
+// not-found error (exit code 4) saying format.
+func findIn[T any](items []T, is func(T) bool, format string, args ...any) (T, error) {
+	for _, it := range items {
+		if is(it) {
+			return it, nil
 		}
 	}
-	return apiclient.App{}, fail(exitNotFound, "no app %q (`outpostctl apps list` shows them; `outpostctl apps create %s` makes it)",
-		ref, ref)
+	var none T
+	return none, fail(exitNotFound, format, args...)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,31 +23,27 @@ func (c *cli) auditListCmd() *cobra.Command {
 	var p apiclient.ListAuditEventsParams
 	var token, action, object, since, before string
 	var limit int
-	cmd := &cobra.Command{
+	cmd := c.withAPI(&cobra.Command{
 		Use:   "list [--token ID] [--action ACTION] [--object ID] [--since TIME|DURATION] [--limit N] [--before EVENT_ID]",
 		Short: "List the org's changing calls, refused ones too, newest first",
 		Long: "List the org's changing calls, refused ones too, newest first: the API token (name and ID), the action " +
 			"(the API's operation id), the objects it named or made, the status and a failure's error code. A full page " +
 			"ends with the --before that continues it.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			if p.Since, err = sinceParam(since); err != nil {
-				return err
-			}
-			p.TokenId, p.Action, p.ObjectId, p.Before = optional(token), optional(action), optional(object), optional(before)
-			if limit > 0 {
-				p.Limit = &limit
-			}
-			r, err := check(a.ListAuditEventsWithResponse(cmd.Context(), &p))
-			return c.printAnswer(r, err, func() error {
-				return c.printAudit(*r.JSON200)
-			})
-		},
-	}
+	}, func(ctx context.Context, a *api, _ []string) error {
+		var err error
+		if p.Since, err = sinceParam(since); err != nil {
+			return err
+		}
+		p.TokenId, p.Action, p.ObjectId, p.Before = optional(token), optional(action), optional(object), optional(before)
+		if limit > 0 {
+			p.Limit = &limit
+		}
+		r, err := check(a.ListAuditEventsWithResponse(ctx, &p))
+		return c.printAnswer(r, err, func() error {
+			return c.printAudit(*r.JSON200)
+		})
+	})
 	f := cmd.Flags()
 	f.StringVar(&token, "token", "", "only the calls made with this API token (its ID)")
 	f.StringVar(&action, "action", "", "only the calls of this action (createApp, approveStep, …)")

@@ -27,59 +27,35 @@ func appFlag(cmd *cobra.Command, ref *string) {
 }
 
 func (c *cli) configsListCmd() *cobra.Command {
-	var appRef string
-	cmd := &cobra.Command{
-		Use:   "list --app APP",
-		Short: "List an app's config versions, newest first",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListAppConfigsWithResponse(cmd.Context(), app.Id))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, v := range r.JSON200.Configs {
-					rows = append(rows, []string{fmt.Sprint(v.Version), stamp(v.CreatedAt)})
-				}
-				return table(c.stdout, "VERSION\tCREATED", rows)
-			})
-		},
-	}
-	appFlag(cmd, &appRef)
-	return cmd
+	return c.withApp(&cobra.Command{Use: "list --app APP", Short: "List an app's config versions, newest first", Args: cobra.NoArgs},
+		func(ctx context.Context, a *api, app apiclient.App, _ []string) error {
+			r, err := check(a.ListAppConfigsWithResponse(ctx, app.Id))
+			return printRows(c, r, err, "VERSION\tCREATED", func() []apiclient.ConfigVersion { return r.JSON200.Configs },
+				func(v apiclient.ConfigVersion) []string { return []string{fmt.Sprint(v.Version), stamp(v.CreatedAt)} })
+		})
 }
 
 func (c *cli) configsShowCmd() *cobra.Command {
-	var appRef string
-	cmd := &cobra.Command{
+	return c.withApp(&cobra.Command{
 		Use:   "show --app APP [VERSION|latest]",
 		Short: "Show a config version as the API validated it (default: the latest)",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			version := "latest"
-			if len(args) == 1 {
-				version = args[0]
-			}
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			v, err := a.config(cmd.Context(), app, version)
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(v.body)
-			}
-			fmt.Fprintf(c.stdout, "app %s, config version %d, synced %s\n", app.Name, v.Version, stamp(v.CreatedAt))
-			_, err = fmt.Fprint(c.stdout, strings.Join(v.lines(), ""))
+	}, func(ctx context.Context, a *api, app apiclient.App, args []string) error {
+		version := "latest"
+		if len(args) == 1 {
+			version = args[0]
+		}
+		v, err := a.config(ctx, app, version)
+		if err != nil {
 			return err
-		},
-	}
-	appFlag(cmd, &appRef)
-	return cmd
+		}
+		if c.output == "json" {
+			return c.printBody(v.body)
+		}
+		fmt.Fprintf(c.stdout, "app %s, config version %d, synced %s\n", app.Name, v.Version, stamp(v.CreatedAt))
+		_, err = fmt.Fprint(c.stdout, strings.Join(v.lines(), ""))
+		return err
+	})
 }
 
 // configDiff is what `configs diff -o json` prints: the two versions as the
@@ -91,48 +67,40 @@ type configDiff struct {
 }
 
 func (c *cli) configsDiffCmd() *cobra.Command {
-	var appRef string
-	cmd := &cobra.Command{
+	return c.withApp(&cobra.Command{
 		Use:   "diff --app APP V1 V2",
 		Short: "Compare two config versions (numbers, or latest), as a unified diff",
 		Long: "Compare two config versions as `configs show` renders them: app, sandbox, inputs, components,\n" +
 			"levels, files, and the digest of each built component's source (which changes with its module or\n" +
 			"chart). Prints \"no differences\" when they are the same; the exit code is 0 either way.",
 		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			from, err := a.config(cmd.Context(), app, args[0])
-			if err != nil {
-				return err
-			}
-			to, err := a.config(cmd.Context(), app, args[1])
-			if err != nil {
-				return err
-			}
-			diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-				A: from.lines(), B: to.lines(), Context: 3,
-				FromFile: fmt.Sprintf("%s version %d", app.Name, from.Version),
-				ToFile:   fmt.Sprintf("%s version %d", app.Name, to.Version),
-			})
-			if err != nil {
-				return fmt.Errorf("diff: %w", err)
-			}
-			switch {
-			case c.output == "json":
-				return c.printJSON(configDiff{From: from.body, To: to.body, Diff: diff})
-			case diff == "":
-				fmt.Fprintf(c.stdout, "no differences between versions %d and %d\n", from.Version, to.Version)
-			default:
-				fmt.Fprint(c.stdout, diff)
-			}
-			return nil
-		},
-	}
-	appFlag(cmd, &appRef)
-	return cmd
+	}, func(ctx context.Context, a *api, app apiclient.App, args []string) error {
+		from, err := a.config(ctx, app, args[0])
+		if err != nil {
+			return err
+		}
+		to, err := a.config(ctx, app, args[1])
+		if err != nil {
+			return err
+		}
+		diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A: from.lines(), B: to.lines(), Context: 3,
+			FromFile: fmt.Sprintf("%s version %d", app.Name, from.Version),
+			ToFile:   fmt.Sprintf("%s version %d", app.Name, to.Version),
+		})
+		if err != nil {
+			return fmt.Errorf("diff: %w", err)
+		}
+		switch {
+		case c.output == "json":
+			return c.printJSON(configDiff{From: from.body, To: to.body, Diff: diff})
+		case diff == "":
+			fmt.Fprintf(c.stdout, "no differences between versions %d and %d\n", from.Version, to.Version)
+		default:
+			fmt.Fprint(c.stdout, diff)
+		}
+		return nil
+	})
 }
 
 // configVersion is a config version as the API shows it (body), and the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -16,7 +17,7 @@ func (c *cli) driftCmd() *cobra.Command {
 }
 
 func (c *cli) driftCheckCmd() *cobra.Command {
-	return &cobra.Command{
+	return c.withInstall(&cobra.Command{
 		Use:   "check INSTALL",
 		Short: "Check the install for drift now (a drift_check operation)",
 		Long: "Plan the install's sandbox and every component, without locks (it never holds up an operation):\n" +
@@ -24,37 +25,24 @@ func (c *cli) driftCheckCmd() *cobra.Command {
 			"behind helm's back); images checked in the install's registry. A plan that is not empty is drift\n" +
 			"(outpostctl drift show). Follow it with outpostctl wait INSTALL OPERATION.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.CheckDriftWithResponse(cmd.Context(), inst.Id))
-			return c.printAnswer(r, err, func() error {
-				fmt.Fprintf(c.stdout, "drift check %s of install %s started\n", r.JSON202.Id, inst.Name)
-				return nil
-			})
-		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		r, err := check(a.CheckDriftWithResponse(ctx, inst.Id))
+		return c.printAnswer(r, err, func() error {
+			fmt.Fprintf(c.stdout, "drift check %s of install %s started\n", r.JSON202.Id, inst.Name)
+			return nil
+		})
+	})
 }
 
 func (c *cli) driftShowCmd() *cobra.Command {
 	var plans bool
-	cmd := &cobra.Command{
-		Use:   "show INSTALL [--plans]",
-		Short: "What the drift checks found: per sandbox and component, drifted and since when",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.GetDriftWithResponse(cmd.Context(), inst.Id))
+	cmd := c.installCmd("show INSTALL [--plans]", "What the drift checks found: per sandbox and component, drifted and since when", 1,
+		func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+			r, err := check(a.GetDriftWithResponse(ctx, inst.Id))
 			return c.printAnswer(r, err, func() error {
 				return c.printDrift(*r.JSON200, plans)
 			})
-		},
-	}
+		})
 	cmd.Flags().BoolVar(&plans, "plans", false, "print the plan of each drifted component")
 	return cmd
 }
@@ -90,32 +78,29 @@ func (c *cli) printDrift(d apiclient.Drift, plans bool) error {
 func (c *cli) driftScheduleCmd() *cobra.Command {
 	var every string
 	var reconcile, off bool
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "schedule INSTALL (--every DURATION [--reconcile] | --off)",
 		Short: "Check the install for drift on a schedule",
 		Long: "--every 6h checks every six hours; --reconcile (under approve-all) applies the drift a check\n" +
 			"finds, waiting for the install's maintenance window; --off deletes the schedule.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(*cobra.Command, []string) error {
 			if (every == "") == !off {
 				return fail(exitUsage, "give --every DURATION or --off")
 			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.SetDriftScheduleWithResponse(cmd.Context(), inst.Id,
-				apiclient.DriftScheduleRequest{Every: every, Reconcile: &reconcile}))
-			return c.printAnswer(r, err, func() error {
-				if every == "" {
-					fmt.Fprintf(c.stdout, "install %s: no drift schedule\n", inst.Name)
-					return nil
-				}
-				fmt.Fprintf(c.stdout, "install %s: drift checked every %s, reconcile %v\n", inst.Name, every, reconcile)
-				return nil
-			})
+			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		r, err := check(a.SetDriftScheduleWithResponse(ctx, inst.Id, apiclient.DriftScheduleRequest{Every: every, Reconcile: &reconcile}))
+		return c.printAnswer(r, err, func() error {
+			if every == "" {
+				fmt.Fprintf(c.stdout, "install %s: no drift schedule\n", inst.Name)
+				return nil
+			}
+			fmt.Fprintf(c.stdout, "install %s: drift checked every %s, reconcile %v\n", inst.Name, every, reconcile)
+			return nil
+		})
+	})
 	f := cmd.Flags()
 	f.StringVar(&every, "every", "", "the interval between checks, e.g. 30m, 6h")
 	f.BoolVar(&reconcile, "reconcile", false, "apply drift found (approve-all), in the install's maintenance window")

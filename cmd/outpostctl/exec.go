@@ -111,15 +111,6 @@ func (a *api) command(ctx context.Context, cmd apiclient.Command, wait bool) (ap
 	return *r.JSON200, nil
 }
 
-func pause(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
-
 // commandResult is the exit of a finished command: its own exit code, or
 // outpostctl's when it has none.
 func (c *cli) commandResult(cmd apiclient.Command) error {

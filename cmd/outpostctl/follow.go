@@ -49,10 +49,7 @@ func (c *cli) follow(ctx context.Context, a *api, inst apiclient.Install, op api
 // followPlain prints a line per status change; an interrupt (SIGINT)
 // detaches or cancels.
 func (c *cli) followPlain(ctx context.Context, a *api, inst apiclient.Install, op apiclient.Operation) error {
-	progress := c.stdout
-	if c.output == "json" {
-		progress = c.stderr
-	}
+	progress := c.progressOut()
 	start, seen := time.Now(), map[string]string{}
 	var last snapshot
 	show := func(s snapshot) { last = s; printChanges(progress, inst.Name, s, seen) }

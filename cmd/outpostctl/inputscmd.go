@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,7 +23,8 @@ func (c *cli) inputsSetCmd() *cobra.Command {
 	var inputFile string
 	var apply, wait bool
 	var timeout time.Duration
-	cmd := &cobra.Command{
+	var in map[string]string
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "set INSTALL [--input name=value]... [--input-file FILE] [--remove NAME]... [--apply [--wait]]",
 		Short: "Set, change or remove some of an install's inputs: a new inputs version",
 		Long: "Send the change to the API, which checks it against the app's latest config (a wrong type, an\n" +
@@ -31,9 +33,8 @@ func (c *cli) inputsSetCmd() *cobra.Command {
 			"shown. With --apply, an update_inputs operation starts: only the steps whose rendered job changed are\n" +
 			"planned and applied (under the install's approval mode), the others end unchanged; with --wait, follow it.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := parseInputs(inputs, inputFile)
-			if err != nil {
+		PreRunE: func(*cobra.Command, []string) (err error) {
+			if in, err = parseInputs(inputs, inputFile); err != nil {
 				return err
 			}
 			if len(in) == 0 && len(remove) == 0 {
@@ -42,34 +43,31 @@ func (c *cli) inputsSetCmd() *cobra.Command {
 			if wait && !apply {
 				return fail(exitUsage, "--wait follows the operation --apply starts: give --apply too")
 			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			set, err := a.inputRequests(cmd.Context(), inst.AppId, in)
-			if err != nil {
-				return err
-			}
-			r, err := check(a.PatchInstallInputsWithResponse(cmd.Context(), inst.Id,
-				apiclient.UpdateInputsRequest{Set: &set, Remove: &remove, Apply: &apply}))
-			if err != nil {
-				return err
-			}
-			u := *r.JSON200
-			if c.output == "json" && !wait {
-				return c.printBody(r.Body)
-			}
-			if c.output != "json" {
-				fmt.Fprintln(c.stdout, describeInputsChange(inst.Name, u))
-			}
-			if u.Operation == nil || !wait {
-				return nil
-			}
-			ctx, cancel := withTimeout(cmd.Context(), timeout)
-			defer cancel()
-			return c.follow(ctx, a, inst, *u.Operation)
+			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		set, err := a.inputRequests(ctx, inst.AppId, in)
+		if err != nil {
+			return err
+		}
+		r, err := check(a.PatchInstallInputsWithResponse(ctx, inst.Id, apiclient.UpdateInputsRequest{Set: &set, Remove: &remove, Apply: &apply}))
+		if err != nil {
+			return err
+		}
+		u := *r.JSON200
+		if c.output == "json" && !wait {
+			return c.printBody(r.Body)
+		}
+		if c.output != "json" {
+			fmt.Fprintln(c.stdout, describeInputsChange(inst.Name, u))
+		}
+		if u.Operation == nil || !wait {
+			return nil
+		}
+		ctx, cancel := withTimeout(ctx, timeout)
+		defer cancel()
+		return c.follow(ctx, a, inst, *u.Operation)
+	})
 	f := cmd.Flags()
 	f.StringArrayVar(&inputs, "input", nil, "an input to set, name=value (repeat for more)")
 	f.StringVar(&inputFile, "input-file", "", "a YAML or JSON file mapping input names to values to set")
@@ -100,24 +98,13 @@ func describeInputsChange(install string, u apiclient.UpdatedInputs) string {
 }
 
 func (c *cli) inputsVersionsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "versions INSTALL",
-		Short: "List an install's inputs versions, newest first: which inputs each set or removed (never values)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListInputVersionsWithResponse(cmd.Context(), inst.Id))
-			return c.printAnswer(r, err, func() error {
-				rows := [][]string{}
-				for _, v := range r.JSON200.Versions {
-					rows = append(rows, []string{strconv.Itoa(v.Version), v.CreatedAt.Local().Format(time.DateTime),
-						strings.Join(v.Set, ","), strings.Join(v.Removed, ",")})
-				}
-				return table(c.stdout, "VERSION\tCREATED\tSET\tREMOVED", rows)
-			})
-		},
-	}
+	return c.installCmd("versions INSTALL", "List an install's inputs versions, newest first: which inputs each set or removed (never values)", 1,
+		func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+			r, err := check(a.ListInputVersionsWithResponse(ctx, inst.Id))
+			return printRows(c, r, err, "VERSION\tCREATED\tSET\tREMOVED", func() []apiclient.InputVersion { return r.JSON200.Versions },
+				func(v apiclient.InputVersion) []string {
+					return []string{strconv.Itoa(v.Version), v.CreatedAt.Local().Format(time.DateTime),
+						strings.Join(v.Set, ","), strings.Join(v.Removed, ",")}
+				})
+		})
 }

@@ -17,9 +17,11 @@ func (c *cli) installsCmd() *cobra.Command {
 }
 
 func (c *cli) installsCreateCmd() *cobra.Command {
-	var appRef, name, inputFile string
+	var name, inputFile string
 	var inputs, labels []string
-	cmd := &cobra.Command{
+	var in map[string]string
+	var lab *apiclient.Labels
+	cmd := c.withApp(&cobra.Command{
 		Use:   "create --app APP --name NAME [--input name=value]... [--input-file FILE] [--label key=value]...",
 		Short: "Create an install and its runner",
 		Long: "Create an install of an app, and its runner. Inputs come from --input-file (a YAML or JSON map\n" +
@@ -27,105 +29,78 @@ func (c *cli) installsCreateCmd() *cobra.Command {
 			"sensitive are sent as sensitive. The runner's registration token is printed once: start the\n" +
 			"runner with it (outpost-runner run --token ...).",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := parseInputs(inputs, inputFile)
-			if err != nil {
+		PreRunE: func(*cobra.Command, []string) (err error) {
+			if in, err = parseInputs(inputs, inputFile); err != nil {
 				return err
 			}
-			lab, err := newLabels(labels)
-			if err != nil {
-				return err
-			}
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			reqs, err := a.inputRequests(cmd.Context(), app.Id, in)
-			if err != nil {
-				return err
-			}
-			r, err := check(a.CreateInstallWithResponse(cmd.Context(),
-				apiclient.CreateInstallRequest{AppId: app.Id, Name: name, Inputs: &reqs, Labels: lab}))
-			return c.printAnswer(r, err, func() error {
-				n := r.JSON201
-				fmt.Fprintf(c.stdout, "install %s created: %s\nrunner %s, registration token (shown only now): %s\n",
-					n.Name, n.Id, n.Runner.Id, n.Runner.RegistrationToken)
-				return nil
-			})
+			lab, err = newLabels(labels)
+			return err
 		},
-	}
+	}, func(ctx context.Context, a *api, app apiclient.App, _ []string) error {
+		reqs, err := a.inputRequests(ctx, app.Id, in)
+		if err != nil {
+			return err
+		}
+		r, err := check(a.CreateInstallWithResponse(ctx, apiclient.CreateInstallRequest{AppId: app.Id, Name: name, Inputs: &reqs, Labels: lab}))
+		return c.printAnswer(r, err, func() error {
+			n := r.JSON201
+			fmt.Fprintf(c.stdout, "install %s created: %s\nrunner %s, registration token (shown only now): %s\n",
+				n.Name, n.Id, n.Runner.Id, n.Runner.RegistrationToken)
+			return nil
+		})
+	})
 	f := cmd.Flags()
-	f.StringVar(&appRef, "app", "", "the app, by name or ID")
 	f.StringVar(&name, "name", "", "the install's name")
 	f.StringArrayVar(&inputs, "input", nil, "an input, name=value (repeat for more)")
 	f.StringVar(&inputFile, "input-file", "", "a YAML or JSON file mapping input names to values")
 	f.StringArrayVar(&labels, "label", nil, "a label, key=value, that selects the install in a release (repeat for more)")
-	_ = cmd.MarkFlagRequired("app")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
 }
 
 func (c *cli) installsListCmd() *cobra.Command {
 	var appRef string
-	cmd := &cobra.Command{
-		Use:   "list [--app APP]",
-		Short: "List installs",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
+	cmd := c.withAPI(&cobra.Command{Use: "list [--app APP]", Short: "List installs", Args: cobra.NoArgs},
+		func(ctx context.Context, a *api, _ []string) error {
 			var params apiclient.ListInstallsParams
 			if appRef != "" {
-				app, err := a.app(cmd.Context(), appRef)
+				app, err := a.app(ctx, appRef)
 				if err != nil {
 					return err
 				}
 				params.AppId = &app.Id
 			}
-			r, err := check(a.ListInstallsWithResponse(cmd.Context(), &params))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, i := range r.JSON200.Installs {
-					rows = append(rows, []string{i.Name, i.Id, i.AppId, i.Status})
-				}
-				return table(c.stdout, "NAME\tID\tAPP\tSTATUS", rows)
-			})
-		},
-	}
+			r, err := check(a.ListInstallsWithResponse(ctx, &params))
+			return printRows(c, r, err, "NAME\tID\tAPP\tSTATUS", func() []apiclient.Install { return r.JSON200.Installs },
+				func(i apiclient.Install) []string { return []string{i.Name, i.Id, i.AppId, i.Status} })
+		})
 	cmd.Flags().StringVar(&appRef, "app", "", "only the installs of this app (name or ID)")
 	return cmd
 }
 
 func (c *cli) installsDeleteCmd() *cobra.Command {
 	var yes bool
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "delete INSTALL --yes",
 		Short: "Delete an install and its runner",
 		Long: "Delete an install and its runner: the runner's tokens stop working at once; its jobs and logs are\n" +
 			"kept. What the install provisioned is not destroyed: deprovision it first. --yes confirms.\n" +
 			"With -o json, the install as it was.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if !yes {
-				return fail(exitUsage, "not deleting install %s (status %s) without --yes: it deletes the install and its runner, not what it provisioned (`outpostctl deprovision %s` first)",
-					inst.Name, inst.Status, inst.Name)
-			}
-			if _, err := check(a.DeleteInstallWithResponse(cmd.Context(), inst.Id)); err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printJSON(inst)
-			}
-			fmt.Fprintf(c.stdout, "install %s (%s) deleted\n", inst.Name, inst.Id)
-			return nil
-		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		if !yes {
+			return fail(exitUsage, "not deleting install %s (status %s) without --yes: it deletes the install and its runner, not what it provisioned (`outpostctl deprovision %s` first)",
+				inst.Name, inst.Status, inst.Name)
+		}
+		if _, err := check(a.DeleteInstallWithResponse(ctx, inst.Id)); err != nil {
+			return err
+		}
+		if c.output == "json" {
+			return c.printJSON(inst)
+		}
+		fmt.Fprintf(c.stdout, "install %s (%s) deleted\n", inst.Name, inst.Id)
+		return nil
+	})
 	cmd.Flags().BoolVar(&yes, "yes", false, "confirm the deletion")
 	return cmd
 }

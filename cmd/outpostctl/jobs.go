@@ -16,37 +16,25 @@ func (c *cli) jobsCmd() *cobra.Command {
 }
 
 func (c *cli) jobsListCmd() *cobra.Command {
-	return c.installListCmd("List the jobs of an install's runner, newest first", "ID\tTYPE\tSTATUS\tATTEMPT\tCREATED\tTOOK\tEXIT",
-		func(ctx context.Context, a *api, inst string, limit *int) (answer, [][]string, error) {
+	return c.installListCmd("List the jobs of an install's runner, newest first",
+		func(ctx context.Context, a *api, inst string, limit *int) error {
 			r, err := check(a.ListInstallJobsWithResponse(ctx, inst, &apiclient.ListInstallJobsParams{Limit: limit}))
-			if err != nil {
-				return nil, nil, err
-			}
-			var rows [][]string
-			for _, j := range r.JSON200.Jobs {
-				rows = append(rows, []string{j.Id, j.Type, string(j.Status), fmt.Sprint(j.Attempt), clock(&j.CreatedAt),
-					took(j.StartedAt, j.FinishedAt), exitText(j.ExitCode)})
-			}
-			return r, rows, nil
+			return printRows(c, r, err, "ID\tTYPE\tSTATUS\tATTEMPT\tCREATED\tTOOK\tEXIT", func() []apiclient.Job { return r.JSON200.Jobs },
+				func(j apiclient.Job) []string {
+					return []string{j.Id, j.Type, string(j.Status), fmt.Sprint(j.Attempt), clock(&j.CreatedAt),
+						took(j.StartedAt, j.FinishedAt), exitText(j.ExitCode)}
+				})
 		})
 }
 
 func (c *cli) jobsShowCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "show JOB",
-		Short: "Show a job: its attempts and the history of its status",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.GetJobWithResponse(cmd.Context(), args[0]))
+	return c.withAPI(&cobra.Command{Use: "show JOB", Short: "Show a job: its attempts and the history of its status", Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, a *api, args []string) error {
+			r, err := check(a.GetJobWithResponse(ctx, args[0]))
 			return c.printAnswer(r, err, func() error {
 				return c.showJob(*r.JSON200)
 			})
-		},
-	}
+		})
 }
 
 func (c *cli) showJob(j apiclient.JobDetail) error {

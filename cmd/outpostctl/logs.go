@@ -17,33 +17,28 @@ import (
 func (c *cli) logsCmd() *cobra.Command {
 	var follow bool
 	var step, opRef string
-	cmd := &cobra.Command{
+	cmd := c.withAPI(&cobra.Command{
 		Use:   "logs JOB [--follow] | logs INSTALL --step STEP [--operation OP] [--follow]",
 		Short: "Print a job's logs; with --follow, as they come until the job ends",
 		Long: "Print a job's logs (`outpostctl jobs list INSTALL` and `operations show` name the jobs). With\n" +
 			"--step, the argument is an install and the job is that step's in its latest operation (or\n" +
 			"--operation): its apply job, else its plan or sync job. With -o json, one LogChunk per line.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			a, err := c.api()
-			if err != nil {
+	}, func(ctx context.Context, a *api, args []string) error {
+		job := args[0]
+		if step != "" {
+			var err error
+			if job, err = a.stepJob(ctx, args[0], opRef, step); err != nil {
 				return err
 			}
-			job := args[0]
-			if step != "" {
-				if job, err = a.stepJob(ctx, args[0], opRef, step); err != nil {
-					return err
-				}
-			}
-			sink := c.chunkPrinter(false)
-			if follow {
-				_, err = a.followLogs(ctx, job, sink)
-				return err
-			}
-			return a.readLogs(ctx, job, sink)
-		},
-	}
+		}
+		sink := c.chunkPrinter(false)
+		if follow {
+			_, err := a.followLogs(ctx, job, sink)
+			return err
+		}
+		return a.readLogs(ctx, job, sink)
+	})
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "stream the logs until the job ends")
 	cmd.Flags().StringVar(&step, "step", "", "the argument is an install: the logs of this step's job")
 	cmd.Flags().StringVar(&opRef, "operation", "", "with --step: the operation (default: the install's latest)")

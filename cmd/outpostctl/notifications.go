@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -19,23 +20,15 @@ func (c *cli) notificationsCmd() *cobra.Command {
 }
 
 func (c *cli) notificationsListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use: "list", Short: "List the org's subscriptions (never their secrets)", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListNotificationSubscriptionsWithResponse(cmd.Context()))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, s := range r.JSON200.Subscriptions {
-					rows = append(rows, []string{s.Name, s.Id, s.Channel, strings.Join(s.EventTypes, ","), s.Url, strconv.FormatBool(s.Enabled)})
-				}
-				return table(c.stdout, "NAME\tID\tCHANNEL\tEVENTS\tURL\tENABLED", rows)
-			})
-		},
-	}
+	return c.withAPI(&cobra.Command{Use: "list", Short: "List the org's subscriptions (never their secrets)", Args: cobra.NoArgs},
+		func(ctx context.Context, a *api, _ []string) error {
+			r, err := check(a.ListNotificationSubscriptionsWithResponse(ctx))
+			return printRows(c, r, err, "NAME\tID\tCHANNEL\tEVENTS\tURL\tENABLED",
+				func() []apiclient.NotificationSubscription { return r.JSON200.Subscriptions },
+				func(s apiclient.NotificationSubscription) []string {
+					return []string{s.Name, s.Id, s.Channel, strings.Join(s.EventTypes, ","), s.Url, strconv.FormatBool(s.Enabled)}
+				})
+		})
 }
 
 func (c *cli) notificationsCreateCmd() *cobra.Command {
@@ -43,38 +36,33 @@ func (c *cli) notificationsCreateCmd() *cobra.Command {
 	var apps []string
 	var selector string
 	var offline int
-	cmd := &cobra.Command{
+	cmd := c.withAPI(&cobra.Command{
 		Use:   "create --name NAME --event TYPE... --url URL [--channel webhook|slack] [--app APP_ID]... [--selector LABELS]",
 		Short: "Subscribe a webhook or Slack URL to events; prints a webhook's signing secret, once",
 		Long: "Event types: " + strings.Join(contract.EventTypes, ", ") + ". --app and --selector (Kubernetes label " +
 			"selector) limit the installs whose events are sent; --runner-offline-minutes is how long an install's runner " +
 			"is offline before runner.offline is sent (default 10).",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
+	}, func(ctx context.Context, a *api, _ []string) error {
+		if len(apps) > 0 {
+			req.AppIds = &apps
+		}
+		if selector != "" {
+			req.LabelSelector = &selector
+		}
+		if offline != 0 {
+			req.RunnerOfflineMinutes = &offline
+		}
+		r, err := check(a.CreateNotificationSubscriptionWithResponse(ctx, req))
+		return c.printAnswer(r, err, func() error {
+			s := r.JSON201
+			fmt.Fprintf(c.stdout, "subscription %s created: %s (%s to %s)\n", s.Name, s.Id, strings.Join(s.EventTypes, ","), s.Url)
+			if s.Secret != nil {
+				fmt.Fprintf(c.stdout, "signing secret (shown only now): %s\n", *s.Secret)
 			}
-			if len(apps) > 0 {
-				req.AppIds = &apps
-			}
-			if selector != "" {
-				req.LabelSelector = &selector
-			}
-			if offline != 0 {
-				req.RunnerOfflineMinutes = &offline
-			}
-			r, err := check(a.CreateNotificationSubscriptionWithResponse(cmd.Context(), req))
-			return c.printAnswer(r, err, func() error {
-				s := r.JSON201
-				fmt.Fprintf(c.stdout, "subscription %s created: %s (%s to %s)\n", s.Name, s.Id, strings.Join(s.EventTypes, ","), s.Url)
-				if s.Secret != nil {
-					fmt.Fprintf(c.stdout, "signing secret (shown only now): %s\n", *s.Secret)
-				}
-				return nil
-			})
-		},
-	}
+			return nil
+		})
+	})
 	cmd.Flags().StringVar(&req.Name, "name", "", "what the subscription is for")
 	cmd.Flags().StringSliceVar(&req.EventTypes, "event", nil, "an event type (repeat, or comma-separate)")
 	cmd.Flags().StringVar(&req.Url, "url", "", "where to POST (https; http only to loopback)")
@@ -88,14 +76,9 @@ func (c *cli) notificationsCreateCmd() *cobra.Command {
 }
 
 func (c *cli) notificationsDeleteCmd() *cobra.Command {
-	return &cobra.Command{
-		Use: "delete SUBSCRIPTION_ID", Short: "Delete a subscription and its deliveries", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			if _, err := check(a.DeleteNotificationSubscriptionWithResponse(cmd.Context(), args[0])); err != nil {
+	return c.withAPI(&cobra.Command{Use: "delete SUBSCRIPTION_ID", Short: "Delete a subscription and its deliveries", Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, a *api, args []string) error {
+			if _, err := check(a.DeleteNotificationSubscriptionWithResponse(ctx, args[0])); err != nil {
 				return err
 			}
 			if c.output == "json" {
@@ -103,32 +86,22 @@ func (c *cli) notificationsDeleteCmd() *cobra.Command {
 			}
 			fmt.Fprintf(c.stdout, "subscription %s deleted\n", args[0])
 			return nil
-		},
-	}
+		})
 }
 
 func (c *cli) notificationsDeliveriesCmd() *cobra.Command {
-	return &cobra.Command{
-		Use: "deliveries SUBSCRIPTION_ID", Short: "A subscription's deliveries, newest first, with their tries", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListNotificationDeliveriesWithResponse(cmd.Context(), args[0], nil))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, d := range r.JSON200.Deliveries {
+	return c.withAPI(&cobra.Command{Use: "deliveries SUBSCRIPTION_ID", Short: "A subscription's deliveries, newest first, with their tries", Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, a *api, args []string) error {
+			r, err := check(a.ListNotificationDeliveriesWithResponse(ctx, args[0], nil))
+			return printRows(c, r, err, "ID\tEVENT\tSTATE\tTRIES\tCREATED", func() []apiclient.NotificationDelivery { return r.JSON200.Deliveries },
+				func(d apiclient.NotificationDelivery) []string {
 					var tries []string
 					for _, t := range d.Attempts {
 						tries = append(tries, attemptText(t))
 					}
-					rows = append(rows, []string{d.Id, d.EventType, d.State, strings.Join(tries, "; "), stamp(d.CreatedAt)})
-				}
-				return table(c.stdout, "ID\tEVENT\tSTATE\tTRIES\tCREATED", rows)
-			})
-		},
-	}
+					return []string{d.Id, d.EventType, d.State, strings.Join(tries, "; "), stamp(d.CreatedAt)}
+				})
+		})
 }
 
 // attemptText is one try: its status code, or its error.
@@ -143,18 +116,12 @@ func attemptText(t apiclient.NotificationAttempt) string {
 }
 
 func (c *cli) notificationsRedeliverCmd() *cobra.Command {
-	return &cobra.Command{
-		Use: "redeliver DELIVERY_ID", Short: "Send a delivery's event again, as a new delivery", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.RedeliverNotificationWithResponse(cmd.Context(), args[0]))
+	return c.withAPI(&cobra.Command{Use: "redeliver DELIVERY_ID", Short: "Send a delivery's event again, as a new delivery", Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, a *api, args []string) error {
+			r, err := check(a.RedeliverNotificationWithResponse(ctx, args[0]))
 			return c.printAnswer(r, err, func() error {
 				fmt.Fprintf(c.stdout, "redelivering %s as %s\n", r.JSON202.EventId, r.JSON202.Id)
 				return nil
 			})
-		},
-	}
+		})
 }

@@ -76,7 +76,8 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 	case k.component:
 		use, args = k.name+" INSTALL COMPONENT [--with-dependents] [--wait]", cobra.ExactArgs(2)
 	}
-	cmd := &cobra.Command{
+	var o opOptions
+	cmd := c.withInstall(&cobra.Command{
 		Use:   use,
 		Short: k.short,
 		Long: "Start the operation and print its ID; with --wait, follow it: on a terminal, a tree of its steps\n" +
@@ -86,9 +87,8 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 			"With -o json, the operation as the API shows it (with --wait, once it has finished; the progress\n" +
 			"lines go to stderr).",
 		Args: args,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o, err := c.opOptions(cmd, k, args, dependents, planOnly, version)
-			if err != nil {
+		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
+			if o, err = c.opOptions(cmd, k, args, dependents, planOnly, version); err != nil {
 				return err
 			}
 			if inWindow {
@@ -100,31 +100,30 @@ func (c *cli) operationCmd(k opKind) *cobra.Command {
 				}
 				o.req.Forget = &forget
 			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if o.comp != "" {
-				if o.comp, err = a.component(cmd.Context(), inst, o.comp); err != nil {
-					return err
-				}
-			}
-			op, body, err := a.startOperation(cmd.Context(), k, inst.Id, o)
-			if err != nil {
-				return err
-			}
-			if !wait {
-				if c.output == "json" {
-					return c.printBody(body)
-				}
-				fmt.Fprintf(c.stdout, "%s %s started on install %s (workflow %s)\n", op.Kind, op.Id, inst.Name, op.WorkflowId)
-				return nil
-			}
-			ctx, cancel := withTimeout(cmd.Context(), timeout)
-			defer cancel()
-			return c.follow(ctx, a, inst, op)
+			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		var err error
+		if o.comp != "" {
+			if o.comp, err = a.component(ctx, inst, o.comp); err != nil {
+				return err
+			}
+		}
+		op, body, err := a.startOperation(ctx, k, inst.Id, o)
+		if err != nil {
+			return err
+		}
+		if !wait {
+			if c.output == "json" {
+				return c.printBody(body)
+			}
+			fmt.Fprintf(c.stdout, "%s %s started on install %s (workflow %s)\n", op.Kind, op.Id, inst.Name, op.WorkflowId)
+			return nil
+		}
+		ctx, cancel := withTimeout(ctx, timeout)
+		defer cancel()
+		return c.follow(ctx, a, inst, op)
+	})
 	c.waitFlags(cmd, &wait, &timeout)
 	f := cmd.Flags()
 	f.BoolVar(&planOnly, "plan-only", false, "plan the steps and stop: nothing is applied")

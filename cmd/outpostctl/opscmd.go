@@ -17,72 +17,55 @@ func (c *cli) operationsCmd() *cobra.Command {
 }
 
 func (c *cli) operationsListCmd() *cobra.Command {
-	return c.installListCmd("List an install's operations, newest first", "ID\tKIND\tSTATUS\tSTARTED\tTOOK",
-		func(ctx context.Context, a *api, inst string, limit *int) (answer, [][]string, error) {
+	return c.installListCmd("List an install's operations, newest first",
+		func(ctx context.Context, a *api, inst string, limit *int) error {
 			r, err := check(a.ListOperationsWithResponse(ctx, inst, &apiclient.ListOperationsParams{Limit: limit}))
-			if err != nil {
-				return nil, nil, err
-			}
-			var rows [][]string
-			for _, op := range r.JSON200.Operations {
-				rows = append(rows, []string{op.Id, opTitle(op), op.Status, clock(op.CreatedAt), took(op.CreatedAt, op.FinishedAt)})
-			}
-			return r, rows, nil
+			return printRows(c, r, err, "ID\tKIND\tSTATUS\tSTARTED\tTOOK", func() []apiclient.Operation { return r.JSON200.Operations },
+				func(op apiclient.Operation) []string {
+					return []string{op.Id, opTitle(op), op.Status, clock(op.CreatedAt), took(op.CreatedAt, op.FinishedAt)}
+				})
 		})
 }
 
-// installListCmd is `list INSTALL [--limit N]`: list's rows as a table
-// under header, or with -o json the API's answer.
-func (c *cli) installListCmd(short, header string, list func(ctx context.Context, a *api, inst string, limit *int) (answer, [][]string, error)) *cobra.Command {
+// installListCmd is `list INSTALL [--limit N]`: list prints what it lists
+// of the install (its ID), newest first.
+func (c *cli) installListCmd(short string, list func(ctx context.Context, a *api, inst string, limit *int) error) *cobra.Command {
 	var limit int
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "list INSTALL [--limit N]",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, rows, err := list(cmd.Context(), a, inst.Id, &limit)
-			return c.printAnswer(r, err, func() error {
-				return table(c.stdout, header, rows)
-			})
-		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		return list(ctx, a, inst.Id, &limit)
+	})
 	cmd.Flags().IntVar(&limit, "limit", 50, "how many to list, newest first (1-200)")
 	return cmd
 }
 
 func (c *cli) operationsShowCmd() *cobra.Command {
 	var plans bool
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "show INSTALL [OPERATION] [--plans]",
 		Short: "Show an operation (default: the install's latest) and its steps, as a tree of their dependencies",
 		Long: "Show an operation and its steps: status, start and duration, their jobs (`outpostctl logs JOB`)\n" +
 			"and error. Steps hang below the first component they depend on (in the app config the operation\n" +
 			"ran). With --plans, each step's plan too. With -o json, the operation as the API shows it.",
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			ref := ""
-			if len(args) == 2 {
-				ref = args[1]
-			}
-			op, body, err := a.operation(cmd.Context(), inst, ref)
-			if err != nil {
-				return err
-			}
-			if c.output == "json" {
-				return c.printBody(body)
-			}
-			c.showOperation(op, inst.Name, a.dependencies(cmd.Context(), inst.AppId, op.ConfigVersion), plans)
-			return nil
-		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+		ref := ""
+		if len(args) == 2 {
+			ref = args[1]
+		}
+		op, body, err := a.operation(ctx, inst, ref)
+		if err != nil {
+			return err
+		}
+		if c.output == "json" {
+			return c.printBody(body)
+		}
+		c.showOperation(op, inst.Name, a.dependencies(ctx, inst.AppId, op.ConfigVersion), plans)
+		return nil
+	})
 	cmd.Flags().BoolVar(&plans, "plans", false, "print each step's plan")
 	return cmd
 }

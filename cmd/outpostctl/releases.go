@@ -25,7 +25,7 @@ func (c *cli) releasesCmd() *cobra.Command {
 
 // releaseFlags are the flags of `releases create`.
 type releaseFlags struct {
-	app, selector, pause, soak     string
+	selector, pause, soak          string
 	onUnhealthy                    string
 	version, size, percent, thresh int
 	all, wait                      bool
@@ -34,7 +34,8 @@ type releaseFlags struct {
 
 func (c *cli) releasesCreateCmd() *cobra.Command {
 	var f releaseFlags
-	cmd := &cobra.Command{
+	var req apiclient.CreateReleaseRequest
+	cmd := c.withApp(&cobra.Command{
 		Use: "create --app APP [--config-version N] [--all | --install NAME... | --selector S] [--batch-size N | --batch-percent P] " +
 			"[--pause D] [--failure-threshold N] [--soak D [--on-unhealthy halt|rollback]] [--wait]",
 		Short: "Deploy a config version (default: the latest) to some of an app's installs, in batches",
@@ -46,23 +47,17 @@ func (c *cli) releasesCreateCmd() *cobra.Command {
 			"`releases resume` goes on with the next batch. With --wait, follow it until it ends or\n" +
 			"halts: exit code 6 if it halted or was cancelled.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := f.request(cmd)
-			if err != nil {
-				return err
-			}
-			a, app, err := c.apiForApp(cmd.Context(), f.app)
-			if err != nil {
-				return err
-			}
-			r, err := check(a.CreateReleaseWithResponse(cmd.Context(), app.Id, req))
-			if err != nil {
-				return err
-			}
-			return c.releaseStarted(cmd.Context(), a, app, *r.JSON202, r.Body, f.wait)
+		PreRunE: func(cmd *cobra.Command, _ []string) (err error) {
+			req, err = f.request(cmd)
+			return err
 		},
-	}
-	appFlag(cmd, &f.app)
+	}, func(ctx context.Context, a *api, app apiclient.App, _ []string) error {
+		r, err := check(a.CreateReleaseWithResponse(ctx, app.Id, req))
+		if err != nil {
+			return err
+		}
+		return c.releaseStarted(ctx, a, app, *r.JSON202, r.Body, f.wait)
+	})
 	fl := cmd.Flags()
 	fl.IntVar(&f.version, "config-version", 0, "the config version to deploy (default: the latest)")
 	fl.BoolVar(&f.all, "all", false, "every install of the app")
@@ -111,74 +106,39 @@ func (f releaseFlags) request(cmd *cobra.Command) (apiclient.CreateReleaseReques
 }
 
 func (c *cli) releasesListCmd() *cobra.Command {
-	var appRef string
-	cmd := &cobra.Command{
-		Use:   "list --app APP",
-		Short: "List an app's releases, newest first",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListReleasesWithResponse(cmd.Context(), app.Id))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, rel := range r.JSON200.Releases {
-					rows = append(rows, []string{rel.Id, releaseVersion(rel), string(rel.Status), releaseCounts(rel), stamp(rel.CreatedAt)})
-				}
-				return table(c.stdout, "ID\tCONFIG\tSTATUS\tINSTALLS\tCREATED", rows)
-			})
-		},
-	}
-	appFlag(cmd, &appRef)
-	return cmd
+	return c.withApp(&cobra.Command{Use: "list --app APP", Short: "List an app's releases, newest first", Args: cobra.NoArgs},
+		func(ctx context.Context, a *api, app apiclient.App, _ []string) error {
+			r, err := check(a.ListReleasesWithResponse(ctx, app.Id))
+			return printRows(c, r, err, "ID\tCONFIG\tSTATUS\tINSTALLS\tCREATED", func() []apiclient.Release { return r.JSON200.Releases },
+				func(rel apiclient.Release) []string {
+					return []string{rel.Id, releaseVersion(rel), string(rel.Status), releaseCounts(rel), stamp(rel.CreatedAt)}
+				})
+		})
 }
 
 func (c *cli) releasesShowCmd() *cobra.Command {
-	var appRef string
-	cmd := &cobra.Command{
-		Use:   "show --app APP RELEASE",
-		Short: "Show a release: its status and each batch's installs",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			r, err := check(a.GetReleaseWithResponse(cmd.Context(), app.Id, args[0]))
+	return c.withApp(&cobra.Command{Use: "show --app APP RELEASE", Short: "Show a release: its status and each batch's installs", Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, a *api, app apiclient.App, args []string) error {
+			r, err := check(a.GetReleaseWithResponse(ctx, app.Id, args[0]))
 			return c.printAnswer(r, notFound(err, "app %s has no release %q (`outpostctl releases list --app %s` shows them)", app.Name, args[0], app.Name), func() error {
 				c.showRelease(*r.JSON200)
 				return nil
 			})
-		},
-	}
-	appFlag(cmd, &appRef)
-	return cmd
+		})
 }
 
 // releaseActionCmd is pause, resume, cancel or rollback (resume and
 // rollback, with --wait, follow the release: for a rollback, the new one).
 func (c *cli) releaseActionCmd(action, short string) *cobra.Command {
-	var appRef string
 	var wait bool
-	cmd := &cobra.Command{
-		Use:   action + " --app APP RELEASE",
-		Short: short,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			rel, body, err := a.releaseAction(cmd.Context(), action, app.Id, args[0])
+	cmd := c.withApp(&cobra.Command{Use: action + " --app APP RELEASE", Short: short, Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, a *api, app apiclient.App, args []string) error {
+			rel, body, err := a.releaseAction(ctx, action, app.Id, args[0])
 			if err = notFound(err, "app %s has no release %q", app.Name, args[0]); err != nil {
 				return err
 			}
-			return c.releaseStarted(cmd.Context(), a, app, rel, body, wait)
-		},
-	}
-	appFlag(cmd, &appRef)
+			return c.releaseStarted(ctx, a, app, rel, body, wait)
+		})
 	if action == "rollback" || action == "resume" {
 		cmd.Flags().BoolVar(&wait, "wait", false, "follow the release until it ends or halts")
 	}
@@ -231,17 +191,13 @@ const releasePoll = time.Second
 // waitRelease polls the release until it ends or halts, printing each
 // change of an install's progress.
 func (c *cli) waitRelease(ctx context.Context, a *api, app apiclient.App, rel apiclient.Release) error {
-	progress := c.stdout
-	if c.output == "json" {
-		progress = c.stderr
-	}
-	seen := map[string]bool{}
-	for {
+	progress, seen, body := c.progressOut(), map[string]bool{}, []byte(nil)
+	err := pollUntil(ctx, releasePoll, func() (bool, error) {
 		r, err := check(a.GetReleaseWithResponse(ctx, app.Id, rel.Id))
 		if err != nil {
-			return err
+			return false, err
 		}
-		rel = *r.JSON200
+		rel, body = *r.JSON200, r.Body
 		for _, b := range rel.Batches {
 			for _, line := range b.Progress {
 				if !seen[line] {
@@ -250,33 +206,24 @@ func (c *cli) waitRelease(ctx context.Context, a *api, app apiclient.App, rel ap
 				}
 			}
 		}
-		if rel.FinishedAt != nil || rel.Status == apiclient.ReleaseStatus("halted") {
-			return c.releaseEnded(app, rel, r.Body)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(releasePoll):
-		}
+		return rel.FinishedAt != nil || rel.Status == apiclient.ReleaseStatus("halted"), nil
+	})
+	if err != nil {
+		return err
 	}
+	return c.releaseEnded(app, rel, body)
 }
 
 func (c *cli) releaseEnded(app apiclient.App, rel apiclient.Release, body []byte) error {
-	if c.output == "json" {
-		if err := c.printBody(body); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(c.stdout, "release %s: %s\n", rel.Id, rel.Status)
-	}
+	var failed error
 	switch rel.Status {
 	case "halted":
-		return fail(exitOperation, "release %s halted: %s (fix it, then `outpostctl releases resume --app %s %s`)",
+		failed = fail(exitOperation, "release %s halted: %s (fix it, then `outpostctl releases resume --app %s %s`)",
 			rel.Id, strings.Join(strings.Fields(deref(rel.Error)), " "), app.Name, rel.Id)
 	case "cancelled":
-		return fail(exitOperation, "release %s was cancelled", rel.Id)
+		failed = fail(exitOperation, "release %s was cancelled", rel.Id)
 	}
-	return nil
+	return c.printEnded(body, func() { fmt.Fprintf(c.stdout, "release %s: %s\n", rel.Id, rel.Status) }, failed)
 }
 
 func (c *cli) showRelease(rel apiclient.Release) {
@@ -320,30 +267,26 @@ func releaseCounts(rel apiclient.Release) string {
 }
 
 func (c *cli) installsLabelsCmd() *cobra.Command {
-	return &cobra.Command{
+	var req apiclient.PatchLabelsRequest
+	return c.withInstall(&cobra.Command{
 		Use:   "labels INSTALL [key=value]... [key-]...",
 		Short: "Show, set (key=value) and remove (key-) an install's labels, which select it in a release",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := labelChanges(args[1:])
-			if err != nil {
-				return err
-			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			labels, body := inst.Labels, []byte(nil)
-			if len(args) > 1 {
-				r, err := check(a.PatchInstallLabelsWithResponse(cmd.Context(), inst.Id, req))
-				if err != nil {
-					return err
-				}
-				labels, body = r.JSON200.Labels, r.Body
-			}
-			return c.printLabels(labels, body)
+		PreRunE: func(_ *cobra.Command, args []string) (err error) {
+			req, err = labelChanges(args[1:])
+			return err
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+		labels, body := inst.Labels, []byte(nil)
+		if len(args) > 1 {
+			r, err := check(a.PatchInstallLabelsWithResponse(ctx, inst.Id, req))
+			if err != nil {
+				return err
+			}
+			labels, body = r.JSON200.Labels, r.Body
+		}
+		return c.printLabels(labels, body)
+	})
 }
 
 // labelChanges parses key=value (set) and key- (remove) arguments.

@@ -12,48 +12,26 @@ import (
 
 // The parts the commands on an install's action runs and runbook runs share.
 
-// installCmd is a command whose first of nargs arguments is an install (ID
-// or name): do runs with the API and that install.
-func (c *cli) installCmd(use, short string, nargs int,
-	do func(ctx context.Context, a *api, inst apiclient.Install, args []string) error) *cobra.Command {
-	return &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ExactArgs(nargs),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return do(cmd.Context(), a, inst, args)
-		},
-	}
-}
-
 // startRunCmd is `run INSTALL NAME [--input NAME=VALUE]... [--wait]`: start
 // starts a run of the install's action or runbook (what names which) with
 // the inputs given.
 func (c *cli) startRunCmd(use, short, long, what, waitUsage string,
 	start func(ctx context.Context, a *api, installID, name string, given map[string]string, wait bool) error) *cobra.Command {
 	var inputs []string
+	var given map[string]string
 	var wait bool
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   use,
 		Short: short,
 		Long:  long,
 		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			given, err := parseInputs(inputs, "")
-			if err != nil {
-				return err
-			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return start(cmd.Context(), a, inst.Id, args[1], given, wait)
+		PreRunE: func(*cobra.Command, []string) (err error) {
+			given, err = parseInputs(inputs, "")
+			return err
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+		return start(ctx, a, inst.Id, args[1], given, wait)
+	})
 	cmd.Flags().StringArrayVar(&inputs, "input", nil, "an input of the "+what+", NAME=VALUE (repeatable)")
 	cmd.Flags().BoolVar(&wait, "wait", false, waitUsage)
 	return cmd
@@ -63,18 +41,6 @@ func (c *cli) startRunCmd(use, short, long, what, waitUsage string,
 // INSTALL` for args INSTALL RUN_ID; any other error is itself.
 func noRun(err error, kind string, args []string) error {
 	return notFound(err, "no %s run %s on install %s", kind, args[1], args[0])
-}
-
-// printRows prints an answer: its JSON body with -o json, else a table of
-// a row per item (items is read only when the answer came).
-func printRows[T any](c *cli, r answer, err error, header string, items func() []T, row func(T) []string) error {
-	return c.printAnswer(r, err, func() error {
-		var rows [][]string
-		for _, it := range items() {
-			rows = append(rows, row(it))
-		}
-		return table(c.stdout, header, rows)
-	})
 }
 
 // pollRun reads a run again (get) every half second until done says it is.

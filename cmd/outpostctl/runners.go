@@ -19,62 +19,54 @@ func (c *cli) runnersCmd() *cobra.Command {
 }
 
 func (c *cli) runnersListCmd() *cobra.Command {
-	return &cobra.Command{
+	return c.withAPI(&cobra.Command{
 		Use:   "list",
 		Short: "List the org's runners: one per install, and the build runner",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListRunnersWithResponse(cmd.Context()))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, rn := range r.JSON200.Runners {
-					install := "-"
-					if rn.InstallId != nil {
-						install = *rn.InstallId
-					}
-					version := rn.Version
-					if rn.UpdateAvailable != nil {
-						version += " (" + rn.UpdateAvailable.Version + " available, waiting for the customer)"
-					}
-					rows = append(rows, []string{rn.Id, rn.Kind, install, string(rn.Status), lastSeen(rn), version, orUnknown(rn.Platform)})
+	}, func(ctx context.Context, a *api, _ []string) error {
+		r, err := check(a.ListRunnersWithResponse(ctx))
+		return printRows(c, r, err, "ID\tKIND\tINSTALL\tSTATUS\tLAST SEEN\tVERSION\tPLATFORM",
+			func() []apiclient.Runner { return r.JSON200.Runners },
+			func(rn apiclient.Runner) []string {
+				install := "-"
+				if rn.InstallId != nil {
+					install = *rn.InstallId
 				}
-				return table(c.stdout, "ID\tKIND\tINSTALL\tSTATUS\tLAST SEEN\tVERSION\tPLATFORM", rows)
+				version := rn.Version
+				if rn.UpdateAvailable != nil {
+					version += " (" + rn.UpdateAvailable.Version + " available, waiting for the customer)"
+				}
+				return []string{rn.Id, rn.Kind, install, string(rn.Status), lastSeen(rn), version, orUnknown(rn.Platform)}
 			})
-		},
-	}
+	})
 }
 
 func (c *cli) runnersShowCmd() *cobra.Command {
 	var installRef string
-	cmd := &cobra.Command{
+	cmd := c.withAPI(&cobra.Command{
 		Use:   "show RUNNER_ID | --install INSTALL",
 		Short: "Show a runner: online or offline, when last seen, its version and capabilities",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(_ *cobra.Command, args []string) error {
 			if (len(args) == 1) == (installRef != "") {
 				return fail(exitUsage, "name the runner by its ID or by --install INSTALL, one of the two")
 			}
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			id := ""
-			if len(args) == 1 {
-				id = args[0]
-			} else if id, err = a.installRunner(cmd.Context(), installRef); err != nil {
-				return err
-			}
-			r, err := check(a.GetRunnerWithResponse(cmd.Context(), id))
-			return c.printAnswer(r, notFound(err, "no runner %q (`outpostctl runners list` shows them)", id), func() error {
-				c.showRunner(*r.JSON200)
-				return nil
-			})
+			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, args []string) error {
+		var id string
+		var err error
+		if len(args) == 1 {
+			id = args[0]
+		} else if id, err = a.installRunner(ctx, installRef); err != nil {
+			return err
+		}
+		r, err := check(a.GetRunnerWithResponse(ctx, id))
+		return c.printAnswer(r, notFound(err, "no runner %q (`outpostctl runners list` shows them)", id), func() error {
+			c.showRunner(*r.JSON200)
+			return nil
+		})
+	})
 	cmd.Flags().StringVar(&installRef, "install", "", "the runner of this install (name or ID)")
 	return cmd
 }
@@ -137,37 +129,36 @@ func (a *api) installRunner(ctx context.Context, ref string) (string, error) {
 
 func (c *cli) runnersTokenCmd() *cobra.Command {
 	var build bool
-	cmd := &cobra.Command{
+	cmd := c.withAPI(&cobra.Command{
 		Use:   "token INSTALL | --build",
 		Short: "Issue a new one-time registration token for the install's runner (or the org's build runner), and print it once",
 		Long: "Issue a new one-time registration token for the install's runner, or with --build for the org's\n" +
 			"build runner; the previous one stops working, the tokens the runner already holds stay valid.\n" +
 			"It is printed only now.",
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(_ *cobra.Command, args []string) error {
 			if (len(args) == 1) == build {
 				return fail(exitUsage, "name the install, or give --build for the org's build runner, one of the two")
 			}
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			var id string
-			if build {
-				id, err = a.buildRunner(cmd.Context())
-			} else {
-				id, err = a.installRunner(cmd.Context(), args[0])
-			}
-			if err != nil {
-				return err
-			}
-			r, err := check(a.RotateRegistrationTokenWithResponse(cmd.Context(), id))
-			return c.printAnswer(r, err, func() error {
-				fmt.Fprintf(c.stdout, "runner %s, registration token (shown only now): %s\n", id, r.JSON200.RegistrationToken)
-				return nil
-			})
+			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, args []string) error {
+		var id string
+		var err error
+		if build {
+			id, err = a.buildRunner(ctx)
+		} else {
+			id, err = a.installRunner(ctx, args[0])
+		}
+		if err != nil {
+			return err
+		}
+		r, err := check(a.RotateRegistrationTokenWithResponse(ctx, id))
+		return c.printAnswer(r, err, func() error {
+			fmt.Fprintf(c.stdout, "runner %s, registration token (shown only now): %s\n", id, r.JSON200.RegistrationToken)
+			return nil
+		})
+	})
 	cmd.Flags().BoolVar(&build, "build", false, "the org's build runner")
 	return cmd
 }
@@ -178,36 +169,25 @@ func (a *api) buildRunner(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, rn := range r.JSON200.Runners {
-		if rn.Kind == "build" {
-			return rn.Id, nil
-		}
-	}
-	return "", fail(exitNotFound, "the org has no build runner")
+	rn, err := findIn(r.JSON200.Runners, func(rn apiclient.Runner) bool { return rn.Kind == "build" }, "the org has no build runner")
+	return rn.Id, err
 }
 
 func (c *cli) runnersHelmInstallCmd() *cobra.Command {
 	var namespace, secret, image, chart, version string
-	cmd := &cobra.Command{
-		Use:   "helm-install INSTALL [--namespace NS] [--token-secret NAME] [--image REF] [--chart REF] [--version V]",
-		Short: "Print the commands that install the install's runner in a Kubernetes cluster with helm",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
+	cmd := c.installCmd("helm-install INSTALL [--namespace NS] [--token-secret NAME] [--image REF] [--chart REF] [--version V]",
+		"Print the commands that install the install's runner in a Kubernetes cluster with helm", 1,
+		func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
 			p := apiclient.GetRunnerHelmInstallParams{Namespace: optional(namespace), TokenSecret: optional(secret),
 				Image: optional(image), Chart: optional(chart), Version: optional(version)}
-			r, err := check(a.GetRunnerHelmInstallWithResponse(cmd.Context(), inst.Id, &p))
+			r, err := check(a.GetRunnerHelmInstallWithResponse(ctx, inst.Id, &p))
 			return c.printAnswer(r, err, func() error {
 				h := r.JSON200
 				fmt.Fprintf(c.stdout, "%s\n# Replace <TOKEN> with a registration token (`outpostctl runners token %s` issues one):\n%s\n%s\n",
 					h.NamespaceCommand, inst.Name, h.SecretCommand, h.Command)
 				return nil
 			})
-		},
-	}
+		})
 	f := cmd.Flags()
 	f.StringVar(&namespace, "namespace", "", "the runner's namespace (default outpost-runner)")
 	f.StringVar(&secret, "token-secret", "", "the Secret holding the runner's token (default outpost-runner-token)")
@@ -218,32 +198,27 @@ func (c *cli) runnersHelmInstallCmd() *cobra.Command {
 }
 
 func (c *cli) runnersRevokeCmd() *cobra.Command {
-	return &cobra.Command{
+	return c.withAPI(&cobra.Command{
 		Use:   "revoke-tokens RUNNER_ID",
 		Short: "Revoke every access token of a runner",
 		Long: "Revoke every access token the runner holds: it stops working at once, until it registers again\n" +
 			"with a new registration token (`outpostctl runners token INSTALL`). With -o json, the runner.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
+	}, func(ctx context.Context, a *api, args []string) error {
+		_, err := check(a.RevokeRunnerTokensWithResponse(ctx, args[0]))
+		if err = notFound(err, "no runner %q (`outpostctl runners list` shows them)", args[0]); err != nil {
+			return err
+		}
+		if c.output == "json" {
+			r, err := check(a.GetRunnerWithResponse(ctx, args[0]))
 			if err != nil {
 				return err
 			}
-			_, err = check(a.RevokeRunnerTokensWithResponse(cmd.Context(), args[0]))
-			if err = notFound(err, "no runner %q (`outpostctl runners list` shows them)", args[0]); err != nil {
-				return err
-			}
-			if c.output == "json" {
-				r, err := check(a.GetRunnerWithResponse(cmd.Context(), args[0]))
-				if err != nil {
-					return err
-				}
-				return c.printBody(r.Body)
-			}
-			fmt.Fprintf(c.stdout, "runner %s: every access token revoked\n", args[0])
-			return nil
-		},
-	}
+			return c.printBody(r.Body)
+		}
+		fmt.Fprintf(c.stdout, "runner %s: every access token revoked\n", args[0])
+		return nil
+	})
 }
 
 // optional is nil for a flag left empty, so the API applies its default.

@@ -19,46 +19,44 @@ func (c *cli) runnersUpdateCmd() *cobra.Command {
 	var version string
 	var deadline, drain time.Duration
 	var wait bool
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "update INSTALL [--version V] [--deadline 2m] [--drain-timeout 1h] [--wait]",
 		Short: "Update the install's runner to a version (default: its target), rolled back unless healthy within the deadline",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(*cobra.Command, []string) error {
 			if deadline != 0 && (deadline < 5*time.Second || deadline > time.Hour) {
 				return fail(exitUsage, "--deadline must be between 5s and 1h, got %s", deadline)
 			}
 			if drain != 0 && (drain < 5*time.Second || drain > 24*time.Hour) {
 				return fail(exitUsage, "--drain-timeout must be between 5s and 24h, got %s", drain)
 			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			body := apiclient.CreateRunnerUpdateRequest{Version: optional(version)}
-			body.HealthDeadlineSeconds, body.DrainTimeoutSeconds = optionalSeconds(deadline), optionalSeconds(drain)
-			r, err := check(a.CreateRunnerUpdateWithResponse(cmd.Context(), inst.Id, body))
-			if err != nil {
-				return err
-			}
-			u := *r.JSON202
-			if wait {
-				if u, err = a.awaitRunnerUpdate(cmd.Context(), inst.Id, u.Id); err != nil {
-					return err
-				}
-			}
-			if c.output == "json" {
-				return c.printJSON(u)
-			}
-			c.showRunnerUpdate(u)
-			if u.Status == apiclient.RunnerUpdateStatusAvailable {
-				fmt.Fprintf(c.stdout, "update available, waiting for the customer: the runner runs %s until its customer accepts %s\n", deref(u.FromVersion), u.Version)
-			}
-			if u.Status == apiclient.RunnerUpdateStatusFailed {
-				return fail(exitOperation, "the runner update failed; the previous runner runs")
-			}
 			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		body := apiclient.CreateRunnerUpdateRequest{Version: optional(version)}
+		body.HealthDeadlineSeconds, body.DrainTimeoutSeconds = optionalSeconds(deadline), optionalSeconds(drain)
+		r, err := check(a.CreateRunnerUpdateWithResponse(ctx, inst.Id, body))
+		if err != nil {
+			return err
+		}
+		u := *r.JSON202
+		if wait {
+			if u, err = a.awaitRunnerUpdate(ctx, inst.Id, u.Id); err != nil {
+				return err
+			}
+		}
+		if c.output == "json" {
+			return c.printJSON(u)
+		}
+		c.showRunnerUpdate(u)
+		if u.Status == apiclient.RunnerUpdateStatusAvailable {
+			fmt.Fprintf(c.stdout, "update available, waiting for the customer: the runner runs %s until its customer accepts %s\n", deref(u.FromVersion), u.Version)
+		}
+		if u.Status == apiclient.RunnerUpdateStatusFailed {
+			return fail(exitOperation, "the runner update failed; the previous runner runs")
+		}
+		return nil
+	})
 	f := cmd.Flags()
 	f.StringVar(&version, "version", "", "the runner version (default: the install's target: its own version, else its org's)")
 	f.DurationVar(&deadline, "deadline", 0, "how long the new runner has to report healthy (default 2m)")
@@ -78,20 +76,19 @@ func optionalSeconds(d time.Duration) *int {
 
 // awaitRunnerUpdate polls the update until it ended.
 func (a *api) awaitRunnerUpdate(ctx context.Context, installID, id string) (apiclient.RunnerUpdate, error) {
-	for {
+	var u apiclient.RunnerUpdate
+	err := pollUntil(ctx, time.Second, func() (bool, error) {
 		r, err := check(a.GetRunnerUpdateWithResponse(ctx, installID, id))
 		if err != nil {
-			return apiclient.RunnerUpdate{}, err
+			return false, err
 		}
-		if r.JSON200.Status != apiclient.RunnerUpdateStatusRunning {
-			return *r.JSON200, nil
-		}
-		select {
-		case <-ctx.Done():
-			return apiclient.RunnerUpdate{}, ctx.Err()
-		case <-time.After(time.Second):
-		}
+		u = *r.JSON200
+		return u.Status != apiclient.RunnerUpdateStatusRunning, nil
+	})
+	if err != nil {
+		return apiclient.RunnerUpdate{}, err
 	}
+	return u, nil
 }
 
 func (c *cli) showRunnerUpdate(u apiclient.RunnerUpdate) {
@@ -107,53 +104,52 @@ func (c *cli) showRunnerUpdate(u apiclient.RunnerUpdate) {
 
 func (c *cli) runnersPolicyCmd() *cobra.Command {
 	var version string
-	var pin, unpin bool
-	cmd := &cobra.Command{
+	var pin, unpin, setVersion bool
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "policy INSTALL [--version V | --version ''] [--pin | --unpin]",
 		Short: "Show or set the install's runner version: its own (overriding the org's), or pinned (never updated)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(cmd *cobra.Command, _ []string) error {
 			if pin && unpin {
 				return fail(exitUsage, "--pin and --unpin: one of the two")
 			}
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
+			setVersion = cmd.Flags().Changed("version")
+			return nil
+		},
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		var p apiclient.RunnerPolicy
+		if setVersion || pin || unpin {
+			body := apiclient.RunnerPolicyRequest{}
+			if setVersion {
+				body.Version = &version
+			}
+			if pin || unpin {
+				body.Pinned = &pin
+			}
+			r, err := check(a.PutInstallRunnerPolicyWithResponse(ctx, inst.Id, body))
 			if err != nil {
 				return err
 			}
-			var p apiclient.RunnerPolicy
-			if cmd.Flags().Changed("version") || pin || unpin {
-				body := apiclient.RunnerPolicyRequest{}
-				if cmd.Flags().Changed("version") {
-					body.Version = &version
-				}
-				if pin || unpin {
-					body.Pinned = &pin
-				}
-				r, err := check(a.PutInstallRunnerPolicyWithResponse(cmd.Context(), inst.Id, body))
-				if err != nil {
-					return err
-				}
-				p = *r.JSON200
-			} else {
-				r, err := check(a.GetInstallRunnerPolicyWithResponse(cmd.Context(), inst.Id))
-				if err != nil {
-					return err
-				}
-				p = *r.JSON200
+			p = *r.JSON200
+		} else {
+			r, err := check(a.GetInstallRunnerPolicyWithResponse(ctx, inst.Id))
+			if err != nil {
+				return err
 			}
-			if c.output == "json" {
-				return c.printJSON(p)
-			}
-			target := p.Target
-			if p.Pinned {
-				target = "none (pinned)"
-			} else if target == "" {
-				target = "none (no version wanted)"
-			}
-			fmt.Fprintf(c.stdout, "org version %q, install version %q, pinned %t: target %s\n", p.OrgVersion, p.Version, p.Pinned, target)
-			return nil
-		},
-	}
+			p = *r.JSON200
+		}
+		if c.output == "json" {
+			return c.printJSON(p)
+		}
+		target := p.Target
+		if p.Pinned {
+			target = "none (pinned)"
+		} else if target == "" {
+			target = "none (no version wanted)"
+		}
+		fmt.Fprintf(c.stdout, "org version %q, install version %q, pinned %t: target %s\n", p.OrgVersion, p.Version, p.Pinned, target)
+		return nil
+	})
 	f := cmd.Flags()
 	f.StringVar(&version, "version", "", "the install's own runner version (\"\" follows the org's)")
 	f.BoolVar(&pin, "pin", false, "pin the install's runner: it is not updated")
@@ -162,41 +158,28 @@ func (c *cli) runnersPolicyCmd() *cobra.Command {
 }
 
 func (c *cli) runnersOrgVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	return c.withAPI(&cobra.Command{
 		Use:   "org-version VERSION",
 		Short: "Set the runner version the org's installs should run (\"\" for none)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.PutOrgRunnerPolicyWithResponse(cmd.Context(), apiclient.RunnerPolicyRequest{Version: &args[0]}))
-			return c.printAnswer(r, err, func() error {
-				fmt.Fprintf(c.stdout, "the org's runners should run %q\n", r.JSON200.OrgVersion)
-				return nil
-			})
-		},
-	}
+	}, func(ctx context.Context, a *api, args []string) error {
+		r, err := check(a.PutOrgRunnerPolicyWithResponse(ctx, apiclient.RunnerPolicyRequest{Version: &args[0]}))
+		return c.printAnswer(r, err, func() error {
+			fmt.Fprintf(c.stdout, "the org's runners should run %q\n", r.JSON200.OrgVersion)
+			return nil
+		})
+	})
 }
 
 func (c *cli) runnersVersionsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "versions",
-		Short: "List the published runner versions, newest first",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListRunnerVersionsWithResponse(cmd.Context()))
+	return c.withAPI(&cobra.Command{Use: "versions", Short: "List the published runner versions, newest first", Args: cobra.NoArgs},
+		func(ctx context.Context, a *api, _ []string) error {
+			r, err := check(a.ListRunnerVersionsWithResponse(ctx))
 			return c.printAnswer(r, err, func() error {
 				for _, v := range r.JSON200.Versions {
 					fmt.Fprintf(c.stdout, "%s\t%s\t%d bytes\t%s\n", v.Version, v.BinaryDigest, v.Size, stamp(v.CreatedAt))
 				}
 				return nil
 			})
-		},
-	}
+		})
 }

@@ -24,56 +24,46 @@ type installView struct {
 }
 
 func (c *cli) installsShowCmd() *cobra.Command {
-	return &cobra.Command{
+	return c.withInstall(&cobra.Command{
 		Use:   "show INSTALL",
 		Short: "Show an install: inputs, runner status, components and outputs",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.api()
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		in, err := check(a.GetInstallWithResponse(ctx, inst.Id))
+		if err != nil {
+			return err
+		}
+		comps, err := check(a.ListInstallComponentsWithResponse(ctx, inst.Id))
+		if err != nil {
+			return err
+		}
+		outs, err := check(a.GetOutputsWithResponse(ctx, inst.Id))
+		if err != nil {
+			return err
+		}
+		v := installView{Install: in.Body, Runner: json.RawMessage("null"), Components: comps.Body, Outputs: outs.Body}
+		var runner *apiclient.Runner
+		if in.JSON200.Runner != nil {
+			r, err := check(a.GetRunnerWithResponse(ctx, in.JSON200.Runner.Id))
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			inst, err := a.install(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			in, err := check(a.GetInstallWithResponse(ctx, inst.Id))
-			if err != nil {
-				return err
-			}
-			comps, err := check(a.ListInstallComponentsWithResponse(ctx, inst.Id))
-			if err != nil {
-				return err
-			}
-			outs, err := check(a.GetOutputsWithResponse(ctx, inst.Id))
-			if err != nil {
-				return err
-			}
-			v := installView{Install: in.Body, Runner: json.RawMessage("null"), Components: comps.Body, Outputs: outs.Body}
-			var runner *apiclient.Runner
-			if in.JSON200.Runner != nil {
-				r, err := check(a.GetRunnerWithResponse(ctx, in.JSON200.Runner.Id))
-				if err != nil {
-					return err
-				}
-				v.Runner, runner = r.Body, r.JSON200
-			}
-			forgot, body, err := a.forgottenBy(ctx, *in.JSON200)
-			if err != nil {
-				return err
-			}
-			v.ForgottenBy = body
-			if c.output == "json" {
-				return c.printJSON(v)
-			}
-			c.showInstall(*in.JSON200, runner, comps.JSON200.Components, outs.Body)
-			if forgot != nil {
-				c.showLeftBehind(*forgot)
-			}
-			return nil
-		},
-	}
+			v.Runner, runner = r.Body, r.JSON200
+		}
+		forgot, body, err := a.forgottenBy(ctx, *in.JSON200)
+		if err != nil {
+			return err
+		}
+		v.ForgottenBy = body
+		if c.output == "json" {
+			return c.printJSON(v)
+		}
+		c.showInstall(*in.JSON200, runner, comps.JSON200.Components, outs.Body)
+		if forgot != nil {
+			c.showLeftBehind(*forgot)
+		}
+		return nil
+	})
 }
 
 func (c *cli) showInstall(in apiclient.Install, runner *apiclient.Runner, comps []apiclient.InstallComponent, outputs []byte) {

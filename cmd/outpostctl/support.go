@@ -22,28 +22,20 @@ func (c *cli) supportBundleCmd() *cobra.Command {
 }
 
 func (c *cli) supportBundleDeleteCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete INSTALL BUNDLE_ID",
-		Short: "Delete a support bundle and its archive (an install keeps at most 10)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if _, err := check(a.DeleteSupportBundleWithResponse(cmd.Context(), inst.Id, args[1])); err != nil {
+	return c.installCmd("delete INSTALL BUNDLE_ID", "Delete a support bundle and its archive (an install keeps at most 10)", 2,
+		func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+			if _, err := check(a.DeleteSupportBundleWithResponse(ctx, inst.Id, args[1])); err != nil {
 				return notFound(err, "no support bundle %s on install %s (or it expired)", args[1], args[0])
 			}
 			fmt.Fprintf(c.stdout, "deleted support bundle %s\n", args[1])
 			return nil
-		},
-	}
+		})
 }
 
 func (c *cli) supportBundleCreateCmd() *cobra.Command {
 	var wait bool
 	var out string
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "create INSTALL [--wait] [--out FILE]",
 		Short: "Have the install's runner collect a support bundle (redacted in the customer's account)",
 		Long: "The runner collects its own recent log, the install's job history, its terraform resources (names\n" +
@@ -52,34 +44,28 @@ func (c *cli) supportBundleCreateCmd() *cobra.Command {
 			"credential before the archive leaves the account. --wait waits for it; --out FILE (implies --wait)\n" +
 			"downloads it there. Exit code 6 when the bundle failed.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			a, inst, err := c.apiForInstall(ctx, args[0])
-			if err != nil {
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		r, err := check(a.CreateSupportBundleWithResponse(ctx, inst.Id))
+		if err != nil {
+			return err
+		}
+		b := *r.JSON202
+		if wait || out != "" {
+			if b, err = a.awaitBundle(ctx, b); err != nil {
 				return err
 			}
-			r, err := check(a.CreateSupportBundleWithResponse(ctx, inst.Id))
-			if err != nil {
-				return err
-			}
-			b := *r.JSON202
-			if wait || out != "" {
-				if b, err = a.awaitBundle(ctx, b); err != nil {
-					return err
-				}
-			}
-			if err := c.showBundle(b); err != nil {
-				return err
-			}
-			if b.FinishedAt != nil && b.Status != apiclient.SupportBundleStatusSucceeded {
-				return fail(exitOperation, "support bundle %s %s: %s", b.Id, b.Status, deref(b.Error))
-			}
-			if out != "" {
-				return c.downloadBundle(ctx, a, b, out)
-			}
-			return nil
-		},
-	}
+		}
+		if err := c.showBundle(b); err != nil {
+			return err
+		}
+		if b.FinishedAt != nil && b.Status != apiclient.SupportBundleStatusSucceeded {
+			return fail(exitOperation, "support bundle %s %s: %s", b.Id, b.Status, deref(b.Error))
+		}
+		if out != "" {
+			return c.downloadBundle(ctx, a, b, out)
+		}
+		return nil
+	})
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the bundle is collected")
 	cmd.Flags().StringVar(&out, "out", "", "download the bundle to this file once collected")
 	return cmd
@@ -116,46 +102,28 @@ func (c *cli) showBundle(b apiclient.SupportBundle) error {
 }
 
 func (c *cli) supportBundleListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list INSTALL",
-		Short: "List the install's support bundles, newest first (expired ones are gone)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.ListSupportBundlesWithResponse(cmd.Context(), inst.Id, nil))
-			return c.printAnswer(r, err, func() error {
-				var rows [][]string
-				for _, b := range r.JSON200.SupportBundles {
-					rows = append(rows, []string{b.Id, string(b.Status), fmt.Sprint(b.SizeBytes), fmt.Sprint(len(b.Parts)),
-						b.CreatedAt.Local().Format(time.DateTime), b.ExpiresAt.Local().Format(time.DateTime)})
-				}
-				return table(c.stdout, "ID\tSTATUS\tBYTES\tPARTS\tCREATED\tEXPIRES", rows)
-			})
-		},
-	}
+	return c.installCmd("list INSTALL", "List the install's support bundles, newest first (expired ones are gone)", 1,
+		func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+			r, err := check(a.ListSupportBundlesWithResponse(ctx, inst.Id, nil))
+			return printRows(c, r, err, "ID\tSTATUS\tBYTES\tPARTS\tCREATED\tEXPIRES",
+				func() []apiclient.SupportBundle { return r.JSON200.SupportBundles },
+				func(b apiclient.SupportBundle) []string {
+					return []string{b.Id, string(b.Status), fmt.Sprint(b.SizeBytes), fmt.Sprint(len(b.Parts)),
+						b.CreatedAt.Local().Format(time.DateTime), b.ExpiresAt.Local().Format(time.DateTime)}
+				})
+		})
 }
 
 func (c *cli) supportBundleDownloadCmd() *cobra.Command {
 	var out string
-	cmd := &cobra.Command{
-		Use:   "download INSTALL BUNDLE_ID [--out FILE]",
-		Short: "Download a support bundle (a tar.gz; default file support-bundle-<id>.tar.gz)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			r, err := check(a.GetSupportBundleWithResponse(cmd.Context(), inst.Id, args[1], nil))
+	cmd := c.installCmd("download INSTALL BUNDLE_ID [--out FILE]", "Download a support bundle (a tar.gz; default file support-bundle-<id>.tar.gz)", 2,
+		func(ctx context.Context, a *api, inst apiclient.Install, args []string) error {
+			r, err := check(a.GetSupportBundleWithResponse(ctx, inst.Id, args[1], nil))
 			if err != nil {
 				return notFound(err, "no support bundle %s on install %s (or it expired)", args[1], args[0])
 			}
-			return c.downloadBundle(cmd.Context(), a, *r.JSON200, out)
-		},
-	}
+			return c.downloadBundle(ctx, a, *r.JSON200, out)
+		})
 	cmd.Flags().StringVarP(&out, "out", "f", "", "the file to write (default support-bundle-<id>.tar.gz)")
 	return cmd
 }
@@ -186,48 +154,45 @@ func (c *cli) supportLogsCmd() *cobra.Command {
 	var namespace, workload string
 	var since time.Duration
 	var tail int64
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "logs INSTALL --namespace NS [--workload NAME] [--since D] [--tail N]",
 		Short: "Stream one namespace's (or workload's) events and container logs from the install's cluster",
 		Long: "The install's runner reads the events and container logs of the namespace (or of the pods whose name\n" +
 			"starts with --workload) since --since ago, redacted as a support bundle is, and they stream back as\n" +
 			"its job's log.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(*cobra.Command, []string) error {
 			if namespace == "" {
 				return fail(exitUsage, "--namespace: required")
 			}
 			if since < time.Second {
 				return fail(exitUsage, "--since %s: want at least 1s", since)
 			}
-			ctx := cmd.Context()
-			a, inst, err := c.apiForInstall(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			secs := int(since.Seconds())
-			req := apiclient.CreateLogsRequest{Namespace: namespace, SinceSeconds: &secs}
-			if workload != "" {
-				req.Workload = &workload
-			}
-			if tail > 0 {
-				n := int(tail)
-				req.TailLines = &n
-			}
-			r, err := check(a.CreateLogsRequestWithResponse(ctx, inst.Id, req))
-			if err != nil {
-				return err
-			}
-			end, err := a.followLogs(ctx, r.JSON202.JobId, c.chunkPrinter(true))
-			if err != nil {
-				return err
-			}
-			if end.Status != "" && end.Status != "succeeded" {
-				return fail(exitOperation, "logs request %s: job %s %s: %s", r.JSON202.Id, r.JSON202.JobId, end.Status, end.Error)
-			}
 			return nil
 		},
-	}
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		secs := int(since.Seconds())
+		req := apiclient.CreateLogsRequest{Namespace: namespace, SinceSeconds: &secs}
+		if workload != "" {
+			req.Workload = &workload
+		}
+		if tail > 0 {
+			n := int(tail)
+			req.TailLines = &n
+		}
+		r, err := check(a.CreateLogsRequestWithResponse(ctx, inst.Id, req))
+		if err != nil {
+			return err
+		}
+		end, err := a.followLogs(ctx, r.JSON202.JobId, c.chunkPrinter(true))
+		if err != nil {
+			return err
+		}
+		if end.Status != "" && end.Status != "succeeded" {
+			return fail(exitOperation, "logs request %s: job %s %s: %s", r.JSON202.Id, r.JSON202.JobId, end.Status, end.Error)
+		}
+		return nil
+	})
 	f := cmd.Flags()
 	f.StringVarP(&namespace, "namespace", "n", "", "the namespace (required)")
 	f.StringVar(&workload, "workload", "", "only the pods whose name starts with this")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,38 +15,32 @@ import (
 )
 
 func (c *cli) appsSyncCmd() *cobra.Command {
-	var appRef string
-	cmd := &cobra.Command{
+	var archive []byte
+	return c.withApp(&cobra.Command{
 		Use:   "sync DIR --app APP",
 		Short: "Sync an app config from a directory",
 		Long: "Sync the app config in DIR (docs/APP_CONFIG.md) as the app's next version. An invalid config\n" +
 			"changes nothing: each problem is printed as file:key: message, one a line, and the exit code is 1.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(_ *cobra.Command, args []string) (err error) {
 			if fi, err := os.Stat(args[0]); err != nil || !fi.IsDir() {
 				return fail(exitUsage, "%s is not a directory", args[0])
 			}
-			archive, err := configarchive.Pack(os.DirFS(args[0]), ".", nil)
-			if err != nil {
+			if archive, err = configarchive.Pack(os.DirFS(args[0]), ".", nil); err != nil {
 				return fail(exitUsage, "%w", err)
 			}
-			a, app, err := c.apiForApp(cmd.Context(), appRef)
-			if err != nil {
-				return err
-			}
-			r, err := a.SyncAppConfigWithBodyWithResponse(cmd.Context(), app.Id, "application/gzip", bytes.NewReader(archive))
-			if err == nil && r.StatusCode() == http.StatusUnprocessableEntity {
-				return c.invalidConfig(args[0], r.Body)
-			}
-			if _, err := check(r, err); err != nil {
-				return err
-			}
-			return c.synced(r.Body)
+			return nil
 		},
-	}
-	cmd.Flags().StringVar(&appRef, "app", "", "the app, by name or ID")
-	_ = cmd.MarkFlagRequired("app")
-	return cmd
+	}, func(ctx context.Context, a *api, app apiclient.App, args []string) error {
+		r, err := a.SyncAppConfigWithBodyWithResponse(ctx, app.Id, "application/gzip", bytes.NewReader(archive))
+		if err == nil && r.StatusCode() == http.StatusUnprocessableEntity {
+			return c.invalidConfig(args[0], r.Body)
+		}
+		if _, err := check(r, err); err != nil {
+			return err
+		}
+		return c.synced(r.Body)
+	})
 }
 
 // invalidConfig prints the API's problems, one a line, and is exit code 1.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -14,7 +15,7 @@ import (
 func (c *cli) windowsCmd() *cobra.Command {
 	var set string
 	var clear bool
-	cmd := &cobra.Command{
+	cmd := c.withInstall(&cobra.Command{
 		Use:   "windows INSTALL [--set JSON | --clear]",
 		Short: "Show or set the install's maintenance windows",
 		Long: "Show the install's maintenance windows and the one open now or next; --set replaces them with a\n" +
@@ -23,36 +24,31 @@ func (c *cli) windowsCmd() *cobra.Command {
 			"--clear removes them (work may then run at any time). Work the platform starts on its own (a drift\n" +
 			"reconcile, a release) waits for the next window; an operation you start runs at once.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, inst, err := c.apiForInstall(cmd.Context(), args[0])
+	}, func(ctx context.Context, a *api, inst apiclient.Install, _ []string) error {
+		var body []byte
+		var shown *apiclient.MaintenanceWindows
+		if set != "" || clear {
+			ws, err := parseWindows(set)
 			if err != nil {
 				return err
 			}
-			var body []byte
-			var shown *apiclient.MaintenanceWindows
-			if set != "" || clear {
-				ws, err := parseWindows(set)
-				if err != nil {
-					return err
-				}
-				r, err := check(a.SetMaintenanceWindowsWithResponse(cmd.Context(), inst.Id, apiclient.MaintenanceWindowsRequest{Windows: ws}))
-				if err != nil {
-					return err
-				}
-				body, shown = r.Body, r.JSON200
-			} else {
-				r, err := check(a.GetMaintenanceWindowsWithResponse(cmd.Context(), inst.Id))
-				if err != nil {
-					return err
-				}
-				body, shown = r.Body, r.JSON200
+			r, err := check(a.SetMaintenanceWindowsWithResponse(ctx, inst.Id, apiclient.MaintenanceWindowsRequest{Windows: ws}))
+			if err != nil {
+				return err
 			}
-			if c.output == "json" {
-				return c.printBody(body)
+			body, shown = r.Body, r.JSON200
+		} else {
+			r, err := check(a.GetMaintenanceWindowsWithResponse(ctx, inst.Id))
+			if err != nil {
+				return err
 			}
-			return c.printWindows(inst.Name, *shown)
-		},
-	}
+			body, shown = r.Body, r.JSON200
+		}
+		if c.output == "json" {
+			return c.printBody(body)
+		}
+		return c.printWindows(inst.Name, *shown)
+	})
 	cmd.Flags().StringVar(&set, "set", "", "the windows, as a JSON object or list of objects (days, start, duration, time_zone)")
 	cmd.Flags().BoolVar(&clear, "clear", false, "remove every window")
 	cmd.MarkFlagsMutuallyExclusive("set", "clear")

@@ -6,6 +6,7 @@
 import * as api from "./api.js";
 import { h, badge, when, duration, errorBox, refusal } from "./ui.js";
 import { LogView } from "./logs.js";
+import { loadWithRuns, toggleRunForm, postRun } from "./runnable.js";
 
 const SENSITIVE = "(sensitive)"; // the API's mask of a sensitive input or output
 
@@ -16,28 +17,9 @@ const SENSITIVE = "(sensitive)"; // the API's mask of a sensitive input or outpu
 // after a change made on the page.
 export async function loadActions(base, state) {
   state.runsOpen ||= new Set();
-  state.forms ||= new Map();
-  state.said ||= new Map();
   state.logPanel ||= h("div", { class: "log-panel" });
-  let list;
-  try {
-    list = await api.get(`${base}/actions`);
-  } catch (err) {
-    if (err.status !== 409) throw err;
-    const changed = state.dirty || state.none !== err.message;
-    state.none = err.message;
-    state.dirty = false;
-    return { changed, data: { none: err.message, actions: [] } };
-  }
-  const actions = list.data.actions;
-  const runs = await Promise.all(actions.map((a) => api.get(`${base}/actions/${encodeURIComponent(a.name)}/runs?limit=5`)));
-  const open = runs.flatMap((r) => r.data.runs).filter((r) => state.runsOpen.has(r.id));
-  const full = await Promise.all(open.map((r) => api.get(`${base}/action-runs/${r.id}`)));
-  const detail = new Map(full.map((f) => [f.data.id, f.data]));
-  const changed = state.dirty || state.none !== undefined || [list, ...runs, ...full].some((r) => r.changed);
-  state.none = undefined;
-  state.dirty = false;
-  return { changed, data: { actions: actions.map((a, i) => ({ ...a, runs: runs[i].data.runs.map((r) => detail.get(r.id) || r) })) } };
+  return loadWithRuns(base, "actions", state,
+    (runs) => Promise.all(runs.filter((r) => state.runsOpen.has(r.id)).map((r) => api.get(`${base}/action-runs/${r.id}`))));
 }
 
 // actionsPanel is the actions, then the log panel of the step chosen.
@@ -53,7 +35,10 @@ function actionCard(a, base, state, reload) {
   const said = state.said.get(a.name) || h("div", { class: "action-message", "aria-live": "polite" });
   state.said.set(a.name, said);
   const run = h("button", { type: "button", id: `run-${a.name}`, "data-run-action": a.name,
-    onclick: () => { toggleForm(a, base, state, reload); reload(); } }, "Run");
+    onclick: () => {
+      toggleRunForm(a, "action", { form: "data-form", submit: "run-submit" }, state, (fields) => start(a, fields, base, state, reload));
+      reload();
+    } }, "Run");
   return h("article", { class: "card app-action", "data-action": a.name },
     h("h3", {}, a.name, " ", manual ? run : null),
     a.description ? h("p", {}, a.description) : null,
@@ -72,64 +57,16 @@ function trigger(t) {
   return t.type;
 }
 
-// toggleForm opens the action's Run form, or closes it. The form is kept
-// in state, so what was typed outlives the poll's re-renders.
-function toggleForm(a, base, state, reload) {
-  if (state.forms.has(a.name)) {
-    state.forms.delete(a.name);
-    state.dirty = true;
-    return;
-  }
-  const fields = a.inputs.map(field);
-  const form = h("form", { class: "run-form", "data-form": a.name, "aria-label": `Run ${a.name}` },
-    fields.length ? fields.map((f) => f.node) : h("p", { class: "muted" }, "This action takes no inputs."),
-    h("div", { class: "buttons" }, h("button", { type: "submit", id: `run-submit-${a.name}` }, `Run ${a.name}`)));
-  form.addEventListener("submit", (ev) => {
-    ev.preventDefault();
-    start(a, fields, base, state, reload);
-  });
-  state.forms.set(a.name, form);
-  state.dirty = true;
-}
-
-// field is one typed input: a password field when sensitive, a checkbox for
-// a bool, JSON text for a list or map. value() is its text, or undefined
-// (not sent: the default applies).
-export function field(i) {
-  const id = `input-${i.name}`;
-  let control;
-  if (i.type === "bool") {
-    control = h("input", { type: "checkbox", id, name: i.name, checked: i.default === true });
-  } else if (i.type === "list" || i.type === "map") {
-    control = h("textarea", { id, name: i.name, rows: 2, placeholder: i.type === "list" ? '["a", "b"]' : '{"k": "v"}' },
-      i.default !== undefined ? JSON.stringify(i.default) : "");
-  } else {
-    control = h("input", { type: i.sensitive ? "password" : i.type === "number" ? "number" : "text", step: i.type === "number" ? "any" : null,
-      id, name: i.name, autocomplete: i.sensitive ? "new-password" : "off", value: i.default ?? null, "aria-required": i.required ? "true" : null });
-  }
-  const label = h("label", { for: id }, i.name, h("span", { class: "muted" }, ` ${i.type}${i.required ? ", required" : ""}${i.sensitive ? ", sensitive" : ""}`));
-  const value = () => (i.type === "bool" ? String(control.checked) : control.value === "" ? undefined : control.value);
-  return { name: i.name, control, value, node: h("div", { class: "field" }, label, control, i.description ? h("small", { class: "muted" }, i.description) : null) };
-}
-
 // start posts the run; a refusal (a bad input, the runner's policy) shows
 // the API's message and marks the field it names.
 async function start(a, fields, base, state, reload) {
-  const inputs = {};
-  for (const f of fields) {
-    f.control.removeAttribute("aria-invalid");
-    const v = f.value();
-    if (v !== undefined) inputs[f.name] = v;
-  }
   const said = state.said.get(a.name);
   try {
-    const run = await api.send("POST", `${base}/actions/${encodeURIComponent(a.name)}/runs`, { inputs });
+    const run = await postRun(`${base}/actions/${encodeURIComponent(a.name)}/runs`, fields);
     state.runsOpen.add(run.id);
     state.forms.delete(a.name);
     said.replaceChildren(h("p", { class: "ok" }, `Run ${run.id} of ${a.name} started.`));
   } catch (err) {
-    const named = fields.find((f) => err.field === `inputs.${f.name}`);
-    if (named) named.control.setAttribute("aria-invalid", "true");
     said.replaceChildren(refusal(err));
   }
   state.dirty = true;

@@ -2,32 +2,12 @@
 // a reprovision, approval gates): each with its steps, a Run form of its
 // typed inputs, and its recent runs, each linked to its page
 // (runbookrun.js).
-import * as api from "./api.js";
 import { h, badge, when, duration, refusal } from "./ui.js";
-import { field } from "./actions.js";
+import { loadWithRuns, toggleRunForm, postRun } from "./runnable.js";
 
-// loadRunbooks reads the runbooks and each one's last runs. An install with
-// no config version yet has none (409): that is shown, not thrown. state
-// keeps the forms and messages across polls.
+// loadRunbooks reads the runbooks and each one's last runs (loadWithRuns).
 export async function loadRunbooks(base, state) {
-  state.forms ||= new Map();
-  state.said ||= new Map();
-  let list;
-  try {
-    list = await api.get(`${base}/runbooks`);
-  } catch (err) {
-    if (err.status !== 409) throw err;
-    const changed = state.dirty || state.none !== err.message;
-    state.none = err.message;
-    state.dirty = false;
-    return { changed, data: { none: err.message, runbooks: [] } };
-  }
-  const books = list.data.runbooks;
-  const runs = await Promise.all(books.map((b) => api.get(`${base}/runbooks/${encodeURIComponent(b.name)}/runs?limit=5`)));
-  const changed = state.dirty || state.none !== undefined || [list, ...runs].some((r) => r.changed);
-  state.none = undefined;
-  state.dirty = false;
-  return { changed, data: { runbooks: books.map((b, i) => ({ ...b, runs: runs[i].data.runs })) } };
+  return loadWithRuns(base, "runbooks", state);
 }
 
 export function runbooksPanel(d, base, state, reload) {
@@ -40,7 +20,10 @@ function runbookCard(b, base, state, reload) {
   const said = state.said.get(b.name) || h("div", { class: "action-message", "aria-live": "polite" });
   state.said.set(b.name, said);
   const run = h("button", { type: "button", id: `runbook-run-${b.name}`, "data-run-runbook": b.name,
-    onclick: () => { toggleForm(b, base, state, reload); reload(); } }, "Run");
+    onclick: () => {
+      toggleRunForm(b, "runbook", { form: "data-runbook-form", submit: "runbook-submit" }, state, (fields) => start(b, fields, base, state, reload));
+      reload();
+    } }, "Run");
   return h("article", { class: "card runbook", "data-runbook": b.name },
     h("h3", {}, b.name, " ", run),
     b.description ? h("p", {}, b.description) : null,
@@ -50,43 +33,15 @@ function runbookCard(b, base, state, reload) {
     runsList(b.runs, base));
 }
 
-// toggleForm opens the runbook's Run form (kept in state: what was typed
-// outlives the poll's re-renders), or closes it.
-function toggleForm(b, base, state, reload) {
-  if (state.forms.has(b.name)) {
-    state.forms.delete(b.name);
-    state.dirty = true;
-    return;
-  }
-  const fields = b.inputs.map(field);
-  const form = h("form", { class: "run-form", "data-runbook-form": b.name, "aria-label": `Run ${b.name}` },
-    fields.length ? fields.map((f) => f.node) : h("p", { class: "muted" }, "This runbook takes no inputs."),
-    h("div", { class: "buttons" }, h("button", { type: "submit", id: `runbook-submit-${b.name}` }, `Run ${b.name}`)));
-  form.addEventListener("submit", (ev) => {
-    ev.preventDefault();
-    start(b, fields, base, state, reload);
-  });
-  state.forms.set(b.name, form);
-  state.dirty = true;
-}
-
 // start posts the run and opens its page; a refusal (a bad input, the
 // runner's policy, a viewer's missing permission) shows the API's message
 // and marks the field it names.
 async function start(b, fields, base, state, reload) {
-  const inputs = {};
-  for (const f of fields) {
-    f.control.removeAttribute("aria-invalid");
-    const v = f.value();
-    if (v !== undefined) inputs[f.name] = v;
-  }
   try {
-    const run = await api.send("POST", `${base}/runbooks/${encodeURIComponent(b.name)}/runs`, { inputs });
+    const run = await postRun(`${base}/runbooks/${encodeURIComponent(b.name)}/runs`, fields);
     state.forms.delete(b.name);
     location.hash = `#${base}/runbook-runs/${run.id}`;
   } catch (err) {
-    const named = fields.find((f) => err.field === `inputs.${f.name}`);
-    if (named) named.control.setAttribute("aria-invalid", "true");
     state.said.get(b.name).replaceChildren(refusal(err));
     state.dirty = true;
     reload();
