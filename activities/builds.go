@@ -115,6 +115,8 @@ func (a *Builds) buildManifest(ctx context.Context, b store.Build) (protocol.OCI
 		m.Image = &protocol.OCIImageSource{Reference: in.Image, PlainHTTP: in.PlainHTTP}
 	case protocol.OCIBuildDockerImage:
 		m.Docker = dockerBuild(in)
+	case protocol.OCIBuildHelmChart:
+		m.Images = in.Images
 	case protocol.OCIBuildTerraformModule:
 		if m.Platforms, err = a.store.AppRunnerPlatforms(ctx, b.OrgID, b.AppID); err != nil {
 			return protocol.OCIManifest{}, err
@@ -161,7 +163,7 @@ func (a *Builds) RecordBuild(ctx context.Context, buildID, jobID string) (contra
 		err = a.store.FinishBuild(ctx, buildID, nil, failed)
 	} else {
 		err = a.store.FinishBuild(ctx, buildID, &store.BuildArtifact{Digest: art.Digest, MediaType: art.MediaType,
-			ArtifactType: art.ArtifactType, Size: art.Size, Provenance: art.Provenance}, "")
+			ArtifactType: art.ArtifactType, Size: art.Size, Provenance: art.Provenance, Images: art.Images}, "")
 	}
 	if err != nil {
 		return contract.BuildSummary{}, err

@@ -70,8 +70,17 @@ func buildView(b store.Build) wire.Build {
 	return wire.Build{ID: b.ID, AppID: b.AppID, Component: b.Component, ComponentType: b.ComponentType,
 		ConfigVersion: b.ConfigVersion, SourceDigest: b.SourceDigest, Status: string(b.Status), WorkflowID: b.WorkflowID,
 		JobID: b.JobID, Repository: b.Repository, Tag: b.Tag, Digest: b.Digest, MediaType: b.MediaType,
-		ArtifactType: b.ArtifactType, Size: b.Size, Error: b.Error, Provenance: b.Provenance, CreatedAt: b.CreatedAt,
-		FinishedAt: b.FinishedAt}
+		ArtifactType: b.ArtifactType, Size: b.Size, Error: b.Error, Provenance: b.Provenance, Images: buildImages(b.Images),
+		CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt}
+}
+
+// buildImages are the images a chart's build copied.
+func buildImages(in []protocol.ArtifactImage) []wire.BuildImage {
+	var out []wire.BuildImage
+	for _, i := range in {
+		out = append(out, wire.BuildImage{Reference: i.Reference, Repository: i.Repository, Digest: i.Digest, Size: i.Size})
+	}
+	return out
 }
 
 // buildStartFailed is the error recorded on a build whose workflow could

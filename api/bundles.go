@@ -128,8 +128,28 @@ func (s *Server) bundleContents(ctx context.Context, app store.App, ac store.App
 		}
 		c.Artifacts = append(c.Artifacts, releasebundle.Artifact{Component: b.Component, ComponentType: b.ComponentType,
 			BuildID: b.ID, Digest: b.Digest, Source: repo, Files: s.vendorBlobs})
+		images, err := s.buildImages(ctx, b)
+		if err != nil {
+			return c, err
+		}
+		c.Artifacts = append(c.Artifacts, images...)
 	}
 	return c, nil
+}
+
+// buildImages are the images a chart's build copied beside it, each from
+// its repository in the vendor registry.
+func (s *Server) buildImages(ctx context.Context, b store.Build) ([]releasebundle.Artifact, error) {
+	var out []releasebundle.Artifact
+	for _, img := range b.Images {
+		repo, err := s.pullRepository(ctx, b.OrgID, img.Repository)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, releasebundle.Artifact{Component: b.Component, ComponentType: b.ComponentType, BuildID: b.ID,
+			Image: img.Reference, Digest: img.Digest, Source: repo, Files: s.vendorBlobs})
+	}
+	return out, nil
 }
 
 func buildState(b store.Build) string {

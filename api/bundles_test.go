@@ -10,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 
@@ -47,6 +49,14 @@ func (e *testEnv) vendorRegistry() {
 // runner would; it returns the builds' components.
 func (e *testEnv) succeedBuilds(appID string) []string {
 	e.t.Helper()
+	return e.succeedBuildsWithImages(appID, nil)
+}
+
+// succeedBuildsWithImages is succeedBuilds where a chart's build also
+// copies the images listed for its component (an image of one random
+// layer for each), as the build runner would beside the chart.
+func (e *testEnv) succeedBuildsWithImages(appID string, images map[string][]string) []string {
+	e.t.Helper()
 	e.vendorRegistry()
 	ctx := context.Background()
 	var components []string
@@ -65,18 +75,22 @@ func (e *testEnv) succeedBuilds(appID string) []string {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		layer := make([]byte, 32<<10)
-		rand.Read(layer)
-		blob, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageLayerGzip, layer)
-		if err != nil {
-			e.t.Fatal(err)
+		art := storeArtifact(e.pushRandom(repo, "application/vnd.test."+b.ComponentType))
+		for _, ref := range images[b.Component] {
+			parsed, err := name.ParseReference(ref)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			imgRepo := ociclient.RelocatedRepository(b.Repository+"/images", parsed)
+			access.Username, access.Password = registry.IssueCredential(registry.Key(key), "test",
+				[]registry.Scope{{Repository: imgRepo, Actions: []string{"push", "pull"}}}, time.Minute, time.Now())
+			r, err := ociclient.Repository(access, imgRepo)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			m := e.pushRandom(r, ocispec.MediaTypeImageConfig)
+			art.Images = append(art.Images, protocol.ArtifactImage{Reference: ref, Repository: imgRepo, Digest: m.Digest.String(), Size: m.Size})
 		}
-		m, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "application/vnd.test."+b.ComponentType,
-			oras.PackManifestOptions{Layers: []ocispec.Descriptor{blob}})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		art := storeArtifact(m)
 		if err := e.store.FinishBuild(ctx, b.ID, &art, ""); err != nil {
 			e.t.Fatal(err)
 		}
@@ -106,21 +120,8 @@ func TestReleaseBundleExportVerifiesWithTheOrgsPublicKey(t *testing.T) {
 	if n := res.header.Get("Content-Length"); n != strconv.Itoa(len(res.body)) || res.header.Get("ETag") != "" {
 		t.Fatalf("Content-Length %q, ETag %q, body of %d bytes", n, res.header.Get("ETag"), len(res.body))
 	}
-	file := filepath.Join(t.TempDir(), "app-1.tar")
-	if err := os.WriteFile(file, res.body, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var key wire.ReleaseKey
-	e.call("GET", "/v1/settings/release-key", nil, 200, &key)
+	r, key := e.verifyBundle(res.body)
 	e.call("POST", "/v1/settings/release-key", nil, 200, nil) // there already: the same key
-	pub, err := releasebundle.ParsePublicKeyPEM([]byte(key.PublicKeyPEM))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := releasebundle.Verify(context.Background(), file, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
 	slices.Sort(components)
 	slices.Sort(r.Components)
 	if r.App != w.app.ID || r.ConfigVersion != "1" || r.KeyID != key.KeyID || !slices.Equal(r.Components, components) ||
@@ -129,6 +130,74 @@ func TestReleaseBundleExportVerifiesWithTheOrgsPublicKey(t *testing.T) {
 	}
 }
 
+// pushRandom pushes a manifest of one random layer to repo.
+func (e *testEnv) pushRandom(repo oras.Target, artifactType string) ocispec.Descriptor {
+	e.t.Helper()
+	layer := make([]byte, 32<<10)
+	rand.Read(layer)
+	blob, err := oras.PushBytes(context.Background(), repo, ocispec.MediaTypeImageLayerGzip, layer)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	m, err := oras.PackManifest(context.Background(), repo, oras.PackManifestVersion1_1, artifactType,
+		oras.PackManifestOptions{Layers: []ocispec.Descriptor{blob}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+// verifyBundle verifies an exported bundle with the org's release key.
+func (e *testEnv) verifyBundle(bundle []byte) (releasebundle.Report, wire.ReleaseKey) {
+	e.t.Helper()
+	file := filepath.Join(e.t.TempDir(), "app-1.tar")
+	if err := os.WriteFile(file, bundle, 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	var key wire.ReleaseKey
+	e.call("GET", "/v1/settings/release-key", nil, 200, &key)
+	pub, err := releasebundle.ParsePublicKeyPEM([]byte(key.PublicKeyPEM))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r, err := releasebundle.Verify(context.Background(), file, pub)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r, key
+}
+
 func storeArtifact(m ocispec.Descriptor) store.BuildArtifact {
 	return store.BuildArtifact{Digest: m.Digest.String(), MediaType: m.MediaType, ArtifactType: m.ArtifactType, Size: m.Size}
+}
+
+// A chart's build that copied the images its component lists: the build's
+// record names them, and the export carries each by digest, annotated with
+// the image as listed and its chart's component.
+func TestReleaseBundleHoldsTheImagesAChartsBuildCopied(t *testing.T) {
+	e := newTestEnv(t)
+	w := e.world()
+	files := exampleFiles(t)
+	const nginx = "docker.io/library/nginx:1.27"
+	web := strings.Replace(string(files["components/web.toml"].Data), "create_namespace = true\n",
+		"create_namespace = true\nrelocate_images = true\nimages = [\""+nginx+"\"]\n", 1)
+	files["components/web.toml"] = &fstest.MapFile{Data: []byte(web), Mode: 0o644}
+	e.syncConfig(w.app.ID, files, 201)
+	e.succeedBuildsWithImages(w.app.ID, map[string][]string{"web": {nginx}})
+	var copied []protocol.ArtifactImage
+	for _, b := range e.listBuilds(w.app.ID, "") {
+		if b.Component == "web" {
+			copied = b.Images
+		}
+	}
+	if len(copied) != 1 || copied[0].Reference != nginx || copied[0].Repository != e.org.ID+"/"+w.app.ID+"/images/docker.io/library/nginx" {
+		t.Fatalf("web's build lists images %+v; want %s copied beside the chart", copied, nginx)
+	}
+	e.call("POST", "/v1/settings/release-key", nil, 200, nil)
+	res := e.call("GET", "/v1/apps/"+w.app.ID+"/configs/1/bundle", nil, 200, nil)
+	r, _ := e.verifyBundle(res.body)
+	want := []releasebundle.Image{{Component: "web", Reference: nginx, Digest: copied[0].Digest}}
+	if !slices.Equal(r.Images, want) || slices.Contains(r.Components, "") {
+		t.Fatalf("the bundle holds images %+v (components %v); want %+v", r.Images, r.Components, want)
+	}
 }

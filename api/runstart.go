@@ -162,7 +162,7 @@ func (s *Server) startRecordedRun(ctx context.Context, what, runID string, start
 // startRecorded starts the workflow of a row just recorded (what: "command",
 // "action run"…; id); when it cannot start, failed records the row failed
 // (why it could not, from the start's error), so it does not stay queued,
-// and the answer is a 503.
+// and the answer is opsFailed's (a 409 for a conflict, else a 503).
 func (s *Server) startRecorded(ctx context.Context, what, id string, start func(context.Context) error,
 	failed func(ctx context.Context, err error) error) error {
 	err := start(ctx)

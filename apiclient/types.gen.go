@@ -1023,6 +1023,9 @@ type Build struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	Id         string     `json:"id"`
 
+	// Images the images a helm_chart's build copied, by digest, beside the chart (its images, with relocate_images): a bundle export carries them
+	Images *[]BuildImage `json:"images,omitempty"`
+
 	// JobId the build runner's job, once queued
 	JobId *string `json:"job_id,omitempty"`
 
@@ -1047,6 +1050,21 @@ type Build struct {
 
 // BuildStatus defines model for Build.Status.
 type BuildStatus string
+
+// BuildImage BuildImage is an image a chart's build copied into the vendor's registry.
+type BuildImage struct {
+	// Digest its manifest's digest
+	Digest string `json:"digest"`
+
+	// Reference the image as the component lists it ("docker.io/library/nginx:1.27")
+	Reference string `json:"reference"`
+
+	// Repository its copy's repository in the vendor's registry ("<build repository>/images/docker.io/library/nginx")
+	Repository string `json:"repository"`
+
+	// Size its size in bytes: manifests, configs and layers
+	Size int `json:"size"`
+}
 
 // BuildList BuildList is an app's builds.
 type BuildList struct {

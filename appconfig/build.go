@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 )
 
@@ -24,6 +25,9 @@ type BuildInput struct {
 	// Docker is a docker_build's Dockerfile, build arguments and target;
 	// Source is then its packed context.
 	Docker *DockerBuild `json:"docker,omitempty"`
+	// Images are the images a helm_chart's build copies beside the chart:
+	// its images, with relocate_images (their references are in Digest).
+	Images []string `json:"images,omitempty"`
 	// Digest is "sha256:<hex>" over the type and the content: a directory's uncompressed tar stream
 	// in Source (blind to times, owners, modes but the executable bit, and gzip), or an image's
 	// reference as written (a tag moved in its registry keeps the digest).
@@ -53,6 +57,10 @@ func (c *Config) BuildInput(name string) (BuildInput, error) {
 			return BuildInput{}, err
 		}
 		in.Source = archive
+		if cmp.Helm != nil && cmp.Helm.RelocateImages && len(cmp.Helm.Images) > 0 {
+			in.Images = cmp.Helm.Images
+			fmt.Fprintf(h, "\x00images=%q", in.Images) // none: the digest charts had before images were built
+		}
 	case cmp.Image != nil:
 		in.Image, in.PlainHTTP = cmp.Image.Image, cmp.Image.PlainHTTP
 		io.WriteString(h, cmp.Image.Image)
@@ -96,6 +104,9 @@ func (c *Config) BuildKey(name string) (BuildInput, error) {
 			memo = cmp.Type + "\x00" + cmp.Terraform.Source
 		case cmp.Helm != nil:
 			memo = cmp.Type + "\x00" + cmp.Helm.Source
+			if len(cmp.Helm.Images) > 0 { // its build copies them too
+				memo += "\x00" + strings.Join(cmp.Helm.Images, "\x00")
+			}
 		}
 	}
 	c.builds.mu.Lock()

@@ -258,6 +258,40 @@ func TestBuildKey(t *testing.T) {
 	}
 }
 
+// A chart's build copies the images it lists (relocate_images): the list
+// is part of its build input and key, so that changing it builds again; a
+// chart listing none keeps the digest it had.
+func TestBuildInputOfAChartListingImages(t *testing.T) {
+	f := base()
+	f["charts/web/Chart.yaml"] = file("apiVersion: v2\nname: web\nversion: 0.1.0\n")
+	f["components/plain.toml"] = file("name = \"plain\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\n")
+	f["components/all.toml"] = file("name = \"all\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\nrelocate_images = true\n")
+	f["components/nginx.toml"] = file("name = \"nginx\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\nrelocate_images = true\n" +
+		"images = [\"docker.io/library/nginx:1.27\"]\n")
+	f["components/redis.toml"] = file("name = \"redis\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\nrelocate_images = true\n" +
+		"images = [\"docker.io/library/redis:7\"]\n")
+	c := load(t, f)
+	in := map[string]BuildInput{}
+	for _, n := range []string{"plain", "all", "nginx", "redis"} {
+		key, err := c.BuildKey(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, _ := c.BuildInput(n)
+		if key.Digest != full.Digest || strings.Join(key.Images, ",") != strings.Join(full.Images, ",") {
+			t.Errorf("%s: key %+v, build input digest %s images %v", n, key, full.Digest, full.Images)
+		}
+		in[n] = key
+	}
+	if in["all"].Digest != in["plain"].Digest || in["all"].Images != nil {
+		t.Errorf("a chart relocating every image, listing none: %+v; want the plain chart's digest %s, no images", in["all"], in["plain"].Digest)
+	}
+	if in["nginx"].Digest == in["plain"].Digest || in["nginx"].Digest == in["redis"].Digest ||
+		strings.Join(in["nginx"].Images, ",") != "docker.io/library/nginx:1.27" {
+		t.Errorf("charts listing images: nginx %+v, redis %+v, plain %s; want the list in each one's images and digest", in["nginx"], in["redis"], in["plain"].Digest)
+	}
+}
+
 // buildInput is the build input of component name of c.
 func buildInput(t *testing.T, c *Config, name string) BuildInput {
 	t.Helper()

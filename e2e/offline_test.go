@@ -30,8 +30,9 @@ const offlineSecret = "offline-s3cret-pa55"
 // writeOfflineApp is the time app (a module whose build vendors
 // hashicorp/time) with a sensitive input its sandbox echoes, the example's
 // local cluster, an image (upstream, copied by its build) and the example's
-// web chart running that image in that cluster.
-func writeOfflineApp(t *testing.T, upstream string) string {
+// web chart running that image in that cluster, and a third-party sidecar
+// image it lists for relocation (copied by the chart's build).
+func writeOfflineApp(t *testing.T, upstream, sidecar string) string {
 	dir := writeTimeApp(t)
 	copyDir(t, filepath.Join(exampleDir, "modules", "cluster"), filepath.Join(dir, "modules", "cluster"))
 	copyDir(t, filepath.Join(exampleDir, "charts", "web"), filepath.Join(dir, "charts", "web"))
@@ -40,8 +41,12 @@ func writeOfflineApp(t *testing.T, upstream string) string {
 	writeTestFile(t, filepath.Join(dir, "components", "api_image.toml"), "name = \"api_image\"\ntype = \"container_image\"\n"+
 		"image = \""+upstream+"\"\nplain_http = true\n")
 	writeTestFile(t, filepath.Join(dir, "components", "web.toml"), "name = \"web\"\ntype = \"helm_chart\"\nsource = \"charts/web\"\n"+
-		"namespace = \"demo\"\ncreate_namespace = true\nkubeconfig = \"{{ .components.cluster.outputs.kubeconfig }}\"\nrelocate_images = true\n\n"+
+		"namespace = \"demo\"\ncreate_namespace = true\nkubeconfig = \"{{ .components.cluster.outputs.kubeconfig }}\"\nrelocate_images = true\n"+
+		"images = [\""+sidecar+"\"]\n\n"+
 		"[values]\nimage = \"{{ .components.api_image.outputs.image }}\"\napiURL = \"{{ .components.clock.outputs.started }}\"\n")
+	writeTestFile(t, filepath.Join(dir, "charts", "web", "templates", "sidecar.yaml"), "apiVersion: apps/v1\nkind: Deployment\n"+
+		"metadata:\n  name: sidecar\nspec:\n  replicas: 0\n  selector:\n    matchLabels: {app: sidecar}\n  template:\n"+
+		"    metadata:\n      labels: {app: sidecar}\n    spec:\n      containers:\n        - name: sidecar\n          image: "+sidecar+"\n")
 	toml := "[app]\nname = \"demo\"\n\n[sandbox]\nsource = \"sandbox\"\n\n[sandbox.variables]\ninstall_id = \"{{ .install.id }}\"\n" +
 		"token = \"{{ .install.inputs.token }}\"\n\n[[inputs]]\nname = \"token\"\ntype = \"string\"\nrequired = true\nsensitive = true\n"
 	writeTestFile(t, filepath.Join(dir, "outpost.toml"), toml)
@@ -100,7 +105,7 @@ func (n netns) command(name string, args ...string) *exec.Cmd {
 func TestOfflineDeployOfABundle(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	dir := t.TempDir()
-	c, installID, installFile, digest := offlineBundleApp(t, s, dir)
+	c, installID, installFile, images := offlineBundleApp(t, s, dir)
 	bundle, key := exportBundle(c, dir)
 
 	ns := newNetns(t)
@@ -127,7 +132,7 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 	if code != 0 || res.Status != "succeeded" {
 		t.Fatalf("offline deploy: exit %d\n%s\nresult: %+v", code, out, res)
 	}
-	started := checkOfflineResult(t, res, digest.String())
+	started := checkOfflineResult(t, res, images)
 	if raw, _ := os.ReadFile(result); strings.Contains(string(raw), offlineSecret) || strings.Contains(out, offlineSecret) {
 		t.Errorf("the sensitive input is in the result or the output")
 	}
@@ -144,21 +149,31 @@ func TestOfflineDeployOfABundle(t *testing.T) {
 // offlineBundleApp has the offline app built (the time provider from a
 // mirror only the build runner sees) and an install of it exported into
 // dir, its sensitive input not in the file; it returns the CLI, the
-// install's ID and file, and the digest of its image.
-func offlineBundleApp(t *testing.T, s *stack, dir string) (*cli, string, string, v1.Hash) {
+// install's ID and file, and its images.
+func offlineBundleApp(t *testing.T, s *stack, dir string) (*cli, string, string, offlineImages) {
 	t.Helper()
 	buildRC := filepath.Join(dir, "build.tfrc")
 	writeTestFile(t, buildRC, "provider_installation {\n  filesystem_mirror {\n    path = \""+timeProviderMirror(t)+"\"\n  }\n}\n")
 	s.buildRunner = s.launchRunner("OUTPOST_TOKEN="+s.buildTok, "OUTPOST_TERRAFORM_CLI_CONFIG="+buildRC)
 	c := newCLI(t, s)
-	upstream, digest := publicImage(t, "library/api:1.0", 1<<10, 1)
-	s.syncConfig(writeOfflineApp(t, upstream))
+	var imgs offlineImages
+	var upstream string
+	upstream, imgs.api = publicImage(t, "library/api:1.0", 1<<10, 1)
+	imgs.sidecar, imgs.sidecarDigest = publicImage(t, "library/sidecar:1.0", 1<<10, 1)
+	s.syncConfig(writeOfflineApp(t, upstream, imgs.sidecar))
 	s.waitBuildsEnded()
 	installID, installFile := s.offlineInstall(c, "air-gapped", dir, map[string]any{"name": "token", "value": "vendor-side-placeholder", "sensitive": true})
 	if raw, _ := os.ReadFile(installFile); strings.Contains(string(raw), "vendor-side-placeholder") {
 		t.Fatalf("the install file holds the sensitive input's value:\n%s", raw)
 	}
-	return c, installID, installFile, digest
+	return c, installID, installFile, imgs
+}
+
+// offlineImages are the offline app's images: its container_image's
+// digest, and the third-party sidecar its chart lists.
+type offlineImages struct {
+	api, sidecarDigest v1.Hash
+	sidecar            string
 }
 
 // checkChangedBundleRefused deploys the bundle with one byte of its
@@ -184,12 +199,12 @@ func checkChangedBundleRefused(t *testing.T, bundle, stateDir string, deploy fun
 // checkOfflineResult checks the first deploy's result: every step, the
 // image's and the chart's, the module's from its build's providers, the
 // sandbox's token left out and scrubbed. It returns clock's time.
-func checkOfflineResult(t *testing.T, res protocol.OfflineResult, digest string) string {
+func checkOfflineResult(t *testing.T, res protocol.OfflineResult, imgs offlineImages) string {
 	t.Helper()
 	if got := bundletest.Steps(res); got != offlineStepsWant {
 		t.Errorf("steps: %s, want %s", got, offlineStepsWant)
 	}
-	checkOfflineImageAndChart(t, res, digest)
+	checkOfflineImageAndChart(t, res, imgs)
 	clock := offlineStep(t, res, "clock")
 	started, _ := clock.Outputs["started"].(string)
 	if _, err := time.Parse(time.RFC3339, started); err != nil {
@@ -241,12 +256,18 @@ func offlineStep(t *testing.T, r protocol.OfflineResult, name string) protocol.O
 
 // checkOfflineImageAndChart checks the image's and the chart's steps: the
 // image runs by digest from the install's registry (the sandbox's), and the
-// chart's release was deployed with its objects.
-func checkOfflineImageAndChart(t *testing.T, r protocol.OfflineResult, digest string) {
+// chart's release was deployed with its objects, its sidecar from the
+// bundle (its registry unreachable in the namespace) by digest.
+func checkOfflineImageAndChart(t *testing.T, r protocol.OfflineResult, imgs offlineImages) {
 	t.Helper()
 	reg, _ := offlineStep(t, r, "sandbox").Outputs["registry_address"].(string)
-	if img := offlineStep(t, r, "api_image").Outputs["image"]; reg == "" || img != reg+"/outpost/api_image@"+digest {
-		t.Errorf("api_image's image output %v, want it in the install's registry %q by digest %s", img, reg, digest)
+	if img := offlineStep(t, r, "api_image").Outputs["image"]; reg == "" || img != reg+"/outpost/api_image@"+imgs.api.String() {
+		t.Errorf("api_image's image output %v, want it in the install's registry %q by digest %s", img, reg, imgs.api)
+	}
+	ref, _ := name.ParseReference(imgs.sidecar, name.Insecure)
+	sidecar := reg + "/outpost/web/images/" + strings.ReplaceAll(ref.Context().RegistryStr(), ":", "-") + "/library/sidecar@" + imgs.sidecarDigest.String()
+	if log := offlineStep(t, r, "web").Log; !strings.Contains(log, "image: "+sidecar+"\n") {
+		t.Errorf("web's plan does not run the sidecar %s from the bundle:\n%s", sidecar, log)
 	}
 	web := offlineStep(t, r, "web")
 	objects, _ := json.Marshal(web.Outputs["objects"])

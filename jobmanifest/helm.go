@@ -71,10 +71,14 @@ func HelmChart(cfg *appconfig.Config, data appconfig.Data, step string, chart pr
 	}
 	m.Values, m.SensitiveValues, m.Chart = values.Values, values.Sensitive, &chart
 	if h.RelocateImages {
-		m.Images = &protocol.HelmImages{Registry: chart.Registry, Repository: RepositoryPrefix + step + "/images", Images: h.Images}
+		m.Images = &protocol.HelmImages{Registry: chart.Registry, Repository: ImagesRepository(step), Images: h.Images}
 	}
 	return values, nil
 }
+
+// ImagesRepository is the prefix of the repositories, in the install's
+// registry, of the images a helm_chart step relocates.
+func ImagesRepository(step string) string { return RepositoryPrefix + step + "/images" }
 
 // HelmOutputs are a deployed helm_chart component's outputs, from its
 // deploy job's: the release, and its objects as "Kind/namespace/name"

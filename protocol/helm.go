@@ -76,6 +76,13 @@ type HelmImages struct {
 	// rewritten. Empty: every image the rendered manifests name, except
 	// those already in Registry.
 	Images []string `json:"images,omitempty"`
+	// Bundled are listed images Registry holds already, by digest, where
+	// relocation puts them (an offline deploy loaded them from its
+	// bundle): by listed reference, the digest. Their source is not asked.
+	Bundled map[string]string `json:"bundled,omitempty"`
+	// Offline: no image is fetched from its source registry. An image the
+	// manifests name that is neither Bundled nor in Registry fails the job.
+	Offline bool `json:"offline,omitempty"`
 }
 
 // HelmObject names one Kubernetes object of a release.

@@ -75,7 +75,7 @@ const (
 // Which fields an operation takes:
 //
 //	build_terraform_module  component, source, destination
-//	build_helm_chart        component, source, destination (tag: defaults to the chart's version)
+//	build_helm_chart        component, source, destination (tag: defaults to the chart's version), images
 //	build_container_image   component, image, destination
 //	build_docker_image      component, source, docker, destination
 //	sync                    artifact, destination
@@ -99,6 +99,11 @@ type OCIManifest struct {
 	Artifact *ArtifactRef `json:"artifact,omitempty"`
 	// Destination is where the artifact goes.
 	Destination OCIDestination `json:"destination"`
+	// Images are the images a build_helm_chart copies, by digest, from
+	// their registries into the destination's registry beside the chart
+	// (<repository>/images/<source host>/<source repository>): the
+	// component's images, with relocate_images. The outputs list them.
+	Images []string `json:"images,omitempty"`
 	// Platforms are the "<os>_<arch>" platforms a terraform module's build
 	// vendors providers for besides the build runner's own: those the app's
 	// install runners reported (RegisterRequest.Platform), sorted.

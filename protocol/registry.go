@@ -33,4 +33,21 @@ type Artifact struct {
 	// Provenance is how a built image was made (docker_image builds): the
 	// provenance annotations of its manifest, by name (AnnotationSourceDigest, …).
 	Provenance map[string]string `json:"provenance,omitempty"`
+	// Images are the images a chart's build copied beside it (the
+	// component's images, with relocate_images), in the listed order.
+	Images []ArtifactImage `json:"images,omitempty"`
+}
+
+// ArtifactImage is an image a chart's build copied, by digest, from its
+// source into the chart's registry, where a bundle export finds it.
+type ArtifactImage struct {
+	// Reference is the image as the component lists it
+	// ("docker.io/library/nginx:1.27").
+	Reference string `json:"reference"`
+	// Repository is the copy's repository in the chart's registry
+	// ("<chart repository>/images/docker.io/library/nginx").
+	Repository string `json:"repository"`
+	Digest     string `json:"digest"`
+	// Size is the total size in bytes: manifests, configs and layers.
+	Size int64 `json:"size"`
 }

@@ -30,6 +30,11 @@ const (
 	AnnotationComponent     = "dev.outpost.component"
 	AnnotationComponentType = "dev.outpost.component.type"
 	AnnotationBuild         = "dev.outpost.build"
+	// AnnotationImage is the reference a chart lists (relocate_images) of
+	// an image its build copied; AnnotationImageComponent names that
+	// chart's component. Such entries carry no AnnotationComponent.
+	AnnotationImage          = "dev.outpost.image"
+	AnnotationImageComponent = "dev.outpost.image.component"
 )
 
 // Files of the tar beside the OCI layout's own.

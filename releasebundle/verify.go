@@ -21,9 +21,15 @@ type Report struct {
 	ConfigVersion string
 	// Components are the artifacts' components, in the index's order.
 	Components []string
-	Blobs      int
-	Bytes      int64 // of blobs
+	// Images are the images charts' builds copied, in the index's order.
+	Images []Image
+	Blobs  int
+	Bytes  int64 // of blobs
 }
+
+// Image is an image a chart's build copied: its component, the reference
+// the chart lists, its manifest's digest.
+type Image struct{ Component, Reference, Digest string }
 
 // Refused is why a bundle is refused: Part names what failed (a blob's
 // digest, the signature, index.json…).
@@ -99,6 +105,9 @@ func walk(ctx context.Context, st content.Fetcher, blobs map[string]int64, sig S
 	for _, m := range index.Manifests {
 		if c := m.Annotations[AnnotationComponent]; c != "" {
 			r.Components = append(r.Components, c)
+		}
+		if c := m.Annotations[AnnotationImageComponent]; c != "" {
+			r.Images = append(r.Images, Image{Component: c, Reference: m.Annotations[AnnotationImage], Digest: m.Digest.String()})
 		}
 	}
 	seen := map[digest.Digest]bool{}

@@ -23,6 +23,9 @@ import (
 // Artifact is a build's artifact to copy into a bundle.
 type Artifact struct {
 	Component, ComponentType, BuildID string
+	// Image, when set, makes it an image Component's chart build copied,
+	// as the chart lists it (AnnotationImage), rather than its artifact.
+	Image string
 	// Digest is the artifact's manifest digest; Source holds it (the
 	// app's repository in the vendor's registry).
 	Digest string
@@ -108,10 +111,10 @@ func Write(ctx context.Context, dir string, c Contents, key ed25519.PrivateKey) 
 func (l *Layout) copyArtifact(ctx context.Context, st *oci.Store, a Artifact) (ocispec.Descriptor, error) {
 	desc, err := a.Source.Resolve(ctx, a.Digest)
 	if err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("component %s: artifact %s: %w", a.Component, a.Digest, err)
+		return ocispec.Descriptor{}, fmt.Errorf("%s: artifact %s: %w", a.what(), a.Digest, err)
 	}
 	if desc.Digest.String() != a.Digest {
-		return ocispec.Descriptor{}, fmt.Errorf("component %s: the registry answered %s for %s", a.Component, desc.Digest, a.Digest)
+		return ocispec.Descriptor{}, fmt.Errorf("%s: the registry answered %s for %s", a.what(), desc.Digest, a.Digest)
 	}
 	var mu sync.Mutex
 	leave := func(ctx context.Context, blob ocispec.Descriptor) error {
@@ -132,11 +135,22 @@ func (l *Layout) copyArtifact(ctx context.Context, st *oci.Store, a Artifact) (o
 	}
 	opts := oras.CopyGraphOptions{Concurrency: Concurrency, PreCopy: leave}
 	if err := oras.CopyGraph(ctx, a.Source, st, desc, opts); err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("component %s: copying %s: %w", a.Component, a.Digest, err)
+		return ocispec.Descriptor{}, fmt.Errorf("%s: copying %s: %w", a.what(), a.Digest, err)
 	}
 	desc.Annotations = map[string]string{AnnotationComponent: a.Component, AnnotationComponentType: a.ComponentType,
 		AnnotationBuild: a.BuildID}
+	if a.Image != "" {
+		desc.Annotations = map[string]string{AnnotationImageComponent: a.Component, AnnotationImage: a.Image, AnnotationBuild: a.BuildID}
+	}
 	return desc, nil
+}
+
+// what names the artifact in errors: its component (and image).
+func (a Artifact) what() string {
+	if a.Image != "" {
+		return "component " + a.Component + ": image " + a.Image
+	}
+	return "component " + a.Component
 }
 
 // isManifest tells the blobs Write copies (manifests and indexes, which

@@ -11,6 +11,7 @@ import (
 
 	"github.com/outpost-dev/outpost/contract"
 	"github.com/outpost-dev/outpost/contract/status"
+	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store/notify"
 )
 
@@ -43,8 +44,11 @@ type Build struct {
 	// Provenance is how a docker_build image was made: its source digest,
 	// build arguments and builder, as its manifest's annotations say.
 	Provenance map[string]string `gorm:"serializer:json;type:text" json:"provenance,omitempty"`
-	CreatedAt  time.Time         `json:"created_at"`
-	FinishedAt *time.Time        `json:"finished_at,omitempty"`
+	// Images are the images a helm_chart's build copied beside the chart
+	// (relocate_images with a list), by digest.
+	Images     []protocol.ArtifactImage `gorm:"serializer:json;type:text" json:"images,omitempty"`
+	CreatedAt  time.Time                `json:"created_at"`
+	FinishedAt *time.Time               `json:"finished_at,omitempty"`
 }
 
 // InstallComponent is which build an install's component runs: set when a
@@ -176,6 +180,7 @@ type BuildArtifact struct {
 	Digest, MediaType, ArtifactType string
 	Size                            int64
 	Provenance                      map[string]string
+	Images                          []protocol.ArtifactImage
 }
 
 // FinishBuild records a build's end: its artifact when it succeeded, its
@@ -184,11 +189,14 @@ func (s *Store) FinishBuild(ctx context.Context, buildID string, art *BuildArtif
 	row, fields := Build{Status: status.BuildFailed, Error: errMsg, FinishedAt: new(s.now())}, []string{"Status", "Error", "FinishedAt"}
 	if art != nil {
 		row = Build{Status: status.BuildSucceeded, FinishedAt: row.FinishedAt, Digest: art.Digest, MediaType: art.MediaType,
-			ArtifactType: art.ArtifactType, Size: art.Size, Provenance: art.Provenance}
-		fields = append(fields, "Digest", "MediaType", "ArtifactType", "Size", "Provenance")
+			ArtifactType: art.ArtifactType, Size: art.Size, Provenance: art.Provenance, Images: art.Images}
+		fields = append(fields, "Digest", "MediaType", "ArtifactType", "Size", "Provenance", "Images")
 	}
 	if len(row.Provenance) == 0 {
 		row.Provenance = nil // none: NULL
+	}
+	if len(row.Images) == 0 {
+		row.Images = nil
 	}
 	res := update(s.db.WithContext(ctx).Where("id = ? AND status IN ?", buildID, []status.Build{status.BuildQueued, status.BuildRunning}), &row, fields...)
 	if res.Error != nil {

@@ -185,8 +185,23 @@ type Build struct {
 	// how a docker_build image was made, as its manifest's annotations say: dev.outpost.source-digest,
 	// dev.outpost.build-args (a JSON object), dev.outpost.builder
 	Provenance map[string]string `json:"provenance,omitempty"`
-	CreatedAt  time.Time         `json:"created_at" required:"true"`
-	FinishedAt *time.Time        `json:"finished_at,omitempty"`
+	// the images a helm_chart's build copied, by digest, beside the chart (its images, with relocate_images): a
+	// bundle export carries them
+	Images     []BuildImage `json:"images,omitempty"`
+	CreatedAt  time.Time    `json:"created_at" required:"true"`
+	FinishedAt *time.Time   `json:"finished_at,omitempty"`
+}
+
+// BuildImage is an image a chart's build copied into the vendor's registry.
+type BuildImage struct {
+	// the image as the component lists it ("docker.io/library/nginx:1.27")
+	Reference string `json:"reference" required:"true"`
+	// its copy's repository in the vendor's registry ("<build repository>/images/docker.io/library/nginx")
+	Repository string `json:"repository" required:"true"`
+	// its manifest's digest
+	Digest string `json:"digest" required:"true"`
+	// its size in bytes: manifests, configs and layers
+	Size int64 `json:"size" required:"true"`
 }
 
 // BuildList is an app's builds.

@@ -70,6 +70,11 @@ spec:
           image: {{ .Values.image }}
 `,
 	}
+	return mapFS(files)
+}
+
+// mapFS is files as a file system.
+func mapFS(files map[string]string) fstest.MapFS {
 	fsys := fstest.MapFS{}
 	for name, content := range files {
 		fsys[name] = &fstest.MapFile{Data: []byte(content)}

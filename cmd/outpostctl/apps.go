@@ -62,7 +62,7 @@ func (a *api) app(ctx context.Context, ref string) (apiclient.App, error) {
 		"no app %q (`outpostctl apps list` shows them; `outpostctl apps create %s` makes it)", ref, ref)
 }
 
-// findIn is the first of items that is says is the one sought, else a
+// findIn is the first of items for which is says it is the one sought, else a
 // not-found error (exit code 4) saying format.
 func findIn[T any](items []T, is func(T) bool, format string, args ...any) (T, error) {
 	for _, it := range items {

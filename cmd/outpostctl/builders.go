@@ -11,8 +11,21 @@ import (
 // How the commands that call the API are built: cmd gives the use, help
 // and arguments; do what the command does, with the chosen context's client.
 
-// withAPI makes cmd run do with the chosen context's client.
+// withAPI makes cmd run do with the chosen context's client. Its PreRunE
+// (usage checks) runs after cobra's own checks of required flags and flag
+// groups, which cobra makes after PreRunE: the missing flag is named first.
 func (c *cli) withAPI(cmd *cobra.Command, do func(ctx context.Context, a *api, args []string) error) *cobra.Command {
+	if pre := cmd.PreRunE; pre != nil {
+		cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+			if err := cmd.ValidateRequiredFlags(); err != nil {
+				return err
+			}
+			if err := cmd.ValidateFlagGroups(); err != nil {
+				return err
+			}
+			return pre(cmd, args)
+		}
+	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		a, err := c.api()
 		if err != nil {

@@ -111,6 +111,10 @@ func TestBadUsageIsNamed(t *testing.T) {
 		{[]string{"builds", "start", "--app", "a"}, exitUsage, `required flag(s) "component" not set`},
 		{[]string{"runners", "show"}, exitUsage, "name the runner by its ID or by --install INSTALL"},
 		{[]string{"tokens", "create"}, exitUsage, `required flag(s) "name" not set`},
+		// cobra's own checks before a command's: the missing flag is named.
+		{[]string{"releases", "create", "--app", "a"}, exitUsage, "at least one of the flags in the group [all install selector] is required"},
+		{[]string{"installs", "create", "--input", "bad"}, exitUsage, `required flag(s) "app", "name" not set`},
+		{[]string{"apps", "sync", "x"}, exitUsage, `required flag(s) "app" not set`},
 		{[]string{"context", "add", "down", "--api", "http://127.0.0.1:1"}, exitOK, ""},
 		{[]string{"apps", "list"}, exitUnreachable, `cannot reach the API at http://127.0.0.1:1 (context "down")`},
 		{[]string{"installs", "show", "x", "--context", "other"}, exitUsage, `no context "other"`},

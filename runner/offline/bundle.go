@@ -14,12 +14,15 @@ import (
 	"github.com/outpost-dev/outpost/releasebundle"
 )
 
-// bundle is a verified release bundle, opened: its config version and its
-// artifacts' manifests by component.
+// bundle is a verified release bundle, opened: its config version, its
+// artifacts' manifests by component, and the images charts' builds copied.
 type bundle struct {
 	store     *oci.ReadOnlyStore
 	cfg       *appconfig.Config
 	artifacts map[string]ocispec.Descriptor
+	// images are, by component, the images its chart's build copied, by
+	// the reference the chart lists.
+	images map[string]map[string]ocispec.Descriptor
 }
 
 // openBundle reads what the signed index (verified) lists.
@@ -32,10 +35,17 @@ func openBundle(ctx context.Context, path string, r releasebundle.Report) (*bund
 	if err != nil {
 		return nil, fmt.Errorf("the bundle's index: %w", err)
 	}
-	b := &bundle{store: st, artifacts: map[string]ocispec.Descriptor{}}
+	b := &bundle{store: st, artifacts: map[string]ocispec.Descriptor{}, images: map[string]map[string]ocispec.Descriptor{}}
 	for _, m := range index.Manifests {
 		if c := m.Annotations[releasebundle.AnnotationComponent]; c != "" {
 			b.artifacts[c] = m
+			continue
+		}
+		if c := m.Annotations[releasebundle.AnnotationImageComponent]; c != "" {
+			if b.images[c] == nil {
+				b.images[c] = map[string]ocispec.Descriptor{}
+			}
+			b.images[c][m.Annotations[releasebundle.AnnotationImage]] = m
 			continue
 		}
 		if m.ArtifactType != releasebundle.ArtifactTypeConfig {

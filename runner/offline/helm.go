@@ -59,6 +59,12 @@ func (d *deployment) helmManifest(name string) (protocol.HelmManifest, error) {
 	if _, err := jobmanifest.HelmChart(d.cfg, data, name, *chart, &m); err != nil {
 		return m, err
 	}
+	if m.Images != nil { // no network: the images come from the bundle (the sync step loaded them) or nowhere
+		m.Images.Offline, m.Images.Bundled = true, map[string]string{}
+		for ref, desc := range d.b.images[name] {
+			m.Images.Bundled[ref] = desc.Digest.String()
+		}
+	}
 	m.Policies = jobmanifest.PlanPolicies(d.cfg, d.inst, name, chart.Registry.Address)
 	return m, nil
 }

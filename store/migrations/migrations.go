@@ -52,6 +52,7 @@ var All = []Migration{
 	{34, "exclusive action runs; health results of health-check actions", v34},
 	{35, "imported offline deploys: an operation's source and bundle; offline results", v35},
 	{36, "runners' platforms", v36},
+	{37, "the images a chart's build copied", v37},
 }
 
 // reserved stands for another branch's migration until it is merged.

@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"slices"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
 
@@ -31,6 +30,9 @@ type relocator struct {
 	done   map[string]*relocated
 	// skipped are the images the manifests name and the list does not.
 	skipped map[string]bool
+	// bundled are the digests of the images the install's registry holds
+	// already, by normalised name (HelmImages.Bundled).
+	bundled map[string]string
 }
 
 // relocated is one image: where it comes from and where it runs from.
@@ -40,7 +42,7 @@ type relocated struct {
 	tag       string
 	repo      string // in the install's registry
 	reference string // <install registry>/<repo>@<digest>
-	copied    bool
+	copied    bool   // in the install's registry: copied, or bundled
 }
 
 // newRelocator checks spec; nil spec: no relocation.
@@ -57,7 +59,11 @@ func newRelocator(spec *protocol.HelmImages) (*relocator, error) {
 	if spec.Repository == "" {
 		return nil, errors.New("images.repository: required (the prefix of the images' repositories)")
 	}
-	r := &relocator{spec: spec, done: map[string]*relocated{}, skipped: map[string]bool{}}
+	bundled, err := bundledImages(spec.Bundled)
+	if err != nil {
+		return nil, err
+	}
+	r := &relocator{spec: spec, done: map[string]*relocated{}, skipped: map[string]bool{}, bundled: bundled}
 	for i, s := range spec.Images {
 		ref, err := name.ParseReference(s)
 		if err != nil {
@@ -82,6 +88,10 @@ func (r *relocator) target(ctx context.Context, image string, copy bool) (string
 		return "", nil
 	}
 	if r.listed != nil && r.listed[ref.Name()] == nil {
+		if r.spec.Offline {
+			return "", fmt.Errorf("image %s: the chart runs it but the component's images do not list it, so the bundle "+
+				"does not hold it: list it in images (relocate_images = true)", image)
+		}
 		if !r.skipped[image] {
 			r.skipped[image] = true
 			fmt.Fprintf(r.out, "outpost: image %s is not in the component's images: left as it is\n", image)
@@ -138,46 +148,46 @@ func (r *relocator) relocate(ctx context.Context, ref name.Reference, copy bool)
 	return rel, nil
 }
 
-// resolve reads ref's manifest at its registry (checked against the digest
-// when ref has one) and names its place in the install's registry:
-// <prefix>/<source host>/<source repository>.
+// resolve reads ref's manifest where the image is — the install's
+// registry for a bundled image, else its own registry (checked against the
+// digest when ref has one) — and names its place in the install's
+// registry. Offline, an image that is not bundled is an error naming it.
 func (r *relocator) resolve(ctx context.Context, ref name.Reference) (*relocated, error) {
-	host := ref.Context().RegistryStr()
-	src, err := ociclient.Repository(protocol.RegistryAccess{Address: host, PlainHTTP: isLoopback(host)}, ref.Context().RepositoryStr())
+	rel := &relocated{repo: ociclient.RelocatedRepository(r.spec.Repository, ref)}
+	access, repo, ident := ociclient.SourceAccess(ref), ref.Context().RepositoryStr(), ref.Identifier()
+	if d, ok := r.bundled[ref.Name()]; ok {
+		access, repo, ident, rel.copied = r.spec.Registry, rel.repo, d, true
+	} else if r.spec.Offline {
+		return nil, fmt.Errorf("image %s: the bundle does not hold it: list it in the component's images "+
+			"(relocate_images = true) so that its build copies it into the bundle", ref)
+	}
+	src, err := ociclient.Repository(access, repo)
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", ref, err)
 	}
-	desc, _, err := ociclient.FetchManifest(ctx, src, ref.Identifier())
-	if err != nil {
+	if rel.desc, _, err = ociclient.FetchManifest(ctx, src, ident); err != nil {
 		return nil, fmt.Errorf("image %s: %w", ref, err)
 	}
-	rel := &relocated{src: src, desc: desc, repo: r.spec.Repository + "/" + hostPath(host) + "/" + ref.Context().RepositoryStr()}
+	rel.src = src
 	if t, ok := ref.(name.Tag); ok {
 		rel.tag = t.TagStr()
 	}
-	rel.reference = r.spec.Registry.Address + "/" + rel.repo + "@" + desc.Digest.String()
+	rel.reference = r.spec.Registry.Address + "/" + rel.repo + "@" + rel.desc.Digest.String()
 	return rel, nil
 }
 
-// hostPath is a registry host as a repository path component: Docker Hub
-// as "docker.io", a port after '-'.
-func hostPath(host string) string {
-	if host == name.DefaultRegistry {
-		return "docker.io"
+// bundledImages are HelmImages.Bundled by normalised name.
+func bundledImages(in map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		ref, err := name.ParseReference(k)
+		if err != nil {
+			return nil, fmt.Errorf("images.bundled: %q: %w", k, err)
+		}
+		if _, err := digest.Parse(in[k]); err != nil {
+			return nil, fmt.Errorf("images.bundled[%q]: %q is not a digest: %w", k, in[k], err)
+		}
+		out[ref.Name()] = in[k]
 	}
-	return strings.ToLower(strings.ReplaceAll(host, ":", "-"))
-}
-
-// isLoopback says a registry is on this machine: spoken to over plain
-// HTTP, as docker and containerd do for such registries.
-func isLoopback(host string) bool {
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		h = host
-	}
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(h, "[]"))
-	return ip != nil && ip.IsLoopback()
+	return out, nil
 }

@@ -150,3 +150,70 @@ func TestImagesRelocatedToTheInstallRegistry(t *testing.T) {
 		t.Errorf("a plan with a missing image: %q", msg)
 	}
 }
+
+// TestImagesOfflineComeFromTheBundle: offline, a listed image the install's
+// registry holds already (an offline deploy's sync loaded it from the
+// bundle) runs from there by digest, its source registry gone; an image
+// the chart runs that the bundle does not hold fails the plan, naming it
+// and saying to list it in images.
+func TestImagesOfflineComeFromTheBundle(t *testing.T) {
+	e := newEnv(t)
+	public := startRegistry(t, nil)
+	install := startRegistry(t, registry.Static{Username: "install", Password: installPassword})
+	web, webDigest := publicImage(t, public, "library/web", "1.0")
+	initImage, _ := publicImage(t, public, "tools/init", "2")
+	at := "/outpost/shop/images/" + strings.ReplaceAll(public.Addr(), ":", "-") + "/library/web"
+	copyImage(t, web, install.Addr()+at+":loaded")
+	public.Close() // no network: the source registry is unreachable
+	wantWeb := install.Addr() + at + "@" + webDigest
+
+	const ns = "shop-offline"
+	m := e.manifest(protocol.HelmPlan, ns, "shop")
+	m.CreateNamespace = true
+	e.createNamespace(ns)
+	m.ChartArchive = chartArchive(t, "shop", shop)
+	m.Values = valuesJSON(t, map[string]any{"image": web})
+	m.Images = &protocol.HelmImages{
+		Registry:   protocol.RegistryAccess{Address: install.Addr(), Username: "install", Password: installPassword, PlainHTTP: true},
+		Repository: "outpost/shop/images", Images: []string{web}, Bundled: map[string]string{web: webDigest}, Offline: true,
+	}
+	if plan, _ := succeed[protocol.HelmPlanOutputs](t, m); !strings.Contains(plan.Diff, "image: "+wantWeb+"\n") {
+		t.Errorf("the plan does not run the bundled image %s:\n%s", wantWeb, plan.Diff)
+	}
+	m.Operation = protocol.HelmDeploy
+	succeed[protocol.HelmReleaseOutputs](t, m)
+	dep, err := e.cs.AppsV1().Deployments(ns).Get(context.Background(), "shop", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dep.Spec.Template.Spec.Containers[0].Image; got != wantWeb {
+		t.Errorf("the Deployment runs %s; want %s", got, wantWeb)
+	}
+
+	m.Operation = protocol.HelmPlan
+	m.ChartArchive = chartArchive(t, "shop", sidecar)
+	m.Values = valuesJSON(t, map[string]any{"image": web, "init": initImage})
+	msg, _ := fail(t, m)
+	if want := "image " + initImage + ": the chart runs it but the component's images do not list it"; !strings.Contains(msg, want) ||
+		!strings.Contains(msg, "list it in images") {
+		t.Errorf("offline, an image the bundle does not hold: %q; want %q and to list it in images", msg, want)
+	}
+	m.Images.Images = nil // every image relocated: the unbundled one still fails, naming it
+	if msg, _ := fail(t, m); !strings.Contains(msg, "image "+initImage+": the bundle does not hold it: list it in the component's images") {
+		t.Errorf("offline, relocating every image, one the bundle does not hold: %q", msg)
+	}
+}
+
+// copyImage copies the image src into the install's registry at dst.
+func copyImage(t *testing.T, src, dst string) {
+	t.Helper()
+	from, _ := name.ParseReference(src, name.Insecure)
+	to, _ := name.ParseReference(dst, name.Insecure)
+	img, err := remote.Image(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(to, img, remote.WithAuth(&authn.Basic{Username: "install", Password: installPassword})); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -128,13 +128,20 @@ func (p *plugin) buildHelmChart(ctx context.Context, log io.Writer, dir string, 
 	if err != nil {
 		return protocol.Artifact{}, fmt.Errorf("helm registry client: %w", err)
 	}
+	// The images first: a build that fails on one leaves no chart tagged.
+	images, err := p.copyChartImages(ctx, log, dst)
+	if err != nil {
+		return protocol.Artifact{}, err
+	}
 	res, err := client.Push(data, dst.Name+":"+tag,
 		helmregistry.PushOptStrictMode(false), helmregistry.PushOptCreationTime(created))
 	if err != nil {
 		return protocol.Artifact{}, fmt.Errorf("pushing chart %s to %s:%s: %w", chart.Name(), dst.Name, tag, err)
 	}
 	// helm tagged it already.
-	return dst.Finish(ctx, res.Manifest.Digest, "")
+	art, err := dst.Finish(ctx, res.Manifest.Digest, "")
+	art.Images = images
+	return art, err
 }
 
 // contextTransport binds requests to ctx: helm's registry client makes its

@@ -286,3 +286,41 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// A chart's build copies the images it lists, by digest, beside the chart
+// (tagged as the chart is) and its artifact names each; an image that
+// cannot be copied fails the build naming it, with no chart tagged.
+func TestBuildHelmChartCopiesItsImages(t *testing.T) {
+	_, access := vendor(t)
+	pub := public(t, nil)
+	idx := mutate.IndexMediaType(must(random.Index(512, 1, 2)), types.OCIImageIndex)
+	want := push(t, pub, "library/nginx", "1.27", idx)
+	listed := pub.Address + "/library/nginx:1.27"
+	m := protocol.OCIManifest{Operation: protocol.OCIBuildHelmChart, Component: "web", Source: testutil.TarGz(t, chart),
+		Images: []string{listed}, Destination: protocol.OCIDestination{Registry: access, Repository: "org_a/app_1", Tag: "web.bld_1"}}
+	a := mustRun(t, m).artifact
+
+	repo := "org_a/app_1/images/" + strings.ReplaceAll(pub.Address, ":", "-") + "/library/nginx"
+	if len(a.Images) != 1 || a.Images[0] != (protocol.ArtifactImage{Reference: listed, Repository: repo, Digest: want.String(), Size: a.Images[0].Size}) ||
+		a.Images[0].Size <= 0 {
+		t.Fatalf("the chart's images %+v, want %s at %s@%s", a.Images, listed, repo, want)
+	}
+	if got := resolve(t, access, repo, "web.bld_1"); got != want.String() {
+		t.Errorf("%s:web.bld_1 is %s, want the image %s", repo, got, want)
+	}
+	manifest, _ := idx.IndexManifest()
+	for _, child := range manifest.Manifests {
+		if _, err := remote.Image(repoOf(t, access, repo).Digest(child.Digest.String()), remoteOpts(access)...); err != nil {
+			t.Errorf("platform image %s not copied: %v", child.Digest, err)
+		}
+	}
+
+	m.Images, m.Destination.Tag = []string{pub.Address + "/library/nginx:9.99"}, "web.bld_2"
+	j := runJob(t, m)
+	if j.err == nil || !strings.Contains(j.err.Error(), "image "+pub.Address+"/library/nginx:9.99: ") {
+		t.Fatalf("a missing image: %v; want the error to name it", j.err)
+	}
+	if got := tags(t, access, "org_a/app_1"); strings.Contains(strings.Join(got, ","), "web.bld_2") {
+		t.Errorf("the chart is tagged %v after its image failed", got)
+	}
+}

@@ -153,6 +153,14 @@ func (p *plugin) validate() error {
 			return fmt.Errorf("%s: %s takes none", f.field, m.Operation)
 		}
 	}
+	if len(m.Images) > 0 && m.Operation != protocol.OCIBuildHelmChart {
+		return fmt.Errorf("images: %s takes none (a chart's build copies the images it lists)", m.Operation)
+	}
+	for i, s := range m.Images {
+		if _, err := name.ParseReference(s); err != nil {
+			return fmt.Errorf("images[%d]: %q: %w", i, s, err)
+		}
+	}
 	if err := checkRepository("destination", m.Destination.Registry, m.Destination.Repository); err != nil {
 		return err
 	}
