@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/outpost-dev/outpost/internal/ctxsleep"
 )
 
 // retryPolicy says how to wait between tries of a failing call: exponential
@@ -41,19 +43,7 @@ func (b *backoff) next() time.Duration {
 func (b *backoff) reset() { b.failures = 0 }
 
 // sleep waits for d or until ctx ends, whichever comes first.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+var sleep = ctxsleep.Sleep
 
 // retry calls call until it succeeds, fails for good (see permanent), or ctx
 // ends, waiting with backoff between tries and logging each failure.

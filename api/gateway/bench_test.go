@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/api/gateway"
+	"github.com/outpost-dev/outpost/internal/ctxsleep"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -478,14 +479,7 @@ func (f *fleet) kill(i int) {
 
 // sleepCtx sleeps for d unless ctx ends first; it reports whether it slept.
 func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return ctxsleep.Sleep(ctx, d) == nil
 }
 
 func (f *fleet) fail(err error) {

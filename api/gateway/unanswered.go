@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/internal/ctxsleep"
 	"github.com/outpost-dev/outpost/protocol"
 )
 
@@ -43,7 +44,7 @@ func (g *Gateway) releaseUnanswered(ctx context.Context, runnerID string, req pr
 	now := time.Now()
 	from := now.Add(-time.Duration(u.SentMSAgo)*time.Millisecond - unansweredSlack)
 	to := now.Add(-time.Duration(u.FailedMSAgo)*time.Millisecond + unansweredSlack)
-	if sleepCtx(ctx, time.Until(to.Add(renewGrace))) != nil { // every claim of the time renewGrace old
+	if ctxsleep.Sleep(ctx, time.Until(to.Add(renewGrace))) != nil { // every claim of the time renewGrace old
 		return
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
@@ -55,20 +56,5 @@ func (g *Gateway) releaseUnanswered(ctx context.Context, runnerID string, req pr
 	}
 	if len(jobs) > 0 {
 		g.log.Info("gateway: a runner never got the answer to its claim; queued again", "runner", runnerID, "jobs", jobs)
-	}
-}
-
-// sleepCtx waits for d or until ctx ends, whichever comes first.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

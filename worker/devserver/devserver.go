@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/outpost-dev/outpost/internal/ctxsleep"
+
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
@@ -430,7 +432,7 @@ func (s *Server) waitFrontend(ctx context.Context, logger *slog.Logger) error {
 				return nil
 			}
 		}
-		if werr := sleep(ctx, pollInterval); werr != nil {
+		if werr := ctxsleep.Sleep(ctx, pollInterval); werr != nil {
 			return fmt.Errorf("devserver: frontend %s not ready: %w (last error: %w)", s.frontendAddr, werr, err)
 		}
 	}
@@ -449,7 +451,7 @@ func (s *Server) waitUI(ctx context.Context) error {
 			return fmt.Errorf("devserver: web UI exited during start-up: %w", err)
 		default:
 		}
-		if werr := sleep(ctx, pollInterval); werr != nil {
+		if werr := ctxsleep.Sleep(ctx, pollInterval); werr != nil {
 			return fmt.Errorf("devserver: web UI %s not ready: %w (last error: %w)", s.uiURL, werr, err)
 		}
 	}
@@ -469,15 +471,4 @@ func getOK(ctx context.Context, hc *http.Client, url string) error {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
