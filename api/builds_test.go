@@ -24,6 +24,16 @@ type syncAnswer struct {
 	Builds  []wire.ConfigBuild
 }
 
+// exampleApp creates the app demo and syncs the example app's config to it,
+// its builds made; it returns the app's ID.
+func (e *testEnv) exampleApp() string {
+	e.t.Helper()
+	var app struct{ ID string }
+	e.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
+	e.syncBuilds(app.ID, exampleFiles(e.t), 201)
+	return app.ID
+}
+
 func (e *testEnv) syncBuilds(appID string, files fstest.MapFS, want int) syncAnswer {
 	e.t.Helper()
 	var a syncAnswer

@@ -28,12 +28,9 @@ func (s *Server) putDriftSchedule(c echo.Context) error {
 		return err
 	}
 	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	inst, err := s.opsInstall(c)
 	if err != nil {
 		return err
-	}
-	if s.ops == nil {
-		return errNoOps()
 	}
 	if every == 0 {
 		req.Every = ""

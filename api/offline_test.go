@@ -39,12 +39,10 @@ func TestOfflineWireTypesAreTheProtocols(t *testing.T) {
 // export is in the audit log, naming who made it.
 func TestExportOfflineInstall(t *testing.T) {
 	e := newTestEnv(t)
-	var app struct{ ID string }
-	e.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
-	e.syncBuilds(app.ID, exampleFiles(t), 201)
+	appID := e.exampleApp()
 	const secret = "offline-pw-8c2a"
 	var inst installAnswer
-	e.call("POST", "/v1/installs", map[string]any{"app_id": app.ID, "name": "acme", "labels": map[string]string{"tier": "gold"},
+	e.call("POST", "/v1/installs", map[string]any{"app_id": appID, "name": "acme", "labels": map[string]string{"tier": "gold"},
 		"inputs": []map[string]any{{"name": "db_password", "value": secret}, {"name": "region", "value": "eu-west-3"}}}, 201, &inst)
 	var f protocol.OfflineInstall
 	res := e.call("GET", "/v1/installs/"+inst.ID+"/offline-install", nil, 200, &f)
@@ -54,7 +52,7 @@ func TestExportOfflineInstall(t *testing.T) {
 	if err := f.Check(); err != nil {
 		t.Fatalf("the install file does not check: %v: %s", err, res.body)
 	}
-	if f.InstallID != inst.ID || f.AppID != app.ID || f.AppName != "demo" || f.InstallName != "acme" || f.OrgID != e.org.ID ||
+	if f.InstallID != inst.ID || f.AppID != appID || f.AppName != "demo" || f.InstallName != "acme" || f.OrgID != e.org.ID ||
 		f.Labels["tier"] != "gold" || f.Inputs["region"] != "eu-west-3" || len(f.Inputs) != 1 ||
 		!reflect.DeepEqual(f.SensitiveInputs, []string{"db_password"}) {
 		t.Fatalf("install file %s", res.body)
@@ -217,13 +215,11 @@ func TestImportOfflineResultRefused(t *testing.T) {
 func offlineInstall(t *testing.T) (*testEnv, string, installAnswer) {
 	t.Helper()
 	e := newTestEnv(t)
-	var app struct{ ID string }
-	e.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
-	e.syncBuilds(app.ID, exampleFiles(t), 201)
+	appID := e.exampleApp()
 	var inst installAnswer
-	e.call("POST", "/v1/installs", map[string]any{"app_id": app.ID, "name": "acme",
+	e.call("POST", "/v1/installs", map[string]any{"app_id": appID, "name": "acme",
 		"inputs": []map[string]any{{"name": "db_password", "value": "pw"}, {"name": "region", "value": "eu-west-3"}}}, 201, &inst)
-	return e, app.ID, inst
+	return e, appID, inst
 }
 
 // An import keeps the component's sensitive outputs stored before (a result

@@ -13,12 +13,10 @@ import (
 // hidden all the same, in the answer, in reads and in a dump of the database.
 func TestCreateInstallTakesSensitivityFromConfig(t *testing.T) {
 	e := newTestEnv(t)
-	var app struct{ ID string }
-	e.call("POST", "/v1/apps", map[string]any{"name": "demo"}, 201, &app)
-	e.syncBuilds(app.ID, exampleFiles(t), 201)
+	appID := e.exampleApp()
 	const secret = "raw-call-pw-5e1d"
 	var created installAnswer
-	res := e.call("POST", "/v1/installs", map[string]any{"app_id": app.ID, "name": "raw", "inputs": []map[string]any{
+	res := e.call("POST", "/v1/installs", map[string]any{"app_id": appID, "name": "raw", "inputs": []map[string]any{
 		{"name": "db_password", "value": secret}, {"name": "region", "value": "eu-west-3"}}}, 201, &created)
 	read := e.call("GET", "/v1/installs/"+created.ID, nil, 200, nil)
 	for _, body := range [][]byte{res.body, read.body} {

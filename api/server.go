@@ -324,6 +324,16 @@ func onField(err error, field string) error {
 	return &he
 }
 
+// opsInstall is the path's install (in the token's org) for a request that
+// starts or changes its workflows: errNoOps without a workflow service.
+func (s *Server) opsInstall(c echo.Context) (store.Install, error) {
+	inst, err := s.store.GetInstall(c.Request().Context(), orgID(c), c.Param("id"))
+	if err == nil && s.ops == nil {
+		err = errNoOps()
+	}
+	return inst, err
+}
+
 // errNoOps answers the routes that need Operations when there are none.
 func errNoOps() error {
 	return apierr.New(http.StatusServiceUnavailable, codeUnavailable, "", "this server runs no workflow service: commands are not available")

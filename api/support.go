@@ -43,12 +43,9 @@ func bundleFinished(b store.SupportBundle) bool {
 
 func (s *Server) createSupportBundle(c echo.Context) error {
 	ctx, org := c.Request().Context(), orgID(c)
-	inst, err := s.store.GetInstall(ctx, org, c.Param("id"))
+	inst, err := s.opsInstall(c)
 	if err != nil {
 		return err
-	}
-	if s.ops == nil {
-		return errNoOps()
 	}
 	id := store.NewID("sb")
 	b, err := s.store.CreateSupportBundle(ctx, store.SupportBundle{ID: id, OrgID: org, InstallID: inst.ID,
