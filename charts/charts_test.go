@@ -80,11 +80,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	c := cluster.Get(t)
-	cs, err := kubernetes.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cs := cluster.Clients(t)
 	return &env{t: t, cs: cs, path: c.KubeconfigPath()}
 }
 

@@ -34,23 +34,22 @@ import (
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/protocol"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/storetest"
 )
 
 // cronLoadMinutes is how many scheduled minutes the measured window holds.
 const cronLoadMinutes = 3
 
 // tickApp is an app with one action, run every minute, of one step.
-var tickApp = fstest.MapFS{
-	"outpost.toml":    {Data: []byte("[app]\nname = \"demo\"\n[sandbox]\nsource = \"sandbox\"\n")},
-	"sandbox/main.tf": {Data: []byte("output \"id\" { value = \"s\" }\n")},
-	"actions/tick.toml": {Data: []byte(`[[triggers]]
+var tickApp = storetest.MinimalApp(map[string]string{
+	"actions/tick.toml": `[[triggers]]
 type = "cron"
 schedule = "* * * * *"
 [[steps]]
 name = "tick"
 command = ["/bin/true"]
-`)},
-}
+`,
+})
 
 // BenchmarkLoadCronRuns runs benchCronRuns with 100 installs (to compare)
 // and 1,000.

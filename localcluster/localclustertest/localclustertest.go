@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/outpost-dev/outpost/localcluster"
 )
 
@@ -140,6 +142,18 @@ func (s *Shared) Get(t testing.TB) *localcluster.Cluster {
 		t.Fatalf("local cluster: %v", s.err)
 	}
 	return s.c
+}
+
+// Clients returns the shared cluster, as Get does, with a Kubernetes client
+// of it.
+func (s *Shared) Clients(t testing.TB) (*localcluster.Cluster, kubernetes.Interface) {
+	t.Helper()
+	c := s.Get(t)
+	cs, err := kubernetes.NewForConfig(c.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cs
 }
 
 // Stop stops the shared cluster, if it was started; TestMain calls it.

@@ -41,11 +41,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	c := cluster.Get(t)
-	cs, err := kubernetes.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cs := cluster.Clients(t)
 	return &env{t: t, c: c, cs: cs}
 }
 
