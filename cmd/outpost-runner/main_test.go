@@ -41,15 +41,7 @@ func outpostRunner(t *testing.T, env []string, args ...string) (stdout, stderr s
 // TestRunnerDoesNotLinkTheControlPlane keeps the runner binary small and
 // free of the control plane, the store and Temporal, as the design requires.
 func TestRunnerDoesNotLinkTheControlPlane(t *testing.T) {
-	testutil.CheckDeps(t, "outpost-runner", "github.com/outpost-dev/outpost/protocol", []string{
-		"github.com/outpost-dev/outpost/store",
-		"github.com/outpost-dev/outpost/api",
-		"github.com/outpost-dev/outpost/workflows",
-		"github.com/outpost-dev/outpost/activities",
-		"github.com/outpost-dev/outpost/worker",
-		"gorm.io/",
-		"go.temporal.io/",
-		"github.com/labstack/echo",
+	testutil.CheckDeps(t, "outpost-runner", "github.com/outpost-dev/outpost/protocol", append(testutil.ControlPlane,
 		// Heavy to initialise in every job process: helm jobs and chart builds run in
 		// outpost-runner-helm (docs/architecture/processes.md).
 		"helm.sh/helm/v3/pkg/action",
@@ -61,7 +53,7 @@ func TestRunnerDoesNotLinkTheControlPlane(t *testing.T) {
 		// Image builds (docker_image jobs) run in outpost-runner-helm too.
 		"github.com/moby/moby/client",
 		"github.com/moby/buildkit/",
-	})
+	))
 }
 
 func TestVersion(t *testing.T) {

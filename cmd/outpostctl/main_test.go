@@ -14,16 +14,8 @@ import (
 // TestCLIDoesNotLinkTheControlPlane keeps the CLI small and quick to start:
 // it talks to the API, and links none of what serves it.
 func TestCLIDoesNotLinkTheControlPlane(t *testing.T) {
-	testutil.CheckDeps(t, "outpostctl", "github.com/outpost-dev/outpost/apiclient", []string{
-		"github.com/outpost-dev/outpost/store",
-		"github.com/outpost-dev/outpost/api",
-		"github.com/outpost-dev/outpost/workflows",
-		"github.com/outpost-dev/outpost/activities",
-		"github.com/outpost-dev/outpost/worker",
+	testutil.CheckDeps(t, "outpostctl", "github.com/outpost-dev/outpost/apiclient", append(testutil.ControlPlane,
 		"github.com/outpost-dev/outpost/runner",
-		"gorm.io/",
-		"go.temporal.io/",
-		"github.com/labstack/echo",
 		"helm.sh/",
 		"k8s.io/",
 		"sigs.k8s.io/",
@@ -31,7 +23,7 @@ func TestCLIDoesNotLinkTheControlPlane(t *testing.T) {
 		// a config with appconfig/configarchive, and the API validates it.
 		"github.com/hashicorp/hcl/",
 		"github.com/zclconf/go-cty/",
-	})
+	))
 }
 
 // outpostctl runs the CLI in-process with its own config directory.

@@ -6,6 +6,20 @@ import (
 	"testing"
 )
 
+// ControlPlane are the control plane's packages and what only it links (the
+// store's database, Temporal, the API's HTTP framework): neither the runner
+// nor the CLI links any of them.
+var ControlPlane = []string{
+	"github.com/outpost-dev/outpost/store",
+	"github.com/outpost-dev/outpost/api",
+	"github.com/outpost-dev/outpost/workflows",
+	"github.com/outpost-dev/outpost/activities",
+	"github.com/outpost-dev/outpost/worker",
+	"gorm.io/",
+	"go.temporal.io/",
+	"github.com/labstack/echo",
+}
+
 // CheckDeps fails t when the package in the working directory links a
 // package of forbidden (a path, or a prefix ending in "/"), or does not link
 // mustLink (so the list is the real one, or the check proves nothing).

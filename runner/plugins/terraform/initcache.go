@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/outpost-dev/outpost/internal/filecopy"
 )
 
 // EnvInitCache names, in a job's environment, the directory of the runner's
@@ -192,7 +193,7 @@ func copyInit(from, to string) error {
 		return fmt.Errorf("copying %s: %w", dataDir, err)
 	}
 	tmp := filepath.Join(to, lockFile+".outpost-new")
-	switch err := copyFile(filepath.Join(from, lockFile), tmp, 0o644); {
+	switch err := filecopy.File(filepath.Join(from, lockFile), tmp, 0o644); {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
@@ -246,26 +247,9 @@ func copyTree(from, to string) error {
 			if fi.Size() >= linkAbove && strings.HasPrefix(filepath.ToSlash(rel), "providers/") && os.Link(path, dst) == nil {
 				return nil
 			}
-			return copyFile(path, dst, fi.Mode().Perm())
+			return filecopy.File(path, dst, fi.Mode().Perm())
 		default:
 			return fmt.Errorf("%s: not a file, directory or symbolic link", path)
 		}
 	})
-}
-
-func copyFile(from, to string, perm fs.FileMode) error {
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
-	}
-	return dst.Close()
 }
