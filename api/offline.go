@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -94,17 +93,9 @@ func (s *Server) importOfflineResult(c echo.Context) error {
 	return c.JSON(http.StatusOK, operationView(op))
 }
 
-// offlineResult is the request as the protocol's result, checked: a field
+// offlineResult is the request (the protocol's result) checked: a field
 // missing or wrong is a 422 naming it.
-func offlineResult(req wire.OfflineResult, inst store.Install) (protocol.OfflineResult, error) {
-	var r protocol.OfflineResult
-	b, err := json.Marshal(req)
-	if err == nil {
-		err = json.Unmarshal(b, &r)
-	}
-	if err != nil {
-		return r, fmt.Errorf("offline result: %w", err)
-	}
+func offlineResult(r wire.OfflineResult, inst store.Install) (protocol.OfflineResult, error) {
 	if err := r.Check(); err != nil {
 		field, msg, _ := strings.Cut(err.Error(), ": ")
 		return r, unprocessable(field, "%s", msg)

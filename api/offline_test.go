@@ -16,24 +16,6 @@ import (
 	"github.com/outpost-dev/outpost/store"
 )
 
-// The wire types of the offline files are the protocol's, field for field.
-func TestOfflineWireTypesAreTheProtocols(t *testing.T) {
-	for _, c := range []struct{ wire, proto any }{
-		{wire.OfflineInstall{}, protocol.OfflineInstall{}}, {wire.OfflineResult{}, protocol.OfflineResult{}},
-		{wire.OfflineStep{}, protocol.OfflineStep{}}, {wire.PolicyResult{}, protocol.PolicyResult{}},
-	} {
-		w, p := reflect.TypeOf(c.wire), reflect.TypeOf(c.proto)
-		if w.NumField() != p.NumField() {
-			t.Fatalf("wire.%s has %d fields, protocol.%s %d", w.Name(), w.NumField(), p.Name(), p.NumField())
-		}
-		for i := range w.NumField() {
-			if wt, pt := w.Field(i).Tag.Get("json"), p.Field(i).Tag.Get("json"); wt != pt {
-				t.Errorf("wire.%s field %d is json %q, protocol's %q", w.Name(), i, wt, pt)
-			}
-		}
-	}
-}
-
 // The install file holds the non-sensitive inputs with their values and the
 // sensitive ones by name; the sensitive value is nowhere in the answer. The
 // export is in the audit log, naming who made it.

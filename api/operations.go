@@ -303,12 +303,8 @@ func stepView(st store.InstallStep) wire.Step {
 }
 
 func policyViews(rs []protocol.PolicyResult) []wire.PolicyResult {
-	out := make([]wire.PolicyResult, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, wire.PolicyResult{Source: r.Source, Policy: r.Policy, File: r.File, Deny: r.Deny, Warn: r.Warn, Error: r.Error})
-	}
-	if len(out) == 0 {
+	if len(rs) == 0 {
 		return nil
 	}
-	return out
+	return rs
 }

@@ -2145,7 +2145,7 @@ type OfflineInstall struct {
 	SensitiveInputs *[]string `json:"sensitive_inputs,omitempty"`
 }
 
-// OfflineResult OfflineResult is what an offline deploy did (outpost-runner offline deploy writes it), to import.
+// OfflineResult OfflineResult is what an offline deploy did (outpost-runner offline deploy writes it), to import. It holds no sensitive value: outputs marked sensitive are left out and logs are scrubbed of the install's sensitive values before it is written.
 type OfflineResult struct {
 	AppId *string `json:"app_id,omitempty"`
 

@@ -15,22 +15,28 @@ const (
 	OfflineResultFormat  = "outpost.offline-result/v1"
 )
 
-// OfflineInstall is what an offline deploy needs of an install beyond the
-// bundle: who it is, and its inputs. Sensitive inputs are named, never
-// valued: the customer enters them on the machine.
+// The API serves the offline files as they are (api/wire.OfflineInstall,
+// OfflineResult, OfflineStep): the comments of this file's types are the
+// OpenAPI document's descriptions.
+
+// OfflineInstall is what an air-gapped runner's offline deploy needs of an
+// install beyond the bundle. Sensitive inputs are named, never valued: the
+// customer enters them on the machine.
 type OfflineInstall struct {
-	Format      string            `json:"format"`
-	OrgID       string            `json:"org_id"`
-	AppID       string            `json:"app_id"`
-	AppName     string            `json:"app_name"`
-	InstallID   string            `json:"install_id"`
-	InstallName string            `json:"install_name"`
+	// outpost.offline-install/v1
+	Format      string            `json:"format" required:"true"`
+	OrgID       string            `json:"org_id" required:"true"`
+	AppID       string            `json:"app_id" required:"true"`
+	AppName     string            `json:"app_name" required:"true"`
+	InstallID   string            `json:"install_id" required:"true"`
+	InstallName string            `json:"install_name" required:"true"`
 	Labels      map[string]string `json:"labels,omitempty"`
-	// Inputs are the install's non-sensitive input values, by name.
-	Inputs map[string]string `json:"inputs"`
-	// SensitiveInputs name the inputs the customer must give on the machine.
+	// the install's non-sensitive input values, by name
+	Inputs map[string]string `json:"inputs" required:"true"`
+	// the inputs the customer must give on the machine (set on the install, or declared sensitive by the app's latest
+	// config)
 	SensitiveInputs []string  `json:"sensitive_inputs,omitempty"`
-	ExportedAt      time.Time `json:"exported_at"`
+	ExportedAt      time.Time `json:"exported_at" required:"true"`
 }
 
 // Check names the first field of an install file that is missing or wrong.
@@ -54,42 +60,45 @@ const (
 	OfflineStepHook      = "hook" // an action's lifecycle hook (Name: before:<action>[:<component>], after:…)
 )
 
-// OfflineResult is what an offline deploy did, for the vendor to import. It
-// holds no sensitive value: outputs marked sensitive are left out and logs
-// are scrubbed of the install's sensitive values before it is written.
+// OfflineResult is what an offline deploy did (outpost-runner offline deploy writes it), to import. It holds no
+// sensitive value: outputs marked sensitive are left out and logs are scrubbed of the install's sensitive values
+// before it is written.
 type OfflineResult struct {
+	// outpost.offline-result/v1
 	Format    string `json:"format"`
 	InstallID string `json:"install_id"`
 	AppID     string `json:"app_id"`
-	// ConfigVersion and BundleIndex (the signed index's digest) say what was
-	// deployed.
-	ConfigVersion int    `json:"config_version"`
-	BundleIndex   string `json:"bundle_index"`
-	// Status is "succeeded" or "failed"; Error says why it failed.
+	// the config version deployed: one of the install's app's
+	ConfigVersion int `json:"config_version"`
+	// the digest of the signed bundle index deployed; with started_at it names the result (importing it again
+	// answers the operation it made)
+	BundleIndex string `json:"bundle_index"`
+	// succeeded or failed
 	Status     string        `json:"status"`
 	Error      string        `json:"error,omitempty"`
 	StartedAt  time.Time     `json:"started_at"`
 	FinishedAt time.Time     `json:"finished_at"`
 	Steps      []OfflineStep `json:"steps"`
-	// RunnerVersion is the offline runner's version.
+	// the offline runner's version
 	RunnerVersion string `json:"runner_version"`
 }
 
 // OfflineStep is one step of an offline deploy, in the order it ran.
 type OfflineStep struct {
-	Name      string `json:"name"`
+	Name string `json:"name"`
+	// sandbox, sync, component or hook (an action's lifecycle hook: before:<action>[:<component>], after:…)
 	Kind      string `json:"kind"`
 	Component string `json:"component,omitempty"`
-	// Status: "succeeded", "failed" or "skipped".
+	// succeeded, failed or skipped
 	Status     string    `json:"status"`
 	Error      string    `json:"error,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
-	// Outputs are the step's non-sensitive outputs.
+	// the step's non-sensitive outputs: a succeeded sandbox's or component's become the install's
 	Outputs map[string]any `json:"outputs,omitempty"`
-	// Policy holds the plan policies' results, as for a connected step.
+	// the plan policies' results
 	Policy *PolicyResult `json:"policy,omitempty"`
-	// Log is the step's log, scrubbed.
+	// the step's log, scrubbed of sensitive values
 	Log string `json:"log,omitempty"`
 }
 

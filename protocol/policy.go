@@ -38,14 +38,23 @@ type PolicyInstall struct {
 	Registry string `json:"registry,omitempty"`
 }
 
-// PolicyResult is what one policy (a Rego package) said of a plan.
+// The API serves PolicyResult as it is (api/wire.PolicyResult): its
+// comments are the OpenAPI document's descriptions.
+
+// PolicyResult is what one plan policy (a Rego package) said of a step's plan.
 type PolicyResult struct {
-	Source string   `json:"source"`          // PolicyVendor or PolicyCustomer
-	Policy string   `json:"policy"`          // the package, e.g. "outpost.no_public_bucket"
-	File   string   `json:"file,omitempty"`  // the file that declares it
-	Deny   []string `json:"deny,omitempty"`  // messages of its deny rule: the plan must not be applied
-	Warn   []string `json:"warn,omitempty"`  // messages of its warn rule: shown, not blocking
-	Error  string   `json:"error,omitempty"` // it could not be evaluated (the plan then does not pass)
+	// vendor (the app config's policies/*.rego) or customer (the runner's --plan-policies)
+	Source string `json:"source" required:"true" enum:"vendor,customer"`
+	// the policy's package, e.g. outpost.no_public_bucket
+	Policy string `json:"policy" required:"true"`
+	// the file that declares it
+	File string `json:"file,omitempty"`
+	// messages of its deny rule: the plan is not applied
+	Deny []string `json:"deny,omitempty"`
+	// messages of its warn rule: shown, not blocking
+	Warn []string `json:"warn,omitempty"`
+	// it could not be evaluated: the plan does not pass
+	Error string `json:"error,omitempty"`
 }
 
 // Passed says the policy ran and denied nothing.

@@ -15,7 +15,11 @@
 // type's schema is named after the type, so a name here is a name in the
 // document and in the generated client (package apiclient).
 //
-// It imports nothing of the project, so any side may use it.
+// The documents the runner writes and the API takes or answers as they are
+// (the offline deploy's files, a plan policy's result) are package
+// protocol's types, named here as aliases (type X = protocol.X); their doc
+// comments are read from protocol. It imports nothing else of the project,
+// so any side may use it.
 package wire
 
 //go:generate go test -run TestDocsAreGenerated -update .

@@ -1,15 +1,21 @@
 package wire
 
-import "reflect"
+import (
+	"reflect"
 
-// TypeDoc is the doc comment of a type of this package, as one paragraph
-// ("" for a type of another package, or one without).
+	"github.com/outpost-dev/outpost/protocol"
+)
+
+// TypeDoc is the doc comment of a type of this package, or of a protocol
+// type it names as its own (type X = protocol.X), as one paragraph ("" for
+// another type, or one without).
 func TypeDoc(t reflect.Type) string {
 	t = deref(t)
-	if t.PkgPath() != pkgPath {
+	key, ok := docKey(t)
+	if !ok {
 		return ""
 	}
-	return docs[t.Name()]
+	return docs[key]
 }
 
 // FieldDoc is the doc comment of field f as reflected from struct t: a
@@ -23,10 +29,11 @@ func FieldDoc(t reflect.Type, f reflect.StructField) string {
 	for i := range t.NumField() {
 		g := t.Field(i)
 		if g.Name == f.Name && g.Tag == f.Tag && !g.Anonymous {
-			if t.PkgPath() != pkgPath {
+			key, ok := docKey(t)
+			if !ok {
 				return ""
 			}
-			return docs[t.Name()+"."+f.Name]
+			return docs[key+"."+f.Name]
 		}
 		if g.Anonymous {
 			if doc := FieldDoc(g.Type, f); doc != "" {
@@ -37,7 +44,22 @@ func FieldDoc(t reflect.Type, f reflect.StructField) string {
 	return ""
 }
 
-var pkgPath = reflect.TypeFor[Error]().PkgPath()
+var (
+	pkgPath      = reflect.TypeFor[Error]().PkgPath()
+	protocolPath = reflect.TypeFor[protocol.Job]().PkgPath()
+)
+
+// docKey is t's key in docs: its name for a type of this package,
+// "protocol." and its name for a protocol type.
+func docKey(t reflect.Type) (string, bool) {
+	switch t.PkgPath() {
+	case pkgPath:
+		return t.Name(), true
+	case protocolPath:
+		return "protocol." + t.Name(), true
+	}
+	return "", false
+}
 
 func deref(t reflect.Type) reflect.Type {
 	for t.Kind() == reflect.Pointer {

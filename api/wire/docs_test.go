@@ -9,6 +9,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -72,18 +73,34 @@ func notGenerated(fi os.FileInfo) bool {
 }
 
 // generateDocs writes the docs map of the package in dir: each type's and
-// field's doc comment as one paragraph, by "Type" and "Type.Field".
+// field's doc comment as one paragraph, by "Type" and "Type.Field"; and of
+// each protocol type the package names as its own (type X = protocol.X),
+// by "protocol.X" and "protocol.X.Field".
 func generateDocs(dir string) ([]byte, error) {
 	fs := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fs, dir, notGenerated, parser.ParseComments)
 	if err != nil {
 		return nil, err
 	}
-	docs := map[string]string{}
+	docs, aliased := map[string]string{}, map[string]bool{}
 	for _, f := range pkgs["wire"].Files {
 		for k, v := range typeDocs(f) {
 			if v != "" {
 				docs[k] = v
+			}
+		}
+		for _, name := range protocolAliases(f) {
+			aliased[name] = true
+		}
+	}
+	protocolPkgs, err := parser.ParseDir(fs, filepath.Join(dir, "..", "..", "protocol"), notGenerated, parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range protocolPkgs["protocol"].Files {
+		for k, v := range typeDocs(f) {
+			if typ, _, _ := strings.Cut(k, "."); aliased[typ] && v != "" {
+				docs["protocol."+k] = v
 			}
 		}
 	}
@@ -103,7 +120,29 @@ func generateDocs(dir string) ([]byte, error) {
 	return format.Source(b.Bytes())
 }
 
-// typeDocs are the doc comments of a file's types and of their fields.
+// protocolAliases are the names of the protocol types a file names as its
+// own: type X = protocol.X.
+func protocolAliases(f *ast.File) []string {
+	var out []string
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, s := range gd.Specs {
+			ts := s.(*ast.TypeSpec)
+			if sel, ok := ts.Type.(*ast.SelectorExpr); ok && ts.Assign.IsValid() {
+				if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "protocol" && sel.Sel.Name == ts.Name.Name {
+					out = append(out, ts.Name.Name)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// typeDocs are the doc comments of a file's types and of their fields
+// (not of an alias: its schema is the aliased type's).
 func typeDocs(f *ast.File) map[string]string {
 	out := map[string]string{}
 	for _, d := range f.Decls {
@@ -113,6 +152,9 @@ func typeDocs(f *ast.File) map[string]string {
 		}
 		for _, s := range gd.Specs {
 			ts := s.(*ast.TypeSpec)
+			if ts.Assign.IsValid() {
+				continue
+			}
 			doc := ts.Doc
 			if doc == nil {
 				doc = gd.Doc

@@ -1,6 +1,10 @@
 package wire
 
-import "time"
+import (
+	"time"
+
+	"github.com/outpost-dev/outpost/protocol"
+)
 
 // OperationRequest starts an operation on an install.
 type OperationRequest struct {
@@ -118,21 +122,9 @@ type Step struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
 
-// PolicyResult is what one plan policy (a Rego package) said of a step's plan.
-type PolicyResult struct {
-	// vendor (the app config's policies/*.rego) or customer (the runner's --plan-policies)
-	Source string `json:"source" required:"true" enum:"vendor,customer"`
-	// the policy's package, e.g. outpost.no_public_bucket
-	Policy string `json:"policy" required:"true"`
-	// the file that declares it
-	File string `json:"file,omitempty"`
-	// messages of its deny rule: the plan is not applied
-	Deny []string `json:"deny,omitempty"`
-	// messages of its warn rule: shown, not blocking
-	Warn []string `json:"warn,omitempty"`
-	// it could not be evaluated: the plan does not pass
-	Error string `json:"error,omitempty"`
-}
+// PolicyResult is what one plan policy (a Rego package) said of a step's plan:
+// the runner's report as it is.
+type PolicyResult = protocol.PolicyResult
 
 // OperationList is an install's operations, newest first.
 type OperationList struct {
