@@ -8,6 +8,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"iter"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -120,21 +121,37 @@ func generateDocs(dir string) ([]byte, error) {
 	return format.Source(b.Bytes())
 }
 
+// typeSpecs yields a file's type declarations, each with its doc comment
+// (its own, or its group's).
+func typeSpecs(f *ast.File) iter.Seq2[*ast.TypeSpec, *ast.CommentGroup] {
+	return func(yield func(*ast.TypeSpec, *ast.CommentGroup) bool) {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.TYPE {
+				continue
+			}
+			for _, s := range gd.Specs {
+				ts := s.(*ast.TypeSpec)
+				doc := ts.Doc
+				if doc == nil {
+					doc = gd.Doc
+				}
+				if !yield(ts, doc) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // protocolAliases are the names of the protocol types a file names as its
 // own: type X = protocol.X.
 func protocolAliases(f *ast.File) []string {
 	var out []string
-	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.TYPE {
-			continue
-		}
-		for _, s := range gd.Specs {
-			ts := s.(*ast.TypeSpec)
-			if sel, ok := ts.Type.(*ast.SelectorExpr); ok && ts.Assign.IsValid() {
-				if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "protocol" && sel.Sel.Name == ts.Name.Name {
-					out = append(out, ts.Name.Name)
-				}
+	for ts := range typeSpecs(f) {
+		if sel, ok := ts.Type.(*ast.SelectorExpr); ok && ts.Assign.IsValid() {
+			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "protocol" && sel.Sel.Name == ts.Name.Name {
+				out = append(out, ts.Name.Name)
 			}
 		}
 	}
@@ -145,34 +162,23 @@ func protocolAliases(f *ast.File) []string {
 // (not of an alias: its schema is the aliased type's).
 func typeDocs(f *ast.File) map[string]string {
 	out := map[string]string{}
-	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.TYPE {
+	for ts, doc := range typeSpecs(f) {
+		if ts.Assign.IsValid() {
 			continue
 		}
-		for _, s := range gd.Specs {
-			ts := s.(*ast.TypeSpec)
-			if ts.Assign.IsValid() {
-				continue
-			}
-			doc := ts.Doc
+		out[ts.Name.Name] = paragraph(doc)
+		st, ok := ts.Type.(*ast.StructType)
+		if !ok {
+			continue
+		}
+		for _, fl := range st.Fields.List {
+			doc := fl.Doc
 			if doc == nil {
-				doc = gd.Doc
+				doc = fl.Comment
 			}
-			out[ts.Name.Name] = paragraph(doc)
-			st, ok := ts.Type.(*ast.StructType)
-			if !ok {
-				continue
-			}
-			for _, fl := range st.Fields.List {
-				doc := fl.Doc
-				if doc == nil {
-					doc = fl.Comment
-				}
-				for _, n := range fl.Names {
-					if text := paragraph(doc); text != "" && n.Name != "_" {
-						out[ts.Name.Name+"."+n.Name] = text
-					}
+			for _, n := range fl.Names {
+				if text := paragraph(doc); text != "" && n.Name != "_" {
+					out[ts.Name.Name+"."+n.Name] = text
 				}
 			}
 		}
