@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"io"
 	"strings"
+
+	"github.com/outpost-dev/outpost/internal/errscrub"
 )
 
 // Redacted replaces a credential in text.
@@ -40,20 +42,7 @@ func (s *Scrubber) String(text string) string { return s.replacer.Replace(text) 
 // Error returns err with a scrubbed message. errors.Is and errors.As still
 // see the original (through Unwrap), so callers can tell a cancellation or
 // a registry's status; only the message is what the user is shown.
-func (s *Scrubber) Error(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &scrubbed{msg: s.String(err.Error()), err: err}
-}
-
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
+func (s *Scrubber) Error(err error) error { return errscrub.Error(err, s.String) }
 
 // Writer scrubs every Write to w. A credential split across two writes is
 // not recognised: write whole lines.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/outpost-dev/outpost/internal/errscrub"
 )
 
 // Redacted replaces a job's sensitive value in what the job sends back.
@@ -71,20 +73,7 @@ func (s *Secrets) String(text string) string {
 
 // Error returns err with a scrubbed message; errors.Is and errors.As still
 // see the original.
-func (s *Secrets) Error(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &scrubbedError{msg: s.String(err.Error()), err: err}
-}
-
-type scrubbedError struct {
-	msg string
-	err error
-}
-
-func (e *scrubbedError) Error() string { return e.msg }
-func (e *scrubbedError) Unwrap() error { return e.err }
+func (s *Secrets) Error(err error) error { return errscrub.Error(err, s.String) }
 
 // JSON scrubs the strings of a JSON document (object keys and string
 // values; a number holding a secret becomes the string Redacted), so it
