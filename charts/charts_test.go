@@ -303,19 +303,27 @@ func TestARunnerBehindAProxyWithACABundle(t *testing.T) {
 	if _, ok := env["HTTP_PROXY"]; ok {
 		t.Error("HTTP_PROXY set though proxy.http is empty")
 	}
+	e.checkConfigMapMount(ns, c, "ca-bundle", "corp-ca", "/etc/outpost-runner/ca")
+}
+
+// checkConfigMapMount fails the test unless the runner's Deployment has a
+// volume of the ConfigMap configMap, which container c mounts read-only at
+// path.
+func (e *env) checkConfigMapMount(ns string, c corev1.Container, volumeName, configMap, path string) {
+	e.t.Helper()
 	d, err := e.cs.AppsV1().Deployments(ns).Get(context.Background(), "outpost-runner", metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
 	var volume, mount bool
 	for _, v := range d.Spec.Template.Spec.Volumes {
-		volume = volume || v.Name == "ca-bundle" && v.ConfigMap != nil && v.ConfigMap.Name == "corp-ca"
+		volume = volume || v.Name == volumeName && v.ConfigMap != nil && v.ConfigMap.Name == configMap
 	}
 	for _, m := range c.VolumeMounts {
-		mount = mount || m.Name == "ca-bundle" && m.MountPath == "/etc/outpost-runner/ca" && m.ReadOnly
+		mount = mount || m.Name == volumeName && m.MountPath == path && m.ReadOnly
 	}
 	if !volume || !mount {
-		t.Errorf("the ConfigMap corp-ca is not mounted read-only at /etc/outpost-runner/ca: %+v %+v", d.Spec.Template.Spec.Volumes, c.VolumeMounts)
+		e.t.Errorf("the ConfigMap %s is not mounted read-only at %s: %+v %+v", configMap, path, d.Spec.Template.Spec.Volumes, c.VolumeMounts)
 	}
 }
 
@@ -336,18 +344,5 @@ func TestARunnerWithTheCustomersPlanPolicies(t *testing.T) {
 	if got := envOf(c)["OUTPOST_PLAN_POLICIES"].Value; got != "/etc/outpost-runner/plan-policies" {
 		t.Errorf("OUTPOST_PLAN_POLICIES=%q, want /etc/outpost-runner/plan-policies", got)
 	}
-	d, err := e.cs.AppsV1().Deployments(ns).Get(context.Background(), "outpost-runner", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var volume, mount bool
-	for _, v := range d.Spec.Template.Spec.Volumes {
-		volume = volume || v.Name == "plan-policies" && v.ConfigMap != nil && v.ConfigMap.Name == "acme-policies"
-	}
-	for _, m := range c.VolumeMounts {
-		mount = mount || m.Name == "plan-policies" && m.MountPath == "/etc/outpost-runner/plan-policies" && m.ReadOnly
-	}
-	if !volume || !mount {
-		t.Errorf("the ConfigMap acme-policies is not mounted read-only: %+v %+v", d.Spec.Template.Spec.Volumes, c.VolumeMounts)
-	}
+	e.checkConfigMapMount(ns, c, "plan-policies", "acme-policies", "/etc/outpost-runner/plan-policies")
 }

@@ -63,10 +63,7 @@ func runUp(ctx context.Context, args []string, getenv func(string) string, stdou
 	if code := parse(flags, args, getenv, stderr); code >= 0 {
 		return code
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "outpost-registry up: "+format+"\n", a...)
-		return code
-	}
+	fail := failer(stderr, "up")
 	if dir == "" {
 		return fail(2, "-dir is required")
 	}
@@ -316,6 +313,15 @@ func readFrom(path string, from int64) []byte {
 	return b
 }
 
+// failer is how a daemon command (up, down) fails: it says why on stderr,
+// named after the command, and returns the exit code given.
+func failer(stderr io.Writer, cmd string) func(code int, format string, a ...any) int {
+	return func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "outpost-registry "+cmd+": "+format+"\n", a...)
+		return code
+	}
+}
+
 func runDown(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var dir string
 	flags := flagSet("down", stderr)
@@ -323,10 +329,7 @@ func runDown(ctx context.Context, args []string, getenv func(string) string, std
 	if code := parse(flags, args, getenv, stderr); code >= 0 {
 		return code
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "outpost-registry down: "+format+"\n", a...)
-		return code
-	}
+	fail := failer(stderr, "down")
 	if dir == "" {
 		return fail(2, "-dir is required")
 	}
