@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -64,24 +62,15 @@ func TestRelocatedImagePulledFromTheInstallRegistryOnANode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := name.ParseReference(public.Addr()+"/acme/podapp:1", name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img); err != nil {
-		t.Fatal(err)
-	}
-	digest, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := install.Addr() + "/outpost/podapp/images/" + strings.ReplaceAll(public.Addr(), ":", "-") + "/acme/podapp@" + digest.String()
+	ref := public.Addr() + "/acme/podapp:1"
+	digest := pushImage(t, ref, img)
+	want := install.Addr() + "/outpost/podapp/images/" + strings.ReplaceAll(public.Addr(), ":", "-") + "/acme/podapp@" + digest
 
 	const ns = "images-node"
 	e.createNamespace(ns)
 	m := e.manifest(protocol.HelmDeploy, ns, "podapp")
 	m.ChartArchive = chartArchive(t, "podapp", podappChart)
-	m.Values = valuesJSON(t, map[string]any{"image": ref.String()})
+	m.Values = valuesJSON(t, map[string]any{"image": ref})
 	m.Wait, m.TimeoutMS = true, 180_000
 	m.Images = &protocol.HelmImages{Registry: protocol.RegistryAccess{Address: install.Addr(), PlainHTTP: true}, Repository: "outpost/podapp/images"}
 	succeed[protocol.HelmReleaseOutputs](t, m)
@@ -94,7 +83,7 @@ func TestRelocatedImagePulledFromTheInstallRegistryOnANode(t *testing.T) {
 		t.Fatalf("pods: %+v", pods.Items)
 	}
 	st := pods.Items[0].Status.ContainerStatuses[0]
-	if pods.Items[0].Spec.Containers[0].Image != want || !st.Ready || !strings.HasSuffix(st.ImageID, "@"+digest.String()) {
+	if pods.Items[0].Spec.Containers[0].Image != want || !st.Ready || !strings.HasSuffix(st.ImageID, "@"+digest) {
 		t.Errorf("the pod runs %s (image ID %s, ready %v); want %s, ready", pods.Items[0].Spec.Containers[0].Image, st.ImageID, st.Ready, want)
 	}
 	t.Logf("the pod runs %s, image ID %s", pods.Items[0].Spec.Containers[0].Image, st.ImageID)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,18 +28,26 @@ func publicImage(t *testing.T, srv *registry.Server, repo, tag string) (string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := name.ParseReference(srv.Addr()+"/"+repo+":"+tag, name.Insecure)
+	ref := srv.Addr() + "/" + repo + ":" + tag
+	return ref, pushImage(t, ref, img)
+}
+
+// pushImage pushes img to ref (a registry over plain HTTP) and returns its
+// digest.
+func pushImage(t *testing.T, ref string, img v1.Image) string {
+	t.Helper()
+	r, err := name.ParseReference(ref, name.Insecure)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := remote.Write(ref, img); err != nil {
+	if err := remote.Write(r, img); err != nil {
 		t.Fatalf("pushing %s: %v", ref, err)
 	}
 	d, err := img.Digest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ref.String(), d.String()
+	return d.String()
 }
 
 // startRegistry starts a registry for the test.
