@@ -63,18 +63,8 @@ func failStatements(t *testing.T, s *store.Store) *error {
 			_ = db.AddError(*fail)
 		}
 	}
-	cb := s.DB().Callback()
-	for _, err := range []error{
-		cb.Create().Before("gorm:create").Register("test:fail", hook),
-		cb.Query().Before("gorm:query").Register("test:fail", hook),
-		cb.Update().Before("gorm:update").Register("test:fail", hook),
-		cb.Delete().Before("gorm:delete").Register("test:fail", hook),
-		cb.Row().Before("gorm:row").Register("test:fail", hook),
-		cb.Raw().Before("gorm:raw").Register("test:fail", hook),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := storetest.OnEveryStatement(s.DB(), "test:fail", false, hook); err != nil {
+		t.Fatal(err)
 	}
 	return fail
 }

@@ -372,14 +372,7 @@ func newProvBench(tb testing.TB, tf string) *provBench {
 	}
 	tb.Cleanup(w.Stop)
 
-	org, tok, err := s.CreateOrg(ctx, "acme")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	app, err := s.CreateApp(ctx, org.ID, "demo", "")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	org, tok, app := storetest.NewOrgApp(tb, s, "acme")
 	p.token, p.orgID, p.appID = tok, org.ID, app.ID
 	build, err := s.EnsureBuildRunner(ctx, org.ID)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/outpost-dev/outpost/contract/status"
 	"github.com/outpost-dev/outpost/store"
+	"github.com/outpost-dev/outpost/store/storetest"
 )
 
 // An install's summary is its newest operation (whether a step of it waits
@@ -40,14 +41,7 @@ func TestInstallSummaries(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rival, _, err := f.s.CreateOrg(ctx, "rival")
-		if err != nil {
-			t.Fatal(err)
-		}
-		app, err := f.s.CreateApp(ctx, rival.ID, "demo", "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		rival, _, app := storetest.NewOrgApp(t, f.s, "rival")
 		theirs, _, _, err := f.s.CreateInstall(ctx, rival.ID, app.ID, "customer-1", nil)
 		if err != nil {
 			t.Fatal(err)

@@ -48,14 +48,7 @@ func newEnv(tb testing.TB, cfg gateway.Config) *env {
 	s := storetest.Open(tb, store.Postgres)
 	// Callbacks must be registered before the store is used concurrently.
 	counter := countStatements(tb, s.DB())
-	org, _, err := s.CreateOrg(ctx, "acme")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	app, err := s.CreateApp(ctx, org.ID, "demo", "")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	org, _, app := storetest.NewOrgApp(tb, s, "acme")
 	cfg.Store = s
 	if cfg.AuthLimiter == nil {
 		cfg.AuthLimiter = unlimited() // tests of other things fail authentication often, all from loopback
@@ -421,16 +414,7 @@ func countStatements(tb testing.TB, db *gorm.DB) *sqlCounter {
 			c.record(tx.Statement.SQL.String(), tx.Statement.Vars, tx.Error)
 		}
 	}
-	cb := db.Callback()
-	err := errors.Join(
-		cb.Query().After("gorm:query").Register("outpost_test:count", fn),
-		cb.Row().After("gorm:row").Register("outpost_test:count", fn),
-		cb.Raw().After("gorm:raw").Register("outpost_test:count", fn),
-		cb.Create().After("gorm:create").Register("outpost_test:count", fn),
-		cb.Update().After("gorm:update").Register("outpost_test:count", fn),
-		cb.Delete().After("gorm:delete").Register("outpost_test:count", fn),
-	)
-	if err != nil {
+	if err := storetest.OnEveryStatement(db, "outpost_test:count", true, fn); err != nil {
 		tb.Fatalf("register SQL counter: %v", err)
 	}
 	return c

@@ -169,15 +169,7 @@ func (p *plane) restartAPI(b *testing.B) time.Duration {
 // env is a test env whose gateway is the plane's, with an org and an app of
 // its own.
 func (p *plane) env(b *testing.B) *env {
-	ctx := context.Background()
-	org, _, err := p.store.CreateOrg(ctx, "acme")
-	if err != nil {
-		b.Fatal(err)
-	}
-	app, err := p.store.CreateApp(ctx, org.ID, "demo", "")
-	if err != nil {
-		b.Fatal(err)
-	}
+	org, _, app := storetest.NewOrgApp(b, p.store, "acme")
 	tr := newTransport()
 	b.Cleanup(tr.CloseIdleConnections)
 	return &env{tb: b, s: p.store, url: p.gwURL, client: &http.Client{Transport: tr}, sql: countStatements(b, p.store.DB()),

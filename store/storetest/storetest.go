@@ -165,6 +165,22 @@ func NewTenant(t testing.TB, s *store.Store, inputs ...store.InstallInput) Tenan
 	return tn
 }
 
+// NewOrgApp creates the org name, without users (it returns the org's API
+// token), and its app "demo".
+func NewOrgApp(t testing.TB, s *store.Store, name string) (store.Org, string, store.App) {
+	t.Helper()
+	ctx := context.Background()
+	org, token, err := s.CreateOrg(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := s.CreateApp(ctx, org.ID, "demo", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return org, token, app
+}
+
 // DatabaseBytes is everything s's database holds, as someone with a copy of
 // it would see it: a pg_dump of a PostgreSQL database (of the server
 // OUTPOST_TEST_DATABASE_URL names), the SQLite file with its write-ahead log.

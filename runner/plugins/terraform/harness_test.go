@@ -57,15 +57,12 @@ func newHarness(t *testing.T) *harness {
 	ctx := context.Background()
 	h := &harness{t: t, tf: terraformtest.Find(t), s: storetest.Open(t, store.Postgres),
 		tokenFile: filepath.Join(t.TempDir(), "runner-token"), workDir: t.TempDir()}
-	var err error
-	if h.org, _, err = h.s.CreateOrg(ctx, "acme"); err != nil {
-		t.Fatal(err)
-	}
-	app, err := h.s.CreateApp(ctx, h.org.ID, "demo", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r store.Runner
+	var (
+		err error
+		app store.App
+		r   store.Runner
+	)
+	h.org, _, app = storetest.NewOrgApp(t, h.s, "acme")
 	if h.inst, r, h.regToken, err = h.s.CreateInstall(ctx, h.org.ID, app.ID, "customer-1", nil); err != nil {
 		t.Fatal(err)
 	}
