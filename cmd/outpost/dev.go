@@ -22,14 +22,9 @@ const (
 func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	cfg := planeConfig{migrate: true, ownGateway: true, serve: &serveConfig{}, work: &workConfig{}}
 	cfg.kek.generate = true // in the data directory, with SQLite or PostgreSQL
-	var gw gatewayFlags
 	fs := newFlagSet("dev")
 	cfg.register(fs)
-	gw.register(fs)
-	cfg.serve.listen.register(fs)
-	cfg.serve.abuse.register(fs)
-	registryListen := registryListenFlag(fs)
-	gatewayURL := gatewayURLFlag(fs, "", " (default: this process's gateway)")
+	serveFlags := cfg.registerServe(fs, " (default: this process's gateway)")
 	var tf temporalFlags
 	tf.register(fs)
 	runnerBin := fs.String("runner-bin", "", "the outpost-runner binary (default: next to this binary, then PATH)")
@@ -39,7 +34,7 @@ func runDev(ctx context.Context, args []string, log *slog.Logger) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := cfg.serveFrom(gw, *registryListen, *gatewayURL); err != nil {
+	if err := serveFlags(); err != nil {
 		return err
 	}
 	var err error

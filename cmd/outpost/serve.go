@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/outpost-dev/outpost/api/apierr"
+	"github.com/outpost-dev/outpost/internal/envflag"
 )
 
 func runMigrate(ctx context.Context, args []string, log *slog.Logger) error {
@@ -72,36 +73,42 @@ func runOrg(ctx context.Context, args []string, log *slog.Logger) error {
 	return nil
 }
 
-// runAPI serves the control API, the runner gateway and the vendor registry.
-// serveFrom completes cfg.serve from the parsed gateway flags and addresses.
-func (cfg *planeConfig) serveFrom(gw gatewayFlags, registryListen, gatewayURL string) error {
-	iv, err := gw.intervals()
-	if err != nil {
-		return err
-	}
-	if err := cfg.serve.abuse.check(iv); err != nil {
-		return err
-	}
-	cfg.serve.intervals, cfg.serve.registryListen, cfg.gatewayURL = iv, registryListen, gatewayURL
-	cfg.serve.auditRetention = gw.auditRetention
-	return nil
-}
-
-func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
-	cfg := planeConfig{serve: &serveConfig{}}
+// registerServe registers the flags of a process that serves the API, the
+// gateway and the registry (api, dev), gatewayURLHelp ending the
+// -gateway-url help; once parsed, the function it returns completes
+// cfg.serve from them.
+func (cfg *planeConfig) registerServe(fs *envflag.FlagSet, gatewayURLHelp string) func() error {
 	var gw gatewayFlags
-	fs := newFlagSet("api")
-	cfg.register(fs)
 	gw.register(fs)
 	cfg.serve.listen.register(fs)
 	cfg.serve.abuse.register(fs)
 	registryListen := registryListenFlag(fs)
-	gatewayURL := gatewayURLFlag(fs, "", "; the runner's helm install command points there (default: none, and that command answers 409)")
+	gatewayURL := gatewayURLFlag(fs, "", gatewayURLHelp)
+	return func() error {
+		iv, err := gw.intervals()
+		if err != nil {
+			return err
+		}
+		if err := cfg.serve.abuse.check(iv); err != nil {
+			return err
+		}
+		cfg.serve.intervals, cfg.serve.registryListen, cfg.gatewayURL = iv, *registryListen, *gatewayURL
+		cfg.serve.auditRetention = gw.auditRetention
+		return nil
+	}
+}
+
+// runAPI serves the control API, the runner gateway and the vendor registry.
+func runAPI(ctx context.Context, args []string, log *slog.Logger) error {
+	cfg := planeConfig{serve: &serveConfig{}}
+	fs := newFlagSet("api")
+	cfg.register(fs)
+	serveFlags := cfg.registerServe(fs, "; the runner's helm install command points there (default: none, and that command answers 409)")
 	metricsListen := metricsListenFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := cfg.serveFrom(gw, *registryListen, *gatewayURL); err != nil {
+	if err := serveFlags(); err != nil {
 		return err
 	}
 	p, err := assemble(ctx, log, cfg)
