@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -26,15 +25,8 @@ func (s *Server) deployConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: store.OpDeployConfig, PlanOnly: req.PlanOnly, ConfigVersion: version,
+	return s.runOperation(c, inst, store.InstallOperation{Kind: store.OpDeployConfig, PlanOnly: req.PlanOnly, ConfigVersion: version,
 		InMaintenanceWindow: req.InMaintenanceWindow})
-	if err != nil {
-		return err
-	}
-	if err := s.launchOperation(ctx, op); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusAccepted, operationView(op))
 }
 
 // deployVersion is the config version a deploy asks for, checked: it

@@ -82,14 +82,7 @@ func (s *Server) driftCheck(c echo.Context) error {
 	if err := s.noDriftCheckRuns(ctx, inst); err != nil {
 		return err
 	}
-	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: store.OpDriftCheck, PlanOnly: true})
-	if err != nil {
-		return err
-	}
-	if err := s.launchOperation(ctx, op); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusAccepted, operationView(op))
+	return s.runOperation(c, inst, store.InstallOperation{Kind: store.OpDriftCheck, PlanOnly: true})
 }
 
 func (s *Server) noDriftCheckRuns(ctx context.Context, inst store.Install) error {

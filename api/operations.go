@@ -39,16 +39,9 @@ func (s *Server) startOperation(c echo.Context, kind string) error {
 			return err
 		}
 	}
-	op, err := s.beginOperation(ctx, inst, store.InstallOperation{Kind: kind, Component: component,
+	return s.runOperation(c, inst, store.InstallOperation{Kind: kind, Component: component,
 		WithDependents: req.WithDependents, PlanOnly: req.PlanOnly, InMaintenanceWindow: req.InMaintenanceWindow,
 		Forget: req.Forget})
-	if err != nil {
-		return err
-	}
-	if err := s.launchOperation(ctx, op); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusAccepted, operationView(op))
 }
 
 // checkForget refuses forget on an operation other than a deprovision, or
@@ -104,6 +97,20 @@ func (s *Server) beginOperation(ctx context.Context, inst store.Install, op stor
 func runsInstalledVersion(kind string) bool {
 	return kind == store.OpDeprovision || kind == store.OpReprovision || kind == store.OpTeardownComponent ||
 		kind == store.OpUpdateInputs || kind == store.OpDriftCheck
+}
+
+// runOperation begins op on inst (beginOperation), starts its workflow
+// (launchOperation) and answers it, 202.
+func (s *Server) runOperation(c echo.Context, inst store.Install, op store.InstallOperation) error {
+	ctx := c.Request().Context()
+	op, err := s.beginOperation(ctx, inst, op)
+	if err != nil {
+		return err
+	}
+	if err := s.launchOperation(ctx, op); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, operationView(op))
 }
 
 // launchOperation starts a begun operation's workflow; one that cannot start
