@@ -30,13 +30,7 @@ import (
 // install's registry, each component). Medians are reported.
 func BenchmarkOfflineDeploy(b *testing.B) {
 	reps := provBenchEnv(b, "OUTPOST_BENCH_REPS", 3)
-	s := newStack(b, stackOptions{})
-	s.buildRunner = s.startBuildRunner()
-	c := newCLI(b, s)
-	s.syncConfig(exampleDir)
-	s.waitBuildsEnded()
-	dir := b.TempDir()
-	bundle, key := exportBundle(c, dir)
+	s, c, _, bundle, key := exampleBundle(b)
 	info, err := os.Stat(bundle)
 	if err != nil {
 		b.Fatal(err)

@@ -18,13 +18,7 @@ import (
 // second install whose database holds a schema version migrate cannot read,
 // the hook fails: api and what follows it are skipped, the deploy fails.
 func TestOfflineDeployRunsTheDemosHooks(t *testing.T) {
-	s := newStack(t, stackOptions{})
-	s.buildRunner = s.startBuildRunner()
-	c := newCLI(t, s)
-	s.syncConfig(exampleDir)
-	s.waitBuildsEnded()
-	dir := t.TempDir()
-	bundle, key := exportBundle(c, dir)
+	s, c, dir, bundle, key := exampleBundle(t)
 	ns := newNetns(t)
 	deploy := func(name string, before func(installID string)) (string, protocol.OfflineResult, string, int) {
 		sub := filepath.Join(dir, name)

@@ -330,6 +330,21 @@ func offlineDeployEnv(home string) []string {
 	return []string{"PATH=" + binDir + ":" + os.Getenv("PATH"), "HOME=" + home, "OUTPOST_KUBE_ASSETS=" + kubeAssets}
 }
 
+// exampleBundle starts a stack with a build runner, syncs the example app
+// and waits for its builds, and exports its config version 1 as a signed
+// bundle into a temporary directory (exportBundle); it returns the stack,
+// its CLI, the directory and the bundle's and public key's paths.
+func exampleBundle(tb testing.TB) (*stack, *cli, string, string, string) {
+	s := newStack(tb, stackOptions{})
+	s.buildRunner = s.startBuildRunner()
+	c := newCLI(tb, s)
+	s.syncConfig(exampleDir)
+	s.waitBuildsEnded()
+	dir := tb.TempDir()
+	bundle, key := exportBundle(c, dir)
+	return s, c, dir, bundle, key
+}
+
 // exportBundle makes the org's release key and exports the demo app's
 // config version 1 with it, into dir; it returns the bundle's and the
 // public key's paths.
