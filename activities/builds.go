@@ -208,22 +208,12 @@ func (a *Builds) ResolveBuild(ctx context.Context, opID, step string) (contract.
 func (a *Builds) AwaitBuild(ctx context.Context, buildID string) (contract.BuildSummary, error) {
 	woke, unsub := a.store.SubscribeBuild(buildID)
 	defer unsub()
-	tick := time.NewTicker(a.awaitCheck)
-	defer tick.Stop()
-	for {
+	b, err := awaitEnd(ctx, woke, a.awaitCheck, func(ctx context.Context) (store.Build, bool, error) {
 		b, err := a.store.GetBuildByID(ctx, buildID)
-		if err != nil {
-			return contract.BuildSummary{}, err
-		}
-		if status.BuildTerminal(b.Status) {
-			return summarize(b), nil
-		}
-		activity.RecordHeartbeat(ctx, b.Status)
-		select {
-		case <-woke:
-		case <-tick.C:
-		case <-ctx.Done():
-			return contract.BuildSummary{}, ctx.Err()
-		}
+		return b, err == nil && status.BuildTerminal(b.Status), err
+	}, func(b store.Build) { activity.RecordHeartbeat(ctx, b.Status) }, nil)
+	if err != nil {
+		return contract.BuildSummary{}, err
 	}
+	return summarize(b), nil
 }

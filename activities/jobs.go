@@ -53,30 +53,20 @@ func (a *Jobs) EnqueueJob(ctx context.Context, in contract.EnqueueJobInput) (con
 func (a *Jobs) AwaitJob(ctx context.Context, jobID string, withOutputs bool) (contract.JobResult, error) {
 	woke, unsub := a.store.Bus().Subscribe(notify.JobTopic(jobID))
 	defer unsub()
-	tick := time.NewTicker(a.awaitCheck)
-	defer tick.Stop()
-	for {
+	// Heartbeats only on the tick: a job that ends within it (most do) costs
+	// Temporal no heartbeat at all.
+	j, err := awaitEnd(ctx, woke, a.awaitCheck, func(ctx context.Context) (store.Job, bool, error) {
 		j, err := a.store.GetJobOutcome(ctx, jobID)
-		if err != nil {
-			return contract.JobResult{}, err
-		}
-		if status.JobTerminal(j.Status) {
-			res := contract.JobResult{JobID: j.ID, Status: j.Status, Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error}
-			if withOutputs {
-				res.Outputs = json.RawMessage(nonEmpty(j.Outputs))
-			}
-			return res, nil
-		}
-		select {
-		case <-woke:
-		case <-tick.C:
-			// Only on the tick: a job that ends within it (most do)
-			// costs Temporal no heartbeat at all.
-			activity.RecordHeartbeat(ctx, j.Status, j.Attempt)
-		case <-ctx.Done():
-			return contract.JobResult{}, ctx.Err()
-		}
+		return j, err == nil && status.JobTerminal(j.Status), err
+	}, nil, func(j store.Job) { activity.RecordHeartbeat(ctx, j.Status, j.Attempt) })
+	if err != nil {
+		return contract.JobResult{}, err
 	}
+	res := contract.JobResult{JobID: j.ID, Status: j.Status, Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error}
+	if withOutputs {
+		res.Outputs = json.RawMessage(nonEmpty(j.Outputs))
+	}
+	return res, nil
 }
 
 func nonEmpty(s string) string {
