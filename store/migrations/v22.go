@@ -1,7 +1,5 @@
 package migrations
 
-import ()
-
 // v22 records the API's decision on a step's plan: the workflow applies a
 // plan only when the store holds an approval.
 var v22 = steps(
