@@ -91,6 +91,12 @@ func pidFile(t *testing.T) string { return filepath.Join(t.TempDir(), "pid") }
 // that is still there long after.
 func assertGone(t *testing.T, path string) {
 	t.Helper()
+	assertPidGone(t, "the job's command", pidIn(t, path))
+}
+
+// pidIn is the pid the command wrote to path.
+func pidIn(t *testing.T, path string) int {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("the command did not write its pid: %v", err)
@@ -99,19 +105,33 @@ func assertGone(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pid
+}
+
+// procStat is /proc/PID/stat's fields after the command name (which is in
+// parentheses): state, ppid, …; nil once the process is gone.
+func procStat(pid int) []string {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+}
+
+// assertPidGone waits up to ten seconds for pid to end.
+func assertPidGone(t *testing.T, what string, pid int) {
+	t.Helper()
 	var state string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
+		fields := procStat(pid)
+		if fields == nil {
 			return // gone
 		}
-		// The state follows the command name, which is in parentheses.
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 		if state = fields[0]; state == "Z" || state == "X" {
 			return // ended; waits for init to reap it
 		}
 	}
-	t.Errorf("the job's command (pid %d) is still running (state %s) after the job ended", pid, state)
+	t.Errorf("%s (pid %d) is still running (state %s) after the job ended", what, pid, state)
 }
 
 func TestCommandJobDeliversLogsInOrderAndItsResult(t *testing.T) {
@@ -444,11 +464,20 @@ func TestJobDiesWithItsRunner(t *testing.T) {
 			t.Fatal("the job's command never started")
 		}
 	}
+	// The job process is the command's parent: it too must end (and stop
+	// writing into the job's directory) when its runner dies.
+	jobPid := 0
+	if fields := procStat(pidIn(t, pid)); len(fields) > 1 {
+		jobPid, _ = strconv.Atoi(fields[1])
+	}
 	if err := runner.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = runner.Wait()
 	assertGone(t, pid)
+	if jobPid > 1 {
+		assertPidGone(t, "the job process", jobPid)
+	}
 }
 
 // The gateway may tell a held heartbeat that the attempt is no longer
